@@ -1,0 +1,197 @@
+"""The contract between the database-agnostic runner and one database driver.
+
+The executor, loader and workload rules know no database; a driver knows nothing of the
+mix, the random generators or the clock. One module per database implements `Driver`.
+
+Errors a driver raises during a transaction (anything else is a bug and is counted as an
+error, never allowed to kill the runner):
+- `UserAbort`: the expected TPC-C rollback (NewOrder with an unused item id). The
+  transaction must have left no trace.
+- `RetryableError`: the transaction did not commit and may be retried as is (transient
+  transaction error, deadlock, write conflict, a primary step-down before commit).
+- `UnknownOutcome`: the commit was sent but its outcome is unknown (VoltDB status -7,
+  MongoDB UnknownTransactionCommitResult after retries, connection lost after commit).
+- `ConnectionLost`: the connection is gone and the transaction did not commit; the driver
+  has tried to reconnect (or will on the next call).
+- `Unreachable`: `connect()` could not reach the database within its timeout.
+- `NotLoaded`: the database has no (or a partial) TPC-C load for what was asked.
+"""
+from __future__ import annotations
+
+import abc
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+
+class DriverError(Exception):
+    """Base of every error a driver raises on purpose."""
+
+
+class UserAbort(DriverError):
+    """The TPC-C specified rollback (clause 2.4.2.3): rolled back, no trace left."""
+
+
+class RetryableError(DriverError):
+    """Did not commit; retrying the same transaction is safe."""
+
+
+class UnknownOutcome(DriverError):
+    """The commit may or may not have happened."""
+
+
+class ConnectionLost(DriverError):
+    """The connection dropped before commit; the transaction did not happen."""
+
+
+class Unreachable(DriverError):
+    """The database could not be reached within the connect timeout."""
+
+
+class NotLoaded(DriverError):
+    """The database is not loaded (or only partly) for the requested warehouses."""
+
+
+@dataclass
+class ConnectionOptions:
+    """What every driver accepts from the command line (`tpcc ... --db X`)."""
+    # host:port pairs; the driver's default port applies when the port is missing
+    endpoints: list[str] = field(default_factory=list)
+    username: str | None = None
+    password: str | None = None
+    connect_timeout: float = 30.0
+    # driver-specific options, "key=value" strings from repeated `--driver-opt`
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class LoadMeta:
+    """Recorded in the database at load; the run reads it back."""
+    warehouses: int              # warehouses the load was asked for
+    items: int                   # ITEM rows (100,000 per spec)
+    districts: int               # per warehouse (10)
+    customers_per_district: int  # 3,000 per spec
+    orders_per_district: int     # 3,000 per spec (== customers_per_district)
+    new_orders_per_district: int # 900 per spec: the last orders are undelivered
+    c_last: int                  # C constants used at load (clause 2.1.6)
+    c_id: int
+    ol_i_id: int
+    schema_variant: str          # e.g. "stored-procedures", "normalized", "denormalized"
+    loaded_at: str               # ISO-8601 UTC
+    complete: bool               # False until every load unit is done
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "LoadMeta":
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__})
+
+
+class Driver(abc.ABC):
+    """One connection to one database. The executor makes one Driver per client (in its
+    own process), so a Driver need not be thread-safe."""
+
+    #: name used on the command line and in results ("voltdb", "mongodb", ...)
+    name: str = ""
+
+    def __init__(self, options: ConnectionOptions):
+        self.options = options
+
+    # -- lifecycle ---------------------------------------------------------------------
+    @abc.abstractmethod
+    def connect(self) -> None:
+        """Open the connection; raise Unreachable (one-line message) after
+        options.connect_timeout seconds."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def describe(self) -> dict[str, Any]:
+        """Options that shaped the run, for the results document: server version,
+        schema variant, concerns... (JSON-serialisable)."""
+        return {"db": self.name}
+
+    # -- schema and load ---------------------------------------------------------------
+    @abc.abstractmethod
+    def create_schema(self, reset: bool) -> None:
+        """Create tables/collections, indexes, procedures. With reset, drop all TPC-C data
+        first. Without reset, an existing schema is kept (a resumed load)."""
+
+    @abc.abstractmethod
+    def read_meta(self) -> LoadMeta | None:
+        """The LoadMeta written by write_meta, or None if there is none."""
+
+    @abc.abstractmethod
+    def write_meta(self, meta: LoadMeta) -> None: ...
+
+    @abc.abstractmethod
+    def done_units(self) -> set[str]:
+        """Keys of load units already loaded completely (see load_unit)."""
+
+    @abc.abstractmethod
+    def load_unit(self, key: str, tables: dict[str, list[tuple]]) -> None:
+        """Load one unit of the initial database and then record `key` as done, so a
+        resumed load skips it. Rows are tuples in schema.TABLES column order. A unit is
+        one of: "item:<chunk>" (item), "warehouse:<w>" (warehouse + its districts),
+        "stock:<w>:<chunk>" (stock), "district:<w>:<d>" (customer, history, orders,
+        order_line, new_order of one district: a driver that embeds order lines in
+        orders has them together). Loading a unit that was partly loaded before (a crash
+        mid-unit) must not leave duplicates: upsert, or delete the unit's key range first."""
+
+    # -- the five transactions (clause 2); parameters are made by workload.py -----------
+    @abc.abstractmethod
+    def new_order(self, p: dict[str, Any]) -> dict[str, Any]:
+        """p: w_id, d_id, c_id, o_entry_d (datetime), items: list of
+        {"i_id", "supply_w_id", "quantity"}. An i_id not in ITEM means: roll back and raise
+        UserAbort. Returns at least {"o_id": int, "total": float}."""
+
+    @abc.abstractmethod
+    def payment(self, p: dict[str, Any]) -> dict[str, Any]:
+        """p: w_id, d_id, h_amount, c_w_id, c_d_id, c_id (int or None), c_last (str or
+        None; exactly one of c_id/c_last is set), h_date (datetime). By last name: the
+        customer at position ceil(n/2) of those matching, sorted by c_first. Returns at
+        least {"c_id": int}."""
+
+    @abc.abstractmethod
+    def order_status(self, p: dict[str, Any]) -> dict[str, Any]:
+        """p: w_id, d_id, c_id or c_last (as payment). Returns {"c_id", "o_id" (or None
+        if the customer has no order), "lines": int}."""
+
+    @abc.abstractmethod
+    def delivery(self, p: dict[str, Any]) -> dict[str, Any]:
+        """p: w_id, o_carrier_id, ol_delivery_d. Delivers the oldest undelivered order of
+        each district. Returns {"delivered": [(d_id, o_id), ...], "skipped": int}."""
+
+    @abc.abstractmethod
+    def stock_level(self, p: dict[str, Any]) -> dict[str, Any]:
+        """p: w_id, d_id, threshold. Returns {"low_stock": int} over the items of the
+        district's last 20 orders."""
+
+    # -- verification ------------------------------------------------------------------
+    @abc.abstractmethod
+    def check_consistency(self, warehouses: Iterable[int]) -> list["ConditionResult"]:
+        """All 12 consistency conditions of clause 3.3.2.1-12, exact (every row), for the
+        given warehouses. Returns one ConditionResult per condition, in order 1..12."""
+
+    @abc.abstractmethod
+    def existing_orders(self, keys: list[tuple[int, int, int]]) -> set[tuple[int, int, int]]:
+        """Which of the (w_id, d_id, o_id) exist in ORDERS (for the durability ledger)."""
+
+
+@dataclass
+class ConditionResult:
+    number: int                # 1..12 (clause 3.3.2.<number>)
+    passed: bool
+    checked: int = 0           # rows/groups examined
+    violations: int = 0
+    example: str | None = None # one violating row, human readable
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def utcnow() -> dt.datetime:
+    """Timezone-naive UTC with millisecond precision (what both databases store)."""
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
