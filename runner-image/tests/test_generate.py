@@ -1,0 +1,63 @@
+"""The initial population of clause 4.3.3.1, on a scaled-down and a full-size district."""
+import collections
+import datetime as dt
+
+from tpcc_runner import generate as g
+from tpcc_runner.schema import TABLES
+from tpcc_runner.workload import CConstants, Scale, last_name
+
+NOW = dt.datetime(2026, 1, 1)
+C = CConstants(157, 300, 4000)
+
+
+def test_unit_keys_cover_the_database_once():
+    keys = g.unit_keys(2, Scale())
+    assert len(keys) == len(set(keys))
+    assert keys.count("warehouse:1") == 1
+    assert sum(k.startswith("item:") for k in keys) == 10
+    assert sum(k.startswith("stock:2:") for k in keys) == 10
+    assert sum(k.startswith("district:2:") for k in keys) == 10
+
+
+def test_rows_have_the_columns_of_their_table():
+    scale = Scale(items=50, customers_per_district=30)
+    for key in g.unit_keys(1, scale):
+        for table, rows in g.generate_unit(key, scale, C, 7, NOW).items():
+            assert rows and all(len(r) == len(TABLES[table]) for r in rows), (key, table)
+
+
+def test_full_size_district_follows_the_spec():
+    t = g.generate_unit("district:1:3", Scale(), C, 42, NOW)
+    assert len(t["customer"]) == 3000 and len(t["history"]) == 3000
+    assert len(t["orders"]) == 3000 and len(t["new_order"]) == 900
+    assert [r[0] for r in t["new_order"]] == list(range(2101, 3001))
+    cols = {name: i for i, name in enumerate(TABLES["customer"])}
+    names = [r[cols["c_last"]] for r in t["customer"]]
+    assert names[:1000] == [last_name(n) for n in range(1000)]
+    credit = collections.Counter(r[cols["c_credit"]] for r in t["customer"])
+    assert 200 < credit["BC"] < 400
+    o_cols = {name: i for i, name in enumerate(TABLES["orders"])}
+    assert sorted(r[o_cols["o_c_id"]] for r in t["orders"]) == list(range(1, 3001))
+    delivered = [r for r in t["orders"] if r[o_cols["o_carrier_id"]] is not None]
+    assert len(delivered) == 2100 and max(r[0] for r in delivered) == 2100
+    ol = {name: i for i, name in enumerate(TABLES["order_line"])}
+    per_order = collections.Counter(r[ol["ol_o_id"]] for r in t["order_line"])
+    assert all(per_order[r[0]] == r[o_cols["o_ol_cnt"]] for r in t["orders"])
+    for r in t["order_line"]:
+        undelivered = r[ol["ol_o_id"]] > 2100
+        assert (r[ol["ol_delivery_d"]] is None) == undelivered
+        assert (r[ol["ol_amount"]] == 0.0) != undelivered
+
+
+def test_original_in_about_ten_percent_of_item_data():
+    t = g.generate_unit("item:0", Scale(), C, 1, NOW)["item"]
+    share = sum("ORIGINAL" in r[4] for r in t) / len(t)
+    assert len(t) == 10_000 and 0.08 < share < 0.12
+    assert all(1.00 <= r[3] <= 100.00 and 26 <= len(r[4]) <= 50 for r in t)
+
+
+def test_a_unit_regenerates_identically():
+    a = g.generate_unit("stock:1:0", Scale(items=100), C, 5, NOW)
+    b = g.generate_unit("stock:1:0", Scale(items=100), C, 5, NOW)
+    c = g.generate_unit("stock:1:0", Scale(items=100), C, 6, NOW)
+    assert a == b and a != c

@@ -1,0 +1,133 @@
+"""The pure workload rules against the numbers of the specification."""
+import collections
+import random
+
+import pytest
+
+from tpcc_runner import workload as w
+
+
+def test_nurand_stays_in_range_and_is_non_uniform():
+    r = w.TpccRandom(seed=1, constants=w.CConstants(123, 259, 7911))
+    draws = [r.nurand(1023, 1, 3000, 259) for _ in range(60_000)]
+    assert min(draws) >= 1 and max(draws) <= 3000
+    counts = collections.Counter(draws)
+    # uniform would give ~20 per id; NURand concentrates: the top 10% of ids take far more
+    top = sum(n for _, n in counts.most_common(300))
+    assert top > 0.2 * len(draws)
+
+
+def test_nurand_formula_on_fixed_draws():
+    class Fixed(random.Random):
+        def __init__(self, values):
+            super().__init__(0)
+            self.values = list(values)
+
+        def randint(self, a, b):
+            return self.values.pop(0)
+
+    r = w.TpccRandom(seed=0, constants=w.CConstants(0, 0, 0))
+    r.rng = Fixed([5, 10])
+    # ((5 | 10) + 7) % (3000 - 1 + 1) + 1 = (15 + 7) % 3000 + 1
+    assert r.nurand(1023, 1, 3000, 7) == 23
+
+
+@pytest.mark.parametrize("n,name", [(0, "BARBARBAR"), (371, "PRICALLYOUGHT"), (999, "EINGEINGEING"),
+                                    (123, "OUGHTABLEPRI")])
+def test_last_name_syllables(n, name):
+    assert w.last_name(n) == name
+
+
+def test_run_constant_keeps_clause_2_1_6_1_distance():
+    for c_load in range(256):
+        load = w.CConstants(c_load, 5, 6)
+        run = w.run_constants(random.Random(c_load), load)
+        assert w.valid_c_last_delta(run.c_last, c_load)
+        assert abs(run.c_last - c_load) not in (96, 112)
+        assert (run.c_id, run.ol_i_id) == (5, 6)
+
+
+def test_parse_mix_rejects_bad_input():
+    assert w.parse_mix("45,43,4,4,4") == (45, 43, 4, 4, 4)
+    for bad in ("45,43,4,4", "50,43,4,4,4", "a,b,c,d,e", "-1,57,4,20,20"):
+        with pytest.raises(ValueError):
+            w.parse_mix(bad)
+
+
+def test_mix_deck_is_exact_per_hundred_cards():
+    deck = w.MixDeck(random.Random(3), (45, 43, 4, 4, 4))
+    draws = collections.Counter(deck.next() for _ in range(1000))
+    assert draws == {w.NEW_ORDER: 450, w.PAYMENT: 430, w.ORDER_STATUS: 40, w.DELIVERY: 40,
+                     w.STOCK_LEVEL: 40}
+
+
+def _inputs(warehouses=4, home=2):
+    r = w.TpccRandom(seed=11, constants=w.CConstants(100, 200, 300))
+    return w.TransactionInputs(r, w.Scale(), warehouses, home, 3)
+
+
+def test_new_order_inputs_follow_clause_2_4_1():
+    inp = _inputs()
+    orders = [inp.new_order() for _ in range(20_000)]
+    assert all(5 <= len(o["items"]) <= 15 for o in orders)
+    assert all(o["w_id"] == 2 and 1 <= o["d_id"] <= 10 for o in orders)
+    rollbacks = sum(o["items"][-1]["i_id"] == 100_001 for o in orders)
+    assert 0.006 < rollbacks / len(orders) < 0.014
+    lines = [i for o in orders for i in o["items"]]
+    remote = sum(i["supply_w_id"] != 2 for i in lines)
+    assert 0.006 < remote / len(lines) < 0.014
+    assert all(1 <= i["quantity"] <= 10 for i in lines)
+
+
+def test_single_warehouse_never_goes_remote():
+    inp = _inputs(warehouses=1, home=1)
+    assert all(i["supply_w_id"] == 1 for _ in range(2000) for i in inp.new_order()["items"])
+    assert all(p["c_w_id"] == 1 for p in (inp.payment() for _ in range(2000)))
+
+
+def test_payment_inputs_follow_clause_2_5_1():
+    inp = _inputs()
+    pays = [inp.payment() for _ in range(20_000)]
+    by_name = sum(p["c_last"] is not None for p in pays) / len(pays)
+    remote = sum(p["c_w_id"] != p["w_id"] for p in pays) / len(pays)
+    assert 0.58 < by_name < 0.62
+    assert 0.13 < remote < 0.17
+    assert all((p["c_id"] is None) != (p["c_last"] is None) for p in pays)
+    assert all(1.00 <= p["h_amount"] <= 5000.00 for p in pays)
+
+
+def test_order_status_by_last_name_sixty_percent_and_names_exist_when_scaled_down():
+    r = w.TpccRandom(seed=5, constants=w.CConstants(100, 200, 300))
+    inp = w.TransactionInputs(r, w.Scale(items=1000, customers_per_district=30), 1, 1, 1)
+    st = [inp.order_status() for _ in range(5000)]
+    assert 0.57 < sum(s["c_last"] is not None for s in st) / len(st) < 0.63
+    existing = {w.last_name(n) for n in range(30)}
+    assert {s["c_last"] for s in st if s["c_last"]} <= existing
+    assert all(1 <= s["c_id"] <= 30 for s in st if s["c_id"])
+
+
+def test_stock_level_keeps_the_terminal_district_and_threshold_range():
+    inp = _inputs()
+    levels = [inp.stock_level() for _ in range(1000)]
+    assert {s["d_id"] for s in levels} == {3}
+    assert {s["threshold"] for s in levels} == set(range(10, 21))
+
+
+def test_terminal_assignment_spreads_over_warehouses():
+    homes = [w.terminal_assignment(c, 3, 30)[0] for c in range(30)]
+    assert collections.Counter(homes) == {1: 10, 2: 10, 3: 10}
+    districts = {w.terminal_assignment(c, 3, 30) for c in range(30)}
+    assert len(districts) == 30  # each terminal its own (warehouse, district)
+    assert w.terminal_assignment(0, 8, 2)[0] is None  # fewer clients than warehouses
+
+
+def test_think_time_mean_and_truncation():
+    rng = random.Random(9)
+    samples = [w.think_seconds(rng, w.DELIVERY) for _ in range(50_000)]
+    assert max(samples) <= 50.0
+    assert 4.7 < sum(samples) / len(samples) < 5.3
+
+
+def test_efficiency_against_12_86_per_warehouse():
+    assert w.efficiency(12.86 * 10, 10) == pytest.approx(100.0)
+    assert w.efficiency(6.43, 1) == pytest.approx(50.0)

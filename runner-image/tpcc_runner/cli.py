@@ -1,0 +1,412 @@
+"""`tpcc`: load, run, check and verify-ledger. Every failure is one line on stderr and a
+non-zero exit (2 for bad usage), within the connect timeout when the database is away."""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import logging
+import os
+import platform
+import random
+import signal
+import sys
+import time
+from typing import Any
+
+from . import __version__, k8s
+from .consistency import failed, report
+from .drivers import DRIVERS, make_driver
+from .drivers.base import ConnectionOptions, Driver, DriverError
+from .executor import ClientPool, RunPlan
+from .ledger import LedgerWriter, read_ledger, verify
+from .loader import constants_of, load, require_loaded, scale_of
+from .metrics import RunnerMetrics
+from .results import TIMELINE_STEP_SECONDS, build_results, summary
+from .workload import Scale, parse_mix, run_constants
+
+log = logging.getLogger("tpcc")
+PROGRESS_SECONDS = 10.0
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad usage is one line, not the whole usage text."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+        return v
+    return parse
+
+
+def _non_negative(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return v
+
+
+def _shard(text: str) -> tuple[int, int]:
+    i, sep, n = text.partition("/")
+    try:
+        index, count = int(i), int(n)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected INDEX/COUNT such as 0/2, got {text!r}") from None
+    if not sep or count < 1 or not 0 <= index < count:
+        raise argparse.ArgumentTypeError(f"expected 0 <= INDEX < COUNT, got {text!r}")
+    return index, count
+
+
+def _mix(text: str):
+    try:
+        return parse_mix(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _Parser(add_help=False)
+    g = common.add_argument_group("database")
+    g.add_argument("--db", required=True, choices=sorted(DRIVERS), help="target database")
+    g.add_argument("--endpoints", default="", help="host[:port][,host[:port]...] (driver default port)")
+    g.add_argument("--driver-opt", action="append", default=[], metavar="KEY=VALUE",
+                   help="driver option, repeatable (e.g. schema=denormalized, write_concern=majority)")
+    g.add_argument("--connect-timeout", type=_non_negative, default=30.0, metavar="SECONDS",
+                   help="give up connecting after this long (default 30)")
+    g.add_argument("--metrics-port", type=int, default=9100,
+                   help="Prometheus /metrics port, 0 disables (default 9100)")
+    g.add_argument("--verbose", action="store_true")
+    p = _Parser(prog="tpcc", description=__doc__)
+    p.add_argument("--version", action="version", version=f"tpcc {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    ld = sub.add_parser("load", parents=[common], help="create the schema and load the initial database")
+    ld.add_argument("--warehouses", type=_positive(int), required=True)
+    ld.add_argument("--workers", type=_positive(int), default=max(1, os.cpu_count() or 1))
+    ld.add_argument("--reset", action="store_true", help="drop existing TPC-C data first")
+    ld.add_argument("--items", type=_positive(int), default=Scale.items,
+                    help="ITEM rows (spec: 100000); smaller only for tests")
+    ld.add_argument("--customers-per-district", type=_positive(int),
+                    default=Scale.customers_per_district, help="spec: 3000; smaller only for tests")
+    ld.add_argument("--seed", type=int, default=None)
+
+    rn = sub.add_parser("run", parents=[common], help="run the five transactions and report tpmC")
+    rn.add_argument("--warehouses", type=_positive(int), required=True)
+    rn.add_argument("--clients", type=_positive(int), default=10, help="terminals of this runner")
+    rn.add_argument("--processes", type=_positive(int), default=None,
+                    help="client processes (default: min(clients, CPUs))")
+    rn.add_argument("--duration", type=_positive(float), default=60.0, metavar="SECONDS")
+    rn.add_argument("--warmup", type=_non_negative, default=10.0, metavar="SECONDS")
+    rn.add_argument("--mix", type=_mix, default=(45, 43, 4, 4, 4),
+                    help="NewOrder,Payment,OrderStatus,Delivery,StockLevel percentages")
+    rn.add_argument("--think-time", action="store_true",
+                    help="keying and think times of clause 5.2.5 (default: none, as py-tpcc)")
+    rn.add_argument("--max-retries", type=int, default=10)
+    rn.add_argument("--shard", type=_shard, default=(0, 1), metavar="INDEX/COUNT",
+                    help="this runner is INDEX of COUNT runners sharing the terminals")
+    start = rn.add_mutually_exclusive_group()
+    start.add_argument("--start-at", default=None, metavar="TIMESTAMP",
+                       help="RFC 3339 time (or epoch seconds) at which to start")
+    start.add_argument("--start-file", default=None, metavar="PATH",
+                       help="wait for this file to hold the start time (a barrier)")
+    start.add_argument("--start-configmap", default=None, metavar="NAMESPACE/NAME",
+                       help="wait for key startAt in this ConfigMap (in-cluster barrier)")
+    rn.add_argument("--start-timeout", type=_non_negative, default=900.0, metavar="SECONDS")
+    rn.add_argument("--results", default=None, metavar="FILE", help="also write the JSON here")
+    rn.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
+                    help="write results.json into this existing ConfigMap")
+    rn.add_argument("--ledger", default=None, metavar="FILE",
+                    help="record every acknowledged NewOrder (durability ledger)")
+    rn.add_argument("--check", action="store_true", help="run the consistency check afterwards")
+    rn.add_argument("--seed", type=int, default=None)
+
+    ck = sub.add_parser("check", parents=[common], help="the 12 consistency conditions (clause 3.3.2)")
+    ck.add_argument("--warehouses", type=_positive(int), default=None,
+                    help="default: all loaded warehouses")
+    ck.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
+                    help="write check.json into this existing ConfigMap")
+
+    vl = sub.add_parser("verify-ledger", parents=[common],
+                        help="count acknowledged NewOrders missing from the database")
+    vl.add_argument("--ledger", required=True, metavar="FILE", action="append",
+                    help="ledger file, repeatable")
+    return p
+
+
+def connection_options(args) -> ConnectionOptions:
+    extra = {}
+    for kv in args.driver_opt:
+        key, sep, value = kv.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--driver-opt expects KEY=VALUE, got {kv!r}")
+        extra[key] = value
+    return ConnectionOptions(
+        endpoints=[e.strip() for e in args.endpoints.split(",") if e.strip()],
+        username=os.environ.get("TPCC_DB_USERNAME") or None,
+        password=os.environ.get("TPCC_DB_PASSWORD") or None,
+        connect_timeout=args.connect_timeout, extra=extra)
+
+
+@contextlib.contextmanager
+def bounded(seconds: float, what: str):
+    """A last line of defence against a driver call that ignores its timeout."""
+    def expire(*_):
+        raise TimeoutError(f"{what} did not finish within {seconds:.0f} s")
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(max(1, int(seconds)))
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def connect(args, options: ConnectionOptions) -> Driver:
+    driver = make_driver(args.db, options)
+    with bounded(options.connect_timeout + 5, f"connecting to {args.db}"):
+        driver.connect()
+    return driver
+
+
+def _iso(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _parse_time(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        t = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"not a RFC 3339 time or epoch seconds: {text!r}") from None
+    return (t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)).timestamp()
+
+
+def _wait_for_file(path: str, timeout: float) -> str:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with contextlib.suppress(FileNotFoundError):
+            with open(path) as f:
+                if text := f.read().strip():
+                    return text
+        time.sleep(0.2)
+    raise UsageError(f"no start time in {path} after {timeout:.0f} s")
+
+
+def cmd_load(args, metrics: RunnerMetrics) -> int:
+    options = connection_options(args)
+    driver = connect(args, options)
+    metrics.set_phase("loading")
+    scale = Scale(items=args.items, customers_per_district=args.customers_per_district)
+    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    t0, rows_total, last = time.time(), 0, 0.0
+
+    def on_unit(key: str, rows: dict[str, int], done: int, total: int) -> None:
+        nonlocal rows_total, last
+        rows_total += sum(rows.values())
+        for table, n in rows.items():
+            metrics.load_rows.labels(table).inc(n)
+        metrics.load_units_done.set(done)
+        metrics.load_units_total.set(total)
+        if time.time() - last >= PROGRESS_SECONDS or done == total:
+            last = time.time()
+            log.info("load: %d/%d units, %d rows, %.0f rows/s", done, total, rows_total,
+                     rows_total / max(last - t0, 1e-9))
+
+    meta = load(args.db, options, driver, args.warehouses, scale, args.workers, args.reset,
+                seed, on_unit)
+    seconds = time.time() - t0
+    out = {"command": "load", "db": args.db, "warehouses": meta.warehouses, "rows": rows_total,
+           "seconds": round(seconds, 1), "rows_per_second": round(rows_total / seconds, 1),
+           "meta": meta.to_dict(), "driver": driver.describe()}
+    print(json.dumps(out, indent=2))
+    driver.close()
+    metrics.set_phase("done")
+    return 0
+
+
+def _start_time(args) -> float:
+    if args.start_at:
+        return _parse_time(args.start_at)
+    if args.start_file:
+        return _parse_time(_wait_for_file(args.start_file, args.start_timeout))
+    if args.start_configmap:
+        return _parse_time(k8s.wait_for_start(args.start_configmap, args.start_timeout))
+    return time.time() + 0.5
+
+
+def run_check(driver: Driver, warehouses: int, metrics: RunnerMetrics) -> dict[str, Any]:
+    metrics.set_phase("checking")
+    results = driver.check_consistency(range(1, warehouses + 1))
+    for r in results:
+        metrics.consistency.labels(str(r.number)).set(1 if r.passed else 0)
+    print(report(results), file=sys.stderr)
+    bad = failed(results)
+    return {"passed": not bad, "violated": [r.number for r in bad],
+            "conditions": [r.to_dict() for r in results]}
+
+
+def cmd_run(args, metrics: RunnerMetrics) -> int:
+    options = connection_options(args)
+    driver = connect(args, options)
+    meta = require_loaded(driver, args.warehouses)
+    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    constants = run_constants(random.Random(seed), constants_of(meta))
+    shard, shards = args.shard
+    plan = RunPlan(db=args.db, connection=options, warehouses=args.warehouses,
+                   scale=scale_of(meta), constants=constants, mix=args.mix,
+                   clients=args.clients,
+                   processes=min(args.clients, args.processes or os.cpu_count() or 1),
+                   shard=shard, shards=shards, warmup=args.warmup, duration=args.duration,
+                   think_time=args.think_time, max_retries=args.max_retries, seed=seed,
+                   ledger=bool(args.ledger))
+    metrics.info.labels(args.db, "run", str(args.warehouses), str(args.clients),
+                        f"{shard}/{shards}", __version__).set(1)
+    pool = ClientPool(plan)
+    pool.start_and_wait_ready(options.connect_timeout * plan.clients + 30)
+    metrics.set_phase("waiting")
+    try:
+        window = pool.go(_start_time(args))
+    except BaseException:
+        pool.stop()
+        raise
+    log.info("run: %d clients in %d processes, start %s, warmup %.0f s, measure %.0f s",
+             plan.clients, len(pool.procs), _iso(window.start), plan.warmup, plan.duration)
+    ledger = LedgerWriter(args.ledger) if args.ledger else None
+    timeline: dict[int, int] = {}
+    totals = {"committed": 0, "errors": 0, "unknown": 0}
+    last_progress = time.time()
+
+    def on_report(msg: dict) -> None:
+        nonlocal last_progress
+        metrics.add_report(msg)
+        now = time.time()
+        metrics.set_phase("warmup" if now < window.measure else "measuring")
+        for b, n in msg["new_orders"].items():
+            timeline[b] = timeline.get(b, 0) + n
+        for outcomes in msg["counts"].values():
+            for k in totals:
+                totals[k] += outcomes[k]
+        if ledger:
+            ledger.write(msg["ledger"])
+        for e in msg["errors"]:
+            log.warning("%s", e)
+        if now - last_progress >= PROGRESS_SECONDS:
+            last_progress = now
+            log.info("run: %s %.0f s, tpmC now %.0f, committed %d, errors %d, unknown %d",
+                     "warmup" if now < window.measure else "measuring", now - window.start,
+                     metrics.current_tpmc, totals["committed"], totals["errors"],
+                     totals["unknown"])
+
+    measured = pool.collect(on_report, window)
+    metrics.tpmc.set(0)
+    if ledger:
+        ledger.close()
+    extra = {
+        "start": _iso(window.measure), "end": _iso(window.end), "warmup_seconds": plan.warmup,
+        "shard": f"{shard}/{shards}",
+        "options": {"db": args.db, "mix": list(plan.mix), "think_time": plan.think_time,
+                    "processes": len(pool.procs), "max_retries": plan.max_retries,
+                    "driver_options": options.extra, "seed": seed,
+                    "scale": {"items": meta.items, "customers_per_district": meta.customers_per_district},
+                    "driver": driver.describe(),
+                    "spec_deviations": [] if plan.think_time else ["no keying/think time (as py-tpcc)"]},
+        "c_constants": {"load": constants_of(meta).to_dict(), "run": constants.to_dict()},
+        "versions": {"runner": __version__, "python": platform.python_version()},
+    }
+    timeline = {b: n for b, n in timeline.items() if b * TIMELINE_STEP_SECONDS < plan.duration}
+    doc = build_results(measured, plan.duration, args.warehouses, plan.clients, timeline, extra)
+    code = 0
+    if args.check:
+        doc["consistency"] = run_check(driver, args.warehouses, metrics)
+        code = 0 if doc["consistency"]["passed"] else 1
+    if doc["totals"]["committed"] == 0:
+        log.error("run: no transaction committed in the measured window")
+        code = 1
+    text = json.dumps(doc, indent=2)
+    print(text)
+    if args.results:
+        with open(args.results, "w") as f:
+            f.write(text + "\n")
+    if args.results_configmap:
+        k8s.write_configmap_key(args.results_configmap, "results.json", text)
+    print(summary(doc), file=sys.stderr)
+    driver.close()
+    metrics.set_phase("done")
+    return code
+
+
+def cmd_check(args, metrics: RunnerMetrics) -> int:
+    driver = connect(args, connection_options(args))
+    meta = driver.read_meta()
+    if meta is None:
+        raise DriverError("the database holds no TPC-C load: nothing to check")
+    out = run_check(driver, args.warehouses or meta.warehouses, metrics)
+    text = json.dumps(out, indent=2)
+    print(text)
+    if args.results_configmap:
+        k8s.write_configmap_key(args.results_configmap, "check.json", text)
+    driver.close()
+    metrics.set_phase("done")
+    return 0 if out["passed"] else 1
+
+
+def cmd_verify_ledger(args, metrics: RunnerMetrics) -> int:
+    acked, unknown = [], 0
+    for path in args.ledger:
+        a, u = read_ledger(path)
+        acked += a
+        unknown += u
+    driver = connect(args, connection_options(args))
+    out = verify(driver, acked, unknown)
+    print(json.dumps(out, indent=2))
+    log.info("ledger: %d acknowledged, %d found, %d lost, %d unknown outcome",
+             out["acknowledged"], out["found"], out["lost"], out["unknown_outcome"])
+    driver.close()
+    return 0 if out["lost"] == 0 else 1
+
+
+COMMANDS = {"load": cmd_load, "run": cmd_run, "check": cmd_check, "verify-ledger": cmd_verify_ledger}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    metrics = RunnerMetrics()
+    try:
+        metrics.serve(args.metrics_port)
+        return COMMANDS[args.command](args, metrics)
+    except UsageError as e:
+        print(f"tpcc {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except (DriverError, k8s.KubeError, TimeoutError, OSError, ValueError) as e:
+        metrics.set_phase("failed")
+        print(f"tpcc {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"tpcc {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

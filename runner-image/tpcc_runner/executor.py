@@ -1,0 +1,273 @@
+"""Runs TPC-C terminals against a driver: several client processes (so the runner is not
+the bottleneck of a GIL-bound client library), each with client threads that own one
+connection. The executor knows no database and no workload rule; it times, counts,
+retries and reports."""
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .drivers import make_driver
+from .drivers.base import (ConnectionLost, ConnectionOptions, DriverError, RetryableError,
+                           UnknownOutcome, UserAbort)
+from .metrics import LATENCY_BUCKETS, bucket_index
+from .results import OUTCOMES, TIMELINE_STEP_SECONDS, TypeStats, record_latency
+from .workload import (CConstants, KEYING_TIME, MixDeck, NEW_ORDER, Scale, TRANSACTIONS,
+                       TpccRandom, TransactionInputs, terminal_assignment, think_seconds)
+
+log = logging.getLogger("tpcc.executor")
+REPORT_INTERVAL = 1.0
+_METHODS = {"NEW_ORDER": "new_order", "PAYMENT": "payment", "ORDER_STATUS": "order_status",
+            "DELIVERY": "delivery", "STOCK_LEVEL": "stock_level"}
+
+
+@dataclass
+class RunPlan:
+    db: str
+    connection: ConnectionOptions
+    warehouses: int
+    scale: Scale
+    constants: CConstants
+    mix: tuple[int, ...]
+    clients: int
+    processes: int
+    shard: int = 0
+    shards: int = 1
+    warmup: float = 0.0
+    duration: float = 60.0
+    think_time: bool = False
+    max_retries: int = 10
+    seed: int = 0
+    ledger: bool = False
+
+    def client_ids(self) -> list[list[int]]:
+        """Global terminal numbers of this runner, dealt over its processes. Terminals of
+        pod `shard` of `shards` interleave with the other pods' so all warehouses are used."""
+        ids = [k * self.shards + self.shard for k in range(self.clients)]
+        return [ids[p::self.processes] for p in range(self.processes) if ids[p::self.processes]]
+
+
+@dataclass
+class Window:
+    start: float     # epoch seconds: terminals start
+    measure: float   # end of warmup
+    end: float       # end of the measured window
+
+    @classmethod
+    def of(cls, start: float, plan: RunPlan) -> "Window":
+        return cls(start, start + plan.warmup, start + plan.warmup + plan.duration)
+
+
+def _empty_counts() -> dict[str, dict[str, int]]:
+    return {t: dict.fromkeys(OUTCOMES, 0) for t in TRANSACTIONS}
+
+
+@dataclass
+class _Interval:
+    """What a client process saw since its last report (for metrics and the timeline)."""
+    counts: dict[str, dict[str, int]] = field(default_factory=_empty_counts)
+    retries: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TRANSACTIONS, 0))
+    buckets: dict[str, list[int]] = field(
+        default_factory=lambda: {t: [0] * (len(LATENCY_BUCKETS) + 1) for t in TRANSACTIONS})
+    sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TRANSACTIONS, 0.0))
+    new_orders: dict[int, int] = field(default_factory=dict)
+    ledger: list[tuple] = field(default_factory=list)
+    reconnects: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def report(self) -> dict[str, Any]:
+        return {"kind": "interval", "counts": self.counts, "retries": self.retries,
+                "buckets": self.buckets, "sums": self.sums, "new_orders": self.new_orders,
+                "ledger": self.ledger, "reconnects": self.reconnects, "errors": self.errors}
+
+
+class _Accumulator:
+    def __init__(self, window: Window):
+        self.window = window
+        self.lock = threading.Lock()
+        self.interval = _Interval()
+        self.measured = {t: TypeStats() for t in TRANSACTIONS}
+
+    def record(self, txn: str, outcome: str, retries: int, reconnects: int, seconds: float,
+               completed: float, ledger_entry: tuple | None, error: str | None) -> None:
+        measured = self.window.measure <= completed < self.window.end
+        with self.lock:
+            iv = self.interval
+            iv.counts[txn][outcome] += 1
+            iv.retries[txn] += retries
+            iv.reconnects += reconnects
+            executed = outcome in ("committed", "rollbacks")
+            if executed:
+                iv.buckets[txn][bucket_index(seconds)] += 1
+                iv.sums[txn] += seconds
+            if txn == NEW_ORDER and outcome == "committed":
+                b = int((completed - self.window.measure) // TIMELINE_STEP_SECONDS)
+                iv.new_orders[b] = iv.new_orders.get(b, 0) + 1
+            if ledger_entry is not None:
+                iv.ledger.append(ledger_entry)
+            if error and len(iv.errors) < 5:
+                iv.errors.append(error)
+            if measured:
+                st = self.measured[txn]
+                st.counts[outcome] += 1
+                st.retries += retries
+                if executed:
+                    record_latency(st.histogram, seconds)
+
+    def take(self) -> dict[str, Any]:
+        with self.lock:
+            iv, self.interval = self.interval, _Interval()
+        return iv.report()
+
+
+def execute_once(driver, txn: str, params: dict[str, Any], max_retries: int, deadline: float
+                 ) -> tuple[str, dict | None, int, int, str | None]:
+    """Run one transaction with retries: (outcome, result, retries, reconnects, error)."""
+    method = getattr(driver, _METHODS[txn])
+    retries = reconnects = 0
+    while True:
+        try:
+            return "committed", method(params), retries, reconnects, None
+        except UserAbort:
+            return "rollbacks", None, retries, reconnects, None
+        except UnknownOutcome as e:
+            return "unknown", None, retries, reconnects, f"{txn}: unknown outcome: {e}"
+        except (RetryableError, ConnectionLost) as e:
+            if isinstance(e, ConnectionLost):
+                reconnects += 1
+            if retries >= max_retries or time.time() >= deadline:
+                return "errors", None, retries, reconnects, f"{txn}: gave up after {retries} retries: {e}"
+            retries += 1
+            time.sleep(min(0.005 * 2 ** retries, 1.0))
+        except DriverError as e:
+            return "errors", None, retries, reconnects, f"{txn}: {type(e).__name__}: {e}"
+        except Exception as e:  # a driver bug must not kill the terminal: count and go on
+            return "errors", None, retries, reconnects, f"{txn}: {type(e).__name__}: {e}"
+
+
+def _terminal(plan: RunPlan, global_client: int, driver, acc: _Accumulator, window: Window) -> None:
+    rnd = TpccRandom(plan.seed * 1_000_003 + global_client, plan.constants)
+    home_w, sl_d = terminal_assignment(global_client, plan.warehouses,
+                                       plan.clients * plan.shards)
+    inputs = TransactionInputs(rnd, plan.scale, plan.warehouses, home_w, sl_d)
+    deck = MixDeck(rnd.rng, plan.mix)
+    _sleep_until(window.start)
+    while time.time() < window.end:
+        txn = deck.next()
+        if plan.think_time:
+            _sleep_until(min(time.time() + KEYING_TIME[txn], window.end))
+        params = inputs.for_type(txn)()
+        t0 = time.perf_counter()
+        outcome, result, retries, reconnects, error = execute_once(
+            driver, txn, params, plan.max_retries, window.end + 30)
+        seconds = time.perf_counter() - t0
+        completed = time.time()
+        entry = None
+        if plan.ledger and txn == NEW_ORDER and outcome in ("committed", "unknown"):
+            o_id = result["o_id"] if result else None
+            entry = (outcome, params["w_id"], params["d_id"], o_id, completed)
+        acc.record(txn, outcome, retries, reconnects, seconds, completed, entry, error)
+        if plan.think_time:
+            _sleep_until(min(time.time() + think_seconds(rnd.rng, txn), window.end))
+
+
+def _sleep_until(t: float) -> None:
+    while (left := t - time.time()) > 0:
+        time.sleep(min(left, 0.5))
+
+
+def client_process(plan: RunPlan, client_ids: list[int], start_at, reports) -> None:
+    """Entry point of one client process: connect every terminal, say ready, wait for the
+    shared start time, run, report every second, send the measured statistics at the end."""
+    drivers = []
+    try:
+        for _ in client_ids:
+            d = make_driver(plan.db, plan.connection)
+            d.connect()
+            drivers.append(d)
+    except Exception as e:
+        reports.put({"kind": "fatal", "error": f"{type(e).__name__}: {e}"})
+        return
+    reports.put({"kind": "ready"})
+    while start_at.value == 0.0:
+        time.sleep(0.05)
+    window = Window.of(start_at.value, plan)
+    acc = _Accumulator(window)
+    threads = [threading.Thread(target=_terminal, args=(plan, cid, d, acc, window), daemon=True)
+               for cid, d in zip(client_ids, drivers)]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        for t in threads:
+            t.join(timeout=REPORT_INTERVAL / len(threads))
+        reports.put(acc.take())
+    reports.put(acc.take())
+    for d in drivers:
+        try:
+            d.close()
+        except Exception:
+            pass
+    reports.put({"kind": "done", "measured": {t: s.to_dict(0) for t, s in acc.measured.items()}})
+
+
+class ClientPool:
+    """The client processes of one run, driven by the parent."""
+
+    def __init__(self, plan: RunPlan):
+        ctx = mp.get_context("spawn")
+        self.plan = plan
+        self.start_at = ctx.Value("d", 0.0)
+        self.reports = ctx.Queue()
+        self.procs = [ctx.Process(target=client_process, args=(plan, ids, self.start_at, self.reports),
+                                  daemon=True) for ids in plan.client_ids()]
+
+    def start_and_wait_ready(self, timeout: float) -> None:
+        for p in self.procs:
+            p.start()
+        ready, deadline = 0, time.time() + timeout
+        while ready < len(self.procs):
+            try:
+                msg = self.reports.get(timeout=max(0.1, deadline - time.time()))
+            except queue.Empty:
+                self.stop()
+                raise DriverError(f"client processes not connected after {timeout:.0f} s") from None
+            if msg["kind"] == "fatal":
+                self.stop()
+                raise DriverError(f"a client could not connect: {msg['error']}")
+            ready += msg["kind"] == "ready"
+
+    def go(self, start: float) -> Window:
+        self.start_at.value = start
+        return Window.of(start, self.plan)
+
+    def collect(self, on_report, window: Window) -> dict[str, TypeStats]:
+        """Feed interval reports to on_report until every process is done; return the
+        measured statistics added up."""
+        measured = {t: TypeStats() for t in TRANSACTIONS}
+        done, hard_deadline = 0, window.end + 120
+        while done < len(self.procs):
+            try:
+                msg = self.reports.get(timeout=1.0)
+            except queue.Empty:
+                if time.time() > hard_deadline or not any(p.is_alive() for p in self.procs):
+                    raise DriverError(f"{len(self.procs) - done} client process(es) did not finish")
+                continue
+            if msg["kind"] == "interval":
+                on_report(msg)
+            elif msg["kind"] == "done":
+                done += 1
+                for t, d in msg["measured"].items():
+                    measured[t].add(TypeStats.from_dict(d))
+        for p in self.procs:
+            p.join(timeout=5)
+        return measured
+
+    def stop(self) -> None:
+        for p in self.procs:
+            if p.is_alive():
+                p.terminate()

@@ -1,0 +1,110 @@
+"""The runner's Prometheus endpoint. Client processes measure; the parent process owns the
+registry and adds up what they report, so one endpoint serves the whole runner."""
+from __future__ import annotations
+
+import bisect
+import collections
+import time
+from typing import Iterable
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client.core import HistogramMetricFamily
+
+from .workload import TRANSACTIONS
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+                   10.0, 30.0)
+PHASES = ("connecting", "loading", "waiting", "warmup", "measuring", "checking", "done", "failed")
+TPMC_WINDOW_SECONDS = 10.0
+
+
+def bucket_index(seconds: float) -> int:
+    """Index of the first bucket whose upper bound holds the value (len = +Inf)."""
+    return bisect.bisect_left(LATENCY_BUCKETS, seconds)
+
+
+class _LatencyCollector:
+    """Cumulative latency histograms fed with bucket counts from the client processes."""
+
+    def __init__(self) -> None:
+        self.buckets = {t: [0] * (len(LATENCY_BUCKETS) + 1) for t in TRANSACTIONS}
+        self.sums = dict.fromkeys(TRANSACTIONS, 0.0)
+
+    def add(self, txn: str, counts: list[int], total_seconds: float) -> None:
+        mine = self.buckets[txn]
+        for i, n in enumerate(counts):
+            mine[i] += n
+        self.sums[txn] += total_seconds
+
+    def collect(self) -> Iterable[HistogramMetricFamily]:
+        fam = HistogramMetricFamily("tpcc_transaction_duration_seconds",
+                                    "Latency of executed transactions (committed or rolled back)",
+                                    labels=["type"])
+        for txn in TRANSACTIONS:
+            cumulative, buckets = 0, []
+            for bound, n in zip([*map(str, LATENCY_BUCKETS), "+Inf"], self.buckets[txn]):
+                cumulative += n
+                buckets.append((bound, cumulative))
+            fam.add_metric([txn], buckets, self.sums[txn])
+        yield fam
+
+
+class RunnerMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.transactions = Counter("tpcc_transactions", "Transactions by type and outcome "
+                                    "(committed, rollbacks, errors, unknown)",
+                                    ["type", "outcome"], registry=r)
+        self.retries = Counter("tpcc_retries", "Retried transaction attempts", ["type"], registry=r)
+        self.reconnects = Counter("tpcc_reconnects", "Connections re-established after a loss",
+                                  registry=r)
+        self.tpmc = Gauge("tpcc_tpmc", f"NewOrders committed per minute over the last "
+                          f"{TPMC_WINDOW_SECONDS:.0f} s", registry=r)
+        self.phase = Gauge("tpcc_phase", "1 for the runner's current phase", ["phase"], registry=r)
+        self.info = Gauge("tpcc_run_info", "Options of this runner", ["db", "command", "warehouses",
+                          "clients", "shard", "version"], registry=r)
+        self.load_units_total = Gauge("tpcc_load_units_total", "Load units to load", registry=r)
+        self.load_units_done = Gauge("tpcc_load_units_done", "Load units loaded", registry=r)
+        self.load_rows = Counter("tpcc_load_rows", "Rows loaded", ["table"], registry=r)
+        self.consistency = Gauge("tpcc_consistency_condition_passed",
+                                 "1 if clause 3.3.2.<condition> holds, 0 if violated",
+                                 ["condition"], registry=r)
+        self.latency = _LatencyCollector()
+        r.register(self.latency)
+        self._new_orders: collections.deque[tuple[float, int]] = collections.deque()
+        self.current_tpmc = 0.0
+        for t in TRANSACTIONS:
+            for o in ("committed", "rollbacks", "errors", "unknown"):
+                self.transactions.labels(t, o)
+            self.retries.labels(t)
+        self.set_phase("connecting")
+
+    def serve(self, port: int) -> None:
+        if port:
+            start_http_server(port, registry=self.registry)
+
+    def set_phase(self, phase: str) -> None:
+        for p in PHASES:
+            self.phase.labels(p).set(1 if p == phase else 0)
+
+    def add_report(self, report: dict) -> None:
+        """Fold one client-process report (see executor) into the metrics."""
+        now = time.monotonic()
+        for txn, outcomes in report["counts"].items():
+            for outcome, n in outcomes.items():
+                if n:
+                    self.transactions.labels(txn, outcome).inc(n)
+        for txn, n in report["retries"].items():
+            if n:
+                self.retries.labels(txn).inc(n)
+        if report.get("reconnects"):
+            self.reconnects.inc(report["reconnects"])
+        for txn, counts in report["buckets"].items():
+            self.latency.add(txn, counts, report["sums"][txn])
+        committed = report["counts"].get("NEW_ORDER", {}).get("committed", 0)
+        self._new_orders.append((now, committed))
+        while self._new_orders and self._new_orders[0][0] < now - TPMC_WINDOW_SECONDS:
+            self._new_orders.popleft()
+        self.current_tpmc = sum(n for _, n in self._new_orders) * 60.0 / TPMC_WINDOW_SECONDS
+        self.tpmc.set(self.current_tpmc)

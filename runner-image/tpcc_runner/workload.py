@@ -1,0 +1,260 @@
+"""TPC-C workload rules, pure and database-agnostic: random generators (clause 2.1.5-6,
+4.3.2), the C constants, customer last names, transaction inputs (clauses 2.4.1-2.8.1),
+the transaction mix (5.2.3-4) and keying/think times (5.2.5)."""
+from __future__ import annotations
+
+import math
+import random
+import string
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .drivers.base import utcnow
+
+NEW_ORDER, PAYMENT, ORDER_STATUS, DELIVERY, STOCK_LEVEL = (
+    "NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL")
+TRANSACTIONS = (NEW_ORDER, PAYMENT, ORDER_STATUS, DELIVERY, STOCK_LEVEL)
+DEFAULT_MIX = (45, 43, 4, 4, 4)
+# Clause 5.2.3 minimum percentages for a compliant mix (NewOrder is whatever remains).
+MIN_MIX = {PAYMENT: 43.0, ORDER_STATUS: 4.0, DELIVERY: 4.0, STOCK_LEVEL: 4.0}
+
+DISTRICTS_PER_WAREHOUSE = 10
+MAX_TPMC_PER_WAREHOUSE = 12.86  # clause 5.4.1 with the specified keying and think times
+
+SYLLABLES = ("BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING")
+# clause 5.2.5.7: keying time (s) and mean think time (s) per transaction type
+KEYING_TIME = {NEW_ORDER: 18.0, PAYMENT: 3.0, ORDER_STATUS: 2.0, DELIVERY: 2.0, STOCK_LEVEL: 2.0}
+MEAN_THINK_TIME = {NEW_ORDER: 12.0, PAYMENT: 12.0, ORDER_STATUS: 10.0, DELIVERY: 5.0,
+                   STOCK_LEVEL: 5.0}
+
+_ALNUM = string.ascii_letters + string.digits
+
+
+def parse_mix(text: str) -> tuple[int, int, int, int, int]:
+    """"45,43,4,4,4" -> percentages of NewOrder, Payment, OrderStatus, Delivery, StockLevel."""
+    parts = text.split(",")
+    if len(parts) != 5:
+        raise ValueError(f"mix needs 5 comma-separated percentages (NewOrder,Payment,"
+                         f"OrderStatus,Delivery,StockLevel), got {text!r}")
+    try:
+        mix = tuple(int(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"mix percentages must be integers, got {text!r}") from None
+    if any(m < 0 for m in mix) or sum(mix) != 100:
+        raise ValueError(f"mix percentages must be >= 0 and add up to 100, got {text!r}")
+    return mix  # type: ignore[return-value]
+
+
+def last_name(number: int) -> str:
+    """Clause 4.3.2.3: three syllables chosen by the digits of a number in 0..999."""
+    return SYLLABLES[number // 100] + SYLLABLES[(number // 10) % 10] + SYLLABLES[number % 10]
+
+
+@dataclass(frozen=True)
+class CConstants:
+    """The run-time constants C of NURand (clause 2.1.6)."""
+    c_last: int   # A = 255
+    c_id: int     # A = 1023
+    ol_i_id: int  # A = 8191
+
+    def to_dict(self) -> dict[str, int]:
+        return {"c_last": self.c_last, "c_id": self.c_id, "ol_i_id": self.ol_i_id}
+
+
+def valid_c_last_delta(c_run: int, c_load: int) -> bool:
+    """Clause 2.1.6.1: C_LAST at run differs from C_LAST at load by 65..119, not 96 or 112."""
+    delta = abs(c_run - c_load)
+    return 65 <= delta <= 119 and delta not in (96, 112)
+
+
+def load_constants(rng: random.Random) -> CConstants:
+    return CConstants(rng.randint(0, 255), rng.randint(0, 1023), rng.randint(0, 8191))
+
+
+def run_constants(rng: random.Random, load: CConstants) -> CConstants:
+    """C_ID and OL_I_ID may be reused; C_LAST must keep the clause 2.1.6.1 distance."""
+    candidates = [c for c in range(256) if valid_c_last_delta(c, load.c_last)]
+    return CConstants(rng.choice(candidates), load.c_id, load.ol_i_id)
+
+
+class TpccRandom:
+    """Clause 2.1.5-4.3.2 generators over a seeded random.Random."""
+
+    def __init__(self, seed: int | None = None, constants: CConstants | None = None):
+        self.rng = random.Random(seed)
+        self.c = constants or load_constants(self.rng)
+
+    def number(self, low: int, high: int) -> int:
+        return self.rng.randint(low, high)
+
+    def nurand(self, a: int, x: int, y: int, c: int) -> int:
+        """Clause 2.1.6: NURand(A, x, y) = (((random(0, A) | random(x, y)) + C) % (y - x + 1)) + x"""
+        return (((self.rng.randint(0, a) | self.rng.randint(x, y)) + c) % (y - x + 1)) + x
+
+    def number_excluding(self, low: int, high: int, excluded: int) -> int:
+        n = self.rng.randint(low, high - 1)
+        return n + 1 if n >= excluded else n
+
+    def a_string(self, low: int, high: int) -> str:
+        return "".join(self.rng.choices(_ALNUM, k=self.rng.randint(low, high)))
+
+    def n_string(self, low: int, high: int) -> str:
+        return "".join(self.rng.choices(string.digits, k=self.rng.randint(low, high)))
+
+    def money(self, low_cents: int, high_cents: int) -> float:
+        return self.rng.randint(low_cents, high_cents) / 100
+
+    def fraction(self, low: int, high: int, scale: int) -> float:
+        return self.rng.randint(low, high) / scale
+
+    def zip_code(self) -> str:
+        return self.n_string(4, 4) + "11111"
+
+    def state(self) -> str:
+        return "".join(self.rng.choices(string.ascii_uppercase, k=2))
+
+    def data_with_original(self) -> str:
+        """Clause 4.3.3.1: I_DATA/S_DATA, 26..50 chars, 10% with ORIGINAL at a random place."""
+        data = self.a_string(26, 50)
+        if self.rng.randint(1, 10) == 1:
+            at = self.rng.randint(0, len(data) - 8)
+            data = data[:at] + "ORIGINAL" + data[at + 8:]
+        return data
+
+    # -- keys drawn during the run ------------------------------------------------------
+    def customer_id(self, customers_per_district: int) -> int:
+        return self.nurand(1023, 1, customers_per_district, self.c.c_id)
+
+    def customer_last_name(self, customers_per_district: int) -> str:
+        # A smaller-than-spec load has fewer distinct names: draw only existing ones.
+        return last_name(self.nurand(255, 0, min(999, customers_per_district - 1), self.c.c_last))
+
+    def item_id(self, items: int) -> int:
+        return self.nurand(8191, 1, items, self.c.ol_i_id)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Database cardinalities; the defaults are the specification's (clause 4.3.3.1)."""
+    items: int = 100_000
+    customers_per_district: int = 3_000
+    districts: int = DISTRICTS_PER_WAREHOUSE
+
+    @property
+    def orders_per_district(self) -> int:
+        return self.customers_per_district
+
+    @property
+    def new_orders_per_district(self) -> int:
+        """900 of 3,000 per spec: the last 30% of the initial orders are undelivered."""
+        return self.customers_per_district * 900 // 3000
+
+    @property
+    def first_undelivered_o_id(self) -> int:
+        return self.orders_per_district - self.new_orders_per_district + 1
+
+
+class TransactionInputs:
+    """Inputs of the five transactions for one terminal (clauses 2.4.1 - 2.8.1)."""
+
+    def __init__(self, rnd: TpccRandom, scale: Scale, warehouses: int, home_w_id: int | None,
+                 stock_level_d_id: int):
+        self.r = rnd
+        self.scale = scale
+        self.warehouses = warehouses
+        self.home_w_id = home_w_id  # None: a random home warehouse per transaction
+        self.stock_level_d_id = stock_level_d_id
+
+    def _w_id(self) -> int:
+        return self.home_w_id or self.r.number(1, self.warehouses)
+
+    def _other_w_id(self, w_id: int) -> int:
+        return self.r.number_excluding(1, self.warehouses, w_id)
+
+    def _customer(self) -> dict[str, Any]:
+        if self.r.number(1, 100) <= 60:
+            return {"c_id": None, "c_last": self.r.customer_last_name(self.scale.customers_per_district)}
+        return {"c_id": self.r.customer_id(self.scale.customers_per_district), "c_last": None}
+
+    def new_order(self) -> dict[str, Any]:
+        w_id = self._w_id()
+        ol_cnt = self.r.number(5, 15)
+        rollback = self.r.number(1, 100) == 1
+        items = []
+        for n in range(ol_cnt):
+            i_id = self.r.item_id(self.scale.items)
+            if rollback and n == ol_cnt - 1:
+                i_id = self.scale.items + 1  # an unused item: the 1% that must roll back
+            supply = w_id
+            if self.warehouses > 1 and self.r.number(1, 100) == 1:
+                supply = self._other_w_id(w_id)  # 1% of lines are remote
+            items.append({"i_id": i_id, "supply_w_id": supply, "quantity": self.r.number(1, 10)})
+        return {"w_id": w_id, "d_id": self.r.number(1, self.scale.districts),
+                "c_id": self.r.customer_id(self.scale.customers_per_district),
+                "o_entry_d": utcnow(), "items": items}
+
+    def payment(self) -> dict[str, Any]:
+        w_id = self._w_id()
+        d_id = self.r.number(1, self.scale.districts)
+        if self.warehouses == 1 or self.r.number(1, 100) <= 85:
+            c_w_id, c_d_id = w_id, d_id
+        else:  # 15% pay through a remote warehouse
+            c_w_id, c_d_id = self._other_w_id(w_id), self.r.number(1, self.scale.districts)
+        return {"w_id": w_id, "d_id": d_id, "c_w_id": c_w_id, "c_d_id": c_d_id,
+                "h_amount": self.r.money(100, 500_000), "h_date": utcnow(), **self._customer()}
+
+    def order_status(self) -> dict[str, Any]:
+        return {"w_id": self._w_id(), "d_id": self.r.number(1, self.scale.districts),
+                **self._customer()}
+
+    def delivery(self) -> dict[str, Any]:
+        return {"w_id": self._w_id(), "o_carrier_id": self.r.number(1, 10),
+                "ol_delivery_d": utcnow()}
+
+    def stock_level(self) -> dict[str, Any]:
+        return {"w_id": self._w_id(), "d_id": self.stock_level_d_id,
+                "threshold": self.r.number(10, 20)}
+
+    def for_type(self, txn: str) -> Callable[[], dict[str, Any]]:
+        return {NEW_ORDER: self.new_order, PAYMENT: self.payment,
+                ORDER_STATUS: self.order_status, DELIVERY: self.delivery,
+                STOCK_LEVEL: self.stock_level}[txn]
+
+
+class MixDeck:
+    """Clause 5.2.4.2: transaction types drawn from a shuffled deck, so every 100 draws
+    hold exactly the mix's percentages (a weighted coin drifts on short runs)."""
+
+    def __init__(self, rng: random.Random, mix: tuple[int, ...] = DEFAULT_MIX):
+        self.rng = rng
+        self.cards = [t for t, pct in zip(TRANSACTIONS, mix) for _ in range(pct)]
+        self.deck: list[str] = []
+
+    def next(self) -> str:
+        if not self.deck:
+            self.deck = self.cards[:]
+            self.rng.shuffle(self.deck)
+        return self.deck.pop()
+
+
+def terminal_assignment(global_client: int, warehouses: int, total_clients: int | None
+                        ) -> tuple[int | None, int]:
+    """(home warehouse, StockLevel district) of a terminal (clause 2.8.1.1, 4.2.2): clients
+    spread round-robin over warehouses; with fewer clients than warehouses a client draws a
+    random home warehouse per transaction instead (py-tpcc's behaviour) so every warehouse
+    is used."""
+    d_id = (global_client // warehouses) % DISTRICTS_PER_WAREHOUSE + 1
+    if total_clients is not None and total_clients < warehouses:
+        return None, d_id
+    return global_client % warehouses + 1, d_id
+
+
+def think_seconds(rng: random.Random, txn: str) -> float:
+    """Clause 5.2.5.4: negative exponential think time, truncated at 10 x the mean."""
+    mean = MEAN_THINK_TIME[txn]
+    return min(-math.log(1.0 - rng.random()) * mean, 10 * mean)
+
+
+def efficiency(tpmc: float, warehouses: int) -> float:
+    """Percent of the maximum 12.86 tpmC per warehouse (clause 5.4.1)."""
+    return 100.0 * tpmc / (MAX_TPMC_PER_WAREHOUSE * warehouses) if warehouses else 0.0
