@@ -49,6 +49,14 @@ def test_full_size_district_follows_the_spec():
         assert (r[ol["ol_amount"]] == 0.0) != undelivered
 
 
+def test_year_to_date_totals_match_the_initial_history():
+    spec = g.generate_unit("warehouse:1", Scale(), C, 1, NOW)
+    assert spec["warehouse"][0][-1] == 300_000.0
+    assert {d[9] for d in spec["district"]} == {30_000.0}
+    small = g.generate_unit("warehouse:1", Scale(customers_per_district=30), C, 1, NOW)
+    assert small["warehouse"][0][-1] == 3_000.0 and small["district"][0][9] == 300.0
+
+
 def test_original_in_about_ten_percent_of_item_data():
     t = g.generate_unit("item:0", Scale(), C, 1, NOW)["item"]
     share = sum("ORIGINAL" in r[4] for r in t) / len(t)

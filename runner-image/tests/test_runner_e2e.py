@@ -1,0 +1,190 @@
+"""The `tpcc` command line end to end against real servers: load, check, run, check,
+ledger, a corrupted row, an interrupted and resumed load."""
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass
+from typing import Callable
+
+import pymongo
+import pytest
+from voltdbclient import FastSerializer, VoltProcedure
+
+from cli_helpers import TPCC, tpcc
+from tpcc_runner.schema import TABLES
+from secantus_server import secantus  # noqa: F401  (fixture)
+from voltdb_server import voltdb  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.db
+
+
+@dataclass
+class Target:
+    db: str
+    endpoint: str
+    warehouses: int
+    scale: list[str]
+    clients: int
+    duration: int
+    driver_opts: list[str]
+    sql: Callable[[str], int]          # count query / update on the real server
+    count_orders: Callable[[], int]
+    corrupt: Callable[[], None]         # breaks clause 3.3.2.1 (W_YTD = sum(D_YTD)) on w 1
+
+    def args(self) -> list[str]:
+        return ["--db", self.db, "--endpoints", self.endpoint, "--metrics-port", "0",
+                *[a for o in self.driver_opts for a in ("--driver-opt", o)]]
+
+
+def _volt_target(endpoint: str) -> Target:
+    host, port = endpoint.rsplit(":", 1)
+
+    def adhoc(sql: str) -> int:
+        client = FastSerializer(host, int(port))
+        try:
+            resp = VoltProcedure(client, "@AdHoc", [FastSerializer.VOLTTYPE_STRING]).call([sql])
+            assert resp.status == 1, resp.statusString
+            return resp.tables[0].tuples[0][0]
+        finally:
+            client.close()
+
+    return Target("voltdb", endpoint, 2, ["--items", "5000", "--customers-per-district", "300"],
+                  4, 20, [], adhoc, lambda: adhoc("SELECT COUNT(*) FROM orders"),
+                  lambda: adhoc("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 1"))
+
+
+def _mongo_target(endpoint: str, schema: str) -> Target:
+    def db():
+        return pymongo.MongoClient(f"mongodb://{endpoint}/?directConnection=true")["tpcc"]
+
+    def corrupt() -> None:
+        db().district.update_one({"d_w_id": 1, "d_id": 1}, {"$inc": {"d_ytd": 1.0}})
+
+    return Target("mongodb", endpoint, 2, ["--items", "1000", "--customers-per-district", "30"],
+                  2, 20, [f"schema={schema}"], None, lambda: db().orders.count_documents({}),
+                  corrupt)
+
+
+@pytest.fixture(scope="module", params=["voltdb", "mongodb-normalized", "mongodb-denormalized"])
+def target(request) -> Target:
+    if request.param == "voltdb":
+        return _volt_target(request.getfixturevalue("voltdb").endpoints[0])
+    return _mongo_target(request.getfixturevalue("secantus").endpoint,
+                         request.param.split("-")[1])
+
+
+@pytest.fixture(scope="module")
+def loaded(target: Target):
+    done = tpcc("load", *target.args(), "--warehouses", str(target.warehouses), "--workers", "2",
+                "--reset", *target.scale)
+    assert done.code == 0, done.stderr
+    return done.json()
+
+
+def test_load_reports_the_population(target, loaded):
+    scale = dict(zip(target.scale[::2], map(int, target.scale[1::2])))
+    items, customers = scale["--items"], scale["--customers-per-district"]
+    w = target.warehouses
+    assert loaded["meta"]["complete"] is True
+    assert loaded["meta"]["warehouses"] == w
+    assert loaded["rows"] > items + w * (items + 10 * customers * 3)
+    assert target.count_orders() == w * 10 * customers
+    assert loaded["rows_per_second"] > 0
+
+
+def test_all_12_conditions_hold_after_load(target, loaded):
+    done = tpcc("check", *target.args())
+    assert done.code == 0, done.stderr
+    out = done.json()
+    assert out["passed"] and [c["number"] for c in out["conditions"]] == list(range(1, 13))
+
+
+def test_run_commits_keeps_the_mix_and_leaves_no_trace_of_rollbacks(target, loaded, tmp_path):
+    ledger, results = tmp_path / "ledger", tmp_path / "results.json"
+    before = target.count_orders()
+    done = tpcc("run", *target.args(), "--warehouses", str(target.warehouses),
+                "--clients", str(target.clients), "--duration", str(target.duration),
+                "--warmup", "2", "--ledger", str(ledger), "--results", str(results), "--check",
+                timeout=target.duration + 300)
+    assert done.code == 0, done.stderr
+    doc = json.loads(results.read_text())
+    assert doc == done.json()
+    assert doc["tpmC"] > 0
+    assert doc["consistency"]["passed"], doc["consistency"]
+    tx = doc["transactions"]
+    executed = sum(t["executed"] for t in tx.values())
+    for name, pct in zip(["NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL"],
+                         [45, 43, 4, 4, 4]):
+        # the deck keeps every 100 draws exact; partial decks of each client bound the drift
+        slack = 1.0 if executed >= 2000 else 100.0 * target.clients * 5 / executed
+        assert abs(tx[name]["mix_percent"] - pct) <= slack, (name, tx[name]["mix_percent"], executed)
+        assert tx[name]["errors"] == 0 and tx[name]["unknown"] == 0
+    assert doc["c_constants"]["run"]["c_last"] != doc["c_constants"]["load"]["c_last"]
+    assert all(t["latency_ms"]["p99"] >= t["latency_ms"]["p50"] > 0 for t in tx.values())
+    # Every acknowledged NewOrder is in the database, and nothing else is: the 1% that
+    # rolled back left no order behind.
+    acked = sum(1 for line in ledger.read_text().splitlines() if line.startswith("ack "))
+    assert target.count_orders() - before == acked
+    if executed >= 2000:
+        assert tx["NEW_ORDER"]["rollbacks"] > 0
+    verified = tpcc("verify-ledger", *target.args(), "--ledger", str(ledger))
+    assert verified.code == 0, verified.stderr
+    assert verified.json()["lost"] == 0 and verified.json()["acknowledged"] == acked
+    assert "tpmC" in done.stderr and "NEW_ORDER" in done.stderr  # the human summary
+
+
+def test_a_corrupted_row_fails_check(target, loaded):
+    target.corrupt()
+    done = tpcc("check", *target.args())
+    assert done.code == 1
+    violated = done.json()["violated"]
+    assert 1 in violated and 9 in violated
+    assert "FAIL 3.3.2.1 " in done.stderr and "e.g." in done.stderr
+
+
+def _metric(port: int, name: str) -> float:
+    try:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+    except OSError:
+        return 0.0
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return 0.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_interrupted_load_is_refused_by_run_and_resumes_without_duplicates(voltdb):
+    t = _volt_target(voltdb.endpoints[0])
+    port = _free_port()
+    args = ["--db", "voltdb", "--endpoints", t.endpoint, "--warehouses", "2", "--workers", "1",
+            "--items", "20000", "--customers-per-district", "1000"]
+    proc = subprocess.Popen([*TPCC, "load", *args, "--reset", "--metrics-port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while _metric(port, "tpcc_load_units_done") < 3 and time.time() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    refused = tpcc("run", "--db", "voltdb", "--endpoints", t.endpoint, "--metrics-port", "0",
+                   "--warehouses", "2", "--duration", "5")
+    assert refused.code == 1 and "incomplete" in refused.stderr, refused.stderr
+    resumed = tpcc("load", *args, "--metrics-port", "0")
+    assert resumed.code == 0, resumed.stderr
+    in_database = sum(t.sql(f"SELECT COUNT(*) FROM {table}") for table in TABLES)
+    assert 0 < resumed.json()["rows"] < in_database  # the units done before the kill were skipped
+    assert t.count_orders() == 2 * 10 * 1000
+    assert t.sql("SELECT COUNT(*) FROM stock") == 2 * 20000
+    assert t.sql("SELECT COUNT(*) FROM item") == 20000
+    assert tpcc("check", "--db", "voltdb", "--endpoints", t.endpoint, "--metrics-port", "0").code == 0
