@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# A real VoltDB 10.1.1 CE cluster on 127.0.0.1 (no Docker): the jars come from Maven Central.
+#
+#   hack/voltdb.sh fetch          server classpath -> $TPCC_CACHE/voltdb/{lib,stub-classes}
+#   hack/voltdb.sh procs          TPC-C stored procedures -> runner-image/tpcc_runner/voltdb/tpcc-procs.jar
+#   hack/voltdb.sh start [--nodes N] [--kfactor K] [--base-port P] [--dir D] [--timeout S]
+#   hack/voltdb.sh stop [--dir D]
+#   hack/voltdb.sh kill-node I [--dir D]      kill -9 node I (0-based)
+#   hack/voltdb.sh restart-node I [--dir D]   rerun node I's probe command: it rejoins live
+#
+# Ports of node i (N <= 8): client P+i, admin P+16+i, internal P+32+i, zookeeper P+48+i,
+# replication P+64+2i. `start` prints the client endpoints, comma-separated, on stdout.
+# The schema and procedures are not loaded here: the runner's driver loads them
+# (`tpcc load`), so the runner works against any empty VoltDB.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+VOLTDB_VERSION=10.1.1
+HERE=$ROOT/hack/voltdb
+CACHE=$TPCC_CACHE/voltdb
+LIB=$CACHE/lib
+STUBS=$CACHE/stub-classes
+PROCS_JAR=$ROOT/runner-image/tpcc_runner/voltdb/tpcc-procs.jar
+DIR=$WORK/voltdb
+
+die() {
+  echo "voltdb.sh: $*" >&2
+  # A start that fails leaves no node behind.
+  if [ -n "${STARTING:-}" ]; then STARTING= stop_nodes; fi
+  exit 1
+}
+
+fetch() {
+  mkdir -p "$CACHE"
+  # One fetch at a time: concurrent test runs share the cache.
+  (flock 9; fetch_locked) 9>"$CACHE/.lock"
+}
+
+fetch_locked() {
+  # The stamp names the pom's checksum: a changed pom fetches again.
+  local stamp="$CACHE/.fetched-$(sha256sum "$HERE/pom.xml" | cut -c1-16)"
+  if [ -f "$stamp" ] && [ -f "$LIB/voltdb-$VOLTDB_VERSION.jar" ] && [ -d "$STUBS/io" ]; then
+    return 0
+  fi
+  need_jdk_and_maven
+  log "fetching the VoltDB $VOLTDB_VERSION server classpath from Maven Central into $LIB"
+  # Built beside and swapped in, so a server starting meanwhile never sees a half-full lib.
+  rm -rf "$LIB.new" "$STUBS.new"
+  mkdir -p "$LIB.new" "$STUBS.new"
+  mvn -q -B -f "$HERE/pom.xml" dependency:copy-dependencies -DoutputDirectory="$LIB.new" \
+    >"$CACHE/mvn.log" 2>&1 || die "maven failed: $(tail -n 5 "$CACHE/mvn.log" | tr '\n' ' ')"
+  # 10.x links Confluent schema-registry classes that are not on Central (used only with
+  # Avro/Kafka export): a 3-class stub keeps the class loader happy.
+  javac -nowarn --release 8 -cp "$LIB.new/*" -d "$STUBS.new" \
+    $(find "$HERE/confluent-stub-src" -name '*.java')
+  rm -rf "$LIB" "$STUBS" "$CACHE"/.fetched-*
+  mv "$LIB.new" "$LIB"
+  mv "$STUBS.new" "$STUBS"
+  touch "$stamp"
+  log "fetched $(ls "$LIB" | wc -l) jars"
+}
+
+need_jdk_and_maven() {
+  command -v mvn >/dev/null && command -v javac >/dev/null && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing a JDK and Maven (apt)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      --no-install-recommends openjdk-17-jdk-headless maven >/dev/null
+  fi
+  command -v mvn >/dev/null && command -v javac >/dev/null \
+    || die "needs a JDK 17 and Maven (apt-get install openjdk-17-jdk-headless maven)"
+}
+
+procs() {
+  fetch
+  mkdir -p "$(dirname "$PROCS_JAR")"
+  (flock 9; "$ROOT/runner-image/voltdb/build.sh" "$LIB/voltdb-$VOLTDB_VERSION.jar" "$PROCS_JAR") \
+    9>"$PROCS_JAR.lock"
+}
+
+java_opts() {  # node directory: one line
+  echo "-Xms512m -Xmx512m -Djava.io.tmpdir=$1/tmp -Dlog4j.configuration=file:$HERE/log4j.properties" \
+    $(grep -v '^\s*$' "$HERE/jvmopts.txt")
+}
+
+deployment() {  # kfactor (the host count is given to `probe`)
+  cat <<EOF
+<?xml version="1.0"?>
+<deployment>
+  <cluster sitesperhost="2" kfactor="$1"/>
+  <httpd enabled="false"/>
+</deployment>
+EOF
+}
+
+parse_opts() {
+  NODES=1 KFACTOR=0 BASE_PORT=21212 TIMEOUT=180
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --nodes) NODES=$2; shift 2 ;;
+      --kfactor) KFACTOR=$2; shift 2 ;;
+      --base-port) BASE_PORT=$2; shift 2 ;;
+      --dir) DIR=$2; shift 2 ;;
+      --timeout) TIMEOUT=$2; shift 2 ;;
+      *) die "unknown option $1" ;;
+    esac
+  done
+  [[ $NODES =~ ^[1-8]$ ]] || die "--nodes must be 1..8"
+  [[ $KFACTOR =~ ^[0-9]$ ]] && [ "$KFACTOR" -lt "$NODES" ] || die "--kfactor must be < --nodes"
+  [[ $BASE_PORT =~ ^[0-9]+$ ]] && [ "$BASE_PORT" -ge 1024 ] && [ "$BASE_PORT" -le 65400 ] \
+    || die "--base-port must be 1024..65400"
+  DIR=$(mkdir -p "$DIR" && cd "$DIR" && pwd)
+}
+
+node_alive() {  # node directory
+  [ -f "$1/pid" ] && kill -0 "$(cat "$1/pid")" 2>/dev/null
+}
+
+launch_node() {  # node directory: runs the saved probe command in its own process group
+  local nd=$1
+  [ -f "$nd/volt.log" ] && mv "$nd/volt.log" "$nd/volt.log.prev"
+  rm -f "$nd/pid"
+  (cd "$nd" && exec setsid bash "$nd/run.sh" >"$nd/stdout.log" 2>&1 </dev/null) &
+  for _ in $(seq 1 100); do [ -s "$nd/pid" ] && return 0; sleep 0.05; done
+  die "node $(basename "$nd") did not start; see $nd/stdout.log"
+}
+
+wait_ready() {  # deadline node-directories...
+  local deadline=$1; shift
+  local nd
+  for nd in "$@"; do
+    until grep -q "Server completed initialization" "$nd/volt.log" 2>/dev/null; do
+      node_alive "$nd" || die "node $(basename "$nd") exited; see $nd/stdout.log: $(tail -n 3 "$nd/stdout.log" | tr '\n' ' ')"
+      [ "$(date +%s)" -lt "$deadline" ] || die "node $(basename "$nd") not ready in time; see $nd/volt.log"
+      sleep 0.5
+    done
+  done
+}
+
+start() {
+  parse_opts "$@"
+  fetch
+  local i nd mesh="" cp="$LIB/*:$STUBS" nds=() inits=() started
+  for ((i = 0; i < NODES; i++)); do
+    node_alive "$DIR/node$i" && die "a node is already running in $DIR/node$i (stop it first)"
+  done
+  started=$(date +%s)
+  STARTING=1
+  rm -rf "$DIR"/node*
+  deployment "$KFACTOR" >"$DIR/deployment.xml"
+  for ((i = 0; i < NODES; i++)); do mesh+="${mesh:+,}127.0.0.1:$((BASE_PORT + 32 + i))"; done
+  for ((i = 0; i < NODES; i++)); do
+    nd=$DIR/node$i
+    mkdir -p "$nd/tmp"
+    java $(java_opts "$nd") -cp "$cp" org.voltdb.VoltDB initialize voltdbroot "$nd" force \
+      deployment "$DIR/deployment.xml" >"$nd/init.log" 2>&1 &
+    inits+=($!)
+  done
+  for ((i = 0; i < NODES; i++)); do
+    nd=$DIR/node$i
+    wait "${inits[$i]}" || die "initialize of node $i failed: $(tail -n 3 "$nd/init.log" | tr '\n' ' ')"
+    cat >"$nd/run.sh" <<EOF
+echo \$\$ >"$nd/pid"
+exec java $(java_opts "$nd") -cp "$cp" org.voltdb.VoltDB probe voltdbroot "$nd" \\
+  mesh $mesh hostcount $NODES internalinterface 127.0.0.1 externalinterface 127.0.0.1 \\
+  port $((BASE_PORT + i)) adminport $((BASE_PORT + 16 + i)) internalport $((BASE_PORT + 32 + i)) \\
+  zkport 127.0.0.1:$((BASE_PORT + 48 + i)) replicationport $((BASE_PORT + 64 + 2 * i))
+EOF
+    echo "127.0.0.1:$((BASE_PORT + i))" >"$nd/endpoint"
+    launch_node "$nd"
+    nds+=("$nd")
+  done
+  wait_ready $((started + TIMEOUT)) "${nds[@]}"
+  STARTING=
+  log "VoltDB $VOLTDB_VERSION: $NODES node(s), k=$KFACTOR, ready in $(($(date +%s) - started)) s ($DIR)"
+  cat "$DIR"/node*/endpoint | paste -sd,
+}
+
+stop() {
+  parse_opts "$@"
+  stop_nodes
+  log "VoltDB stopped ($DIR)"
+}
+
+stop_nodes() {  # every node of $DIR: SIGTERM, then SIGKILL after 15 s
+  local nd pid
+  for nd in "$DIR"/node*; do
+    [ -d "$nd" ] || continue
+    if node_alive "$nd"; then
+      pid=$(cat "$nd/pid")
+      kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid"
+      for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+      kill -KILL -- "-$pid" 2>/dev/null || true
+    fi
+    rm -f "$nd/pid"
+  done
+}
+
+node_dir() {  # index [--dir D]
+  local i=$1; shift
+  [[ $i =~ ^[0-9]+$ ]] || die "node index must be a number"
+  parse_opts "$@"
+  [ -f "$DIR/node$i/run.sh" ] || die "no node $i in $DIR"
+  echo "$DIR/node$i"
+}
+
+kill_node() {
+  local nd; nd=$(node_dir "$@")
+  node_alive "$nd" || die "node $1 is not running"
+  local pid; pid=$(cat "$nd/pid")
+  kill -KILL -- "-$pid"
+  for _ in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  rm -f "$nd/pid"
+  log "node $1 killed"
+}
+
+restart_node() {
+  local nd; nd=$(node_dir "$@")
+  node_alive "$nd" && die "node $1 is still running"
+  launch_node "$nd"
+  wait_ready $(($(date +%s) + 180)) "$nd"
+  log "node $1 rejoined"
+  cat "$nd/endpoint"
+}
+
+cmd=${1:-}; shift || true
+case "$cmd" in
+  fetch) fetch ;;
+  procs) procs ;;
+  start) start "$@" ;;
+  stop) stop "$@" ;;
+  kill-node) kill_node "$@" ;;
+  restart-node) restart_node "$@" ;;
+  *) die "usage: $0 fetch|procs|start|stop|kill-node I|restart-node I [options]" ;;
+esac

@@ -1,0 +1,443 @@
+"""The VoltDB driver against a real VoltDB 10.1.1 server (hack/voltdb.sh), on a tiny
+hand-made TPC-C database: 2 warehouses, 2 districts each, 5 customers and 5 orders per
+district (orders 1-3 delivered, 4-5 in NEW-ORDER), 20 items."""
+from __future__ import annotations
+
+import datetime as dt
+import socket
+import time
+
+import pytest
+
+from tpcc_runner.drivers.base import (ConnectionLost, ConnectionOptions, LoadMeta, NotLoaded,
+                                      UnknownOutcome, Unreachable, UserAbort)
+from tpcc_runner.drivers.voltdb import VoltDBDriver, ddl_columns
+from tpcc_runner.schema import TABLES
+
+from voltdb_server import voltdb, voltdb_cluster  # noqa: F401  (fixtures)
+
+WAREHOUSES, DISTRICTS, CUSTOMERS, ORDERS, NEW_ORDERS, ITEMS = 2, 2, 5, 5, 2, 20
+DELIVERED = ORDERS - NEW_ORDERS
+T0 = dt.datetime(2024, 1, 2, 3, 4, 5, 678000)
+# District (1, 1): three customers share a last name; sorted by c_first they are 2, 3, 1.
+LAST_NAMES = {1: "BARBARBAR", 2: "BARBARBAR", 3: "BARBARBAR", 4: "OUGHTABLE", 5: "ESEPRIPRES"}
+FIRST_NAMES = {1: "Cecilia", 2: "Anna", 3: "Berta", 4: "Dora", 5: "Emil"}
+# Stock quantities that exercise clause 2.4.2.2's "+91" rule (item: s_quantity).
+STOCK_QUANTITY = {1: 50, 2: 12, 3: 15}
+INVALID_ITEM = ITEMS + 1000
+
+
+def ol_cnt(w, d, o):
+    return 2 + (w + d + o) % 3
+
+
+def ol_i_id(w, d, o, n):
+    return (w * 7 + d * 5 + o * 3 + n) % ITEMS + 1
+
+
+def meta() -> LoadMeta:
+    return LoadMeta(warehouses=WAREHOUSES, items=ITEMS, districts=DISTRICTS,
+                    customers_per_district=CUSTOMERS, orders_per_district=ORDERS,
+                    new_orders_per_district=NEW_ORDERS, c_last=1, c_id=2, ol_i_id=3,
+                    schema_variant="stored-procedures", loaded_at="2024-01-02T03:04:05",
+                    complete=True)
+
+
+def units() -> dict[str, dict[str, list[tuple]]]:
+    """The load units of the tiny database, rows in schema.TABLES order (initial state of
+    clause 4.3.3.1, scaled down)."""
+    u = {"item:0": {"item": [(i, i * 10, f"item-{i}", round(1 + i * 0.37, 2),
+                              "xxORIGINALxx" if i % 2 else "generic data") for i in range(1, ITEMS + 1)]}}
+    for w in range(1, WAREHOUSES + 1):
+        u[f"warehouse:{w}"] = {
+            "warehouse": [(w, f"W{w}", "street1", "street2", "city", "ST", "123411111", 0.1 + w / 100,
+                           DISTRICTS * CUSTOMERS * 10.0)],
+            "district": [(d, w, f"D{w}-{d}", "s1", "s2", "city", "ST", "123411111", 0.05 + d / 100,
+                          CUSTOMERS * 10.0, ORDERS + 1) for d in range(1, DISTRICTS + 1)]}
+        u[f"stock:{w}:0"] = {"stock": [
+            (i, w, STOCK_QUANTITY.get(i, 30 + i), *(f"dist-{w}-{i}-{k:02d}" for k in range(1, 11)),
+             0, 0, 0, "s ORIGINAL s" if i % 3 else "s data") for i in range(1, ITEMS + 1)]}
+        for d in range(1, DISTRICTS + 1):
+            customers, history, orders, lines, new_orders = [], [], [], [], []
+            for c in range(1, CUSTOMERS + 1):
+                customers.append((c, d, w, FIRST_NAMES[c], "OE", LAST_NAMES[c], "s1", "s2", "city", "ST",
+                                  "123411111", "0123456789012345", T0, "BC" if c == 4 else "GC",
+                                  50000.0, 0.1, -10.0, 10.0, 1, 0, f"data of customer {c}"))
+                history.append((c, d, w, d, w, T0, 10.0, "initial payment"))
+            for o in range(1, ORDERS + 1):
+                delivered = o <= DELIVERED
+                orders.append((o, d, w, o, T0, 3 if delivered else None, ol_cnt(w, d, o), 1))
+                for n in range(1, ol_cnt(w, d, o) + 1):
+                    lines.append((o, d, w, n, ol_i_id(w, d, o, n), w, T0 if delivered else None, 5,
+                                  0.0 if delivered else round(n * 3.33, 2), f"info-{o}-{n}"))
+                if not delivered:
+                    new_orders.append((o, d, w))
+            u[f"district:{w}:{d}"] = {"customer": customers, "history": history, "orders": orders,
+                                      "order_line": lines, "new_order": new_orders}
+    return u
+
+
+def sql(driver: VoltDBDriver, text: str, *params):
+    from tpcc_runner.drivers.voltdb import INTEGER
+    return driver._sql(text, *((INTEGER, p) for p in params), writes=True)
+
+
+def one(driver: VoltDBDriver, text: str, *params):
+    rows = sql(driver, text, *params)
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def count(driver: VoltDBDriver, table: str) -> int:
+    return one(driver, f"SELECT COUNT(*) FROM {table};")[0]
+
+
+@pytest.fixture
+def driver(voltdb):
+    d = VoltDBDriver(ConnectionOptions(endpoints=voltdb.endpoints, connect_timeout=10))
+    d.connect()
+    yield d
+    d.close()
+
+
+@pytest.fixture
+def loaded(driver):
+    """A freshly created schema holding the tiny database."""
+    driver.create_schema(reset=True)
+    for key, tables in units().items():
+        driver.load_unit(key, tables)
+    driver.write_meta(meta())
+    return driver
+
+
+def consistency(driver):
+    return {r.number: r for r in driver.check_consistency(range(1, WAREHOUSES + 1))}
+
+
+# -- schema and load --------------------------------------------------------------------
+
+def test_ddl_columns_follow_the_table_layout():
+    columns = ddl_columns()
+    for table, names in TABLES.items():
+        assert tuple(name for name, _ in columns[table]) == names
+
+
+def test_create_schema_creates_tables_and_procedures_and_keeps_them(driver):
+    driver.create_schema(reset=True)
+    tables = driver._catalog("TABLES", 2)
+    assert set(TABLES) | {"tpcc_meta", "tpcc_load_unit"} <= tables
+    procedures = driver._catalog("PROCEDURES", 2)
+    assert {"neworder", "newordermp", "payment", "paymentmp", "orderstatus", "delivery",
+            "stocklevel", "loaddistrict"} <= procedures
+    assert driver.read_meta() is None and driver.done_units() == set()
+
+    driver.load_unit("warehouse:1", units()["warehouse:1"])
+    driver.create_schema(reset=False)          # a resumed load keeps what is there
+    assert count(driver, "district") == DISTRICTS
+    assert driver.done_units() == {"warehouse:1"}
+    driver.create_schema(reset=True)           # reset drops it
+    assert count(driver, "district") == 0 and driver.done_units() == set()
+
+
+def test_load_writes_every_row_and_marks_units_done(loaded):
+    expected = units()
+    for table in TABLES:
+        rows = sum(len(u.get(table, [])) for u in expected.values())
+        assert count(loaded, table) == rows, table
+    assert loaded.done_units() == set(expected)
+    assert loaded.read_meta() == meta()
+    # values round-trip, timestamps as naive UTC
+    row = one(loaded, "SELECT * FROM customer WHERE c_w_id = 2 AND c_d_id = 1 AND c_id = 4;")
+    assert tuple(row) == expected["district:2:1"]["customer"][3]
+    line = one(loaded, "SELECT * FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = 5 "
+                       "AND ol_number = 1;")
+    assert tuple(line) == expected["district:1:2"]["order_line"][-ol_cnt(1, 2, 5)]
+
+
+def test_reloading_units_leaves_no_duplicates(loaded):
+    before = {t: count(loaded, t) for t in TABLES}
+    for key, tables in units().items():
+        loaded.load_unit(key, tables)
+    assert {t: count(loaded, t) for t in TABLES} == before
+    # a changed unit replaces the old rows instead of adding to them
+    unit = units()["district:1:1"]
+    unit["history"] = unit["history"][:2]
+    loaded.load_unit("district:1:1", unit)
+    assert one(loaded, "SELECT COUNT(*) FROM history WHERE h_w_id = 1 AND h_d_id = 1;")[0] == 2
+
+
+def test_load_rejects_bad_unit_keys_and_rows(loaded):
+    with pytest.raises(ValueError, match="bad load unit key"):
+        loaded.load_unit("district:x", {})
+    with pytest.raises(ValueError, match="expected 5"):
+        loaded.load_unit("item:1", {"item": [(1, 2, "short row")]})
+
+
+# -- the five transactions --------------------------------------------------------------
+
+def stock_row(driver, w, i):
+    return one(driver, "SELECT s_quantity, s_ytd, s_order_cnt, s_remote_cnt FROM stock "
+                       "WHERE s_w_id = ? AND s_i_id = ?;", w, i)
+
+
+def test_new_order_follows_clause_2_4_2_2(loaded):
+    items = [{"i_id": 1, "supply_w_id": 1, "quantity": 5},   # 50 -> 45
+             {"i_id": 2, "supply_w_id": 1, "quantity": 5},   # 12 < 5+10: 12-5+91 = 98
+             {"i_id": 3, "supply_w_id": 1, "quantity": 5}]   # 15 >= 5+10: 10
+    entry = dt.datetime(2024, 5, 6, 7, 8, 9, 123000)
+    r = loaded.new_order({"w_id": 1, "d_id": 2, "c_id": 3, "o_entry_d": entry, "items": items})
+    assert r["o_id"] == ORDERS + 1 and not r["remote"]
+    assert one(loaded, "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 2;")[0] == ORDERS + 2
+    order = one(loaded, "SELECT o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local FROM orders "
+                        "WHERE o_w_id = 1 AND o_d_id = 2 AND o_id = ?;", r["o_id"])
+    assert tuple(order) == (3, entry, None, 3, 1)
+    one(loaded, "SELECT * FROM new_order WHERE no_w_id = 1 AND no_d_id = 2 AND no_o_id = ?;", r["o_id"])
+    lines = sql(loaded, "SELECT ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, "
+                        "ol_dist_info FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = ? "
+                        "ORDER BY ol_number;", r["o_id"])
+    prices = {i: round(1 + i * 0.37, 2) for i in (1, 2, 3)}
+    assert [tuple(line) for line in lines] == [
+        (n, i, 1, None, 5, round(5 * prices[i], 2), f"dist-1-{i}-02") for n, i in ((1, 1), (2, 2), (3, 3))]
+    assert tuple(stock_row(loaded, 1, 1)) == (45, 5, 1, 0)
+    assert tuple(stock_row(loaded, 1, 2)) == (98, 5, 1, 0)
+    assert tuple(stock_row(loaded, 1, 3)) == (10, 5, 1, 0)
+    # total = sum(OL_AMOUNT) * (1 - C_DISCOUNT) * (1 + W_TAX + D_TAX)
+    amount = sum(round(5 * p, 2) for p in prices.values())
+    assert r["total"] == pytest.approx(amount * (1 - 0.1) * (1 + 0.11 + 0.07), abs=0.006)
+
+
+def test_new_order_with_a_remote_supply_warehouse_updates_its_stock(loaded):
+    items = [{"i_id": 4, "supply_w_id": 1, "quantity": 3}, {"i_id": 5, "supply_w_id": 2, "quantity": 7},
+             {"i_id": 5, "supply_w_id": 2, "quantity": 2}]   # the same remote item twice
+    r = loaded.new_order({"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0, "items": items})
+    assert r["remote"]
+    assert one(loaded, "SELECT o_all_local FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = ?;",
+               r["o_id"])[0] == 0
+    assert tuple(stock_row(loaded, 2, 5)) == (35 - 7 - 2, 9, 2, 2)
+    assert tuple(stock_row(loaded, 1, 5)) == (35, 0, 0, 0)
+    assert tuple(stock_row(loaded, 1, 4)) == (31, 3, 1, 0)
+    assert one(loaded, "SELECT COUNT(*) FROM order_line WHERE ol_w_id = 1 AND ol_supply_w_id = 2;")[0] == 2
+
+
+def test_new_order_with_an_unused_item_rolls_back_without_trace(loaded):
+    tables = ("orders", "new_order", "order_line")
+    before = {t: count(loaded, t) for t in tables}
+    stock_before = [tuple(stock_row(loaded, w, 1)) for w in (1, 2)]
+    for supply in (1, 2):  # single-partition and multi-partition
+        items = [{"i_id": 1, "supply_w_id": 1, "quantity": 5},
+                 {"i_id": 1, "supply_w_id": supply, "quantity": 5},
+                 {"i_id": INVALID_ITEM, "supply_w_id": 1, "quantity": 1}]
+        with pytest.raises(UserAbort, match=f"item {INVALID_ITEM}"):
+            loaded.new_order({"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0, "items": items})
+    assert {t: count(loaded, t) for t in tables} == before
+    assert [tuple(stock_row(loaded, w, 1)) for w in (1, 2)] == stock_before
+    assert one(loaded, "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 1;")[0] == ORDERS + 1
+
+
+def customer_row(driver, w, d, c):
+    return one(driver, "SELECT c_balance, c_ytd_payment, c_payment_cnt, c_data FROM customer "
+                       "WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?;", w, d, c)
+
+
+def test_payment_by_id_updates_warehouse_district_customer_and_history(loaded):
+    r = loaded.payment({"w_id": 1, "d_id": 2, "c_w_id": 1, "c_d_id": 2, "c_id": 5, "c_last": None,
+                        "h_amount": 123.45, "h_date": T0})
+    assert r["c_id"] == 5 and not r["remote"]
+    assert one(loaded, "SELECT w_ytd FROM warehouse WHERE w_id = 1;")[0] == pytest.approx(100 + 123.45)
+    assert one(loaded, "SELECT d_ytd FROM district WHERE d_w_id = 1 AND d_id = 2;")[0] == pytest.approx(50 + 123.45)
+    balance, ytd, cnt, data = customer_row(loaded, 1, 2, 5)
+    assert (balance, ytd, cnt, data) == (pytest.approx(-133.45), pytest.approx(133.45), 2, "data of customer 5")
+    h = one(loaded, "SELECT h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data FROM history "
+                    "WHERE h_amount > 100;")
+    assert tuple(h) == (5, 2, 1, 2, 1, T0, 123.45, "W1    D1-2")
+
+
+def test_payment_by_last_name_takes_the_middle_customer_sorted_by_first_name(loaded):
+    # BARBARBAR: Anna (2), Berta (3), Cecilia (1): n=3, position ceil(3/2)=2 -> customer 3
+    r = loaded.payment({"w_id": 1, "d_id": 1, "c_w_id": 1, "c_d_id": 1, "c_id": None,
+                        "c_last": "BARBARBAR", "h_amount": 10.0, "h_date": T0})
+    assert r["c_id"] == 3
+    assert customer_row(loaded, 1, 1, 3)[2] == 2
+    # two of them left with that name: ceil(2/2)=1 -> Anna (2)
+    sql(loaded, "UPDATE customer SET c_last = 'OTHER' WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 3;")
+    r = loaded.payment({"w_id": 1, "d_id": 1, "c_w_id": 1, "c_d_id": 1, "c_id": None,
+                        "c_last": "BARBARBAR", "h_amount": 10.0, "h_date": T0})
+    assert r["c_id"] == 2
+
+
+def test_payment_of_a_bad_credit_remote_customer(loaded):
+    r = loaded.payment({"w_id": 1, "d_id": 1, "c_w_id": 2, "c_d_id": 2, "c_id": 4, "c_last": None,
+                        "h_amount": 20.5, "h_date": T0})
+    assert r["remote"] and r["c_credit"] == "BC"
+    balance, _, _, data = customer_row(loaded, 2, 2, 4)
+    assert balance == pytest.approx(-30.5)
+    assert data == "4 2 2 1 1 20.50 | data of customer 4"
+    assert one(loaded, "SELECT w_ytd FROM warehouse WHERE w_id = 1;")[0] == pytest.approx(120.5)
+    assert one(loaded, "SELECT w_ytd FROM warehouse WHERE w_id = 2;")[0] == pytest.approx(100)
+    assert tuple(one(loaded, "SELECT h_w_id, h_c_w_id FROM history WHERE h_amount > 20;")) == (1, 2)
+
+
+def test_order_status_returns_the_customers_last_order(loaded):
+    r = loaded.order_status({"w_id": 2, "d_id": 1, "c_id": 4, "c_last": None})
+    assert r == {"c_id": 4, "o_id": 4, "lines": ol_cnt(2, 1, 4)}
+    placed = loaded.new_order({"w_id": 2, "d_id": 1, "c_id": 4, "o_entry_d": T0,
+                               "items": [{"i_id": 9, "supply_w_id": 2, "quantity": 1}] * 2})
+    r = loaded.order_status({"w_id": 2, "d_id": 1, "c_id": None, "c_last": "BARBARBAR"})
+    assert r == {"c_id": 3, "o_id": 3, "lines": ol_cnt(2, 1, 3)}
+    assert loaded.order_status({"w_id": 2, "d_id": 1, "c_id": 4, "c_last": None})["o_id"] == placed["o_id"]
+
+
+def test_delivery_delivers_the_oldest_new_order_of_each_district(loaded):
+    when = dt.datetime(2024, 6, 1, 12, 0, 0)
+    r = loaded.delivery({"w_id": 1, "o_carrier_id": 7, "ol_delivery_d": when})
+    assert r == {"delivered": [(1, DELIVERED + 1), (2, DELIVERED + 1)], "skipped": 8}
+    for d in (1, 2):
+        o = DELIVERED + 1
+        assert one(loaded, "SELECT o_carrier_id FROM orders WHERE o_w_id = 1 AND o_d_id = ? AND o_id = ?;",
+                   d, o)[0] == 7
+        assert sql(loaded, "SELECT * FROM new_order WHERE no_w_id = 1 AND no_d_id = ? AND no_o_id = ?;", d, o) == []
+        dates = sql(loaded, "SELECT DISTINCT ol_delivery_d FROM order_line WHERE ol_w_id = 1 AND ol_d_id = ? "
+                            "AND ol_o_id = ?;", d, o)
+        assert dates == [[when]]
+        amount = sum(round(n * 3.33, 2) for n in range(1, ol_cnt(1, d, o) + 1))
+        balance = one(loaded, "SELECT c_balance, c_delivery_cnt FROM customer WHERE c_w_id = 1 AND c_d_id = ? "
+                              "AND c_id = ?;", d, o)
+        assert tuple(balance) == (pytest.approx(-10 + amount), 1)
+    assert loaded.delivery({"w_id": 1, "o_carrier_id": 1, "ol_delivery_d": when})["skipped"] == 8
+    assert loaded.delivery({"w_id": 1, "o_carrier_id": 1, "ol_delivery_d": when}) == {"delivered": [], "skipped": 10}
+    assert count(loaded, "new_order") == DISTRICTS * NEW_ORDERS  # warehouse 2 untouched
+
+
+def test_stock_level_counts_distinct_low_items_of_the_last_20_orders(loaded):
+    def expected(w, d, threshold):
+        items = {ol_i_id(w, d, o, n) for o in range(1, ORDERS + 1) for n in range(1, ol_cnt(w, d, o) + 1)}
+        return len({i for i in items if STOCK_QUANTITY.get(i, 30 + i) < threshold})
+    for threshold in (10, 14, 36, 45, 51):
+        assert loaded.stock_level({"w_id": 1, "d_id": 2, "threshold": threshold})["low_stock"] == \
+            expected(1, 2, threshold)
+    assert expected(1, 2, 45) not in (0, expected(1, 2, 10))  # the thresholds discriminate
+
+
+# -- consistency and the ledger ---------------------------------------------------------
+
+def run_some_transactions(driver):
+    for k in range(12):
+        w, d = 1 + k % 2, 1 + k % 3 % 2
+        driver.new_order({"w_id": w, "d_id": d, "c_id": 1 + k % 5, "o_entry_d": T0,
+                          "items": [{"i_id": 1 + (k + j) % ITEMS, "supply_w_id": 1 + (k + j) % 7 % 2 if j == 0 else w,
+                                     "quantity": 1 + j} for j in range(5)]})
+        driver.payment({"w_id": w, "d_id": d, "c_w_id": 1 + k % 3 % 2, "c_d_id": 2 - k % 2,
+                        "c_id": None if k % 2 else 1 + k % 5, "c_last": "BARBARBAR" if k % 2 else None,
+                        "h_amount": 1.5 + k, "h_date": T0})
+        if k % 4 == 3:
+            driver.delivery({"w_id": w, "o_carrier_id": 1 + k % 10, "ol_delivery_d": T0})
+        driver.order_status({"w_id": w, "d_id": d, "c_id": 2, "c_last": None})
+        driver.stock_level({"w_id": w, "d_id": d, "threshold": 20})
+
+
+def test_all_twelve_conditions_hold_on_a_consistent_database(loaded):
+    results = consistency(loaded)
+    assert [r.number for r in results.values()] == list(range(1, 13))
+    assert all(r.passed for r in results.values()), [r for r in results.values() if not r.passed]
+    run_some_transactions(loaded)
+    results = consistency(loaded)
+    assert all(r.passed for r in results.values()), [r for r in results.values() if not r.passed]
+    assert results[5].checked == WAREHOUSES * DISTRICTS * ORDERS + 12
+    assert results[12].checked == WAREHOUSES * DISTRICTS * CUSTOMERS
+
+
+@pytest.mark.parametrize("corruption, failing", [
+    ("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 2 AND d_id = 1;", {1, 9}),
+    ("UPDATE warehouse SET w_ytd = w_ytd - 0.01 WHERE w_id = 1;", {1, 8}),
+    ("UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 2;", {2}),
+    ("DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 1 AND no_o_id = 5;", {2, 5, 11}),
+    ("INSERT INTO new_order VALUES (2, 2, 2);", {3, 5, 11}),
+    ("UPDATE orders SET o_ol_cnt = o_ol_cnt + 1 WHERE o_w_id = 2 AND o_d_id = 1 AND o_id = 2;", {4, 6}),
+    ("UPDATE order_line SET ol_delivery_d = NULL WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 1 "
+     "AND ol_number = 1;", {7}),
+    ("UPDATE customer SET c_balance = c_balance + 5 WHERE c_w_id = 2 AND c_d_id = 2 AND c_id = 3;", {10, 12}),
+    ("UPDATE customer SET c_ytd_payment = 0 WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 1;", {12}),
+])
+def test_a_corrupted_row_fails_the_right_conditions(loaded, corruption, failing):
+    sql(loaded, corruption)
+    results = consistency(loaded)
+    assert {n for n, r in results.items() if not r.passed} == failing
+    for n in failing:
+        assert results[n].violations >= 1 and results[n].example
+
+
+def test_checking_what_was_not_loaded_is_an_error(loaded):
+    with pytest.raises(NotLoaded, match="warehouse 3"):
+        loaded.check_consistency([1, 3])
+    loaded.create_schema(reset=True)
+    with pytest.raises(NotLoaded):
+        loaded.check_consistency([1])
+
+
+def test_corrupted_row_is_named_in_the_example(loaded):
+    sql(loaded, "UPDATE district SET d_ytd = 61.25 WHERE d_w_id = 2 AND d_id = 1;")
+    r = consistency(loaded)[9]
+    assert (r.checked, r.violations) == (WAREHOUSES * DISTRICTS, 1)
+    assert r.example == "warehouse 2 district 1: D_YTD=61.25, sum(H_AMOUNT)=50.00"
+
+
+def test_existing_orders_reports_which_orders_exist(loaded):
+    o = loaded.new_order({"w_id": 2, "d_id": 2, "c_id": 1, "o_entry_d": T0,
+                          "items": [{"i_id": 1, "supply_w_id": 2, "quantity": 1}]})["o_id"]
+    keys = [(2, 2, o), (2, 2, o + 1), (1, 1, 1), (1, 2, 99), (2, 1, ORDERS)]
+    assert loaded.existing_orders(keys) == {(2, 2, o), (1, 1, 1), (2, 1, ORDERS)}
+
+
+def test_describe_names_version_topology_and_schema(driver):
+    info = driver.describe()
+    assert info["server_version"] == "10.1.1"
+    assert (info["hosts"], info["k_factor"], info["sites_per_host"]) == (1, 0, 2)
+    assert info["schema_variant"] == "stored-procedures"
+
+
+# -- connection failures ----------------------------------------------------------------
+
+def test_connect_to_a_closed_port_is_unreachable_within_the_timeout():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    d = VoltDBDriver(ConnectionOptions(endpoints=[f"127.0.0.1:{port}"], connect_timeout=2))
+    started = time.monotonic()
+    with pytest.raises(Unreachable, match=f"127.0.0.1:{port}") as e:
+        d.connect()
+    assert time.monotonic() - started < 2 + 1
+    assert "\n" not in str(e.value)
+
+
+def test_bad_options_are_clear_errors():
+    with pytest.raises(ValueError, match="bad VoltDB endpoint"):
+        VoltDBDriver(ConnectionOptions(endpoints=["host:notaport"]))
+    with pytest.raises(ValueError, match="bad driver option call_timeout='soon'"):
+        VoltDBDriver(ConnectionOptions(extra={"call_timeout": "soon"}))
+
+
+def test_losing_a_node_raises_and_reconnects_to_a_live_one(voltdb_cluster):
+    d = VoltDBDriver(ConnectionOptions(endpoints=voltdb_cluster.endpoints, connect_timeout=10))
+    d.connect()
+    d.create_schema(reset=True)
+    for key, tables in units().items():
+        d.load_unit(key, tables)
+    d.write_meta(meta())
+    assert d.describe()["k_factor"] == 1
+    victim = voltdb_cluster.endpoints.index("%s:%d" % d._endpoint)
+    voltdb_cluster.kill_node(victim)
+    outcomes = []
+    for k in range(20):
+        try:
+            d.payment({"w_id": 1, "d_id": 1, "c_w_id": 1, "c_d_id": 1, "c_id": 1, "c_last": None,
+                       "h_amount": 1.0, "h_date": T0})
+            outcomes.append("ok")
+        except (ConnectionLost, UnknownOutcome) as e:
+            outcomes.append(type(e).__name__)
+    assert outcomes[0] in ("ConnectionLost", "UnknownOutcome") and outcomes[-1] == "ok", outcomes
+    assert "%s:%d" % d._endpoint != voltdb_cluster.endpoints[victim]
+    assert all(r.passed for r in d.check_consistency([1, 2]))
+    voltdb_cluster.restart_node(victim)
+    assert d.describe()["hosts"] == 3
+    d.close()

@@ -1,0 +1,82 @@
+"""pytest fixtures that run real VoltDB servers through hack/voltdb.sh (fetching the jars
+from Maven Central on first use and building the procedures jar) on free loopback ports.
+
+Import the fixtures into a test module: `from voltdb_server import voltdb, voltdb_cluster`.
+"""
+from __future__ import annotations
+
+import random
+import socket
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "hack" / "voltdb.sh"
+PORT_SPAN = 80  # hack/voltdb.sh uses ports P .. P+79 for up to 8 nodes
+
+
+@dataclass
+class VoltDBServer:
+    endpoints: list[str]
+    directory: Path
+
+    def script(self, *args: str, timeout: float = 240) -> str:
+        done = subprocess.run([str(SCRIPT), *args, "--dir", str(self.directory)],
+                              capture_output=True, text=True, timeout=timeout)
+        if done.returncode != 0:
+            raise RuntimeError(f"voltdb.sh {' '.join(args)} failed: {done.stderr.strip()}")
+        return done.stdout.strip()
+
+    def kill_node(self, i: int) -> None:
+        self.script("kill-node", str(i))
+
+    def restart_node(self, i: int) -> None:
+        self.script("restart-node", str(i))
+
+
+def _free_base_port() -> int:
+    """A base port whose whole span is free on 127.0.0.1 right now."""
+    for _ in range(50):
+        base = random.randrange(20000, 60000 - PORT_SPAN)
+        socks = []
+        try:
+            for port in range(base, base + PORT_SPAN):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free port range for VoltDB")
+
+
+def _start(tmp: Path, nodes: int, kfactor: int) -> VoltDBServer:
+    for step in ("fetch", "procs"):
+        subprocess.run([str(SCRIPT), step], check=True, timeout=900)
+    server = VoltDBServer([], tmp)
+    out = server.script("start", "--nodes", str(nodes), "--kfactor", str(kfactor),
+                        "--base-port", str(_free_base_port()))
+    server.endpoints = out.splitlines()[-1].split(",")
+    return server
+
+
+@pytest.fixture(scope="session")
+def voltdb(tmp_path_factory) -> VoltDBServer:
+    """One VoltDB node (2 sites: 2 partitions), for the whole session."""
+    server = _start(tmp_path_factory.mktemp("voltdb"), 1, 0)
+    yield server
+    server.script("stop")
+
+
+@pytest.fixture(scope="module")
+def voltdb_cluster(tmp_path_factory) -> VoltDBServer:
+    """Three nodes with k-safety 1: any one node may die."""
+    server = _start(tmp_path_factory.mktemp("voltdb-cluster"), 3, 1)
+    yield server
+    server.script("stop")

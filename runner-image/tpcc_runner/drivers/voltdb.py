@@ -1,0 +1,611 @@
+"""VoltDB driver: the five transactions are Java stored procedures (runner-image/voltdb/,
+built into tpcc_runner/voltdb/tpcc-procs.jar by `hack/voltdb.sh procs`), every table but
+ITEM is partitioned on its warehouse id, and a transaction touching a remote warehouse
+(a remote supply warehouse in New-Order, a remote customer in Payment) runs the same code
+as one multi-partition procedure (NewOrderMP, PaymentMP). `create_schema` loads the jar
+(@UpdateClasses) and the DDL (tpcc_runner/voltdb/tpcc.sql, @AdHoc), so the runner works
+against any empty VoltDB.
+
+Speaks the wire protocol through PyPI's `voltdbclient` for authentication and decoding
+responses; invocations (arrays, VoltTable parameters, UTC timestamps) are encoded here.
+
+--driver-opt keys: call_timeout (seconds a transaction may take before its outcome is
+unknown, default 60), load_timeout (one load unit, default 600), procs_jar (a jar to load
+instead of the packaged one).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import re
+import socket
+import struct
+import time
+from collections import defaultdict
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable
+
+import voltdbclient
+
+from ..consistency import MONEY_EPSILON
+from ..schema import TABLES
+from .base import (ConditionResult, ConnectionLost, ConnectionOptions, Driver, DriverError,
+                   LoadMeta, NotLoaded, RetryableError, Unreachable, UnknownOutcome, UserAbort)
+
+# voltdbclient prints its errors to stdout unless told to log them.
+voltdbclient.use_logging()
+
+DEFAULT_PORT = 21212
+SCHEMA_VARIANT = "stored-procedures"
+
+# Wire types (org.voltdb.VoltType) and the NULL value each is sent as.
+TINYINT, INTEGER, BIGINT, FLOAT, STRING, TIMESTAMP, VOLTTABLE, VARBINARY = 3, 5, 6, 8, 9, 11, 21, 25
+ARRAY = -99
+_I16, _I32, _I64, _F64 = (struct.Struct(f) for f in (">h", ">i", ">q", ">d"))
+NULL_INTEGER, NULL_BIGINT, NULL_FLOAT = -2**31, -2**63, -1.7e308
+EPOCH = dt.datetime(1970, 1, 1)
+
+# org.voltdb.client.ClientResponse status codes.
+SUCCESS, USER_ABORT = 1, -1
+CONNECTION_LOST, SERVER_UNAVAILABLE, CONNECTION_TIMEOUT, RESPONSE_UNKNOWN = -4, -5, -6, -7
+TXN_RESTART, TXN_MISPARTITIONED, TXN_MISROUTED = -8, -10, -11
+# Set by the procedures on the TPC-C rollback (NewOrderBase.INVALID_ITEM).
+APP_STATUS_INVALID_ITEM = 1
+
+PROCEDURES = ("NewOrder", "NewOrderMP", "Payment", "PaymentMP", "OrderStatus", "Delivery",
+              "StockLevel", "LoadItems", "LoadWarehouse", "LoadStock", "LoadDistrict")
+BOOKKEEPING_TABLES = ("tpcc_meta", "tpcc_load_unit")
+DISTRICT_TABLES = ("customer", "history", "orders", "order_line", "new_order")
+
+
+# -- encoding --------------------------------------------------------------------------
+
+def _micros(value: dt.datetime) -> int:
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    delta = value - EPOCH
+    return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _string(value: str | None) -> bytes:
+    if value is None:
+        return _I32.pack(-1)
+    data = str(value).encode()
+    return _I32.pack(len(data)) + data
+
+
+ENCODE = {
+    TINYINT: lambda v: struct.pack(">b", -128 if v is None else int(v)),
+    INTEGER: lambda v: _I32.pack(NULL_INTEGER if v is None else int(v)),
+    BIGINT: lambda v: _I64.pack(NULL_BIGINT if v is None else int(v)),
+    FLOAT: lambda v: _F64.pack(NULL_FLOAT if v is None else float(v)),
+    STRING: _string,
+    TIMESTAMP: lambda v: _I64.pack(NULL_BIGINT if v is None else _micros(v)),
+    VARBINARY: lambda v: _I32.pack(len(v)) + bytes(v),
+}
+
+
+def encode_table(columns: list[tuple[str, int]], rows: Iterable[tuple]) -> bytes:
+    """A VoltTable parameter (org.voltdb.VoltTable's serialization)."""
+    header = bytearray(b"\x00") + _I16.pack(len(columns)) + bytes(t for _, t in columns)
+    for name, _ in columns:
+        header += _string(name)
+    encoders = [ENCODE[t] for _, t in columns]
+    parts = [b"", _I32.pack(len(header)), bytes(header), b""]
+    count = 0
+    for row in rows:
+        if len(row) != len(encoders):
+            raise ValueError(f"row has {len(row)} values, expected {len(encoders)}: {row!r:.200}")
+        data = b"".join([enc(v) for enc, v in zip(encoders, row)])
+        parts.append(_I32.pack(len(data)))
+        parts.append(data)
+        count += 1
+    parts[3] = _I32.pack(count)
+    body = b"".join(parts)
+    return _I32.pack(len(body)) + body
+
+
+def encode_invocation(procedure: str, params: list[tuple[Any, Any]]) -> bytes:
+    """params: (type, value) pairs; type is a wire type, (wire type,) for an array of
+    it, or VOLTTABLE with bytes from encode_table."""
+    out = [b"\x00", _string(procedure), _I64.pack(1), _I16.pack(len(params))]
+    for typ, value in params:
+        if typ == VOLTTABLE:
+            out.append(bytes([VOLTTABLE]) + value)
+        elif isinstance(typ, tuple):
+            out.append(struct.pack(">bbh", ARRAY, typ[0], len(value)))
+            out.extend(ENCODE[typ[0]](v) for v in value)
+        else:
+            out.append(bytes([typ]) + ENCODE[typ](value))
+    body = b"".join(out)
+    return _I32.pack(len(body)) + body
+
+
+class _Serializer(voltdbclient.FastSerializer):
+    """The client's decoder, reading TIMESTAMP as naive UTC (the stock one uses local time)."""
+
+    def readTimestamp(self):
+        raw = self.readInt64()
+        return None if raw is None else EPOCH + dt.timedelta(microseconds=raw)
+
+    def readTimestampArray(self):
+        return tuple(None if raw is None else EPOCH + dt.timedelta(microseconds=raw)
+                     for raw in self.readInt64Array())
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    chunks, left = [], n
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            raise ConnectionError("connection closed by the server")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+# -- the schema -------------------------------------------------------------------------
+
+def ddl_statements() -> list[str]:
+    """tpcc.sql's statements, comments removed."""
+    text = resources.files("tpcc_runner").joinpath("voltdb/tpcc.sql").read_text()
+    text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
+    return [s.strip() + ";" for s in text.split(";") if s.strip()]
+
+
+def ddl_columns() -> dict[str, list[tuple[str, int]]]:
+    """Column names and wire types of each CREATE TABLE in tpcc.sql."""
+    types = {"INTEGER": INTEGER, "FLOAT": FLOAT, "TIMESTAMP": TIMESTAMP, "VARCHAR": STRING}
+    tables = {}
+    for stmt in ddl_statements():
+        m = re.match(r"CREATE TABLE (\w+) \((.*)\);$", stmt, re.S)
+        if m:
+            tables[m.group(1)] = [(c, types[t]) for c, t in
+                                  re.findall(r"(\w+) (INTEGER|FLOAT|TIMESTAMP|VARCHAR)\b", m.group(2))]
+    return tables
+
+
+def _object_of(stmt: str) -> tuple[str, str]:
+    """("table"|"procedure", lower-case name) a DDL statement creates or belongs to."""
+    m = (re.match(r"CREATE TABLE (\w+)", stmt) or re.match(r"PARTITION TABLE (\w+)", stmt)
+         or re.match(r"CREATE INDEX \w+ ON (\w+)", stmt))
+    if m:
+        return "table", m.group(1).lower()
+    m = re.search(r"CREATE PROCEDURE .*FROM CLASS [\w.]+\.(\w+);$", stmt, re.S)
+    if m:
+        return "procedure", m.group(1).lower()
+    raise ValueError(f"unexpected statement in tpcc.sql: {stmt[:60]}")
+
+
+def _parse_endpoint(text: str) -> tuple[str, int]:
+    m = re.fullmatch(r"\[([^\]]+)\](?::(\d+))?|([^:\[\]]+)(?::(\d+))?", text.strip())
+    if not m:
+        raise ValueError(f"bad VoltDB endpoint {text!r} (want host or host:port)")
+    host = m.group(1) or m.group(3)
+    port = int(m.group(2) or m.group(4) or DEFAULT_PORT)
+    if not 0 < port < 65536:
+        raise ValueError(f"bad VoltDB endpoint {text!r}: port out of range")
+    return host, port
+
+
+def _seconds(extra: dict[str, str], key: str, default: float) -> float:
+    try:
+        value = float(extra.get(key, default))
+    except ValueError:
+        value = -1
+    if value <= 0:
+        raise ValueError(f"bad driver option {key}={extra[key]!r} (want seconds > 0)")
+    return value
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().splitlines()[0] if (text or "").strip() else "no message"
+
+
+class VoltDBDriver(Driver):
+    name = "voltdb"
+
+    def __init__(self, options: ConnectionOptions):
+        super().__init__(options)
+        self.endpoints = [_parse_endpoint(e) for e in (options.endpoints or ["127.0.0.1"])]
+        self.call_timeout = _seconds(options.extra, "call_timeout", 60)
+        self.load_timeout = _seconds(options.extra, "load_timeout", 600)
+        self.procs_jar = options.extra.get("procs_jar")
+        self._conn: _Serializer | None = None
+        self._endpoint: tuple[str, int] | None = None
+        # Clients start on different nodes so a cluster's nodes share the work.
+        self._next = random.randrange(len(self.endpoints))
+        self._columns = ddl_columns()
+
+    # -- connection ---------------------------------------------------------------------
+    def connect(self) -> None:
+        deadline = time.monotonic() + self.options.connect_timeout
+        last = "no endpoint tried"
+        while True:
+            for _ in range(len(self.endpoints)):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    self._open(self.endpoints[self._next], min(left, 10.0))
+                    return
+                except (OSError, RuntimeError, struct.error) as e:
+                    host, port = self.endpoints[self._next]
+                    last = f"{host}:{port}: {e}"
+                    self._next = (self._next + 1) % len(self.endpoints)
+            if time.monotonic() + 0.5 >= deadline:
+                raise Unreachable(f"VoltDB not reachable within {self.options.connect_timeout:g} s "
+                                  f"({len(self.endpoints)} endpoint(s); last error {last})")
+            time.sleep(0.5)
+
+    def _open(self, endpoint: tuple[str, int], timeout: float) -> None:
+        sock = socket.create_connection(endpoint, timeout=timeout)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn = _Serializer()
+            conn.socket = sock
+            conn.authenticate(self.options.username or "", self.options.password or "")
+        except BaseException:
+            sock.close()
+            raise
+        self._conn, self._endpoint = conn, endpoint
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.socket.close()
+            finally:
+                self._conn = None
+
+    def _reconnect(self) -> bool:
+        """After a lost connection: try every endpoint once, starting with the next one."""
+        self.close()
+        for _ in range(len(self.endpoints)):
+            self._next = (self._next + 1) % len(self.endpoints)
+            try:
+                self._open(self.endpoints[self._next], min(self.options.connect_timeout, 5.0))
+                return True
+            except (OSError, RuntimeError, struct.error):
+                continue
+        return False
+
+    def _call(self, procedure: str, params: list[tuple[Any, Any]], *, writes: bool,
+              timeout: float | None = None) -> voltdbclient.VoltResponse:
+        """Invoke a procedure; map every failure onto the driver errors of base.py."""
+        message = encode_invocation(procedure, params)
+        if self._conn is None and not self._reconnect():
+            raise ConnectionLost(f"{procedure}: no VoltDB endpoint reachable")
+        conn, (host, port) = self._conn, self._endpoint
+        where = f"{host}:{port}"
+        try:
+            conn.socket.settimeout(self.call_timeout)
+            conn.socket.sendall(message)
+        except OSError as e:
+            self._reconnect()
+            raise ConnectionLost(f"{procedure}: connection to {where} lost before the call: {e}") from None
+        try:
+            conn.socket.settimeout(timeout or self.call_timeout)
+            (length,) = _I32.unpack(_recv_exact(conn.socket, 4))
+            response = voltdbclient.VoltResponse._from_body(conn, _recv_exact(conn.socket, length))
+        except OSError as e:
+            # Sent but unanswered (node died, or timed out): it may have committed.
+            self._reconnect()
+            err = UnknownOutcome if writes else ConnectionLost
+            raise err(f"{procedure}: no answer from {where}: {e or type(e).__name__}") from None
+        status = response.status
+        if status == SUCCESS:
+            return response
+        text = f"{procedure}: {_first_line(response.statusString)} (status {status})"
+        if status == USER_ABORT and response.appStatus == APP_STATUS_INVALID_ITEM:
+            raise UserAbort(text)
+        if status in (RESPONSE_UNKNOWN, CONNECTION_LOST, CONNECTION_TIMEOUT):
+            raise (UnknownOutcome if writes else RetryableError)(text)
+        if status in (SERVER_UNAVAILABLE, TXN_RESTART, TXN_MISPARTITIONED, TXN_MISROUTED):
+            raise RetryableError(text)
+        raise DriverError(text)
+
+    def _sql(self, sql: str, *params: tuple[int, Any], writes: bool = False,
+             timeout: float | None = None) -> list[list]:
+        response = self._call("@AdHoc", [(STRING, sql), *params], writes=writes, timeout=timeout)
+        return response.tables[0].tuples if response.tables else []
+
+    def _catalog(self, selector: str, column: int) -> set[str]:
+        response = self._call("@SystemCatalog", [(STRING, selector)], writes=False)
+        return {row[column].lower() for row in response.tables[0].tuples}
+
+    def describe(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"db": self.name, "schema_variant": SCHEMA_VARIANT,
+                                "endpoints": [f"{h}:{p}" for h, p in self.endpoints]}
+        overview = self._call("@SystemInformation", [(STRING, "OVERVIEW")], writes=False)
+        rows = overview.tables[0].tuples
+        info["server_version"] = next((v for _, k, v in rows if k == "VERSION"), None)
+        info["hosts"] = len({host for host, _, _ in rows})
+        deployment = self._call("@SystemInformation", [(STRING, "DEPLOYMENT")], writes=False)
+        props = {k: v for k, v in deployment.tables[0].tuples}
+        info["k_factor"] = int(props["kfactor"])
+        info["sites_per_host"] = int(props["sitesperhost"])
+        info["host_count"] = int(props["hostcount"])
+        return info
+
+    # -- schema and load ----------------------------------------------------------------
+    def _jar(self) -> bytes:
+        path = Path(self.procs_jar) if self.procs_jar else \
+            Path(str(resources.files("tpcc_runner").joinpath("voltdb/tpcc-procs.jar")))
+        if not path.is_file():
+            raise DriverError(f"VoltDB stored procedures jar {path} is missing: "
+                              "build it with `hack/voltdb.sh procs`")
+        return path.read_bytes()
+
+    def create_schema(self, reset: bool) -> None:
+        jar = self._jar()
+        tables = self._catalog("TABLES", 2)
+        procedures = self._catalog("PROCEDURES", 2)
+        ours = [*TABLES, *BOOKKEEPING_TABLES]
+        if reset:
+            drops = [f"DROP PROCEDURE {p};" for p in PROCEDURES if p.lower() in procedures]
+            drops += [f"DROP TABLE {t};" for t in ours if t in tables]
+            if drops:
+                self._sql("\n".join(drops), writes=True, timeout=self.load_timeout)
+            tables, procedures = set(), set()
+        self._call("@UpdateClasses", [(VARBINARY, jar), (STRING, "")], writes=True,
+                   timeout=self.load_timeout)
+        missing = []
+        for stmt in ddl_statements():
+            kind, name = _object_of(stmt)
+            if name not in (tables if kind == "table" else procedures):
+                missing.append(stmt)
+        if missing:
+            self._sql("\n".join(missing), writes=True, timeout=self.load_timeout)
+
+    def read_meta(self) -> LoadMeta | None:
+        if "tpcc_meta" not in self._catalog("TABLES", 2):
+            return None
+        rows = self._sql("SELECT meta_json FROM tpcc_meta WHERE meta_key = 'load';")
+        return LoadMeta.from_dict(json.loads(rows[0][0])) if rows else None
+
+    def write_meta(self, meta: LoadMeta) -> None:
+        self._sql("UPSERT INTO tpcc_meta (meta_key, meta_json) VALUES ('load', ?);",
+                  (STRING, json.dumps(meta.to_dict())), writes=True)
+
+    def done_units(self) -> set[str]:
+        if "tpcc_load_unit" not in self._catalog("TABLES", 2):
+            return set()
+        return {row[0] for row in self._sql("SELECT unit_key FROM tpcc_load_unit;")}
+
+    def _table(self, name: str, tables: dict[str, list[tuple]]) -> tuple[int, bytes]:
+        return VOLTTABLE, encode_table(self._columns[name], tables.get(name, []))
+
+    def load_unit(self, key: str, tables: dict[str, list[tuple]]) -> None:
+        kind, *ids = key.split(":")
+        try:
+            ids = [int(i) for i in ids]
+        except ValueError:
+            raise ValueError(f"bad load unit key {key!r}") from None
+        if kind == "item" and len(ids) == 1:
+            proc, params = "LoadItems", [(STRING, key), self._table("item", tables)]
+        elif kind == "warehouse" and len(ids) == 1:
+            proc, params = "LoadWarehouse", [(INTEGER, ids[0]), (STRING, key),
+                                             self._table("warehouse", tables),
+                                             self._table("district", tables)]
+        elif kind == "stock" and len(ids) == 2:
+            proc, params = "LoadStock", [(INTEGER, ids[0]), (STRING, key), self._table("stock", tables)]
+        elif kind == "district" and len(ids) == 2:
+            proc, params = "LoadDistrict", [(INTEGER, ids[0]), (INTEGER, ids[1]), (STRING, key),
+                                            *(self._table(t, tables) for t in DISTRICT_TABLES)]
+        else:
+            raise ValueError(f"bad load unit key {key!r}")
+        self._call(proc, params, writes=True, timeout=self.load_timeout)
+
+    # -- the five transactions ----------------------------------------------------------
+    def new_order(self, p: dict[str, Any]) -> dict[str, Any]:
+        items = p["items"]
+        supply = [it["supply_w_id"] for it in items]
+        remote = any(s != p["w_id"] for s in supply)
+        r = self._call("NewOrderMP" if remote else "NewOrder", [
+            (INTEGER, p["w_id"]), (INTEGER, p["d_id"]), (INTEGER, p["c_id"]),
+            (TIMESTAMP, p["o_entry_d"]), ((INTEGER,), [it["i_id"] for it in items]),
+            ((INTEGER,), supply), ((INTEGER,), [it["quantity"] for it in items])], writes=True)
+        o_id, total = r.tables[0].tuples[0][:2]
+        return {"o_id": o_id, "total": total, "ol_cnt": len(items), "remote": remote}
+
+    def payment(self, p: dict[str, Any]) -> dict[str, Any]:
+        remote = p["c_w_id"] != p["w_id"]
+        r = self._call("PaymentMP" if remote else "Payment", [
+            (INTEGER, p["w_id"]), (INTEGER, p["d_id"]), (INTEGER, p["c_w_id"]), (INTEGER, p["c_d_id"]),
+            (INTEGER, p.get("c_id") or 0), (STRING, p.get("c_last")), (FLOAT, p["h_amount"]),
+            (TIMESTAMP, p["h_date"])], writes=True)
+        c = dict(zip((col.name.lower() for col in r.tables[0].columns), r.tables[0].tuples[0]))
+        return {"c_id": c["c_id"], "c_balance": c["c_balance"], "c_credit": c["c_credit"],
+                "remote": remote}
+
+    def order_status(self, p: dict[str, Any]) -> dict[str, Any]:
+        r = self._call("OrderStatus", [(INTEGER, p["w_id"]), (INTEGER, p["d_id"]),
+                                       (INTEGER, p.get("c_id") or 0), (STRING, p.get("c_last"))],
+                       writes=False)
+        customer, order, lines = r.tables
+        return {"c_id": customer.tuples[0][0],
+                "o_id": order.tuples[0][0] if order.tuples else None,
+                "lines": len(lines.tuples)}
+
+    def delivery(self, p: dict[str, Any]) -> dict[str, Any]:
+        r = self._call("Delivery", [(INTEGER, p["w_id"]), (INTEGER, p["o_carrier_id"]),
+                                    (TIMESTAMP, p["ol_delivery_d"])], writes=True)
+        delivered = [(d, o) for d, o in r.tables[0].tuples]
+        return {"delivered": delivered, "skipped": 10 - len(delivered)}
+
+    def stock_level(self, p: dict[str, Any]) -> dict[str, Any]:
+        r = self._call("StockLevel", [(INTEGER, p["w_id"]), (INTEGER, p["d_id"]),
+                                      (INTEGER, p["threshold"])], writes=False)
+        return {"low_stock": r.tables[0].tuples[0][0]}
+
+    # -- verification -------------------------------------------------------------------
+    def existing_orders(self, keys: list[tuple[int, int, int]]) -> set[tuple[int, int, int]]:
+        by_district: dict[tuple[int, int], list[int]] = defaultdict(list)
+        for w, d, o in keys:
+            by_district[(int(w), int(d))].append(int(o))
+        found = set()
+        for (w, d), ids in by_district.items():
+            for i in range(0, len(ids), 1000):
+                chunk = ",".join(str(o) for o in ids[i:i + 1000])
+                rows = self._sql(f"SELECT o_id FROM orders WHERE o_w_id = ? AND o_d_id = ? "
+                                 f"AND o_id IN ({chunk});", (INTEGER, w), (INTEGER, d))
+                found.update((w, d, row[0]) for row in rows)
+        return found
+
+    def check_consistency(self, warehouses: Iterable[int]) -> list[ConditionResult]:
+        meta = self.read_meta()
+        if meta is None:
+            raise NotLoaded("no TPC-C load recorded in this VoltDB (tpcc_meta is empty)")
+        checks = _Checks(meta.orders_per_district - meta.new_orders_per_district)
+        for w in warehouses:
+            checks.warehouse(int(w), self._warehouse_rows(int(w)))
+        return checks.results()
+
+    def _warehouse_rows(self, w: int) -> dict[str, list[list]]:
+        """Every row the conditions need for warehouse w, aggregated per order or customer
+        in SQL where that is exact (counts, sums)."""
+        timeout = self.load_timeout
+        q = {
+            "warehouse": "SELECT w_ytd FROM warehouse WHERE w_id = ?;",
+            "district": "SELECT d_id, d_ytd, d_next_o_id FROM district WHERE d_w_id = ?;",
+            "history_by_district": "SELECT h_d_id, SUM(h_amount) FROM history WHERE h_w_id = ? "
+                                   "GROUP BY h_d_id;",
+            "orders": "SELECT o_d_id, o_id, o_c_id, o_carrier_id, o_ol_cnt FROM orders WHERE o_w_id = ?;",
+            "new_order": "SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = ?;",
+            "lines": "SELECT ol_d_id, ol_o_id, COUNT(*), "
+                     "SUM(CASE WHEN ol_delivery_d IS NULL THEN 1 ELSE 0 END), "
+                     "SUM(CASE WHEN ol_delivery_d IS NULL THEN 0 ELSE ol_amount END) "
+                     "FROM order_line WHERE ol_w_id = ? GROUP BY ol_d_id, ol_o_id;",
+            "customer": "SELECT c_d_id, c_id, c_balance, c_ytd_payment FROM customer WHERE c_w_id = ?;",
+            # A remote payment's HISTORY row lives in the paying warehouse's partition:
+            # this one runs across all partitions.
+            "history_by_customer": "SELECT h_c_d_id, h_c_id, SUM(h_amount) FROM history "
+                                   "WHERE h_c_w_id = ? GROUP BY h_c_d_id, h_c_id;",
+        }
+        rows = {name: self._sql(sql, (INTEGER, w), timeout=timeout) for name, sql in q.items()}
+        if not rows["warehouse"]:
+            raise NotLoaded(f"warehouse {w} is not loaded")
+        return rows
+
+
+class _Checks:
+    """The 12 conditions of clause 3.3.2 over the rows of each warehouse."""
+
+    def __init__(self, initially_delivered: int):
+        self.initially_delivered = initially_delivered
+        self.checked = [0] * 13
+        self.violations = [0] * 13
+        self.examples: list[str | None] = [None] * 13
+
+    def _check(self, number: int, ok: bool, example: str) -> None:
+        self.checked[number] += 1
+        if not ok:
+            self._violate(number, example)
+
+    def _violate(self, number: int, example: str, count: int = 1) -> None:
+        self.violations[number] += count
+        if self.examples[number] is None:
+            self.examples[number] = example
+
+    def results(self) -> list[ConditionResult]:
+        return [ConditionResult(n, self.violations[n] == 0, self.checked[n], self.violations[n],
+                                self.examples[n]) for n in range(1, 13)]
+
+    def warehouse(self, w: int, rows: dict[str, list[list]]) -> None:
+        def money_eq(a, b):
+            return abs((a or 0.0) - (b or 0.0)) < MONEY_EPSILON
+
+        w_ytd = rows["warehouse"][0][0]
+        districts = {d: (ytd, next_o) for d, ytd, next_o in rows["district"]}
+        h_by_d = {d: s for d, s in rows["history_by_district"]}
+        orders = {(d, o): (c, carrier, ol_cnt) for d, o, c, carrier, ol_cnt in rows["orders"]}
+        new_orders = {(d, o) for d, o in rows["new_order"]}
+        lines = {(d, o): (n, undelivered, amount) for d, o, n, undelivered, amount in rows["lines"]}
+
+        # 1, 8
+        sum_d_ytd = sum(ytd or 0.0 for ytd, _ in districts.values())
+        self._check(1, money_eq(w_ytd, sum_d_ytd),
+                    f"warehouse {w}: W_YTD={w_ytd:.2f}, sum(D_YTD)={sum_d_ytd:.2f}")
+        sum_h = sum(s or 0.0 for s in h_by_d.values())
+        self._check(8, money_eq(w_ytd, sum_h),
+                    f"warehouse {w}: W_YTD={w_ytd:.2f}, sum(H_AMOUNT)={sum_h:.2f}")
+
+        def district_totals():
+            return {"max_o": 0, "ol_cnt": 0, "lines": 0, "orders": 0, "late_delivered": 0, "no": []}
+        per_district: dict[int, dict[str, Any]] = {d: district_totals() for d in districts}
+        for (d, o), (_, carrier, ol_cnt) in orders.items():
+            s = per_district.setdefault(d, district_totals())
+            s["max_o"] = max(s["max_o"], o)
+            s["ol_cnt"] += ol_cnt or 0
+            s["orders"] += 1
+            if o > self.initially_delivered and carrier is not None:
+                s["late_delivered"] += 1
+        for d, o in new_orders:
+            per_district.setdefault(d, district_totals())["no"].append(o)
+        for (d, o), (n, _, _) in lines.items():
+            if d in per_district:
+                per_district[d]["lines"] += n
+
+        # 2, 3, 4, 9, 11 (per district)
+        for d in sorted(per_district):
+            s = per_district[d]
+            ytd, next_o = districts.get(d, (None, None))
+            where = f"warehouse {w} district {d}"
+            if next_o is None:
+                self._violate(2, f"{where}: orders or new-orders but no DISTRICT row")
+                continue
+            max_no = max(s["no"]) if s["no"] else None
+            ok2 = next_o - 1 == s["max_o"] and (max_no is None or max_no == s["max_o"])
+            self._check(2, ok2, f"{where}: D_NEXT_O_ID-1={next_o - 1}, max(O_ID)={s['max_o']}, "
+                                f"max(NO_O_ID)={max_no}")
+            if s["no"]:
+                span = max_no - min(s["no"]) + 1
+                self._check(3, span == len(s["no"]),
+                            f"{where}: max(NO_O_ID)-min(NO_O_ID)+1={span}, count(NEW-ORDER)={len(s['no'])}")
+            self._check(4, s["ol_cnt"] == s["lines"],
+                        f"{where}: sum(O_OL_CNT)={s['ol_cnt']}, count(ORDER-LINE)={s['lines']}")
+            self._check(9, money_eq(ytd, h_by_d.get(d)),
+                        f"{where}: D_YTD={ytd or 0:.2f}, sum(H_AMOUNT)={h_by_d.get(d) or 0:.2f}")
+            lhs = s["orders"] - len(s["no"])
+            rhs = self.initially_delivered + s["late_delivered"]
+            self._check(11, lhs == rhs, f"{where}: count(ORDER)-count(NEW-ORDER)={lhs}, "
+                                        f"expected {self.initially_delivered}+{s['late_delivered']}={rhs}")
+
+        # 5, 6, 7 (per order, per order line); delivered amounts per customer for 10, 12
+        delivered_by_customer: dict[tuple[int, int], float] = defaultdict(float)
+        for (d, o), (c, carrier, ol_cnt) in orders.items():
+            where = f"order ({w}, {d}, {o})"
+            in_no = (d, o) in new_orders
+            self._check(5, (carrier is None) == in_no,
+                        f"{where}: O_CARRIER_ID={carrier}, NEW-ORDER row {'exists' if in_no else 'missing'}")
+            n, undelivered, amount = lines.get((d, o), (0, 0, 0.0))
+            self._check(6, ol_cnt == n, f"{where}: O_OL_CNT={ol_cnt}, count(ORDER-LINE)={n}")
+            self.checked[7] += n
+            wrong = (n - undelivered) if carrier is None else undelivered
+            if wrong:
+                self._violate(7, f"{where}: O_CARRIER_ID={carrier}, {undelivered} of {n} lines "
+                                 "without OL_DELIVERY_D", wrong)
+            delivered_by_customer[(d, c)] += amount or 0.0
+        for d, o in new_orders - orders.keys():
+            self._violate(5, f"NEW-ORDER ({w}, {d}, {o}) without an ORDER row")
+        for (d, o), (n, _, _) in lines.items():
+            if (d, o) in orders:
+                continue
+            self.checked[7] += n
+            self._violate(6, f"{n} ORDER-LINE rows of missing order ({w}, {d}, {o})")
+            self._violate(7, f"{n} ORDER-LINE rows of missing order ({w}, {d}, {o})", n)
+
+        # 10, 12 (per customer)
+        paid = {(d, c): s for d, c, s in rows["history_by_customer"]}
+        for d, c, balance, ytd_payment in rows["customer"]:
+            where = f"customer ({w}, {d}, {c})"
+            delivered = delivered_by_customer.get((d, c), 0.0)
+            h = paid.get((d, c)) or 0.0
+            self._check(10, money_eq(balance, delivered - h),
+                        f"{where}: C_BALANCE={balance:.2f}, delivered OL_AMOUNT {delivered:.2f} "
+                        f"- H_AMOUNT {h:.2f} = {delivered - h:.2f}")
+            self._check(12, money_eq((balance or 0) + (ytd_payment or 0), delivered),
+                        f"{where}: C_BALANCE+C_YTD_PAYMENT={(balance or 0) + (ytd_payment or 0):.2f}, "
+                        f"delivered OL_AMOUNT={delivered:.2f}")

@@ -1,0 +1,24 @@
+package tpcc.procedures;
+
+import org.voltdb.VoltProcedure.VoltAbortException;
+import org.voltdb.VoltTable;
+
+/** Customer selection shared by Payment and Order-Status (clauses 2.5.2.2, 2.6.2.2). */
+final class Customers {
+    private Customers() {}
+
+    /**
+     * By id: the one row. By last name (c_id 0): rows sorted by c_first, the one at
+     * position ceil(n/2). Leaves the table positioned on the chosen row.
+     */
+    static VoltTable pick(VoltTable rows, int c_w_id, int c_d_id, int c_id, String c_last) {
+        int n = rows.getRowCount();
+        if (n == 0) {
+            throw new VoltAbortException("no customer " + (c_id == 0 ? "named " + c_last : c_id)
+                                         + " in warehouse " + c_w_id + " district " + c_d_id);
+        }
+        rows.resetRowPosition();
+        for (int i = 0; i < (n + 1) / 2; i++) rows.advanceRow();
+        return rows;
+    }
+}
