@@ -28,6 +28,7 @@ db() {
   log "runner tests against real databases"
   "$ROOT/hack/prometheus.sh" deps
   "${PYTEST[@]}" -m "db" "$ROOT/runner-image/tests"
+  "${PYTEST[@]}" "$ROOT/dashboards/tests"
 }
 
 k8s() {

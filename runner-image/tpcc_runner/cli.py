@@ -318,6 +318,7 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
                      totals["unknown"])
 
     measured = pool.collect(on_report, window)
+    metrics.set_phase("checking" if args.check else "done")
     metrics.tpmc.set(0)
     if ledger:
         ledger.close()
