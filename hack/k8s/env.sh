@@ -1,0 +1,16 @@
+# Sourced (after hack/lib.sh) by hack/local-k8s.sh and hack/images.sh: where the local cluster lives.
+K8S_CACHE=$TPCC_CACHE/k8s              # binaries, image tarballs, debootstrap rootfs (reused by CI)
+BIN=$K8S_CACHE/bin
+IMAGES=$K8S_CACHE/images
+RUN=$WORK/k8s                          # runtime state of this clone's cluster
+LOGS=$RUN/logs
+PKI=$RUN/pki
+CSOCK=$RUN/containerd/containerd.sock
+BRIDGE=lk8s0
+POD_CIDR=10.244.0.0/24
+GATEWAY_IP=10.244.0.1                  # on $BRIDGE: pods' default gateway, API server, CoreDNS
+SERVICE_CIDR=10.96.0.0/16
+APISERVER_PORT=${APISERVER_PORT:-16443}
+export KUBECONFIG=$PKI/admin.kubeconfig
+export PATH=$BIN:$PATH
+mkdir -p "$BIN" "$IMAGES" "$LOGS"
