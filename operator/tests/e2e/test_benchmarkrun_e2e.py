@@ -1,0 +1,252 @@
+"""End to end on a real cluster: the operator (in-cluster, from the chart), VoltDB deployed by
+it, two runner pods, the consistency check; restart, re-apply, delete; bad manifests.
+
+Runs when KUBECONFIG points at a reachable cluster (`eval "$(hack/local-k8s.sh env)"`); the
+tests that run pods also need the images local/tpcc-runner:dev and local/voltdb:10.1.1 on the
+node (hack/images.sh). Everything happens in fresh namespaces that are deleted afterwards.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+RUNNER_IMAGE = "local/tpcc-runner:dev"
+VOLTDB_IMAGE = "local/voltdb:10.1.1"
+RUN_LABEL = "bench.tpcc.dev/run"
+
+
+def kubectl(*args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    out = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True, timeout=120)
+    if check and out.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)}: {out.stderr.strip()}")
+    return out
+
+
+def _cluster_reachable() -> bool:
+    if not os.environ.get("KUBECONFIG") or not shutil.which("kubectl"):
+        return False
+    try:
+        return kubectl("get", "--raw", "/readyz", check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _node_images() -> set[str]:
+    nodes = json.loads(kubectl("get", "nodes", "-o", "json").stdout)["items"]
+    return {n.split("/", 1)[-1] if n.startswith("docker.io/") else n
+            for node in nodes for img in node["status"].get("images") or [] for n in img.get("names") or []}
+
+
+pytestmark = [pytest.mark.k8s,
+              pytest.mark.skipif(not _cluster_reachable(), reason="no reachable cluster in KUBECONFIG")]
+needs_images = pytest.mark.skipif(
+    not _cluster_reachable() or not {RUNNER_IMAGE, VOLTDB_IMAGE} <= _node_images(),
+    reason=f"needs {RUNNER_IMAGE} and {VOLTDB_IMAGE} on the node (hack/images.sh)")
+
+
+def manifest(name: str, **spec) -> str:
+    return json.dumps({"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
+                       "metadata": {"name": name}, "spec": spec})
+
+
+def get_run(ns: str, name: str) -> dict | None:
+    out = kubectl("get", "benchmarkrun", name, "-n", ns, "-o", "json", check=False)
+    return json.loads(out.stdout) if out.returncode == 0 else None
+
+
+def wait_for(what: str, predicate, timeout: float, every: float = 2.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def wait_phase(ns: str, name: str, phases: tuple[str, ...], timeout: float) -> dict:
+    def reached():
+        br = get_run(ns, name)
+        phase = (br or {}).get("status", {}).get("phase")
+        if phase == "Failed" and "Failed" not in phases:
+            raise AssertionError(f"{name} failed: {br['status'].get('reason')}: {br['status'].get('message')}")
+        return br if phase in phases else None
+    return wait_for(f"{name} in {phases}", reached, timeout)
+
+
+def objects_of(ns: str, name: str) -> list[str]:
+    out = kubectl("get", "jobs,pods,configmaps,serviceaccounts,roles,rolebindings,statefulsets,services",
+                  "-n", ns, "-l", f"{RUN_LABEL}={name}", "-o", "name")
+    return out.stdout.split()
+
+
+def helm_releases(ns: str) -> list[str]:
+    out = subprocess.run(["helm", "list", "-n", ns, "-q", "--all"], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+@pytest.fixture(scope="module")
+def crd():
+    kubectl("apply", "-f", str(ROOT / "crds" / "benchmarkrun.yaml"))
+    kubectl("wait", "--for=condition=Established", "crd/benchmarkruns.bench.tpcc.dev", "--timeout=60s")
+    # the API server serves the new type a moment after Established
+    wait_for("BenchmarkRun served", lambda: kubectl("get", "br", "-A", check=False).returncode == 0, 30)
+
+
+def _namespace(prefix: str):
+    ns = f"{prefix}-{secrets.token_hex(3)}"
+    kubectl("create", "namespace", ns)
+    return ns
+
+
+@pytest.fixture(scope="module")
+def namespace(crd):
+    ns = _namespace("tpcc-e2e")
+    yield ns
+    kubectl("delete", "namespace", ns, "--wait=false", check=False)
+
+
+@pytest.fixture(scope="module")
+def operator(namespace):
+    """The operator chart installed in its own namespace, watching the test namespace."""
+    op_ns = _namespace("tpcc-e2e-op")
+    release = f"op-{op_ns[-6:]}"
+    subprocess.run(["helm", "upgrade", "--install", release, str(ROOT / "charts" / "tpcc-operator"),
+                    "-n", op_ns, "--set", "image.pullPolicy=Never", "--set", f"watchNamespace={namespace}",
+                    "--wait", "--timeout", "120s"], check=True, capture_output=True, text=True)
+    yield op_ns
+    subprocess.run(["helm", "uninstall", release, "-n", op_ns], capture_output=True)
+    kubectl("delete", "namespace", op_ns, "--wait=false", check=False)
+
+
+def operator_pod(op_ns: str) -> str:
+    return kubectl("get", "pods", "-n", op_ns, "-l", "app.kubernetes.io/name=tpcc-operator",
+                   "-o", "jsonpath={.items[0].metadata.name}").stdout
+
+
+# ---- schema: no cluster workload needed -------------------------------------------------------
+
+@pytest.mark.parametrize("spec, message", [
+    ({"database": {"type": "voltdb"}, "workload": {"warehouses": 0}},
+     "spec.workload.warehouses in body should be greater than or equal to 1"),
+    ({"database": {"type": "oracle"}}, 'spec.database.type: Unsupported value: "oracle"'),
+    ({"database": {"type": "voltdb"}, "workload": {"clients": 5}, "runners": {"parallelism": 2}},
+     "workload.clients must be a multiple of runners.parallelism"),
+    ({"database": {"type": "mongodb", "deploy": {}, "external": {"endpoints": ["db:27017"]}}},
+     "database.deploy and database.external are mutually exclusive"),
+    ({"database": {"type": "foundationdb"}}, "foundationdb has no chart to deploy"),
+    ({"database": {"type": "voltdb", "external": {"endpoints": ["no port"]}}}, "spec.database.external.endpoints[0]"),
+])
+def test_invalid_manifests_are_rejected(namespace, spec, message):
+    out = kubectl("apply", "-n", namespace, "-f", "-", input=manifest("bad", **spec), check=False)
+    assert out.returncode != 0
+    assert message in out.stderr
+    assert get_run(namespace, "bad") is None
+
+
+# ---- the full run --------------------------------------------------------------------------------
+
+VOLTDB_RUN = dict(
+    database={"type": "voltdb", "deploy": {"replicas": 1, "values": {"image": {"pullPolicy": "Never"}}},
+              "readyTimeoutSeconds": 300},
+    workload={"warehouses": 1, "clients": 2, "durationSeconds": 20, "warmupSeconds": 5, "loadWorkers": 2},
+    runners={"parallelism": 2, "imagePullPolicy": "Never"},
+    cleanup={"policy": "Never"},
+)
+
+
+@needs_images
+def test_voltdb_run(namespace, operator):
+    name = "voltdb-e2e"
+    doc = manifest(name, **VOLTDB_RUN)
+    kubectl("apply", "-n", namespace, "-f", "-", input=doc)
+
+    # restart the operator while the runners are at work: the run goes on, nothing is duplicated
+    wait_phase(namespace, name, ("Running",), timeout=600)
+    old = operator_pod(operator)
+    kubectl("delete", "pod", "-n", operator, old, "--wait=false")
+    wait_for("a new operator pod", lambda: operator_pod(operator) not in ("", old), 120)
+
+    br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=600)
+    status = br["status"]
+    assert status["phase"] == "Succeeded", f"{status.get('reason')}: {status.get('message')}"
+    assert status["observedGeneration"] == br["metadata"]["generation"]
+    results = status["results"]
+    assert results["tpmC"] > 0 and results["runnerPods"] == 2
+    assert sorted(p["shard"] for p in results["pods"]) == [0, 1]
+    assert all(p["tpmC"] > 0 for p in results["pods"])
+    assert results["transactions"]["NEW_ORDER"]["latencyMs"]["p50"] > 0
+    assert status["consistency"]["passed"] and status["consistency"]["violated"] == []
+    assert len(status["consistency"]["conditions"]) == 12
+    conditions = {c["type"]: c["status"] for c in status["conditions"]}
+    assert conditions == {"DatabaseReady": "True", "Loaded": "True", "RunCompleted": "True",
+                          "ConsistencyVerified": "True", "Succeeded": "True"}
+
+    events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json",
+                                "--field-selector", f"involvedObject.name={name}").stdout)["items"]
+    reasons = {e["reason"] for e in events}
+    assert {"RunStarted", "DatabaseInstalled", "LoadJobCreated", "RunnersReady", "Verifying",
+            "Succeeded"} <= reasons, reasons
+
+    # the operator's /metrics (what the ServiceMonitor scrapes), through the API server's proxy
+    service = kubectl("get", "service", "-n", operator, "-l", "app.kubernetes.io/name=tpcc-operator",
+                      "-o", "jsonpath={.items[0].metadata.name}").stdout
+    exposition = kubectl("get", "--raw",
+                         f"/api/v1/namespaces/{operator}/services/{service}:metrics/proxy/metrics").stdout
+    series = f'{{db="voltdb",namespace="{namespace}",run="{name}"}}'
+    assert f"tpcc_operator_run_tpmc{series} {float(results['tpmC'])}" in exposition
+    assert f"tpcc_operator_run_consistency_passed{series} 1.0" in exposition
+
+    jobs = json.loads(kubectl("get", "jobs", "-n", namespace, "-l", f"{RUN_LABEL}={name}",
+                              "-o", "json").stdout)["items"]
+    assert sorted(j["metadata"]["name"] for j in jobs) == [f"{name}-g1-checker", f"{name}-g1-loader",
+                                                           f"{name}-g1-runner"]
+    pods = kubectl("get", "pods", "-n", namespace, "-l", f"job-name={name}-g1-runner", "-o", "name").stdout.split()
+    assert len(pods) == 2  # no retried or duplicated runner pod across the operator restart
+    uids = sorted(j["metadata"]["uid"] for j in jobs)
+
+    # re-applying the same spec changes nothing
+    kubectl("apply", "-n", namespace, "-f", "-", input=doc)
+    time.sleep(10)
+    after = json.loads(kubectl("get", "jobs", "-n", namespace, "-l", f"{RUN_LABEL}={name}",
+                               "-o", "json").stdout)["items"]
+    assert sorted(j["metadata"]["uid"] for j in after) == uids
+    assert get_run(namespace, name)["status"]["phase"] == "Succeeded"
+
+    # deleting removes what the run made, the Helm release included
+    assert f"{name}-g1" in helm_releases(namespace)
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")
+    wait_for("the run's objects to go", lambda: not objects_of(namespace, name)
+             and f"{name}-g1" not in helm_releases(namespace), 120)
+
+
+@needs_images
+def test_delete_mid_run_removes_everything(namespace, operator):
+    name = "voltdb-delete"
+    spec = {**VOLTDB_RUN, "workload": {**VOLTDB_RUN["workload"], "durationSeconds": 600}}
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **spec))
+    wait_phase(namespace, name, ("Loading", "Running"), timeout=600)
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")
+    wait_for("the run's objects to go", lambda: not objects_of(namespace, name)
+             and f"{name}-g1" not in helm_releases(namespace), 120)
+
+
+@needs_images
+def test_unreachable_external_database_fails_with_a_reason(namespace, operator):
+    name = "unreachable"
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(
+        # 192.0.2.0/24 is TEST-NET-1 (RFC 5737): routed nowhere
+        name, database={"type": "voltdb", "external": {"endpoints": ["192.0.2.1:21212"]}},
+        workload={"connectTimeoutSeconds": 5}, runners={"imagePullPolicy": "Never"}))
+    br = wait_phase(namespace, name, ("Failed",), timeout=180)
+    assert br["status"]["reason"] == "LoadFailed"
+    assert "tpcc load: error" in br["status"]["message"]
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=60s")

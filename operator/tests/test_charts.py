@@ -1,0 +1,120 @@
+"""The charts lint and render what the operator relies on (needs the helm CLI)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from crd_schema import CRD_PATH, ROOT
+from tpcc_operator import plan
+
+CHARTS = ROOT / "charts"
+
+
+def _helm() -> str | None:
+    for candidate in (os.environ.get("TPCC_HELM"), shutil.which("helm"),
+                      str(Path.home() / ".cache/tpcc-operator/k8s/bin/helm")):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    return None
+
+
+HELM = _helm()
+pytestmark = pytest.mark.skipif(HELM is None, reason="no helm CLI (hack/local-k8s.sh tools fetches it)")
+
+
+def helm(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([HELM, *args], capture_output=True, text=True)
+
+
+def render(chart: str, *args: str) -> list[dict]:
+    out = helm("template", "rel", str(CHARTS / chart), "--namespace", "ns", *args)
+    assert out.returncode == 0, out.stderr
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+def by_kind(docs: list[dict], kind: str) -> list[dict]:
+    return [d for d in docs if d["kind"] == kind]
+
+
+def pod_labels(deployment_spec: dict) -> dict:
+    return deployment_spec["template"]["metadata"]["labels"]
+
+
+@pytest.mark.parametrize("chart", ["tpcc-operator", "voltdb", "mongodb"])
+def test_lint(chart):
+    out = helm("lint", "--strict", str(CHARTS / chart))
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_operator_chart_ships_the_crd_unchanged():
+    assert (CHARTS / "tpcc-operator" / "crds" / "benchmarkrun.yaml").read_text() == CRD_PATH.read_text()
+
+
+def test_operator_chart(tmp_path):
+    docs = render("tpcc-operator", "--include-crds")
+    assert {d["kind"] for d in docs} == {"CustomResourceDefinition", "ServiceAccount", "ClusterRole",
+                                        "ClusterRoleBinding", "Deployment", "Service"}
+    dep = by_kind(docs, "Deployment")[0]["spec"]
+    assert dep["replicas"] == 1 and dep["strategy"] == {"type": "Recreate"}
+    pod = dep["template"]["spec"]
+    c = pod["containers"][0]
+    assert c["command"][:3] == ["kopf", "run", "--module=tpcc_operator.handlers"]
+    assert "--all-namespaces" in c["command"]
+    assert pod["securityContext"]["runAsNonRoot"] and c["securityContext"]["readOnlyRootFilesystem"]
+    env = {e["name"]: e["value"] for e in c["env"]}
+    assert env["TPCC_RUNNER_IMAGE"] == "local/tpcc-runner:dev"
+    # /metrics: the container port and the Service port the ServiceMonitor names
+    assert {"name": "metrics", "containerPort": 9090} in c["ports"] and env["TPCC_METRICS_PORT"] == "9090"
+    svc = by_kind(docs, "Service")[0]
+    assert svc["spec"]["ports"][0]["name"] == "metrics"
+    assert svc["spec"]["selector"].items() <= pod_labels(dep).items()
+    rules = by_kind(docs, "ClusterRole")[0]["rules"]
+    granted = {(g, r): set(rule["verbs"]) for rule in rules for g in rule["apiGroups"] for r in rule["resources"]}
+    assert granted[("", "pods")] == {"get", "list", "watch"}  # reads pods, never deletes them (yet)
+    assert "*" not in {v for verbs in granted.values() for v in verbs}
+    assert ("", "nodes") not in granted
+    # values.schema.json rejects a bad value
+    bad = helm("template", "rel", str(CHARTS / "tpcc-operator"), "--set", "image.pullPolicy=Sometimes")
+    assert bad.returncode != 0 and "pullPolicy" in bad.stderr
+
+
+def test_voltdb_chart_renders_what_the_plan_expects():
+    run = plan.Run("bench", "ns", "u", 1)
+    docs = render("voltdb", "--set", "replicas=3", "--set", "kfactor=1",
+                  "--set-json", 'podLabels={"bench.tpcc.dev/role": "database"}')
+    sts = by_kind(docs, "StatefulSet")[0]
+    assert sts["spec"]["replicas"] == 3 and sts["spec"]["podManagementPolicy"] == "Parallel"
+    assert sts["spec"]["serviceName"] == "rel-hl"
+    assert sts["spec"]["template"]["metadata"]["labels"]["bench.tpcc.dev/role"] == "database"
+    script = sts["spec"]["template"]["spec"]["containers"][0]["args"][0]
+    assert "hostcount 3" in script
+    assert "mesh rel-0.rel-hl.ns.svc.cluster.local:3021,rel-1.rel-hl.ns.svc.cluster.local:3021," in script
+    headless = [s for s in by_kind(docs, "Service") if s["spec"].get("clusterIP") == "None"][0]
+    assert headless["metadata"]["name"] == "rel-hl" and headless["spec"]["publishNotReadyAddresses"]
+    assert 'kfactor="1"' in by_kind(docs, "ConfigMap")[0]["data"]["deployment.xml"]
+    # the operator's endpoints name exactly these pods and port
+    spec = {"database": {"type": "voltdb", "deploy": {"replicas": 3}}}
+    assert plan.endpoints(run, spec)[0] == "bench-g1-0.bench-g1-hl.ns.svc.cluster.local:21212"
+    bad = helm("template", "rel", str(CHARTS / "voltdb"), "--set", "kfactor=1")
+    assert bad.returncode != 0 and "kfactor (1) must be less than replicas (1)" in bad.stderr
+
+
+def test_mongodb_chart_initiates_the_replica_set():
+    docs = render("mongodb", "--set", "replicas=3")
+    sts = by_kind(docs, "StatefulSet")[0]
+    containers = {c["name"]: c for c in sts["spec"]["template"]["spec"]["containers"]}
+    assert "--replSet=rs0" in containers["mongod"]["command"]
+    assert containers["mongod"]["image"] == "mongo:7.0"
+    script = by_kind(docs, "ConfigMap")[0]["data"]["init-replica-set.js"]
+    assert "rel-2.rel-hl.ns.svc.cluster.local:27017" in script and "rs.initiate" in script
+    assert "createUser" not in script
+    auth = render("mongodb", "--set", "auth.enabled=true", "--set", "auth.existingSecret=creds")
+    assert by_kind(auth, "Secret")[0]["data"]["keyfile"]
+    mongod = by_kind(auth, "StatefulSet")[0]["spec"]["template"]["spec"]["containers"][0]
+    assert "--keyFile=/keyfile/keyfile" in mongod["command"]
+    assert "createUser" in by_kind(auth, "ConfigMap")[0]["data"]["init-replica-set.js"]

@@ -1,0 +1,87 @@
+"""The CRD reads well in `kubectl explain`, is structural, and its defaults complete a spec."""
+from __future__ import annotations
+
+from crd_schema import crd_schema, defaulted_spec, load_crd
+
+
+def walk(schema: dict, path: str = ""):
+    yield path, schema
+    for key, sub in (schema.get("properties") or {}).items():
+        yield from walk(sub, f"{path}.{key}")
+    if isinstance(schema.get("items"), dict):
+        yield from walk(schema["items"], f"{path}[]")
+    if isinstance(schema.get("additionalProperties"), dict):
+        yield from walk(schema["additionalProperties"], f"{path}{{}}")
+
+
+def test_identity_and_columns():
+    crd = load_crd()
+    assert crd["metadata"]["name"] == "benchmarkruns.bench.tpcc.dev"
+    assert crd["spec"]["names"]["kind"] == "BenchmarkRun"
+    assert crd["spec"]["names"]["shortNames"] == ["br"]
+    version = crd["spec"]["versions"][0]
+    assert version["name"] == "v1alpha1" and version["served"] and version["storage"]
+    assert version["subresources"] == {"status": {}}
+    assert [c["name"] for c in version["additionalPrinterColumns"]] == \
+        ["Phase", "DB", "Warehouses", "Clients", "tpmC", "Age"]
+
+
+def test_structural():
+    """Every node has a type (or is int-or-string / preserved), properties and
+    additionalProperties never meet, and defaults satisfy their own enum and minimum."""
+    for path, node in walk(crd_schema()):
+        if path in ("", ".metadata"):
+            continue
+        assert "type" in node or node.get("x-kubernetes-int-or-string"), f"{path} has no type"
+        assert not ("properties" in node and "additionalProperties" in node), path
+        if "default" in node:
+            d = node["default"]
+            if "enum" in node:
+                assert d in node["enum"], path
+            if "minimum" in node:
+                assert d >= node["minimum"], path
+
+
+# JSONSchemaProps fields a CRD schema node may have (the API server rejects any other key).
+SCHEMA_KEYS = {"type", "description", "properties", "items", "additionalProperties", "required", "default",
+               "enum", "minimum", "maximum", "minItems", "maxItems", "pattern", "format", "anyOf",
+               "x-kubernetes-validations", "x-kubernetes-preserve-unknown-fields",
+               "x-kubernetes-int-or-string", "x-kubernetes-list-type", "x-kubernetes-list-map-keys"}
+
+
+def test_only_known_schema_keys():
+    for path, node in walk(crd_schema()):
+        assert set(node) <= SCHEMA_KEYS, f"{path}: unknown keys {set(node) - SCHEMA_KEYS}"
+
+
+def test_spec_fields_described():
+    for path, node in walk(crd_schema()["properties"]["spec"], ".spec"):
+        if node.get("type") == "object" and "properties" in node:
+            for key, sub in node["properties"].items():
+                assert sub.get("description"), f"{path}.{key} needs a description for kubectl explain"
+
+
+def test_defaults_complete_a_minimal_spec():
+    spec = defaulted_spec({"database": {"type": "voltdb"}})
+    assert spec["workload"]["warehouses"] == 1
+    assert spec["workload"]["mix"] == {"newOrder": 45, "payment": 43, "orderStatus": 4,
+                                       "delivery": 4, "stockLevel": 4}
+    assert spec["runners"]["parallelism"] == 1 and spec["runners"]["metricsPort"] == 9100
+    assert spec["verify"]["enabled"] is True
+    assert spec["cleanup"]["policy"] == "OnSuccess"
+    assert spec["database"]["readyTimeoutSeconds"] == 600
+    assert "deploy" not in spec["database"]  # absent deploy = deploy with defaults
+
+
+def test_validation_rules_and_enums():
+    schema = crd_schema()
+    db = schema["properties"]["spec"]["properties"]["database"]
+    assert db["properties"]["type"]["enum"] == ["voltdb", "mongodb", "foundationdb"]
+    assert db["required"] == ["type"]
+    assert schema["properties"]["spec"]["properties"]["workload"]["properties"]["warehouses"]["minimum"] == 1
+    rules = [r["rule"] for _, n in walk(schema) for r in n.get("x-kubernetes-validations", [])]
+    assert any("has(self.deploy) && has(self.external)" in r for r in rules)
+    assert any("clients % self.runners.parallelism" in r for r in rules)
+    assert any("== 100" in r for r in rules)
+    # no password field anywhere in the spec: credentials come from a Secret reference
+    assert not [p for p, _ in walk(schema["properties"]["spec"]) if p.lower().endswith("password")]

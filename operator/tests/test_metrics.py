@@ -1,0 +1,51 @@
+"""Operator metrics follow the run's status: phase series move, results appear, deletion clears."""
+from prometheus_client import generate_latest
+
+from tpcc_operator.metrics import OperatorMetrics
+
+SPEC = {"database": {"type": "voltdb"}, "baselineTpmC": 1000.0}
+
+
+def sample(m: OperatorMetrics, name: str, **labels) -> float | None:
+    return m.registry.get_sample_value(name, labels)
+
+
+def test_phase_series_moves_with_the_run():
+    m = OperatorMetrics()
+    m.observe("ns", "r", SPEC, {"phase": "Loading"})
+    assert sample(m, "tpcc_operator_runs", namespace="ns", run="r", db="voltdb", phase="Loading") == 1
+    m.observe("ns", "r", SPEC, {"phase": "Running"})
+    assert sample(m, "tpcc_operator_runs", namespace="ns", run="r", db="voltdb", phase="Loading") is None
+    assert sample(m, "tpcc_operator_runs", namespace="ns", run="r", db="voltdb", phase="Running") == 1
+    assert sample(m, "tpcc_operator_run_failed", namespace="ns", run="r", db="voltdb") is None
+    assert sample(m, "tpcc_operator_run_baseline_tpmc", namespace="ns", run="r", db="voltdb") == 1000.0
+
+
+def test_final_results_and_verdicts():
+    m = OperatorMetrics()
+    m.observe("ns", "r", SPEC, {"phase": "Succeeded", "results": {"tpmC": 812.5},
+                                "consistency": {"passed": True}})
+    labels = dict(namespace="ns", run="r", db="voltdb")
+    assert sample(m, "tpcc_operator_run_tpmc", **labels) == 812.5
+    assert sample(m, "tpcc_operator_run_failed", **labels) == 0
+    assert sample(m, "tpcc_operator_run_consistency_passed", **labels) == 1
+    m.observe("ns", "f", SPEC, {"phase": "Failed", "consistency": {"passed": False}})
+    assert sample(m, "tpcc_operator_run_failed", namespace="ns", run="f", db="voltdb") == 1
+    assert sample(m, "tpcc_operator_run_consistency_passed", namespace="ns", run="f", db="voltdb") == 0
+
+
+def test_a_new_generation_clears_the_old_results():
+    m = OperatorMetrics()
+    m.observe("ns", "r", SPEC, {"phase": "Succeeded", "results": {"tpmC": 5.0}})
+    m.observe("ns", "r", SPEC, {"phase": "Pending"})
+    assert sample(m, "tpcc_operator_run_tpmc", namespace="ns", run="r", db="voltdb") is None
+    assert sample(m, "tpcc_operator_run_failed", namespace="ns", run="r", db="voltdb") is None
+
+
+def test_forget_removes_every_series_of_the_run():
+    m = OperatorMetrics()
+    m.observe("ns", "r", SPEC, {"phase": "Succeeded", "results": {"tpmC": 5.0}})
+    m.reconcile_errors.labels("ns", "r").inc()
+    m.forget("ns", "r")
+    lines = [ln for ln in generate_latest(m.registry).decode().splitlines() if 'run="r"' in ln]
+    assert lines and all(ln.startswith("tpcc_operator_reconcile_errors") for ln in lines)  # counters stay

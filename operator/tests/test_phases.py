@@ -1,0 +1,271 @@
+"""The state machine: forward only, one Step per tick, timeouts end in Failed with a reason,
+restarts repeat idempotent actions, a new generation starts a new run."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from runner_docs import pod_results
+from tpcc_operator import phases, plan
+from tpcc_operator.phases import Action, JobState, World, can_move, next_step
+
+T0 = dt.datetime(2025, 1, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
+RUN = plan.Run("bench", "perf", "uid", 2)
+CHECK_OK = {"passed": True, "conditions": [{"number": n, "passed": True, "checked": 1, "violations": 0}
+                                           for n in range(1, 13)]}
+
+
+def apply(status: dict, step: phases.Step) -> dict:
+    return phases.patched(status, step.status)
+
+
+class Driver:
+    """Feeds next_step successive worlds, applying each step to the status."""
+
+    def __init__(self, spec, run=RUN):
+        self.spec, self.run, self.status, self.now = spec, run, {}, T0
+        self.actions: list[Action] = []
+        self.events: list[phases.Event] = []
+
+    def tick(self, world: World | None = None, after: float = 3) -> phases.Step:
+        self.now += dt.timedelta(seconds=after)
+        step = next_step(self.run, self.spec, self.status, world or World(), self.now)
+        self.status = apply(self.status, step)
+        self.actions += step.actions
+        self.events += step.events
+        return step
+
+    @property
+    def phase(self):
+        return self.status.get("phase")
+
+    def condition(self, type_):
+        return next(c for c in self.status["conditions"] if c["type"] == type_)
+
+
+@pytest.fixture
+def voltdb(spec_of):
+    return spec_of({"database": {"type": "voltdb"}, "workload": {"clients": 8},
+                    "runners": {"parallelism": 2}})
+
+
+def test_forward_only():
+    assert can_move(None, "Pending") and not can_move(None, "Running")
+    assert can_move("Pending", "Deploying") and can_move("Pending", "Loading")
+    assert not can_move("Running", "Loading")
+    assert can_move("Verifying", "Failed") and can_move("Deploying", "Failed")
+    assert not can_move("Succeeded", "Failed") and not can_move("Failed", "Succeeded")
+    assert not can_move("Failed", "Pending")
+
+
+def test_happy_path(voltdb):
+    d = Driver(voltdb)
+    step = d.tick()
+    assert d.phase == "Pending" and d.status["observedGeneration"] == 2 and step.actions == []
+    assert step.events[0].reason == "RunStarted"
+
+    d.tick()
+    assert d.phase == "Deploying" and Action.CREATE_RUN_OBJECTS in d.actions
+    assert d.status["database"]["release"] == "bench-g2"
+    assert d.status["database"]["endpoints"][0].startswith("bench-g2-0.bench-g2-hl.perf.svc")
+
+    assert d.tick().actions == [Action.INSTALL_DATABASE] and d.status["database"]["installed"]
+    assert d.tick(World(database_ready=0)).actions == [] and d.phase == "Deploying"
+    d.tick(World(database_ready=1))
+    assert d.phase == "Loading" and d.condition("DatabaseReady")["status"] == "True"
+
+    assert d.tick(World()).actions == [Action.CREATE_LOAD_JOB]
+    assert d.tick(World(load=JobState(exists=True))).actions == []
+    d.tick(World(load=JobState(exists=True, succeeded=True)))
+    assert d.phase == "Running" and d.condition("Loaded")["status"] == "True"
+
+    assert d.tick(World()).actions == [Action.CREATE_RUN_JOB]
+    assert d.tick(World(runner=JobState(exists=True), runners_ready=1)).actions == []
+    step = d.tick(World(runner=JobState(exists=True), runners_ready=2))
+    assert step.actions == [Action.WRITE_START_AT]
+    assert step.start_at == phases.rfc3339(d.now + dt.timedelta(seconds=5)) == d.status["startAt"]
+    # the barrier is released once: later ticks do not move startAt
+    assert d.tick(World(runner=JobState(exists=True), start_at=step.start_at, runners_ready=0)).actions == []
+    assert d.status["startAt"] == step.start_at
+
+    docs = {0: pod_results(0, 2, 100, 0.01), 1: pod_results(1, 2, 80, 0.01)}
+    d.tick(World(runner=JobState(exists=True, succeeded=True), results=docs))
+    assert d.phase == "Verifying" and d.status["results"]["tpmC"] == 180.0
+    assert d.condition("RunCompleted")["status"] == "True"
+
+    assert d.tick(World()).actions == [Action.CREATE_CHECK_JOB]
+    d.tick(World(checker=JobState(exists=True, succeeded=True), check_report=CHECK_OK))
+    assert d.phase == "Succeeded" and d.status["consistency"]["passed"]
+    assert d.condition("Succeeded")["status"] == "True" and d.status["completionTime"]
+
+    # cleanup once per policy (OnSuccess), then nothing more
+    assert d.tick().actions == [Action.CLEAN_UP] and d.status["cleanedUp"]
+    assert d.tick().actions == [] and d.phase == "Succeeded"
+    reasons = [e.reason for e in d.events]
+    for r in ("RunStarted", "Deploying", "DatabaseInstalled", "Loading", "LoadJobCreated", "Running",
+              "RunJobCreated", "RunnersReady", "Verifying", "CheckJobCreated", "Succeeded", "CleanedUp"):
+        assert r in reasons
+    assert all(e.type == "Normal" for e in d.events)
+
+
+def test_phase_never_moves_backwards(voltdb):
+    d = Driver(voltdb)
+    seen = []
+    worlds = [World(), World(), World(), World(database_ready=1), World(),
+              World(load=JobState(True, True)), World(runner=JobState(True), runners_ready=2),
+              World(runner=JobState(True, True), results={0: pod_results(0, 2, 5, .01),
+                                                          1: pod_results(1, 2, 5, .01)}),
+              World(checker=JobState(True, True), check_report=CHECK_OK), World()]
+    for w in worlds:
+        d.tick(w)
+        seen.append(d.phase)
+    order = [phases.ORDER.index(p) for p in seen]
+    assert order == sorted(order) and seen[-1] == "Succeeded"
+
+
+def test_external_database_skips_deploying(spec_of):
+    spec = spec_of({"database": {"type": "mongodb", "external": {"endpoints": ["db:27017"]}}})
+    d = Driver(spec)
+    d.tick()
+    d.tick()
+    assert d.phase == "Loading" and d.status["database"] == {"endpoints": ["db:27017"], "release": ""}
+    assert d.condition("DatabaseReady")["reason"] == "External"
+    d.tick(World(load=JobState(True, True)))
+    d.tick(World())
+    d.tick(World(runner=JobState(True), runners_ready=1))
+    d.tick(World(runner=JobState(True, True), results={0: pod_results(0, 1, 10, .01)}))
+    d.tick(World(checker=JobState(True, True), check_report=CHECK_OK))
+    assert d.phase == "Succeeded"
+    assert Action.INSTALL_DATABASE not in d.actions
+    assert d.tick().actions == [Action.CLEAN_UP]  # the Jobs go; there is no release to remove
+
+
+def test_database_never_ready_fails_after_the_timeout(voltdb):
+    voltdb["database"]["readyTimeoutSeconds"] = 60
+    d = Driver(voltdb)
+    d.tick(), d.tick(), d.tick()
+    assert d.phase == "Deploying"
+    d.tick(World(database_ready=0), after=30)
+    assert d.phase == "Deploying"
+    d.tick(World(database_ready=0, database_waiting="bench-g2-0: ErrImagePull"), after=31)
+    assert d.phase == "Failed" and d.status["reason"] == "DatabaseNotReady"
+    assert d.status["message"] == "database not ready after 60s: 0/1 pods ready (bench-g2-0: ErrImagePull)"
+    assert d.events[-1].type == "Warning" and d.condition("Succeeded")["status"] == "False"
+    # OnSuccess keeps a failed run's database for debugging
+    assert d.tick().actions == [] and d.status["cleanedUp"]
+
+
+def test_helm_failures_are_retried_until_the_timeout_and_reported(voltdb):
+    voltdb["database"]["readyTimeoutSeconds"] = 60
+    d = Driver(voltdb)
+    d.tick(), d.tick()
+    # a failed install: the handler records a HelmFailed condition and does not apply the step
+    d.status["conditions"] = phases.set_condition([], "DatabaseReady", False, "HelmFailed",
+                                                  "helm upgrade: chart not found", 2, d.now)
+    assert next_step(RUN, voltdb, d.status, World(), d.now).actions == [Action.INSTALL_DATABASE]
+    d.tick(World(), after=61)
+    assert d.phase == "Failed" and "chart not found" in d.status["message"]
+
+
+def test_load_failure_carries_the_runners_one_line_error(voltdb):
+    d = Driver(voltdb)
+    d.status = {"phase": "Loading", "observedGeneration": 2, "stageStartTime": "2025-01-01T12:00:00Z"}
+    d.tick(World(load=JobState(True, failed=True, message="pod x exited 1: tpcc load: error: unreachable")))
+    assert d.phase == "Failed" and d.status["reason"] == "LoadFailed"
+    assert d.status["message"] == "load failed: pod x exited 1: tpcc load: error: unreachable"
+
+
+def test_runners_never_ready(voltdb):
+    d = Driver(voltdb)
+    d.status = {"phase": "Running", "observedGeneration": 2, "stageStartTime": "2025-01-01T12:00:00Z"}
+    d.tick(World(runner=JobState(True), runners_ready=1), after=301)
+    assert d.phase == "Failed" and d.status["reason"] == "RunnersNotReady"
+    assert d.status["message"] == "1/2 runner pods ready after 300s"
+
+
+def test_missing_results_fail_the_run(voltdb):
+    d = Driver(voltdb)
+    d.status = {"phase": "Running", "observedGeneration": 2, "startAt": "x"}
+    d.tick(World(runner=JobState(True, True), results={0: pod_results(0, 2, 5, .01)}))
+    assert d.status["reason"] == "ResultsMissing" and "[1]" in d.status["message"]
+
+
+def test_consistency_violation_fails_the_run(voltdb):
+    d = Driver(voltdb)
+    d.status = {"phase": "Verifying", "observedGeneration": 2}
+    report = {"passed": False, "conditions": [{"number": 2, "passed": False, "violations": 1},
+                                              {"number": 7, "passed": False, "violations": 3}]}
+    d.tick(World(checker=JobState(True, failed=True, message="exit 1"), check_report=report))
+    assert d.phase == "Failed" and d.status["reason"] == "ConsistencyViolated"
+    assert d.status["message"] == "violated consistency conditions 2, 7"
+    assert d.status["consistency"]["violated"] == [2, 7]
+
+
+def test_check_crash_without_report(voltdb):
+    d = Driver(voltdb)
+    d.status = {"phase": "Verifying", "observedGeneration": 2}
+    d.tick(World(checker=JobState(True, failed=True, message="pod c exited 1: boom")))
+    assert d.status["reason"] == "CheckFailed" and "boom" in d.status["message"]
+
+
+def test_verify_disabled_succeeds_after_the_run(spec_of):
+    spec = spec_of({"database": {"type": "voltdb"}, "verify": {"enabled": False},
+                    "cleanup": {"policy": "Never"}})
+    d = Driver(spec)
+    d.status = {"phase": "Running", "observedGeneration": 2, "startAt": "x"}
+    d.tick(World(runner=JobState(True, True), results={0: pod_results(0, 1, 5, .01)}))
+    assert d.phase == "Succeeded"
+    assert d.tick().actions == []  # policy Never
+
+
+def test_restart_adopts_a_start_time_already_written(voltdb):
+    """The operator wrote startAt into the ConfigMap and died before recording it."""
+    d = Driver(voltdb)
+    d.status = {"phase": "Running", "observedGeneration": 2, "stageStartTime": "2025-01-01T12:00:00Z"}
+    step = d.tick(World(runner=JobState(True), start_at="2025-01-01T12:00:09Z", runners_ready=2))
+    assert step.actions == [] and d.status["startAt"] == "2025-01-01T12:00:09Z"
+
+
+def test_repeated_ticks_in_a_phase_repeat_only_idempotent_creates(voltdb):
+    d = Driver(voltdb)
+    d.status = {"phase": "Loading", "observedGeneration": 2}
+    # the Job is not visible yet (or the create's status patch was lost): asked again, same name
+    assert d.tick(World()).actions == [Action.CREATE_LOAD_JOB]
+    assert d.tick(World()).actions == [Action.CREATE_LOAD_JOB]
+    assert d.phase == "Loading"
+
+
+def test_new_generation_starts_a_new_run(voltdb):
+    d = Driver(voltdb)
+    d.status = {"phase": "Succeeded", "observedGeneration": 1, "results": {"tpmC": 5.0},
+                "startAt": "x", "cleanedUp": True, "message": "old"}
+    step = d.tick()
+    assert step.actions == [Action.RETIRE_OLD_GENERATIONS]
+    assert d.status["phase"] == "Pending" and d.status["observedGeneration"] == 2
+    assert "results" not in d.status and "startAt" not in d.status and "message" not in d.status
+
+
+def test_ttl_deletes_the_run(spec_of):
+    spec = spec_of({"database": {"type": "voltdb"}, "cleanup": {"ttlSecondsAfterFinished": 60}})
+    d = Driver(spec)
+    d.status = {"phase": "Failed", "observedGeneration": 2, "cleanedUp": True,
+                "completionTime": "2025-01-01T12:00:00Z"}
+    assert d.tick(after=30).actions == []
+    assert d.tick(after=31).actions == [Action.DELETE_RUN]
+
+
+def test_cleanup_always_applies_to_failures(spec_of):
+    spec = spec_of({"database": {"type": "voltdb"}, "cleanup": {"policy": "Always"}})
+    d = Driver(spec)
+    d.status = {"phase": "Failed", "observedGeneration": 2}
+    assert d.tick().actions == [Action.CLEAN_UP]
+
+
+def test_faults_are_reserved_and_said_so(spec_of):
+    spec = spec_of({"database": {"type": "voltdb"}, "faults": [{"action": "kill-primary"}]})
+    step = next_step(RUN, spec, {}, World(), T0)
+    assert step.status["phase"] == "Pending"
+    assert [(e.type, e.reason) for e in step.events][-1] == ("Warning", "FaultsNotInjected")
+    assert spec["faults"][0] == {"action": "kill-primary", "afterSeconds": 60, "everySeconds": 60,
+                                 "count": 1, "gracePeriodSeconds": 0}

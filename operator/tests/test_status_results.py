@@ -1,0 +1,49 @@
+"""Result merge into status: sums across pods, percentiles from merged histograms, no
+histograms in the status; consistency report -> status.consistency."""
+from __future__ import annotations
+
+from runner_docs import pod_results
+from tpcc_operator.results import consistency_status, results_status
+
+
+def test_merge_of_two_pods():
+    fast = pod_results(0, 2, new_orders=120, latency_s=0.002)
+    slow = pod_results(1, 2, new_orders=60, latency_s=0.100)
+    r = results_status([fast, slow])
+    assert r["tpmC"] == fast["tpmC"] + slow["tpmC"] == 180.0
+    assert r["runnerPods"] == 2
+    assert r["start"] == "2025-01-01T00:00:00Z" and r["end"] == "2025-01-01T00:01:01Z"
+    no = r["transactions"]["NEW_ORDER"]
+    assert no["committed"] == 180 and no["rollbacks"] == 2
+    # p50 falls in the fast pod (2/3 of the samples), p99 in the slow one: from the merged histogram
+    assert 1.9 <= no["latencyMs"]["p50"] <= 2.1
+    assert 99 <= no["latencyMs"]["p99"] <= 101
+    assert r["retries"] == 4 and r["aborts"] == 2
+    assert r["committed"] == sum(t["committed"] for t in r["transactions"].values())
+    assert [p["shard"] for p in r["pods"]] == [0, 1]
+    assert [p["tpmC"] for p in r["pods"]] == [120.0, 60.0]
+    assert "histogram" not in repr(r) and "timeline" not in r
+
+
+def test_pods_in_any_order_give_the_same_status():
+    a, b = pod_results(0, 2, 50, 0.01), pod_results(1, 2, 70, 0.02)
+    assert results_status([a, b]) == results_status([b, a])
+
+
+def test_consistency_passed_and_violated():
+    ok = {"passed": True, "violated": [],
+          "conditions": [{"number": n, "passed": True, "checked": 10, "violations": 0, "example": None}
+                         for n in range(1, 13)]}
+    c = consistency_status(ok)
+    assert c["passed"] and c["violated"] == [] and len(c["conditions"]) == 12
+    bad = {"passed": False, "conditions": [
+        {"number": 3, "passed": False, "checked": 10, "violations": 2, "example": {"d_id": 4}},
+        {"number": 1, "passed": True, "checked": 1, "violations": 0}]}
+    c = consistency_status(bad)
+    assert not c["passed"] and c["violated"] == [3]
+    assert c["conditions"][0]["example"] == "{'d_id': 4}"
+
+
+def test_a_report_that_claims_passed_with_a_violation_is_not_passed():
+    c = consistency_status({"passed": True, "conditions": [{"number": 5, "passed": False}]})
+    assert not c["passed"] and c["violated"] == [5]

@@ -1,0 +1,1 @@
+"""tpcc-operator: runs TPC-C BenchmarkRuns on Kubernetes."""

@@ -1,0 +1,323 @@
+"""Cluster I/O for the timer: read what a phase needs to see, create objects if absent,
+delete by label, and drive the `helm` CLI. No decisions here (they are in phases.py)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from typing import Any, Callable
+
+import kubernetes
+from kubernetes.client.rest import ApiException
+
+from . import plan
+from .phases import DEPLOYING, LOADING, RUNNING, VERIFYING, JobState, World
+
+HELM = os.environ.get("TPCC_HELM", "helm")
+HELM_TIMEOUT_SECONDS = 180
+
+
+class HelmError(Exception):
+    pass
+
+
+_loaded = False
+
+
+def _config() -> None:
+    global _loaded
+    if not _loaded:
+        try:
+            kubernetes.config.load_incluster_config()
+        except kubernetes.config.ConfigException:
+            kubernetes.config.load_kube_config()
+        _loaded = True
+
+
+def core() -> kubernetes.client.CoreV1Api:
+    _config()
+    return kubernetes.client.CoreV1Api()
+
+
+def batch() -> kubernetes.client.BatchV1Api:
+    _config()
+    return kubernetes.client.BatchV1Api()
+
+
+def rbac() -> kubernetes.client.RbacAuthorizationV1Api:
+    _config()
+    return kubernetes.client.RbacAuthorizationV1Api()
+
+
+def custom() -> kubernetes.client.CustomObjectsApi:
+    _config()
+    return kubernetes.client.CustomObjectsApi()
+
+
+def _missing(e: ApiException) -> bool:
+    return e.status == 404
+
+
+# ---- the BenchmarkRun itself ---------------------------------------------------------------
+
+def get_run(namespace: str, name: str) -> dict | None:
+    try:
+        return custom().get_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace, plan.PLURAL, name)
+    except ApiException as e:
+        if _missing(e):
+            return None
+        raise
+
+
+def patch_status(namespace: str, name: str, status: dict) -> None:
+    """JSON merge patch of .status (None values remove fields)."""
+    custom().patch_namespaced_custom_object_status(plan.GROUP, plan.VERSION, namespace, plan.PLURAL,
+                                                   name, {"status": status})
+
+
+def delete_run(namespace: str, name: str) -> None:
+    try:
+        custom().delete_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace, plan.PLURAL, name)
+    except ApiException as e:
+        if not _missing(e):
+            raise
+
+
+# ---- create if absent / delete by label ------------------------------------------------------
+
+def _creator(kind: str) -> Callable[[str, dict], Any]:
+    return {
+        "ConfigMap": core().create_namespaced_config_map,
+        "ServiceAccount": core().create_namespaced_service_account,
+        "Role": rbac().create_namespaced_role,
+        "RoleBinding": rbac().create_namespaced_role_binding,
+        "Job": batch().create_namespaced_job,
+    }[kind]
+
+
+def create(obj: dict) -> bool:
+    """Create the object; False if it already exists (the names are deterministic, so an
+    existing object is this very object from an earlier attempt)."""
+    try:
+        _creator(obj["kind"])(obj["metadata"]["namespace"], obj)
+        return True
+    except ApiException as e:
+        if e.status == 409:
+            return False
+        raise
+
+
+def _selector(labels: dict[str, str], exclude_generation: int | None = None) -> str:
+    parts = [f"{k}={v}" for k, v in labels.items()]
+    if exclude_generation is not None:
+        parts.append(f"{plan.LABEL_GENERATION}!={exclude_generation}")
+    return ",".join(parts)
+
+
+def delete_labelled(namespace: str, selector: str, kinds: tuple[str, ...]) -> int:
+    """Delete the objects of the given kinds matching a label selector; returns how many."""
+    c, b, r = core(), batch(), rbac()
+    api = {
+        "Job": (b.list_namespaced_job, b.delete_namespaced_job),
+        "ConfigMap": (c.list_namespaced_config_map, c.delete_namespaced_config_map),
+        "ServiceAccount": (c.list_namespaced_service_account, c.delete_namespaced_service_account),
+        "Role": (r.list_namespaced_role, r.delete_namespaced_role),
+        "RoleBinding": (r.list_namespaced_role_binding, r.delete_namespaced_role_binding),
+    }
+    deleted = 0
+    for kind in kinds:
+        list_fn, delete_fn = api[kind]
+        for item in list_fn(namespace, label_selector=selector).items:
+            try:
+                # Background: the Job's pods go too, without waiting here
+                delete_fn(item.metadata.name, namespace, propagation_policy="Background")
+                deleted += 1
+            except ApiException as e:
+                if not _missing(e):
+                    raise
+    return deleted
+
+
+RUN_KINDS = ("Job", "ConfigMap", "RoleBinding", "Role", "ServiceAccount")
+
+
+def delete_generations(run: plan.Run, keep_current: bool) -> int:
+    """Everything labelled with this run: of other generations only, or of all of them."""
+    base = {plan.LABEL_MANAGED_BY: plan.MANAGER, plan.LABEL_RUN: run.name}
+    selector = _selector(base, run.generation if keep_current else None)
+    return delete_labelled(run.namespace, selector, RUN_KINDS)
+
+
+def delete_after_run(run: plan.Run) -> int:
+    """The cleanup policy's share: Jobs (with their pods), runner RBAC and the start
+    ConfigMap of this generation; the results ConfigMaps stay until the run is deleted."""
+    gen = {plan.LABEL_MANAGED_BY: plan.MANAGER, plan.LABEL_RUN: run.name,
+           plan.LABEL_GENERATION: str(run.generation)}
+    n = delete_labelled(run.namespace, _selector(gen), ("Job", "RoleBinding", "Role", "ServiceAccount"))
+    try:
+        core().delete_namespaced_config_map(plan.start_configmap_name(run), run.namespace)
+        n += 1
+    except ApiException as e:
+        if not _missing(e):
+            raise
+    return n
+
+
+# ---- observation -------------------------------------------------------------------------------
+
+def _ready(pod) -> bool:
+    if pod.metadata.deletion_timestamp:
+        return False
+    return any(c.type == "Ready" and c.status == "True" for c in (pod.status.conditions or []))
+
+
+def ready_pods(namespace: str, labels: dict[str, str]) -> int:
+    pods = core().list_namespaced_pod(namespace, label_selector=_selector(labels)).items
+    return sum(1 for p in pods if _ready(p))
+
+
+def _why_not_ready(pod) -> str:
+    for cs in pod.status.container_statuses or []:
+        waiting = cs.state.waiting if cs.state else None
+        if waiting and waiting.reason:
+            return f"{pod.metadata.name}: {waiting.reason}"
+        if cs.restart_count:
+            return f"{pod.metadata.name}: restarted {cs.restart_count} times"
+    return f"{pod.metadata.name}: {pod.status.phase}"
+
+
+def database_pods(namespace: str, labels: dict[str, str]) -> tuple[int, str]:
+    """Ready pods, and why the first other one is not."""
+    pods = core().list_namespaced_pod(namespace, label_selector=_selector(labels)).items
+    waiting = [_why_not_ready(p) for p in pods if not _ready(p)]
+    return sum(1 for p in pods if _ready(p)), (waiting[0] if waiting else "")
+
+
+def error_line(message: str) -> str:
+    """The runner's one-line error ("tpcc load: error: ...") from a termination message that
+    may hold the tail of the log; else its last line."""
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if re.search(r"\berror\b", ln, re.IGNORECASE)]
+    return (errors or lines or [""])[-1]
+
+
+def _failure_message(namespace: str, job: str) -> str:
+    """The first failed pod's termination message (the runner's one-line error)."""
+    for pod in core().list_namespaced_pod(namespace, label_selector=f"job-name={job}").items:
+        for cs in pod.status.container_statuses or []:
+            t = cs.state.terminated if cs.state else None
+            if t and t.exit_code != 0:
+                detail = error_line(t.message or "") or t.reason or "error"
+                return f"pod {pod.metadata.name} exited {t.exit_code}: {detail}"[:500]
+    return ""
+
+
+def job_state(namespace: str, name: str) -> JobState:
+    try:
+        job = batch().read_namespaced_job(name, namespace)
+    except ApiException as e:
+        if _missing(e):
+            return JobState()
+        raise
+    conditions = {c.type: c for c in (job.status.conditions or []) if c.status == "True"}
+    if "Failed" in conditions:
+        c = conditions["Failed"]
+        detail = _failure_message(namespace, name)
+        return JobState(exists=True, failed=True,
+                        message=detail or f"{c.reason}: {c.message or 'job failed'}")
+    return JobState(exists=True, succeeded="Complete" in conditions)
+
+
+def configmap_data(namespace: str, name: str) -> dict[str, str]:
+    try:
+        return core().read_namespaced_config_map(name, namespace).data or {}
+    except ApiException as e:
+        if _missing(e):
+            return {}
+        raise
+
+
+def _json(text: str | None) -> dict | None:
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def observe(run: plan.Run, spec: dict, phase: str | None) -> World:
+    """What the current phase's decision needs, and nothing more."""
+    ns = run.namespace
+    world = World()
+    if phase == DEPLOYING:
+        world.database_ready, world.database_waiting = database_pods(ns, plan.database_pod_selector(run))
+    elif phase == LOADING:
+        world.load = job_state(ns, plan.job_name(run, "loader"))
+    elif phase == RUNNING:
+        world.runner = job_state(ns, plan.job_name(run, "runner"))
+        world.start_at = configmap_data(ns, plan.start_configmap_name(run)).get("startAt")
+        if world.runner.exists and not world.start_at:
+            world.runners_ready = ready_pods(ns, {"job-name": plan.job_name(run, "runner")})
+        if world.runner.succeeded:
+            for i in range(spec["runners"]["parallelism"]):
+                doc = _json(configmap_data(ns, plan.results_configmap_name(run, i)).get("results.json"))
+                if doc is not None:
+                    world.results[i] = doc
+    elif phase == VERIFYING:
+        world.checker = job_state(ns, plan.job_name(run, "checker"))
+        if world.checker.succeeded or world.checker.failed:
+            world.check_report = _json(configmap_data(ns, plan.check_configmap_name(run)).get("check.json"))
+    return world
+
+
+def write_start_at(run: plan.Run, start_at: str) -> None:
+    core().patch_namespaced_config_map(plan.start_configmap_name(run), run.namespace,
+                                       {"data": {"startAt": start_at}})
+
+
+# ---- helm ------------------------------------------------------------------------------------
+
+def _helm(*args: str) -> str:
+    try:
+        out = subprocess.run([HELM, *args], capture_output=True, text=True, timeout=HELM_TIMEOUT_SECONDS)
+    except FileNotFoundError:
+        raise HelmError(f"helm CLI not found ({HELM})") from None
+    except subprocess.TimeoutExpired:
+        raise HelmError(f"helm {args[0]} did not finish in {HELM_TIMEOUT_SECONDS}s") from None
+    if out.returncode != 0:
+        lines = [ln for ln in out.stderr.splitlines() if ln.strip()] or ["no output"]
+        raise HelmError(f"helm {args[0]}: {lines[-1].strip()}"[:500])
+    return out.stdout
+
+
+def helm_install(release: plan.HelmRelease) -> None:
+    """helm upgrade --install without --wait: the timer polls readiness itself."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as values:
+        json.dump(release.values, values)  # JSON is YAML
+        values.flush()
+        args = ["upgrade", "--install", release.name, release.chart, "--namespace", release.namespace,
+                "--values", values.name, "--wait=false"]
+        if release.version:
+            args += ["--version", release.version]
+        _helm(*args)
+
+
+def helm_releases(namespace: str) -> list[str]:
+    out = _helm("list", "--namespace", namespace, "--all", "--short")
+    return [ln.strip() for ln in out.splitlines() if ln.strip()]
+
+
+def helm_uninstall(namespace: str, release: str) -> None:
+    _helm("uninstall", release, "--namespace", namespace, "--ignore-not-found", "--wait=false")
+
+
+def uninstall_releases(namespace: str, run_name: str, keep: str | None = None) -> list[str]:
+    """Uninstall every release made by the named run (except `keep`)."""
+    gone = [r for r in helm_releases(namespace) if plan.is_release_of(run_name, r) and r != keep]
+    for r in gone:
+        helm_uninstall(namespace, r)
+    return gone

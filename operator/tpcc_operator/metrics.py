@@ -1,0 +1,70 @@
+"""The operator's Prometheus metrics, derived from each run's status on every tick (so an
+operator restart rebuilds them). Names and labels are what dashboards/generate.py queries."""
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
+from .phases import FAILED, SUCCEEDED
+
+RUN_LABELS = ("namespace", "run", "db")
+
+
+class OperatorMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None):
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.runs = Gauge("tpcc_operator_runs", "BenchmarkRuns by phase (1 per run)",
+                          RUN_LABELS + ("phase",), registry=r)
+        self.reconcile_errors = Counter("tpcc_operator_reconcile_errors_total",
+                                        "Ticks that failed (API or Helm errors); retried",
+                                        ("namespace", "run"), registry=r)
+        self.tpmc = Gauge("tpcc_operator_run_tpmc", "Final tpmC of the run, all runner pods",
+                          RUN_LABELS, registry=r)
+        self.baseline_tpmc = Gauge("tpcc_operator_run_baseline_tpmc", "spec.baselineTpmC of the run",
+                                   RUN_LABELS, registry=r)
+        self.failed = Gauge("tpcc_operator_run_failed", "1 if the run ended Failed, 0 if Succeeded",
+                            RUN_LABELS, registry=r)
+        self.consistency_passed = Gauge("tpcc_operator_run_consistency_passed",
+                                        "1 if every TPC-C consistency condition held after the run",
+                                        RUN_LABELS, registry=r)
+        self._phase: dict[tuple[str, str], tuple[str, str]] = {}  # (ns, run) -> (db, phase)
+        self._run_gauges = (self.tpmc, self.baseline_tpmc, self.failed, self.consistency_passed)
+
+    def observe(self, namespace: str, name: str, spec: dict, status: dict) -> None:
+        """Set the run's series from its spec and (fresh) status."""
+        db = spec["database"]["type"]
+        key = (namespace, name)
+        phase = status.get("phase")
+        old = self._phase.get(key)
+        if old and old != (db, phase):
+            self.runs.remove(namespace, name, *old)
+        if phase:
+            self.runs.labels(namespace, name, db, phase).set(1)
+            self._phase[key] = (db, phase)
+        labels = (namespace, name, db)
+        results = status.get("results") or {}
+        self._set_or_clear(self.tpmc, labels, results.get("tpmC"))
+        self._set_or_clear(self.baseline_tpmc, labels, spec.get("baselineTpmC"))
+        ended = {SUCCEEDED: 0, FAILED: 1}.get(phase)
+        self._set_or_clear(self.failed, labels, ended)
+        consistency = status.get("consistency") or {}
+        passed = consistency.get("passed")
+        self._set_or_clear(self.consistency_passed, labels, None if passed is None else int(passed))
+
+    def forget(self, namespace: str, name: str) -> None:
+        """The run is gone: drop its series."""
+        old = self._phase.pop((namespace, name), None)
+        if old:
+            self.runs.remove(namespace, name, *old)
+            for gauge in self._run_gauges:
+                self._set_or_clear(gauge, (namespace, name, old[0]), None)
+
+    @staticmethod
+    def _set_or_clear(gauge: Gauge, labels: tuple[str, ...], value) -> None:
+        if value is None:
+            try:
+                gauge.remove(*labels)
+            except KeyError:
+                pass
+        else:
+            gauge.labels(*labels).set(value)

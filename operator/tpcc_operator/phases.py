@@ -1,0 +1,300 @@
+"""The run's state machine: (spec, status, observed world, now) -> the next Step.
+
+Pure: no cluster access. The timer observes the world, asks `next_step`, performs the Step's
+actions (each idempotent: deterministic names, create-if-absent) and only then writes the
+Step's status, so a crash between the two repeats the actions harmlessly. A phase only moves
+forward; a new spec generation starts a new run from Pending.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import plan
+from .results import consistency_status, results_status
+
+PENDING, DEPLOYING, LOADING, RUNNING, VERIFYING = "Pending", "Deploying", "Loading", "Running", "Verifying"
+SUCCEEDED, FAILED = "Succeeded", "Failed"
+ORDER = (PENDING, DEPLOYING, LOADING, RUNNING, VERIFYING, SUCCEEDED)
+TERMINAL = (SUCCEEDED, FAILED)
+
+
+class Action(str, enum.Enum):
+    """What the timer must do before recording the step's status."""
+    RETIRE_OLD_GENERATIONS = "retire-old-generations"  # a new generation supersedes older runs
+    CREATE_RUN_OBJECTS = "create-run-objects"  # runner RBAC + ConfigMaps
+    INSTALL_DATABASE = "install-database"      # helm upgrade --install
+    CREATE_LOAD_JOB = "create-load-job"
+    CREATE_RUN_JOB = "create-run-job"
+    WRITE_START_AT = "write-start-at"          # release the barrier: startAt in the start ConfigMap
+    CREATE_CHECK_JOB = "create-check-job"
+    CLEAN_UP = "clean-up"                      # per cleanup.policy
+    DELETE_RUN = "delete-run"                  # ttlSecondsAfterFinished elapsed
+
+
+def can_move(current: str | None, new: str) -> bool:
+    """Forward only: Failed from any non-terminal phase, otherwise along ORDER (skips allowed,
+    e.g. an external database skips Deploying)."""
+    if current is None:
+        return new == PENDING
+    if current == new:
+        return True
+    if current in TERMINAL:
+        return False
+    if new == FAILED:
+        return True
+    return ORDER.index(new) > ORDER.index(current)
+
+
+@dataclass
+class JobState:
+    exists: bool = False
+    succeeded: bool = False
+    failed: bool = False
+    message: str = ""  # why it failed (the pod's one-line error, or the Job condition)
+
+
+@dataclass
+class World:
+    """What the timer observed for the current phase (fields of other phases stay default)."""
+    database_ready: int = 0           # Ready pods of the deployed database
+    database_waiting: str = ""        # why a database pod is not ready (e.g. "db-0: ErrImagePull")
+    load: JobState = field(default_factory=JobState)
+    runner: JobState = field(default_factory=JobState)
+    runners_ready: int = 0            # Ready runner pods (connected, waiting at the barrier)
+    start_at: str | None = None       # startAt found in the start ConfigMap
+    results: dict[int, dict] = field(default_factory=dict)   # shard -> results.json
+    checker: JobState = field(default_factory=JobState)
+    check_report: dict | None = None  # check.json
+
+
+@dataclass
+class Event:
+    type: str  # Normal | Warning
+    reason: str
+    message: str
+
+
+@dataclass
+class Step:
+    status: dict[str, Any] = field(default_factory=dict)  # merge patch for .status
+    actions: list[Action] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    start_at: str | None = None  # with WRITE_START_AT
+
+
+def patched(status: dict, patch: dict) -> dict:
+    """status after a JSON merge patch of its top-level fields (None removes a field)."""
+    out = {**status, **patch}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def rfc3339(t: dt.datetime) -> str:
+    return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(s: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+
+
+def set_condition(conditions: list[dict], type_: str, status: bool, reason: str, message: str,
+                  generation: int, now: dt.datetime) -> list[dict]:
+    """Conditions with `type_` set; lastTransitionTime changes only when the status does."""
+    value = "True" if status else "False"
+    out, old = [], None
+    for c in conditions:
+        if c["type"] == type_:
+            old = c
+        else:
+            out.append(c)
+    changed = old is None or old.get("status") != value
+    out.append({"type": type_, "status": value, "reason": reason, "message": message,
+                "observedGeneration": generation,
+                "lastTransitionTime": rfc3339(now) if changed else old["lastTransitionTime"]})
+    return out
+
+
+class _Builder:
+    """Accumulates one Step from the current status."""
+
+    def __init__(self, status: dict, generation: int, now: dt.datetime):
+        self.phase = status.get("phase")
+        self.status = status
+        self.generation = generation
+        self.now = now
+        self.step = Step()
+
+    def act(self, action: Action) -> None:
+        self.step.actions.append(action)
+
+    def event(self, reason: str, message: str, warning: bool = False) -> None:
+        self.step.events.append(Event("Warning" if warning else "Normal", reason, message))
+
+    def condition(self, type_: str, ok: bool, reason: str, message: str) -> None:
+        current = self.step.status.get("conditions", self.status.get("conditions") or [])
+        self.step.status["conditions"] = set_condition(current, type_, ok, reason, message,
+                                                       self.generation, self.now)
+
+    def move(self, phase: str, reason: str, message: str) -> None:
+        if not can_move(self.phase, phase):
+            raise ValueError(f"phase may not move from {self.phase} to {phase}")
+        self.step.status.update(phase=phase, stageStartTime=rfc3339(self.now))
+        if phase in TERMINAL:
+            self.step.status["completionTime"] = rfc3339(self.now)
+            self.condition("Succeeded", phase == SUCCEEDED, reason, message)
+        self.event(reason, message, warning=phase == FAILED)
+        self.phase = phase
+
+    def fail(self, reason: str, message: str) -> Step:
+        self.step.status.update(reason=reason, message=message)
+        self.move(FAILED, reason, message)
+        return self.step
+
+    def elapsed(self) -> float:
+        started = self.status.get("stageStartTime")
+        return (self.now - parse_time(started)).total_seconds() if started else 0.0
+
+
+def new_run(spec: dict, status: dict, generation: int, now: dt.datetime) -> Step:
+    """A new generation: forget the previous run's status and retire its objects."""
+    step = Step()
+    if status.get("observedGeneration") is not None:
+        step.actions.append(Action.RETIRE_OLD_GENERATIONS)
+    cleared = {k: None for k in status if k not in ("phase",)}
+    step.status = {**cleared, "phase": PENDING, "observedGeneration": generation,
+                   "startTime": rfc3339(now), "stageStartTime": rfc3339(now), "conditions": []}
+    step.events.append(Event("Normal", "RunStarted",
+                             f"generation {generation}: {spec['database']['type']}, "
+                             f"{spec['workload']['warehouses']} warehouses, "
+                             f"{spec['workload']['clients']} clients on "
+                             f"{spec['runners']['parallelism']} runner pods"))
+    if spec.get("faults"):
+        step.events.append(Event("Warning", "FaultsNotInjected",
+                                 "spec.faults is reserved: this operator version injects no faults"))
+    return step
+
+
+def next_step(run: plan.Run, spec: dict, status: dict, world: World, now: dt.datetime) -> Step:
+    if status.get("observedGeneration") != run.generation or not status.get("phase"):
+        return new_run(spec, status, run.generation, now)
+    b = _Builder(status, run.generation, now)
+    phase = status["phase"]
+
+    if phase == PENDING:
+        b.act(Action.CREATE_RUN_OBJECTS)
+        b.step.status["database"] = {"endpoints": plan.endpoints(run, spec),
+                                     "release": plan.release_name(run) if plan.is_deployed(spec) else ""}
+        if plan.is_deployed(spec):
+            b.move(DEPLOYING, "Deploying", f"helm release {plan.release_name(run)}")
+        else:
+            b.condition("DatabaseReady", True, "External", "external database")
+            b.move(LOADING, "Loading", f"loading {spec['workload']['warehouses']} warehouses")
+
+    elif phase == DEPLOYING:
+        database = status.get("database") or {}
+        replicas = plan.deploy_spec(spec)["replicas"]
+        timeout = spec["database"]["readyTimeoutSeconds"]
+        if database.get("installed") and world.database_ready >= replicas:
+            b.condition("DatabaseReady", True, "Ready", f"{replicas}/{replicas} pods ready")
+            b.move(LOADING, "Loading", f"database ready; loading {spec['workload']['warehouses']} warehouses")
+        elif b.elapsed() > timeout:
+            detail = world.database_waiting or _condition_message(status, "DatabaseReady")
+            msg = f"database not ready after {timeout}s: {world.database_ready}/{replicas} pods ready"
+            msg += f" ({detail})" if detail else ""
+            b.condition("DatabaseReady", False, "NotReady", msg)
+            return b.fail("DatabaseNotReady", msg)
+        elif not database.get("installed"):
+            b.act(Action.INSTALL_DATABASE)
+            b.step.status["database"] = {**database, "installed": True}
+            b.event("DatabaseInstalled", f"helm release {plan.release_name(run)} installed; "
+                                         f"waiting for {replicas} pods to be ready")
+
+    elif phase == LOADING:
+        if world.load.failed:
+            b.condition("Loaded", False, "LoadFailed", world.load.message)
+            return b.fail("LoadFailed", f"load failed: {world.load.message}")
+        if world.load.succeeded:
+            b.condition("Loaded", True, "Loaded", f"{spec['workload']['warehouses']} warehouses loaded")
+            b.move(RUNNING, "Running", f"starting {spec['runners']['parallelism']} runner pods")
+        elif not world.load.exists:
+            b.act(Action.CREATE_LOAD_JOB)
+            b.event("LoadJobCreated", f"job {plan.job_name(run, 'loader')}")
+
+    elif phase == RUNNING:
+        n = spec["runners"]["parallelism"]
+        if world.runner.failed:
+            b.condition("RunCompleted", False, "RunFailed", world.runner.message)
+            return b.fail("RunFailed", f"run failed: {world.runner.message}")
+        if world.runner.succeeded:
+            missing = sorted(set(range(n)) - set(world.results))
+            if missing:
+                msg = f"runner pods {missing} wrote no results"
+                b.condition("RunCompleted", False, "ResultsMissing", msg)
+                return b.fail("ResultsMissing", msg)
+            results = results_status([world.results[i] for i in range(n)])
+            b.step.status["results"] = results
+            b.condition("RunCompleted", True, "Completed", f"tpmC {results['tpmC']:.1f} from {n} pods")
+            if spec["verify"]["enabled"]:
+                b.move(VERIFYING, "Verifying", f"tpmC {results['tpmC']:.1f}; checking consistency")
+            else:
+                b.move(SUCCEEDED, "Succeeded", f"tpmC {results['tpmC']:.1f} (consistency check disabled)")
+        else:
+            if not world.runner.exists:
+                b.act(Action.CREATE_RUN_JOB)
+                b.event("RunJobCreated", f"job {plan.job_name(run, 'runner')}: {n} pods, "
+                                         f"{plan.clients_per_pod(spec)} clients each")
+            if not status.get("startAt"):
+                if world.start_at:  # written before a restart, status not yet: adopt it
+                    b.step.status["startAt"] = world.start_at
+                elif world.runners_ready >= n:
+                    start_at = rfc3339(now + dt.timedelta(seconds=spec["runners"]["startDelaySeconds"]))
+                    b.act(Action.WRITE_START_AT)
+                    b.step.start_at = start_at
+                    b.step.status["startAt"] = start_at
+                    b.event("RunnersReady", f"all {n} runner pods ready; starting at {start_at}")
+                elif b.elapsed() > spec["runners"]["readyTimeoutSeconds"]:
+                    msg = (f"{world.runners_ready}/{n} runner pods ready after "
+                           f"{spec['runners']['readyTimeoutSeconds']}s")
+                    b.condition("RunCompleted", False, "RunnersNotReady", msg)
+                    return b.fail("RunnersNotReady", msg)
+
+    elif phase == VERIFYING:
+        if world.check_report is not None and (world.checker.succeeded or world.checker.failed):
+            consistency = consistency_status(world.check_report)
+            b.step.status["consistency"] = consistency
+            if consistency["passed"]:
+                b.condition("ConsistencyVerified", True, "Passed", "all consistency conditions hold")
+                b.move(SUCCEEDED, "Succeeded", "run complete, consistency conditions hold")
+            else:
+                msg = "violated consistency conditions " + ", ".join(map(str, consistency["violated"]))
+                b.condition("ConsistencyVerified", False, "Violated", msg)
+                return b.fail("ConsistencyViolated", msg)
+        elif world.checker.failed or world.checker.succeeded:
+            msg = world.checker.message or "the check wrote no report"
+            b.condition("ConsistencyVerified", False, "CheckFailed", msg)
+            return b.fail("CheckFailed", f"consistency check failed: {msg}")
+        elif not world.checker.exists:
+            b.act(Action.CREATE_CHECK_JOB)
+            b.event("CheckJobCreated", f"job {plan.job_name(run, 'checker')}")
+
+    elif phase in TERMINAL:
+        if not status.get("cleanedUp"):
+            policy = spec["cleanup"]["policy"]
+            if policy == "Always" or (policy == "OnSuccess" and phase == SUCCEEDED):
+                b.act(Action.CLEAN_UP)
+                b.event("CleanedUp", f"cleanup policy {policy}: removed the database and Jobs")
+            b.step.status["cleanedUp"] = True
+        ttl = spec["cleanup"].get("ttlSecondsAfterFinished")
+        done = status.get("completionTime")
+        if ttl is not None and done and (now - parse_time(done)).total_seconds() >= ttl:
+            b.act(Action.DELETE_RUN)
+    return b.step
+
+
+def _condition_message(status: dict, type_: str) -> str:
+    for c in status.get("conditions") or []:
+        if c["type"] == type_ and c.get("status") == "False":
+            return c.get("message", "")
+    return ""

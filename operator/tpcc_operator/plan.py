@@ -1,0 +1,314 @@
+"""Spec -> plan of objects: every name, label, manifest and Helm release a BenchmarkRun needs.
+
+Pure functions of (the run's identity, its defaulted spec, operator settings). Names carry the
+generation, so a retry or an operator restart recreates exactly the same objects (a create
+that answers 409 means "already done") and a new generation never collides with the old one.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+GROUP = "bench.tpcc.dev"
+VERSION = "v1alpha1"
+PLURAL = "benchmarkruns"
+KIND = "BenchmarkRun"
+
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+LABEL_RUN = f"{GROUP}/run"
+LABEL_GENERATION = f"{GROUP}/generation"
+LABEL_DB = f"{GROUP}/db"
+LABEL_ROLE = f"{GROUP}/role"
+MANAGER = "tpcc-operator"
+
+RUNNER_UID = 1000
+CLUSTER_DOMAIN = "cluster.local"
+# Port each chart's client Service and pods listen on.
+CLIENT_PORTS = {"voltdb": 21212, "mongodb": 27017}
+# The TPC-C mix as `tpcc run --mix` takes it: NewOrder, Payment, OrderStatus, Delivery, StockLevel.
+MIX_ORDER = ("newOrder", "payment", "orderStatus", "delivery", "stockLevel")
+
+
+@dataclass(frozen=True)
+class Run:
+    """Identity of one generation of a BenchmarkRun."""
+    name: str
+    namespace: str
+    uid: str
+    generation: int
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.name}-g{self.generation}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Operator-wide settings (from its Deployment's environment)."""
+    charts_dir: Path
+    runner_image: str = "local/tpcc-runner:dev"
+
+
+@dataclass(frozen=True)
+class HelmRelease:
+    name: str
+    namespace: str
+    chart: str
+    version: str
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+# ---- names -------------------------------------------------------------------------------
+
+def release_name(run: Run) -> str:
+    return run.prefix
+
+
+def is_release_of(run_name: str, release: str) -> bool:
+    """Whether a Helm release was made by (any generation of) the named run."""
+    return re.fullmatch(re.escape(run_name) + r"-g[0-9]+", release) is not None
+
+
+def service_account_name(run: Run) -> str:
+    return f"{run.prefix}-runner"
+
+
+def start_configmap_name(run: Run) -> str:
+    return f"{run.prefix}-start"
+
+
+def results_configmap_name(run: Run, shard: int) -> str:
+    return f"{run.prefix}-results-{shard}"
+
+
+def check_configmap_name(run: Run) -> str:
+    return f"{run.prefix}-check"
+
+
+def job_name(run: Run, role: str) -> str:
+    """role: loader | runner | checker (also the pods' bench.tpcc.dev/role label)."""
+    return f"{run.prefix}-{role}"
+
+
+# ---- labels and ownership ------------------------------------------------------------------
+
+def labels(run: Run, spec: dict | None = None, role: str | None = None) -> dict[str, str]:
+    out = {LABEL_MANAGED_BY: MANAGER, LABEL_RUN: run.name, LABEL_GENERATION: str(run.generation)}
+    if spec is not None:
+        out[LABEL_DB] = spec["database"]["type"]
+    if role is not None:
+        out[LABEL_ROLE] = role
+    return out
+
+
+def owner_reference(run: Run) -> dict:
+    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": KIND, "name": run.name, "uid": run.uid,
+            "controller": True, "blockOwnerDeletion": True}
+
+
+def _metadata(run: Run, name: str, spec: dict | None = None, role: str | None = None) -> dict:
+    return {"name": name, "namespace": run.namespace, "labels": labels(run, spec, role),
+            "ownerReferences": [owner_reference(run)]}
+
+
+# ---- the database ------------------------------------------------------------------------
+
+def is_deployed(spec: dict) -> bool:
+    return "external" not in spec["database"]
+
+
+def deploy_spec(spec: dict) -> dict:
+    """database.deploy with its defaults (an absent deploy means 'deploy with defaults')."""
+    d = spec["database"].get("deploy") or {}
+    return {"chart": d.get("chart", ""), "version": d.get("version", ""),
+            "replicas": d.get("replicas", 1), "kSafety": d.get("kSafety", 0),
+            "values": d.get("values") or {}}
+
+
+def _deep_merge(base: dict, top: dict) -> dict:
+    out = dict(base)
+    for k, v in top.items():
+        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def helm_release(run: Run, spec: dict, settings: Settings) -> HelmRelease:
+    """The release of the database: the user's values, then what the spec decides on top."""
+    db = spec["database"]["type"]
+    d = deploy_spec(spec)
+    chart = d["chart"] or str(settings.charts_dir / db)
+    decided: dict[str, Any] = {"replicas": d["replicas"], "podLabels": labels(run, spec, "database")}
+    if db == "voltdb":
+        decided["kfactor"] = d["kSafety"]
+    return HelmRelease(name=release_name(run), namespace=run.namespace, chart=chart,
+                       version=d["version"], values=_deep_merge(d["values"], decided))
+
+
+def database_pod_selector(run: Run) -> dict[str, str]:
+    """Labels of the database pods a deployed release runs (the charts apply podLabels)."""
+    return {LABEL_RUN: run.name, LABEL_GENERATION: str(run.generation), LABEL_ROLE: "database"}
+
+
+def endpoints(run: Run, spec: dict) -> list[str]:
+    """host:port of every database node: the pods' stable DNS names behind the chart's
+    headless Service `<release>-hl` (no Service VIP needed), or the external endpoints."""
+    if not is_deployed(spec):
+        return list(spec["database"]["external"]["endpoints"])
+    rel = release_name(run)
+    port = CLIENT_PORTS[spec["database"]["type"]]
+    return [f"{rel}-{i}.{rel}-hl.{run.namespace}.svc.{CLUSTER_DOMAIN}:{port}"
+            for i in range(deploy_spec(spec)["replicas"])]
+
+
+# ---- runner RBAC and ConfigMaps -------------------------------------------------------------
+
+def configmaps(run: Run, spec: dict) -> list[dict]:
+    """The start ConfigMap (the barrier: the operator adds startAt) and one results ConfigMap
+    per runner pod plus one for the check: the runners patch their JSON into them, so the
+    results outlive the pods."""
+    names = [start_configmap_name(run)]
+    names += [results_configmap_name(run, i) for i in range(spec["runners"]["parallelism"])]
+    names.append(check_configmap_name(run))
+    return [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": _metadata(run, n), "data": {}}
+            for n in names]
+
+
+def runner_rbac(run: Run, spec: dict) -> list[dict]:
+    """ServiceAccount + Role + RoleBinding: the runner pods may read the start ConfigMap and
+    read/patch their results ConfigMaps, nothing else."""
+    sa = service_account_name(run)
+    writable = [results_configmap_name(run, i) for i in range(spec["runners"]["parallelism"])]
+    writable.append(check_configmap_name(run))
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _metadata(run, sa),
+         "automountServiceAccountToken": False},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _metadata(run, sa),
+         "rules": [
+             {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"],
+              "resourceNames": [start_configmap_name(run)]},
+             {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "patch"],
+              "resourceNames": writable},
+         ]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": _metadata(run, sa),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": sa},
+         "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": run.namespace}]},
+    ]
+
+
+def run_objects(run: Run, spec: dict) -> list[dict]:
+    """Everything created once when a run begins, in creation order."""
+    return runner_rbac(run, spec) + configmaps(run, spec)
+
+
+# ---- Jobs ------------------------------------------------------------------------------------
+
+def _common_flags(run: Run, spec: dict, metrics: bool) -> list[str]:
+    w = spec["workload"]
+    flags = ["--db", spec["database"]["type"], "--endpoints", ",".join(endpoints(run, spec)),
+             "--connect-timeout", str(w["connectTimeoutSeconds"]),
+             "--metrics-port", str(spec["runners"]["metricsPort"] if metrics else 0)]
+    for key, value in sorted((w.get("driverOptions") or {}).items()):
+        flags += ["--driver-opt", f"{key}={value}"]
+    return flags
+
+
+def _credentials_env(spec: dict) -> list[dict]:
+    ref = spec["database"].get("external", {}).get("credentialsSecretRef")
+    if not ref:
+        return []
+    return [{"name": env, "valueFrom": {"secretKeyRef": {"name": ref["name"], "key": ref[key]}}}
+            for env, key in (("TPCC_DB_USERNAME", "usernameKey"), ("TPCC_DB_PASSWORD", "passwordKey"))]
+
+
+def mix_argument(spec: dict) -> str:
+    mix = spec["workload"]["mix"]
+    return ",".join(str(mix[k]) for k in MIX_ORDER)
+
+
+def _pod_spec(run: Run, spec: dict, settings: Settings, args: list[str], *,
+              api_token: bool, metrics: bool) -> dict:
+    r = spec["runners"]
+    container: dict[str, Any] = {
+        "name": "tpcc",
+        "image": r.get("image") or settings.runner_image,
+        "imagePullPolicy": r["imagePullPolicy"],
+        "command": ["tpcc"],
+        "args": args,
+        "env": [{"name": "HOME", "value": "/tmp"}] + _credentials_env(spec),
+        "resources": r.get("resources") or {},
+        # the runner's one-line error becomes the pod's termination message -> status.message
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                            "runAsNonRoot": True, "capabilities": {"drop": ["ALL"]}},
+        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+    }
+    if metrics:
+        container["ports"] = [{"name": "metrics", "containerPort": r["metricsPort"], "protocol": "TCP"}]
+    return {
+        "restartPolicy": "Never",
+        "serviceAccountName": service_account_name(run),
+        "automountServiceAccountToken": api_token,
+        "enableServiceLinks": False,
+        "securityContext": {"runAsNonRoot": True, "runAsUser": RUNNER_UID, "runAsGroup": RUNNER_UID,
+                            "fsGroup": RUNNER_UID, "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [container],
+        "volumes": [{"name": "tmp", "emptyDir": {}}],
+    }
+
+
+def _job(run: Run, spec: dict, role: str, pod: dict, deadline: int, **job_spec: Any) -> dict:
+    meta = _metadata(run, job_name(run, role), spec, role)
+    return {
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
+        "spec": {"backoffLimit": 0, "activeDeadlineSeconds": deadline, **job_spec,
+                 "template": {"metadata": {"labels": meta["labels"]}, "spec": pod}},
+    }
+
+
+def load_job(run: Run, spec: dict, settings: Settings) -> dict:
+    w = spec["workload"]
+    args = ["load", *_common_flags(run, spec, metrics=True),
+            "--warehouses", str(w["warehouses"]), "--workers", str(w["loadWorkers"])]
+    if w["resetBeforeLoad"]:
+        args.append("--reset")
+    pod = _pod_spec(run, spec, settings, args, api_token=False, metrics=True)
+    return _job(run, spec, "loader", pod, w["loadTimeoutSeconds"])
+
+
+def clients_per_pod(spec: dict) -> int:
+    return spec["workload"]["clients"] // spec["runners"]["parallelism"]
+
+
+def run_job(run: Run, spec: dict, settings: Settings) -> dict:
+    """An Indexed Job of `parallelism` pods that all run at once; pod I is shard I/N and writes
+    into results ConfigMap I. Each waits for startAt in the start ConfigMap (the barrier)."""
+    w, r = spec["workload"], spec["runners"]
+    n = r["parallelism"]
+    ns = run.namespace
+    args = ["run", *_common_flags(run, spec, metrics=True),
+            "--warehouses", str(w["warehouses"]), "--clients", str(clients_per_pod(spec)),
+            "--duration", str(w["durationSeconds"]), "--warmup", str(w["warmupSeconds"]),
+            "--mix", mix_argument(spec),
+            "--shard", f"$(JOB_COMPLETION_INDEX)/{n}",
+            "--start-configmap", f"{ns}/{start_configmap_name(run)}",
+            "--results-configmap", f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)"]
+    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=True)
+    pod["containers"][0]["readinessProbe"] = {
+        "httpGet": {"path": "/metrics", "port": "metrics"}, "periodSeconds": 2, "failureThreshold": 1}
+    # Backstop only: the operator fails the run itself when the pods are not Ready in time.
+    deadline = (r["readyTimeoutSeconds"] + r["startDelaySeconds"] + w["warmupSeconds"]
+                + w["durationSeconds"] + 300)
+    return _job(run, spec, "runner", pod, deadline, completionMode="Indexed",
+                completions=n, parallelism=n)
+
+
+def check_job(run: Run, spec: dict, settings: Settings) -> dict:
+    args = ["check", *_common_flags(run, spec, metrics=False),
+            "--warehouses", str(spec["workload"]["warehouses"]),
+            "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
+    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
+    return _job(run, spec, "checker", pod, spec["verify"]["timeoutSeconds"])
+

@@ -1,0 +1,53 @@
+"""Runner documents -> the BenchmarkRun's status.results and status.consistency.
+
+The merge itself (sum counts and histograms, percentiles from the merged histograms) is the
+runner's `merge_results`; this module picks what belongs in a status (no histograms, no
+timelines) and names it the Kubernetes way.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tpcc_runner.results import merge_results
+
+
+def _shard_index(doc: dict) -> int:
+    return int(str(doc.get("shard", "0/1")).partition("/")[0])
+
+
+def results_status(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """status.results from the results.json of every runner pod."""
+    merged = merge_results(docs)
+    totals = merged["totals"]
+    return {
+        "tpmC": merged["tpmC"],
+        "efficiency": merged["efficiency"],
+        "measuredSeconds": merged["measured_seconds"],
+        "start": merged["start"],
+        "end": merged["end"],
+        "runnerPods": merged["pods"],
+        "committed": totals["committed"],
+        "retries": totals["retries"],
+        "aborts": totals["rollbacks"],
+        "errors": totals["errors"],
+        "unknown": totals["unknown"],
+        "transactions": {
+            name: {"committed": t["committed"], "rollbacks": t["rollbacks"], "errors": t["errors"],
+                   "unknown": t["unknown"], "retries": t["retries"], "executed": t["executed"],
+                   "mixPercent": t["mix_percent"], "latencyMs": t["latency_ms"]}
+            for name, t in merged["transactions"].items()},
+        "pods": sorted(({"shard": _shard_index(d), "clients": d["clients"], "tpmC": d["tpmC"],
+                         "committed": d["totals"]["committed"]} for d in docs),
+                       key=lambda p: p["shard"]),
+    }
+
+
+def consistency_status(report: dict[str, Any]) -> dict[str, Any]:
+    """status.consistency from check.json."""
+    conditions = [{"number": c["number"], "passed": bool(c["passed"]), "checked": c.get("checked", 0),
+                   "violations": c.get("violations", 0),
+                   **({"example": str(c["example"])} if c.get("example") else {})}
+                  for c in report.get("conditions", [])]
+    violated = sorted(c["number"] for c in conditions if not c["passed"])
+    return {"passed": bool(report.get("passed")) and not violated, "violated": violated,
+            "conditions": conditions}

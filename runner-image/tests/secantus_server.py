@@ -1,0 +1,63 @@
+"""pytest fixtures: a real SecantusDB server (MongoDB wire protocol, single-node replica set
+"secantus") started with hack/secantus.sh on a free port for the test session.
+
+Use it from a test module with `from secantus_server import secantus  # noqa: F401`."""
+from __future__ import annotations
+
+import os
+import pathlib
+import socket
+import subprocess
+from dataclasses import dataclass
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "hack" / "secantus.sh"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class SecantusServer:
+    port: int
+    dir: pathlib.Path
+
+    @property
+    def endpoint(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        subprocess.run([str(SCRIPT), "start", "--port", str(self.port), "--dir", str(self.dir)],
+                       check=True, stdout=subprocess.DEVNULL, timeout=120)
+
+    def stop(self) -> None:
+        subprocess.run([str(SCRIPT), "stop", "--dir", str(self.dir)], check=True,
+                       stdout=subprocess.DEVNULL, timeout=60)
+
+
+def _server(tmp_path_factory, name: str):
+    if not os.access(SCRIPT, os.X_OK):
+        pytest.fail(f"{SCRIPT} missing or not executable")
+    server = SecantusServer(free_port(), tmp_path_factory.mktemp(name))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def secantus(tmp_path_factory):
+    """One server for the whole test session."""
+    yield from _server(tmp_path_factory, "secantus")
+
+
+@pytest.fixture
+def own_secantus(tmp_path_factory):
+    """A server of the test's own, for tests that stop and restart it."""
+    yield from _server(tmp_path_factory, "secantus-own")

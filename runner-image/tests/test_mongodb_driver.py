@@ -1,0 +1,498 @@
+"""The MongoDB driver against a real SecantusDB server (MongoDB wire protocol, transactions):
+schema, idempotent load, the five transactions' effects, error classification and the twelve
+consistency conditions, for both schema variants."""
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pymongo
+import pytest
+
+from secantus_server import own_secantus, secantus  # noqa: F401  (pytest fixtures)
+from tpcc_runner.drivers.base import (ConnectionLost, ConnectionOptions, LoadMeta, RetryableError,
+                                      UnknownOutcome, Unreachable, UserAbort)
+from tpcc_runner.drivers.mongodb import MongoDBDriver
+from tpcc_runner.schema import TABLES
+
+WAREHOUSES, DISTRICTS, CUSTOMERS, ORDERS, NEW_ORDERS, ITEMS = 2, 2, 6, 6, 3, 20
+T0 = dt.datetime(2024, 1, 2, 3, 4, 5)
+SAME_LAST = {(1, 1): ("BARBARBAR", {1: "CCC", 2: "AAA", 3: "BBB"}),          # n=3 -> BBB (c 3)
+             (1, 2): ("ANTIPRESESE", {1: "DDD", 2: "BBB", 3: "AAA", 4: "CCC"})}  # n=4 -> BBB (c 2)
+
+
+def row(table: str, **values) -> tuple:
+    return tuple(values[c] for c in TABLES[table])
+
+
+def lines_of(o_id: int) -> int:
+    return 2 + o_id % 3
+
+
+def line_item(o_id: int, n: int) -> int:
+    return (o_id * 3 + n) % ITEMS + 1
+
+
+def stock_quantity(i: int) -> int:
+    return 5 + i if i <= 5 else 50 + i
+
+
+def dataset() -> dict[str, dict[str, list[tuple]]]:
+    """A few rows per table, consistent per clause 3.3.2, grouped into the loader's units."""
+    units: dict[str, dict[str, list[tuple]]] = {"item:0": {"item": [
+        row("item", i_id=i, i_im_id=i, i_name=f"item-{i}", i_price=1.0 + i,
+            i_data="xxORIGINALxx" if i % 4 == 0 else "plain") for i in range(1, ITEMS + 1)]}}
+    for w in range(1, WAREHOUSES + 1):
+        units[f"warehouse:{w}"] = {
+            "warehouse": [row("warehouse", w_id=w, w_name=f"W{w}", w_street_1="s1", w_street_2="s2",
+                              w_city="c", w_state="ST", w_zip="123411111", w_tax=0.1,
+                              w_ytd=10.0 * CUSTOMERS * DISTRICTS)],
+            "district": [row("district", d_id=d, d_w_id=w, d_name=f"D{w}.{d}", d_street_1="s1",
+                             d_street_2="s2", d_city="c", d_state="ST", d_zip="123411111", d_tax=0.05,
+                             d_ytd=10.0 * CUSTOMERS, d_next_o_id=ORDERS + 1)
+                         for d in range(1, DISTRICTS + 1)]}
+        units[f"stock:{w}:0"] = {"stock": [
+            row("stock", s_i_id=i, s_w_id=w, s_quantity=stock_quantity(i),
+                **{f"s_dist_{x:02d}": f"dist{x:02d}-{w}-{i}" for x in range(1, 11)},
+                s_ytd=0, s_order_cnt=0, s_remote_cnt=0,
+                s_data="ORIGINAL stock" if i % 2 == 0 else "stock") for i in range(1, ITEMS + 1)]}
+        for d in range(1, DISTRICTS + 1):
+            last, firsts = SAME_LAST.get((w, d), ("", {}))
+            t: dict[str, list[tuple]] = {k: [] for k in ("customer", "history", "orders",
+                                                         "order_line", "new_order")}
+            for c in range(1, CUSTOMERS + 1):
+                t["customer"].append(row(
+                    "customer", c_id=c, c_d_id=d, c_w_id=w, c_first=firsts.get(c, f"F{c}"),
+                    c_middle="OE", c_last=last if c in firsts else f"LAST{c}", c_street_1="s1",
+                    c_street_2="s2", c_city="c", c_state="ST", c_zip="123411111",
+                    c_phone="0123456789012345", c_since=T0, c_credit="BC" if c == 1 else "GC",
+                    c_credit_lim=50000.0, c_discount=0.1, c_balance=-10.0, c_ytd_payment=10.0,
+                    c_payment_cnt=1, c_delivery_cnt=0, c_data="original data"))
+                t["history"].append(row("history", h_c_id=c, h_c_d_id=d, h_c_w_id=w, h_d_id=d, h_w_id=w,
+                                        h_date=T0, h_amount=10.0, h_data="W    D"))
+            for o in range(1, ORDERS + 1):
+                delivered = o <= ORDERS - NEW_ORDERS
+                t["orders"].append(row("orders", o_id=o, o_d_id=d, o_w_id=w, o_c_id=CUSTOMERS + 1 - o,
+                                       o_entry_d=T0, o_carrier_id=o % 10 + 1 if delivered else None,
+                                       o_ol_cnt=lines_of(o), o_all_local=1))
+                for n in range(1, lines_of(o) + 1):
+                    t["order_line"].append(row(
+                        "order_line", ol_o_id=o, ol_d_id=d, ol_w_id=w, ol_number=n,
+                        ol_i_id=line_item(o, n), ol_supply_w_id=w,
+                        ol_delivery_d=T0 if delivered else None, ol_quantity=5,
+                        ol_amount=0.0 if delivered else round(n * 1.5 + o, 2),
+                        ol_dist_info=f"dist{d:02d}"))
+                if not delivered:
+                    t["new_order"].append(row("new_order", no_o_id=o, no_d_id=d, no_w_id=w))
+            units[f"district:{w}:{d}"] = t
+    return units
+
+
+def meta(schema: str) -> LoadMeta:
+    return LoadMeta(warehouses=WAREHOUSES, items=ITEMS, districts=DISTRICTS,
+                    customers_per_district=CUSTOMERS, orders_per_district=ORDERS,
+                    new_orders_per_district=NEW_ORDERS, c_last=0, c_id=0, ol_i_id=0,
+                    schema_variant=schema, loaded_at="2024-01-02T03:04:05Z", complete=True)
+
+
+def make_driver(server, schema="normalized", fam=True, batch=True, **extra) -> MongoDBDriver:
+    opts = {"schema": schema, "find_and_modify": str(fam).lower(), "batch_writes": str(batch).lower(),
+            "database": f"tpcc_{schema}_{int(fam)}{int(batch)}", "replica_set": "secantus",
+            "txn_timeout": "10", **extra}
+    drv = MongoDBDriver(ConnectionOptions(endpoints=[server.endpoint], connect_timeout=10, extra=opts))
+    drv.connect()
+    return drv
+
+
+def load(drv: MongoDBDriver) -> None:
+    drv.create_schema(reset=True)
+    for key, tables in dataset().items():
+        drv.load_unit(key, tables)
+    drv.write_meta(meta(drv.schema))
+
+
+CONFIGS = [("normalized", True, True), ("normalized", False, False),
+           ("denormalized", True, True), ("denormalized", False, False)]
+
+
+@pytest.fixture(params=CONFIGS, ids=lambda c: f"{c[0]}-fam{int(c[1])}-batch{int(c[2])}")
+def drv(request, secantus):
+    schema, fam, batch = request.param
+    d = make_driver(secantus, schema, fam, batch)
+    load(d)
+    yield d
+    d.close()
+
+
+@pytest.fixture(params=["normalized", "denormalized"])
+def schema_drv(request, secantus):
+    d = make_driver(secantus, request.param)
+    load(d)
+    yield d
+    d.close()
+
+
+@pytest.fixture(scope="session")
+def mongo(secantus):
+    client = pymongo.MongoClient(secantus.endpoint, directConnection=True)
+    yield client
+    client.close()
+
+
+def db_of(mongo, drv):
+    return mongo[drv.database_name]
+
+
+def order_lines(mongo, drv, w, d, o) -> list[dict]:
+    db = db_of(mongo, drv)
+    if drv.schema == "denormalized":
+        return db.orders.find_one({"o_w_id": w, "o_d_id": d, "o_id": o})["order_line"]
+    return list(db.order_line.find({"ol_w_id": w, "ol_d_id": d, "ol_o_id": o}).sort("ol_number", 1))
+
+
+def counts(mongo, drv) -> dict[str, int]:
+    db = db_of(mongo, drv)
+    out = {t: db[t].count_documents({}) for t in TABLES if t != "order_line"}
+    out["order_line"] = sum(len(o["order_line"]) for o in db.orders.find()) \
+        if drv.schema == "denormalized" else db.order_line.count_documents({})
+    return out
+
+
+def snapshot(mongo, drv) -> dict[str, list]:
+    db = db_of(mongo, drv)
+    return {t: sorted((repr(sorted((k, v) for k, v in doc.items() if k != "_id"))
+                       for doc in db[t].find()))
+            for t in db.list_collection_names()}
+
+
+def expected_counts() -> dict[str, int]:
+    out = {t: 0 for t in TABLES}
+    for tables in dataset().values():
+        for t, rows in tables.items():
+            out[t] += len(rows)
+    return out
+
+
+# -- schema and load -----------------------------------------------------------------------
+def test_schema_creates_collections_and_unique_indexes(drv, mongo):
+    db = db_of(mongo, drv)
+    names = set(db.list_collection_names())
+    assert {"warehouse", "district", "customer", "history", "new_order", "orders", "item",
+            "stock", "tpcc_meta"} <= names
+    assert ("order_line" in names) == (drv.schema == "normalized")
+    unique = {name: [tuple(k for k, _ in ix["key"]) for ix in db[name].index_information().values()
+                     if ix.get("unique")] for name in names}
+    assert ("d_w_id", "d_id") in unique["district"]
+    assert ("o_w_id", "o_d_id", "o_id") in unique["orders"]
+    assert ("no_w_id", "no_d_id", "no_o_id") in unique["new_order"]
+    assert ("s_w_id", "s_i_id") in unique["stock"]
+    with pytest.raises(pymongo.errors.DuplicateKeyError):
+        db.district.insert_one({"d_w_id": 1, "d_id": 1})
+
+
+def test_load_counts_meta_and_units(drv, mongo):
+    assert counts(mongo, drv) == expected_counts()
+    assert drv.read_meta() == meta(drv.schema)
+    assert drv.done_units() == set(dataset())
+    lines = order_lines(mongo, drv, 1, 1, 5)
+    assert [ol["ol_number"] for ol in lines] == [1, 2, 3, 4]
+    assert all(ol["ol_delivery_d"] is None for ol in lines)
+
+
+def test_reloading_units_leaves_no_duplicates(drv, mongo):
+    before = snapshot(mongo, drv)
+    units = dataset()
+    for key in ("item:0", "warehouse:1", "stock:2:0", "district:1:2"):
+        drv.load_unit(key, units[key])
+    db = db_of(mongo, drv)
+    # a crash mid-unit: part of the district's rows are there, part missing
+    db.customer.delete_many({"c_w_id": 2, "c_d_id": 1, "c_id": {"$gt": 3}})
+    db.orders.delete_many({"o_w_id": 2, "o_d_id": 1, "o_id": {"$gt": 2}})
+    drv.load_unit("district:2:1", units["district:2:1"])
+    after = snapshot(mongo, drv)
+    after.pop("tpcc_meta"), before.pop("tpcc_meta")
+    assert after == before
+    assert counts(mongo, drv) == expected_counts()
+
+
+def test_schema_variant_mismatch_is_refused(schema_drv, secantus):
+    other = "normalized" if schema_drv.schema == "denormalized" else "denormalized"
+    d = make_driver(secantus, other, database=schema_drv.database_name)
+    try:
+        with pytest.raises(Exception, match=f"holds a {schema_drv.schema} load"):
+            d.create_schema(reset=False)
+    finally:
+        d.close()
+
+
+# -- the five transactions -----------------------------------------------------------------
+def test_new_order_effects(drv, mongo):
+    db = db_of(mongo, drv)
+    items = [{"i_id": 1, "supply_w_id": 1, "quantity": 5},   # 6 < 5+10: restock, 6-5+91
+             {"i_id": 2, "supply_w_id": 2, "quantity": 3},   # remote supply
+             {"i_id": 7, "supply_w_id": 1, "quantity": 9}]   # 57 >= 19: 57-9
+    entry = dt.datetime(2024, 5, 6, 7, 8, 9)
+    out = drv.new_order({"w_id": 1, "d_id": 1, "c_id": 3, "o_entry_d": entry, "items": items})
+    assert out["o_id"] == ORDERS + 1
+    assert db.district.find_one({"d_w_id": 1, "d_id": 1})["d_next_o_id"] == ORDERS + 2
+    o = db.orders.find_one({"o_w_id": 1, "o_d_id": 1, "o_id": ORDERS + 1})
+    assert (o["o_c_id"], o["o_ol_cnt"], o["o_all_local"], o["o_carrier_id"], o["o_entry_d"]) == \
+        (3, 3, 0, None, entry)
+    assert db.new_order.count_documents({"no_w_id": 1, "no_d_id": 1, "no_o_id": ORDERS + 1}) == 1
+    lines = order_lines(mongo, drv, 1, 1, ORDERS + 1)
+    assert [(ol["ol_number"], ol["ol_i_id"], ol["ol_supply_w_id"], ol["ol_quantity"], ol["ol_amount"],
+             ol["ol_delivery_d"], ol["ol_dist_info"]) for ol in lines] == [
+        (1, 1, 1, 5, 10.0, None, "dist01-1-1"),
+        (2, 2, 2, 3, 9.0, None, "dist01-2-2"),
+        (3, 7, 1, 9, 72.0, None, "dist01-1-7")]
+    assert out["total"] == round((10.0 + 9.0 + 72.0) * (1 - 0.1) * (1 + 0.1 + 0.05), 2)
+
+    def stock(w, i):
+        s = db.stock.find_one({"s_w_id": w, "s_i_id": i})
+        return s["s_quantity"], s["s_ytd"], s["s_order_cnt"], s["s_remote_cnt"]
+    assert stock(1, 1) == (6 - 5 + 91, 5, 1, 0)
+    assert stock(2, 2) == (7 - 3 + 91, 3, 1, 1)
+    assert stock(1, 7) == (57 - 9, 9, 1, 0)
+    assert stock(1, 2) == (7, 0, 0, 0)  # untouched
+
+
+def test_new_order_with_unused_item_leaves_no_trace(drv, mongo):
+    before = snapshot(mongo, drv)
+    items = [{"i_id": 3, "supply_w_id": 1, "quantity": 2}, {"i_id": ITEMS + 1000, "supply_w_id": 1, "quantity": 1}]
+    with pytest.raises(UserAbort):
+        drv.new_order({"w_id": 1, "d_id": 2, "c_id": 1, "o_entry_d": T0, "items": items})
+    assert snapshot(mongo, drv) == before
+    # the session is usable afterwards and the order id was not consumed
+    out = drv.new_order({"w_id": 1, "d_id": 2, "c_id": 1, "o_entry_d": T0, "items": items[:1]})
+    assert out["o_id"] == ORDERS + 1
+
+
+@pytest.mark.parametrize("d_id, c_last, expected", [(1, "BARBARBAR", 3), (2, "ANTIPRESESE", 2)])
+def test_payment_by_last_name_picks_middle_by_first_name(drv, mongo, d_id, c_last, expected):
+    db = db_of(mongo, drv)
+    when = dt.datetime(2024, 6, 1, 12, 0, 0)
+    out = drv.payment({"w_id": 2, "d_id": 1, "h_amount": 123.45, "c_w_id": 1, "c_d_id": d_id,
+                       "c_id": None, "c_last": c_last, "h_date": when})
+    assert out["c_id"] == expected
+    c = db.customer.find_one({"c_w_id": 1, "c_d_id": d_id, "c_id": expected})
+    assert (round(c["c_balance"], 2), round(c["c_ytd_payment"], 2), c["c_payment_cnt"]) == (-133.45, 133.45, 2)
+    assert db.warehouse.find_one({"w_id": 2})["w_ytd"] == pytest.approx(120 + 123.45)
+    assert db.district.find_one({"d_w_id": 2, "d_id": 1})["d_ytd"] == pytest.approx(60 + 123.45)
+    assert db.warehouse.find_one({"w_id": 1})["w_ytd"] == 120
+    h = db.history.find_one({"h_date": when})
+    assert (h["h_c_id"], h["h_c_d_id"], h["h_c_w_id"], h["h_d_id"], h["h_w_id"], h["h_amount"], h["h_data"]) == \
+        (expected, d_id, 1, 1, 2, 123.45, "W2    D2.1")
+
+
+def test_payment_by_id_bad_credit_prepends_c_data(drv, mongo):
+    out = drv.payment({"w_id": 1, "d_id": 1, "h_amount": 5.5, "c_w_id": 1, "c_d_id": 1, "c_id": 1,
+                       "c_last": None, "h_date": T0})
+    assert out["c_id"] == 1
+    c = db_of(mongo, drv).customer.find_one({"c_w_id": 1, "c_d_id": 1, "c_id": 1})
+    assert c["c_data"] == "1 1 1 1 1 5.50 original data"
+    assert c["c_balance"] == pytest.approx(-15.5)
+
+
+def test_order_status(drv):
+    # customer c has order ORDERS+1-c; by last name n=3 in (1,1) picks c_id 3
+    assert drv.order_status({"w_id": 1, "d_id": 1, "c_id": 2, "c_last": None}) | {"c_balance": 0} == \
+        {"c_id": 2, "o_id": ORDERS - 1, "lines": lines_of(ORDERS - 1), "o_carrier_id": None, "c_balance": 0}
+    out = drv.order_status({"w_id": 1, "d_id": 1, "c_id": None, "c_last": "BARBARBAR"})
+    assert (out["c_id"], out["o_id"], out["lines"]) == (3, ORDERS - 2, lines_of(ORDERS - 2))
+    drv.new_order({"w_id": 1, "d_id": 1, "c_id": 3, "o_entry_d": T0,
+                   "items": [{"i_id": 9, "supply_w_id": 1, "quantity": 1}]})
+    out = drv.order_status({"w_id": 1, "d_id": 1, "c_id": 3, "c_last": None})
+    assert (out["o_id"], out["lines"]) == (ORDERS + 1, 1)
+
+
+def test_delivery_oldest_new_order_per_district(drv, mongo):
+    db = db_of(mongo, drv)
+    when = dt.datetime(2024, 7, 1, 0, 0, 0)
+    first = ORDERS - NEW_ORDERS + 1
+    out = drv.delivery({"w_id": 1, "o_carrier_id": 7, "ol_delivery_d": when})
+    assert out == {"delivered": [(1, first), (2, first)], "skipped": 0}
+    for d in (1, 2):
+        o = db.orders.find_one({"o_w_id": 1, "o_d_id": d, "o_id": first})
+        assert o["o_carrier_id"] == 7
+        lines = order_lines(mongo, drv, 1, d, first)
+        assert all(ol["ol_delivery_d"] == when for ol in lines)
+        assert db.new_order.count_documents({"no_w_id": 1, "no_d_id": d, "no_o_id": first}) == 0
+        c = db.customer.find_one({"c_w_id": 1, "c_d_id": d, "c_id": o["o_c_id"]})
+        assert c["c_balance"] == pytest.approx(-10 + sum(ol["ol_amount"] for ol in lines))
+        assert c["c_delivery_cnt"] == 1
+        later = order_lines(mongo, drv, 1, d, first + 1)
+        assert all(ol["ol_delivery_d"] is None for ol in later)
+    assert db.orders.find_one({"o_w_id": 2, "o_d_id": 1, "o_id": first})["o_carrier_id"] is None
+    for o_id in range(first + 1, ORDERS + 1):
+        assert drv.delivery({"w_id": 1, "o_carrier_id": 8, "ol_delivery_d": when})["delivered"] == \
+            [(1, o_id), (2, o_id)]
+    assert drv.delivery({"w_id": 1, "o_carrier_id": 9, "ol_delivery_d": when}) == \
+        {"delivered": [], "skipped": DISTRICTS}
+
+
+def test_stock_level_counts_distinct_low_items_of_last_20_orders(drv):
+    for threshold in (8, 11, 60):
+        low_items = {line_item(o, n) for o in range(1, ORDERS + 1) for n in range(1, lines_of(o) + 1)
+                     if stock_quantity(line_item(o, n)) < threshold}
+        assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": threshold}) == \
+            {"low_stock": len(low_items)}
+    # 25 new orders of item 20 only: the last 20 orders hold item 20 alone
+    for _ in range(25):
+        drv.new_order({"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0,
+                       "items": [{"i_id": 20, "supply_w_id": 1, "quantity": 1}]})
+    assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 100}) == {"low_stock": 1}
+    assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 10}) == {"low_stock": 0}
+
+
+def test_existing_orders(drv):
+    keys = [(1, 1, 1), (1, 2, ORDERS), (2, 2, ORDERS + 1), (3, 1, 1)]
+    assert drv.existing_orders(keys) == {(1, 1, 1), (1, 2, ORDERS)}
+
+
+def test_read_only_transactions_on_a_read_preference_with_causal_reads(schema_drv, secantus):
+    d = make_driver(secantus, schema_drv.schema, database=schema_drv.database_name,
+                    read_preference="secondaryPreferred", causal="true")
+    try:
+        assert d.describe()["read_only_in_transaction"] is False
+        assert d.stock_level({"w_id": 1, "d_id": 1, "threshold": 60}) == \
+            schema_drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 60})
+        o_id = d.new_order({"w_id": 1, "d_id": 1, "c_id": 2, "o_entry_d": T0,
+                            "items": [{"i_id": 3, "supply_w_id": 1, "quantity": 1}]})["o_id"]
+        assert d.order_status({"w_id": 1, "d_id": 1, "c_id": 2, "c_last": None})["o_id"] == o_id
+    finally:
+        d.close()
+
+
+def test_endpoints_make_a_replica_set_uri_without_credentials():
+    d = MongoDBDriver(ConnectionOptions(endpoints=["a", "b:27018", "[::1]"], username="u", password="pw",
+                                        extra={"replica_set": "rs0"}))
+    assert d.describe()["uri"] == "mongodb://a:27017,b:27018,[::1]:27017/?replicaSet=rs0"
+
+
+# -- error classification ------------------------------------------------------------------
+def test_write_conflict_is_retryable(schema_drv, mongo):
+    db = db_of(mongo, schema_drv)
+    items = [{"i_id": 4, "supply_w_id": 1, "quantity": 1}]
+    with mongo.start_session() as other:
+        other.start_transaction()
+        db.district.update_one({"d_w_id": 1, "d_id": 1}, {"$inc": {"d_ytd": 1}}, session=other)
+        with pytest.raises(RetryableError):
+            schema_drv.new_order({"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0, "items": items})
+        other.abort_transaction()
+    assert db.orders.count_documents({"o_w_id": 1, "o_d_id": 1}) == ORDERS
+    assert schema_drv.new_order({"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0,
+                                 "items": items})["o_id"] == ORDERS + 1
+
+
+def test_connect_to_closed_port_is_unreachable_within_timeout():
+    from secantus_server import free_port
+    drv = MongoDBDriver(ConnectionOptions(endpoints=[f"127.0.0.1:{free_port()}"], connect_timeout=2,
+                                          username="u", password="s3cret"))
+    t0 = time.monotonic()
+    with pytest.raises(Unreachable) as e:
+        drv.connect()
+    assert time.monotonic() - t0 < 6
+    assert "\n" not in str(e.value) and "s3cret" not in str(e.value)
+
+
+def test_server_loss_is_unknown_outcome_or_connection_lost_then_reconnects(own_secantus):
+    drv = make_driver(own_secantus, txn_timeout="2", commit_retries="1")
+    try:
+        drv.create_schema(reset=True)
+        drv.load_unit("warehouse:1", dataset()["warehouse:1"])
+        assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 10}) == {"low_stock": 0}
+
+        def write_then_lose_server(s):  # the server goes away between the writes and the commit
+            drv.db.district.update_one({"d_w_id": 1, "d_id": 1}, {"$inc": {"d_ytd": 1}}, session=s)
+            own_secantus.stop()
+            return {}
+        t0 = time.monotonic()
+        with pytest.raises(UnknownOutcome):
+            drv._run(write_then_lose_server)
+        assert time.monotonic() - t0 < 12
+
+        t0 = time.monotonic()
+        with pytest.raises(ConnectionLost):
+            drv.payment({"w_id": 1, "d_id": 1, "h_amount": 1.0, "c_w_id": 1, "c_d_id": 1, "c_id": 1,
+                         "c_last": None, "h_date": T0})
+        assert time.monotonic() - t0 < 8
+        own_secantus.start()
+        assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 10}) == {"low_stock": 0}
+        # the commit never reached the server: the write is not there
+        assert drv.db.district.find_one({"d_w_id": 1, "d_id": 1})["d_ytd"] == 10.0 * CUSTOMERS
+    finally:
+        drv.close()
+
+
+def test_bad_options_are_one_line_errors():
+    for extra, msg in (({"schema": "flat"}, "schema must be"), ({"causal": "maybe"}, "causal must be"),
+                       ({"nope": "1"}, "unknown driver option"),
+                       ({"read_preference": "any"}, "read_preference must be")):
+        with pytest.raises(ValueError, match=msg):
+            MongoDBDriver(ConnectionOptions(endpoints=["h"], extra=extra))
+
+
+def test_describe(schema_drv):
+    d = schema_drv.describe()
+    assert d["db"] == "mongodb" and d["schema_variant"] == schema_drv.schema
+    assert d["server_version"] not in ("", "unknown")
+    assert (d["read_concern"], d["write_concern"], d["read_preference"]) == ("majority", "majority", "primary")
+    assert d["find_and_modify"] is True and d["batch_writes"] is True
+
+
+# -- consistency ---------------------------------------------------------------------------
+def test_consistency_holds_after_load_and_a_mix_of_transactions(drv):
+    results = drv.check_consistency(range(1, WAREHOUSES + 1))
+    assert [r.number for r in results] == list(range(1, 13))
+    assert [r.number for r in results if not r.passed] == []
+    checked = {r.number: r.checked for r in results}
+    n_lines = sum(lines_of(o) for o in range(1, ORDERS + 1)) * WAREHOUSES * DISTRICTS
+    assert checked == {1: 2, 2: 4, 3: 4, 4: 4, 5: 24, 6: 24, 7: n_lines, 8: 2, 9: 4, 10: 24, 11: 4, 12: 24}
+    for k in range(6):
+        w, d = k % 2 + 1, k % 3 % 2 + 1
+        drv.new_order({"w_id": w, "d_id": d, "c_id": k % CUSTOMERS + 1, "o_entry_d": T0,
+                       "items": [{"i_id": k + 1, "supply_w_id": w, "quantity": 3},
+                                 {"i_id": k + 5, "supply_w_id": 3 - w, "quantity": 12}]})
+        drv.payment({"w_id": w, "d_id": d, "h_amount": 10.5 + k, "c_w_id": 3 - w, "c_d_id": d,
+                     "c_id": k + 1, "c_last": None, "h_date": T0})
+        drv.payment({"w_id": 1, "d_id": 1, "h_amount": 10.5 + k, "c_w_id": 1, "c_d_id": 1,
+                     "c_id": None if k % 2 else k + 1, "c_last": "BARBARBAR" if k % 2 else None,
+                     "h_date": T0})
+        if k % 2:
+            drv.delivery({"w_id": w, "o_carrier_id": k + 1, "ol_delivery_d": T0})
+    assert [(r.number, r.example) for r in drv.check_consistency([1, 2]) if not r.passed] == []
+
+
+CORRUPTIONS = {
+    # name: (mutation of the raw database, conditions expected to fail)
+    "w_ytd": (lambda db, s: db.warehouse.update_one({"w_id": 2}, {"$inc": {"w_ytd": 1.0}}), {1, 8}),
+    "d_ytd": (lambda db, s: db.district.update_one({"d_w_id": 1, "d_id": 2}, {"$inc": {"d_ytd": 0.5}}), {1, 9}),
+    "d_next_o_id": (lambda db, s: db.district.update_one({"d_w_id": 2, "d_id": 2},
+                                                         {"$inc": {"d_next_o_id": 1}}), {2}),
+    "lost_new_order": (lambda db, s: db.new_order.delete_one({"no_w_id": 1, "no_d_id": 1,
+                                                              "no_o_id": ORDERS - 1}), {3, 5, 11}),
+    "o_ol_cnt": (lambda db, s: db.orders.update_one({"o_w_id": 1, "o_d_id": 1, "o_id": 2},
+                                                    {"$inc": {"o_ol_cnt": 1}}), {4, 6}),
+    # a delivered order's line (amount 0, so the customer sums stay right) loses its date
+    "ol_delivery_d": (lambda db, s: db.orders.update_one(
+        {"o_w_id": 2, "o_d_id": 1, "o_id": 2}, {"$set": {"order_line.1.ol_delivery_d": None}})
+        if s == "denormalized" else db.order_line.update_one(
+        {"ol_w_id": 2, "ol_d_id": 1, "ol_o_id": 2, "ol_number": 2}, {"$set": {"ol_delivery_d": None}}), {7}),
+    "c_balance": (lambda db, s: db.customer.update_one({"c_w_id": 1, "c_d_id": 2, "c_id": 4},
+                                                       {"$inc": {"c_balance": 0.01}}), {10, 12}),
+    "h_amount": (lambda db, s: db.history.update_one({"h_c_w_id": 2, "h_c_d_id": 2, "h_c_id": 5},
+                                                     {"$inc": {"h_amount": 2.0}}), {8, 9, 10}),
+}
+
+
+@pytest.mark.parametrize("corruption", list(CORRUPTIONS))
+def test_corrupted_document_fails_the_right_condition(schema_drv, mongo, corruption):
+    mutate, expected = CORRUPTIONS[corruption]
+    res = mutate(db_of(mongo, schema_drv), schema_drv.schema)
+    assert (getattr(res, "modified_count", 0) or getattr(res, "deleted_count", 0)) == 1
+    results = schema_drv.check_consistency([1, 2])
+    failed = {r.number for r in results if not r.passed}
+    assert failed == expected
+    for r in results:
+        if not r.passed:
+            assert r.violations >= 1 and r.example, r

@@ -1,0 +1,985 @@
+"""MongoDB driver (pure pymongo) after Kamsky, "Adapting TPC-C Benchmark to Measure Performance
+of Multi-Document Transactions in MongoDB" (VLDB 2019) and py-tpcc's mongodb driver.
+
+Every TPC-C transaction runs as one multi-document transaction. Unlike pymongo's
+`with_transaction`, the retry policy is the executor's: this module only classifies what
+happened (RetryableError, UnknownOutcome, ConnectionLost, UserAbort) and never loops on a
+transient error itself, except for re-sending a commit whose result is unknown.
+
+Options (`--driver-opt key=value`, defaults first):
+  schema=denormalized|normalized  denormalized embeds the order lines in their ORDERS document
+                                  (the paper's schema); normalized keeps nine collections
+  find_and_modify=true|false      NewOrder's d_next_o_id increment, Payment's YTD increments and
+                                  Delivery's new_order removal / order update in one round trip
+  batch_writes=true|false         one bulk write per collection instead of one write per row
+  read_concern=majority|local|snapshot   for transactions (snapshot is used as majority outside)
+  write_concern=majority|<n>      commit write concern (and the loader's)
+  read_preference=primary|primaryPreferred|secondary|secondaryPreferred|nearest
+                                  transactions always read from the primary; with another
+                                  preference OrderStatus and StockLevel run outside a
+                                  transaction on that preference (as py-tpcc's secondary reads)
+  causal=false|true               causally consistent session
+  database=tpcc  uri=mongodb://... (instead of endpoints)  replica_set=NAME  auth_source=DB
+  txn_timeout=60                  seconds, client-side bound on one transaction and on each
+                                  commit attempt (pymongo.timeout: covers server selection too)
+  commit_retries=3                re-sends of a commit whose result is unknown
+Username and password come from ConnectionOptions and are never put in a URI or a message.
+
+On SecantusDB (the test server) findAndModify costs a scan of the collection; use
+find_and_modify=false there for anything but small data.
+"""
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+from typing import Any, Callable, Iterable
+
+import pymongo
+from pymongo import DeleteOne, InsertOne, MongoClient, ReturnDocument, UpdateMany, UpdateOne, errors
+from pymongo.read_concern import ReadConcern
+from pymongo.read_preferences import ReadPreference
+from pymongo.write_concern import WriteConcern
+
+from ..consistency import MONEY_EPSILON
+from ..schema import TABLES
+from .base import (ConditionResult, ConnectionLost, ConnectionOptions, Driver, DriverError, LoadMeta,
+                   NotLoaded, RetryableError, UnknownOutcome, Unreachable, UserAbort, utcnow)
+
+DEFAULT_PORT = 27017
+META = "tpcc_meta"
+SCHEMAS = ("denormalized", "normalized")
+READ_PREFERENCES = {
+    "primary": ReadPreference.PRIMARY,
+    "primaryPreferred": ReadPreference.PRIMARY_PREFERRED,
+    "secondary": ReadPreference.SECONDARY,
+    "secondaryPreferred": ReadPreference.SECONDARY_PREFERRED,
+    "nearest": ReadPreference.NEAREST,
+}
+OPTION_DEFAULTS = {
+    "schema": "denormalized",
+    "find_and_modify": "true",
+    "batch_writes": "true",
+    "read_concern": "majority",
+    "write_concern": "majority",
+    "read_preference": "primary",
+    "causal": "false",
+    "database": "tpcc",
+    "uri": "",
+    "replica_set": "",
+    "auth_source": "",
+    "txn_timeout": "60",
+    "commit_retries": "3",
+}
+BOOLEANS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+# The paper's index set (py-tpcc TABLE_INDEXES) with two changes: each table's primary key is
+# its own unique index (py-tpcc made the first, wider index unique, which does not stop a
+# duplicate key), and equality fields lead so that range scans (StockLevel's last 20 orders,
+# Delivery's oldest new order) use the prefix. c_first is added so by-last-name lookups are
+# sorted by the index. HISTORY has no key and, as in the paper, no index.
+INDEXES: dict[str, list[tuple[list[tuple[str, int]], bool]]] = {
+    "item": [([("i_id", 1)], True)],
+    "warehouse": [([("w_id", 1)], True)],
+    "district": [([("d_w_id", 1), ("d_id", 1)], True)],
+    "customer": [([("c_w_id", 1), ("c_d_id", 1), ("c_id", 1)], True),
+                 ([("c_w_id", 1), ("c_d_id", 1), ("c_last", 1), ("c_first", 1)], False)],
+    "stock": [([("s_w_id", 1), ("s_i_id", 1)], True)],
+    "orders": [([("o_w_id", 1), ("o_d_id", 1), ("o_id", 1)], True),
+               ([("o_w_id", 1), ("o_d_id", 1), ("o_c_id", 1), ("o_id", -1),
+                 ("o_carrier_id", 1), ("o_entry_d", 1)], False)],
+    "new_order": [([("no_w_id", 1), ("no_d_id", 1), ("no_o_id", 1)], True)],
+    "order_line": [([("ol_w_id", 1), ("ol_d_id", 1), ("ol_o_id", 1), ("ol_number", 1)], True),
+                   ([("ol_w_id", 1), ("ol_d_id", 1), ("ol_o_id", 1), ("ol_i_id", 1),
+                     ("ol_amount", 1)], False)],
+    "history": [],
+}
+# Fields of an order line kept inside the ORDERS document (its key is the order's).
+EMBEDDED_LINE_FIELDS = TABLES["order_line"][3:]
+
+
+class _InvalidItem(Exception):
+    """NewOrder met an unused item id: abort the transaction (clause 2.4.2.3)."""
+
+
+def _one_line(e: BaseException, limit: int = 300) -> str:
+    text = str(e).split(", full error:")[0].split(", Timeout:")[0]
+    return " ".join(text.split())[:limit] or type(e).__name__
+
+
+def _redact(uri: str) -> str:
+    return re.sub(r"//[^@/]*@", "//***@", uri)
+
+
+def _money(x: float) -> float:
+    return round(x, 2)
+
+
+def _null(expr: Any) -> dict:
+    """Aggregation: true when expr is null or missing (a plain $eq treats missing != null)."""
+    return {"$eq": [{"$ifNull": [expr, None]}, None]}
+
+
+class MongoDBDriver(Driver):
+    name = "mongodb"
+
+    def __init__(self, options: ConnectionOptions):
+        super().__init__(options)
+        unknown = set(options.extra) - set(OPTION_DEFAULTS)
+        if unknown:
+            raise ValueError(f"mongodb: unknown driver option(s) {', '.join(sorted(unknown))} "
+                             f"(known: {', '.join(OPTION_DEFAULTS)})")
+        opt = {**OPTION_DEFAULTS, **options.extra}
+        self.schema = opt["schema"]
+        if self.schema not in SCHEMAS:
+            raise ValueError(f"mongodb: schema must be one of {'|'.join(SCHEMAS)}, got {self.schema!r}")
+        self.find_and_modify = self._bool(opt, "find_and_modify")
+        self.batch_writes = self._bool(opt, "batch_writes")
+        self.causal = self._bool(opt, "causal")
+        if opt["read_concern"] not in ("local", "majority", "snapshot"):
+            raise ValueError(f"mongodb: read_concern must be local|majority|snapshot, got {opt['read_concern']!r}")
+        self.read_concern = opt["read_concern"]
+        wc = opt["write_concern"]
+        self.write_concern = int(wc) if wc.isdigit() else wc
+        if opt["read_preference"] not in READ_PREFERENCES:
+            raise ValueError(f"mongodb: read_preference must be one of {'|'.join(READ_PREFERENCES)}, "
+                             f"got {opt['read_preference']!r}")
+        self.read_preference = opt["read_preference"]
+        self.database_name = opt["database"]
+        self.uri = opt["uri"]
+        self.replica_set = opt["replica_set"]
+        self.auth_source = opt["auth_source"]
+        try:
+            self.txn_timeout = float(opt["txn_timeout"])
+            self.commit_retries = int(opt["commit_retries"])
+        except ValueError:
+            raise ValueError("mongodb: txn_timeout and commit_retries must be numbers") from None
+        if self.txn_timeout <= 0 or self.commit_retries < 0:
+            raise ValueError("mongodb: txn_timeout must be > 0 and commit_retries >= 0")
+        if not self.uri and not options.endpoints:
+            raise ValueError("mongodb: give endpoints (host[:port]) or driver option uri=")
+        self.client: MongoClient | None = None
+        self.db: pymongo.database.Database | None = None
+        self._session: pymongo.client_session.ClientSession | None = None
+        self._server_version = "unknown"
+        self._districts: int | None = None
+
+    @staticmethod
+    def _bool(opt: dict[str, str], key: str) -> bool:
+        try:
+            return BOOLEANS[opt[key].lower()]
+        except KeyError:
+            raise ValueError(f"mongodb: {key} must be true or false, got {opt[key]!r}") from None
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def _build_uri(self) -> str:
+        if self.uri:
+            return self.uri
+        def with_port(h: str) -> str:
+            has_port = "]:" in h if h.startswith("[") else ":" in h  # [IPv6]:port
+            return h if has_port else f"{h}:{DEFAULT_PORT}"
+        hosts = [with_port(h) for h in self.options.endpoints]
+        uri = "mongodb://" + ",".join(hosts) + "/"
+        return uri + (f"?replicaSet={self.replica_set}" if self.replica_set else "")
+
+    def connect(self) -> None:
+        self.close()
+        uri = self._build_uri()
+        timeout_ms = max(1, int(self.options.connect_timeout * 1000))
+        kwargs: dict[str, Any] = dict(
+            serverSelectionTimeoutMS=timeout_ms,
+            connectTimeoutMS=min(timeout_ms, 10_000),
+            appname="tpcc-runner",
+        )
+        if self.options.username:
+            kwargs.update(username=self.options.username, password=self.options.password or "")
+        if self.auth_source:
+            kwargs["authSource"] = self.auth_source
+        where = _redact(uri)
+        try:
+            self.client = MongoClient(uri, **kwargs)
+            with pymongo.timeout(self.options.connect_timeout):
+                self.client.admin.command("ping")
+                self._server_version = self.client.admin.command("buildInfo").get("version", "unknown")
+        except errors.ConfigurationError as e:
+            self.close()
+            raise ValueError(f"mongodb: bad connection settings for {where}: {_one_line(e)}") from None
+        except errors.OperationFailure as e:
+            self.close()
+            raise Unreachable(f"mongodb: {where} refused the connection: {_one_line(e)}") from None
+        except errors.PyMongoError as e:
+            self.close()
+            raise Unreachable(f"mongodb: no server reachable at {where} within "
+                              f"{self.options.connect_timeout:g}s: {_one_line(e)}") from None
+        outside_rc = "majority" if self.read_concern == "snapshot" else self.read_concern
+        # load, metadata and checks read the primary; only OrderStatus and StockLevel outside a
+        # transaction use the configured read preference (see _reader)
+        self.db = self.client.get_database(
+            self.database_name,
+            read_concern=ReadConcern(outside_rc),
+            write_concern=WriteConcern(w=self.write_concern),
+            read_preference=ReadPreference.PRIMARY)
+
+    def close(self) -> None:
+        self._drop_session()
+        if self.client is not None:
+            self.client.close()
+        self.client = None
+        self.db = None
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "db": self.name,
+            "server_version": self._server_version,
+            "uri": _redact(self._build_uri()),
+            "database": self.database_name,
+            "schema_variant": self.schema,
+            "read_concern": self.read_concern,
+            "write_concern": self.write_concern,
+            "read_preference": self.read_preference,
+            # OrderStatus and StockLevel leave the transaction for a non-primary preference
+            "read_only_in_transaction": self.read_preference == "primary",
+            "causal_consistency": self.causal,
+            "find_and_modify": self.find_and_modify,
+            "batch_writes": self.batch_writes,
+            "txn_timeout_s": self.txn_timeout,
+            "commit_retries": self.commit_retries,
+        }
+
+    def _coll(self, name: str):
+        if self.db is None:
+            raise ConnectionLost("mongodb: not connected (call connect() first)")
+        return self.db[name]
+
+    def _reader(self, name: str):
+        """A collection for the read-only transactions (inside a transaction pymongo reads
+        the primary whatever this says)."""
+        return self._coll(name).with_options(read_preference=READ_PREFERENCES[self.read_preference])
+
+    def _tables(self) -> list[str]:
+        return [t for t in TABLES if not (self.schema == "denormalized" and t == "order_line")]
+
+    # -- schema and load ---------------------------------------------------------------
+    def create_schema(self, reset: bool) -> None:
+        with self._admin_errors("creating the schema"):
+            if reset:
+                for name in list(TABLES) + [META]:
+                    self._coll(name).drop()
+            else:
+                meta = self.read_meta()
+                if meta is not None and meta.schema_variant != self.schema:
+                    raise NotLoaded(f"mongodb: database {self.database_name!r} holds a "
+                                    f"{meta.schema_variant} load; use schema={meta.schema_variant} "
+                                    f"or reset")
+            existing = set(self.db.list_collection_names())
+            # explicit creation: a transaction may not create a collection (MongoDB < 4.4)
+            for name in self._tables() + [META]:
+                if name not in existing:
+                    self.db.create_collection(name)
+            for table in self._tables():
+                for keys, unique in INDEXES[table]:
+                    self._coll(table).create_index(keys, unique=unique)
+
+    def read_meta(self) -> LoadMeta | None:
+        with self._admin_errors("reading the load metadata"):
+            doc = self._coll(META).find_one({"_id": "meta"})
+        if doc is None:
+            return None
+        try:
+            return LoadMeta.from_dict(doc)
+        except KeyError as e:
+            raise NotLoaded(f"mongodb: load metadata in {self.database_name}.{META} lacks {e}") from None
+
+    def write_meta(self, meta: LoadMeta) -> None:
+        with self._admin_errors("writing the load metadata"):
+            self._coll(META).replace_one({"_id": "meta"}, {"_id": "meta", **meta.to_dict()}, upsert=True)
+        self._districts = meta.districts
+
+    def done_units(self) -> set[str]:
+        with self._admin_errors("reading the loaded units"):
+            return {d["unit"] for d in self._coll(META).find({"kind": "unit"}, {"unit": 1})}
+
+    def load_unit(self, key: str, tables: dict[str, list[tuple]]) -> None:
+        unknown = set(tables) - set(TABLES)
+        if unknown:
+            raise ValueError(f"mongodb: unit {key}: unknown table(s) {', '.join(sorted(unknown))}")
+        for t, rows in tables.items():
+            bad = next((r for r in rows if len(r) != len(TABLES[t])), None)
+            if bad is not None:
+                raise ValueError(f"mongodb: unit {key}: a {t} row has {len(bad)} values, "
+                                 f"expected {len(TABLES[t])} ({', '.join(TABLES[t])})")
+        docs = {t: [dict(zip(TABLES[t], row)) for row in rows] for t, rows in tables.items() if rows}
+        if self.schema == "denormalized" and "order_line" in docs:
+            self._embed_lines(key, docs)
+        with self._admin_errors(f"loading unit {key}"):
+            # a crash may have left part of this unit: remove it, then insert it whole
+            for table, filt in self._unit_filters(key, docs):
+                self._coll(table).delete_many(filt)
+            for table, rows in docs.items():
+                self._coll(table).insert_many(rows, ordered=False)
+            self._coll(META).replace_one(
+                {"_id": "unit:" + key}, {"_id": "unit:" + key, "kind": "unit", "unit": key,
+                                         "loaded_at": utcnow()}, upsert=True)
+
+    def _embed_lines(self, key: str, docs: dict[str, list[dict]]) -> None:
+        by_order: dict[tuple, list[dict]] = defaultdict(list)
+        for ol in docs.pop("order_line"):
+            by_order[(ol["ol_w_id"], ol["ol_d_id"], ol["ol_o_id"])].append(
+                {f: ol[f] for f in EMBEDDED_LINE_FIELDS})
+        for o in docs.get("orders", []):
+            o["order_line"] = sorted(by_order.pop((o["o_w_id"], o["o_d_id"], o["o_id"]), []),
+                                     key=lambda ol: ol["ol_number"])
+        if by_order:
+            raise ValueError(f"mongodb: unit {key}: order lines without their order, e.g. "
+                             f"(w, d, o) = {next(iter(by_order))}")
+
+    def _unit_filters(self, key: str, docs: dict[str, list[dict]]) -> list[tuple[str, dict]]:
+        """Which documents belong to a unit: by the unit key where it names a warehouse or
+        district, else by the keys of the rows it carries."""
+        parts = key.split(":")
+        try:
+            if parts[0] == "warehouse" and len(parts) == 2:
+                w = int(parts[1])
+                return [("warehouse", {"w_id": w}), ("district", {"d_w_id": w})]
+            if parts[0] == "district" and len(parts) == 3:
+                w, d = int(parts[1]), int(parts[2])
+                filters = [("customer", {"c_w_id": w, "c_d_id": d}),
+                           ("history", {"h_c_w_id": w, "h_c_d_id": d}),
+                           ("orders", {"o_w_id": w, "o_d_id": d}),
+                           ("new_order", {"no_w_id": w, "no_d_id": d})]
+                if self.schema == "normalized":
+                    filters.append(("order_line", {"ol_w_id": w, "ol_d_id": d}))
+                return filters
+        except ValueError:
+            pass
+        if parts[0] == "item":
+            return [("item", {"i_id": self._ids_filter([r["i_id"] for r in docs.get("item", [])])})]
+        if parts[0] == "stock" and len(parts) == 3:
+            filters = []
+            by_w: dict[int, list[int]] = defaultdict(list)
+            for r in docs.get("stock", []):
+                by_w[r["s_w_id"]].append(r["s_i_id"])
+            for w, ids in by_w.items():
+                filters.append(("stock", {"s_w_id": w, "s_i_id": self._ids_filter(ids)}))
+            return filters
+        raise ValueError(f"mongodb: unknown load unit key {key!r} (item:<n>, warehouse:<w>, "
+                         f"stock:<w>:<n>, district:<w>:<d>)")
+
+    @staticmethod
+    def _ids_filter(ids: list[int]) -> dict:
+        lo, hi = min(ids, default=0), max(ids, default=-1)
+        if len(set(ids)) == hi - lo + 1:  # contiguous: a range is exact and cheaper than $in
+            return {"$gte": lo, "$lt": hi + 1}
+        return {"$in": sorted(set(ids))}
+
+    # -- transactions: running and classifying errors -----------------------------------
+    def _get_session(self):
+        if self._session is None:
+            if self.client is None:
+                raise ConnectionLost("mongodb: not connected (call connect() first)")
+            self._session = self.client.start_session(causal_consistency=self.causal)
+        return self._session
+
+    def _drop_session(self) -> None:
+        if self._session is not None:
+            try:
+                self._session.end_session()
+            except errors.PyMongoError:
+                pass
+            self._session = None
+
+    def _run(self, body: Callable[[Any], dict[str, Any]], read_only: bool = False) -> dict[str, Any]:
+        """Run body(session) in one transaction and commit it; errors become the contract's."""
+        in_txn = not (read_only and self.read_preference != "primary")
+        try:
+            session = self._get_session()
+            try:
+                with pymongo.timeout(self.txn_timeout):
+                    if in_txn:
+                        session.start_transaction(
+                            read_concern=ReadConcern(self.read_concern),
+                            write_concern=WriteConcern(w=self.write_concern),
+                            read_preference=ReadPreference.PRIMARY)
+                    result = body(session)
+            except BaseException:
+                if in_txn and session.in_transaction:
+                    with pymongo.timeout(min(self.txn_timeout, 10)):
+                        session.abort_transaction()  # best effort: pymongo swallows its errors
+                raise
+        except _InvalidItem as e:
+            raise UserAbort(f"mongodb: {e}") from None
+        except errors.PyMongoError as e:
+            raise self._not_committed(e) from None
+        if in_txn:
+            self._commit(session)
+        return result
+
+    def _not_committed(self, e: errors.PyMongoError) -> BaseException:
+        """Classify an error raised before the commit (the transaction did not happen)."""
+        msg = f"mongodb: {_one_line(e)}"
+        if isinstance(e, errors.NotPrimaryError):
+            return RetryableError(msg)  # step-down: a primary will be elected
+        if isinstance(e, errors.ConnectionFailure):  # socket gone, timeout, no server selectable
+            self._drop_session()
+            return ConnectionLost(msg)
+        if e.has_error_label("TransientTransactionError"):
+            return RetryableError(msg)  # write conflict, lock timeout, transaction aborted
+        if isinstance(e, errors.ExecutionTimeout):
+            return RetryableError(msg)  # our txn_timeout expired on the server; nothing committed
+        return e  # anything else is a bug or bad data: the executor counts it as an error
+
+    def _commit(self, session) -> None:
+        last: errors.PyMongoError | None = None
+        attempts = 0
+        for attempt in range(1 + self.commit_retries):
+            attempts += 1
+            try:
+                with pymongo.timeout(self.txn_timeout):
+                    session.commit_transaction()
+                return
+            except errors.PyMongoError as e:
+                last = e
+                if e.has_error_label("TransientTransactionError"):
+                    raise RetryableError(f"mongodb: commit: {_one_line(e)}") from None
+                if not e.has_error_label("UnknownTransactionCommitResult"):
+                    break
+                time.sleep(min(0.1 * 2 ** attempt, 2.0))
+        self._drop_session()
+        raise UnknownOutcome(f"mongodb: commit result unknown after {attempts} attempt(s): "
+                             f"{_one_line(last)}") from None
+
+    def _customer(self, s, w_id: int, d_id: int, c_id: int | None, c_last: str | None,
+                  projection: dict[str, int]) -> dict:
+        cust = self._reader("customer")
+        if c_id is not None:
+            c = cust.find_one({"c_w_id": w_id, "c_d_id": d_id, "c_id": c_id}, projection, session=s)
+            if c is None:
+                raise LookupError(f"mongodb: no customer w_id={w_id} d_id={d_id} c_id={c_id}")
+            return c
+        found = list(cust.find({"c_w_id": w_id, "c_d_id": d_id, "c_last": c_last}, projection,
+                               session=s).sort("c_first", 1))
+        if not found:
+            raise LookupError(f"mongodb: no customer w_id={w_id} d_id={d_id} c_last={c_last!r}")
+        # clause 2.5.2.2: the customer at position ceil(n/2) of those sorted by c_first
+        return found[(len(found) - 1) // 2]
+
+    # -- NewOrder (clause 2.4) ----------------------------------------------------------
+    def new_order(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._run(lambda s: self._new_order(s, p))
+
+    def _new_order(self, s, p: dict[str, Any]) -> dict[str, Any]:
+        w_id, d_id, c_id, lines = p["w_id"], p["d_id"], p["c_id"], p["items"]
+        district = self._coll("district")
+        dkey = {"d_w_id": w_id, "d_id": d_id}
+        if self.find_and_modify:
+            d = district.find_one_and_update(dkey, {"$inc": {"d_next_o_id": 1}},
+                                             projection={"_id": 0, "d_tax": 1, "d_next_o_id": 1},
+                                             return_document=ReturnDocument.BEFORE, session=s)
+        else:
+            d = district.find_one(dkey, {"_id": 0, "d_tax": 1, "d_next_o_id": 1}, session=s)
+            if d is not None:
+                district.update_one(dkey, {"$inc": {"d_next_o_id": 1}}, session=s)
+        if d is None:
+            raise LookupError(f"mongodb: no district w_id={w_id} d_id={d_id}")
+        o_id = d["d_next_o_id"]
+        w = self._coll("warehouse").find_one({"w_id": w_id}, {"_id": 0, "w_tax": 1}, session=s)
+        if w is None:
+            raise LookupError(f"mongodb: no warehouse w_id={w_id}")
+        c = self._customer(s, w_id, d_id, c_id, None,
+                           {"_id": 0, "c_discount": 1, "c_last": 1, "c_credit": 1})
+
+        i_ids = sorted({ln["i_id"] for ln in lines})
+        items = {i["i_id"]: i for i in self._coll("item").find(
+            {"i_id": {"$in": i_ids}}, {"_id": 0, "i_id": 1, "i_price": 1, "i_name": 1, "i_data": 1},
+            session=s)}
+        missing = [i for i in i_ids if i not in items]
+        if missing:
+            raise _InvalidItem(f"item {missing[0]} not found (NewOrder w_id={w_id} d_id={d_id} "
+                               f"rolled back)")
+
+        dist_col = f"s_dist_{d_id:02d}"
+        wanted: dict[int, list[int]] = defaultdict(list)
+        for ln in lines:
+            wanted[ln["supply_w_id"]].append(ln["i_id"])
+        # one {eq, $in} query per supply warehouse (one in 99% of orders): an $or of them
+        # costs SecantusDB a collection scan
+        stock = {(st["s_w_id"], st["s_i_id"]): st
+                 for sw, ids in sorted(wanted.items())
+                 for st in self._coll("stock").find(
+                     {"s_w_id": sw, "s_i_id": {"$in": sorted(set(ids))}},
+                     {"_id": 0, "s_w_id": 1, "s_i_id": 1, "s_quantity": 1, "s_data": 1, dist_col: 1},
+                     session=s)}
+
+        stock_updates: dict[tuple[int, int], dict] = {}
+        order_lines, total = [], 0.0
+        for number, ln in enumerate(lines, start=1):
+            key = (ln["supply_w_id"], ln["i_id"])
+            st = stock.get(key)
+            if st is None:
+                raise LookupError(f"mongodb: no stock s_w_id={key[0]} s_i_id={key[1]}")
+            qty = ln["quantity"]
+            # clause 2.4.2.2: take qty, restocking by 91 when fewer than 10 would remain
+            if st["s_quantity"] >= qty + 10:
+                st["s_quantity"] -= qty
+            else:
+                st["s_quantity"] = st["s_quantity"] - qty + 91
+            upd = stock_updates.setdefault(key, {"ytd": 0, "orders": 0, "remote": 0})
+            upd["ytd"] += qty
+            upd["orders"] += 1
+            upd["remote"] += int(ln["supply_w_id"] != w_id)
+            item = items[ln["i_id"]]
+            amount = _money(qty * item["i_price"])
+            total += amount
+            order_lines.append({"ol_number": number, "ol_i_id": ln["i_id"],
+                                "ol_supply_w_id": ln["supply_w_id"], "ol_delivery_d": None,
+                                "ol_quantity": qty, "ol_amount": amount,
+                                "ol_dist_info": st.get(dist_col, "")})
+
+        stock_writes = [UpdateOne({"s_w_id": sw, "s_i_id": si},
+                                  {"$set": {"s_quantity": stock[(sw, si)]["s_quantity"]},
+                                   "$inc": {"s_ytd": u["ytd"], "s_order_cnt": u["orders"],
+                                            "s_remote_cnt": u["remote"]}})
+                        for (sw, si), u in stock_updates.items()]
+        self._write(self._coll("stock"), stock_writes, s)
+
+        order = {"o_id": o_id, "o_d_id": d_id, "o_w_id": w_id, "o_c_id": c_id,
+                 "o_entry_d": p["o_entry_d"], "o_carrier_id": None, "o_ol_cnt": len(lines),
+                 "o_all_local": int(all(ln["supply_w_id"] == w_id for ln in lines))}
+        if self.schema == "denormalized":
+            order["order_line"] = order_lines
+        else:
+            self._write(self._coll("order_line"),
+                        [InsertOne({"ol_o_id": o_id, "ol_d_id": d_id, "ol_w_id": w_id, **ol})
+                         for ol in order_lines], s)
+        self._coll("orders").insert_one(order, session=s)
+        self._coll("new_order").insert_one({"no_o_id": o_id, "no_d_id": d_id, "no_w_id": w_id},
+                                           session=s)
+        total *= (1 - c["c_discount"]) * (1 + w["w_tax"] + d["d_tax"])
+        return {"o_id": o_id, "total": _money(total), "ol_cnt": len(lines)}
+
+    def _write(self, coll, ops: list, s) -> None:
+        """One bulk write, or one command per operation without batch_writes."""
+        if not ops:
+            return
+        if self.batch_writes:
+            coll.bulk_write(ops, ordered=False, session=s)
+        else:
+            for op in ops:
+                coll.bulk_write([op], session=s)
+
+    # -- Payment (clause 2.5) -----------------------------------------------------------
+    def payment(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._run(lambda s: self._payment(s, p))
+
+    def _payment(self, s, p: dict[str, Any]) -> dict[str, Any]:
+        w_id, d_id, amount = p["w_id"], p["d_id"], p["h_amount"]
+        w = self._inc_and_read("warehouse", {"w_id": w_id}, "w_ytd", amount, ["w_name"], s)
+        d = self._inc_and_read("district", {"d_w_id": w_id, "d_id": d_id}, "d_ytd", amount,
+                               ["d_name"], s)
+        c = self._customer(s, p["c_w_id"], p["c_d_id"], p.get("c_id"), p.get("c_last"),
+                           {"_id": 0, "c_id": 1, "c_credit": 1, "c_data": 1, "c_balance": 1})
+        c_id = c["c_id"]
+        update: dict[str, Any] = {"$inc": {"c_balance": -amount, "c_ytd_payment": amount,
+                                           "c_payment_cnt": 1}}
+        if c["c_credit"] == "BC":  # clause 2.5.2.2: history prepended to C_DATA, 500 chars max
+            entry = f"{c_id} {p['c_d_id']} {p['c_w_id']} {d_id} {w_id} {amount:.2f} "
+            update["$set"] = {"c_data": (entry + c["c_data"])[:500]}
+        self._coll("customer").update_one({"c_w_id": p["c_w_id"], "c_d_id": p["c_d_id"], "c_id": c_id},
+                                          update, session=s)
+        self._coll("history").insert_one(
+            {"h_c_id": c_id, "h_c_d_id": p["c_d_id"], "h_c_w_id": p["c_w_id"], "h_d_id": d_id,
+             "h_w_id": w_id, "h_date": p["h_date"], "h_amount": amount,
+             "h_data": f"{w['w_name']}    {d['d_name']}"}, session=s)
+        return {"c_id": c_id, "c_balance": _money(c["c_balance"] - amount)}
+
+    def _inc_and_read(self, table: str, key: dict, field: str, amount: float, read: list[str], s) -> dict:
+        coll, projection = self._coll(table), {"_id": 0, **{f: 1 for f in read}}
+        if self.find_and_modify:
+            doc = coll.find_one_and_update(key, {"$inc": {field: amount}}, projection=projection,
+                                           session=s)
+        else:
+            doc = coll.find_one(key, projection, session=s)
+            if doc is not None:
+                coll.update_one(key, {"$inc": {field: amount}}, session=s)
+        if doc is None:
+            raise LookupError(f"mongodb: no {table} {key}")
+        return doc
+
+    # -- OrderStatus (clause 2.6) -------------------------------------------------------
+    def order_status(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._run(lambda s: self._order_status(s, p), read_only=True)
+
+    def _order_status(self, s, p: dict[str, Any]) -> dict[str, Any]:
+        w_id, d_id = p["w_id"], p["d_id"]
+        c = self._customer(s, w_id, d_id, p.get("c_id"), p.get("c_last"),
+                           {"_id": 0, "c_id": 1, "c_first": 1, "c_middle": 1, "c_last": 1,
+                            "c_balance": 1})
+        projection = {"_id": 0, "o_id": 1, "o_entry_d": 1, "o_carrier_id": 1}
+        if self.schema == "denormalized":
+            projection["order_line"] = 1
+        last = list(self._reader("orders").find(
+            {"o_w_id": w_id, "o_d_id": d_id, "o_c_id": c["c_id"]}, projection,
+            session=s).sort("o_id", -1).limit(1))
+        if not last:
+            return {"c_id": c["c_id"], "c_balance": c["c_balance"], "o_id": None, "lines": 0}
+        o = last[0]
+        if self.schema == "denormalized":
+            lines = o.get("order_line", [])
+        else:
+            lines = list(self._reader("order_line").find(
+                {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": o["o_id"]},
+                {"_id": 0, "ol_i_id": 1, "ol_supply_w_id": 1, "ol_quantity": 1, "ol_amount": 1,
+                 "ol_delivery_d": 1}, session=s))
+        return {"c_id": c["c_id"], "c_balance": c["c_balance"], "o_id": o["o_id"],
+                "o_carrier_id": o.get("o_carrier_id"), "lines": len(lines)}
+
+    # -- Delivery (clause 2.7), all districts in one transaction as in the paper --------
+    def delivery(self, p: dict[str, Any]) -> dict[str, Any]:
+        if self._districts is None:
+            meta = self.read_meta()
+            self._districts = meta.districts if meta else 10
+        return self._run(lambda s: self._delivery(s, p))
+
+    def _delivery(self, s, p: dict[str, Any]) -> dict[str, Any]:
+        w_id, carrier, when = p["w_id"], p["o_carrier_id"], p["ol_delivery_d"]
+        new_order, orders, order_line = (self._coll("new_order"), self._coll("orders"),
+                                         self._coll("order_line"))
+        denorm = self.schema == "denormalized"
+        delivered, skipped = [], 0
+        no_deletes, order_updates, line_updates, customer_updates = [], [], [], []
+        for d_id in range(1, self._districts + 1):
+            no_key = {"no_w_id": w_id, "no_d_id": d_id}
+            if self.find_and_modify:
+                no = new_order.find_one_and_delete(no_key, projection={"_id": 0, "no_o_id": 1},
+                                                   sort=[("no_o_id", 1)], session=s)
+            else:
+                found = list(new_order.find(no_key, {"_id": 0, "no_o_id": 1}, session=s)
+                             .sort("no_o_id", 1).limit(1))
+                no = found[0] if found else None
+            if no is None:
+                skipped += 1  # clause 2.7.4.2: no undelivered order in this district
+                continue
+            o_id = no["no_o_id"]
+            o_key = {"o_w_id": w_id, "o_d_id": d_id, "o_id": o_id}
+            o_set = {"o_carrier_id": carrier}
+            if denorm:
+                o_set["order_line.$[].ol_delivery_d"] = when
+            projection = {"_id": 0, "o_c_id": 1}
+            if denorm:
+                projection["order_line"] = 1
+            if self.find_and_modify:
+                o = orders.find_one_and_update(o_key, {"$set": o_set}, projection=projection,
+                                               session=s)
+            else:
+                o = orders.find_one(o_key, projection, session=s)
+                no_deletes.append(DeleteOne({**no_key, "no_o_id": o_id}))
+                order_updates.append(UpdateOne(o_key, {"$set": o_set}))
+            if o is None:
+                raise LookupError(f"mongodb: new order without order w_id={w_id} d_id={d_id} o_id={o_id}")
+            if denorm:
+                amounts = [ol["ol_amount"] for ol in o.get("order_line", [])]
+            else:
+                ol_key = {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": o_id}
+                amounts = [ol["ol_amount"] for ol in order_line.find(ol_key, {"_id": 0, "ol_amount": 1},
+                                                                     session=s)]
+                line_updates.append(UpdateMany(ol_key, {"$set": {"ol_delivery_d": when}}))
+            customer_updates.append(UpdateOne(
+                {"c_w_id": w_id, "c_d_id": d_id, "c_id": o["o_c_id"]},
+                {"$inc": {"c_balance": _money(sum(amounts)), "c_delivery_cnt": 1}}))
+            delivered.append((d_id, o_id))
+        self._write(new_order, no_deletes, s)
+        self._write(orders, order_updates, s)
+        self._write(order_line, line_updates, s)
+        self._write(self._coll("customer"), customer_updates, s)
+        return {"delivered": delivered, "skipped": skipped}
+
+    # -- StockLevel (clause 2.8) --------------------------------------------------------
+    def stock_level(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._run(lambda s: self._stock_level(s, p), read_only=True)
+
+    def _stock_level(self, s, p: dict[str, Any]) -> dict[str, Any]:
+        w_id, d_id = p["w_id"], p["d_id"]
+        d = self._reader("district").find_one({"d_w_id": w_id, "d_id": d_id},
+                                              {"_id": 0, "d_next_o_id": 1}, session=s)
+        if d is None:
+            raise LookupError(f"mongodb: no district w_id={w_id} d_id={d_id}")
+        nxt = d["d_next_o_id"]
+        last20 = {"$gte": nxt - 20, "$lt": nxt}
+        if self.schema == "denormalized":
+            i_ids = {ol["ol_i_id"] for o in self._reader("orders").find(
+                {"o_w_id": w_id, "o_d_id": d_id, "o_id": last20},
+                {"_id": 0, "order_line.ol_i_id": 1}, session=s) for ol in o.get("order_line", [])}
+        else:
+            i_ids = {ol["ol_i_id"] for ol in self._reader("order_line").find(
+                {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": last20}, {"_id": 0, "ol_i_id": 1},
+                session=s)}
+        # the threshold is applied here, not in the query: with it SecantusDB's planner drops
+        # the (s_w_id, s_i_id) index; at most ~300 small documents come back
+        quantities = self._reader("stock").find(
+            {"s_w_id": w_id, "s_i_id": {"$in": sorted(i_ids)}}, {"_id": 0, "s_quantity": 1},
+            session=s) if i_ids else []
+        return {"low_stock": sum(1 for st in quantities if st["s_quantity"] < p["threshold"])}
+
+    # -- verification ------------------------------------------------------------------
+    def existing_orders(self, keys: list[tuple[int, int, int]]) -> set[tuple[int, int, int]]:
+        by_district: dict[tuple[int, int], list[int]] = defaultdict(list)
+        for w, d, o in keys:
+            by_district[(w, d)].append(o)
+        found: set[tuple[int, int, int]] = set()
+        with self._admin_errors("reading orders"):
+            for (w, d), o_ids in by_district.items():
+                for i in range(0, len(o_ids), 5000):
+                    for o in self._coll("orders").find(
+                            {"o_w_id": w, "o_d_id": d, "o_id": {"$in": o_ids[i:i + 5000]}},
+                            {"_id": 0, "o_id": 1}):
+                        found.add((w, d, o["o_id"]))
+        return found
+
+    def check_consistency(self, warehouses: Iterable[int]) -> list[ConditionResult]:
+        ws = sorted(set(warehouses))
+        meta = self.read_meta()
+        if meta is None:
+            raise NotLoaded(f"mongodb: no load metadata in {self.database_name}.{META}")
+        with self._admin_errors("checking consistency"):
+            per_district = self._district_aggregates(ws, meta)
+            results = self._check_districts(ws, per_district, meta)
+            results.update(self._check_orders(ws))
+            results.update(self._check_customers(ws))
+        return [results[n] for n in range(1, 13)]
+
+    def _aggregate(self, table: str, pipeline: list[dict]) -> list[dict]:
+        return list(self._coll(table).aggregate(pipeline, allowDiskUse=True))
+
+    def _district_aggregates(self, ws: list[int], meta: LoadMeta) -> dict[str, Any]:
+        initially_delivered = meta.orders_per_district - meta.new_orders_per_district
+        order_groups: dict[str, Any] = {
+            "n": {"$sum": 1}, "max_o": {"$max": "$o_id"}, "ol_cnt": {"$sum": "$o_ol_cnt"},
+            "delivered_since_load": {"$sum": {"$cond": [
+                {"$and": [{"$gt": ["$o_id", initially_delivered]},
+                          {"$not": [_null("$o_carrier_id")]}]}, 1, 0]}},
+        }
+        if self.schema == "denormalized":
+            order_groups["lines"] = {"$sum": {"$size": {"$ifNull": ["$order_line", []]}}}
+
+        def by_district(table: str, w: str, d: str, groups: dict) -> dict[tuple[int, int], dict]:
+            rows = self._aggregate(table, [{"$match": {w: {"$in": ws}}},
+                                           {"$group": {"_id": {"w": "$" + w, "d": "$" + d}, **groups}}])
+            return {(r["_id"]["w"], r["_id"]["d"]): r for r in rows}
+
+        agg = {
+            "warehouse": {r["w_id"]: r for r in self._coll("warehouse").find(
+                {"w_id": {"$in": ws}}, {"_id": 0, "w_id": 1, "w_ytd": 1})},
+            "district": {(r["d_w_id"], r["d_id"]): r for r in self._coll("district").find(
+                {"d_w_id": {"$in": ws}}, {"_id": 0, "d_w_id": 1, "d_id": 1, "d_ytd": 1, "d_next_o_id": 1})},
+            "orders": by_district("orders", "o_w_id", "o_d_id", order_groups),
+            "new_order": by_district("new_order", "no_w_id", "no_d_id",
+                                     {"n": {"$sum": 1}, "max": {"$max": "$no_o_id"},
+                                      "min": {"$min": "$no_o_id"}}),
+            "history": by_district("history", "h_w_id", "h_d_id", {"sum": {"$sum": "$h_amount"}}),
+        }
+        if self.schema == "normalized":
+            agg["order_line"] = by_district("order_line", "ol_w_id", "ol_d_id", {"n": {"$sum": 1}})
+        return agg
+
+    def _check_districts(self, ws: list[int], a: dict[str, Any], meta: LoadMeta) -> dict[int, ConditionResult]:
+        res = {n: ConditionResult(n, True) for n in (1, 2, 3, 4, 8, 9, 11)}
+
+        def note(n: int, ok: bool, example: str) -> None:
+            r = res[n]
+            r.checked += 1
+            if not ok:
+                r.passed, r.violations = False, r.violations + 1
+                r.example = r.example or example
+
+        d_ytd_by_w: dict[int, float] = defaultdict(float)
+        h_by_w: dict[int, float] = defaultdict(float)
+        for (w, _), dist in a["district"].items():
+            d_ytd_by_w[w] += dist["d_ytd"]
+        for (w, _), h in a["history"].items():
+            h_by_w[w] += h["sum"]
+        for w in ws:
+            w_ytd = a["warehouse"].get(w, {}).get("w_ytd")
+            if w_ytd is None:
+                note(1, False, f"w_id={w}: no WAREHOUSE document")
+                note(8, False, f"w_id={w}: no WAREHOUSE document")
+                continue
+            note(1, abs(w_ytd - d_ytd_by_w[w]) <= MONEY_EPSILON,
+                 f"w_id={w}: w_ytd={w_ytd:.2f} sum(d_ytd)={d_ytd_by_w[w]:.2f}")
+            note(8, abs(w_ytd - h_by_w[w]) <= MONEY_EPSILON,
+                 f"w_id={w}: w_ytd={w_ytd:.2f} sum(h_amount)={h_by_w[w]:.2f}")
+
+        initially_delivered = meta.orders_per_district - meta.new_orders_per_district
+        expected = {(w, d) for w in ws for d in range(1, meta.districts + 1)}
+        for (w, d) in sorted(expected | set(a["district"])):
+            dist = a["district"].get((w, d))
+            if dist is None:
+                for n in (2, 3, 4, 9, 11):
+                    note(n, False, f"w_id={w} d_id={d}: no DISTRICT document")
+                continue
+            o = a["orders"].get((w, d), {"n": 0, "max_o": 0, "ol_cnt": 0, "delivered_since_load": 0,
+                                         "lines": 0})
+            no = a["new_order"].get((w, d), {"n": 0, "max": None, "min": None})
+            at = f"w_id={w} d_id={d}"
+            top = dist["d_next_o_id"] - 1
+            note(2, top == o["max_o"] and (no["n"] == 0 or top == no["max"]),
+                 f"{at}: d_next_o_id-1={top} max(o_id)={o['max_o']} max(no_o_id)={no['max']}")
+            note(3, no["n"] == 0 or no["max"] - no["min"] + 1 == no["n"],
+                 f"{at}: max(no_o_id)-min(no_o_id)+1={(no['max'] or 0) - (no['min'] or 0) + 1} "
+                 f"count(new_order)={no['n']}")
+            lines = (o.get("lines", 0) if self.schema == "denormalized"
+                     else a["order_line"].get((w, d), {"n": 0})["n"])
+            note(4, o["ol_cnt"] == lines, f"{at}: sum(o_ol_cnt)={o['ol_cnt']} count(order_line)={lines}")
+            h = a["history"].get((w, d), {"sum": 0.0})["sum"]
+            note(9, abs(dist["d_ytd"] - h) <= MONEY_EPSILON,
+                 f"{at}: d_ytd={dist['d_ytd']:.2f} sum(h_amount)={h:.2f}")
+            delivered_total = initially_delivered + o["delivered_since_load"]
+            note(11, o["n"] - no["n"] == delivered_total,
+                 f"{at}: count(orders)-count(new_order)={o['n'] - no['n']} expected {delivered_total} "
+                 f"({initially_delivered} + {o['delivered_since_load']} delivered since load)")
+        return res
+
+    # Conditions over orders and customers are join-free: the rows of several collections are
+    # tagged with a common key ($unionWith) and summed per key ($group). This scans each
+    # collection once, where a $lookup per order costs SecantusDB a scan per order.
+    def _order_rows(self, ws: list[int]) -> list[dict]:
+        """Stages yielding, per order key k={w,d,o}: orders (1 from the ORDERS document),
+        o_ol_cnt, o_c_id, o_carrier_id, undelivered, lines, lines_delivered and
+        delivered_amount (sum of ol_amount over lines with a delivery date)."""
+        key = {"w": "$o_w_id", "d": "$o_d_id", "o": "$o_id"}
+        order_fields = {"orders": {"$literal": 1}, "o_ol_cnt": 1, "o_c_id": 1, "o_carrier_id": 1,
+                        "undelivered": _null("$o_carrier_id")}
+        if self.schema == "denormalized":
+            lines = {"$ifNull": ["$order_line", []]}
+            delivered = {"$filter": {"input": lines, "as": "l",
+                                     "cond": {"$not": [_null("$$l.ol_delivery_d")]}}}
+            return [{"$match": {"o_w_id": {"$in": ws}}},
+                    {"$project": {"_id": 0, "k": key, **order_fields, "lines": {"$size": lines},
+                                  "lines_delivered": {"$size": delivered},
+                                  "delivered_amount": {"$sum": {"$map": {
+                                      "input": delivered, "as": "l", "in": "$$l.ol_amount"}}}}}]
+        has_date = {"$not": [_null("$ol_delivery_d")]}
+        return [{"$match": {"o_w_id": {"$in": ws}}},
+                {"$project": {"_id": 0, "k": key, **order_fields}},
+                {"$unionWith": {"coll": "order_line", "pipeline": [
+                    {"$match": {"ol_w_id": {"$in": ws}}},
+                    {"$project": {"_id": 0, "k": {"w": "$ol_w_id", "d": "$ol_d_id", "o": "$ol_o_id"},
+                                  "lines": {"$literal": 1},
+                                  "lines_delivered": {"$cond": [has_date, 1, 0]},
+                                  "delivered_amount": {"$cond": [has_date, "$ol_amount", 0]}}}]}},
+                {"$group": {"_id": "$k", "orders": {"$sum": "$orders"}, "o_ol_cnt": {"$sum": "$o_ol_cnt"},
+                            "o_c_id": {"$max": "$o_c_id"}, "o_carrier_id": {"$max": "$o_carrier_id"},
+                            "undelivered": {"$max": "$undelivered"}, "lines": {"$sum": "$lines"},
+                            "lines_delivered": {"$sum": "$lines_delivered"},
+                            "delivered_amount": {"$sum": "$delivered_amount"}}},
+                {"$addFields": {"k": "$_id"}}]
+
+    @staticmethod
+    def _tally(bad: Any, weight: Any, example: dict) -> dict[str, dict]:
+        return {"checked": {"$sum": weight},
+                "violations": {"$sum": {"$cond": [bad, 1, 0]}},
+                "example": {"$max": {"$cond": [bad, example, None]}}}
+
+    @staticmethod
+    def _result(n: int, row: dict | None, prefix: str) -> ConditionResult:
+        row = row or {}
+        violations = row.get(prefix + "violations", 0)
+        example = row.get(prefix + "example")
+        return ConditionResult(n, violations == 0, checked=row.get(prefix + "checked", 0),
+                               violations=violations,
+                               example=" ".join(f"{k}={v}" for k, v in example.items()) if example else None)
+
+    def _check_orders(self, ws: list[int]) -> dict[int, ConditionResult]:
+        pipeline = [
+            *self._order_rows(ws),
+            {"$project": {"_id": 0, "k": 1, "orders": 1, "o_ol_cnt": 1, "o_carrier_id": 1,
+                          "undelivered": 1, "lines": 1, "lines_delivered": 1, "new_order_rows": {"$literal": 0}}},
+            {"$unionWith": {"coll": "new_order", "pipeline": [
+                {"$match": {"no_w_id": {"$in": ws}}},
+                {"$project": {"_id": 0, "k": {"w": "$no_w_id", "d": "$no_d_id", "o": "$no_o_id"},
+                              "new_order_rows": {"$literal": 1}}}]}},
+            {"$group": {"_id": "$k", "orders": {"$sum": "$orders"}, "o_ol_cnt": {"$sum": "$o_ol_cnt"},
+                        "o_carrier_id": {"$max": "$o_carrier_id"}, "undelivered": {"$max": "$undelivered"},
+                        "lines": {"$sum": "$lines"}, "lines_delivered": {"$sum": "$lines_delivered"},
+                        "new_order_rows": {"$sum": "$new_order_rows"}}},
+            {"$match": {"orders": {"$gt": 0}}},  # NEW-ORDER rows without an order: conditions 2, 3, 11
+            {"$addFields": {
+                "bad5": {"$ne": ["$undelivered", {"$gt": ["$new_order_rows", 0]}]},
+                "bad6": {"$ne": ["$o_ol_cnt", "$lines"]},
+                # lines whose delivery date disagrees with the order's carrier
+                "bad_lines": {"$cond": ["$undelivered", "$lines_delivered",
+                                        {"$subtract": ["$lines", "$lines_delivered"]}]},
+            }},
+        ]
+        key = {"w_id": "$_id.w", "d_id": "$_id.d", "o_id": "$_id.o"}
+        groups: dict[str, Any] = {"_id": None}
+        for n, bad, weight, ex in (
+                (5, "$bad5", 1, {**key, "o_carrier_id": "$o_carrier_id", "new_order_rows": "$new_order_rows"}),
+                (6, "$bad6", 1, {**key, "o_ol_cnt": "$o_ol_cnt", "order_lines": "$lines"}),
+                (7, {"$gt": ["$bad_lines", 0]}, "$lines",
+                 {**key, "o_carrier_id": "$o_carrier_id", "lines": "$lines",
+                  "lines_with_delivery_d": "$lines_delivered"})):
+            for k, v in self._tally(bad, weight, ex).items():
+                groups[f"c{n}_{k}"] = v
+        groups["c7_violations"] = {"$sum": "$bad_lines"}  # condition 7 counts order lines
+        rows = self._aggregate("orders", pipeline + [{"$group": groups}])
+        row = rows[0] if rows else None
+        return {n: self._result(n, row, f"c{n}_") for n in (5, 6, 7)}
+
+    def _check_customers(self, ws: list[int]) -> dict[int, ConditionResult]:
+        pipeline = [
+            *self._order_rows(ws),
+            {"$project": {"_id": 0, "k": {"w": "$k.w", "d": "$k.d", "c": "$o_c_id"},
+                          "delivered": "$delivered_amount"}},
+            {"$unionWith": {"coll": "customer", "pipeline": [
+                {"$match": {"c_w_id": {"$in": ws}}},
+                {"$project": {"_id": 0, "k": {"w": "$c_w_id", "d": "$c_d_id", "c": "$c_id"},
+                              "customers": {"$literal": 1}, "balance": "$c_balance",
+                              "ytd": "$c_ytd_payment"}}]}},
+            {"$unionWith": {"coll": "history", "pipeline": [
+                {"$match": {"h_c_w_id": {"$in": ws}}},
+                {"$project": {"_id": 0, "k": {"w": "$h_c_w_id", "d": "$h_c_d_id", "c": "$h_c_id"},
+                              "paid": "$h_amount"}}]}},
+            {"$group": {"_id": "$k", "customers": {"$sum": "$customers"}, "balance": {"$sum": "$balance"},
+                        "ytd": {"$sum": "$ytd"}, "paid": {"$sum": "$paid"},
+                        "delivered": {"$sum": "$delivered"}}},
+            {"$match": {"customers": {"$gt": 0}}},
+            {"$addFields": {
+                "bad10": {"$gt": [{"$abs": {"$subtract": [
+                    "$balance", {"$subtract": ["$delivered", "$paid"]}]}}, MONEY_EPSILON]},
+                "bad12": {"$gt": [{"$abs": {"$subtract": [
+                    {"$add": ["$balance", "$ytd"]}, "$delivered"]}}, MONEY_EPSILON]},
+            }},
+        ]
+        ex = {"w_id": "$_id.w", "d_id": "$_id.d", "c_id": "$_id.c", "c_balance": "$balance",
+              "c_ytd_payment": "$ytd", "sum_delivered_ol_amount": "$delivered", "sum_h_amount": "$paid"}
+        groups: dict[str, Any] = {"_id": None}
+        for n in (10, 12):
+            for k, v in self._tally(f"$bad{n}", 1, ex).items():
+                groups[f"c{n}_{k}"] = v
+        rows = self._aggregate("orders", pipeline + [{"$group": groups}])
+        row = rows[0] if rows else None
+        return {n: self._result(n, row, f"c{n}_") for n in (10, 12)}
+
+    # -- errors outside transactions ---------------------------------------------------
+    def _admin_errors(self, doing: str):
+        return _AdminErrors(self, doing)
+
+
+class _AdminErrors:
+    """Maps pymongo errors of schema, load and check operations to one-line driver errors."""
+
+    def __init__(self, driver: MongoDBDriver, doing: str):
+        self.driver, self.doing = driver, doing
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        if e is None or not isinstance(e, errors.PyMongoError):
+            return False
+        msg = f"mongodb: {self.doing}: {_one_line(e)}"
+        if isinstance(e, errors.NotPrimaryError):
+            raise RetryableError(msg) from None
+        if isinstance(e, errors.ConnectionFailure):
+            raise ConnectionLost(msg) from None
+        raise DriverError(msg) from None
