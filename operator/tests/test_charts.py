@@ -75,7 +75,7 @@ def test_operator_chart(tmp_path):
     assert svc["spec"]["selector"].items() <= pod_labels(dep).items()
     rules = by_kind(docs, "ClusterRole")[0]["rules"]
     granted = {(g, r): set(rule["verbs"]) for rule in rules for g in rule["apiGroups"] for r in rule["resources"]}
-    assert granted[("", "pods")] == {"get", "list", "watch"}  # reads pods, never deletes them (yet)
+    assert granted[("", "pods")] == {"get", "list", "watch", "delete"}  # delete: fault injection only
     assert "*" not in {v for verbs in granted.values() for v in verbs}
     assert ("", "nodes") not in granted
     # values.schema.json rejects a bad value

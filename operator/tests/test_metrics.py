@@ -49,3 +49,21 @@ def test_forget_removes_every_series_of_the_run():
     m.forget("ns", "r")
     lines = [ln for ln in generate_latest(m.registry).decode().splitlines() if 'run="r"' in ln]
     assert lines and all(ln.startswith("tpcc_operator_reconcile_errors") for ln in lines)  # counters stay
+
+
+def test_faults_and_durability_follow_the_status():
+    m = OperatorMetrics()
+    labels = dict(namespace="ns", run="r", db="voltdb")
+    faults = [{"number": 1, "action": "kill-node", "state": "Recovered", "recoverySeconds": 14.5},
+              {"number": 2, "action": "kill-node", "state": "Injected"},
+              {"number": 3, "action": "kill-random-member", "state": "Skipped"}]
+    m.observe("ns", "r", SPEC, {"phase": "Running", "faults": faults})
+    assert sample(m, "tpcc_operator_fault_injections_total", **labels, action="kill-node") == 2
+    assert sample(m, "tpcc_operator_fault_injections_total", **labels, action="kill-random-member") is None
+    assert sample(m, "tpcc_operator_fault_recovery_seconds", **labels) == 14.5
+    assert sample(m, "tpcc_operator_run_durability_lost", **labels) is None
+    m.observe("ns", "r", SPEC, {"phase": "Failed", "faults": faults, "durability": {"lost": 3}})
+    assert sample(m, "tpcc_operator_run_durability_lost", **labels) == 3
+    m.observe("ns", "r", SPEC, {"phase": "Pending"})  # a new generation
+    assert sample(m, "tpcc_operator_fault_injections_total", **labels, action="kill-node") is None
+    assert sample(m, "tpcc_operator_fault_recovery_seconds", **labels) is None

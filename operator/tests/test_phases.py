@@ -260,12 +260,3 @@ def test_cleanup_always_applies_to_failures(spec_of):
     d = Driver(spec)
     d.status = {"phase": "Failed", "observedGeneration": 2}
     assert d.tick().actions == [Action.CLEAN_UP]
-
-
-def test_faults_are_reserved_and_said_so(spec_of):
-    spec = spec_of({"database": {"type": "voltdb"}, "faults": [{"action": "kill-primary"}]})
-    step = next_step(RUN, spec, {}, World(), T0)
-    assert step.status["phase"] == "Pending"
-    assert [(e.type, e.reason) for e in step.events][-1] == ("Warning", "FaultsNotInjected")
-    assert spec["faults"][0] == {"action": "kill-primary", "afterSeconds": 60, "everySeconds": 60,
-                                 "count": 1, "gracePeriodSeconds": 0}

@@ -22,7 +22,8 @@ def test_merge_of_two_pods():
     assert r["committed"] == sum(t["committed"] for t in r["transactions"].values())
     assert [p["shard"] for p in r["pods"]] == [0, 1]
     assert [p["tpmC"] for p in r["pods"]] == [120.0, 60.0]
-    assert "histogram" not in repr(r) and "timeline" not in r
+    assert "histogram" not in repr(r)  # the timeline stays (10 s steps), histograms do not
+    assert r["timeline"] == [{"t": 0, "tpmC": 6 * 180.0}]  # 180 NewOrders in one 10 s step
 
 
 def test_pods_in_any_order_give_the_same_status():

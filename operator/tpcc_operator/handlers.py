@@ -70,6 +70,9 @@ def perform(step: Step, run: plan.Run, spec: dict, logger: logging.Logger) -> No
             kube.write_start_at(run, step.start_at)
         elif action is Action.CREATE_CHECK_JOB:
             kube.create(plan.check_job(run, spec, cfg))
+        elif action is Action.KILL_POD:
+            killed = kube.kill_pod(run.namespace, step.kill)
+            logger.info("%s: pod %s %s", run.prefix, step.kill.pod, "deleted" if killed else "already gone")
         elif action is Action.CLEAN_UP:
             if plan.is_deployed(spec):
                 kube.helm_uninstall(run.namespace, plan.release_name(run))

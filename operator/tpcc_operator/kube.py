@@ -12,7 +12,7 @@ from typing import Any, Callable
 import kubernetes
 from kubernetes.client.rest import ApiException
 
-from . import plan
+from . import faults, plan
 from .phases import DEPLOYING, LOADING, RUNNING, VERIFYING, JobState, World
 
 HELM = os.environ.get("TPCC_HELM", "helm")
@@ -195,6 +195,43 @@ def database_pods(namespace: str, labels: dict[str, str]) -> tuple[int, str]:
     return sum(1 for p in pods if _ready(p)), (waiting[0] if waiting else "")
 
 
+def pods_of(namespace: str, labels: dict[str, str]) -> list[faults.DatabasePod]:
+    pods = core().list_namespaced_pod(namespace, label_selector=_selector(labels)).items
+    return [faults.DatabasePod(p.metadata.name, p.metadata.uid, _ready(p)) for p in pods]
+
+
+def kill_pod(namespace: str, kill: faults.Kill) -> bool:
+    """Delete the pod if it is still the one chosen (UID precondition): a repeat after an
+    operator restart finds it gone or replaced and kills nothing."""
+    body = kubernetes.client.V1DeleteOptions(grace_period_seconds=kill.grace_seconds,
+                                             preconditions=kubernetes.client.V1Preconditions(uid=kill.uid))
+    try:
+        core().delete_namespaced_pod(kill.pod, namespace, body=body)
+        return True
+    except ApiException as e:
+        if e.status in (404, 409):
+            return False
+        raise
+
+
+def replica_set_primary(endpoints: list[str], timeout_seconds: float = 5.0) -> str | None:
+    """The pod the MongoDB replica set names primary (`hello` on any member); None if no
+    member answers."""
+    import pymongo  # the runner's dependency, in the operator image too
+
+    for endpoint in endpoints:
+        try:
+            with pymongo.MongoClient(endpoint, directConnection=True,
+                                     serverSelectionTimeoutMS=int(timeout_seconds * 1000),
+                                     connectTimeoutMS=int(timeout_seconds * 1000)) as client:
+                name = faults.primary_pod(client.admin.command("hello"))
+        except pymongo.errors.PyMongoError:
+            continue
+        if name:
+            return name
+    return None
+
+
 def error_line(message: str) -> str:
     """The runner's one-line error ("tpcc load: error: ...") from a termination message that
     may hold the tail of the log; else its last line."""
@@ -253,6 +290,11 @@ def observe(run: plan.Run, spec: dict, phase: str | None) -> World:
     """What the current phase's decision needs, and nothing more."""
     ns = run.namespace
     world = World()
+    if phase in (RUNNING, VERIFYING) and spec.get("faults") and plan.is_deployed(spec):
+        world.database_pods = pods_of(ns, plan.database_pod_selector(run))
+        if spec["database"]["type"] == "mongodb" and any(
+                f["action"] == "kill-primary" for f in spec["faults"]):
+            world.primary = replica_set_primary(plan.endpoints(run, spec))
     if phase == DEPLOYING:
         world.database_ready, world.database_waiting = database_pods(ns, plan.database_pod_selector(run))
     elif phase == LOADING:

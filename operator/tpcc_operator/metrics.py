@@ -27,8 +27,20 @@ class OperatorMetrics:
         self.consistency_passed = Gauge("tpcc_operator_run_consistency_passed",
                                         "1 if every TPC-C consistency condition held after the run",
                                         RUN_LABELS, registry=r)
+        self.durability_lost = Gauge("tpcc_operator_run_durability_lost",
+                                     "Acknowledged NewOrders missing from the database after the run",
+                                     RUN_LABELS, registry=r)
+        # a gauge set from status.faults (it survives operator restarts), monotonic per run
+        self.fault_injections = Gauge("tpcc_operator_fault_injections_total",
+                                      "Database pods the operator killed in this run, by action",
+                                      RUN_LABELS + ("action",), registry=r)
+        self.fault_recovery = Gauge("tpcc_operator_fault_recovery_seconds",
+                                    "Seconds from the last kill until the database was whole and ready",
+                                    RUN_LABELS, registry=r)
         self._phase: dict[tuple[str, str], tuple[str, str]] = {}  # (ns, run) -> (db, phase)
-        self._run_gauges = (self.tpmc, self.baseline_tpmc, self.failed, self.consistency_passed)
+        self._fault_actions: dict[tuple[str, str], set[str]] = {}
+        self._run_gauges = (self.tpmc, self.baseline_tpmc, self.failed, self.consistency_passed,
+                            self.durability_lost, self.fault_recovery)
 
     def observe(self, namespace: str, name: str, spec: dict, status: dict) -> None:
         """Set the run's series from its spec and (fresh) status."""
@@ -50,6 +62,19 @@ class OperatorMetrics:
         consistency = status.get("consistency") or {}
         passed = consistency.get("passed")
         self._set_or_clear(self.consistency_passed, labels, None if passed is None else int(passed))
+        self._set_or_clear(self.durability_lost, labels, (status.get("durability") or {}).get("lost"))
+        faults = status.get("faults") or []
+        killed: dict[str, int] = {}
+        for f in faults:
+            if f.get("state") in ("Injected", "Recovered"):
+                killed[f["action"]] = killed.get(f["action"], 0) + 1
+        for action in self._fault_actions.get(key, set()) - set(killed):  # a new generation
+            self._set_or_clear(self.fault_injections, (*labels, action), None)
+        for action, n in killed.items():
+            self.fault_injections.labels(*labels, action).set(n)
+        self._fault_actions[key] = set(killed)
+        recovered = [f["recoverySeconds"] for f in faults if f.get("state") == "Recovered"]
+        self._set_or_clear(self.fault_recovery, labels, recovered[-1] if recovered else None)
 
     def forget(self, namespace: str, name: str) -> None:
         """The run is gone: drop its series."""
@@ -58,6 +83,8 @@ class OperatorMetrics:
             self.runs.remove(namespace, name, *old)
             for gauge in self._run_gauges:
                 self._set_or_clear(gauge, (namespace, name, old[0]), None)
+            for action in self._fault_actions.pop((namespace, name), set()):
+                self._set_or_clear(self.fault_injections, (namespace, name, old[0], action), None)
 
     @staticmethod
     def _set_or_clear(gauge: Gauge, labels: tuple[str, ...], value) -> None:

@@ -12,8 +12,9 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import faults as fault_injection
 from . import plan
-from .results import consistency_status, results_status
+from .results import consistency_status, durability_status, results_status
 
 PENDING, DEPLOYING, LOADING, RUNNING, VERIFYING = "Pending", "Deploying", "Loading", "Running", "Verifying"
 SUCCEEDED, FAILED = "Succeeded", "Failed"
@@ -30,6 +31,7 @@ class Action(str, enum.Enum):
     CREATE_RUN_JOB = "create-run-job"
     WRITE_START_AT = "write-start-at"          # release the barrier: startAt in the start ConfigMap
     CREATE_CHECK_JOB = "create-check-job"
+    KILL_POD = "kill-pod"                      # fault injection: delete the chosen database pod
     CLEAN_UP = "clean-up"                      # per cleanup.policy
     DELETE_RUN = "delete-run"                  # ttlSecondsAfterFinished elapsed
 
@@ -68,6 +70,9 @@ class World:
     results: dict[int, dict] = field(default_factory=dict)   # shard -> results.json
     checker: JobState = field(default_factory=JobState)
     check_report: dict | None = None  # check.json
+    # with spec.faults, while Running and Verifying:
+    database_pods: list[fault_injection.DatabasePod] = field(default_factory=list)
+    primary: str | None = None        # MongoDB: the pod the replica set names primary
 
 
 @dataclass
@@ -83,6 +88,7 @@ class Step:
     actions: list[Action] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     start_at: str | None = None  # with WRITE_START_AT
+    kill: fault_injection.Kill | None = None  # with KILL_POD
 
 
 def patched(status: dict, patch: dict) -> dict:
@@ -170,10 +176,29 @@ def new_run(spec: dict, status: dict, generation: int, now: dt.datetime) -> Step
                              f"{spec['workload']['warehouses']} warehouses, "
                              f"{spec['workload']['clients']} clients on "
                              f"{spec['runners']['parallelism']} runner pods"))
-    if spec.get("faults"):
-        step.events.append(Event("Warning", "FaultsNotInjected",
-                                 "spec.faults is reserved: this operator version injects no faults"))
+    late = fault_injection.outside_window(spec)
+    if late:
+        step.events.append(Event("Warning", "FaultsOutsideWindow",
+                                 f"fault injections {late} are due after the measured interval "
+                                 "and will not be injected"))
     return step
+
+
+def _inject_faults(b: "_Builder", run: plan.Run, spec: dict, world: World) -> None:
+    """One move of fault injection (see faults.py), while the runners measure and, for
+    recovery only, before the consistency check."""
+    start_at = b.status.get("startAt") or b.step.status.get("startAt")
+    if not spec.get("faults") or not start_at:
+        return
+    d = fault_injection.decide(spec, b.status.get("faults") or [], parse_time(start_at), b.now,
+                               plan.release_name(run), world.database_pods, world.primary, run.uid)
+    if d.faults is not None:
+        b.step.status["faults"] = d.faults
+    if d.kill:
+        b.act(Action.KILL_POD)
+        b.step.kill = d.kill
+    for type_, reason, message in d.events:
+        b.step.events.append(Event(type_, reason, message))
 
 
 def next_step(run: plan.Run, spec: dict, status: dict, world: World, now: dt.datetime) -> Step:
@@ -233,9 +258,21 @@ def next_step(run: plan.Run, spec: dict, status: dict, world: World, now: dt.dat
                 msg = f"runner pods {missing} wrote no results"
                 b.condition("RunCompleted", False, "ResultsMissing", msg)
                 return b.fail("ResultsMissing", msg)
-            results = results_status([world.results[i] for i in range(n)])
+            docs = [world.results[i] for i in range(n)]
+            results = results_status(docs)
             b.step.status["results"] = results
             b.condition("RunCompleted", True, "Completed", f"tpmC {results['tpmC']:.1f} from {n} pods")
+            durability = durability_status(docs)
+            if durability is not None:
+                b.step.status["durability"] = durability
+                if durability["lost"]:
+                    msg = (f"{durability['lost']} of {durability['acknowledged']} acknowledged "
+                           f"NewOrders are missing from the database, e.g. (w, d, o_id) "
+                           f"{durability['lostExamples'][:3]}")
+                    b.condition("Durable", False, "AcknowledgedOrdersLost", msg)
+                    return b.fail("DurabilityLost", msg)
+                b.condition("Durable", True, "NoLoss",
+                            f"all {durability['acknowledged']} acknowledged NewOrders found")
             if spec["verify"]["enabled"]:
                 b.move(VERIFYING, "Verifying", f"tpmC {results['tpmC']:.1f}; checking consistency")
             else:
@@ -259,6 +296,8 @@ def next_step(run: plan.Run, spec: dict, status: dict, world: World, now: dt.dat
                            f"{spec['runners']['readyTimeoutSeconds']}s")
                     b.condition("RunCompleted", False, "RunnersNotReady", msg)
                     return b.fail("RunnersNotReady", msg)
+            else:
+                _inject_faults(b, run, spec, world)
 
     elif phase == VERIFYING:
         if world.check_report is not None and (world.checker.succeeded or world.checker.failed):
@@ -276,8 +315,18 @@ def next_step(run: plan.Run, spec: dict, status: dict, world: World, now: dt.dat
             b.condition("ConsistencyVerified", False, "CheckFailed", msg)
             return b.fail("CheckFailed", f"consistency check failed: {msg}")
         elif not world.checker.exists:
-            b.act(Action.CREATE_CHECK_JOB)
-            b.event("CheckJobCreated", f"job {plan.job_name(run, 'checker')}")
+            # The conditions are checked after the last fault has recovered.
+            _inject_faults(b, run, spec, world)
+            faults = b.step.status.get("faults", status.get("faults") or [])
+            timeout = spec["database"]["readyTimeoutSeconds"]
+            if not fault_injection.in_progress(faults):
+                b.act(Action.CREATE_CHECK_JOB)
+                b.event("CheckJobCreated", f"job {plan.job_name(run, 'checker')}")
+            elif b.elapsed() > timeout:
+                last = faults[-1]
+                msg = f"{last['target']} not back and ready {timeout}s after the run (fault {last['number']})"
+                b.condition("ConsistencyVerified", False, "DatabaseNotRecovered", msg)
+                return b.fail("DatabaseNotRecovered", msg)
 
     elif phase in TERMINAL:
         if not status.get("cleanedUp"):

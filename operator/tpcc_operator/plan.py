@@ -294,7 +294,9 @@ def run_job(run: Run, spec: dict, settings: Settings) -> dict:
             "--mix", mix_argument(spec),
             "--shard", f"$(JOB_COMPLETION_INDEX)/{n}",
             "--start-configmap", f"{ns}/{start_configmap_name(run)}",
-            "--results-configmap", f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)"]
+            "--results-configmap", f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)",
+            # every acknowledged NewOrder, looked up again after the run -> status.durability
+            "--ledger", "/tmp/ledger.log", "--verify-ledger"]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=True)
     pod["containers"][0]["readinessProbe"] = {
         "httpGet": {"path": "/metrics", "port": "metrics"}, "periodSeconds": 2, "failureThreshold": 1}

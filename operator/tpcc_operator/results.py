@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpcc_runner.results import merge_results
+from tpcc_runner.results import merge_durability, merge_results
 
 
 def _shard_index(doc: dict) -> int:
@@ -36,10 +36,24 @@ def results_status(docs: list[dict[str, Any]]) -> dict[str, Any]:
                    "unknown": t["unknown"], "retries": t["retries"], "executed": t["executed"],
                    "mixPercent": t["mix_percent"], "latencyMs": t["latency_ms"]}
             for name, t in merged["transactions"].items()},
+        # NewOrders per minute in 10 s steps from the start of the measured interval
+        # (negative t: warmup), so a fault's dip and the recovery show
+        "timeline": merged["timeline"],
         "pods": sorted(({"shard": _shard_index(d), "clients": d["clients"], "tpmC": d["tpmC"],
                          "committed": d["totals"]["committed"]} for d in docs),
                        key=lambda p: p["shard"]),
     }
+
+
+def durability_status(docs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """status.durability from the pods' ledger verifications (None if the pods verified none)."""
+    reports = [d["durability"] for d in docs if "durability" in d]
+    if not reports:
+        return None
+    m = merge_durability(reports)
+    return {"acknowledged": m["acknowledged"], "found": m["found"], "lost": m["lost"],
+            "unknownOutcome": m["unknown_outcome"], "lostExamples": m["lost_examples"],
+            "runnerPods": m["pods"]}
 
 
 def consistency_status(report: dict[str, Any]) -> dict[str, Any]:

@@ -61,3 +61,17 @@ def test_latency_bucket_index():
     assert bucket_index(0.001) == 0
     assert bucket_index(0.0011) == 1
     assert bucket_index(100.0) == len(LATENCY_BUCKETS)
+
+
+def test_merge_adds_up_the_pods_ledger_verifications():
+    extra = {"start": "s", "end": "e"}
+    a = {**build_results(_stats(10, 0.01), 60, 1, 1, {}, extra),
+         "durability": {"acknowledged": 10, "found": 9, "lost": 1, "unknown_outcome": 2,
+                        "lost_examples": [[1, 2, 3001]]}}
+    b = {**build_results(_stats(5, 0.01), 60, 1, 1, {}, extra),
+         "durability": {"acknowledged": 5, "found": 5, "lost": 0, "unknown_outcome": 1,
+                        "lost_examples": []}}
+    d = merge_results([a, b])["durability"]
+    assert d == {"acknowledged": 15, "found": 14, "lost": 1, "unknown_outcome": 3,
+                 "lost_examples": [[1, 2, 3001]], "pods": 2}
+    assert "durability" not in merge_results([build_results(_stats(1, 0.01), 60, 1, 1, {}, extra)])

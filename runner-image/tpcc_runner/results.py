@@ -115,11 +115,25 @@ def merge_results(docs: list[dict[str, Any]]) -> dict[str, Any]:
     merged["end"] = max(d["end"] for d in docs)
     merged["pods"] = len(docs)
     merged["pod_tpmC"] = [d["tpmC"] for d in docs]
+    ledgers = [d["durability"] for d in docs if "durability" in d]
+    if ledgers:
+        merged["durability"] = merge_durability(ledgers)
     return merged
 
 
+DURABILITY_COUNTS = ("acknowledged", "found", "lost", "unknown_outcome")
+
+
+def merge_durability(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """Ledger verifications of several pods: counts add up, examples are kept up to 10."""
+    out: dict[str, Any] = {k: sum(int(r[k]) for r in reports) for k in DURABILITY_COUNTS}
+    out["lost_examples"] = [e for r in reports for e in r.get("lost_examples", [])][:10]
+    out["pods"] = len(reports)
+    return out
+
+
 _COMPUTED = {"tpmC", "efficiency", "measured_seconds", "warehouses", "clients", "transactions",
-             "totals", "timeline", "start", "end", "shard"}
+             "totals", "timeline", "start", "end", "shard", "durability"}
 
 
 def summary(doc: dict[str, Any]) -> str:

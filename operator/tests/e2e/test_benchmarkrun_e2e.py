@@ -144,6 +144,12 @@ def operator_pod(op_ns: str) -> str:
      "database.deploy and database.external are mutually exclusive"),
     ({"database": {"type": "foundationdb"}}, "foundationdb has no chart to deploy"),
     ({"database": {"type": "voltdb", "external": {"endpoints": ["no port"]}}}, "spec.database.external.endpoints[0]"),
+    ({"database": {"type": "voltdb", "external": {"endpoints": ["db:21212"]}},
+      "faults": [{"action": "kill-node"}]}, "faults are injected only into a database the operator deploys"),
+    ({"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+      "faults": [{"action": "kill-node", "podIndex": 3}]}, "podIndex must name a pod of the deployment"),
+    ({"database": {"type": "voltdb"}, "faults": [{"action": "kill-everything"}]},
+     'spec.faults[0].action: Unsupported value: "kill-everything"'),
 ])
 def test_invalid_manifests_are_rejected(namespace, spec, message):
     out = kubectl("apply", "-n", namespace, "-f", "-", input=manifest("bad", **spec), check=False)
@@ -188,7 +194,10 @@ def test_voltdb_run(namespace, operator):
     assert len(status["consistency"]["conditions"]) == 12
     conditions = {c["type"]: c["status"] for c in status["conditions"]}
     assert conditions == {"DatabaseReady": "True", "Loaded": "True", "RunCompleted": "True",
-                          "ConsistencyVerified": "True", "Succeeded": "True"}
+                          "Durable": "True", "ConsistencyVerified": "True", "Succeeded": "True"}
+    durability = status["durability"]
+    assert durability["runnerPods"] == 2 and durability["lost"] == 0
+    assert durability["acknowledged"] == durability["found"] > 0
 
     events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json",
                                 "--field-selector", f"involvedObject.name={name}").stdout)["items"]
@@ -250,3 +259,40 @@ def test_unreachable_external_database_fails_with_a_reason(namespace, operator):
     assert br["status"]["reason"] == "LoadFailed"
     assert "tpcc load: error" in br["status"]["message"]
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=60s")
+
+
+# ---- failover during the run ------------------------------------------------------------------
+
+@needs_images
+def test_voltdb_node_killed_twice_loses_nothing(namespace, operator):
+    """A 3-node k=1 VoltDB deployed by the operator; a node's pod is deleted (grace 0) twice
+    during the measured interval. The run succeeds: every acknowledged NewOrder is found, the
+    faults' timeline is in status, the 12 conditions hold after recovery."""
+    name = "voltdb-failover"
+    spec = {**VOLTDB_RUN,
+            "database": {**VOLTDB_RUN["database"], "deploy": {**VOLTDB_RUN["database"]["deploy"],
+                                                              "replicas": 3, "kSafety": 1}},
+            "workload": {**VOLTDB_RUN["workload"], "durationSeconds": 150, "warmupSeconds": 5},
+            "faults": [{"action": "kill-node", "podIndex": 2, "afterSeconds": 20, "everySeconds": 20,
+                        "count": 2}],
+            "cleanup": {"policy": "Always"}}
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **spec))
+    br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=1200)
+    status = br["status"]
+    assert status["phase"] == "Succeeded", f"{status.get('reason')}: {status.get('message')}"
+    faults = status["faults"]
+    print("faults:", json.dumps(faults), "durability:", status["durability"])
+    assert [f["state"] for f in faults] == ["Recovered", "Recovered"]
+    assert all(f["target"] == f"{name}-g1-2" and f["recoverySeconds"] > 0 for f in faults)
+    assert faults[0]["targetUID"] != faults[1]["targetUID"]  # the second kill hit the replacement pod
+    durability = status["durability"]
+    assert durability["lost"] == 0 and durability["acknowledged"] > 0
+    assert status["consistency"]["passed"] and len(status["consistency"]["conditions"]) == 12
+    results = status["results"]
+    assert results["tpmC"] > 0
+    assert len(results["timeline"]) >= 150 // 10 - 1  # throughput around the kills, in 10 s steps
+    events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json",
+                                "--field-selector", f"involvedObject.name={name}").stdout)["items"]
+    reasons = [e["reason"] for e in events]
+    assert "FaultInjected" in reasons and "FaultRecovered" in reasons
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")

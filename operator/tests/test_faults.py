@@ -1,0 +1,213 @@
+"""Fault injection: the schedule, the victim, an injection's three ticks (restart-safe), the
+wait for recovery before the check, the durability verdict."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from runner_docs import pod_results
+from tpcc_operator import faults, phases, plan
+from tpcc_operator.faults import DatabasePod, Injection
+from tpcc_operator.phases import Action, JobState, World, next_step
+
+T0 = dt.datetime(2025, 1, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
+RUN = plan.Run("bench", "perf", "uid-1", 2)
+START = "2025-01-01T12:00:00Z"  # startAt; warmup 10 s -> the measured interval starts 12:00:10
+
+
+def pods(*names_uids_ready) -> list[DatabasePod]:
+    return [DatabasePod(n, u, r) for n, u, r in names_uids_ready]
+
+
+ALL_READY = pods(("bench-g2-0", "a", True), ("bench-g2-1", "b", True), ("bench-g2-2", "c", True))
+
+
+@pytest.fixture
+def spec(spec_of):
+    return spec_of({"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+                    "workload": {"warmupSeconds": 10, "durationSeconds": 120},
+                    "faults": [{"action": "kill-node", "afterSeconds": 20, "everySeconds": 30,
+                                "count": 2, "podIndex": 1}]})
+
+
+def at(seconds: float) -> dt.datetime:
+    return T0 + dt.timedelta(seconds=seconds)
+
+
+def test_schedule_counts_from_the_measured_interval(spec):
+    spec["faults"].append({"action": "kill-random-member", "afterSeconds": 35, "everySeconds": 1,
+                           "count": 1, "gracePeriodSeconds": 5, "podIndex": 0})
+    got = faults.schedule(spec, T0)
+    assert [(i.number, i.action, (i.due - T0).total_seconds(), i.grace_seconds) for i in got] == [
+        (1, "kill-node", 30, 0), (2, "kill-random-member", 45, 5), (3, "kill-node", 60, 0)]
+
+
+def test_injections_after_the_window_are_announced(spec, spec_of):
+    spec["faults"][0]["count"] = 5  # due at 20, 50, 80, 110, 140 s of a 120 s window
+    assert faults.outside_window(spec) == [5]
+    step = next_step(RUN, spec, {}, World(), T0)
+    assert ("Warning", "FaultsOutsideWindow") in [(e.type, e.reason) for e in step.events]
+
+
+@pytest.mark.parametrize("hello, pod", [
+    # a member of a replica set answering hello (MongoDB 6+ field names)
+    ({"isWritablePrimary": False, "secondary": True, "setName": "rs0",
+      "hosts": ["db-g1-0.db-g1-hl.ns.svc.cluster.local:27017", "db-g1-1.db-g1-hl.ns.svc.cluster.local:27017"],
+      "primary": "db-g1-1.db-g1-hl.ns.svc.cluster.local:27017",
+      "me": "db-g1-0.db-g1-hl.ns.svc.cluster.local:27017", "ok": 1.0}, "db-g1-1"),
+    # the primary itself, older servers' field name
+    ({"ismaster": True, "setName": "rs0", "me": "db-g1-2.db-g1-hl:27017", "ok": 1.0}, "db-g1-2"),
+    # an election in progress: no primary
+    ({"isWritablePrimary": False, "secondary": True, "setName": "rs0", "me": "db-g1-0.x:27017"}, None),
+    (None, None),
+])
+def test_primary_is_what_the_replica_set_says(hello, pod):
+    assert faults.primary_pod(hello) == pod
+
+
+def test_victims():
+    inj = Injection(1, "kill-node", T0, 0, 2)
+    assert faults.choose_victim(inj, "voltdb", "bench-g2", ALL_READY, None, "s").name == "bench-g2-2"
+    down = pods(("bench-g2-0", "a", True), ("bench-g2-2", "c", False))
+    assert faults.choose_victim(inj, "voltdb", "bench-g2", down, None, "s") == \
+        "pod bench-g2-2 is not running and ready"
+    primary = Injection(1, "kill-primary", T0, 0, 0)
+    assert faults.choose_victim(primary, "mongodb", "bench-g2", ALL_READY, "bench-g2-1", "s").name == "bench-g2-1"
+    assert faults.choose_victim(primary, "mongodb", "bench-g2", ALL_READY, None, "s") == \
+        "the replica set names no primary"
+    # VoltDB has no primary: a random ready member, the same one for the same seed and number
+    chosen = {faults.choose_victim(Injection(n, "kill-primary", T0, 0, 0), "voltdb", "bench-g2",
+                                   ALL_READY, None, "uid-1").name for n in range(1, 30)}
+    assert len(chosen) > 1 and chosen <= {p.name for p in ALL_READY}
+    again = faults.choose_victim(Injection(7, "kill-random-member", T0, 0, 0), "voltdb", "bench-g2",
+                                 list(reversed(ALL_READY)), None, "uid-1")
+    assert again == faults.choose_victim(Injection(7, "kill-random-member", T0, 0, 0), "voltdb",
+                                         "bench-g2", ALL_READY, None, "uid-1")
+    assert faults.choose_victim(Injection(1, "kill-random-member", T0, 0, 0), "voltdb", "bench-g2",
+                                pods(("bench-g2-0", "a", False)), None, "s") == "no database pod is ready"
+
+
+class Run:
+    """The Running phase with faults, tick by tick, applying each step to the status."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.status = {"phase": "Running", "observedGeneration": 2, "startAt": START,
+                       "stageStartTime": START}
+        self.kills: list[faults.Kill] = []
+        self.events: list[phases.Event] = []
+
+    def tick(self, seconds: float, pods_now: list[DatabasePod], **world) -> phases.Step:
+        w = World(runner=JobState(exists=True), start_at=START, database_pods=pods_now, **world)
+        step = next_step(RUN, self.spec, self.status, w, at(seconds))
+        self.status = phases.patched(self.status, step.status)
+        if Action.KILL_POD in step.actions:
+            self.kills.append(step.kill)
+        self.events += step.events
+        return step
+
+    @property
+    def faults(self):
+        return self.status.get("faults") or []
+
+
+def test_an_injection_is_chosen_then_killed_then_recovered(spec):
+    r = Run(spec)
+    assert r.tick(29, ALL_READY).actions == [] and not r.faults  # due at 30 s
+    r.tick(30, ALL_READY)
+    assert r.faults == [{"number": 1, "action": "kill-node", "dueTime": "2025-01-01T12:00:30Z",
+                         "gracePeriodSeconds": 0, "state": "Injecting", "target": "bench-g2-1",
+                         "targetUID": "b"}]
+    assert r.kills == []  # recorded first, killed on the next tick
+    step = r.tick(33, ALL_READY)
+    assert step.actions == [Action.KILL_POD] and step.kill == faults.Kill("bench-g2-1", "b", 0)
+    assert r.faults[0]["state"] == "Injected" and r.faults[0]["injectedTime"] == "2025-01-01T12:00:33Z"
+    # the pod is gone, then back with a new UID but not ready, then ready: recovered
+    gone = [ALL_READY[0], ALL_READY[2]]
+    assert r.tick(36, gone).status == {}
+    back = gone + pods(("bench-g2-1", "b2", False))
+    assert r.tick(39, back).status == {}
+    r.tick(45, gone + pods(("bench-g2-1", "b2", True)))
+    assert r.faults[0]["state"] == "Recovered" and r.faults[0]["recoverySeconds"] == 12.0
+    assert [e.reason for e in r.events] == ["FaultInjected", "FaultRecovered"]
+    assert r.events[0].type == "Warning"
+
+
+def test_a_restart_between_kill_and_status_kills_the_same_pod_only(spec):
+    """The kill is repeated with the same pod UID as precondition: a replacement pod is never
+    killed by the repeat (kube.kill_pod's 409)."""
+    r = Run(spec)
+    r.tick(30, ALL_READY)
+    before = dict(r.status)
+    first = r.tick(33, ALL_READY)
+    r.status = before  # the status patch after the kill was lost
+    again = r.tick(35, [ALL_READY[0], ALL_READY[2]] + pods(("bench-g2-1", "b2", False)))
+    assert first.kill == again.kill == faults.Kill("bench-g2-1", "b", 0)
+
+
+def test_injections_wait_for_the_previous_recovery(spec):
+    r = Run(spec)
+    r.tick(30, ALL_READY), r.tick(33, ALL_READY)
+    # the second injection is due at 60 s, but pod 1 is still not back
+    down = [ALL_READY[0], ALL_READY[2]]
+    assert r.tick(61, down).status == {} and len(r.faults) == 1
+    r.tick(64, ALL_READY[:1] + pods(("bench-g2-1", "b2", True)) + ALL_READY[2:])
+    r.tick(67, ALL_READY[:1] + pods(("bench-g2-1", "b2", True)) + ALL_READY[2:])
+    assert [f["state"] for f in r.faults] == ["Recovered", "Injecting"]
+    assert r.faults[1]["targetUID"] == "b2"
+
+
+def test_no_victim_is_skipped_and_the_schedule_goes_on(spec):
+    r = Run(spec)
+    r.tick(30, [ALL_READY[0]])
+    assert r.faults[0]["state"] == "Skipped" and "bench-g2-1" in r.faults[0]["message"]
+    assert r.events[-1].reason == "FaultSkipped"
+    r.tick(60, ALL_READY)
+    assert r.faults[1]["state"] == "Injecting"
+
+
+def test_nothing_is_injected_after_the_measured_interval(spec):
+    r = Run(spec)
+    r.tick(30, ALL_READY)
+    r.tick(131, ALL_READY)  # the window ended (10 + 120 s) before the kill
+    assert r.faults[0]["state"] == "Skipped" and r.kills == []
+
+
+def test_the_check_waits_for_recovery(spec):
+    spec["database"]["readyTimeoutSeconds"] = 60
+    status = {"phase": "Verifying", "observedGeneration": 2, "startAt": START,
+              "stageStartTime": "2025-01-01T12:02:20Z",
+              "faults": [{"number": 2, "action": "kill-node", "state": "Injected", "target": "bench-g2-1",
+                          "targetUID": "b", "gracePeriodSeconds": 0, "injectedTime": "2025-01-01T12:02:00Z"}]}
+    down = [ALL_READY[0], ALL_READY[2]]
+    step = next_step(RUN, spec, status, World(database_pods=down), at(150))
+    assert Action.CREATE_CHECK_JOB not in step.actions
+    back = ALL_READY[:1] + pods(("bench-g2-1", "b2", True)) + ALL_READY[2:]
+    step = next_step(RUN, spec, status, World(database_pods=back), at(152))
+    assert step.actions == [Action.CREATE_CHECK_JOB] and step.status["faults"][0]["state"] == "Recovered"
+    late = next_step(RUN, spec, status, World(database_pods=down), at(140 + 61))
+    assert late.status["phase"] == "Failed" and late.status["reason"] == "DatabaseNotRecovered"
+
+
+def _with_ledger(doc: dict, acknowledged: int, lost: int) -> dict:
+    return {**doc, "durability": {"acknowledged": acknowledged, "found": acknowledged - lost,
+                                  "lost": lost, "unknown_outcome": 1,
+                                  "lost_examples": [[1, 3, 3001 + i] for i in range(lost)]}}
+
+
+def test_durability_is_recorded_and_a_loss_fails_the_run(spec):
+    spec["runners"]["parallelism"] = 2
+    ok = {0: _with_ledger(pod_results(0, 2, 50, .01), 50, 0), 1: _with_ledger(pod_results(1, 2, 40, .01), 40, 0)}
+    step = next_step(RUN, spec, {"phase": "Running", "observedGeneration": 2, "startAt": START},
+                     World(runner=JobState(True, True), results=ok), at(200))
+    assert step.status["phase"] == "Verifying"
+    assert step.status["durability"] == {"acknowledged": 90, "found": 90, "lost": 0, "unknownOutcome": 2,
+                                         "lostExamples": [], "runnerPods": 2}
+    assert step.status["results"]["timeline"] == [{"t": 0, "tpmC": 540.0}]
+    lost = {0: ok[0], 1: _with_ledger(pod_results(1, 2, 40, .01), 40, 2)}
+    step = next_step(RUN, spec, {"phase": "Running", "observedGeneration": 2, "startAt": START},
+                     World(runner=JobState(True, True), results=lost), at(200))
+    assert step.status["phase"] == "Failed" and step.status["reason"] == "DurabilityLost"
+    assert step.status["message"].startswith("2 of 90 acknowledged NewOrders are missing")
+    assert step.status["durability"]["lostExamples"] == [[1, 3, 3001], [1, 3, 3002]]

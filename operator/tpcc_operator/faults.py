@@ -1,0 +1,170 @@
+"""Fault injection during the measured interval: the schedule, the choice of the victim pod and
+the life of one injection in status.faults. Pure: the timer observes the database pods (and,
+for MongoDB, the replica set's `hello`), asks `decide`, kills what it says, records the entries.
+
+An injection lives through three ticks so that an operator restart never kills twice:
+  Injecting  the victim (pod name and UID) is chosen and recorded;
+  Injected   the pod was deleted with a UID precondition (a repeat after a restart answers
+             404/409 and kills nothing more), injectedTime recorded;
+  Recovered  a new pod of that name (another UID) is Ready and so are all others;
+             recoverySeconds = recoveredTime - injectedTime.
+An injection that finds no victim is Skipped with a message. Injections never overlap: the
+next one waits until the previous has recovered (killing a second node of a k=1 cluster
+while the first is still down would take the database down, which is another test).
+
+What "primary" means per database: MongoDB, the member the replica set names primary in
+`hello`; VoltDB has none (every node leads some partitions, k-safety keeps copies on the
+others), so kill-primary kills a random member, as kill-random-member does.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import random
+from dataclasses import dataclass, field
+
+INJECTING, INJECTED, RECOVERED, SKIPPED = "Injecting", "Injected", "Recovered", "Skipped"
+
+
+@dataclass(frozen=True)
+class Injection:
+    number: int       # 1-based, in schedule order across all of spec.faults
+    action: str       # kill-primary | kill-node | kill-random-member
+    due: dt.datetime
+    grace_seconds: int
+    pod_index: int    # kill-node's victim ordinal
+
+
+@dataclass(frozen=True)
+class DatabasePod:
+    name: str
+    uid: str
+    ready: bool
+
+
+@dataclass
+class Kill:
+    pod: str
+    uid: str
+    grace_seconds: int
+
+
+@dataclass
+class Decision:
+    faults: list[dict] | None = None   # the new status.faults (None: unchanged)
+    kill: Kill | None = None
+    events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
+
+
+def _rfc3339(t: dt.datetime) -> str:
+    return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse(s: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+
+
+def schedule(spec: dict, start_at: dt.datetime) -> list[Injection]:
+    """Every injection of spec.faults, timed from the start of the measured interval
+    (startAt + warmup), in order of due time."""
+    measure = start_at + dt.timedelta(seconds=spec["workload"]["warmupSeconds"])
+    out = []
+    for f in spec.get("faults") or []:
+        for k in range(f.get("count", 1)):
+            due = measure + dt.timedelta(seconds=f.get("afterSeconds", 60) + k * f.get("everySeconds", 60))
+            out.append((due, f["action"], f.get("gracePeriodSeconds", 0), f.get("podIndex", 0)))
+    out.sort(key=lambda x: x[0])
+    return [Injection(i + 1, a, due, g, p) for i, (due, a, g, p) in enumerate(out)]
+
+
+def outside_window(spec: dict) -> list[int]:
+    """Numbers of the injections due at or after the end of the measured interval: they are
+    never injected."""
+    zero = dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)
+    end = zero + dt.timedelta(seconds=spec["workload"]["warmupSeconds"] + spec["workload"]["durationSeconds"])
+    return [i.number for i in schedule(spec, zero) if i.due >= end]
+
+
+def primary_pod(hello: dict | None) -> str | None:
+    """The pod name of the replica set's primary from a `hello` reply: the first DNS label of
+    its `primary` host (the charts' members are <pod>.<headless service>...:port)."""
+    if not hello:
+        return None
+    host = hello.get("primary")
+    if not host and (hello.get("isWritablePrimary") or hello.get("ismaster")):
+        host = hello.get("me")
+    if not host:
+        return None
+    return host.rsplit(":", 1)[0].split(".", 1)[0] or None
+
+
+def choose_victim(injection: Injection, db: str, release: str, pods: list[DatabasePod],
+                  primary: str | None, seed: str) -> DatabasePod | str:
+    """The pod to kill, or why there is none. Deterministic for a given seed (the run's UID),
+    so a repeated decision picks the same pod."""
+    by_name = {p.name: p for p in pods}
+    ready = sorted((p for p in pods if p.ready), key=lambda p: p.name)
+    if injection.action == "kill-node":
+        name = f"{release}-{injection.pod_index}"
+        pod = by_name.get(name)
+        return pod if pod and pod.ready else f"pod {name} is not running and ready"
+    if injection.action == "kill-primary" and db == "mongodb":
+        if not primary:
+            return "the replica set names no primary"
+        pod = by_name.get(primary)
+        return pod if pod and pod.ready else f"primary {primary} is not a ready pod of {release}"
+    if not ready:
+        return "no database pod is ready"
+    return random.Random(f"{seed}/{injection.number}").choice(ready)
+
+
+def decide(spec: dict, faults: list[dict], start_at: dt.datetime, now: dt.datetime, release: str,
+           pods: list[DatabasePod], primary: str | None, seed: str) -> Decision:
+    """The next move of fault injection while the runners measure."""
+    db = spec["database"]["type"]
+    entries = [dict(e) for e in faults]
+    last = entries[-1] if entries else None
+    d = Decision()
+    end = start_at + dt.timedelta(seconds=spec["workload"]["warmupSeconds"]
+                                  + spec["workload"]["durationSeconds"])
+    if last and last["state"] == INJECTING and now >= end:
+        last.update(state=SKIPPED, message="the measured interval ended before the kill")
+        d.events.append(("Warning", "FaultSkipped", f"fault {last['number']}: {last['message']}"))
+    elif last and last["state"] == INJECTING:
+        last.update(state=INJECTED, injectedTime=_rfc3339(now))
+        d.kill = Kill(last["target"], last["targetUID"], last["gracePeriodSeconds"])
+        d.events.append(("Warning", "FaultInjected",
+                         f"fault {last['number']} ({last['action']}): deleted pod {last['target']} "
+                         f"with grace period {last['gracePeriodSeconds']}s"))
+    elif last and last["state"] == INJECTED:
+        by_name = {p.name: p for p in pods}
+        back = by_name.get(last["target"])
+        if back and back.uid != last["targetUID"] and all(p.ready for p in pods) and back.ready:
+            seconds = round((now - _parse(last["injectedTime"])).total_seconds(), 1)
+            last.update(state=RECOVERED, recoveredTime=_rfc3339(now), recoverySeconds=seconds)
+            d.events.append(("Normal", "FaultRecovered",
+                             f"fault {last['number']}: {last['target']} is back and ready after {seconds}s"))
+        else:
+            return d
+    else:
+        plan = schedule(spec, start_at)
+        if len(entries) >= len(plan):
+            return d
+        nxt = plan[len(entries)]
+        if now < nxt.due or now >= end:
+            return d
+        entry = {"number": nxt.number, "action": nxt.action, "dueTime": _rfc3339(nxt.due),
+                 "gracePeriodSeconds": nxt.grace_seconds}
+        victim = choose_victim(nxt, db, release, pods, primary, seed)
+        if isinstance(victim, str):
+            entry.update(state=SKIPPED, message=victim)
+            d.events.append(("Warning", "FaultSkipped", f"fault {nxt.number} ({nxt.action}): {victim}"))
+        else:
+            entry.update(state=INJECTING, target=victim.name, targetUID=victim.uid)
+        entries.append(entry)
+    d.faults = entries
+    return d
+
+
+def in_progress(faults: list[dict]) -> bool:
+    """Whether a pod was chosen or killed and has not come back yet."""
+    return bool(faults) and faults[-1]["state"] in (INJECTING, INJECTED)
