@@ -37,7 +37,7 @@ k8s() {
   "$ROOT/hack/local-k8s.sh" all
   "$ROOT/hack/images.sh"
   eval "$("$ROOT/hack/local-k8s.sh" env)"
-  "${PYTEST[@]}" -m "k8s" "$ROOT/operator/tests"
+  TPCC_E2E_REQUIRED=1 "${PYTEST[@]}" -m "k8s" "$ROOT/operator/tests"
 }
 
 case $stage in
