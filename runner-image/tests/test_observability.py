@@ -16,7 +16,6 @@ import json
 import math
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ import pytest
 import yaml
 
 from cli_helpers import TPCC
+from secantus_server import free_port
 from voltdb_server import voltdb  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,12 +49,6 @@ RATE_INTERVAL = "4s"
 # 10,000 items and 300 customers per district rather than less: a smaller load is over
 # between two scrapes.
 SCALE = ["--warehouses", "1", "--items", "10000", "--customers-per-district", "300"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -165,7 +159,7 @@ def _wait(what: str, predicate, timeout: float) -> None:
 def observed(voltdb, tmp_path_factory):  # noqa: F811  (fixture)
     tmp = tmp_path_factory.mktemp("observability")
     endpoint = voltdb.endpoints[0]
-    loader_port, runner_port, prom_port, pg_port = (_free_port() for _ in range(4))
+    loader_port, runner_port, prom_port, pg_port = (free_port() for _ in range(4))
     config = tmp / "prometheus.yml"
     config.write_text(yaml.safe_dump(_prometheus_config(loader_port, runner_port, pg_port)))
     pushgateway = _script("pushgateway-start", "--port", str(pg_port), "--dir", str(tmp))
