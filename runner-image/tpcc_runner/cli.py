@@ -275,6 +275,9 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
     options = connection_options(args)
     driver = connect(args, options)
     meta = require_loaded(driver, args.warehouses)
+    described = driver.describe()
+    # Idle during the run, and a fault may take its node away: later work connects anew.
+    driver.close()
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     constants = run_constants(random.Random(seed), constants_of(meta))
     shard, shards = args.shard
@@ -335,7 +338,7 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
                     "processes": len(pool.procs), "max_retries": plan.max_retries,
                     "driver_options": options.extra, "seed": seed,
                     "scale": {"items": meta.items, "customers_per_district": meta.customers_per_district},
-                    "driver": driver.describe(),
+                    "driver": described,
                     "spec_deviations": [] if plan.think_time else ["no keying/think time (as py-tpcc)"]},
         "c_constants": {"load": constants_of(meta).to_dict(), "run": constants.to_dict()},
         "versions": {"runner": __version__, "python": platform.python_version()},
@@ -351,7 +354,9 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
             log.error("run: %d acknowledged NewOrders are missing from the database",
                       doc["durability"]["lost"])
     if args.check:
+        driver = connect(args, options)
         doc["consistency"] = run_check(driver, args.warehouses, metrics)
+        driver.close()
         code = 0 if doc["consistency"]["passed"] else 1
     if doc["totals"]["committed"] == 0:
         log.error("run: no transaction committed in the measured window")
@@ -364,7 +369,6 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
     if args.results_configmap:
         k8s.write_configmap_key(args.results_configmap, "results.json", text)
     print(summary(doc), file=sys.stderr)
-    driver.close()
     metrics.set_phase("done")
     return code
 
