@@ -119,7 +119,10 @@ def helm_releases(ns: str) -> list[str]:
 @pytest.fixture(scope="module")
 def crd(cluster):
     kubectl("apply", "-f", str(ROOT / "crds" / "benchmarkrun.yaml"))
-    kubectl("wait", "--for=condition=Established", "crd/benchmarkruns.bench.tpcc.dev", "--timeout=60s")
+    # (not `kubectl wait`: on a fresh CRD without conditions yet it errors instead of waiting)
+    wait_for("the CRD Established", lambda: kubectl(
+        "get", "crd/benchmarkruns.bench.tpcc.dev", "-o",
+        'jsonpath={.status.conditions[?(@.type=="Established")].status}', check=False).stdout == "True", 60)
     # the API server serves the new type a moment after Established
     wait_for("BenchmarkRun served", lambda: kubectl("get", "br", "-A", check=False).returncode == 0, 30)
 
