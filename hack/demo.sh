@@ -37,27 +37,4 @@ while :; do
   sleep 3
 done
 kubectl get br "$name" -n "$NS"
-kubectl get br "$name" -n "$NS" -o json | python3 -c '
-import json, sys
-s = json.load(sys.stdin)["status"]
-if s["phase"] != "Succeeded":
-    print(f"{s.get(\"reason\")}: {s.get(\"message\")}")
-r = s.get("results") or {}
-if r:
-    print(f"tpmC {r[\"tpmC\"]}  efficiency {r[\"efficiency\"]}%  committed {r[\"committed\"]}  "
-          f"aborts {r[\"aborts\"]}  errors {r[\"errors\"]}  unknown {r[\"unknown\"]}  pods {r[\"runnerPods\"]}")
-    for t, v in r["transactions"].items():
-        lat = v["latencyMs"]
-        print(f"  {t:<13} {v[\"executed\"]:>8}  {v[\"mixPercent\"]:5.1f}%  p50 {lat[\"p50\"]:.2f} ms  p99 {lat[\"p99\"]:.2f} ms")
-for f in s.get("faults") or []:
-    print(f"fault {f[\"number\"]} {f[\"action\"]} {f.get(\"target\", \"\")}: {f[\"state\"]} "
-          f"{f.get(\"recoverySeconds\", \"\")}")
-if s.get("durability"):
-    d = s["durability"]
-    print(f"durability: {d[\"acknowledged\"]} acknowledged, {d[\"found\"]} found, {d[\"lost\"]} lost, "
-          f"{d[\"unknownOutcome\"]} unknown outcome")
-c = s.get("consistency")
-if c:
-    print("consistency: " + ("all 12 conditions hold" if c["passed"] else f"violated {c[\"violated\"]}"))
-sys.exit(0 if s["phase"] == "Succeeded" else 1)
-'
+kubectl get br "$name" -n "$NS" -o json | python3 "$ROOT/hack/k8s/run_summary.py"
