@@ -22,6 +22,8 @@ import datetime as dt
 import random
 from dataclasses import dataclass, field
 
+from .timestamps import parse_time, rfc3339
+
 INJECTING, INJECTED, RECOVERED, SKIPPED = "Injecting", "Injected", "Recovered", "Skipped"
 
 
@@ -53,14 +55,6 @@ class Decision:
     faults: list[dict] | None = None   # the new status.faults (None: unchanged)
     kill: Kill | None = None
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
-
-
-def _rfc3339(t: dt.datetime) -> str:
-    return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _parse(s: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
 
 
 def schedule(spec: dict, start_at: dt.datetime) -> list[Injection]:
@@ -130,7 +124,7 @@ def decide(spec: dict, faults: list[dict], start_at: dt.datetime, now: dt.dateti
         last.update(state=SKIPPED, message="the measured interval ended before the kill")
         d.events.append(("Warning", "FaultSkipped", f"fault {last['number']}: {last['message']}"))
     elif last and last["state"] == INJECTING:
-        last.update(state=INJECTED, injectedTime=_rfc3339(now))
+        last.update(state=INJECTED, injectedTime=rfc3339(now))
         d.kill = Kill(last["target"], last["targetUID"], last["gracePeriodSeconds"])
         d.events.append(("Warning", "FaultInjected",
                          f"fault {last['number']} ({last['action']}): deleted pod {last['target']} "
@@ -138,9 +132,9 @@ def decide(spec: dict, faults: list[dict], start_at: dt.datetime, now: dt.dateti
     elif last and last["state"] == INJECTED:
         by_name = {p.name: p for p in pods}
         back = by_name.get(last["target"])
-        if back and back.uid != last["targetUID"] and all(p.ready for p in pods) and back.ready:
-            seconds = round((now - _parse(last["injectedTime"])).total_seconds(), 1)
-            last.update(state=RECOVERED, recoveredTime=_rfc3339(now), recoverySeconds=seconds)
+        if back and back.uid != last["targetUID"] and all(p.ready for p in pods):
+            seconds = round((now - parse_time(last["injectedTime"])).total_seconds(), 1)
+            last.update(state=RECOVERED, recoveredTime=rfc3339(now), recoverySeconds=seconds)
             d.events.append(("Normal", "FaultRecovered",
                              f"fault {last['number']}: {last['target']} is back and ready after {seconds}s"))
         else:
@@ -152,7 +146,7 @@ def decide(spec: dict, faults: list[dict], start_at: dt.datetime, now: dt.dateti
         nxt = plan[len(entries)]
         if now < nxt.due or now >= end:
             return d
-        entry = {"number": nxt.number, "action": nxt.action, "dueTime": _rfc3339(nxt.due),
+        entry = {"number": nxt.number, "action": nxt.action, "dueTime": rfc3339(nxt.due),
                  "gracePeriodSeconds": nxt.grace_seconds}
         victim = choose_victim(nxt, db, release, pods, primary, seed)
         if isinstance(victim, str):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+from .faults import INJECTED, RECOVERED
 from .phases import FAILED, SUCCEEDED
 
 RUN_LABELS = ("namespace", "run", "db")
@@ -66,14 +67,14 @@ class OperatorMetrics:
         faults = status.get("faults") or []
         killed: dict[str, int] = {}
         for f in faults:
-            if f.get("state") in ("Injected", "Recovered"):
+            if f.get("state") in (INJECTED, RECOVERED):
                 killed[f["action"]] = killed.get(f["action"], 0) + 1
         for action in self._fault_actions.get(key, set()) - set(killed):  # a new generation
             self._set_or_clear(self.fault_injections, (*labels, action), None)
         for action, n in killed.items():
             self.fault_injections.labels(*labels, action).set(n)
         self._fault_actions[key] = set(killed)
-        recovered = [f["recoverySeconds"] for f in faults if f.get("state") == "Recovered"]
+        recovered = [f["recoverySeconds"] for f in faults if f.get("state") == RECOVERED]
         self._set_or_clear(self.fault_recovery, labels, recovered[-1] if recovered else None)
 
     def forget(self, namespace: str, name: str) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from . import faults as fault_injection
 from . import plan
 from .results import consistency_status, durability_status, results_status
+from .timestamps import parse_time, rfc3339
 
 PENDING, DEPLOYING, LOADING, RUNNING, VERIFYING = "Pending", "Deploying", "Loading", "Running", "Verifying"
 SUCCEEDED, FAILED = "Succeeded", "Failed"
@@ -95,14 +96,6 @@ def patched(status: dict, patch: dict) -> dict:
     """status after a JSON merge patch of its top-level fields (None removes a field)."""
     out = {**status, **patch}
     return {k: v for k, v in out.items() if v is not None}
-
-
-def rfc3339(t: dt.datetime) -> str:
-    return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(s: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
 
 
 def set_condition(conditions: list[dict], type_: str, status: bool, reason: str, message: str,
