@@ -3,13 +3,13 @@ histograms in the status; consistency report -> status.consistency."""
 from __future__ import annotations
 
 from runner_docs import pod_results
-from tpcc_operator.results import consistency_status, results_status
+from tpcc_operator.results import consistency_status, run_status
 
 
 def test_merge_of_two_pods():
     fast = pod_results(0, 2, new_orders=120, latency_s=0.002)
     slow = pod_results(1, 2, new_orders=60, latency_s=0.100)
-    r = results_status([fast, slow])
+    r, durability = run_status([fast, slow])
     assert r["tpmC"] == fast["tpmC"] + slow["tpmC"] == 180.0
     assert r["runnerPods"] == 2
     assert r["start"] == "2025-01-01T00:00:00Z" and r["end"] == "2025-01-01T00:01:01Z"
@@ -24,11 +24,12 @@ def test_merge_of_two_pods():
     assert [p["tpmC"] for p in r["pods"]] == [120.0, 60.0]
     assert "histogram" not in repr(r)  # the timeline stays (10 s steps), histograms do not
     assert r["timeline"] == [{"t": 0, "tpmC": 6 * 180.0}]  # 180 NewOrders in one 10 s step
+    assert durability is None  # these pods verified no ledger
 
 
 def test_pods_in_any_order_give_the_same_status():
     a, b = pod_results(0, 2, 50, 0.01), pod_results(1, 2, 70, 0.02)
-    assert results_status([a, b]) == results_status([b, a])
+    assert run_status([a, b]) == run_status([b, a])
 
 
 def test_consistency_passed_and_violated():

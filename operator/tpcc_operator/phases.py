@@ -14,7 +14,7 @@ from typing import Any
 
 from . import faults as fault_injection
 from . import plan
-from .results import consistency_status, durability_status, results_status
+from .results import consistency_status, run_status
 from .timestamps import parse_time, rfc3339
 
 PENDING, DEPLOYING, LOADING, RUNNING, VERIFYING = "Pending", "Deploying", "Loading", "Running", "Verifying"
@@ -251,11 +251,9 @@ def next_step(run: plan.Run, spec: dict, status: dict, world: World, now: dt.dat
                 msg = f"runner pods {missing} wrote no results"
                 b.condition("RunCompleted", False, "ResultsMissing", msg)
                 return b.fail("ResultsMissing", msg)
-            docs = [world.results[i] for i in range(n)]
-            results = results_status(docs)
+            results, durability = run_status([world.results[i] for i in range(n)])
             b.step.status["results"] = results
             b.condition("RunCompleted", True, "Completed", f"tpmC {results['tpmC']:.1f} from {n} pods")
-            durability = durability_status(docs)
             if durability is not None:
                 b.step.status["durability"] = durability
                 if durability["lost"]:

@@ -1,4 +1,5 @@
-"""Runner documents -> the BenchmarkRun's status.results and status.consistency.
+"""Runner documents -> the BenchmarkRun's status.results, status.durability and
+status.consistency.
 
 The merge itself (sum counts and histograms, percentiles from the merged histograms) is the
 runner's `merge_results`; this module picks what belongs in a status (no histograms, no
@@ -8,16 +9,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpcc_runner.results import merge_durability, merge_results
+from tpcc_runner.results import merge_results
 
 
 def _shard_index(doc: dict) -> int:
     return int(str(doc.get("shard", "0/1")).partition("/")[0])
 
 
-def results_status(docs: list[dict[str, Any]]) -> dict[str, Any]:
-    """status.results from the results.json of every runner pod."""
+def run_status(docs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(status.results, status.durability) from the results.json of every runner pod, merged
+    once; durability is None if the pods verified no ledger."""
     merged = merge_results(docs)
+    return _results(merged, docs), _durability(merged.get("durability"))
+
+
+def _results(merged: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, Any]:
     totals = merged["totals"]
     return {
         "tpmC": merged["tpmC"],
@@ -45,12 +51,9 @@ def results_status(docs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def durability_status(docs: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """status.durability from the pods' ledger verifications (None if the pods verified none)."""
-    reports = [d["durability"] for d in docs if "durability" in d]
-    if not reports:
+def _durability(m: dict[str, Any] | None) -> dict[str, Any] | None:
+    if m is None:
         return None
-    m = merge_durability(reports)
     return {"acknowledged": m["acknowledged"], "found": m["found"], "lost": m["lost"],
             "unknownOutcome": m["unknown_outcome"], "lostExamples": m["lost_examples"],
             "runnerPods": m["pods"]}
