@@ -211,3 +211,18 @@ def test_durability_is_recorded_and_a_loss_fails_the_run(spec):
     assert step.status["phase"] == "Failed" and step.status["reason"] == "DurabilityLost"
     assert step.status["message"].startswith("2 of 90 acknowledged NewOrders are missing")
     assert step.status["durability"]["lostExamples"] == [[1, 3, 3001], [1, 3, 3002]]
+
+
+def test_next_due_names_the_injection_to_choose_a_victim_for_now(spec):
+    """What the timer asks before observing: the replica set is asked for its primary only
+    when this is an injection."""
+    start = phases.parse_time(START)
+    assert faults.next_due(spec, [], start, at(29)) is None
+    assert faults.next_due(spec, [], start, at(30)).number == 1
+    injecting = [{"number": 1, "action": "kill-node", "state": "Injecting"}]
+    assert faults.next_due(spec, injecting, start, at(61)) is None  # one at a time
+    recovered = [{"number": 1, "action": "kill-node", "state": "Recovered"}]
+    assert faults.next_due(spec, recovered, start, at(61)).number == 2
+    assert faults.next_due(spec, recovered, start, at(130)) is None  # the interval is over
+    both = recovered + [{"number": 2, "action": "kill-node", "state": "Skipped"}]
+    assert faults.next_due(spec, both, start, at(100)) is None  # the schedule is done

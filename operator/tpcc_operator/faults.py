@@ -140,11 +140,8 @@ def decide(spec: dict, faults: list[dict], start_at: dt.datetime, now: dt.dateti
         else:
             return d
     else:
-        plan = schedule(spec, start_at)
-        if len(entries) >= len(plan):
-            return d
-        nxt = plan[len(entries)]
-        if now < nxt.due or now >= end:
+        nxt = next_due(spec, entries, start_at, now)
+        if nxt is None:
             return d
         entry = {"number": nxt.number, "action": nxt.action, "dueTime": rfc3339(nxt.due),
                  "gracePeriodSeconds": nxt.grace_seconds}
@@ -157,6 +154,18 @@ def decide(spec: dict, faults: list[dict], start_at: dt.datetime, now: dt.dateti
         entries.append(entry)
     d.faults = entries
     return d
+
+
+def next_due(spec: dict, faults: list[dict], start_at: dt.datetime, now: dt.datetime) -> Injection | None:
+    """The injection whose victim is to be chosen now: the next in the schedule, once due,
+    while the measured interval lasts and no other injection is in progress."""
+    plan = schedule(spec, start_at)
+    if in_progress(faults) or len(faults) >= len(plan):
+        return None
+    nxt = plan[len(faults)]
+    end = start_at + dt.timedelta(seconds=spec["workload"]["warmupSeconds"]
+                                  + spec["workload"]["durationSeconds"])
+    return nxt if nxt.due <= now < end else None
 
 
 def in_progress(faults: list[dict]) -> bool:

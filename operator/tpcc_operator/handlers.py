@@ -90,7 +90,8 @@ def drive(name: str, namespace: str, logger: logging.Logger, **_):
     run = plan.Run(name, namespace, meta["uid"], meta["generation"])
     phase = status.get("phase") if status.get("observedGeneration") == run.generation else None
     try:
-        step = next_step(run, spec, status, kube.observe(run, spec, phase), dt.datetime.now(dt.timezone.utc))
+        now = dt.datetime.now(dt.timezone.utc)
+        step = next_step(run, spec, status, kube.observe(run, spec, status, phase, now), now)
         perform(step, run, spec, logger)
     except kube.HelmError as e:
         # Retried on the next tick until database.readyTimeoutSeconds fails the run.

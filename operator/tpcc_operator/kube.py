@@ -2,6 +2,7 @@
 delete by label, and drive the `helm` CLI. No decisions here (they are in phases.py)."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -14,6 +15,7 @@ from kubernetes.client.rest import ApiException
 
 from . import faults, plan
 from .phases import DEPLOYING, LOADING, RUNNING, VERIFYING, JobState, World
+from .timestamps import parse_time
 
 HELM = os.environ.get("TPCC_HELM", "helm")
 HELM_TIMEOUT_SECONDS = 180
@@ -286,14 +288,16 @@ def _json(text: str | None) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def observe(run: plan.Run, spec: dict, phase: str | None) -> World:
+def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.datetime) -> World:
     """What the current phase's decision needs, and nothing more."""
     ns = run.namespace
     world = World()
     if phase in (RUNNING, VERIFYING) and spec.get("faults") and plan.is_deployed(spec):
         world.database_pods = pods_of(ns, plan.database_pod_selector(run))
-        if spec["database"]["type"] == "mongodb" and any(
-                f["action"] == "kill-primary" for f in spec["faults"]):
+        start_at = status.get("startAt")
+        due = start_at and faults.next_due(spec, status.get("faults") or [], parse_time(start_at), now)
+        # the replica set is asked only when a kill-primary victim is to be chosen now
+        if due and due.action == "kill-primary" and spec["database"]["type"] == "mongodb":
             world.primary = replica_set_primary(plan.endpoints(run, spec))
     if phase == DEPLOYING:
         world.database_ready, world.database_waiting = database_pods(ns, plan.database_pod_selector(run))
