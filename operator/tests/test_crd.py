@@ -44,7 +44,8 @@ def test_structural():
 
 # JSONSchemaProps fields a CRD schema node may have (the API server rejects any other key).
 SCHEMA_KEYS = {"type", "description", "properties", "items", "additionalProperties", "required", "default",
-               "enum", "minimum", "maximum", "minItems", "maxItems", "pattern", "format", "anyOf",
+               "enum", "minimum", "maximum", "minItems", "maxItems", "maxLength", "maxProperties", "pattern",
+               "format", "anyOf",
                "x-kubernetes-validations", "x-kubernetes-preserve-unknown-fields",
                "x-kubernetes-int-or-string", "x-kubernetes-list-type", "x-kubernetes-list-map-keys"}
 
@@ -85,3 +86,53 @@ def test_validation_rules_and_enums():
     assert any("== 100" in r for r in rules)
     # no password field anywhere in the spec: credentials come from a Secret reference
     assert not [p for p, _ in walk(schema["properties"]["spec"]) if p.lower().endswith("password")]
+
+
+# ---- validation at apply, offline (e2e/test_validation_e2e.py asks the real API server) --------
+
+import pytest  # noqa: E402
+
+from bad_manifests import BAD  # noqa: E402
+from crd_schema import validate  # noqa: E402
+from doc_examples import doc_manifests  # noqa: E402
+
+
+def test_the_corpus_is_large_enough():
+    assert len(BAD) >= 30 and len({b.id for b in BAD}) == len(BAD)
+
+
+@pytest.mark.parametrize("bad", BAD, ids=lambda b: b.id)
+def test_bad_manifest_is_rejected_naming_the_field(bad):
+    errors = "\n".join(validate(bad.manifest()))
+    assert bad.field in errors and bad.says in errors, errors or "accepted"
+
+
+@pytest.mark.parametrize("where, manifest", doc_manifests(), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_documented_example_is_valid(where, manifest):
+    assert validate(manifest) == []
+
+
+@pytest.mark.parametrize("spec", [
+    {"database": {"type": "voltdb"}, "runners": {"resources": {"requests": {"cpu": "250m", "memory": 268435456},
+                                                               "limits": {"cpu": 2, "memory": "1.5Gi"}}}},
+    {"database": {"type": "voltdb"}, "runners": {"image": "registry.example:5000/team/tpcc-runner:1.2.3"}},
+    {"database": {"type": "voltdb"}, "runners": {"image": "tpcc@sha256:" + "a" * 64}},
+    {"database": {"type": "voltdb"}, "workload": {"driverOptions": {"call_timeout": "30"}}},
+    {"database": {"type": "mongodb", "external": {"endpoints": ["db:27017"]}},
+     "workload": {"warehouses": 1000, "driverOptions": {"uri": "mongodb://db:27017/?tls=true"}}},
+    {"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}}, "workload": {"warehouses": 48}},
+    {"database": {"type": "voltdb"}, "faults": [{"action": "kill-node", "allowDataLoss": True}]},
+    {"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+     "workload": {"durationSeconds": 300}, "faults": [{"action": "kill-node", "afterSeconds": 60,
+                                                       "everySeconds": 60, "count": 4}]},
+], ids=["quantities", "registry-image", "digest-image", "voltdb-option", "external-big", "voltdb-48-on-3-k1",
+        "data-loss-allowed", "last-kill-in-window"])
+def test_good_specs_pass(spec):
+    manifest = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
+                "metadata": {"name": "good-run-2"}, "spec": spec}
+    assert validate(manifest) == []
+
+
+def test_reset_before_load_has_no_schema_default():
+    """The operator decides it: true for a deployed database, false for an external one."""
+    assert "resetBeforeLoad" not in defaulted_spec({"database": {"type": "voltdb"}})["workload"]

@@ -1,0 +1,121 @@
+"""BenchmarkRuns a new user might write that must be rejected at apply, each with what the
+message names: checked offline against the CRD (test_crd.py) and against the real API server
+(e2e/test_validation_e2e.py), so the two cannot drift apart."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+VOLTDB = {"type": "voltdb"}
+VOLTDB_K1 = {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}}
+MONGO_RS = {"type": "mongodb", "deploy": {"replicas": 3}}
+
+
+@dataclass(frozen=True)
+class Bad:
+    id: str
+    spec: dict
+    field: str      # the field the message names
+    says: str       # and what it says about it
+    name: str = "bad"
+
+    def manifest(self) -> dict:
+        return {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
+                "metadata": {"name": self.name}, "spec": self.spec}
+
+    def json(self) -> str:
+        return json.dumps(self.manifest())
+
+
+def _resources(**resources) -> dict:
+    return {"database": VOLTDB, "runners": {"resources": resources}}
+
+
+def _driver(db: dict, **options) -> dict:
+    return {"database": db, "workload": {"driverOptions": options}}
+
+
+def _faults(db: dict, *faults: dict, **workload) -> dict:
+    return {"database": db, "workload": workload, "faults": list(faults)}
+
+
+BAD = [
+    # run names Helm cannot use
+    Bad("name-leading-digit", {"database": VOLTDB}, "metadata.name", "start with a lowercase letter", name="1run"),
+    Bad("name-with-dots", {"database": VOLTDB}, "metadata.name", "no dots", name="bench.v2"),
+    # resource quantities and their bounds
+    Bad("memory-lots", _resources(limits={"memory": "lots"}), "spec.runners.resources.limits.memory", "should match"),
+    Bad("cpu-negative", _resources(requests={"cpu": "-1"}), "spec.runners.resources.requests.cpu", "should match"),
+    Bad("memory-two-dots", _resources(limits={"memory": "1.5.5Gi"}), "spec.runners.resources.limits.memory",
+        "should match"),
+    Bad("cpu-over-bound", _resources(limits={"cpu": 100}), "spec.runners.resources.limits.cpu", "at most 64"),
+    Bad("memory-over-bound", _resources(limits={"memory": "1Ti"}), "spec.runners.resources.limits.memory",
+        "at most 256Gi"),
+    Bad("request-over-limit", _resources(requests={"memory": "4Gi"}, limits={"memory": "1Gi"}),
+        "runners.resources.requests", "must not exceed runners.resources.limits"),
+    Bad("unknown-resource", _resources(limits={"gpu": 1}), "gpu", "unknown field"),
+    # image references
+    Bad("image-with-space", {"database": VOLTDB, "runners": {"image": "local/tpcc runner:dev"}},
+        "spec.runners.image", "should match"),
+    Bad("image-url", {"database": VOLTDB, "runners": {"image": "https://registry.example/tpcc:1"}},
+        "spec.runners.image", "should match"),
+    Bad("image-empty-tag", {"database": VOLTDB, "runners": {"image": "tpcc-runner:"}},
+        "spec.runners.image", "should match"),
+    Bad("image-uppercase-path", {"database": VOLTDB, "runners": {"image": "registry.example/TPCC:1"}},
+        "spec.runners.image", "should match"),
+    # driver options per database
+    Bad("voltdb-mongodb-option", _driver(VOLTDB, schema="normalized"), "workload.driverOptions for voltdb",
+        "only call_timeout, load_timeout"),
+    Bad("voltdb-unknown-option", _driver(VOLTDB, turbo="true"), "workload.driverOptions for voltdb",
+        "only call_timeout, load_timeout"),
+    Bad("mongodb-voltdb-option", _driver(MONGO_RS, call_timeout="5"), "workload.driverOptions for mongodb",
+        "only schema"),
+    Bad("mongodb-inline-password", _driver(MONGO_RS, password="hunter2"), "workload.driverOptions for mongodb",
+        "only schema"),
+    Bad("mongodb-uri-credentials", _driver(MONGO_RS, uri="mongodb://admin:hunter2@db:27017/"),
+        "workload.driverOptions.uri", "credentialsSecretRef"),
+    Bad("foundationdb-cluster-file", _driver({"type": "foundationdb", "external": {"endpoints": ["fdb:4500"]}},
+                                              cluster_file="/etc/fdb.cluster"),
+        "workload.driverOptions for foundationdb", "only api_version"),
+    Bad("driver-option-not-string", _driver(VOLTDB, call_timeout=5), "spec.workload.driverOptions.call_timeout",
+        "must be"),
+    # warehouses: the schema's bound and what a deployed database holds
+    Bad("warehouses-billion", {"database": {"type": "voltdb", "external": {"endpoints": ["db:21212"]}},
+                               "workload": {"warehouses": 1000000000}},
+        "spec.workload.warehouses", "less than or equal to 100000"),
+    Bad("warehouses-default-deploy", {"database": VOLTDB, "workload": {"warehouses": 100}},
+        "database deployed with defaults", "at most 32 warehouses"),
+    Bad("warehouses-voltdb-k1", {"database": VOLTDB_K1, "workload": {"warehouses": 64}},
+        "workload.warehouses * (kSafety + 1) <= 32 * replicas", "at most 32 warehouses per node"),
+    Bad("warehouses-mongodb", {"database": MONGO_RS, "workload": {"warehouses": 50}},
+        "deployed mongodb", "at most 32 warehouses"),
+    # faults
+    Bad("fault-after-run", _faults(VOLTDB_K1, {"action": "kill-node", "afterSeconds": 400}, durationSeconds=300),
+        "workload.durationSeconds", "every injection of a fault"),
+    Bad("fault-repeats-after-run", _faults(VOLTDB_K1, {"action": "kill-node", "afterSeconds": 60,
+                                                       "everySeconds": 60, "count": 5}, durationSeconds=300),
+        "workload.durationSeconds", "every injection of a fault"),
+    Bad("fault-single-node", _faults(VOLTDB, {"action": "kill-node"}), "database.deploy.replicas >= 2",
+        "allowDataLoss: true"),
+    Bad("fault-voltdb-k0", _faults({"type": "voltdb", "deploy": {"replicas": 3}}, {"action": "kill-random-member"}),
+        "kSafety >= 1", "allowDataLoss: true"),
+    Bad("fault-mongodb-one-member", _faults({"type": "mongodb", "deploy": {"replicas": 1}},
+                                            {"action": "kill-primary"}),
+        "database.deploy.replicas >= 2", "allowDataLoss: true"),
+    Bad("fault-external", _faults({"type": "voltdb", "external": {"endpoints": ["db:21212"]}},
+                                  {"action": "kill-node"}),
+        "database.external", "faults are injected only into a database the operator deploys"),
+    Bad("fault-count-huge", _faults(VOLTDB_K1, {"action": "kill-node", "count": 1000}),
+        "spec.faults[0].count", "less than or equal to 100"),
+    Bad("fault-unknown-action", _faults(VOLTDB_K1, {"action": "kill-everything"}), "spec.faults[0].action",
+        "Unsupported value"),
+    # mutually exclusive and other bounds
+    Bad("deploy-and-external", {"database": {"type": "mongodb", "deploy": {},
+                                             "external": {"endpoints": ["db:27017"]}}},
+        "database.deploy and database.external", "mutually exclusive"),
+    Bad("load-workers-huge", {"database": VOLTDB, "workload": {"loadWorkers": 1000}},
+        "spec.workload.loadWorkers", "less than or equal to 64"),
+    Bad("duration-field-name", {"database": VOLTDB, "workload": {"duration": 60}}, "duration", "unknown field"),
+    Bad("duration-over-a-week", {"database": VOLTDB, "workload": {"durationSeconds": 10000000}},
+        "spec.workload.durationSeconds", "less than or equal to 604800"),
+]

@@ -1,0 +1,35 @@
+"""Every BenchmarkRun in the docs (README.md, docs/*.md: ```yaml blocks with `kind: BenchmarkRun`
+or a bare `spec:` fragment) and crds/samples, as the manifests a user would apply."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```", re.S | re.M)
+
+
+def doc_files() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "charts").glob("*/README.md"))]
+
+
+def doc_manifests() -> list[tuple[str, dict]]:
+    """(where, manifest) for each example; a fragment gets a name from its place in the file."""
+    out = []
+    for path in doc_files():
+        text = path.read_text()
+        for n, block in enumerate(YAML_BLOCK.findall(text), 1):
+            doc = yaml.safe_load(block)
+            where = f"{path.relative_to(ROOT)}#{n}"
+            if not isinstance(doc, dict):
+                continue
+            if doc.get("kind") == "BenchmarkRun":
+                out.append((where, doc))
+            elif set(doc) == {"spec"}:
+                out.append((where, {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
+                                    "metadata": {"name": f"doc-example-{n}"}, "spec": doc["spec"]}))
+    for path in sorted((ROOT / "crds" / "samples").glob("*.yaml")):
+        out.append((str(path.relative_to(ROOT)), yaml.safe_load(path.read_text())))
+    return out
