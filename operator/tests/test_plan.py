@@ -1,6 +1,7 @@
 """spec -> plan of objects: names, Jobs on the runner's CLI contract, RBAC, Helm values."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,8 @@ import pytest
 from tpcc_operator import plan
 
 RUN = plan.Run(name="bench", namespace="perf", uid="uid-1", generation=3)
-SETTINGS = plan.Settings(charts_dir=Path("/charts"), runner_image="local/tpcc-runner:dev")
+CHARTS = Path(__file__).resolve().parents[2] / "charts"
+SETTINGS = plan.Settings(charts_dir=CHARTS, runner_image="local/tpcc-runner:dev")
 
 
 @pytest.fixture
@@ -59,7 +61,7 @@ def test_helm_release_values(voltdb):
     voltdb["database"]["deploy"]["values"] = {"replicas": 99, "image": {"repository": "x"},
                                               "podLabels": {"team": "db"}}
     rel = plan.helm_release(RUN, voltdb, SETTINGS)
-    assert rel.name == "bench-g3" and rel.namespace == "perf" and rel.chart == "/charts/voltdb"
+    assert rel.name == "bench-g3" and rel.namespace == "perf" and rel.chart == str(CHARTS / "voltdb")
     assert rel.values["replicas"] == 3 and rel.values["kfactor"] == 1  # the spec decides
     assert rel.values["image"] == {"repository": "x"}                  # user values pass through
     assert rel.values["podLabels"]["team"] == "db"
@@ -69,7 +71,7 @@ def test_helm_release_values(voltdb):
 
 def test_custom_chart_reference(spec_of):
     spec = spec_of({"database": {"type": "mongodb", "deploy": {"chart": "oci://r/mongo", "version": "1.2.3"}}})
-    rel = plan.helm_release(RUN, spec, SETTINGS)
+    rel = plan.helm_release(RUN, spec, replace(SETTINGS, allowed_charts=("oci://r/mongo",)))
     assert (rel.chart, rel.version) == ("oci://r/mongo", "1.2.3")
     assert "kfactor" not in rel.values
 
@@ -155,3 +157,91 @@ def test_one_results_configmap_per_runner_pod(voltdb):
     assert names == ["bench-g3-start", "bench-g3-results-0", "bench-g3-results-1", "bench-g3-check"]
     kinds = [o["kind"] for o in plan.run_objects(RUN, voltdb)]
     assert kinds.index("ServiceAccount") < kinds.index("ConfigMap")
+
+
+# ---- what a BenchmarkRun may install: refused before Helm runs ---------------------------------
+
+@pytest.mark.parametrize("chart", ["https://evil.example/charts/miner-1.0.0.tgz", "/etc", "../../charts/voltdb",
+                                   "oci://r/mongo", "mongodb", "bitnami/voltdb"])
+def test_a_foreign_chart_is_refused(spec_of, chart):
+    spec = spec_of({"database": {"type": "voltdb", "deploy": {"chart": chart}}})
+    with pytest.raises(plan.chart_policy.ReleaseRefused, match="database.deploy.chart .* is not allowed"):
+        plan.helm_release(RUN, spec, SETTINGS)
+
+
+def test_the_shipped_chart_by_name_is_the_shipped_chart(spec_of):
+    spec = spec_of({"database": {"type": "mongodb", "deploy": {"chart": "mongodb"}}})
+    assert plan.helm_release(RUN, spec, SETTINGS).chart == str(CHARTS / "mongodb")
+
+
+@pytest.mark.parametrize("db, values, says", [
+    ("voltdb", {"podSecurityContext": {"runAsNonRoot": True, "runAsUser": 0}},
+     "database.deploy.values.podSecurityContext.runAsUser: must be at least 1"),
+    ("voltdb", {"podSecurityContext": {"runAsNonRoot": False}}, "podSecurityContext.runAsNonRoot: must be one of true"),
+    ("voltdb", {"privileged": True}, "database.deploy.values.privileged: not a value of this chart"),
+    ("mongodb", {"hostNetwork": True}, "database.deploy.values.hostNetwork: not a value of this chart"),
+    ("mongodb", {"serviceAccountName": "admin"}, "serviceAccountName: not a value of this chart"),
+    ("voltdb", {"podSecurityContext": {"runAsNonRoot": True, "privileged": True}},
+     "podSecurityContext.privileged: not a value of this chart"),
+    ("voltdb", {"dataVolume": {"sizeLimit": "1Gi}\n      - name: host\n        hostPath: {path: /"}},
+     "database.deploy.values.dataVolume.sizeLimit"),
+    ("voltdb", {"heap": "512m -Dx=$(id)"}, "database.deploy.values.heap"),
+    ("mongodb", {"extraArgs": ["--quiet; rm -rf /"]}, "database.deploy.values.extraArgs[0]"),
+    ("mongodb", {"resources": {"limits": {"memory": "lots"}}}, "database.deploy.values.resources.limits.memory"),
+    ("mongodb", {"podLabels": {"bad key!": "x"}}, "database.deploy.values.podLabels: key"),
+])
+def test_values_the_chart_does_not_expose_are_refused(spec_of, db, values, says):
+    spec = spec_of({"database": {"type": db, "deploy": {"replicas": 3, "values": values}}})
+    with pytest.raises(plan.chart_policy.ReleaseRefused) as refused:
+        plan.helm_release(RUN, spec, SETTINGS)
+    assert says in str(refused.value)
+
+
+def test_values_the_chart_exposes_pass(spec_of):
+    values = {"image": {"repository": "registry.example:5000/db/voltdb", "tag": "10.1.1", "pullPolicy": "Never"},
+              "heap": "2g", "resources": {"requests": {"cpu": "1", "memory": "3Gi"}, "limits": {"memory": "4Gi"}},
+              "dataVolume": {"sizeLimit": "8Gi"}, "podSecurityContext": {"runAsNonRoot": True, "runAsUser": 2000}}
+    spec = spec_of({"database": {"type": "voltdb", "deploy": {"values": values}}})
+    assert plan.helm_release(RUN, spec, SETTINGS).values["heap"] == "2g"
+
+
+def test_an_allowlisted_chart_is_installed_as_written(spec_of):
+    spec = spec_of({"database": {"type": "voltdb", "deploy": {"chart": "oci://r/voltdb", "values": {"any": 1}}}})
+    rel = plan.helm_release(RUN, spec, replace(SETTINGS, allowed_charts=("oci://r/voltdb",)))
+    assert rel.chart == "oci://r/voltdb" and rel.values["any"] == 1
+
+
+# ---- resources and resets -----------------------------------------------------------------------
+
+def test_every_pod_gets_default_requests_and_limits(voltdb):
+    for job in (plan.load_job(RUN, voltdb, SETTINGS), plan.run_job(RUN, voltdb, SETTINGS),
+                plan.check_job(RUN, voltdb, SETTINGS)):
+        resources = container(job)["resources"]
+        assert resources == {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
+
+
+def test_spec_resources_override_the_defaults_value_by_value(voltdb):
+    voltdb["runners"]["resources"] = {"requests": {"memory": "3Gi"}, "limits": {"cpu": "4"}}
+    settings = replace(SETTINGS, pod_resources=plan.PodResources.parse(
+        '{"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}}'))
+    resources = container(plan.run_job(RUN, voltdb, settings))["resources"]
+    # the default memory limit (1Gi) is below the 3Gi request: raised to it, never a Job the API refuses
+    assert resources == {"requests": {"cpu": "100m", "memory": "3Gi"}, "limits": {"cpu": "4", "memory": "3Gi"}}
+
+
+def test_an_external_database_is_never_reset_unless_asked(external_mongo):
+    args = container(plan.load_job(RUN, external_mongo, SETTINGS))["args"]
+    assert "--reset" not in args and "--refuse-existing" in args
+    external_mongo["workload"]["resetBeforeLoad"] = False
+    args = container(plan.load_job(RUN, external_mongo, SETTINGS))["args"]
+    assert "--reset" not in args and "--refuse-existing" in args
+    external_mongo["workload"]["resetBeforeLoad"] = True
+    args = container(plan.load_job(RUN, external_mongo, SETTINGS))["args"]
+    assert "--reset" in args and "--refuse-existing" not in args
+
+
+def test_a_deployed_database_is_reset_unless_told_to_resume(voltdb):
+    assert "--reset" in container(plan.load_job(RUN, voltdb, SETTINGS))["args"]
+    voltdb["workload"]["resetBeforeLoad"] = False
+    args = container(plan.load_job(RUN, voltdb, SETTINGS))["args"]
+    assert "--reset" not in args and "--refuse-existing" not in args

@@ -3,7 +3,8 @@ actions, then records the status; deletion removes what the run made (finalizer)
 
 Run: kopf run -m tpcc_operator.handlers --all-namespaces
 Env: TPCC_CHARTS_DIR (the database charts), TPCC_RUNNER_IMAGE, TPCC_HELM, TPCC_TICK_SECONDS,
-TPCC_METRICS_PORT (Prometheus /metrics; 0 disables).
+TPCC_METRICS_PORT (Prometheus /metrics; 0 disables), TPCC_POD_RESOURCES (JSON default requests
+and limits of the Jobs' pods), TPCC_ALLOWED_CHARTS (chart references allowed besides the shipped ones).
 """
 from __future__ import annotations
 
@@ -28,8 +29,11 @@ _REPO_CHARTS = Path(__file__).resolve().parents[2] / "charts"
 
 
 def settings() -> plan.Settings:
+    resources = os.environ.get("TPCC_POD_RESOURCES")  # JSON, the chart's podResources
     return plan.Settings(charts_dir=Path(os.environ.get("TPCC_CHARTS_DIR", _REPO_CHARTS)),
-                         runner_image=os.environ.get("TPCC_RUNNER_IMAGE", "local/tpcc-runner:dev"))
+                         runner_image=os.environ.get("TPCC_RUNNER_IMAGE", "local/tpcc-runner:dev"),
+                         pod_resources=plan.PodResources.parse(resources) if resources else plan.PodResources(),
+                         allowed_charts=tuple(os.environ.get("TPCC_ALLOWED_CHARTS", "").split()))
 
 
 @kopf.on.startup()

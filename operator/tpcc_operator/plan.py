@@ -6,10 +6,15 @@ that answers 409 means "already done") and a new generation never collides with 
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from kubernetes.utils import parse_quantity
+
+from . import chart_policy
 
 GROUP = "bench.tpcc.dev"
 VERSION = "v1alpha1"
@@ -45,10 +50,27 @@ class Run:
 
 
 @dataclass(frozen=True)
+class PodResources:
+    """Default requests and limits of every pod the operator creates (loader, runner,
+    verifier, checker); runners.resources overrides them value by value."""
+    requests: dict[str, str] = field(default_factory=lambda: {"cpu": "250m", "memory": "256Mi"})
+    limits: dict[str, str] = field(default_factory=lambda: {"cpu": "2", "memory": "2Gi"})
+
+    @classmethod
+    def parse(cls, text: str) -> "PodResources":
+        """From JSON {"requests": {...}, "limits": {...}} (the chart's podResources)."""
+        doc = json.loads(text)
+        return cls(requests=dict(doc.get("requests") or {}), limits=dict(doc.get("limits") or {}))
+
+
+@dataclass(frozen=True)
 class Settings:
     """Operator-wide settings (from its Deployment's environment)."""
     charts_dir: Path
     runner_image: str = "local/tpcc-runner:dev"
+    pod_resources: PodResources = field(default_factory=PodResources)
+    # chart references database.deploy.chart may name besides the shipped charts
+    allowed_charts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,15 +157,18 @@ def _deep_merge(base: dict, top: dict) -> dict:
 
 
 def helm_release(run: Run, spec: dict, settings: Settings) -> HelmRelease:
-    """The release of the database: the user's values, then what the spec decides on top."""
+    """The release of the database: the user's values, then what the spec decides on top.
+    Raises chart_policy.ReleaseRefused for a chart or values the operator will not install."""
     db = spec["database"]["type"]
     d = deploy_spec(spec)
-    chart = d["chart"] or str(settings.charts_dir / db)
+    chart = chart_policy.chart_reference(db, d["chart"], settings.charts_dir, settings.allowed_charts)
     decided: dict[str, Any] = {"replicas": d["replicas"], "podLabels": labels(run, spec, "database")}
     if db == "voltdb":
         decided["kfactor"] = d["kSafety"]
+    values = _deep_merge(d["values"], decided)
+    chart_policy.check_values(db, d["chart"], values, settings.charts_dir)
     return HelmRelease(name=release_name(run), namespace=run.namespace, chart=chart,
-                       version=d["version"], values=_deep_merge(d["values"], decided))
+                       version=d["version"], values=values)
 
 
 def database_pod_selector(run: Run) -> dict[str, str]:
@@ -228,6 +253,19 @@ def mix_argument(spec: dict) -> str:
     return ",".join(str(mix[k]) for k in MIX_ORDER)
 
 
+def pod_resources(spec: dict, settings: Settings) -> dict:
+    """The operator's defaults, overridden value by value by runners.resources; a default
+    limit below a request the user raised is raised to it (else the API server refuses the Job)."""
+    mine = spec["runners"].get("resources") or {}
+    requests = {**settings.pod_resources.requests, **(mine.get("requests") or {})}
+    limits = {**settings.pod_resources.limits, **(mine.get("limits") or {})}
+    for resource, request in requests.items():
+        user_limit = resource in (mine.get("limits") or {})
+        if resource in limits and not user_limit and parse_quantity(request) > parse_quantity(limits[resource]):
+            limits[resource] = request
+    return {"requests": requests, "limits": limits}
+
+
 def _pod_spec(run: Run, spec: dict, settings: Settings, args: list[str], *,
               api_token: bool, metrics: bool) -> dict:
     r = spec["runners"]
@@ -238,7 +276,7 @@ def _pod_spec(run: Run, spec: dict, settings: Settings, args: list[str], *,
         "command": ["tpcc"],
         "args": args,
         "env": [{"name": "HOME", "value": "/tmp"}] + _credentials_env(spec),
-        "resources": r.get("resources") or {},
+        "resources": pod_resources(spec, settings),
         # the runner's one-line error becomes the pod's termination message -> status.message
         "terminationMessagePolicy": "FallbackToLogsOnError",
         "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
@@ -272,10 +310,18 @@ def load_job(run: Run, spec: dict, settings: Settings) -> dict:
     w = spec["workload"]
     args = ["load", *_common_flags(run, spec, metrics=True),
             "--warehouses", str(w["warehouses"]), "--workers", str(w["loadWorkers"])]
-    if w["resetBeforeLoad"]:
+    if reset_before_load(spec):
         args.append("--reset")
+    elif not is_deployed(spec):
+        args.append("--refuse-existing")  # never touch a user's own TPC-C data unasked
     pod = _pod_spec(run, spec, settings, args, api_token=False, metrics=True)
     return _job(run, spec, "loader", pod, w["loadTimeoutSeconds"])
+
+
+def reset_before_load(spec: dict) -> bool:
+    """workload.resetBeforeLoad as written; unset: only a database deployed for this run
+    (new, empty) is reset, an external one never."""
+    return spec["workload"].get("resetBeforeLoad", is_deployed(spec))
 
 
 def clients_per_pod(spec: dict) -> int:
