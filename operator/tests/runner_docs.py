@@ -1,12 +1,17 @@
 """results.json documents made with the runner's own code (as a runner pod writes them)."""
 from __future__ import annotations
 
-from tpcc_runner.results import TypeStats, build_results, record_latency
+from tpcc_runner.results import PodWindow, TypeStats, build_results, record_latency
 from tpcc_runner.workload import TRANSACTIONS
+
+START_AT = 1_735_689_600.0  # 2025-01-01T00:00:00Z, the barrier of these runs
+WARMUP = 10.0
 
 
 def pod_results(shard: int, shards: int, new_orders: int, latency_s: float, clients: int = 4,
-                seconds: float = 60.0) -> dict:
+                seconds: int = 60, late_seconds: float = 0.01) -> dict:
+    """One pod's results.json: new_orders spread evenly over its measured seconds; a pod
+    late_seconds after the barrier (beyond the warmup) measured fewer seconds."""
     stats = {t: TypeStats() for t in TRANSACTIONS}
     for t in TRANSACTIONS:
         n = new_orders if t == "NEW_ORDER" else max(1, new_orders // 10)
@@ -15,6 +20,15 @@ def pod_results(shard: int, shards: int, new_orders: int, latency_s: float, clie
             record_latency(stats[t].histogram, latency_s)
     stats["NEW_ORDER"].counts["rollbacks"] = 1
     stats["PAYMENT"].retries = 2
-    return build_results(stats, seconds, 1, clients, {0: new_orders},
-                         {"start": f"2025-01-01T00:00:0{shard}Z", "end": f"2025-01-01T00:01:0{shard}Z",
-                          "shard": f"{shard}/{shards}", "options": {"db": "voltdb"}})
+    started = START_AT + late_seconds
+    window = PodWindow(START_AT, started, START_AT + WARMUP, max(START_AT + WARMUP, started),
+                       START_AT + WARMUP + seconds)
+    measured = window.whole_seconds()
+    per_second = [0] * seconds
+    for k in range(new_orders):
+        per_second[measured.start + k % len(measured)] += 1
+    return build_results(stats, window, per_second, 1, clients, False, {0: new_orders},
+                         {"shard": f"{shard}/{shards}", "options": {"db": "voltdb", "seed": 42},
+                          "c_constants": {"load": {"c_last": 10, "c_id": 1, "ol_i_id": 2},
+                                          "run": {"c_last": 80, "c_id": 1, "ol_i_id": 2}},
+                          "spec_deviations": ["no keying or think times"]})

@@ -109,6 +109,25 @@ def test_happy_path(voltdb):
     assert all(e.type == "Normal" for e in d.events)
 
 
+def test_a_late_runner_pod_fails_the_run_with_its_shard_named(voltdb):
+    d = Driver(voltdb)
+    d.status = {"phase": "Running", "observedGeneration": 2, "startAt": phases.rfc3339(T0),
+                "stageStartTime": phases.rfc3339(T0), "conditions": []}
+    docs = {0: pod_results(0, 2, 100, 0.01), 1: pod_results(1, 2, 80, 0.01, late_seconds=2.5)}
+    d.tick(World(runner=JobState(exists=True, succeeded=True), results=docs))
+    assert d.phase == "Failed" and d.status["reason"] == "RunnerLate"
+    assert "shard 1 (2.5 s)" in d.status["message"] and "shard 0" not in d.status["message"]
+    assert d.status["results"]["lateRunners"] == [{"shard": 1, "lateSeconds": 2.5}]
+    assert d.condition("RunCompleted")["reason"] == "RunnerLate"
+    # within a second of startAt is on time
+    d = Driver(voltdb)
+    d.status = {"phase": "Running", "observedGeneration": 2, "startAt": phases.rfc3339(T0),
+                "stageStartTime": phases.rfc3339(T0), "conditions": []}
+    docs[1] = pod_results(1, 2, 80, 0.01, late_seconds=0.9)
+    d.tick(World(runner=JobState(exists=True, succeeded=True), results=docs))
+    assert d.phase == "Verifying"
+
+
 def test_phase_never_moves_backwards(voltdb):
     d = Driver(voltdb)
     seen = []

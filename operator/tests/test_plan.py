@@ -95,11 +95,28 @@ def test_run_job_is_an_indexed_barrier_job(voltdb):
     assert flag(args, "--driver-opt") == "schema=normalized"
     assert flag(args, "--metrics-port") == "9100"
     assert c["ports"] == [{"name": "metrics", "containerPort": 9100, "protocol": "TCP"}]
-    assert c["readinessProbe"]["httpGet"] == {"path": "/metrics", "port": "metrics"}
+    # Ready = all its terminals connected (the runner's /ready), not merely the server up
+    assert c["readinessProbe"]["httpGet"] == {"path": "/ready", "port": "metrics"}
+    assert flag(args, "--seed") == str(plan.run_seed(RUN, voltdb)) and "--think-time" not in args
     labels = s["template"]["metadata"]["labels"]
     assert labels[plan.LABEL_ROLE] == "runner" and labels[plan.LABEL_DB] == "voltdb"
     assert labels[plan.LABEL_RUN] == "bench" and labels[plan.LABEL_MANAGED_BY] == "tpcc-operator"
     assert job["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
+
+
+def test_one_seed_for_the_loader_and_every_runner_pod(voltdb, spec_of):
+    seed = plan.run_seed(RUN, voltdb)
+    assert flag(container(plan.load_job(RUN, voltdb, SETTINGS))["args"], "--seed") == str(seed)
+    # stable across operator restarts (a function of UID and generation), new per run
+    assert plan.run_seed(plan.Run("bench", "perf", "uid-1", 3), voltdb) == seed
+    assert plan.run_seed(plan.Run("bench", "perf", "uid-1", 4), voltdb) != seed
+    assert plan.run_seed(plan.Run("bench", "perf", "uid-2", 3), voltdb) != seed
+    assert 0 <= seed < 2**31
+    chosen = spec_of({"database": {"type": "voltdb"}, "workload": {"seed": 1234, "pacing": "spec"}})
+    assert plan.run_seed(RUN, chosen) == 1234
+    args = container(plan.run_job(RUN, chosen, SETTINGS))["args"]
+    assert flag(args, "--seed") == "1234" and "--think-time" in args
+    assert flag(container(plan.load_job(RUN, chosen, SETTINGS))["args"], "--seed") == "1234"
 
 
 def test_pods_run_as_non_root(voltdb):
@@ -119,7 +136,7 @@ def test_loader_has_no_api_token_and_resets(voltdb):
     args = container(job)["args"]
     assert args[0] == "load" and "--reset" in args and flag(args, "--workers") == "4"
     assert job["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
-    assert job["spec"]["activeDeadlineSeconds"] == 900  # from the size: 1 warehouse
+    assert job["spec"]["activeDeadlineSeconds"] == 3600
     voltdb["workload"]["resetBeforeLoad"] = False
     assert "--reset" not in container(plan.load_job(RUN, voltdb, SETTINGS))["args"]
 

@@ -2,8 +2,10 @@
 histograms in the status; consistency report -> status.consistency."""
 from __future__ import annotations
 
-from runner_docs import pod_results
-from tpcc_operator.results import consistency_status, run_status
+import pytest
+
+from runner_docs import WARMUP, pod_results
+from tpcc_operator.results import consistency_status, late_runners_message, run_status
 
 
 def test_merge_of_two_pods():
@@ -11,8 +13,8 @@ def test_merge_of_two_pods():
     slow = pod_results(1, 2, new_orders=60, latency_s=0.100)
     r, durability = run_status([fast, slow])
     assert r["tpmC"] == fast["tpmC"] + slow["tpmC"] == 180.0
-    assert r["runnerPods"] == 2
-    assert r["start"] == "2025-01-01T00:00:00Z" and r["end"] == "2025-01-01T00:01:01Z"
+    assert r["runnerPods"] == 2 and r["measuredSeconds"] == 60
+    assert r["start"] == "2025-01-01T00:00:10Z" and r["end"] == "2025-01-01T00:01:10Z"
     no = r["transactions"]["NEW_ORDER"]
     assert no["committed"] == 180 and no["rollbacks"] == 2
     # p50 falls in the fast pod (2/3 of the samples), p99 in the slow one: from the merged histogram
@@ -24,7 +26,28 @@ def test_merge_of_two_pods():
     assert [p["tpmC"] for p in r["pods"]] == [120.0, 60.0]
     assert "histogram" not in repr(r)  # the timeline stays (10 s steps), histograms do not
     assert r["timeline"] == [{"t": 0, "tpmC": 6 * 180.0}]  # 180 NewOrders in one 10 s step
+    assert r["seed"] == 42 and r["cConstants"]["run"]["c_last"] == 80
+    assert "efficiency" not in r and "think" in r["efficiencyReason"] and r["pacing"] == "none"
+    assert r["specDeviations"] == ["no keying or think times"]
+    assert r["responseTimes"]["NEW_ORDER"] == {"limitSeconds": 5.0, "passed": True,
+                                               "p90Seconds": pytest.approx(0.1, rel=0.01)}
+    assert r["responseTimesPassed"] and r["lateRunners"] == []
+    assert [p["lateSeconds"] for p in r["pods"]] == [0.01, 0.01]
+    assert late_runners_message(r) is None
     assert durability is None  # these pods verified no ledger
+
+
+def test_a_late_runner_pod_is_named_and_the_common_window_is_shorter():
+    on_time = pod_results(0, 2, new_orders=600, latency_s=0.01)
+    late = pod_results(1, 2, new_orders=570, latency_s=0.01, late_seconds=WARMUP + 3.4)
+    r, _ = run_status([on_time, late])
+    # only the 56 seconds both pods measured count: 10 + ~10 NewOrders a second
+    assert r["measuredSeconds"] == 56 and r["start"] == "2025-01-01T00:00:14Z"
+    assert r["lateRunners"] == [{"shard": 1, "lateSeconds": 13.4}]
+    assert [p["measureStart"] for p in r["pods"]] == ["2025-01-01T00:00:10Z", "2025-01-01T00:00:13.400000Z"]
+    assert r["tpmC"] == round(60 * (560 + 570) / 56, 2)  # not the on-time pod's 60 s
+    msg = late_runners_message(r)
+    assert "shard 1 (13.4 s)" in msg and "shard 0" not in msg
 
 
 def test_pods_in_any_order_give_the_same_status():

@@ -6,6 +6,7 @@ that answers 409 means "already done") and a new generation never collides with 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -309,26 +310,32 @@ def _job(run: Run, spec: dict, role: str, pod: dict, deadline: int, **job_spec: 
 def load_job(run: Run, spec: dict, settings: Settings) -> dict:
     w = spec["workload"]
     args = ["load", *_common_flags(run, spec, metrics=True),
-            "--warehouses", str(w["warehouses"]), "--workers", str(w["loadWorkers"])]
+            "--warehouses", str(w["warehouses"]), "--workers", str(w["loadWorkers"]),
+            "--seed", str(run_seed(run, spec))]
     if reset_before_load(spec):
         args.append("--reset")
     elif not is_deployed(spec):
         args.append("--refuse-existing")  # never touch a user's own TPC-C data unasked
     pod = _pod_spec(run, spec, settings, args, api_token=False, metrics=True)
-    return _job(run, spec, "loader", pod, load_timeout(spec))
-
-
-def load_timeout(spec: dict) -> int:
-    """workload.loadTimeoutSeconds, or from the size: 10 minutes plus 5 for each warehouse
-    a loader worker has to load."""
-    w = spec["workload"]
-    return w.get("loadTimeoutSeconds") or 600 + 300 * -(-w["warehouses"] // w["loadWorkers"])
+    return _job(run, spec, "loader", pod, w["loadTimeoutSeconds"])
 
 
 def reset_before_load(spec: dict) -> bool:
     """workload.resetBeforeLoad as written; unset: only a database deployed for this run
     (new, empty) is reset, an external one never."""
     return spec["workload"].get("resetBeforeLoad", is_deployed(spec))
+
+
+def run_seed(run: Run, spec: dict) -> int:
+    """The one seed of a run (clause 2.1.6.1: one C_RUN per run): spec.workload.seed, or one
+    derived from the run's UID and generation, so an operator restart gives the same seed and
+    a new generation a new one. The loader draws C_LOAD from it; every runner pod draws the
+    same C_RUN from it and the load's C_LOAD, and its terminals' inputs."""
+    seed = spec["workload"].get("seed")
+    if seed is not None:
+        return int(seed)
+    digest = hashlib.sha256(f"{run.uid}/{run.generation}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1  # 31 bits: fits every signed int
 
 
 def clients_per_pod(spec: dict) -> int:
@@ -344,15 +351,17 @@ def run_job(run: Run, spec: dict, settings: Settings) -> dict:
     args = ["run", *_common_flags(run, spec, metrics=True),
             "--warehouses", str(w["warehouses"]), "--clients", str(clients_per_pod(spec)),
             "--duration", str(w["durationSeconds"]), "--warmup", str(w["warmupSeconds"]),
-            "--mix", mix_argument(spec),
+            "--mix", mix_argument(spec), "--seed", str(run_seed(run, spec)),
+            *(["--think-time"] if w["pacing"] == "spec" else []),
             "--shard", f"$(JOB_COMPLETION_INDEX)/{n}",
             "--start-configmap", f"{ns}/{start_configmap_name(run)}",
             "--results-configmap", f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)",
             # every acknowledged NewOrder, looked up again after the run -> status.durability
             "--ledger", "/tmp/ledger.log", "--verify-ledger"]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=True)
+    # Ready = every terminal of the pod connected to the database (not just the HTTP server up)
     pod["containers"][0]["readinessProbe"] = {
-        "httpGet": {"path": "/metrics", "port": "metrics"}, "periodSeconds": 2, "failureThreshold": 1}
+        "httpGet": {"path": "/ready", "port": "metrics"}, "periodSeconds": 2, "failureThreshold": 1}
     # Backstop only: the operator fails the run itself when the pods are not Ready in time.
     deadline = (r["readyTimeoutSeconds"] + r["startDelaySeconds"] + w["warmupSeconds"]
                 + w["durationSeconds"] + 300)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpcc_runner.results import merge_results
+from tpcc_runner.results import LATE_START_SECONDS, merge_results
 
 
 def _shard_index(doc: dict) -> int:
@@ -25,10 +25,25 @@ def run_status(docs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, An
 
 def _results(merged: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, Any]:
     totals = merged["totals"]
+    windows = {w["shard"]: w for w in merged["pod_windows"]}
     return {
         "tpmC": merged["tpmC"],
-        "efficiency": merged["efficiency"],
+        # null in a merge patch would delete the field: absent, with the reason, instead
+        **({"efficiency": merged["efficiency"]} if merged["efficiency"] is not None
+           else {"efficiencyReason": merged["efficiency_reason"]}),
         "measuredSeconds": merged["measured_seconds"],
+        "pacing": merged["pacing"],
+        "seed": merged["options"]["seed"],
+        "cConstants": merged["c_constants"],
+        "responseTimes": {
+            name: {"limitSeconds": v["limit_seconds"],
+                   **({"p90Seconds": v["p90_seconds"], "passed": v["passed"]}
+                      if v["passed"] is not None else {})}
+            for name, v in merged["response_times"].items()},
+        "responseTimesPassed": merged["response_times_passed"],
+        "specDeviations": merged["spec_deviations"],
+        "lateRunners": [{"shard": p["shard"], "lateSeconds": p["late_seconds"]}
+                        for p in merged["late_runners"]],
         "start": merged["start"],
         "end": merged["end"],
         "runnerPods": merged["pods"],
@@ -46,9 +61,22 @@ def _results(merged: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, An
         # (negative t: warmup), so a fault's dip and the recovery show
         "timeline": merged["timeline"],
         "pods": sorted(({"shard": _shard_index(d), "clients": d["clients"], "tpmC": d["tpmC"],
-                         "committed": d["totals"]["committed"]} for d in docs),
+                         "committed": d["totals"]["committed"],
+                         "lateSeconds": windows[_shard_index(d)]["late_seconds"],
+                         "measureStart": d["start"], "measureEnd": d["end"]} for d in docs),
                        key=lambda p: p["shard"]),
     }
+
+
+def late_runners_message(results: dict[str, Any]) -> str | None:
+    """Why the run fails with reason RunnerLate, or None: a runner pod whose terminals were
+    not all running within LATE_START_SECONDS of startAt missed the common start."""
+    late = results.get("lateRunners") or []
+    if not late:
+        return None
+    pods = ", ".join(f"shard {p['shard']} ({p['lateSeconds']:.1f} s)" for p in late)
+    return (f"runner pods started their terminals more than {LATE_START_SECONDS:g} s after "
+            f"startAt: {pods}")
 
 
 def _durability(m: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -1,9 +1,15 @@
-"""Results arithmetic: tpmC, percentiles from histograms, merging runner pods."""
+"""Results arithmetic: tpmC over the window each pod really measured, percentiles from
+histograms, merging runner pods over their common window, the clause 5.2.5.3 limits."""
 import pytest
 
 from tpcc_runner.metrics import LATENCY_BUCKETS, bucket_index
-from tpcc_runner.results import TypeStats, build_results, merge_results, record_latency, summary
-from tpcc_runner.workload import NEW_ORDER, PAYMENT, TRANSACTIONS
+from tpcc_runner.results import (PodWindow, TypeStats, build_results, merge_results,
+                                 record_latency, summary)
+from tpcc_runner.workload import NEW_ORDER, PAYMENT, STOCK_LEVEL, TRANSACTIONS
+
+START_AT = 1_800_000_000.0  # the barrier's instant, epoch seconds
+EXTRA = {"options": {"seed": 7}, "c_constants": {"load": {"c_last": 1}, "run": {"c_last": 70}},
+         "spec_deviations": ["no keying or think times"]}
 
 
 def _stats(new_orders, latency_s, payments=0):
@@ -15,12 +21,59 @@ def _stats(new_orders, latency_s, payments=0):
     return stats
 
 
+def _window(duration=60, warmup=10.0, late=0.0, stopped_early=0.0):
+    started = START_AT + late
+    return PodWindow(start_at=START_AT, terminals_started=started,
+                     planned_measure_start=START_AT + warmup,
+                     measure_start=max(START_AT + warmup, started),
+                     measure_end=START_AT + warmup + duration - stopped_early)
+
+
+def _pod(per_second, latency_s=0.01, *, shard=0, shards=1, clients=2, paced=False, **window):
+    stats = _stats(sum(per_second), latency_s)
+    return build_results(stats, _window(len(per_second), **window), list(per_second), 1, clients,
+                         paced, {0: sum(per_second)}, {**EXTRA, "shard": f"{shard}/{shards}"})
+
+
 def test_tpmc_is_new_orders_per_minute_of_the_measured_window():
-    doc = build_results(_stats(300, 0.01, 200), 120.0, 2, 4, {0: 25}, {"start": "a", "end": "b"})
-    assert doc["tpmC"] == 150.0
-    assert doc["efficiency"] == pytest.approx(100 * 150 / (12.86 * 2), abs=0.01)
+    doc = build_results(_stats(300, 0.01, 200), _window(120), [3, 2] * 60, 2, 4, False,
+                        {0: 25}, EXTRA)
+    assert doc["tpmC"] == 150.0 and doc["measured_seconds"] == 120
     assert doc["transactions"][NEW_ORDER]["mix_percent"] == 60.0
     assert doc["timeline"] == [{"t": 0, "tpmC": 150.0}]
+    assert doc["start"] == "2027-01-15T08:00:10Z" and doc["window"]["late_seconds"] == 0
+
+
+def test_efficiency_is_null_with_its_reason_without_think_times():
+    unpaced = _pod([1] * 60)
+    assert unpaced["efficiency"] is None and "think" in unpaced["efficiency_reason"]
+    assert "efficiency n/a" in summary(unpaced)
+    paced = _pod([1] * 60, warmup=0.0, paced=True)
+    assert paced["pacing"] == "spec" and "efficiency_reason" not in paced
+    assert paced["efficiency"] == pytest.approx(100 * 60.0 / 12.86, abs=0.01)
+
+
+def test_a_pod_that_started_late_divides_by_the_seconds_it_measured():
+    # 5 s late with a 2 s warmup: the first 3 measured seconds had no terminal running
+    doc = _pod([0, 0, 0] + [10] * 57, warmup=2.0, late=5.0)
+    assert doc["measured_seconds"] == 57 and doc["tpmC"] == 600.0
+    assert doc["window"]["late_seconds"] == 5.0
+    # a terminal that died early ends the window there
+    assert _pod([10] * 60, stopped_early=20.5)["measured_seconds"] == 39
+
+
+def test_response_time_limits_of_clause_5_2_5_3():
+    ok = _pod([1] * 60, latency_s=4.9)
+    assert ok["response_times"][NEW_ORDER] == {"limit_seconds": 5.0, "p90_seconds": pytest.approx(4.9, rel=0.01),
+                                               "passed": True}
+    assert ok["response_times"][STOCK_LEVEL]["passed"] is None  # none executed: nothing to judge
+    assert ok["response_times_passed"]
+    slow = _pod([1] * 60, latency_s=5.2)
+    assert slow["response_times"][NEW_ORDER]["passed"] is False and not slow["response_times_passed"]
+    assert "over the clause 5.2.5.3 limit: NEW_ORDER" in summary(slow)
+    # the merged verdict comes from the merged histogram: 20% slow ones in one pod fail the run
+    merged = merge_results([_pod([8] * 60, latency_s=0.01), _pod([2] * 60, latency_s=6.0, shard=1, shards=2)])
+    assert merged["response_times"][NEW_ORDER]["passed"] is False
 
 
 def test_percentiles_come_from_the_histogram():
@@ -28,27 +81,50 @@ def test_percentiles_come_from_the_histogram():
     for ms in range(1, 101):
         stats[NEW_ORDER].counts["committed"] += 1
         record_latency(stats[NEW_ORDER].histogram, ms / 1000)
-    lat = build_results(stats, 60, 1, 1, {}, {})["transactions"][NEW_ORDER]["latency_ms"]
+    lat = build_results(stats, _window(), [0] * 60, 1, 1, False, {}, EXTRA
+                        )["transactions"][NEW_ORDER]["latency_ms"]
     assert lat["p50"] == pytest.approx(50, rel=0.01)
     assert lat["p99"] == pytest.approx(99, rel=0.01)
     assert lat["max"] == pytest.approx(100, rel=0.01)
 
 
 def test_merge_adds_counts_and_merges_histograms_not_percentiles():
-    fast = build_results(_stats(100, 0.001), 60, 1, 2, {0: 10}, {"start": "2026-01-01T00:00:10Z",
-                                                                 "end": "2026-01-01T00:01:10Z"})
-    slow = build_results(_stats(100, 0.100), 60, 1, 3, {0: 5}, {"start": "2026-01-01T00:00:09Z",
-                                                                "end": "2026-01-01T00:01:11Z"})
+    fast = _pod([2] * 60, 0.001, shard=0, shards=2, clients=2)
+    slow = _pod([1] * 60, 0.100, shard=1, shards=2, clients=3)
     m = merge_results([fast, slow])
-    assert m["tpmC"] == fast["tpmC"] + slow["tpmC"] == 200.0
+    assert m["tpmC"] == fast["tpmC"] + slow["tpmC"] == 180.0
     assert m["clients"] == 5 and m["pods"] == 2
-    assert m["transactions"][NEW_ORDER]["committed"] == 200
+    assert m["transactions"][NEW_ORDER]["committed"] == 180
     lat = m["transactions"][NEW_ORDER]["latency_ms"]
     assert lat["p50"] == pytest.approx(1, rel=0.01)
     assert lat["p75"] == pytest.approx(100, rel=0.01)
-    assert m["start"] == "2026-01-01T00:00:09Z" and m["end"] == "2026-01-01T00:01:11Z"
-    assert m["timeline"] == [{"t": 0, "tpmC": 90.0}]
+    assert m["start"] == fast["start"] and m["end"] == fast["end"]
+    assert m["timeline"] == [{"t": 0, "tpmC": 1080.0}]
+    assert m["late_runners"] == [] and [w["shard"] for w in m["pod_windows"]] == [0, 1]
+    assert m["efficiency"] is None and m["spec_deviations"] == ["no keying or think times"]
     assert "tpmC" in summary(m)
+
+
+def test_merged_tpmc_counts_only_the_common_window_and_names_the_late_pod():
+    on_time = _pod([10] * 60, shard=0, shards=2, warmup=0.0, late=0.02)
+    late = _pod([0, 0, 0] + [10] * 57, shard=1, shards=2, warmup=0.0, late=2.5)
+    m = merge_results([late, on_time])
+    # seconds 3..59 are common: 57 s in which both pods committed 10 NewOrders a second
+    assert m["measured_seconds"] == 57 and m["tpmC"] == 1200.0
+    assert m["late_runners"] == [{"shard": 1, "late_seconds": 2.5}]
+    # within a second of the start is not late
+    assert merge_results([on_time, _pod([10] * 60, shard=1, shards=2, warmup=0.0, late=0.9)]
+                         )["late_runners"] == []
+
+
+def test_pods_with_different_seeds_or_windows_are_not_merged():
+    a = _pod([1] * 60)
+    b = {**_pod([1] * 60, shard=1, shards=2), "options": {"seed": 8}}
+    with pytest.raises(ValueError, match="seed"):
+        merge_results([a, b])
+    c = _pod([1] * 60, shard=1, shards=2, warmup=11.0)
+    with pytest.raises(ValueError, match="planned window"):
+        merge_results([a, c])
 
 
 def test_merge_of_nothing_is_an_error():
@@ -64,14 +140,13 @@ def test_latency_bucket_index():
 
 
 def test_merge_adds_up_the_pods_ledger_verifications():
-    extra = {"start": "s", "end": "e"}
-    a = {**build_results(_stats(10, 0.01), 60, 1, 1, {}, extra),
+    a = {**_pod([10] + [0] * 59),
          "durability": {"acknowledged": 10, "found": 9, "lost": 1, "unknown_outcome": 2,
                         "lost_examples": [[1, 2, 3001]]}}
-    b = {**build_results(_stats(5, 0.01), 60, 1, 1, {}, extra),
+    b = {**_pod([5] + [0] * 59, shard=1, shards=2),
          "durability": {"acknowledged": 5, "found": 5, "lost": 0, "unknown_outcome": 1,
                         "lost_examples": []}}
     d = merge_results([a, b])["durability"]
     assert d == {"acknowledged": 15, "found": 14, "lost": 1, "unknown_outcome": 3,
                  "lost_examples": [[1, 2, 3001]], "pods": 2}
-    assert "durability" not in merge_results([build_results(_stats(1, 0.01), 60, 1, 1, {}, extra)])
+    assert "durability" not in merge_results([_pod([1] * 60)])

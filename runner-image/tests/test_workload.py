@@ -1,5 +1,6 @@
 """The pure workload rules against the numbers of the specification."""
 import collections
+import datetime as dt
 import random
 
 import pytest
@@ -131,3 +132,62 @@ def test_think_time_mean_and_truncation():
 def test_efficiency_against_12_86_per_warehouse():
     assert w.efficiency(12.86 * 10, 10) == pytest.approx(100.0)
     assert w.efficiency(6.43, 1) == pytest.approx(50.0)
+    assert w.reported_efficiency(6.43, 1, paced=True) == (50.0, None)
+    value, reason = w.reported_efficiency(712441.0, 1, paced=False)
+    assert value is None and "think" in reason
+
+
+def _dateless(params):
+    """The inputs without the current time (O_ENTRY_D, H_DATE, OL_DELIVERY_D are 'now')."""
+    return {k: v for k, v in params.items() if not isinstance(v, dt.datetime)}
+
+
+def _calls(seed, client=3, constants=w.CConstants(7, 8, 9), paced=True, n=300):
+    t = w.Terminal(seed, client, constants, w.Scale(items=1000, customers_per_district=30), 4, 8,
+                   w.DEFAULT_MIX, paced)
+    out = []
+    for _ in range(n):
+        call = t.next_call()
+        out.append((call, _dateless(t.inputs(call.txn))))
+    return out
+
+
+def test_one_seed_reproduces_the_transaction_inputs_of_a_terminal():
+    first = _calls(42)
+    assert first == _calls(42)
+    assert first != _calls(43) and first != _calls(42, client=4)
+    # the run's C constants shape the keys drawn: a different C_LAST gives other names
+    assert first != _calls(42, constants=w.CConstants(90, 8, 9))
+    # pacing adds the clause 5.2.5 keying and think times; without it none
+    assert {c.keying_seconds for c, _ in first} == {w.KEYING_TIME[c.txn] for c, _ in first}
+    assert all(c.think_seconds == 0 == c.keying_seconds for c, _ in _calls(42, paced=False))
+
+
+def test_one_seed_gives_every_pod_the_same_run_constants():
+    load = w.load_constants(random.Random(42))
+    assert load == w.load_constants(random.Random(42))
+    runs = {w.run_constants(random.Random(42), load) for _pod in range(4)}
+    assert len(runs) == 1 and w.valid_c_last_delta(runs.pop().c_last, load.c_last)
+
+
+def test_response_time_verdicts_of_clause_5_2_5_3():
+    v = w.response_time_verdicts({w.NEW_ORDER: 5.0, w.PAYMENT: 5.01, w.STOCK_LEVEL: 19.0})
+    assert v[w.NEW_ORDER]["passed"] is True and v[w.PAYMENT]["passed"] is False
+    assert v[w.STOCK_LEVEL] == {"limit_seconds": 20.0, "p90_seconds": 19.0, "passed": True}
+    assert v[w.DELIVERY]["passed"] is None
+
+
+def test_spec_deviations_name_what_the_run_did_differently():
+    spec_like = dict(paced=True, mix=w.DEFAULT_MIX, clients=20, warehouses=2, items=100_000,
+                     customers_per_district=3000, schema_variant="stored-procedures",
+                     measured_seconds=7200)
+    minimal = w.spec_deviations(**spec_like)
+    assert len(minimal) == 2  # never emulated terminals; Delivery never deferred
+    assert any("terminal" in d for d in minimal) and any("Delivery" in d for d in minimal)
+    worst = w.spec_deviations(**{**spec_like, "paced": False, "mix": (55, 37, 4, 2, 2),
+                                 "clients": 4, "items": 5000, "schema_variant": "denormalized",
+                                 "measured_seconds": 60})
+    text = "\n".join(worst)
+    for expected in ("think", "4 terminals for 2 warehouses", "PAYMENT 37% < 43%",
+                     "DELIVERY 2% < 4%", "5000 items", "denormalized", "60 s"):
+        assert expected in text, expected

@@ -23,8 +23,9 @@ from .executor import ClientPool, RunPlan
 from .ledger import LedgerWriter, read_ledger, verify
 from .loader import constants_of, load, require_loaded, scale_of
 from .metrics import RunnerMetrics
-from .results import TIMELINE_STEP_SECONDS, build_results, summary
-from .workload import Scale, parse_mix, run_constants
+from .redact import RedactingFilter, redact
+from .results import LATE_START_SECONDS, TIMELINE_STEP_SECONDS, PodWindow, build_results, summary
+from .workload import Scale, parse_mix, run_constants, spec_deviations
 
 log = logging.getLogger("tpcc")
 PROGRESS_SECONDS = 10.0
@@ -242,7 +243,7 @@ def cmd_load(args, metrics: RunnerMetrics) -> int:
     out = {"command": "load", "db": args.db, "warehouses": meta.warehouses, "rows": rows_total,
            "seconds": round(seconds, 1), "rows_per_second": round(rows_total / seconds, 1),
            "meta": meta.to_dict(), "driver": driver.describe()}
-    print(json.dumps(out, indent=2))
+    print(redact(json.dumps(out, indent=2)))
     driver.close()
     metrics.set_phase("done")
     return 0
@@ -292,6 +293,7 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
                         f"{shard}/{shards}", __version__).set(1)
     pool = ClientPool(plan)
     pool.start_and_wait_ready(options.connect_timeout * plan.clients + 30)
+    metrics.ready.set()  # every terminal is connected: the pod may be counted at the barrier
     metrics.set_phase("waiting")
     try:
         window = pool.go(_start_time(args))
@@ -327,24 +329,35 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
                      totals["unknown"])
 
     measured = pool.collect(on_report, window)
+    pod_window = PodWindow(start_at=window.start, terminals_started=measured.terminals_started,
+                           planned_measure_start=window.measure,
+                           measure_start=max(window.measure, measured.terminals_started),
+                           measure_end=min(window.end, measured.terminals_stopped))
+    if pod_window.late_seconds > LATE_START_SECONDS:
+        log.warning("run: terminals started %.1f s after the start time %s", pod_window.late_seconds,
+                    _iso(window.start))
     metrics.set_phase("checking" if args.check else "done")
     metrics.tpmc.set(0)
     if ledger:
         ledger.close()
     extra = {
-        "start": _iso(window.measure), "end": _iso(window.end), "warmup_seconds": plan.warmup,
-        "shard": f"{shard}/{shards}",
+        "warmup_seconds": plan.warmup, "shard": f"{shard}/{shards}",
         "options": {"db": args.db, "mix": list(plan.mix), "think_time": plan.think_time,
                     "processes": len(pool.procs), "max_retries": plan.max_retries,
                     "driver_options": options.extra, "seed": seed,
                     "scale": {"items": meta.items, "customers_per_district": meta.customers_per_district},
-                    "driver": described,
-                    "spec_deviations": [] if plan.think_time else ["no keying/think time (as py-tpcc)"]},
+                    "driver": described},
+        "spec_deviations": spec_deviations(
+            paced=plan.think_time, mix=plan.mix, clients=plan.clients * plan.shards,
+            warehouses=args.warehouses, items=meta.items,
+            customers_per_district=meta.customers_per_district,
+            schema_variant=str(described.get("schema_variant", "")), measured_seconds=plan.duration),
         "c_constants": {"load": constants_of(meta).to_dict(), "run": constants.to_dict()},
         "versions": {"runner": __version__, "python": platform.python_version()},
     }
     timeline = {b: n for b, n in timeline.items() if b * TIMELINE_STEP_SECONDS < plan.duration}
-    doc = build_results(measured, plan.duration, args.warehouses, plan.clients, timeline, extra)
+    doc = build_results(measured.stats, pod_window, measured.new_orders_per_second,
+                        args.warehouses, plan.clients, plan.think_time, timeline, extra)
     code = 0
     if args.verify_ledger:
         # Reported, not judged: the operator decides from the merged documents of all pods
@@ -361,7 +374,7 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
     if doc["totals"]["committed"] == 0:
         log.error("run: no transaction committed in the measured window")
         code = 1
-    text = json.dumps(doc, indent=2)
+    text = redact(json.dumps(doc, indent=2))
     print(text)
     if args.results:
         with open(args.results, "w") as f:
@@ -417,16 +430,18 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())
     metrics = RunnerMetrics()
     try:
         metrics.serve(args.metrics_port)
         return COMMANDS[args.command](args, metrics)
     except UsageError as e:
-        print(f"tpcc {args.command}: error: {e}", file=sys.stderr)
+        print(f"tpcc {args.command}: error: {redact(str(e))}", file=sys.stderr)
         return 2
     except (DriverError, k8s.KubeError, TimeoutError, OSError, ValueError) as e:
         metrics.set_phase("failed")
-        print(f"tpcc {args.command}: error: {e}", file=sys.stderr)
+        print(f"tpcc {args.command}: error: {redact(str(e))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"tpcc {args.command}: interrupted", file=sys.stderr)

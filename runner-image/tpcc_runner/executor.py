@@ -5,6 +5,7 @@ retries and reports."""
 from __future__ import annotations
 
 import logging
+import math
 import multiprocessing as mp
 import queue
 import threading
@@ -17,8 +18,7 @@ from .drivers.base import (ConnectionLost, ConnectionOptions, DriverError, Retry
                            UnknownOutcome, UserAbort)
 from .metrics import LATENCY_BUCKETS, bucket_index
 from .results import OUTCOMES, TIMELINE_STEP_SECONDS, TypeStats, record_latency
-from .workload import (CConstants, KEYING_TIME, MixDeck, NEW_ORDER, Scale, TRANSACTIONS,
-                       TpccRandom, TransactionInputs, terminal_assignment, think_seconds)
+from .workload import CConstants, NEW_ORDER, Scale, TRANSACTIONS, Terminal
 
 log = logging.getLogger("tpcc.executor")
 REPORT_INTERVAL = 1.0
@@ -63,6 +63,15 @@ class Window:
         return cls(start, start + plan.warmup, start + plan.warmup + plan.duration)
 
 
+@dataclass
+class Measurement:
+    """What the client processes measured, added up."""
+    stats: dict[str, TypeStats]
+    new_orders_per_second: list[int]  # committed NewOrders in each second from window.measure
+    terminals_started: float          # epoch s when the last terminal began
+    terminals_stopped: float          # epoch s when the first terminal stopped
+
+
 def _empty_counts() -> dict[str, dict[str, int]]:
     return {t: dict.fromkeys(OUTCOMES, 0) for t in TRANSACTIONS}
 
@@ -92,6 +101,17 @@ class _Accumulator:
         self.lock = threading.Lock()
         self.interval = _Interval()
         self.measured = {t: TypeStats() for t in TRANSACTIONS}
+        self.new_orders_per_second = [0] * math.ceil(window.end - window.measure)
+        self.started: list[float] = []
+        self.stopped: list[float] = []
+
+    def terminal_started(self) -> None:
+        with self.lock:
+            self.started.append(time.time())
+
+    def terminal_stopped(self) -> None:
+        with self.lock:
+            self.stopped.append(time.time())
 
     def record(self, txn: str, outcome: str, retries: int, reconnects: int, seconds: float,
                completed: float, ledger_entry: tuple | None, error: str | None) -> None:
@@ -113,6 +133,8 @@ class _Accumulator:
             if error and len(iv.errors) < 5:
                 iv.errors.append(error)
             if measured:
+                if txn == NEW_ORDER and outcome == "committed":
+                    self.new_orders_per_second[int(completed - self.window.measure)] += 1
                 st = self.measured[txn]
                 st.counts[outcome] += 1
                 st.retries += retries
@@ -151,17 +173,23 @@ def execute_once(driver, txn: str, params: dict[str, Any], max_retries: int, dea
 
 
 def _terminal(plan: RunPlan, global_client: int, driver, acc: _Accumulator, window: Window) -> None:
-    rnd = TpccRandom(plan.seed * 1_000_003 + global_client, plan.constants)
-    home_w, sl_d = terminal_assignment(global_client, plan.warehouses,
-                                       plan.clients * plan.shards)
-    inputs = TransactionInputs(rnd, plan.scale, plan.warehouses, home_w, sl_d)
-    deck = MixDeck(rnd.rng, plan.mix)
+    terminal = Terminal(plan.seed, global_client, plan.constants, plan.scale, plan.warehouses,
+                        plan.clients * plan.shards, plan.mix, plan.think_time)
     _sleep_until(window.start)
+    acc.terminal_started()
+    try:
+        _terminal_loop(plan, terminal, driver, acc, window)
+    finally:
+        acc.terminal_stopped()
+
+
+def _terminal_loop(plan: RunPlan, terminal: Terminal, driver, acc: _Accumulator,
+                   window: Window) -> None:
     while time.time() < window.end:
-        txn = deck.next()
-        if plan.think_time:
-            _sleep_until(min(time.time() + KEYING_TIME[txn], window.end))
-        params = inputs.for_type(txn)()
+        call = terminal.next_call()
+        txn = call.txn
+        _sleep_until(min(time.time() + call.keying_seconds, window.end))
+        params = terminal.inputs(txn)
         t0 = time.perf_counter()
         outcome, result, retries, reconnects, error = execute_once(
             driver, txn, params, plan.max_retries, window.end + 30)
@@ -172,8 +200,7 @@ def _terminal(plan: RunPlan, global_client: int, driver, acc: _Accumulator, wind
             o_id = result["o_id"] if result else None
             entry = (outcome, params["w_id"], params["d_id"], o_id, completed)
         acc.record(txn, outcome, retries, reconnects, seconds, completed, entry, error)
-        if plan.think_time:
-            _sleep_until(min(time.time() + think_seconds(rnd.rng, txn), window.end))
+        _sleep_until(min(time.time() + call.think_seconds, window.end))
 
 
 def _sleep_until(t: float) -> None:
@@ -212,7 +239,9 @@ def client_process(plan: RunPlan, client_ids: list[int], start_at, reports) -> N
             d.close()
         except Exception:
             pass
-    reports.put({"kind": "done", "measured": {t: s.to_dict(0) for t, s in acc.measured.items()}})
+    reports.put({"kind": "done", "measured": {t: s.to_dict(0) for t, s in acc.measured.items()},
+                 "new_orders_per_second": acc.new_orders_per_second,
+                 "terminals_started": max(acc.started), "terminals_stopped": min(acc.stopped)})
 
 
 class ClientPool:
@@ -245,10 +274,11 @@ class ClientPool:
         self.start_at.value = start
         return Window.of(start, self.plan)
 
-    def collect(self, on_report, window: Window) -> dict[str, TypeStats]:
-        """Feed interval reports to on_report until every process is done; return the
-        measured statistics added up."""
-        measured = {t: TypeStats() for t in TRANSACTIONS}
+    def collect(self, on_report, window: Window) -> Measurement:
+        """Feed interval reports to on_report until every process is done; return what
+        they measured, added up."""
+        measured = Measurement({t: TypeStats() for t in TRANSACTIONS},
+                               [0] * math.ceil(window.end - window.measure), 0.0, math.inf)
         done, hard_deadline = 0, window.end + 120
         while done < len(self.procs):
             try:
@@ -262,7 +292,13 @@ class ClientPool:
             elif msg["kind"] == "done":
                 done += 1
                 for t, d in msg["measured"].items():
-                    measured[t].add(TypeStats.from_dict(d))
+                    measured.stats[t].add(TypeStats.from_dict(d))
+                for k, n in enumerate(msg["new_orders_per_second"]):
+                    measured.new_orders_per_second[k] += n
+                measured.terminals_started = max(measured.terminals_started,
+                                                 msg["terminals_started"])
+                measured.terminals_stopped = min(measured.terminals_stopped,
+                                                 msg["terminals_stopped"])
         for p in self.procs:
             p.join(timeout=5)
         return measured

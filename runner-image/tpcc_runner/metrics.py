@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import bisect
 import collections
+import socketserver
+import threading
 import time
 from typing import Iterable
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, make_wsgi_app
 from prometheus_client.core import HistogramMetricFamily
 
 from .workload import TRANSACTIONS
@@ -49,8 +52,20 @@ class _LatencyCollector:
         yield fam
 
 
+class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, *args) -> None:  # a probe every 2 s is not news
+        pass
+
+
 class RunnerMetrics:
     def __init__(self) -> None:
+        # Set once every client process of a run has connected all its terminals: /ready
+        # answers 200 from then on, so a Kubernetes readiness probe waits for the connections.
+        self.ready = threading.Event()
         self.registry = CollectorRegistry()
         r = self.registry
         self.transactions = Counter("tpcc_transactions", "Transactions by type and outcome "
@@ -81,8 +96,21 @@ class RunnerMetrics:
         self.set_phase("connecting")
 
     def serve(self, port: int) -> None:
-        if port:
-            start_http_server(port, registry=self.registry)
+        """/metrics (Prometheus) and /ready (200 once the run's clients are connected)."""
+        if not port:
+            return
+        metrics_app = make_wsgi_app(self.registry)
+
+        def app(environ, start_response):
+            if environ.get("PATH_INFO") == "/ready":
+                ok = self.ready.is_set()
+                start_response("200 OK" if ok else "503 Service Unavailable",
+                               [("Content-Type", "text/plain")])
+                return [b"clients connected\n" if ok else b"clients not connected yet\n"]
+            return metrics_app(environ, start_response)
+
+        server = make_server("", port, app, _ThreadingWSGIServer, handler_class=_QuietHandler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
 
     def set_phase(self, phase: str) -> None:
         for p in PHASES:

@@ -2,12 +2,14 @@
 results document, the merge of several runner pods' documents, and the human summary."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import datetime as dt
+import math
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-from .workload import NEW_ORDER, TRANSACTIONS, efficiency
+from .workload import TRANSACTIONS, reported_efficiency, response_time_verdicts
 
 OUTCOMES = ("committed", "rollbacks", "errors", "unknown")
 PERCENTILES = (50, 75, 90, 95, 99)
@@ -63,25 +65,85 @@ class TypeStats:
                    decode_histogram(d["histogram"]))
 
 
-def build_results(stats: dict[str, TypeStats], measured_seconds: float, warehouses: int,
-                  clients: int, timeline: dict[int, int], extra: dict[str, Any]) -> dict[str, Any]:
-    """The results document of one runner. timeline: committed NewOrders per
-    TIMELINE_STEP_SECONDS bucket, keyed by bucket index from the start of the measured
-    window (negative = warmup)."""
+@dataclass(frozen=True)
+class PodWindow:
+    """When one runner pod really measured (epoch seconds). Second k of its
+    new_orders_per_second is [planned_measure_start + k, +1): the same seconds in every pod,
+    since all pods share the barrier's start_at and the warmup."""
+    start_at: float               # the barrier's instant: every terminal was to start then
+    terminals_started: float      # when the pod's last terminal began
+    planned_measure_start: float  # start_at + warmup
+    measure_start: float          # max(planned_measure_start, terminals_started)
+    measure_end: float            # min(planned end, when the pod's first terminal stopped)
+
+    @property
+    def late_seconds(self) -> float:
+        """How long after start_at the pod's terminals were all running."""
+        return max(0.0, self.terminals_started - self.start_at)
+
+    def whole_seconds(self) -> range:
+        """Indices of the whole seconds of the planned window inside the real one."""
+        first = math.ceil(round(self.measure_start - self.planned_measure_start, 6))
+        last = math.floor(round(self.measure_end - self.planned_measure_start, 6))
+        return range(first, max(first, last))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "late_seconds": round(self.late_seconds, 3)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "PodWindow":
+        return cls(*(float(d[f.name]) for f in fields(cls)))
+
+
+def tpmc_over(new_orders_per_second: list[list[int]], seconds: range) -> float:
+    """NewOrders committed by all pods in these seconds, per minute."""
+    if not seconds:
+        return 0.0
+    committed = sum(n for pod in new_orders_per_second for n in pod[seconds.start:seconds.stop])
+    return 60.0 * committed / len(seconds)
+
+
+def _document(stats: dict[str, TypeStats], tpmc: float, seconds: range, warehouses: int,
+              clients: int, paced: bool, timeline: dict[int, int]) -> dict[str, Any]:
     executed = sum(s.counts["committed"] + s.counts["rollbacks"] for s in stats.values())
-    tpmc = 60.0 * stats[NEW_ORDER].counts["committed"] / measured_seconds if measured_seconds else 0.0
+    eff, eff_reason = reported_efficiency(tpmc, warehouses, paced)
+    p90 = {t: stats[t].histogram.get_value_at_percentile(90) / 1_000_000
+           if stats[t].histogram.get_total_count() else None for t in TRANSACTIONS}
+    verdicts = response_time_verdicts(p90)
     return {
         "tpmC": round(tpmc, 2),
-        "efficiency": round(efficiency(tpmc, warehouses), 2),
-        "measured_seconds": round(measured_seconds, 3),
+        "efficiency": eff,
+        **({"efficiency_reason": eff_reason} if eff_reason else {}),
+        "measured_seconds": len(seconds),
         "warehouses": warehouses,
         "clients": clients,
+        "pacing": "spec" if paced else "none",
         "transactions": {t: stats[t].to_dict(executed) for t in TRANSACTIONS},
         "totals": {**{k: sum(s.counts[k] for s in stats.values()) for k in OUTCOMES},
                    "retries": sum(s.retries for s in stats.values())},
+        "response_times": verdicts,
+        "response_times_passed": all(v["passed"] is not False for v in verdicts.values()),
         "timeline": timeline_series(timeline),
-        **extra,
     }
+
+
+def build_results(stats: dict[str, TypeStats], window: PodWindow, new_orders_per_second: list[int],
+                  warehouses: int, clients: int, paced: bool, timeline: dict[int, int],
+                  extra: dict[str, Any]) -> dict[str, Any]:
+    """The results document of one runner pod. tpmC counts the NewOrders committed in the
+    whole seconds the pod really measured. timeline: committed NewOrders per
+    TIMELINE_STEP_SECONDS bucket, keyed by bucket index from the start of the measured
+    window (negative = warmup)."""
+    seconds = window.whole_seconds()
+    return {**_document(stats, tpmc_over([new_orders_per_second], seconds), seconds, warehouses,
+                        clients, paced, timeline),
+            "start": _iso(window.measure_start), "end": _iso(window.measure_end),
+            "window": window.to_dict(), "new_orders_per_second": new_orders_per_second,
+            **extra}
+
+
+def _iso(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).isoformat().replace("+00:00", "Z")
 
 
 def timeline_series(timeline: dict[int, int]) -> list[dict[str, float]]:
@@ -89,12 +151,31 @@ def timeline_series(timeline: dict[int, int]) -> list[dict[str, float]]:
             for b, n in sorted(timeline.items())]
 
 
+LATE_START_SECONDS = 1.0  # a pod whose terminals started later than this missed the start
+
+
+def _shard_index(doc: dict[str, Any]) -> int:
+    return int(str(doc.get("shard", "0/1")).partition("/")[0])
+
+
+def _same_everywhere(docs: list[dict[str, Any]], what: str, value) -> Any:
+    values = {repr(value(d)) for d in docs}
+    if len(values) > 1:
+        raise ValueError(f"runner pods disagree on {what}: {sorted(values)}")
+    return value(docs[0])
+
+
 def merge_results(docs: list[dict[str, Any]]) -> dict[str, Any]:
     """One document for runner pods that ran the same window against the same database:
-    counts and histograms add up, tpmC is the sum of the pods' tpmC, percentiles come from
-    the merged histograms (never averaged)."""
+    counts and histograms add up, percentiles come from the merged histograms (never
+    averaged), and tpmC counts the NewOrders of all pods committed in the common window
+    (the whole seconds in which every pod measured) over its length. Pods whose terminals
+    started more than LATE_START_SECONDS after the barrier are listed in late_runners."""
     if not docs:
         raise ValueError("no results to merge")
+    _same_everywhere(docs, "the seed and C constants", lambda d: (d["options"]["seed"], d["c_constants"]))
+    _same_everywhere(docs, "the planned window",
+                     lambda d: round(d["window"]["planned_measure_start"], 3))
     stats = {t: TypeStats() for t in TRANSACTIONS}
     timeline: dict[int, int] = {}
     for doc in docs:
@@ -103,18 +184,24 @@ def merge_results(docs: list[dict[str, Any]]) -> dict[str, Any]:
         for point in doc.get("timeline", []):
             b = int(point["t"]) // TIMELINE_STEP_SECONDS
             timeline[b] = timeline.get(b, 0) + round(point["tpmC"] * TIMELINE_STEP_SECONDS / 60.0)
+    windows = [PodWindow.from_dict(d["window"]) for d in docs]
+    ranges = [w.whole_seconds() for w in windows]
+    common_start = max(r.start for r in ranges)
+    common = range(common_start, max(common_start, min(r.stop for r in ranges)))
+    tpmc = tpmc_over([d["new_orders_per_second"] for d in docs], common)
     first = docs[0]
-    warehouses = first["warehouses"]
-    tpmc = sum(d["tpmC"] for d in docs)
-    measured = max(d["measured_seconds"] for d in docs)
-    merged = build_results(stats, measured, warehouses, sum(d["clients"] for d in docs),
-                           timeline, {k: v for k, v in first.items() if k not in _COMPUTED})
-    merged["tpmC"] = round(tpmc, 2)
-    merged["efficiency"] = round(efficiency(tpmc, warehouses), 2)
-    merged["start"] = min(d["start"] for d in docs)
-    merged["end"] = max(d["end"] for d in docs)
+    merged = {**_document(stats, tpmc, common, first["warehouses"], sum(d["clients"] for d in docs),
+                          first["pacing"] == "spec", timeline),
+              **{k: v for k, v in first.items() if k not in _COMPUTED}}
+    planned = windows[0].planned_measure_start
+    merged["start"] = _iso(planned + common.start)
+    merged["end"] = _iso(planned + common.stop)
     merged["pods"] = len(docs)
     merged["pod_tpmC"] = [d["tpmC"] for d in docs]
+    merged["pod_windows"] = sorted(({"shard": _shard_index(d), **d["window"]} for d in docs),
+                                   key=lambda w: w["shard"])
+    merged["late_runners"] = [{"shard": w["shard"], "late_seconds": w["late_seconds"]}
+                              for w in merged["pod_windows"] if w["late_seconds"] > LATE_START_SECONDS]
     ledgers = [d["durability"] for d in docs if "durability" in d]
     if ledgers:
         merged["durability"] = merge_durability(ledgers)
@@ -132,13 +219,16 @@ def merge_durability(reports: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-_COMPUTED = {"tpmC", "efficiency", "measured_seconds", "warehouses", "clients", "transactions",
-             "totals", "timeline", "start", "end", "shard", "durability"}
+_COMPUTED = {"tpmC", "efficiency", "efficiency_reason", "measured_seconds", "warehouses",
+             "clients", "pacing", "transactions", "totals", "response_times",
+             "response_times_passed", "timeline", "start", "end", "shard", "window",
+             "new_orders_per_second", "durability"}
 
 
 def summary(doc: dict[str, Any]) -> str:
     """One screen for a human (stderr)."""
-    lines = [f"tpmC {doc['tpmC']:.1f}  efficiency {doc['efficiency']:.1f}%  "
+    eff = "n/a (no think times)" if doc["efficiency"] is None else f"{doc['efficiency']:.1f}%"
+    lines = [f"tpmC {doc['tpmC']:.1f}  efficiency {eff}  "
              f"({doc['warehouses']} warehouses, {doc['clients']} clients, "
              f"{doc['measured_seconds']:.0f} s measured)",
              f"{'transaction':<13}{'executed':>9}{'mix%':>7}{'rollbk':>7}{'errors':>7}"
@@ -149,4 +239,7 @@ def summary(doc: dict[str, Any]) -> str:
         lines.append(f"{t:<13}{s['executed']:>9}{s['mix_percent']:>7.1f}{s['rollbacks']:>7}"
                      f"{s['errors']:>7}{s['unknown']:>8}{s['retries']:>8}{lat['p50']:>9.2f}"
                      f"{lat['p95']:>9.2f}{lat['p99']:>9.2f}{lat['max']:>9.2f}")
+    failed = [t for t, v in doc["response_times"].items() if v["passed"] is False]
+    lines.append("90th percentile response times within clause 5.2.5.3 limits" if not failed else
+                 f"90th percentile response time over the clause 5.2.5.3 limit: {', '.join(failed)}")
     return "\n".join(lines)

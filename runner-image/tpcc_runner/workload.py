@@ -26,6 +26,13 @@ SYLLABLES = ("BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATI
 KEYING_TIME = {NEW_ORDER: 18.0, PAYMENT: 3.0, ORDER_STATUS: 2.0, DELIVERY: 2.0, STOCK_LEVEL: 2.0}
 MEAN_THINK_TIME = {NEW_ORDER: 12.0, PAYMENT: 12.0, ORDER_STATUS: 10.0, DELIVERY: 5.0,
                    STOCK_LEVEL: 5.0}
+# clause 5.2.5.3: at least 90% of each type must respond within (s). Delivery runs here
+# synchronously, so the terminal waits for all of it: held to its 5 s interactive limit.
+RESPONSE_TIME_LIMIT_SECONDS = {NEW_ORDER: 5.0, PAYMENT: 5.0, ORDER_STATUS: 5.0, DELIVERY: 5.0,
+                               STOCK_LEVEL: 20.0}
+TERMINALS_PER_WAREHOUSE = 10  # clause 4.2.2
+MIN_MEASURED_SECONDS = 120 * 60  # clause 5.5.1: a measurement interval of at least 120 minutes
+PACINGS = ("none", "spec")  # spec: the keying and think times of clause 5.2.5
 
 _ALNUM = string.ascii_letters + string.digits
 
@@ -237,6 +244,37 @@ class MixDeck:
         return self.deck.pop()
 
 
+@dataclass(frozen=True)
+class Call:
+    """What a terminal does next: the type, then keying time, the transaction, think time."""
+    txn: str
+    keying_seconds: float
+    think_seconds: float
+
+
+class Terminal:
+    """The random draws of one terminal, in a fixed order (type, think time, then the inputs
+    when the transaction is due), so one seed gives one sequence of inputs whatever the
+    timing: the same seed on the same load reproduces the run's transaction inputs."""
+
+    def __init__(self, seed: int, global_client: int, constants: CConstants, scale: Scale,
+                 warehouses: int, total_clients: int, mix: tuple[int, ...], paced: bool):
+        self.random = TpccRandom(seed * 1_000_003 + global_client, constants)
+        home_w, stock_level_d = terminal_assignment(global_client, warehouses, total_clients)
+        self._inputs = TransactionInputs(self.random, scale, warehouses, home_w, stock_level_d)
+        self._deck = MixDeck(self.random.rng, mix)
+        self.paced = paced
+
+    def next_call(self) -> Call:
+        txn = self._deck.next()
+        if not self.paced:
+            return Call(txn, 0.0, 0.0)
+        return Call(txn, KEYING_TIME[txn], think_seconds(self.random.rng, txn))
+
+    def inputs(self, txn: str) -> dict[str, Any]:
+        return self._inputs.for_type(txn)()
+
+
 def terminal_assignment(global_client: int, warehouses: int, total_clients: int | None
                         ) -> tuple[int | None, int]:
     """(home warehouse, StockLevel district) of a terminal (clause 2.8.1.1, 4.2.2): clients
@@ -258,3 +296,55 @@ def think_seconds(rng: random.Random, txn: str) -> float:
 def efficiency(tpmc: float, warehouses: int) -> float:
     """Percent of the maximum 12.86 tpmC per warehouse (clause 5.4.1)."""
     return 100.0 * tpmc / (MAX_TPMC_PER_WAREHOUSE * warehouses) if warehouses else 0.0
+
+
+UNPACED_EFFICIENCY_REASON = ("no keying/think times (pacing none): tpmC is not bounded by "
+                             f"{MAX_TPMC_PER_WAREHOUSE} per warehouse, so efficiency means nothing")
+
+
+def reported_efficiency(tpmc: float, warehouses: int, paced: bool) -> tuple[float | None, str | None]:
+    """(efficiency, why it is null): only a run with the clause 5.2.5 keying and think
+    times is bounded by 12.86 tpmC per warehouse (clause 5.4.1)."""
+    if not paced:
+        return None, UNPACED_EFFICIENCY_REASON
+    return round(efficiency(tpmc, warehouses), 2), None
+
+
+def response_time_verdicts(p90_seconds: dict[str, float | None]) -> dict[str, dict[str, Any]]:
+    """Clause 5.2.5.3 per transaction type: the 90th percentile against its limit
+    (p90 None: the type was not executed, nothing to judge)."""
+    out = {}
+    for txn in TRANSACTIONS:
+        p90, limit = p90_seconds.get(txn), RESPONSE_TIME_LIMIT_SECONDS[txn]
+        out[txn] = {"limit_seconds": limit, "p90_seconds": p90,
+                    "passed": None if p90 is None else p90 <= limit}
+    return out
+
+
+def spec_deviations(*, paced: bool, mix: tuple[int, ...], clients: int, warehouses: int,
+                    items: int, customers_per_district: int, schema_variant: str,
+                    measured_seconds: float) -> list[str]:
+    """Every way the run departs from the TPC-C specification, one line each."""
+    out = []
+    if not paced:
+        out.append("no keying or think times (clause 5.2.5): terminals submit back to back")
+    out.append("no emulated terminals or RTE (clause 6): each terminal is a client thread with "
+               "its own database connection, no screen I/O or transaction monitor")
+    if clients != TERMINALS_PER_WAREHOUSE * warehouses:
+        out.append(f"{clients} terminals for {warehouses} warehouses, not "
+                   f"{TERMINALS_PER_WAREHOUSE} per warehouse (clause 4.2.2)")
+    out.append("Delivery runs synchronously, not queued for deferred execution (clause 2.7.2)")
+    low = [f"{t} {pct}% < {MIN_MIX[t]:g}%" for t, pct in zip(TRANSACTIONS, mix)
+           if t in MIN_MIX and pct < MIN_MIX[t]]
+    if low:
+        out.append(f"mix below the clause 5.2.3 minimums: {', '.join(low)}")
+    if (items, customers_per_district) != (Scale.items, Scale.customers_per_district):
+        out.append(f"scaled-down population: {items} items, {customers_per_district} customers "
+                   f"per district (clause 4.3.3.1: {Scale.items}, {Scale.customers_per_district})")
+    if schema_variant == "denormalized":
+        out.append("denormalized schema: order lines embedded in their order document "
+                   "(clause 1.4 tables are not kept as separate tables)")
+    if measured_seconds < MIN_MEASURED_SECONDS:
+        out.append(f"measured interval {measured_seconds:g} s, shorter than the 120 minutes of "
+                   "clause 5.5.1")
+    return out
