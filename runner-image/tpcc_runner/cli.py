@@ -102,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     ld.add_argument("--warehouses", type=_positive(int), required=True)
     ld.add_argument("--workers", type=_positive(int), default=max(1, os.cpu_count() or 1))
     ld.add_argument("--reset", action="store_true", help="drop existing TPC-C data first")
+    ld.add_argument("--refuse-existing", action="store_true",
+                    help="fail, touching nothing, if the database already holds TPC-C data "
+                         "(a database you own; without it a matching interrupted load is resumed)")
     ld.add_argument("--items", type=_positive(int), default=Scale.items,
                     help="ITEM rows (spec: 100000); smaller only for tests")
     ld.add_argument("--customers-per-district", type=_positive(int),
@@ -238,7 +241,7 @@ def cmd_load(args, metrics: RunnerMetrics) -> int:
                      rows_total / max(last - t0, 1e-9))
 
     meta = load(args.db, options, driver, args.warehouses, scale, args.workers, args.reset,
-                seed, on_unit)
+                seed, on_unit, keep_existing=args.refuse_existing)
     seconds = time.time() - t0
     out = {"command": "load", "db": args.db, "warehouses": meta.warehouses, "rows": rows_total,
            "seconds": round(seconds, 1), "rows_per_second": round(rows_total / seconds, 1),
