@@ -136,7 +136,7 @@ def test_loader_has_no_api_token_and_resets(voltdb):
     args = container(job)["args"]
     assert args[0] == "load" and "--reset" in args and flag(args, "--workers") == "4"
     assert job["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
-    assert job["spec"]["activeDeadlineSeconds"] == 3600
+    assert job["spec"]["activeDeadlineSeconds"] == 900  # from the size: 1 warehouse
     voltdb["workload"]["resetBeforeLoad"] = False
     assert "--reset" not in container(plan.load_job(RUN, voltdb, SETTINGS))["args"]
 

@@ -15,11 +15,13 @@ from pathlib import Path
 
 import kopf
 import prometheus_client
+import urllib3
 from kubernetes.client.rest import ApiException
 
-from . import kube, plan
+from . import failures, kube, plan
 from .metrics import OperatorMetrics
-from .phases import Action, Step, next_step, patched, set_condition
+from .phases import (CLEANUP_ACTIONS, Action, Step, World, action_failed, active_run, next_step,
+                     patched)
 
 TICK_SECONDS = float(os.environ.get("TPCC_TICK_SECONDS", "3"))
 METRICS_PORT = int(os.environ.get("TPCC_METRICS_PORT", "9090"))
@@ -50,62 +52,92 @@ def configure(settings: kopf.OperatorSettings, **_):
     logging.getLogger("kopf.objects").addFilter(
         lambda record: not record.getMessage().startswith("Timer 'drive' succeeded"))
     settings.posting.level = logging.INFO
+    # Sync handlers run in this many threads (default: cores + 4, each thread its own malloc
+    # arena): a tick is short, a Helm install holds one thread for at most HELM_TIMEOUT_SECONDS.
+    settings.execution.max_workers = 4
     if METRICS_PORT:
         prometheus_client.start_http_server(METRICS_PORT, registry=METRICS.registry)
 
 
+class ActionFailed(Exception):
+    def __init__(self, action: Action, error: failures.ActionError):
+        super().__init__(error.message)
+        self.action, self.error = action, error
+
+
 def perform(step: Step, run: plan.Run, spec: dict, logger: logging.Logger) -> None:
+    """The step's actions in order; the first that fails raises ActionFailed, judged."""
     cfg = settings()
     for action in step.actions:
         logger.info("%s: %s", run.prefix, action.value)
-        if action is Action.RETIRE_OLD_GENERATIONS:
-            kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
-            kube.delete_generations(run, keep_current=True)
-        elif action is Action.CREATE_RUN_OBJECTS:
-            for obj in plan.run_objects(run, spec):
-                kube.create(obj)
-        elif action is Action.INSTALL_DATABASE:
-            kube.helm_install(plan.helm_release(run, spec, cfg))
-        elif action is Action.CREATE_LOAD_JOB:
-            kube.create(plan.load_job(run, spec, cfg))
-        elif action is Action.CREATE_RUN_JOB:
-            kube.create(plan.run_job(run, spec, cfg))
-        elif action is Action.WRITE_START_AT:
-            kube.write_start_at(run, step.start_at)
-        elif action is Action.CREATE_CHECK_JOB:
-            kube.create(plan.check_job(run, spec, cfg))
-        elif action is Action.KILL_POD:
-            killed = kube.kill_pod(run.namespace, step.kill)
-            logger.info("%s: pod %s %s", run.prefix, step.kill.pod, "deleted" if killed else "already gone")
-        elif action is Action.CLEAN_UP:
-            if plan.is_deployed(spec):
-                kube.helm_uninstall(run.namespace, plan.release_name(run))
-            kube.delete_after_run(run)
-        elif action is Action.DELETE_RUN:
-            kube.delete_run(run.namespace, run.name)
+        try:
+            _perform_one(action, step, run, spec, cfg, logger)
+        except kube.HelmError as e:
+            raise ActionFailed(action, failures.helm_error(str(e))) from e
+        except plan.chart_policy.ReleaseRefused as e:
+            raise ActionFailed(action, failures.ActionError(True, "ReleaseRefused", str(e))) from e
+        except kube.CallFailed as e:
+            raise ActionFailed(action, e.error) from e
+        except ApiException as e:
+            raise ActionFailed(action, kube.api_failure(e, action.value)) from e
+        except urllib3.exceptions.HTTPError as e:  # no answer: connection refused, reset
+            raise ActionFailed(action, failures.ActionError(False, "Unreachable", str(e)[:500])) from e
+
+
+def _perform_one(action: Action, step: Step, run: plan.Run, spec: dict, cfg: plan.Settings,
+                 logger: logging.Logger) -> None:
+    if action is Action.RETIRE_OLD_GENERATIONS:
+        kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
+        kube.delete_generations(run, keep_current=True)
+    elif action is Action.CREATE_RUN_OBJECTS:
+        for obj in plan.run_objects(run, spec):
+            kube.create(obj)
+    elif action is Action.INSTALL_DATABASE:
+        kube.helm_install(plan.helm_release(run, spec, cfg))
+    elif action is Action.CREATE_LOAD_JOB:
+        kube.create(plan.load_job(run, spec, cfg))
+    elif action is Action.CREATE_RUN_JOB:
+        kube.create(plan.run_job(run, spec, cfg))
+    elif action is Action.WRITE_START_AT:
+        kube.write_start_at(run, step.start_at)
+        kube.create(plan.check_job(run, spec, cfg))
+    elif action is Action.KILL_POD:
+        killed = kube.kill_pod(run.namespace, step.kill)
+        logger.info("%s: pod %s %s", run.prefix, step.kill.pod, "deleted" if killed else "already gone")
+    elif action is Action.CLEAN_UP:
+        if plan.is_deployed(spec):
+            kube.helm_uninstall(run.namespace, plan.release_name(run))
+        kube.delete_after_run(run)
+    elif action is Action.DELETE_RUN:
+        kube.delete_run(run.namespace, run.name)
 
 
 @kopf.timer(plan.GROUP, plan.VERSION, plan.PLURAL, interval=TICK_SECONDS)
-def drive(name: str, namespace: str, logger: logging.Logger, **_):
+def drive(name: str, namespace: str, logger: logging.Logger, retry: int, **_):
     body = kube.get_run(namespace, name)  # fresh: the watch may lag behind our last patch
     if body is None or body["metadata"].get("deletionTimestamp"):
         return
     meta, spec, status = body["metadata"], body["spec"], body.get("status") or {}
     run = plan.Run(name, namespace, meta["uid"], meta["generation"])
-    phase = status.get("phase") if status.get("observedGeneration") == run.generation else None
+    active = active_run(run, spec, status)  # None: this tick starts a new run
+    now = dt.datetime.now(dt.timezone.utc)
     try:
-        now = dt.datetime.now(dt.timezone.utc)
-        step = next_step(run, spec, status, kube.observe(run, spec, status, phase, now), now)
-        perform(step, run, spec, logger)
-    except kube.HelmError as e:
-        # Retried on the next tick until database.readyTimeoutSeconds fails the run.
+        world = kube.observe(active, spec, status, status.get("phase"), now) if active else World()
+    except (ApiException, urllib3.exceptions.HTTPError) as e:
         METRICS.reconcile_errors.labels(namespace, name).inc()
-        kopf.warn(body, reason="HelmFailed", message=str(e))
-        kube.patch_status(namespace, name, {"conditions": _helm_failed(status, run, str(e))})
-        return
-    except ApiException:
+        raise kopf.TemporaryError(f"observing: {e}", delay=failures.retry_delay(retry)) from e
+    step = next_step(run, spec, status, world, now)
+    try:
+        perform(step, active or run, spec, logger)
+    except ActionFailed as e:
         METRICS.reconcile_errors.labels(namespace, name).inc()
-        raise  # kopf logs it and the next tick retries
+        step = action_failed(run, status, e.action, e.error, now)
+        if not step.status:  # transient, or a cleanup: retried with backoff, the verdict stays
+            delay = failures.retry_delay(retry)
+            reason = "CleanupFailed" if e.action in CLEANUP_ACTIONS else e.error.reason
+            kopf.warn(body, reason=reason, message=f"{e.action.value}: {e.error.message} "
+                                                   f"(retrying in {delay:.0f}s)")
+            raise kopf.TemporaryError(e.error.message, delay=delay) from e
     if step.status:
         kube.patch_status(namespace, name, step.status)
     for e in step.events:
@@ -113,16 +145,29 @@ def drive(name: str, namespace: str, logger: logging.Logger, **_):
     METRICS.observe(namespace, name, spec, patched(status, step.status))
 
 
-def _helm_failed(status: dict, run: plan.Run, message: str) -> list[dict]:
-    return set_condition(status.get("conditions") or [], "DatabaseReady", False, "HelmFailed",
-                         message, run.generation, dt.datetime.now(dt.timezone.utc))
-
-
 @kopf.on.delete(plan.GROUP, plan.VERSION, plan.PLURAL)
-def remove(name: str, namespace: str, logger: logging.Logger, **_):
+def remove(name: str, namespace: str, body: kopf.Body, logger: logging.Logger, retry: int,
+           runtime: dt.timedelta, **_):
     """Finalizer: the Helm releases are not owned by the run, so uninstall them here; the
-    rest is owned too, but deleting it now stops a load or run at once."""
-    released = kube.uninstall_releases(namespace, name)
-    n = kube.delete_generations(plan.Run(name, namespace, "", 0), keep_current=False)
+    rest is owned too, but deleting it now stops a load or run at once. A failing uninstall
+    is retried with backoff for failures.DELETION_GIVE_UP_SECONDS, then the finalizer goes
+    with a Warning naming what was left behind: deletion never hangs."""
+    try:
+        released = kube.uninstall_releases(namespace, name)
+    except kube.HelmError as e:
+        delay = failures.deletion_retry(runtime.total_seconds(), retry)
+        if delay is not None:
+            kopf.warn(body, reason="UninstallRetrying", message=f"{e} (retrying in {delay:.0f}s)")
+            raise kopf.TemporaryError(str(e), delay=delay) from e
+        release = ((body.get("status") or {}).get("database") or {}).get("release") or f"{name}-g<N>"
+        kopf.warn(body, reason="CleanupAbandoned",
+                  message=f"left behind in {namespace}: Helm release(s) of this run (e.g. {release}; "
+                          f"remove with helm uninstall) after {runtime.total_seconds():.0f}s: {e}")
+        released = []
+    try:
+        n = kube.delete_generations(plan.Run(name, namespace, "", 0), keep_current=False)
+    except (ApiException, urllib3.exceptions.HTTPError) as e:
+        n = 0  # owned by the run: the garbage collector removes them anyway
+        logger.warning("deleting the objects of %s: %s (left to the garbage collector)", name, e)
     METRICS.forget(namespace, name)
     logger.info("removed releases %s and %d objects of %s", released, n, name)

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import kubernetes
 from kubernetes.client.rest import ApiException
 
-from . import faults, plan
+from . import failures, faults, plan
 from .phases import DEPLOYING, LOADING, RUNNING, VERIFYING, JobState, World
 from .timestamps import parse_time
 
@@ -25,37 +25,55 @@ class HelmError(Exception):
     pass
 
 
-_loaded = False
+class CallFailed(Exception):
+    """An API call the run needed was refused or failed; `error` says whether for good."""
+
+    def __init__(self, error: failures.ActionError):
+        super().__init__(error.message)
+        self.error = error
 
 
-def _config() -> None:
-    global _loaded
-    if not _loaded:
+_client: kubernetes.client.ApiClient | None = None
+
+
+def _api_client() -> kubernetes.client.ApiClient:
+    """One client (one connection pool, one TLS context) for the operator's life: a client per
+    call loaded the CA bundle and opened connections every tick, which grew the RSS."""
+    global _client
+    if _client is None:
         try:
             kubernetes.config.load_incluster_config()
         except kubernetes.config.ConfigException:
             kubernetes.config.load_kube_config()
-        _loaded = True
+        _client = kubernetes.client.ApiClient()
+    return _client
 
 
 def core() -> kubernetes.client.CoreV1Api:
-    _config()
-    return kubernetes.client.CoreV1Api()
+    return kubernetes.client.CoreV1Api(_api_client())
 
 
 def batch() -> kubernetes.client.BatchV1Api:
-    _config()
-    return kubernetes.client.BatchV1Api()
+    return kubernetes.client.BatchV1Api(_api_client())
 
 
 def rbac() -> kubernetes.client.RbacAuthorizationV1Api:
-    _config()
-    return kubernetes.client.RbacAuthorizationV1Api()
+    return kubernetes.client.RbacAuthorizationV1Api(_api_client())
 
 
 def custom() -> kubernetes.client.CustomObjectsApi:
-    _config()
-    return kubernetes.client.CustomObjectsApi()
+    return kubernetes.client.CustomObjectsApi(_api_client())
+
+
+def api_failure(e: ApiException, what: str) -> failures.ActionError:
+    """The API server's answer (its Status message names the field) judged by failures."""
+    try:
+        body = json.loads(e.body or "{}")
+    except ValueError:
+        body = {}
+    message = body.get("message") if isinstance(body, dict) else None
+    reason = body.get("reason") if isinstance(body, dict) else None
+    return failures.api_error(e.status or 0, reason or e.reason or "", message or str(e.reason), what)
 
 
 def _missing(e: ApiException) -> bool:
@@ -108,7 +126,7 @@ def create(obj: dict) -> bool:
     except ApiException as e:
         if e.status == 409:
             return False
-        raise
+        raise CallFailed(api_failure(e, f"{obj['kind']} {obj['metadata']['name']}")) from e
 
 
 def _selector(labels: dict[str, str], exclude_generation: int | None = None) -> str:
@@ -195,6 +213,22 @@ def database_pods(namespace: str, labels: dict[str, str]) -> tuple[int, str]:
     pods = core().list_namespaced_pod(namespace, label_selector=_selector(labels)).items
     waiting = [_why_not_ready(p) for p in pods if not _ready(p)]
     return sum(1 for p in pods if _ready(p)), (waiting[0] if waiting else "")
+
+
+def pod_states(namespace: str, labels: dict[str, str], now: dt.datetime) -> list[failures.PodState]:
+    """Each pod's first waiting container, for failures.stuck_pod."""
+    out = []
+    for pod in core().list_namespaced_pod(namespace, label_selector=_selector(labels)).items:
+        created = pod.metadata.creation_timestamp
+        age = (now - created).total_seconds() if created else 0.0
+        waiting = [(cs.state.waiting, cs.image) for cs in pod.status.container_statuses or []
+                   if cs.state and cs.state.waiting]
+        if waiting:
+            w, image = waiting[0]
+            out.append(failures.PodState(pod.metadata.name, age, w.reason or "", w.message or "", image))
+        else:
+            out.append(failures.PodState(pod.metadata.name, age))
+    return out
 
 
 def pods_of(namespace: str, labels: dict[str, str]) -> list[faults.DatabasePod]:
@@ -288,6 +322,10 @@ def _json(text: str | None) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
+# The Job whose pods a phase watches for a start that will never happen.
+JOB_ROLE = {LOADING: "loader", RUNNING: "runner", VERIFYING: "checker"}
+
+
 def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.datetime) -> World:
     """What the current phase's decision needs, and nothing more."""
     ns = run.namespace
@@ -301,7 +339,10 @@ def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.
             world.primary = replica_set_primary(plan.endpoints(run, spec))
     if phase == DEPLOYING:
         world.database_ready, world.database_waiting = database_pods(ns, plan.database_pod_selector(run))
-    elif phase == LOADING:
+        world.pods = pod_states(ns, plan.database_pod_selector(run), now)
+    elif phase in JOB_ROLE:
+        world.pods = pod_states(ns, {"job-name": plan.job_name(run, JOB_ROLE[phase])}, now)
+    if phase == LOADING:
         world.load = job_state(ns, plan.job_name(run, "loader"))
     elif phase == RUNNING:
         world.runner = job_state(ns, plan.job_name(run, "runner"))

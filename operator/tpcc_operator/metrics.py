@@ -2,7 +2,7 @@
 operator restart rebuilds them). Names and labels are what dashboards/generate.py queries."""
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector
 
 from .faults import INJECTED, RECOVERED
 from .phases import FAILED, SUCCEEDED
@@ -14,6 +14,8 @@ class OperatorMetrics:
     def __init__(self, registry: CollectorRegistry | None = None):
         self.registry = registry or CollectorRegistry()
         r = self.registry
+        # process_resident_memory_bytes and friends: what operator/bench/rss.py reads
+        ProcessCollector(registry=r)
         self.runs = Gauge("tpcc_operator_runs", "BenchmarkRuns by phase (1 per run)",
                           RUN_LABELS + ("phase",), registry=r)
         self.reconcile_errors = Counter("tpcc_operator_reconcile_errors_total",

@@ -3,15 +3,22 @@
 Pure: no cluster access. The timer observes the world, asks `next_step`, performs the Step's
 actions (each idempotent: deterministic names, create-if-absent) and only then writes the
 Step's status, so a crash between the two repeats the actions harmlessly. A phase only moves
-forward; a new spec generation starts a new run from Pending.
+forward. A spec edit that changes what is measured (status.specHash) starts a new run from
+Pending; any other edit applies in place to the run under way, whose objects keep the names of
+the generation that started it (status.runGeneration). Every step also keeps the kstatus
+conditions (Reconciling, Ready, Stalled) that GitOps tools read.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import enum
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import failures
 from . import faults as fault_injection
 from . import plan
 from .results import consistency_status, late_runners_message, run_status
@@ -74,6 +81,8 @@ class World:
     # with spec.faults, while Running and Verifying:
     database_pods: list[fault_injection.DatabasePod] = field(default_factory=list)
     primary: str | None = None        # MongoDB: the pod the replica set names primary
+    # the pods of the phase's workload (database pods while Deploying, else the phase's Job)
+    pods: list[failures.PodState] = field(default_factory=list)
 
 
 @dataclass
@@ -98,10 +107,11 @@ def patched(status: dict, patch: dict) -> dict:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def set_condition(conditions: list[dict], type_: str, status: bool, reason: str, message: str,
+def set_condition(conditions: list[dict], type_: str, status: bool | None, reason: str, message: str,
                   generation: int, now: dt.datetime) -> list[dict]:
-    """Conditions with `type_` set; lastTransitionTime changes only when the status does."""
-    value = "True" if status else "False"
+    """Conditions with `type_` set (None: "Unknown"); lastTransitionTime changes only when the
+    status does."""
+    value = "Unknown" if status is None else "True" if status else "False"
     out, old = [], None
     for c in conditions:
         if c["type"] == type_:
@@ -131,7 +141,7 @@ class _Builder:
     def event(self, reason: str, message: str, warning: bool = False) -> None:
         self.step.events.append(Event("Warning" if warning else "Normal", reason, message))
 
-    def condition(self, type_: str, ok: bool, reason: str, message: str) -> None:
+    def condition(self, type_: str, ok: bool | None, reason: str, message: str) -> None:
         current = self.step.status.get("conditions", self.status.get("conditions") or [])
         self.step.status["conditions"] = set_condition(current, type_, ok, reason, message,
                                                        self.generation, self.now)
@@ -156,13 +166,47 @@ class _Builder:
         return (self.now - parse_time(started)).total_seconds() if started else 0.0
 
 
+# The parts of the spec that shape the measurement: editing any of them starts a new run.
+MEASURED = ("database", "workload", "runners", "faults", "verify")
+
+
+def spec_hash(spec: dict) -> str:
+    measured = {k: spec.get(k) for k in MEASURED}
+    return hashlib.sha256(json.dumps(measured, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def run_generation(status: dict) -> int | None:
+    """The generation whose objects the run under way uses (a status written before
+    runGeneration existed: its observedGeneration)."""
+    return status.get("runGeneration", status.get("observedGeneration"))
+
+
+def starts_new_run(spec: dict, status: dict, generation: int) -> bool:
+    """A new run when there is none yet or the measured part of the spec changed. A status
+    without specHash (an older operator's) compares generations as that operator did."""
+    if not status.get("phase"):
+        return True
+    if status.get("specHash") is None:
+        return status.get("observedGeneration") != generation
+    return status["specHash"] != spec_hash(spec)
+
+
+def active_run(run: plan.Run, spec: dict, status: dict) -> plan.Run | None:
+    """The run whose objects exist: `run` (metadata.generation) under the generation that
+    started it; None when this tick starts a new run."""
+    if starts_new_run(spec, status, run.generation):
+        return None
+    return dataclasses.replace(run, generation=run_generation(status))
+
+
 def new_run(spec: dict, status: dict, generation: int, now: dt.datetime) -> Step:
-    """A new generation: forget the previous run's status and retire its objects."""
+    """A new measurement: forget the previous run's status and retire its objects."""
     step = Step()
     if status.get("observedGeneration") is not None:
         step.actions.append(Action.RETIRE_OLD_GENERATIONS)
     cleared = {k: None for k in status if k not in ("phase",)}
     step.status = {**cleared, "phase": PENDING, "observedGeneration": generation,
+                   "runGeneration": generation, "specHash": spec_hash(spec),
                    "startTime": rfc3339(now), "stageStartTime": rfc3339(now), "conditions": []}
     step.events.append(Event("Normal", "RunStarted",
                              f"generation {generation}: {spec['database']['type']}, "
@@ -195,9 +239,105 @@ def _inject_faults(b: "_Builder", run: plan.Run, spec: dict, world: World) -> No
 
 
 def next_step(run: plan.Run, spec: dict, status: dict, world: World, now: dt.datetime) -> Step:
-    if status.get("observedGeneration") != run.generation or not status.get("phase"):
-        return new_run(spec, status, run.generation, now)
+    """`run` carries metadata.generation; the run under way may have started at an earlier one."""
+    if starts_new_run(spec, status, run.generation):
+        step = new_run(spec, status, run.generation, now)
+    else:
+        b = _Builder(status, run.generation, now)
+        if status.get("observedGeneration") != run.generation:
+            _apply_in_place(b)
+        step = _fail_fast(b, spec, world) or _advance(b, active_run(run, spec, status), spec, world)
+    return with_kstatus(step, status, run.generation, now)
+
+
+def _apply_in_place(b: _Builder) -> None:
+    """An edit that does not change what is measured (cleanup, ttl, baseline): the run goes on
+    with its results; a finished run applies the (maybe new) cleanup policy again."""
+    old = b.status.get("observedGeneration")
+    b.step.status["observedGeneration"] = b.generation
+    b.step.status["conditions"] = [{**c, "observedGeneration": b.generation}
+                                   for c in b.status.get("conditions") or []]
+    if b.phase in TERMINAL and b.status.get("cleanedUp"):
+        b.step.status["cleanedUp"] = None
+    b.event("SpecUpdated", f"generation {b.generation} applied in place (the measured spec is "
+                           f"unchanged since generation {old}); run objects keep their names")
+
+
+# The condition a phase's failure turns False.
+PHASE_CONDITION = {DEPLOYING: "DatabaseReady", LOADING: "Loaded", RUNNING: "RunCompleted",
+                   VERIFYING: "ConsistencyVerified"}
+
+
+def _fail_fast(b: _Builder, spec: dict, world: World) -> Step | None:
+    """Permanent problems found before the phase's own logic: a spec the API server would
+    refuse, a pod that will never start (bad image, missing Secret)."""
+    if b.phase == PENDING:
+        problems = failures.spec_problems(spec)
+        if problems:
+            return b.fail("InvalidSpec", "; ".join(problems))
+    if b.phase in PHASE_CONDITION:
+        stuck = failures.stuck_pod(world.pods, image_only=b.phase == DEPLOYING)
+        if stuck:
+            reason = failures.stuck_reason(stuck)
+            b.condition(PHASE_CONDITION[b.phase], False, reason, stuck)
+            return b.fail(reason, stuck)
+    return None
+
+
+# The phase an action belongs to (whose condition its permanent failure turns False).
+ACTION_PHASE = {Action.INSTALL_DATABASE: DEPLOYING, Action.CREATE_LOAD_JOB: LOADING,
+                Action.CREATE_RUN_JOB: RUNNING, Action.WRITE_START_AT: RUNNING,
+                Action.CREATE_CHECK_JOB: VERIFYING}
+# Actions that clean up: their failures never change the run's verdict.
+CLEANUP_ACTIONS = (Action.RETIRE_OLD_GENERATIONS, Action.CLEAN_UP, Action.DELETE_RUN)
+
+
+def action_failed(run: plan.Run, status: dict, action: Action, error: failures.ActionError,
+                  now: dt.datetime) -> Step:
+    """A permanent failure of one of the run's actions ends the run Failed (`run` carries
+    metadata.generation). Transient and cleanup failures are retried and change nothing."""
     b = _Builder(status, run.generation, now)
+    if not error.permanent or action in CLEANUP_ACTIONS or b.phase in TERMINAL or not b.phase:
+        return Step()
+    if action in ACTION_PHASE:
+        b.condition(PHASE_CONDITION[ACTION_PHASE[action]], False, error.reason, error.message)
+    return with_kstatus(b.fail(error.reason, error.message), status, run.generation, now)
+
+
+def with_kstatus(step: Step, status: dict, generation: int, now: dt.datetime) -> Step:
+    """Adds the kstatus conditions (as Flux and cli-utils read them) for the phase the step
+    leaves: working: Reconciling=True, Ready=Unknown; Succeeded: Ready=True; Failed:
+    Ready=False and Stalled=True with the reason. Unchanged conditions are not rewritten, so
+    an idle tick patches nothing."""
+    after = patched(status, step.status)
+    phase, reason, message = after.get("phase"), after.get("reason", ""), after.get("message", "")
+    if phase == SUCCEEDED:
+        wanted = {"Ready": (True, "Succeeded", "run complete"),
+                  "Reconciling": (False, "Succeeded", "run complete"),
+                  "Stalled": (False, "Succeeded", "run complete")}
+    elif phase == FAILED:
+        wanted = {"Ready": (False, reason, message), "Reconciling": (False, reason, message),
+                  "Stalled": (True, reason, message)}
+    else:
+        wanted = {"Ready": (None, phase, f"phase {phase}"),
+                  "Reconciling": (True, phase, f"phase {phase}")}
+    conditions = after.get("conditions") or []
+    current = {c["type"]: c for c in conditions}
+    value = {True: "True", False: "False", None: "Unknown"}
+    for type_, (ok, why, text) in wanted.items():
+        c = current.get(type_)
+        if c and (c["status"], c.get("reason"), c.get("message"), c.get("observedGeneration")) == \
+                (value[ok], why, text, generation):
+            continue
+        conditions = set_condition(conditions, type_, ok, why, text, generation, now)
+    if conditions != (after.get("conditions") or []):
+        step.status["conditions"] = conditions
+    return step
+
+
+def _advance(b: _Builder, run: plan.Run, spec: dict, world: World) -> Step:
+    """The phase's own logic for the run under way (`run` names its objects)."""
+    status, now = b.status, b.now
     phase = status["phase"]
 
     if phase == PENDING:
@@ -236,6 +376,10 @@ def next_step(run: plan.Run, spec: dict, status: dict, world: World, now: dt.dat
         if world.load.succeeded:
             b.condition("Loaded", True, "Loaded", f"{spec['workload']['warehouses']} warehouses loaded")
             b.move(RUNNING, "Running", f"starting {spec['runners']['parallelism']} runner pods")
+        elif b.elapsed() > plan.load_timeout(spec):
+            msg = f"not loaded after {plan.load_timeout(spec)}s"
+            b.condition("Loaded", False, "LoadTimedOut", msg)
+            return b.fail("LoadTimedOut", msg)
         elif not world.load.exists:
             b.act(Action.CREATE_LOAD_JOB)
             b.event("LoadJobCreated", f"job {plan.job_name(run, 'loader')}")

@@ -317,7 +317,14 @@ def load_job(run: Run, spec: dict, settings: Settings) -> dict:
     elif not is_deployed(spec):
         args.append("--refuse-existing")  # never touch a user's own TPC-C data unasked
     pod = _pod_spec(run, spec, settings, args, api_token=False, metrics=True)
-    return _job(run, spec, "loader", pod, w["loadTimeoutSeconds"])
+    return _job(run, spec, "loader", pod, load_timeout(spec))
+
+
+def load_timeout(spec: dict) -> int:
+    """workload.loadTimeoutSeconds, or from the size: 10 minutes plus 5 for each warehouse
+    a loader worker has to load."""
+    w = spec["workload"]
+    return w.get("loadTimeoutSeconds") or 600 + 300 * -(-w["warehouses"] // w["loadWorkers"])
 
 
 def reset_before_load(spec: dict) -> bool:

@@ -1,0 +1,210 @@
+"""Fail fast: every permanent problem ends the run Failed within a tick or a short grace, with
+a reason, a message that names the cause (the field, the image, the Secret) and a Warning;
+transient errors are retried with backoff; cleanup errors never touch the verdict; deletion
+gives up on a failing Helm after a bounded time."""
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from test_phases import RUN, Driver
+from tpcc_operator import failures, kube, phases, plan
+from tpcc_operator.failures import PodState
+from tpcc_operator.phases import Action, JobState, World, action_failed
+
+GRACE = failures.STUCK_GRACE_SECONDS
+
+
+def in_phase(spec, phase: str) -> Driver:
+    d = Driver(spec)
+    d.tick()  # Pending, with specHash and runGeneration
+    d.status.update(phase=phase, stageStartTime=phases.rfc3339(d.now))
+    return d
+
+
+def failed_with(d: Driver, reason: str) -> str:
+    assert d.phase == "Failed" and d.status["reason"] == reason
+    assert d.events[-1].type == "Warning" and d.events[-1].reason == reason
+    assert d.condition("Ready")["status"] == "False" and d.condition("Stalled")["status"] == "True"
+    return d.status["message"]
+
+
+def test_a_garbage_quantity_fails_before_anything_is_created(spec_of):
+    spec = spec_of({"database": {"type": "voltdb"},
+                    "runners": {"resources": {"requests": {"memory": "lots", "cpu": "500m"}}}})
+    d = Driver(spec)
+    d.tick()
+    d.tick()
+    message = failed_with(d, "InvalidSpec")
+    assert message.startswith("spec.runners.resources.requests.memory: 'lots' is not a Kubernetes quantity")
+    assert "cpu" not in message
+    assert Action.CREATE_RUN_OBJECTS not in d.actions
+
+
+@pytest.mark.parametrize("value", ["500m", "2", 2, "1Gi", "512Mi", "1.5", "1e3", "100k", ".5"])
+def test_real_quantities_pass(spec_of, value):
+    spec = spec_of({"database": {"type": "voltdb"}, "runners": {"resources": {"limits": {"cpu": value}}}})
+    assert failures.spec_problems(spec) == []
+
+
+@pytest.mark.parametrize("value", ["lots", "1GB", "Gi", "1.2.3", "-", ""])
+def test_garbage_quantities_are_named(spec_of, value):
+    spec = spec_of({"database": {"type": "voltdb"}, "runners": {"resources": {"limits": {"memory": value}}}})
+    assert failures.spec_problems(spec) == [
+        f"spec.runners.resources.limits.memory: {value!r} is not a Kubernetes quantity (e.g. 500m, 2, 512Mi, 1Gi)"]
+
+
+def test_a_loader_image_that_will_never_be_pulled_fails_after_the_grace(spec_of):
+    spec = spec_of({"database": {"type": "voltdb"}, "runners": {"image": "local/nope:1", "imagePullPolicy": "Never"}})
+    d = in_phase(spec, "Loading")
+    never = "Container image \"local/nope:1\" is not present with pull policy of Never"
+    d.tick(World(load=JobState(exists=True),
+                 pods=[PodState("bench-g2-loader-x", GRACE - 5, "ErrImageNeverPull", never, "local/nope:1")]))
+    assert d.phase == "Loading"  # within the grace
+    d.tick(World(load=JobState(exists=True),
+                 pods=[PodState("bench-g2-loader-x", GRACE + 1, "ErrImageNeverPull", never, "local/nope:1")]))
+    message = failed_with(d, "ImagePullFailed")
+    assert message == f"pod bench-g2-loader-x: ErrImageNeverPull for image 'local/nope:1': {never}"
+    assert d.condition("Loaded")["status"] == "False" and d.condition("Loaded")["reason"] == "ImagePullFailed"
+
+
+@pytest.mark.parametrize("reason", ["InvalidImageName", "ErrImagePull", "ImagePullBackOff"])
+def test_a_runner_image_error_fails_the_run(voltdb, reason):
+    d = in_phase(voltdb, "Running")
+    d.tick(World(runner=JobState(exists=True), pods=[PodState("bench-g2-runner-0", GRACE, reason, "", "UPPER:case")]))
+    assert f"{reason} for image 'UPPER:case'" in failed_with(d, "ImagePullFailed")
+    assert d.condition("RunCompleted")["status"] == "False"
+
+
+def test_a_missing_credentials_secret_fails_the_run(spec_of):
+    spec = spec_of({"database": {"type": "mongodb", "external": {
+        "endpoints": ["db:27017"], "credentialsSecretRef": {"name": "db-creds"}}}})
+    d = in_phase(spec, "Loading")
+    d.tick(World(load=JobState(exists=True), pods=[PodState(
+        "bench-g2-loader-x", 40, "CreateContainerConfigError", 'secret "db-creds" not found')]))
+    assert 'secret "db-creds" not found' in failed_with(d, "ContainerConfigError")
+
+
+def test_a_checker_that_cannot_start_fails_the_run(voltdb):
+    d = in_phase(voltdb, "Verifying")
+    d.tick(World(pods=[PodState("bench-g2-checker-x", 60, "ImagePullBackOff", "Back-off", "r/x:1")]))
+    failed_with(d, "ImagePullFailed")
+    assert d.condition("ConsistencyVerified")["status"] == "False"
+
+
+def test_a_database_image_error_fails_deploying_but_a_restart_waits_for_the_timeout(voltdb):
+    d = in_phase(voltdb, "Deploying")
+    d.status["database"] = {"installed": True}
+    # VoltDB pods may restart while the cluster forms: only the timeout judges that
+    d.tick(World(pods=[PodState("bench-g2-0", 200, "CrashLoopBackOff", "back-off 40s")]))
+    assert d.phase == "Deploying"
+    d.tick(World(pods=[PodState("bench-g2-0", 25, "ErrImagePull", "not found", "local/voltdb:typo")]))
+    assert "'local/voltdb:typo'" in failed_with(d, "ImagePullFailed")
+    assert d.condition("DatabaseReady")["status"] == "False"
+
+
+def test_pods_that_start_or_finish_are_not_stuck(voltdb):
+    d = in_phase(voltdb, "Loading")
+    d.tick(World(load=JobState(exists=True), pods=[PodState("a", 500), PodState("b", 500, "ContainerCreating")]))
+    assert d.phase == "Loading"
+
+
+def test_loading_has_a_timeout_from_the_workload_size(spec_of):
+    small = spec_of({"database": {"type": "voltdb"}, "workload": {"warehouses": 1, "loadWorkers": 4}})
+    big = spec_of({"database": {"type": "voltdb"}, "workload": {"warehouses": 40, "loadWorkers": 4}})
+    assert plan.load_timeout(small) == 900 and plan.load_timeout(big) == 600 + 300 * 10
+    set_ = spec_of({"database": {"type": "voltdb"}, "workload": {"loadTimeoutSeconds": 120}})
+    assert plan.load_timeout(set_) == 120
+    d = in_phase(small, "Loading")
+    d.tick(World(load=JobState(exists=True)), after=899)
+    assert d.phase == "Loading"
+    d.tick(World(load=JobState(exists=True)), after=2)
+    assert failed_with(d, "LoadTimedOut") == "not loaded after 900s"
+
+
+# ---- errors of the actions ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("status", [400, 403, 404, 422])
+def test_4xx_answers_are_permanent(status):
+    e = failures.api_error(status, "Invalid", 'Job.batch "x" is invalid: spec.template...: Invalid value', "Job x")
+    assert e.permanent and e.message.startswith(f"Job x rejected by the API server ({status} Invalid): ")
+
+
+@pytest.mark.parametrize("status", [0, 409, 429, 500, 503, 504])
+def test_conflicts_throttling_and_server_errors_are_transient(status):
+    assert not failures.api_error(status, "x", "y", "Job x").permanent
+
+
+def test_a_rejected_load_job_fails_the_run_naming_the_field(voltdb):
+    d = in_phase(voltdb, "Loading")
+    error = failures.api_error(422, "Invalid", 'Job.batch "bench-g2-loader" is invalid: spec.template.spec.'
+                               'containers[0].image: Required value', "Job bench-g2-loader")
+    step = action_failed(RUN, d.status, Action.CREATE_LOAD_JOB, error, d.now)
+    d.status = phases.patched(d.status, step.status)
+    d.events += step.events
+    assert "containers[0].image: Required value" in failed_with(d, "Invalid")
+    assert d.condition("Loaded")["status"] == "False"
+
+
+def test_transient_errors_change_nothing_and_back_off(voltdb):
+    d = in_phase(voltdb, "Loading")
+    for error in (failures.api_error(503, "ServiceUnavailable", "etcd", "Job x"),
+                  failures.helm_error("helm upgrade: Kubernetes cluster unreachable: connection refused")):
+        assert action_failed(RUN, d.status, Action.CREATE_LOAD_JOB, error, d.now).status == {}
+    delays = [failures.retry_delay(n) for n in range(8)]
+    assert delays[:4] == [3, 6, 12, 24] and max(delays) == failures.MAX_BACKOFF_SECONDS
+
+
+def test_a_failed_helm_install_fails_the_run(voltdb):
+    d = in_phase(voltdb, "Deploying")
+    error = failures.helm_error('helm upgrade: release name "1bench-g2": invalid release name')
+    assert error.permanent
+    step = action_failed(RUN, d.status, Action.INSTALL_DATABASE, error, d.now)
+    d.status = phases.patched(d.status, step.status)
+    d.events += step.events
+    assert "invalid release name" in failed_with(d, "HelmFailed")
+    assert d.condition("DatabaseReady")["status"] == "False"
+
+
+def test_cleanup_failures_never_change_the_verdict(voltdb):
+    d = Driver(voltdb)
+    d.tick()
+    d.status.update(phase="Succeeded", completionTime=phases.rfc3339(d.now))
+    d.tick()  # kstatus for Succeeded
+    before = [dict(c) for c in d.status["conditions"]]
+    for action in (Action.CLEAN_UP, Action.RETIRE_OLD_GENERATIONS, Action.DELETE_RUN):
+        step = action_failed(RUN, d.status, action, failures.helm_error("helm uninstall: forbidden"), d.now)
+        assert step.status == {} and step.events == []
+    assert d.status["conditions"] == before and d.condition("Ready")["status"] == "True"
+
+
+def test_deletion_with_a_failing_helm_gives_up_in_bounded_time():
+    runtime, attempt, waits = 0.0, 0, []
+    while (delay := failures.deletion_retry(runtime, attempt)) is not None:
+        waits.append(delay)
+        runtime += delay + 5  # each attempt's helm call takes a while too
+        attempt += 1
+    assert waits[:3] == [3, 6, 12] and len(waits) >= 4
+    assert runtime <= failures.DELETION_GIVE_UP_SECONDS + 5
+
+
+def test_a_failing_helm_cli_raises_a_one_line_error(tmp_path, monkeypatch):
+    """The real subprocess path with a helm that fails the way an unreachable cluster makes it."""
+    helm = tmp_path / "helm"
+    helm.write_text("#!/bin/sh\necho 'Error: Kubernetes cluster unreachable: dial tcp 10.0.0.1:6443: "
+                    "connect: connection refused' >&2\nexit 1\n")
+    helm.chmod(helm.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setattr(kube, "HELM", os.fspath(helm))
+    with pytest.raises(kube.HelmError) as e:
+        kube.uninstall_releases("perf", "bench")
+    assert str(e.value) == ("helm list: Error: Kubernetes cluster unreachable: dial tcp 10.0.0.1:6443: "
+                            "connect: connection refused")
+    assert not failures.helm_error(str(e.value)).permanent
+
+
+@pytest.fixture
+def voltdb(spec_of):
+    return spec_of({"database": {"type": "voltdb"}, "workload": {"clients": 8}, "runners": {"parallelism": 2}})
+
