@@ -18,10 +18,10 @@ TIMEOUT=${TPCC_DEMO_TIMEOUT:-1800}
 "$ROOT/hack/images.sh"
 eval "$("$ROOT/hack/local-k8s.sh" env)"
 
-log "installing the operator (chart charts/tpcc-operator, namespace tpcc-system)"
-helm upgrade --install tpcc-operator "$ROOT/charts/tpcc-operator" -n tpcc-system --create-namespace \
-  --set image.pullPolicy=Never --wait --timeout 180s >/dev/null
+log "installing the operator (chart charts/tpcc-operator, namespace tpcc-system, watching $NS)"
 kubectl create namespace "$NS" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+helm upgrade --install tpcc-operator "$ROOT/charts/tpcc-operator" -n tpcc-system --create-namespace \
+  --set image.pullPolicy=Never --set watchNamespace="$NS" --wait --timeout 180s >/dev/null
 name=$(kubectl create --dry-run=client -o jsonpath='{.metadata.name}' -f "$sample")
 # a re-run of the demo starts the run afresh
 kubectl delete benchmarkrun "$name" -n "$NS" --ignore-not-found --timeout=120s >/dev/null

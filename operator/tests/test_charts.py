@@ -1,6 +1,7 @@
 """The charts lint and render what the operator relies on (needs the helm CLI)."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -57,14 +58,14 @@ def test_operator_chart_ships_the_crd_unchanged():
 
 def test_operator_chart(tmp_path):
     docs = render("tpcc-operator", "--include-crds")
-    assert {d["kind"] for d in docs} == {"CustomResourceDefinition", "ServiceAccount", "ClusterRole",
-                                        "ClusterRoleBinding", "Deployment", "Service"}
+    assert {d["kind"] for d in docs} == {"CustomResourceDefinition", "ServiceAccount", "Role",
+                                        "RoleBinding", "Deployment", "Service"}
     dep = by_kind(docs, "Deployment")[0]["spec"]
     assert dep["replicas"] == 1 and dep["strategy"] == {"type": "Recreate"}
     pod = dep["template"]["spec"]
     c = pod["containers"][0]
     assert c["command"][:3] == ["kopf", "run", "--module=tpcc_operator.handlers"]
-    assert "--all-namespaces" in c["command"]
+    assert "--namespace=ns" in c["command"] and "--all-namespaces" not in c["command"]
     assert pod["securityContext"]["runAsNonRoot"] and c["securityContext"]["readOnlyRootFilesystem"]
     env = {e["name"]: e["value"] for e in c["env"]}
     assert env["TPCC_RUNNER_IMAGE"] == "local/tpcc-runner:dev"
@@ -73,7 +74,8 @@ def test_operator_chart(tmp_path):
     svc = by_kind(docs, "Service")[0]
     assert svc["spec"]["ports"][0]["name"] == "metrics"
     assert svc["spec"]["selector"].items() <= pod_labels(dep).items()
-    rules = by_kind(docs, "ClusterRole")[0]["rules"]
+    assert json.loads(env["TPCC_POD_RESOURCES"])["limits"]["memory"] == "2Gi"
+    rules = by_kind(docs, "Role")[0]["rules"]
     granted = {(g, r): set(rule["verbs"]) for rule in rules for g in rule["apiGroups"] for r in rule["resources"]}
     assert granted[("", "pods")] == {"get", "list", "watch", "delete"}  # delete: fault injection only
     assert "*" not in {v for verbs in granted.values() for v in verbs}
@@ -118,3 +120,38 @@ def test_mongodb_chart_initiates_the_replica_set():
     mongod = by_kind(auth, "StatefulSet")[0]["spec"]["template"]["spec"]["containers"][0]
     assert "--keyFile=/keyfile/keyfile" in mongod["command"]
     assert "createUser" in by_kind(auth, "ConfigMap")[0]["data"]["init-replica-set.js"]
+
+
+def granted(rules: list[dict]) -> dict:
+    return {(g, r): set(rule["verbs"]) for rule in rules for g in rule["apiGroups"] for r in rule["resources"]}
+
+
+def test_operator_rbac_is_a_role_in_the_watched_namespace_unless_cluster_wide():
+    docs = render("tpcc-operator", "--set", "watchNamespace=bench")
+    assert not by_kind(docs, "ClusterRole") and not by_kind(docs, "ClusterRoleBinding")
+    role, binding = by_kind(docs, "Role")[0], by_kind(docs, "RoleBinding")[0]
+    assert role["metadata"]["namespace"] == binding["metadata"]["namespace"] == "bench"
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "rel", "namespace": "ns"}]
+    assert ("apiextensions.k8s.io", "customresourcedefinitions") not in granted(role["rules"])
+    container = by_kind(docs, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]
+    assert "--namespace=bench" in container["command"]
+    wide = render("tpcc-operator", "--set", "clusterWide=true")
+    assert not by_kind(wide, "Role") and by_kind(wide, "ClusterRoleBinding")
+    assert "--all-namespaces" in by_kind(wide, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["command"]
+
+
+def test_every_permission_is_documented():
+    """charts/tpcc-operator/README.md names every (apiGroup, resource) the ClusterRole can grant."""
+    readme = (CHARTS / "tpcc-operator" / "README.md").read_text()
+    rules = by_kind(render("tpcc-operator", "--set", "clusterWide=true"), "ClusterRole")[0]["rules"]
+    for group, resource in granted(rules):
+        assert f"`{resource}`" in readme, resource
+
+
+@pytest.mark.parametrize("chart", ["voltdb", "mongodb"])
+@pytest.mark.parametrize("setting", ["privileged=true", "hostNetwork=true", "serviceAccountName=default",
+                                     "podSecurityContext.runAsUser=0", "podSecurityContext.privileged=true",
+                                     "dataVolume.sizeLimit=1Gi}"])
+def test_database_charts_refuse_what_they_do_not_expose(chart, setting):
+    out = helm("template", "rel", str(CHARTS / chart), "--set", setting)
+    assert out.returncode != 0 and "values don't meet the specifications of the schema" in out.stderr

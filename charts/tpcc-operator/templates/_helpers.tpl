@@ -15,6 +15,10 @@ app.kubernetes.io/name: tpcc-operator
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{- define "tpcc-operator.watchNamespace" -}}
+{{- .Values.watchNamespace | default .Release.Namespace -}}
+{{- end }}
+
 {{- define "tpcc-operator.serviceAccount" -}}
 {{- .Values.serviceAccount.name | default (include "tpcc-operator.name" .) -}}
 {{- end }}
