@@ -11,12 +11,27 @@ C = CConstants(157, 300, 4000)
 
 
 def test_unit_keys_cover_the_database_once():
-    keys = g.unit_keys(2, Scale())
+    keys = list(g.unit_keys(2, Scale()))
+    assert len(keys) == g.unit_count(2, Scale())
     assert len(keys) == len(set(keys))
     assert keys.count("warehouse:1") == 1
     assert sum(k.startswith("item:") for k in keys) == 10
     assert sum(k.startswith("stock:2:") for k in keys) == 10
     assert sum(k.startswith("district:2:") for k in keys) == 10
+
+
+def test_unit_keys_stream_whatever_the_warehouse_count():
+    """A billion warehouses: the first units come at once and nothing proportional is held."""
+    import itertools
+    import tracemalloc
+    tracemalloc.start()
+    keys = g.unit_keys(10**9, Scale())
+    first = list(itertools.islice(keys, 50))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert first[10:13] == ["warehouse:1", "stock:1:0", "stock:1:1"]
+    assert peak < 1_000_000
+    assert g.unit_count(10**9, Scale()) == 10 + 10**9 * 21
 
 
 def test_rows_have_the_columns_of_their_table():

@@ -97,6 +97,18 @@ def test_load_reports_the_population(target, loaded):
     assert loaded["rows_per_second"] > 0
 
 
+def test_a_database_with_tpcc_data_is_left_alone_with_refuse_existing(target, loaded):
+    """A user's own database: without --reset the load must not touch an existing load."""
+    orders = target.count_orders()
+    refused = tpcc("load", *target.args(), "--warehouses", "1", "--workers", "1", "--refuse-existing",
+                   *target.scale)
+    assert refused.code == 1, refused.stderr
+    assert "already holds TPC-C data (2 warehouses" in refused.stderr
+    assert "workload.resetBeforeLoad: true" in refused.stderr
+    assert target.count_orders() == orders
+    assert tpcc("check", *target.args()).code == 0
+
+
 def test_all_12_conditions_hold_after_load(target, loaded):
     done = tpcc("check", *target.args())
     assert done.code == 0, done.stderr

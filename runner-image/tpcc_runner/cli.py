@@ -5,22 +5,25 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import http.server
 import json
 import logging
 import os
 import platform
 import random
+import shutil
 import signal
 import sys
+import threading
 import time
 from typing import Any
 
 from . import __version__, k8s
-from .consistency import failed, report
+from .consistency import RunDeliveries, failed, read_deliveries, report
 from .drivers import DRIVERS, make_driver
 from .drivers.base import ConnectionOptions, Driver, DriverError
 from .executor import ClientPool, RunPlan
-from .ledger import LedgerWriter, read_ledger, verify
+from .ledger import LedgerWriter, read_ledgers, verify
 from .loader import constants_of, load, require_loaded, scale_of
 from .metrics import RunnerMetrics
 from .redact import RedactingFilter, redact
@@ -102,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     ld.add_argument("--warehouses", type=_positive(int), required=True)
     ld.add_argument("--workers", type=_positive(int), default=max(1, os.cpu_count() or 1))
     ld.add_argument("--reset", action="store_true", help="drop existing TPC-C data first")
+    ld.add_argument("--refuse-existing", action="store_true",
+                    help="fail, touching nothing, if the database already holds TPC-C data "
+                         "(a database you own; without it a matching interrupted load is resumed)")
     ld.add_argument("--items", type=_positive(int), default=Scale.items,
                     help="ITEM rows (spec: 100000); smaller only for tests")
     ld.add_argument("--customers-per-district", type=_positive(int),
@@ -139,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="after the run, look up every acknowledged NewOrder of --ledger in the "
                          "database (a new connection) and report `durability` in the results; "
                          "the exit status does not change (`tpcc verify-ledger` exits 1 on loss)")
+    rn.add_argument("--hold-ledger", default=None, metavar="NAMESPACE/NAME",
+                    help="after the results, serve --ledger over HTTP on --ledger-port until key "
+                         "ledgersVerified appears in this ConfigMap (the operator's verifier reads "
+                         "the ledgers of all runner pods at once)")
+    rn.add_argument("--ledger-port", type=int, default=9101)
+    rn.add_argument("--hold-timeout", type=_non_negative, default=1800.0, metavar="SECONDS")
     rn.add_argument("--check", action="store_true", help="run the consistency check afterwards")
     rn.add_argument("--seed", type=int, default=None)
 
@@ -147,11 +159,20 @@ def build_parser() -> argparse.ArgumentParser:
                     help="default: all loaded warehouses")
     ck.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
                     help="write check.json into this existing ConfigMap")
+    ck.add_argument("--deliveries", default=None, metavar="FILE", action="append",
+                    help="JSON with the runners' acknowledged Deliveries ({\"deliveries\": {\"W:D\": n}, "
+                         "\"deliveries_unknown_outcome\": {\"W\": n}}), repeatable (summed): condition "
+                         "11 counts delivered orders from these instead of from ORDERS")
 
     vl = sub.add_parser("verify-ledger", parents=[common],
-                        help="count acknowledged NewOrders missing from the database")
-    vl.add_argument("--ledger", required=True, metavar="FILE", action="append",
-                    help="ledger file, repeatable")
+                        help="check every acknowledged NewOrder of the ledgers against the database")
+    vl.add_argument("--ledger", required=True, metavar="FILE|URL", action="append",
+                    help="ledger file or http URL of a runner pod holding one; repeatable: all "
+                         "ledgers of a run are verified together")
+    vl.add_argument("--fetch-timeout", type=_non_negative, default=60.0, metavar="SECONDS",
+                    help="give up reading a ledger URL after this long (default 60)")
+    vl.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
+                    help="write durability.json into this existing ConfigMap")
     return p
 
 
@@ -238,7 +259,7 @@ def cmd_load(args, metrics: RunnerMetrics) -> int:
                      rows_total / max(last - t0, 1e-9))
 
     meta = load(args.db, options, driver, args.warehouses, scale, args.workers, args.reset,
-                seed, on_unit)
+                seed, on_unit, keep_existing=args.refuse_existing)
     seconds = time.time() - t0
     out = {"command": "load", "db": args.db, "warehouses": meta.warehouses, "rows": rows_total,
            "seconds": round(seconds, 1), "rows_per_second": round(rows_total / seconds, 1),
@@ -255,13 +276,14 @@ def _start_time(args) -> float:
     if args.start_file:
         return _parse_time(_wait_for_file(args.start_file, args.start_timeout))
     if args.start_configmap:
-        return _parse_time(k8s.wait_for_start(args.start_configmap, args.start_timeout))
+        return _parse_time(k8s.wait_for_key(args.start_configmap, "startAt", args.start_timeout))
     return time.time() + 0.5
 
 
-def run_check(driver: Driver, warehouses: int, metrics: RunnerMetrics) -> dict[str, Any]:
+def run_check(driver: Driver, warehouses: int, metrics: RunnerMetrics,
+              deliveries: RunDeliveries | None = None) -> dict[str, Any]:
     metrics.set_phase("checking")
-    results = driver.check_consistency(range(1, warehouses + 1))
+    results = driver.check_consistency(range(1, warehouses + 1), deliveries)
     for r in results:
         metrics.consistency.labels(str(r.number)).set(1 if r.passed else 0)
     print(report(results), file=sys.stderr)
@@ -271,8 +293,8 @@ def run_check(driver: Driver, warehouses: int, metrics: RunnerMetrics) -> dict[s
 
 
 def cmd_run(args, metrics: RunnerMetrics) -> int:
-    if args.verify_ledger and not args.ledger:
-        raise UsageError("--verify-ledger needs --ledger FILE")
+    if (args.verify_ledger or args.hold_ledger) and not args.ledger:
+        raise UsageError("--verify-ledger and --hold-ledger need --ledger FILE")
     options = connection_options(args)
     driver = connect(args, options)
     meta = require_loaded(driver, args.warehouses)
@@ -363,9 +385,6 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
         # Reported, not judged: the operator decides from the merged documents of all pods
         # (an exit code here would fail the Indexed Job before the other pods report).
         doc["durability"] = verify_ledger(args, options, [args.ledger])
-        if doc["durability"]["lost"]:
-            log.error("run: %d acknowledged NewOrders are missing from the database",
-                      doc["durability"]["lost"])
     if args.check:
         driver = connect(args, options)
         doc["consistency"] = run_check(driver, args.warehouses, metrics)
@@ -383,15 +402,21 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
         k8s.write_configmap_key(args.results_configmap, "results.json", text)
     print(summary(doc), file=sys.stderr)
     metrics.set_phase("done")
+    if args.hold_ledger:
+        hold_ledger(args.ledger, args.ledger_port, args.hold_ledger, args.hold_timeout)
     return code
 
 
 def cmd_check(args, metrics: RunnerMetrics) -> int:
+    try:
+        deliveries = read_deliveries(args.deliveries) if args.deliveries else None
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     driver = connect(args, connection_options(args))
     meta = driver.read_meta()
     if meta is None:
         raise DriverError("the database holds no TPC-C load: nothing to check")
-    out = run_check(driver, args.warehouses or meta.warehouses, metrics)
+    out = run_check(driver, args.warehouses or meta.warehouses, metrics, deliveries)
     text = json.dumps(out, indent=2)
     print(text)
     if args.results_configmap:
@@ -401,26 +426,62 @@ def cmd_check(args, metrics: RunnerMetrics) -> int:
     return 0 if out["passed"] else 1
 
 
-def verify_ledger(args, options: ConnectionOptions, paths: list[str]) -> dict[str, Any]:
-    """The ledgers checked against the database over a new connection (after faults the
-    run's own connection may point at a node that is gone)."""
-    acked, unknown = [], 0
-    for path in paths:
-        a, u = read_ledger(path)
-        acked += a
-        unknown += u
+def verify_ledger(args, options: ConnectionOptions, sources: list[str],
+                  fetch_timeout: float = 60.0) -> dict[str, Any]:
+    """The ledgers checked together against the database over a new connection (after faults
+    the run's own connection may point at a node that is gone)."""
+    records = read_ledgers(sources, fetch_timeout)
     driver = connect(args, options)
-    out = verify(driver, acked, unknown)
+    verdict = verify(driver, records, len(sources))
     driver.close()
-    log.info("ledger: %d acknowledged, %d found, %d lost, %d unknown outcome",
-             out["acknowledged"], out["found"], out["lost"], out["unknown_outcome"])
-    return out
+    log.info("ledger: %d acknowledged, %d found, %d lost (%d missing, %d replaced, %d acknowledged "
+             "twice); %d unknown outcome: %d committed, %d not", verdict.acknowledged, verdict.found,
+             verdict.lost, verdict.missing, verdict.replaced, verdict.duplicates,
+             verdict.unknown_outcome, verdict.unknown_committed, verdict.unknown_not_committed)
+    for example in verdict.lost_examples:
+        log.error("ledger: lost %s", example)
+    return verdict.to_dict()
 
 
 def cmd_verify_ledger(args, metrics: RunnerMetrics) -> int:
-    out = verify_ledger(args, connection_options(args), args.ledger)
-    print(json.dumps(out, indent=2))
-    return 0 if out["lost"] == 0 else 1
+    metrics.set_phase("checking")
+    out = verify_ledger(args, connection_options(args), args.ledger, args.fetch_timeout)
+    text = json.dumps(out, indent=2)
+    print(text)
+    if args.results_configmap:
+        k8s.write_configmap_key(args.results_configmap, "durability.json", text)
+    metrics.set_phase("done")
+    return 0 if out["durable"] else 1
+
+
+def hold_ledger(path: str, port: int, release_ref: str, timeout: float) -> None:
+    """Serve the ledger file at /ledger until the operator's verifier has read every pod's
+    ledger and says so (ledgersVerified), or the timeout passes: the verdict is then the
+    operator's to give, so the runner exits 0 either way."""
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path != "/ledger":
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; charset=ascii")
+            self.send_header("Content-Length", str(os.path.getsize(path)))
+            self.end_headers()
+            with open(path, "rb") as f:
+                shutil.copyfileobj(f, self.wfile)
+
+        def log_message(self, *_):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("", port), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    log.info("ledger: serving %s on :%d/ledger until the operator has verified it", path, port)
+    try:
+        k8s.wait_for_key(release_ref, "ledgersVerified", timeout)
+    except k8s.KubeError as e:
+        log.warning("ledger: %s; exiting", e)
+    finally:
+        server.shutdown()
 
 
 COMMANDS = {"load": cmd_load, "run": cmd_run, "check": cmd_check, "verify-ledger": cmd_verify_ledger}

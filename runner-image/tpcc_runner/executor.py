@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .drivers import make_driver
+from .durability import LedgerRecord, identity_of_new_order
 from .drivers.base import (ConnectionLost, ConnectionOptions, DriverError, RetryableError,
                            UnknownOutcome, UserAbort)
 from .metrics import LATENCY_BUCKETS, bucket_index
@@ -85,7 +86,7 @@ class _Interval:
         default_factory=lambda: {t: [0] * (len(LATENCY_BUCKETS) + 1) for t in TRANSACTIONS})
     sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TRANSACTIONS, 0.0))
     new_orders: dict[int, int] = field(default_factory=dict)
-    ledger: list[tuple] = field(default_factory=list)
+    ledger: list[str] = field(default_factory=list)  # LedgerRecord lines
     reconnects: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -114,7 +115,7 @@ class _Accumulator:
             self.stopped.append(time.time())
 
     def record(self, txn: str, outcome: str, retries: int, reconnects: int, seconds: float,
-               completed: float, ledger_entry: tuple | None, error: str | None) -> None:
+               completed: float, ledger_entry: LedgerRecord | None, error: str | None) -> None:
         measured = self.window.measure <= completed < self.window.end
         with self.lock:
             iv = self.interval
@@ -129,7 +130,7 @@ class _Accumulator:
                 b = int((completed - self.window.measure) // TIMELINE_STEP_SECONDS)
                 iv.new_orders[b] = iv.new_orders.get(b, 0) + 1
             if ledger_entry is not None:
-                iv.ledger.append(ledger_entry)
+                iv.ledger.append(ledger_entry.line())
             if error and len(iv.errors) < 5:
                 iv.errors.append(error)
             if measured:
@@ -197,8 +198,8 @@ def _terminal_loop(plan: RunPlan, terminal: Terminal, driver, acc: _Accumulator,
         completed = time.time()
         entry = None
         if plan.ledger and txn == NEW_ORDER and outcome in ("committed", "unknown"):
-            o_id = result["o_id"] if result else None
-            entry = (outcome, params["w_id"], params["d_id"], o_id, completed)
+            entry = LedgerRecord(outcome == "committed", params["w_id"], params["d_id"],
+                                 result["o_id"] if result else None, identity_of_new_order(params))
         acc.record(txn, outcome, retries, reconnects, seconds, completed, entry, error)
         _sleep_until(min(time.time() + call.think_seconds, window.end))
 

@@ -16,14 +16,20 @@ ITEM_CHUNK = 10_000
 STOCK_CHUNK = 10_000
 
 
-def unit_keys(warehouses: int, scale: Scale) -> list[str]:
-    """All units of a load, in the order they are handed out."""
-    keys = [f"item:{c}" for c in range(_chunks(scale.items, ITEM_CHUNK))]
+def unit_keys(warehouses: int, scale: Scale) -> Iterator[str]:
+    """All units of a load, in the order they are handed out: generated one at a time, so a
+    loader's memory does not grow with the warehouse count."""
+    yield from (f"item:{c}" for c in range(_chunks(scale.items, ITEM_CHUNK)))
     for w in range(1, warehouses + 1):
-        keys.append(f"warehouse:{w}")
-        keys += [f"stock:{w}:{c}" for c in range(_chunks(scale.items, STOCK_CHUNK))]
-        keys += [f"district:{w}:{d}" for d in range(1, scale.districts + 1)]
-    return keys
+        yield f"warehouse:{w}"
+        yield from (f"stock:{w}:{c}" for c in range(_chunks(scale.items, STOCK_CHUNK)))
+        yield from (f"district:{w}:{d}" for d in range(1, scale.districts + 1))
+
+
+def unit_count(warehouses: int, scale: Scale) -> int:
+    """len(list(unit_keys(...))), without making the list."""
+    return (_chunks(scale.items, ITEM_CHUNK)
+            + warehouses * (1 + _chunks(scale.items, STOCK_CHUNK) + scale.districts))
 
 
 def _chunks(n: int, size: int) -> int:

@@ -1,5 +1,6 @@
-"""The two things a runner pod asks of the Kubernetes API, with its ServiceAccount token:
-read the start barrier ConfigMap and write its results into a ConfigMap the operator made.
+"""What a runner pod asks of the Kubernetes API, with its ServiceAccount token: read the
+barrier ConfigMap the operator writes (startAt, ledgersVerified) and write its results into a
+ConfigMap the operator made.
 Plain HTTPS: the runner needs no Kubernetes client library."""
 from __future__ import annotations
 
@@ -56,16 +57,17 @@ def write_configmap_key(ref: str, key: str, value: str) -> None:
              "application/merge-patch+json")
 
 
-def wait_for_start(ref: str, timeout: float, poll: float = 1.0) -> str:
-    """The startAt value of the barrier ConfigMap, once the operator has written it."""
+def wait_for_key(ref: str, key: str, timeout: float, poll: float = 1.0) -> str:
+    """The value of `key` in the ConfigMap, once the operator has written it (the start
+    barrier's startAt; ledgersVerified, which releases the runner pods holding their ledgers)."""
     deadline = time.time() + timeout
     while True:
         try:
-            start = configmap_data(ref).get("startAt")
+            value = configmap_data(ref).get(key)
         except KubeError:
-            start = None  # the API may blip; the deadline bounds the wait
-        if start:
-            return start
+            value = None  # the API may blip; the deadline bounds the wait
+        if value:
+            return value
         if time.time() > deadline:
-            raise KubeError(f"no startAt in ConfigMap {ref} after {timeout:.0f} s")
+            raise KubeError(f"no {key} in ConfigMap {ref} after {timeout:.0f} s")
         time.sleep(poll)

@@ -1,13 +1,19 @@
 """The durability ledger: every acknowledged NewOrder (and every NewOrder whose outcome is
-unknown) written as it is acknowledged; `tpcc verify-ledger` checks them against the
-database afterwards."""
+unknown) with the identity of the order (see durability.py), written as it is acknowledged;
+verified against the database after the run, over the ledgers of every runner pod at once.
+
+A ledger is a text file (or the same text served over HTTP by a runner pod that holds it
+for the verifier), one `LedgerRecord.line()` per line."""
 from __future__ import annotations
 
-import datetime as dt
 import os
-from typing import Iterable, TextIO
+import urllib.error
+import urllib.request
+from typing import Iterable, Iterator, TextIO
 
 from .drivers.base import Driver
+from .durability import (DurabilityVerdict, LedgerRecord, OrderIdentity, acknowledged_keys, judge,
+                         parse_record, unknown_lookups)
 
 BATCH = 1000
 
@@ -18,12 +24,10 @@ class LedgerWriter:
     def __init__(self, path: str):
         self.f: TextIO = open(path, "a", encoding="ascii")
 
-    def write(self, entries: Iterable[tuple]) -> None:
+    def write(self, lines: Iterable[str]) -> None:
         n = 0
-        for outcome, w, d, o_id, ts in entries:
-            stamp = dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-            self.f.write(f"{'ack' if outcome == 'committed' else 'unknown'} {w} {d} "
-                         f"{o_id if o_id is not None else '-'} {stamp}\n")
+        for line in lines:
+            self.f.write(line + "\n")
             n += 1
         if n:
             self.f.flush()
@@ -33,25 +37,41 @@ class LedgerWriter:
         self.f.close()
 
 
-def read_ledger(path: str) -> tuple[list[tuple[int, int, int]], int]:
-    """(acknowledged order keys, number of unknown-outcome NewOrders)."""
-    acked, unknown = [], 0
-    with open(path, encoding="ascii") as f:
-        for n, line in enumerate(f, 1):
-            parts = line.split()
-            if len(parts) != 5 or parts[0] not in ("ack", "unknown"):
-                raise ValueError(f"{path}:{n}: not a ledger line: {line.strip()!r}")
-            if parts[0] == "ack":
-                acked.append((int(parts[1]), int(parts[2]), int(parts[3])))
-            else:
-                unknown += 1
-    return acked, unknown
+def _lines(source: str, timeout: float) -> Iterator[str]:
+    if source.startswith(("http://", "https://")):
+        try:
+            with urllib.request.urlopen(source, timeout=timeout) as r:
+                for raw in r:
+                    yield raw.decode("ascii")
+        except (urllib.error.URLError, OSError) as e:
+            raise OSError(f"ledger {source}: {getattr(e, 'reason', e)}") from None
+        return
+    with open(source, encoding="ascii") as f:
+        yield from f
 
 
-def verify(driver: Driver, acked: list[tuple[int, int, int]], unknown: int) -> dict:
-    found: set[tuple[int, int, int]] = set()
-    for i in range(0, len(acked), BATCH):
-        found |= driver.existing_orders(acked[i:i + BATCH])
-    lost = [k for k in acked if k not in found]
-    return {"acknowledged": len(acked), "found": len(acked) - len(lost), "lost": len(lost),
-            "unknown_outcome": unknown, "lost_examples": [list(k) for k in lost[:10]]}
+def read_ledgers(sources: list[str], timeout: float = 30.0) -> list[LedgerRecord]:
+    """Every record of every ledger (file paths or http URLs), each tagged with its source."""
+    records = []
+    for source in sources:
+        for n, line in enumerate(_lines(source, timeout), 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(parse_record(line, source))
+            except ValueError as e:
+                raise ValueError(f"{source}:{n}: {e}") from None
+    return records
+
+
+def verify(driver: Driver, records: list[LedgerRecord], ledgers: int) -> DurabilityVerdict:
+    """Fetch what the database holds for the records, then judge (durability.judge)."""
+    stored: dict[tuple[int, int, int], OrderIdentity] = {}
+    keys = acknowledged_keys(records)
+    for i in range(0, len(keys), BATCH):
+        for key, order in driver.stored_orders(keys[i:i + BATCH]).items():
+            stored[key] = order.identity()
+    entered = {}
+    for w, d, c, ms in unknown_lookups(records):
+        entered[(w, d, c, ms)] = [o.identity() for o in driver.orders_entered_at(w, d, c, ms)]
+    return judge(records, stored, entered, ledgers)

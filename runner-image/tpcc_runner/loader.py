@@ -9,7 +9,7 @@ from typing import Callable
 
 from .drivers import make_driver
 from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta, NotLoaded, utcnow
-from .generate import generate_unit, unit_keys
+from .generate import generate_unit, unit_count, unit_keys
 from .workload import CConstants, Scale, load_constants
 
 _worker_driver: Driver | None = None
@@ -62,28 +62,43 @@ def _load_one(args: tuple) -> tuple[str, dict[str, int], float]:
     return key, {t: len(rows) for t, rows in tables.items()}, time.perf_counter() - t0
 
 
+def refuse_existing(driver: Driver) -> None:
+    """For a database that is not ours: any TPC-C load in it (complete or not) stays untouched."""
+    existing = driver.read_meta()
+    if existing is not None:
+        raise DriverError(
+            f"the database already holds TPC-C data ({existing.warehouses} warehouses, loaded "
+            f"{existing.loaded_at}); it was left untouched: drop it with `tpcc load --reset` "
+            "(BenchmarkRun: set workload.resetBeforeLoad: true)")
+
+
 def load(db: str, options: ConnectionOptions, driver: Driver, warehouses: int, scale: Scale,
          workers: int, reset: bool, seed: int,
-         on_unit: Callable[[str, dict[str, int], int, int], None]) -> LoadMeta:
-    """Load (or finish loading) the database; on_unit(key, rows, done, total) after each unit."""
+         on_unit: Callable[[str, dict[str, int], int, int], None],
+         keep_existing: bool = False) -> LoadMeta:
+    """Load (or finish loading) the database; on_unit(key, rows, done, total) after each unit.
+    keep_existing: fail before touching anything if the database holds a TPC-C load.
+    The units are handed to the workers as a stream (Pool.imap_unordered feeds a pipe that
+    blocks when full), so memory does not grow with the warehouse count."""
+    if keep_existing and not reset:
+        refuse_existing(driver)
     driver.create_schema(reset)
     variant = driver.describe().get("schema_variant", "default")
     meta = plan_meta(None if reset else driver.read_meta(), warehouses, scale, variant,
                      random.Random(seed))
     driver.write_meta(meta)
-    keys = unit_keys(warehouses, scale)
+    total = unit_count(warehouses, scale)
     done = driver.done_units()
-    todo = [k for k in keys if k not in done]
     now = dt.datetime.fromisoformat(meta.loaded_at.rstrip("Z"))
-    jobs = [(k, scale, constants_of(meta), seed, now) for k in todo]
-    finished = len(keys) - len(todo)
-    if jobs:
+    jobs = ((k, scale, constants_of(meta), seed, now) for k in unit_keys(warehouses, scale) if k not in done)
+    finished = len(done)
+    if finished < total:
         ctx = mp.get_context("spawn")
-        with ctx.Pool(min(workers, len(jobs)), initializer=_init_worker,
+        with ctx.Pool(min(workers, total - finished), initializer=_init_worker,
                       initargs=(db, options)) as pool:
             for key, rows, _seconds in pool.imap_unordered(_load_one, jobs):
                 finished += 1
-                on_unit(key, rows, finished, len(keys))
+                on_unit(key, rows, finished, total)
     meta.complete = True
     driver.write_meta(meta)
     return meta
@@ -98,8 +113,9 @@ def require_loaded(driver: Driver, warehouses: int) -> LoadMeta:
         raise NotLoaded("the TPC-C load is incomplete (interrupted?): re-run `tpcc load` to finish it")
     if meta.warehouses < warehouses:
         raise NotLoaded(f"the database holds {meta.warehouses} warehouses, {warehouses} requested")
-    missing = set(unit_keys(warehouses, scale_of(meta))) - driver.done_units()
+    done = driver.done_units()
+    missing = [k for k in unit_keys(warehouses, scale_of(meta)) if k not in done]
     if missing:
-        raise NotLoaded(f"the load is missing {len(missing)} unit(s), e.g. {sorted(missing)[0]}: "
+        raise NotLoaded(f"the load is missing {len(missing)} unit(s), e.g. {missing[0]}: "
                         "re-run `tpcc load`")
     return meta

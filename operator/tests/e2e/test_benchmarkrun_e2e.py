@@ -226,15 +226,16 @@ def test_voltdb_run(namespace, operator):
     conditions = {c["type"]: c["status"] for c in status["conditions"]}
     assert conditions == {"DatabaseReady": "True", "Loaded": "True", "RunCompleted": "True",
                           "Durable": "True", "ConsistencyVerified": "True", "Succeeded": "True"}
+    # verified once, by the operator's verifier Job, over the ledgers both runner pods held
     durability = status["durability"]
-    assert durability["runnerPods"] == 2 and durability["lost"] == 0
+    assert durability["ledgers"] == 2 and durability["lost"] == 0 and durability["durable"]
     assert durability["acknowledged"] == durability["found"] > 0
 
     events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json",
                                 "--field-selector", f"involvedObject.name={name}").stdout)["items"]
     reasons = {e["reason"] for e in events}
     assert {"RunStarted", "DatabaseInstalled", "LoadJobCreated", "RunnersReady", "Verifying",
-            "Succeeded"} <= reasons, reasons
+            "VerifyJobCreated", "Succeeded"} <= reasons, reasons
 
     # the operator's /metrics (what the ServiceMonitor scrapes), through the API server's proxy
     service = kubectl("get", "service", "-n", operator, "-l", "app.kubernetes.io/name=tpcc-operator",
@@ -248,7 +249,12 @@ def test_voltdb_run(namespace, operator):
     jobs = json.loads(kubectl("get", "jobs", "-n", namespace, "-l", f"{RUN_LABEL}={name}",
                               "-o", "json").stdout)["items"]
     assert sorted(j["metadata"]["name"] for j in jobs) == [f"{name}-g1-checker", f"{name}-g1-loader",
-                                                           f"{name}-g1-runner"]
+                                                           f"{name}-g1-runner", f"{name}-g1-verifier"]
+    # released after the verification, the runner pods finished: the Job succeeded
+    runner_job = next(j for j in jobs if j["metadata"]["name"] == f"{name}-g1-runner")
+    wait_for("the runner pods to be released", lambda: json.loads(kubectl(
+        "get", "job", "-n", namespace, f"{name}-g1-runner", "-o", "json").stdout)["status"].get("succeeded") == 2, 60)
+    assert runner_job["spec"]["completions"] == 2
     pods = kubectl("get", "pods", "-n", namespace, "-l", f"job-name={name}-g1-runner", "-o", "name").stdout.split()
     assert len(pods) == 2  # no retried or duplicated runner pod across the operator restart
     uids = sorted(j["metadata"]["uid"] for j in jobs)
@@ -314,7 +320,8 @@ def test_voltdb_node_killed_twice_loses_nothing(namespace, operator):
     assert all(f["target"] == f"{name}-g1-2" and f["recoverySeconds"] > 0 for f in faults)
     assert faults[0]["targetUID"] != faults[1]["targetUID"]  # the second kill hit the replacement pod
     durability = status["durability"]
-    assert durability["lost"] == 0 and durability["acknowledged"] > 0
+    assert durability["lost"] == 0 and durability["acknowledged"] > 0 and durability["ledgers"] == 2
+    assert durability["missing"] == durability["replaced"] == durability["duplicates"] == 0
     assert status["consistency"]["passed"] and len(status["consistency"]["conditions"]) == 12
     results = status["results"]
     assert results["tpmC"] > 0
