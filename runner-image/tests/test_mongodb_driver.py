@@ -8,11 +8,14 @@ import time
 
 import pymongo
 import pytest
+from bson.int64 import Int64
 
 from secantus_server import own_secantus, secantus  # noqa: F401  (pytest fixtures)
-from tpcc_runner.drivers.base import (ConnectionLost, ConnectionOptions, LoadMeta, RetryableError,
-                                      UnknownOutcome, Unreachable, UserAbort)
+from tpcc_runner.consistency import RunDeliveries
+from tpcc_runner.drivers.base import (ConnectionLost, ConnectionOptions, LoadMeta, NotLoaded,
+                                      RetryableError, UnknownOutcome, Unreachable, UserAbort)
 from tpcc_runner.drivers.mongodb import MongoDBDriver
+from tpcc_runner.loader import require_loaded
 from tpcc_runner.schema import TABLES
 
 WAREHOUSES, DISTRICTS, CUSTOMERS, ORDERS, NEW_ORDERS, ITEMS = 2, 2, 6, 6, 3, 20
@@ -242,9 +245,9 @@ def test_new_order_effects(drv, mongo):
     lines = order_lines(mongo, drv, 1, 1, ORDERS + 1)
     assert [(ol["ol_number"], ol["ol_i_id"], ol["ol_supply_w_id"], ol["ol_quantity"], ol["ol_amount"],
              ol["ol_delivery_d"], ol["ol_dist_info"]) for ol in lines] == [
-        (1, 1, 1, 5, 10.0, None, "dist01-1-1"),
-        (2, 2, 2, 3, 9.0, None, "dist01-2-2"),
-        (3, 7, 1, 9, 72.0, None, "dist01-1-7")]
+        (1, 1, 1, 5, 1000, None, "dist01-1-1"),   # money is stored as integer cents
+        (2, 2, 2, 3, 900, None, "dist01-2-2"),
+        (3, 7, 1, 9, 7200, None, "dist01-1-7")]
     assert out["total"] == round((10.0 + 9.0 + 72.0) * (1 - 0.1) * (1 + 0.1 + 0.05), 2)
 
     def stock(w, i):
@@ -275,13 +278,13 @@ def test_payment_by_last_name_picks_middle_by_first_name(drv, mongo, d_id, c_las
                        "c_id": None, "c_last": c_last, "h_date": when})
     assert out["c_id"] == expected
     c = db.customer.find_one({"c_w_id": 1, "c_d_id": d_id, "c_id": expected})
-    assert (round(c["c_balance"], 2), round(c["c_ytd_payment"], 2), c["c_payment_cnt"]) == (-133.45, 133.45, 2)
-    assert db.warehouse.find_one({"w_id": 2})["w_ytd"] == pytest.approx(120 + 123.45)
-    assert db.district.find_one({"d_w_id": 2, "d_id": 1})["d_ytd"] == pytest.approx(60 + 123.45)
-    assert db.warehouse.find_one({"w_id": 1})["w_ytd"] == 120
+    assert (c["c_balance"], c["c_ytd_payment"], c["c_payment_cnt"]) == (-13345, 13345, 2)
+    assert db.warehouse.find_one({"w_id": 2})["w_ytd"] == 12000 + 12345
+    assert db.district.find_one({"d_w_id": 2, "d_id": 1})["d_ytd"] == 6000 + 12345
+    assert db.warehouse.find_one({"w_id": 1})["w_ytd"] == 12000
     h = db.history.find_one({"h_date": when})
     assert (h["h_c_id"], h["h_c_d_id"], h["h_c_w_id"], h["h_d_id"], h["h_w_id"], h["h_amount"], h["h_data"]) == \
-        (expected, d_id, 1, 1, 2, 123.45, "W2    D2.1")
+        (expected, d_id, 1, 1, 2, 12345, "W2    D2.1")
 
 
 def test_payment_by_id_bad_credit_prepends_c_data(drv, mongo):
@@ -290,7 +293,7 @@ def test_payment_by_id_bad_credit_prepends_c_data(drv, mongo):
     assert out["c_id"] == 1
     c = db_of(mongo, drv).customer.find_one({"c_w_id": 1, "c_d_id": 1, "c_id": 1})
     assert c["c_data"] == "1 1 1 1 1 5.50 original data"
-    assert c["c_balance"] == pytest.approx(-15.5)
+    assert c["c_balance"] == -1550
 
 
 def test_order_status(drv):
@@ -318,7 +321,7 @@ def test_delivery_oldest_new_order_per_district(drv, mongo):
         assert all(ol["ol_delivery_d"] == when for ol in lines)
         assert db.new_order.count_documents({"no_w_id": 1, "no_d_id": d, "no_o_id": first}) == 0
         c = db.customer.find_one({"c_w_id": 1, "c_d_id": d, "c_id": o["o_c_id"]})
-        assert c["c_balance"] == pytest.approx(-10 + sum(ol["ol_amount"] for ol in lines))
+        assert c["c_balance"] == -1000 + sum(ol["ol_amount"] for ol in lines)
         assert c["c_delivery_cnt"] == 1
         later = order_lines(mongo, drv, 1, d, first + 1)
         assert all(ol["ol_delivery_d"] is None for ol in later)
@@ -419,7 +422,7 @@ def test_server_loss_is_unknown_outcome_or_connection_lost_then_reconnects(own_s
         own_secantus.start()
         assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 10}) == {"low_stock": 0}
         # the commit never reached the server: the write is not there
-        assert drv.db.district.find_one({"d_w_id": 1, "d_id": 1})["d_ytd"] == 10.0 * CUSTOMERS
+        assert drv.db.district.find_one({"d_w_id": 1, "d_id": 1})["d_ytd"] == 1000 * CUSTOMERS
     finally:
         drv.close()
 
@@ -496,3 +499,85 @@ def test_corrupted_document_fails_the_right_condition(schema_drv, mongo, corrupt
     for r in results:
         if not r.passed:
             assert r.violations >= 1 and r.example, r
+
+
+def _orphan_line(db, s):
+    """An ORDER-LINE row of an order that does not exist; in the denormalized schema it can
+    only be a document of the order_line collection, which the check reads too."""
+    return db.order_line.insert_one({"ol_w_id": 1, "ol_d_id": 1, "ol_o_id": 99, "ol_number": 1, "ol_i_id": 1,
+                                     "ol_supply_w_id": 1, "ol_delivery_d": None, "ol_quantity": 5,
+                                     "ol_amount": Int64(100), "ol_dist_info": "orphan"})
+
+
+EXACT_CORRUPTIONS = {
+    # a 0.01 drift (one cent: money is int64 cents) in each money field
+    "w_ytd+0.01": (lambda db, s: db.warehouse.update_one({"w_id": 2}, {"$inc": {"w_ytd": Int64(1)}}), {1, 8}),
+    "d_ytd-0.01": (lambda db, s: db.district.update_one({"d_w_id": 2, "d_id": 1},
+                                                        {"$inc": {"d_ytd": Int64(-1)}}), {1, 9}),
+    "c_balance+0.01": (lambda db, s: db.customer.update_one({"c_w_id": 2, "c_d_id": 1, "c_id": 2},
+                                                            {"$inc": {"c_balance": Int64(1)}}), {10, 12}),
+    "c_ytd_payment+0.01": (lambda db, s: db.customer.update_one({"c_w_id": 1, "c_d_id": 1, "c_id": 6},
+                                                                {"$inc": {"c_ytd_payment": Int64(1)}}), {12}),
+    "h_amount+0.01": (lambda db, s: db.history.update_one({"h_w_id": 1, "h_d_id": 2, "h_c_id": 1},
+                                                          {"$inc": {"h_amount": Int64(1)}}), {8, 9, 10}),
+    # a delivered line (of order 1, customer 6)
+    "ol_amount+0.01": (lambda db, s: db.orders.update_one(
+        {"o_w_id": 1, "o_d_id": 2, "o_id": 1}, {"$inc": {"order_line.0.ol_amount": Int64(1)}})
+        if s == "denormalized" else db.order_line.update_one(
+        {"ol_w_id": 1, "ol_d_id": 2, "ol_o_id": 1, "ol_number": 1}, {"$inc": {"ol_amount": Int64(1)}}), {10, 12}),
+    # orphans, each reported by row
+    "new_order_without_district": (lambda db, s: db.new_order.insert_one({"no_w_id": 1, "no_d_id": 3, "no_o_id": 1}),
+                                   {2, 5, 9, 11}),
+    "order_line_without_order": (_orphan_line, {4, 6, 7}),
+    "district_lost": (lambda db, s: db.district.delete_one({"d_w_id": 1, "d_id": 2}), {1, 2, 9}),
+    "warehouse_lost": (lambda db, s: db.warehouse.delete_one({"w_id": 2}), {1, 8}),
+    "customer_lost": (lambda db, s: db.customer.delete_one({"c_w_id": 2, "c_d_id": 2, "c_id": 5}), {10, 12}),
+}
+
+
+@pytest.mark.parametrize("corruption", list(EXACT_CORRUPTIONS))
+def test_money_drifts_and_orphan_documents_fail_the_right_conditions(schema_drv, mongo, corruption):
+    mutate, expected = EXACT_CORRUPTIONS[corruption]
+    mutate(db_of(mongo, schema_drv), schema_drv.schema)
+    results = {r.number: r for r in schema_drv.check_consistency([1, 2])}
+    assert {n for n, r in results.items() if not r.passed} == expected
+    # a district without its DISTRICT document is still judged by 4 and 11
+    assert all(results[n].checked >= WAREHOUSES * DISTRICTS for n in (4, 11))
+    for n in expected:
+        assert results[n].violations >= 1 and results[n].example, results[n]
+
+
+def test_orphan_documents_are_named_by_row(schema_drv, mongo):
+    db = db_of(mongo, schema_drv)
+    db.new_order.insert_one({"no_w_id": 1, "no_d_id": 3, "no_o_id": 1})
+    _orphan_line(db, schema_drv.schema)
+    results = {r.number: r for r in schema_drv.check_consistency([1, 2])}
+    assert results[5].example == "NEW-ORDER (1, 3, 1) without an ORDER row"
+    assert results[6].example == "1 ORDER-LINE rows of missing order (1, 1, 99)"
+
+
+def test_the_check_reads_the_schema_the_load_stored(schema_drv, secantus):
+    other = "denormalized" if schema_drv.schema == "normalized" else "normalized"
+    wrong = make_driver(secantus, other, database=schema_drv.database_name)
+    try:
+        results = wrong.check_consistency([1, 2])
+        assert [r.number for r in results if not r.passed] == []
+        n_lines = sum(lines_of(o) for o in range(1, ORDERS + 1)) * WAREHOUSES * DISTRICTS
+        assert results[6].checked == n_lines
+        with pytest.raises(NotLoaded, match=f"loaded with schema '{schema_drv.schema}'"):
+            require_loaded(wrong, WAREHOUSES)
+    finally:
+        wrong.close()
+
+
+def test_a_lost_order_delivered_during_the_run_fails_condition_11_given_the_runners_deliveries(schema_drv, mongo):
+    delivered = schema_drv.delivery({"w_id": 2, "o_carrier_id": 4, "ol_delivery_d": T0})["delivered"]
+    deliveries = RunDeliveries(delivered={(2, d): 1 for d, _ in delivered})
+    assert not [r for r in schema_drv.check_consistency([1, 2], deliveries) if not r.passed]
+    d, o = delivered[0]
+    db = db_of(mongo, schema_drv)
+    db.orders.delete_one({"o_w_id": 2, "o_d_id": d, "o_id": o})
+    db.order_line.delete_many({"ol_w_id": 2, "ol_d_id": d, "ol_o_id": o})
+    # counted from ORDERS, condition 11 cannot see it: only the customer's balance does
+    assert {r.number for r in schema_drv.check_consistency([1, 2]) if not r.passed} == {10, 12}
+    assert {r.number for r in schema_drv.check_consistency([1, 2], deliveries) if not r.passed} == {10, 11, 12}

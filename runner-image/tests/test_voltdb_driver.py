@@ -6,9 +6,11 @@ from __future__ import annotations
 import datetime as dt
 import socket
 import time
+from decimal import Decimal
 
 import pytest
 
+from tpcc_runner.consistency import RunDeliveries
 from tpcc_runner.drivers.base import (ConnectionLost, ConnectionOptions, LoadMeta, NotLoaded,
                                       UnknownOutcome, Unreachable, UserAbort)
 from tpcc_runner.drivers.voltdb import VoltDBDriver, ddl_columns
@@ -78,8 +80,10 @@ def units() -> dict[str, dict[str, list[tuple]]]:
 
 
 def sql(driver: VoltDBDriver, text: str, *params):
+    """Rows of a statement; money (DECIMAL) as float, to compare with the rows the tests load."""
     from tpcc_runner.drivers.voltdb import INTEGER
-    return driver._sql(text, *((INTEGER, p) for p in params), writes=True)
+    rows = driver._sql(text, *((INTEGER, p) for p in params), writes=True)
+    return [[float(v) if isinstance(v, Decimal) else v for v in row] for row in rows]
 
 
 def one(driver: VoltDBDriver, text: str, *params):
@@ -364,6 +368,60 @@ def test_a_corrupted_row_fails_the_right_conditions(loaded, corruption, failing)
     assert {n for n, r in results.items() if not r.passed} == failing
     for n in failing:
         assert results[n].violations >= 1 and results[n].example
+
+
+@pytest.mark.parametrize("corruption, failing", [
+    # a 0.01 drift in each money column (DECIMAL: exact, no tolerance)
+    ("UPDATE warehouse SET w_ytd = w_ytd + 0.01 WHERE w_id = 2;", {1, 8}),
+    ("UPDATE district SET d_ytd = d_ytd + 0.01 WHERE d_w_id = 2 AND d_id = 1;", {1, 9}),
+    ("UPDATE customer SET c_balance = c_balance + 0.01 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 2;", {10, 12}),
+    ("UPDATE customer SET c_ytd_payment = c_ytd_payment - 0.01 WHERE c_w_id = 2 AND c_d_id = 1 AND c_id = 1;",
+     {12}),
+    ("UPDATE history SET h_amount = h_amount + 0.01 WHERE h_w_id = 2 AND h_d_id = 2 AND h_c_id = 3;", {8, 9, 10}),
+    # a delivered line of customer 1's order 1
+    ("UPDATE order_line SET ol_amount = ol_amount + 0.01 WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = 1 "
+     "AND ol_number = 1;", {10, 12}),
+    # less than a cent is still not equal
+    ("UPDATE customer SET c_balance = c_balance + 0.004 WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 5;", {10, 12}),
+    # orphans, each reported by row
+    ("INSERT INTO new_order VALUES (1, 3, 1);", {2, 5, 9, 11}),        # in a district with no DISTRICT row
+    ("INSERT INTO order_line VALUES (99, 1, 1, 1, 1, 1, NULL, 5, 1.00, 'orphan');", {4, 6, 7}),
+    ("DELETE FROM district WHERE d_w_id = 1 AND d_id = 2;", {1, 2, 9}),
+    ("DELETE FROM warehouse WHERE w_id = 2;", {1, 8}),
+    ("DELETE FROM customer WHERE c_w_id = 2 AND c_d_id = 2 AND c_id = 5;", {10, 12}),
+])
+def test_money_drifts_and_orphan_rows_fail_the_right_conditions(loaded, corruption, failing):
+    run_some_transactions(loaded)
+    assert {n for n, r in consistency(loaded).items() if not r.passed} == set()
+    sql(loaded, corruption)
+    results = consistency(loaded)
+    assert {n for n, r in results.items() if not r.passed} == failing
+    # a district without its DISTRICT row is still judged by 3, 4 and 11
+    assert all(results[n].checked >= WAREHOUSES * DISTRICTS for n in (4, 11))
+
+
+def test_orphans_are_named_by_row(loaded):
+    sql(loaded, "INSERT INTO new_order VALUES (1, 3, 1);")
+    sql(loaded, "INSERT INTO order_line VALUES (99, 1, 1, 1, 1, 1, NULL, 5, 1.00, 'orphan');")
+    results = consistency(loaded)
+    assert results[5].example == "NEW-ORDER (1, 3, 1) without an ORDER row"
+    assert results[2].example.startswith("warehouse 1 district 3: no DISTRICT row")
+    assert results[6].example == "1 ORDER-LINE rows of missing order (1, 1, 99)"
+
+
+def test_a_lost_order_delivered_during_the_run_fails_condition_11_given_the_runners_deliveries(loaded):
+    delivered = loaded.delivery({"w_id": 1, "o_carrier_id": 4, "ol_delivery_d": T0})["delivered"]
+    deliveries = RunDeliveries(delivered={(1, d): 1 for d, _ in delivered})
+    assert not [r for r in loaded.check_consistency([1, 2], deliveries) if not r.passed]
+    d, o = delivered[0]
+    sql(loaded, "DELETE FROM order_line WHERE ol_w_id = 1 AND ol_d_id = ? AND ol_o_id = ?;", d, o)
+    sql(loaded, "DELETE FROM orders WHERE o_w_id = 1 AND o_d_id = ? AND o_id = ?;", d, o)
+    # counted from ORDERS, condition 11 cannot see it: only the customer's balance does
+    assert {r.number for r in loaded.check_consistency([1, 2]) if not r.passed} == {10, 12}
+    results = loaded.check_consistency([1, 2], deliveries)
+    assert {r.number for r in results if not r.passed} == {10, 11, 12}
+    assert results[10].example == (f"warehouse 1 district {d}: count(ORDER)-count(NEW-ORDER)={DELIVERED}, "
+                                   f"expected {DELIVERED + 1} ({DELIVERED} initially + 1 acknowledged Deliveries)")
 
 
 def test_checking_what_was_not_loaded_is_an_error(loaded):

@@ -113,6 +113,10 @@ def require_loaded(driver: Driver, warehouses: int) -> LoadMeta:
         raise NotLoaded("the TPC-C load is incomplete (interrupted?): re-run `tpcc load` to finish it")
     if meta.warehouses < warehouses:
         raise NotLoaded(f"the database holds {meta.warehouses} warehouses, {warehouses} requested")
+    variant = driver.describe().get("schema_variant")
+    if variant is not None and variant != meta.schema_variant:
+        raise NotLoaded(f"the database was loaded with schema {meta.schema_variant!r}, the driver "
+                        f"is set to {variant!r}: use the load's schema (or load again with --reset)")
     done = driver.done_units()
     missing = [k for k in unit_keys(warehouses, scale_of(meta)) if k not in done]
     if missing:

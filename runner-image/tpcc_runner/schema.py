@@ -23,6 +23,11 @@ TABLES: dict[str, tuple[str, ...]] = {
               "s_dist_10", "s_ytd", "s_order_cnt", "s_remote_cnt", "s_data"),
 }
 
-# Money is carried as Python float rounded to cents (VoltDB FLOAT/DECIMAL, BSON double).
+# Money: the loader and the workload carry it as Python float rounded to cents; each driver
+# stores it exactly at its boundary (VoltDB DECIMAL, MongoDB int64 cents, FoundationDB
+# integer cents), so sums are exact and the consistency check compares without tolerance.
+MONEY_COLUMNS: frozenset[str] = frozenset({
+    "w_ytd", "d_ytd", "c_credit_lim", "c_balance", "c_ytd_payment", "h_amount", "ol_amount",
+    "i_price"})
 # Timestamps are timezone-naive UTC datetime objects (VoltDB TIMESTAMP, BSON date).
 # o_carrier_id and ol_delivery_d are None while an order is undelivered.

@@ -23,6 +23,10 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..consistency import ConditionResult, RunDeliveries, WarehouseData, evaluate
+
+__all__ = ["ConditionResult"]  # drivers import it from here
+
 
 class DriverError(Exception):
     """Base of every error a driver raises on purpose."""
@@ -169,26 +173,36 @@ class Driver(abc.ABC):
         district's last 20 orders."""
 
     # -- verification ------------------------------------------------------------------
-    @abc.abstractmethod
-    def check_consistency(self, warehouses: Iterable[int]) -> list["ConditionResult"]:
+    def check_consistency(self, warehouses: Iterable[int],
+                          deliveries: RunDeliveries | None = None) -> list[ConditionResult]:
         """All 12 consistency conditions of clause 3.3.2.1-12, exact (every row), for the
-        given warehouses. Returns one ConditionResult per condition, in order 1..12."""
+        given warehouses, judged by consistency.Evaluator from what consistency_data fetches
+        (one warehouse in memory at a time). Returns one ConditionResult per condition, 1..12.
+        deliveries: the runners' acknowledged Deliveries for condition 11 (None: counted from
+        ORDERS)."""
+        meta = self.read_meta()
+        if meta is None:
+            raise NotLoaded(f"{self.name}: no TPC-C load recorded in this database: nothing to check")
+        ws = sorted(set(int(w) for w in warehouses))
+        if not ws:
+            raise ValueError("no warehouse to check")
+        beyond = [w for w in ws if not 1 <= w <= meta.warehouses]
+        if beyond:
+            raise NotLoaded(f"{self.name}: warehouse {beyond[0]} is not loaded (the load has "
+                            f"warehouses 1-{meta.warehouses})")
+        return evaluate((self.consistency_data(w, meta) for w in ws), meta.districts,
+                        meta.orders_per_district - meta.new_orders_per_district, deliveries)
+
+    @abc.abstractmethod
+    def consistency_data(self, w: int, meta: LoadMeta) -> WarehouseData:
+        """Fetch (never judge) what the conditions need of warehouse w: its WAREHOUSE and
+        DISTRICT rows, HISTORY sums per district and per customer, ORDERS, NEW-ORDER ids,
+        ORDER-LINE aggregates per order (orphans included) and CUSTOMER money, all money in
+        exact cents. Rows of districts beyond meta.districts are included too."""
 
     @abc.abstractmethod
     def existing_orders(self, keys: list[tuple[int, int, int]]) -> set[tuple[int, int, int]]:
         """Which of the (w_id, d_id, o_id) exist in ORDERS (for the durability ledger)."""
-
-
-@dataclass
-class ConditionResult:
-    number: int                # 1..12 (clause 3.3.2.<number>)
-    passed: bool
-    checked: int = 0           # rows/groups examined
-    violations: int = 0
-    example: str | None = None # one violating row, human readable
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def utcnow() -> dt.datetime:

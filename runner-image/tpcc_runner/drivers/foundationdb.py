@@ -29,11 +29,11 @@ import re
 import struct
 import tempfile
 import uuid
-from collections import defaultdict
 from typing import Any, Iterable, Iterator
 
+from ..consistency import CustomerRow, DistrictRow, OrderRow, WarehouseData
 from ..schema import TABLES
-from .base import (ConditionResult, ConnectionLost, ConnectionOptions, Driver, DriverError,
+from .base import (ConnectionLost, ConnectionOptions, Driver, DriverError,
                    LoadMeta, NotLoaded, RetryableError, UnknownOutcome, Unreachable, UserAbort)
 
 DEFAULT_PORT = 4500
@@ -243,25 +243,6 @@ def _load_client(api_version: int):
             raise Unreachable(LIBFDB_C_MISSING) from None
         raise
     return fdb
-
-
-class _Condition:
-    """Counts one consistency condition and keeps its first violation as the example."""
-
-    def __init__(self, number: int):
-        self.result = ConditionResult(number=number, passed=True)
-
-    def check(self, ok: bool, example: str) -> None:
-        self.result.checked += 1
-        if not ok:
-            self.result.violations += 1
-            self.result.passed = False
-            if self.result.example is None:
-                self.result.example = example
-
-
-def _money(c: int) -> str:
-    return f"{c / 100:.2f}"
 
 
 class FoundationDBDriver(Driver):
@@ -649,119 +630,39 @@ class FoundationDBDriver(Driver):
             found |= self._transact(lookup)
         return found
 
-    def check_consistency(self, warehouses: Iterable[int]) -> list[ConditionResult]:
-        """Clause 3.3.2.1-12 over every row, by range scans in chunks of separate
-        transactions: exact only while no transactions run (see docs/foundationdb.md)."""
+    def consistency_data(self, w: int, meta: LoadMeta) -> WarehouseData:
+        """Warehouse w for consistency.Evaluator, by range scans in chunks of separate
+        transactions: exact only while no transactions run (see docs/foundationdb.md). The
+        YTDs are integer-cent counters; other money is read from the rows and taken as cents."""
         ks = self._keys()
-        meta = self._load_meta()
-        ws = sorted(set(warehouses))
-        conds = {n: _Condition(n) for n in range(1, 13)}
-
-        # Payments of a customer may have been made at any warehouse: scan all of HISTORY.
-        paid_district: dict[tuple[int, int], int] = defaultdict(int)
-        paid_customer: dict[tuple[int, int, int], int] = defaultdict(int)
-        wanted = set(ws)
-        for k, v in self._scan(ks.range("history")):
-            h = ks.record("history", k, v)
-            if h["h_w_id"] in wanted:
-                paid_district[h["h_w_id"], h["h_d_id"]] += cents(h["h_amount"])
-            if h["h_c_w_id"] in wanted:
-                paid_customer[h["h_c_w_id"], h["h_c_d_id"], h["h_c_id"]] += cents(h["h_amount"])
-
-        for w in ws:
-            self._check_warehouse(w, meta, conds, paid_district, paid_customer)
-        return [conds[n].result for n in range(1, 13)]
-
-    def _check_warehouse(self, w: int, meta: LoadMeta, conds: dict[int, _Condition],
-                         paid_district: dict, paid_customer: dict) -> None:
-        ks = self.keys
-        # 1, 8, 9: YTD against districts and history
-        w_ytd = counter_cents(self._transact(lambda tr: tr.get(ks.key("warehouse_ytd", w)).value))
+        wh = WarehouseData(w)
+        wh.ytd = counter_cents(self._transact(lambda tr: tr.get(ks.key("warehouse_ytd", w)).value))
         d_ytd = {ks.unpack("district_ytd", k)[1]: counter_cents(v)
                  for k, v in self._scan(ks.range("district_ytd", w))}
-        districts = {}
         for k, v in self._scan(ks.range("district", w)):
             di = ks.record("district", k, v)
-            districts[di["d_id"]] = di
-        w_paid = sum(c for (hw, _), c in paid_district.items() if hw == w)
-        if w_ytd is None:
-            conds[1].check(False, f"warehouse {w} missing")
-            conds[8].check(False, f"warehouse {w} missing")
-        else:
-            conds[1].check(w_ytd == sum(v for v in d_ytd.values() if v is not None),
-                           f"W_ID={w}: W_YTD {_money(w_ytd)} != sum(D_YTD) "
-                           f"{_money(sum(v for v in d_ytd.values() if v is not None))}")
-            conds[8].check(w_ytd == w_paid,
-                           f"W_ID={w}: W_YTD {_money(w_ytd)} != sum(H_AMOUNT) {_money(w_paid)}")
-        for d in sorted(districts):
-            ytd = d_ytd.get(d)
-            conds[9].check(ytd == paid_district.get((w, d), 0),
-                           f"W_ID={w} D_ID={d}: D_YTD {'missing' if ytd is None else _money(ytd)} != sum(H_AMOUNT) "
-                           f"{_money(paid_district.get((w, d), 0))}")
-
-        # ORDERS, NEW-ORDER and ORDER-LINE of the warehouse
-        orders: dict[tuple[int, int], tuple[int, Any, int]] = {}   # (d, o) -> c_id, carrier, ol_cnt
+            wh.district(di["d_id"]).row = DistrictRow(d_ytd.get(di["d_id"]) or 0, di["d_next_o_id"])
+        # Payments for this warehouse's customers may have been made at any warehouse: HISTORY
+        # is keyed by the paying warehouse, so all of it is scanned (once per warehouse).
+        for k, v in self._scan(ks.range("history")):
+            h = ks.record("history", k, v)
+            if h["h_w_id"] == w:
+                wh.district(h["h_d_id"]).paid_here += cents(h["h_amount"])
+            if h["h_c_w_id"] == w:
+                wh.district(h["h_c_d_id"]).pay(h["h_c_id"], cents(h["h_amount"]))
         for k, v in self._scan(ks.range("orders", w)):
             o = ks.record("orders", k, v)
-            orders[o["o_d_id"], o["o_id"]] = (o["o_c_id"], o["o_carrier_id"], o["o_ol_cnt"])
-        new_orders = {ks.unpack("new_order", k)[1:] for k, _ in self._scan(ks.range("new_order", w))}
-        line_count: dict[tuple[int, int], int] = defaultdict(int)
-        delivered_amount: dict[tuple[int, int], int] = defaultdict(int)   # (d, c_id) -> cents
+            wh.district(o["o_d_id"]).orders[o["o_id"]] = OrderRow(o["o_c_id"], o["o_carrier_id"], o["o_ol_cnt"])
+        for k, _ in self._scan(ks.range("new_order", w)):
+            _, d, o_id = ks.unpack("new_order", k)
+            wh.district(d).new_orders.add(o_id)
         for k, v in self._scan(ks.range("order_line", w)):
             ol = ks.record("order_line", k, v)
-            d, o = ol["ol_d_id"], ol["ol_o_id"]
-            line_count[d, o] += 1
-            order = orders.get((d, o))
-            conds[7].check(order is not None and (ol["ol_delivery_d"] is None) == (order[1] is None),
-                           f"W_ID={w} D_ID={d} O_ID={o} OL_NUMBER={ol['ol_number']}: "
-                           + ("no ORDER row" if order is None else
-                              f"OL_DELIVERY_D {ol['ol_delivery_d']} with O_CARRIER_ID {order[1]}"))
-            if order is not None and ol["ol_delivery_d"] is not None:
-                delivered_amount[d, order[0]] += cents(ol["ol_amount"])
-
-        for (d, o), (_, carrier, ol_cnt) in sorted(orders.items()):
-            has_no = (d, o) in new_orders
-            conds[5].check((carrier is None) == has_no,
-                           f"W_ID={w} D_ID={d} O_ID={o}: O_CARRIER_ID {carrier}, "
-                           f"NEW-ORDER row {'present' if has_no else 'absent'}")
-            conds[6].check(ol_cnt == line_count.get((d, o), 0),
-                           f"W_ID={w} D_ID={d} O_ID={o}: O_OL_CNT {ol_cnt} != "
-                           f"{line_count.get((d, o), 0)} ORDER-LINE rows")
-
-        initial_delivered = meta.orders_per_district - meta.new_orders_per_district
-        for d, di in sorted(districts.items()):
-            o_ids = [o for (od, o) in orders if od == d]
-            no_ids = [o for (nd, o) in new_orders if nd == d]
-            max_o = max(o_ids, default=0)
-            last = di["d_next_o_id"] - 1
-            conds[2].check(last == max_o and (not no_ids or last == max(no_ids)),
-                           f"W_ID={w} D_ID={d}: D_NEXT_O_ID-1 {last}, max(O_ID) {max_o}, "
-                           f"max(NO_O_ID) {max(no_ids, default=None)}")
-            conds[3].check(not no_ids or max(no_ids) - min(no_ids) + 1 == len(no_ids),
-                           f"W_ID={w} D_ID={d}: NO_O_ID {min(no_ids, default=None)}.."
-                           f"{max(no_ids, default=None)} but {len(no_ids)} NEW-ORDER rows")
-            ol_cnt_sum = sum(orders[d, o][2] for o in o_ids)
-            lines = sum(n for (ld, _), n in line_count.items() if ld == d)
-            conds[4].check(ol_cnt_sum == lines,
-                           f"W_ID={w} D_ID={d}: sum(O_OL_CNT) {ol_cnt_sum} != {lines} ORDER-LINE rows")
-            # every order after the initially delivered ones started undelivered
-            delivered_since = sum(1 for o in o_ids
-                                  if o > initial_delivered and orders[d, o][1] is not None)
-            expected = initial_delivered + delivered_since
-            conds[11].check(len(o_ids) - len(no_ids) == expected,
-                            f"W_ID={w} D_ID={d}: count(ORDER) {len(o_ids)} - count(NEW-ORDER) "
-                            f"{len(no_ids)} != {initial_delivered} + {delivered_since} delivered since load")
-
-        # 10, 12: customers
+            undelivered = ol["ol_delivery_d"] is None
+            wh.district(ol["ol_d_id"]).order_lines(ol["ol_o_id"]).add(
+                1, int(undelivered), 0 if undelivered else cents(ol["ol_amount"]))
         for k, v in self._scan(ks.range("customer", w)):
             cu = ks.record("customer", k, v)
-            d, c = cu["c_d_id"], cu["c_id"]
-            balance, ytd = cents(cu["c_balance"]), cents(cu["c_ytd_payment"])
-            delivered = delivered_amount.get((d, c), 0)
-            paid = paid_customer.get((w, d, c), 0)
-            conds[10].check(balance == delivered - paid,
-                            f"W_ID={w} D_ID={d} C_ID={c}: C_BALANCE {_money(balance)} != "
-                            f"{_money(delivered)} delivered - {_money(paid)} paid")
-            conds[12].check(balance + ytd == delivered,
-                            f"W_ID={w} D_ID={d} C_ID={c}: C_BALANCE + C_YTD_PAYMENT "
-                            f"{_money(balance + ytd)} != {_money(delivered)} delivered")
+            wh.district(cu["c_d_id"]).customers[cu["c_id"]] = CustomerRow(
+                cents(cu["c_balance"]), cents(cu["c_ytd_payment"]))
+        return wh

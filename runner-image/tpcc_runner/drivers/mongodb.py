@@ -1,7 +1,8 @@
 """MongoDB driver (pure pymongo) after Kamsky, "Adapting TPC-C Benchmark to Measure Performance
 of Multi-Document Transactions in MongoDB" (VLDB 2019) and py-tpcc's mongodb driver.
 
-Every TPC-C transaction runs as one multi-document transaction. Unlike pymongo's
+Money is stored as int64 cents (the driver converts the runner's dollars at its boundary), so
+sums are exact. Every TPC-C transaction runs as one multi-document transaction. Unlike pymongo's
 `with_transaction`, the retry policy is the executor's: this module only classifies what
 happened (RetryableError, UnknownOutcome, ConnectionLost, UserAbort) and never loops on a
 transient error itself, except for re-sending a commit whose result is unknown.
@@ -33,7 +34,8 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
-from typing import Any, Callable, Iterable
+from decimal import Decimal
+from typing import Any, Callable
 
 import pymongo
 from pymongo import DeleteOne, InsertOne, MongoClient, ReturnDocument, UpdateMany, UpdateOne, errors
@@ -41,9 +43,12 @@ from pymongo.read_concern import ReadConcern
 from pymongo.read_preferences import ReadPreference
 from pymongo.write_concern import WriteConcern
 
-from ..consistency import MONEY_EPSILON
-from ..schema import TABLES
-from .base import (ConditionResult, ConnectionLost, ConnectionOptions, Driver, DriverError, LoadMeta,
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+
+from ..consistency import Cents, CustomerRow, DistrictRow, OrderRow, WarehouseData
+from ..schema import MONEY_COLUMNS, TABLES
+from .base import (ConnectionLost, ConnectionOptions, Driver, DriverError, LoadMeta,
                    NotLoaded, RetryableError, UnknownOutcome, Unreachable, UserAbort, utcnow)
 
 DEFAULT_PORT = 27017
@@ -111,8 +116,22 @@ def _redact(uri: str) -> str:
     return re.sub(r"//[^@/]*@", "//***@", uri)
 
 
-def _money(x: float) -> float:
-    return round(x, 2)
+def _cents(dollars: float) -> Int64:
+    """Money is stored as int64 cents (exact sums; int64 so W_YTD never overflows int32)."""
+    return Int64(round(dollars * 100))
+
+
+def _stored_cents(value: Any) -> Cents:
+    """A stored cents value, exactly: an int64 as is; a double (which the driver never writes)
+    or a Decimal128 keeps its fraction, so a check compares what is really stored."""
+    if value is None:
+        return 0
+    if isinstance(value, Decimal128):
+        value = value.to_decimal()
+    if isinstance(value, int):
+        return int(value)
+    exact = Decimal(value)
+    return int(exact) if exact == exact.to_integral_value() else exact
 
 
 def _null(expr: Any) -> dict:
@@ -308,7 +327,9 @@ class MongoDBDriver(Driver):
             if bad is not None:
                 raise ValueError(f"mongodb: unit {key}: a {t} row has {len(bad)} values, "
                                  f"expected {len(TABLES[t])} ({', '.join(TABLES[t])})")
-        docs = {t: [dict(zip(TABLES[t], row)) for row in rows] for t, rows in tables.items() if rows}
+        docs = {t: [{c: _cents(v) if c in MONEY_COLUMNS and v is not None else v
+                     for c, v in zip(TABLES[t], row)} for row in rows]
+                for t, rows in tables.items() if rows}
         if self.schema == "denormalized" and "order_line" in docs:
             self._embed_lines(key, docs)
         with self._admin_errors(f"loading unit {key}"):
@@ -511,7 +532,7 @@ class MongoDBDriver(Driver):
                      session=s)}
 
         stock_updates: dict[tuple[int, int], dict] = {}
-        order_lines, total = [], 0.0
+        order_lines, total = [], 0  # cents
         for number, ln in enumerate(lines, start=1):
             key = (ln["supply_w_id"], ln["i_id"])
             st = stock.get(key)
@@ -528,7 +549,7 @@ class MongoDBDriver(Driver):
             upd["orders"] += 1
             upd["remote"] += int(ln["supply_w_id"] != w_id)
             item = items[ln["i_id"]]
-            amount = _money(qty * item["i_price"])
+            amount = Int64(qty * item["i_price"])
             total += amount
             order_lines.append({"ol_number": number, "ol_i_id": ln["i_id"],
                                 "ol_supply_w_id": ln["supply_w_id"], "ol_delivery_d": None,
@@ -554,8 +575,8 @@ class MongoDBDriver(Driver):
         self._coll("orders").insert_one(order, session=s)
         self._coll("new_order").insert_one({"no_o_id": o_id, "no_d_id": d_id, "no_w_id": w_id},
                                            session=s)
-        total *= (1 - c["c_discount"]) * (1 + w["w_tax"] + d["d_tax"])
-        return {"o_id": o_id, "total": _money(total), "ol_cnt": len(lines)}
+        total_cents = round(total * (1 - c["c_discount"]) * (1 + w["w_tax"] + d["d_tax"]))
+        return {"o_id": o_id, "total": total_cents / 100, "ol_cnt": len(lines)}
 
     def _write(self, coll, ops: list, s) -> None:
         """One bulk write, or one command per operation without batch_writes."""
@@ -572,17 +593,17 @@ class MongoDBDriver(Driver):
         return self._run(lambda s: self._payment(s, p))
 
     def _payment(self, s, p: dict[str, Any]) -> dict[str, Any]:
-        w_id, d_id, amount = p["w_id"], p["d_id"], p["h_amount"]
+        w_id, d_id, amount = p["w_id"], p["d_id"], _cents(p["h_amount"])
         w = self._inc_and_read("warehouse", {"w_id": w_id}, "w_ytd", amount, ["w_name"], s)
         d = self._inc_and_read("district", {"d_w_id": w_id, "d_id": d_id}, "d_ytd", amount,
                                ["d_name"], s)
         c = self._customer(s, p["c_w_id"], p["c_d_id"], p.get("c_id"), p.get("c_last"),
                            {"_id": 0, "c_id": 1, "c_credit": 1, "c_data": 1, "c_balance": 1})
         c_id = c["c_id"]
-        update: dict[str, Any] = {"$inc": {"c_balance": -amount, "c_ytd_payment": amount,
+        update: dict[str, Any] = {"$inc": {"c_balance": Int64(-amount), "c_ytd_payment": amount,
                                            "c_payment_cnt": 1}}
         if c["c_credit"] == "BC":  # clause 2.5.2.2: history prepended to C_DATA, 500 chars max
-            entry = f"{c_id} {p['c_d_id']} {p['c_w_id']} {d_id} {w_id} {amount:.2f} "
+            entry = f"{c_id} {p['c_d_id']} {p['c_w_id']} {d_id} {w_id} {amount / 100:.2f} "
             update["$set"] = {"c_data": (entry + c["c_data"])[:500]}
         self._coll("customer").update_one({"c_w_id": p["c_w_id"], "c_d_id": p["c_d_id"], "c_id": c_id},
                                           update, session=s)
@@ -590,9 +611,9 @@ class MongoDBDriver(Driver):
             {"h_c_id": c_id, "h_c_d_id": p["c_d_id"], "h_c_w_id": p["c_w_id"], "h_d_id": d_id,
              "h_w_id": w_id, "h_date": p["h_date"], "h_amount": amount,
              "h_data": f"{w['w_name']}    {d['d_name']}"}, session=s)
-        return {"c_id": c_id, "c_balance": _money(c["c_balance"] - amount)}
+        return {"c_id": c_id, "c_balance": (c["c_balance"] - amount) / 100}
 
-    def _inc_and_read(self, table: str, key: dict, field: str, amount: float, read: list[str], s) -> dict:
+    def _inc_and_read(self, table: str, key: dict, field: str, amount: Int64, read: list[str], s) -> dict:
         coll, projection = self._coll(table), {"_id": 0, **{f: 1 for f in read}}
         if self.find_and_modify:
             doc = coll.find_one_and_update(key, {"$inc": {field: amount}}, projection=projection,
@@ -621,7 +642,7 @@ class MongoDBDriver(Driver):
             {"o_w_id": w_id, "o_d_id": d_id, "o_c_id": c["c_id"]}, projection,
             session=s).sort("o_id", -1).limit(1))
         if not last:
-            return {"c_id": c["c_id"], "c_balance": c["c_balance"], "o_id": None, "lines": 0}
+            return {"c_id": c["c_id"], "c_balance": c["c_balance"] / 100, "o_id": None, "lines": 0}
         o = last[0]
         if self.schema == "denormalized":
             lines = o.get("order_line", [])
@@ -630,7 +651,7 @@ class MongoDBDriver(Driver):
                 {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": o["o_id"]},
                 {"_id": 0, "ol_i_id": 1, "ol_supply_w_id": 1, "ol_quantity": 1, "ol_amount": 1,
                  "ol_delivery_d": 1}, session=s))
-        return {"c_id": c["c_id"], "c_balance": c["c_balance"], "o_id": o["o_id"],
+        return {"c_id": c["c_id"], "c_balance": c["c_balance"] / 100, "o_id": o["o_id"],
                 "o_carrier_id": o.get("o_carrier_id"), "lines": len(lines)}
 
     # -- Delivery (clause 2.7), all districts in one transaction as in the paper --------
@@ -685,7 +706,7 @@ class MongoDBDriver(Driver):
                 line_updates.append(UpdateMany(ol_key, {"$set": {"ol_delivery_d": when}}))
             customer_updates.append(UpdateOne(
                 {"c_w_id": w_id, "c_d_id": d_id, "c_id": o["o_c_id"]},
-                {"$inc": {"c_balance": _money(sum(amounts)), "c_delivery_cnt": 1}}))
+                {"$inc": {"c_balance": Int64(sum(amounts)), "c_delivery_cnt": 1}}))
             delivered.append((d_id, o_id))
         self._write(new_order, no_deletes, s)
         self._write(orders, order_updates, s)
@@ -735,230 +756,67 @@ class MongoDBDriver(Driver):
                         found.add((w, d, o["o_id"]))
         return found
 
-    def check_consistency(self, warehouses: Iterable[int]) -> list[ConditionResult]:
-        ws = sorted(set(warehouses))
-        meta = self.read_meta()
-        if meta is None:
-            raise NotLoaded(f"mongodb: no load metadata in {self.database_name}.{META}")
-        with self._admin_errors("checking consistency"):
-            per_district = self._district_aggregates(ws, meta)
-            results = self._check_districts(ws, per_district, meta)
-            results.update(self._check_orders(ws))
-            results.update(self._check_customers(ws))
-        return [results[n] for n in range(1, 13)]
+    def consistency_data(self, w: int, meta: LoadMeta) -> WarehouseData:
+        """Fetch warehouse w for consistency.Evaluator, in the schema variant the load stored
+        (whatever the schema option says). ORDER-LINE documents in the order_line collection
+        are read in both variants: in the denormalized one any there are rows outside an order."""
+        if meta.schema_variant not in SCHEMAS:
+            raise NotLoaded(f"mongodb: the load metadata names schema {meta.schema_variant!r}, "
+                            f"not one of {'|'.join(SCHEMAS)}")
+        wh = WarehouseData(w)
+        with self._admin_errors(f"reading warehouse {w} for the consistency check"):
+            doc = self._coll("warehouse").find_one({"w_id": w}, {"_id": 0, "w_ytd": 1})
+            if doc is not None:
+                wh.ytd = _stored_cents(doc.get("w_ytd"))
+            for r in self._coll("district").find({"d_w_id": w}, {"_id": 0, "d_id": 1, "d_ytd": 1,
+                                                                 "d_next_o_id": 1}):
+                wh.district(r["d_id"]).row = DistrictRow(_stored_cents(r.get("d_ytd")),
+                                                         r.get("d_next_o_id") or 0)
+            for r in self._aggregate("history", [
+                    {"$match": {"h_w_id": w}},
+                    {"$group": {"_id": "$h_d_id", "sum": {"$sum": "$h_amount"}}}]):
+                wh.district(r["_id"]).paid_here = _stored_cents(r["sum"])
+            for r in self._aggregate("history", [
+                    {"$match": {"h_c_w_id": w}},
+                    {"$group": {"_id": {"d": "$h_c_d_id", "c": "$h_c_id"}, "sum": {"$sum": "$h_amount"}}}]):
+                wh.district(r["_id"]["d"]).pay(r["_id"]["c"], _stored_cents(r["sum"]))
+            order_fields = {"_id": 0, "o_d_id": 1, "o_id": 1, "o_c_id": 1, "o_carrier_id": 1, "o_ol_cnt": 1}
+            if meta.schema_variant == "denormalized":
+                lines = {"$ifNull": ["$order_line", []]}
+                delivered = {"$filter": {"input": lines, "as": "l",
+                                         "cond": {"$not": [_null("$$l.ol_delivery_d")]}}}
+                orders = self._aggregate("orders", [
+                    {"$match": {"o_w_id": w}},
+                    {"$project": {**order_fields, "lines": {"$size": lines},
+                                  "delivered_lines": {"$size": delivered},
+                                  "delivered_amount": {"$sum": {"$map": {
+                                      "input": delivered, "as": "l", "in": "$$l.ol_amount"}}}}}])
+            else:
+                orders = self._coll("orders").find({"o_w_id": w}, order_fields)
+            for o in orders:
+                dd = wh.district(o["o_d_id"])
+                dd.orders[o["o_id"]] = OrderRow(o.get("o_c_id"), o.get("o_carrier_id"), o.get("o_ol_cnt") or 0)
+                if "lines" in o:
+                    dd.order_lines(o["o_id"]).add(o["lines"], o["lines"] - o["delivered_lines"],
+                                                  _stored_cents(o["delivered_amount"]))
+            for r in self._coll("new_order").find({"no_w_id": w}, {"_id": 0, "no_d_id": 1, "no_o_id": 1}):
+                wh.district(r["no_d_id"]).new_orders.add(r["no_o_id"])
+            undated = _null("$ol_delivery_d")
+            for r in self._aggregate("order_line", [
+                    {"$match": {"ol_w_id": w}},
+                    {"$group": {"_id": {"d": "$ol_d_id", "o": "$ol_o_id"}, "n": {"$sum": 1},
+                                "undelivered": {"$sum": {"$cond": [undated, 1, 0]}},
+                                "amount": {"$sum": {"$cond": [undated, 0, "$ol_amount"]}}}}]):
+                wh.district(r["_id"]["d"]).order_lines(r["_id"]["o"]).add(
+                    r["n"], r["undelivered"], _stored_cents(r["amount"]))
+            for c in self._coll("customer").find({"c_w_id": w}, {"_id": 0, "c_d_id": 1, "c_id": 1,
+                                                                 "c_balance": 1, "c_ytd_payment": 1}):
+                wh.district(c["c_d_id"]).customers[c["c_id"]] = CustomerRow(
+                    _stored_cents(c.get("c_balance")), _stored_cents(c.get("c_ytd_payment")))
+        return wh
 
     def _aggregate(self, table: str, pipeline: list[dict]) -> list[dict]:
         return list(self._coll(table).aggregate(pipeline, allowDiskUse=True))
-
-    def _district_aggregates(self, ws: list[int], meta: LoadMeta) -> dict[str, Any]:
-        initially_delivered = meta.orders_per_district - meta.new_orders_per_district
-        order_groups: dict[str, Any] = {
-            "n": {"$sum": 1}, "max_o": {"$max": "$o_id"}, "ol_cnt": {"$sum": "$o_ol_cnt"},
-            "delivered_since_load": {"$sum": {"$cond": [
-                {"$and": [{"$gt": ["$o_id", initially_delivered]},
-                          {"$not": [_null("$o_carrier_id")]}]}, 1, 0]}},
-        }
-        if self.schema == "denormalized":
-            order_groups["lines"] = {"$sum": {"$size": {"$ifNull": ["$order_line", []]}}}
-
-        def by_district(table: str, w: str, d: str, groups: dict) -> dict[tuple[int, int], dict]:
-            rows = self._aggregate(table, [{"$match": {w: {"$in": ws}}},
-                                           {"$group": {"_id": {"w": "$" + w, "d": "$" + d}, **groups}}])
-            return {(r["_id"]["w"], r["_id"]["d"]): r for r in rows}
-
-        agg = {
-            "warehouse": {r["w_id"]: r for r in self._coll("warehouse").find(
-                {"w_id": {"$in": ws}}, {"_id": 0, "w_id": 1, "w_ytd": 1})},
-            "district": {(r["d_w_id"], r["d_id"]): r for r in self._coll("district").find(
-                {"d_w_id": {"$in": ws}}, {"_id": 0, "d_w_id": 1, "d_id": 1, "d_ytd": 1, "d_next_o_id": 1})},
-            "orders": by_district("orders", "o_w_id", "o_d_id", order_groups),
-            "new_order": by_district("new_order", "no_w_id", "no_d_id",
-                                     {"n": {"$sum": 1}, "max": {"$max": "$no_o_id"},
-                                      "min": {"$min": "$no_o_id"}}),
-            "history": by_district("history", "h_w_id", "h_d_id", {"sum": {"$sum": "$h_amount"}}),
-        }
-        if self.schema == "normalized":
-            agg["order_line"] = by_district("order_line", "ol_w_id", "ol_d_id", {"n": {"$sum": 1}})
-        return agg
-
-    def _check_districts(self, ws: list[int], a: dict[str, Any], meta: LoadMeta) -> dict[int, ConditionResult]:
-        res = {n: ConditionResult(n, True) for n in (1, 2, 3, 4, 8, 9, 11)}
-
-        def note(n: int, ok: bool, example: str) -> None:
-            r = res[n]
-            r.checked += 1
-            if not ok:
-                r.passed, r.violations = False, r.violations + 1
-                r.example = r.example or example
-
-        d_ytd_by_w: dict[int, float] = defaultdict(float)
-        h_by_w: dict[int, float] = defaultdict(float)
-        for (w, _), dist in a["district"].items():
-            d_ytd_by_w[w] += dist["d_ytd"]
-        for (w, _), h in a["history"].items():
-            h_by_w[w] += h["sum"]
-        for w in ws:
-            w_ytd = a["warehouse"].get(w, {}).get("w_ytd")
-            if w_ytd is None:
-                note(1, False, f"w_id={w}: no WAREHOUSE document")
-                note(8, False, f"w_id={w}: no WAREHOUSE document")
-                continue
-            note(1, abs(w_ytd - d_ytd_by_w[w]) <= MONEY_EPSILON,
-                 f"w_id={w}: w_ytd={w_ytd:.2f} sum(d_ytd)={d_ytd_by_w[w]:.2f}")
-            note(8, abs(w_ytd - h_by_w[w]) <= MONEY_EPSILON,
-                 f"w_id={w}: w_ytd={w_ytd:.2f} sum(h_amount)={h_by_w[w]:.2f}")
-
-        initially_delivered = meta.orders_per_district - meta.new_orders_per_district
-        expected = {(w, d) for w in ws for d in range(1, meta.districts + 1)}
-        for (w, d) in sorted(expected | set(a["district"])):
-            dist = a["district"].get((w, d))
-            if dist is None:
-                for n in (2, 3, 4, 9, 11):
-                    note(n, False, f"w_id={w} d_id={d}: no DISTRICT document")
-                continue
-            o = a["orders"].get((w, d), {"n": 0, "max_o": 0, "ol_cnt": 0, "delivered_since_load": 0,
-                                         "lines": 0})
-            no = a["new_order"].get((w, d), {"n": 0, "max": None, "min": None})
-            at = f"w_id={w} d_id={d}"
-            top = dist["d_next_o_id"] - 1
-            note(2, top == o["max_o"] and (no["n"] == 0 or top == no["max"]),
-                 f"{at}: d_next_o_id-1={top} max(o_id)={o['max_o']} max(no_o_id)={no['max']}")
-            note(3, no["n"] == 0 or no["max"] - no["min"] + 1 == no["n"],
-                 f"{at}: max(no_o_id)-min(no_o_id)+1={(no['max'] or 0) - (no['min'] or 0) + 1} "
-                 f"count(new_order)={no['n']}")
-            lines = (o.get("lines", 0) if self.schema == "denormalized"
-                     else a["order_line"].get((w, d), {"n": 0})["n"])
-            note(4, o["ol_cnt"] == lines, f"{at}: sum(o_ol_cnt)={o['ol_cnt']} count(order_line)={lines}")
-            h = a["history"].get((w, d), {"sum": 0.0})["sum"]
-            note(9, abs(dist["d_ytd"] - h) <= MONEY_EPSILON,
-                 f"{at}: d_ytd={dist['d_ytd']:.2f} sum(h_amount)={h:.2f}")
-            delivered_total = initially_delivered + o["delivered_since_load"]
-            note(11, o["n"] - no["n"] == delivered_total,
-                 f"{at}: count(orders)-count(new_order)={o['n'] - no['n']} expected {delivered_total} "
-                 f"({initially_delivered} + {o['delivered_since_load']} delivered since load)")
-        return res
-
-    # Conditions over orders and customers are join-free: the rows of several collections are
-    # tagged with a common key ($unionWith) and summed per key ($group). This scans each
-    # collection once, where a $lookup per order costs SecantusDB a scan per order.
-    def _order_rows(self, ws: list[int]) -> list[dict]:
-        """Stages yielding, per order key k={w,d,o}: orders (1 from the ORDERS document),
-        o_ol_cnt, o_c_id, o_carrier_id, undelivered, lines, lines_delivered and
-        delivered_amount (sum of ol_amount over lines with a delivery date)."""
-        key = {"w": "$o_w_id", "d": "$o_d_id", "o": "$o_id"}
-        order_fields = {"orders": {"$literal": 1}, "o_ol_cnt": 1, "o_c_id": 1, "o_carrier_id": 1,
-                        "undelivered": _null("$o_carrier_id")}
-        if self.schema == "denormalized":
-            lines = {"$ifNull": ["$order_line", []]}
-            delivered = {"$filter": {"input": lines, "as": "l",
-                                     "cond": {"$not": [_null("$$l.ol_delivery_d")]}}}
-            return [{"$match": {"o_w_id": {"$in": ws}}},
-                    {"$project": {"_id": 0, "k": key, **order_fields, "lines": {"$size": lines},
-                                  "lines_delivered": {"$size": delivered},
-                                  "delivered_amount": {"$sum": {"$map": {
-                                      "input": delivered, "as": "l", "in": "$$l.ol_amount"}}}}}]
-        has_date = {"$not": [_null("$ol_delivery_d")]}
-        return [{"$match": {"o_w_id": {"$in": ws}}},
-                {"$project": {"_id": 0, "k": key, **order_fields}},
-                {"$unionWith": {"coll": "order_line", "pipeline": [
-                    {"$match": {"ol_w_id": {"$in": ws}}},
-                    {"$project": {"_id": 0, "k": {"w": "$ol_w_id", "d": "$ol_d_id", "o": "$ol_o_id"},
-                                  "lines": {"$literal": 1},
-                                  "lines_delivered": {"$cond": [has_date, 1, 0]},
-                                  "delivered_amount": {"$cond": [has_date, "$ol_amount", 0]}}}]}},
-                {"$group": {"_id": "$k", "orders": {"$sum": "$orders"}, "o_ol_cnt": {"$sum": "$o_ol_cnt"},
-                            "o_c_id": {"$max": "$o_c_id"}, "o_carrier_id": {"$max": "$o_carrier_id"},
-                            "undelivered": {"$max": "$undelivered"}, "lines": {"$sum": "$lines"},
-                            "lines_delivered": {"$sum": "$lines_delivered"},
-                            "delivered_amount": {"$sum": "$delivered_amount"}}},
-                {"$addFields": {"k": "$_id"}}]
-
-    @staticmethod
-    def _tally(bad: Any, weight: Any, example: dict) -> dict[str, dict]:
-        return {"checked": {"$sum": weight},
-                "violations": {"$sum": {"$cond": [bad, 1, 0]}},
-                "example": {"$max": {"$cond": [bad, example, None]}}}
-
-    @staticmethod
-    def _result(n: int, row: dict | None, prefix: str) -> ConditionResult:
-        row = row or {}
-        violations = row.get(prefix + "violations", 0)
-        example = row.get(prefix + "example")
-        return ConditionResult(n, violations == 0, checked=row.get(prefix + "checked", 0),
-                               violations=violations,
-                               example=" ".join(f"{k}={v}" for k, v in example.items()) if example else None)
-
-    def _check_orders(self, ws: list[int]) -> dict[int, ConditionResult]:
-        pipeline = [
-            *self._order_rows(ws),
-            {"$project": {"_id": 0, "k": 1, "orders": 1, "o_ol_cnt": 1, "o_carrier_id": 1,
-                          "undelivered": 1, "lines": 1, "lines_delivered": 1, "new_order_rows": {"$literal": 0}}},
-            {"$unionWith": {"coll": "new_order", "pipeline": [
-                {"$match": {"no_w_id": {"$in": ws}}},
-                {"$project": {"_id": 0, "k": {"w": "$no_w_id", "d": "$no_d_id", "o": "$no_o_id"},
-                              "new_order_rows": {"$literal": 1}}}]}},
-            {"$group": {"_id": "$k", "orders": {"$sum": "$orders"}, "o_ol_cnt": {"$sum": "$o_ol_cnt"},
-                        "o_carrier_id": {"$max": "$o_carrier_id"}, "undelivered": {"$max": "$undelivered"},
-                        "lines": {"$sum": "$lines"}, "lines_delivered": {"$sum": "$lines_delivered"},
-                        "new_order_rows": {"$sum": "$new_order_rows"}}},
-            {"$match": {"orders": {"$gt": 0}}},  # NEW-ORDER rows without an order: conditions 2, 3, 11
-            {"$addFields": {
-                "bad5": {"$ne": ["$undelivered", {"$gt": ["$new_order_rows", 0]}]},
-                "bad6": {"$ne": ["$o_ol_cnt", "$lines"]},
-                # lines whose delivery date disagrees with the order's carrier
-                "bad_lines": {"$cond": ["$undelivered", "$lines_delivered",
-                                        {"$subtract": ["$lines", "$lines_delivered"]}]},
-            }},
-        ]
-        key = {"w_id": "$_id.w", "d_id": "$_id.d", "o_id": "$_id.o"}
-        groups: dict[str, Any] = {"_id": None}
-        for n, bad, weight, ex in (
-                (5, "$bad5", 1, {**key, "o_carrier_id": "$o_carrier_id", "new_order_rows": "$new_order_rows"}),
-                (6, "$bad6", 1, {**key, "o_ol_cnt": "$o_ol_cnt", "order_lines": "$lines"}),
-                (7, {"$gt": ["$bad_lines", 0]}, "$lines",
-                 {**key, "o_carrier_id": "$o_carrier_id", "lines": "$lines",
-                  "lines_with_delivery_d": "$lines_delivered"})):
-            for k, v in self._tally(bad, weight, ex).items():
-                groups[f"c{n}_{k}"] = v
-        groups["c7_violations"] = {"$sum": "$bad_lines"}  # condition 7 counts order lines
-        rows = self._aggregate("orders", pipeline + [{"$group": groups}])
-        row = rows[0] if rows else None
-        return {n: self._result(n, row, f"c{n}_") for n in (5, 6, 7)}
-
-    def _check_customers(self, ws: list[int]) -> dict[int, ConditionResult]:
-        pipeline = [
-            *self._order_rows(ws),
-            {"$project": {"_id": 0, "k": {"w": "$k.w", "d": "$k.d", "c": "$o_c_id"},
-                          "delivered": "$delivered_amount"}},
-            {"$unionWith": {"coll": "customer", "pipeline": [
-                {"$match": {"c_w_id": {"$in": ws}}},
-                {"$project": {"_id": 0, "k": {"w": "$c_w_id", "d": "$c_d_id", "c": "$c_id"},
-                              "customers": {"$literal": 1}, "balance": "$c_balance",
-                              "ytd": "$c_ytd_payment"}}]}},
-            {"$unionWith": {"coll": "history", "pipeline": [
-                {"$match": {"h_c_w_id": {"$in": ws}}},
-                {"$project": {"_id": 0, "k": {"w": "$h_c_w_id", "d": "$h_c_d_id", "c": "$h_c_id"},
-                              "paid": "$h_amount"}}]}},
-            {"$group": {"_id": "$k", "customers": {"$sum": "$customers"}, "balance": {"$sum": "$balance"},
-                        "ytd": {"$sum": "$ytd"}, "paid": {"$sum": "$paid"},
-                        "delivered": {"$sum": "$delivered"}}},
-            {"$match": {"customers": {"$gt": 0}}},
-            {"$addFields": {
-                "bad10": {"$gt": [{"$abs": {"$subtract": [
-                    "$balance", {"$subtract": ["$delivered", "$paid"]}]}}, MONEY_EPSILON]},
-                "bad12": {"$gt": [{"$abs": {"$subtract": [
-                    {"$add": ["$balance", "$ytd"]}, "$delivered"]}}, MONEY_EPSILON]},
-            }},
-        ]
-        ex = {"w_id": "$_id.w", "d_id": "$_id.d", "c_id": "$_id.c", "c_balance": "$balance",
-              "c_ytd_payment": "$ytd", "sum_delivered_ol_amount": "$delivered", "sum_h_amount": "$paid"}
-        groups: dict[str, Any] = {"_id": None}
-        for n in (10, 12):
-            for k, v in self._tally(f"$bad{n}", 1, ex).items():
-                groups[f"c{n}_{k}"] = v
-        rows = self._aggregate("orders", pipeline + [{"$group": groups}])
-        row = rows[0] if rows else None
-        return {n: self._result(n, row, f"c{n}_") for n in (10, 12)}
 
     # -- errors outside transactions ---------------------------------------------------
     def _admin_errors(self, doing: str):

@@ -23,16 +23,17 @@ import socket
 import struct
 import time
 from collections import defaultdict
+from decimal import Decimal
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
 import voltdbclient
 
-from ..consistency import MONEY_EPSILON
+from ..consistency import CustomerRow, DistrictRow, OrderRow, WarehouseData, cents_of
 from ..schema import TABLES
-from .base import (ConditionResult, ConnectionLost, ConnectionOptions, Driver, DriverError,
-                   LoadMeta, NotLoaded, RetryableError, Unreachable, UnknownOutcome, UserAbort)
+from .base import (ConnectionLost, ConnectionOptions, Driver, DriverError,
+                   LoadMeta, RetryableError, Unreachable, UnknownOutcome, UserAbort)
 
 # voltdbclient prints its errors to stdout unless told to log them.
 voltdbclient.use_logging()
@@ -41,10 +42,11 @@ DEFAULT_PORT = 21212
 SCHEMA_VARIANT = "stored-procedures"
 
 # Wire types (org.voltdb.VoltType) and the NULL value each is sent as.
-TINYINT, INTEGER, BIGINT, FLOAT, STRING, TIMESTAMP, VOLTTABLE, VARBINARY = 3, 5, 6, 8, 9, 11, 21, 25
+TINYINT, INTEGER, BIGINT, FLOAT, STRING, TIMESTAMP, VOLTTABLE, DECIMAL, VARBINARY = 3, 5, 6, 8, 9, 11, 21, 22, 25
 ARRAY = -99
 _I16, _I32, _I64, _F64 = (struct.Struct(f) for f in (">h", ">i", ">q", ">d"))
-NULL_INTEGER, NULL_BIGINT, NULL_FLOAT = -2**31, -2**63, -1.7e308
+NULL_INTEGER, NULL_BIGINT, NULL_FLOAT, NULL_DECIMAL = -2**31, -2**63, -1.7e308, -2**127
+DECIMAL_SCALE = 12  # VoltDB's fixed DECIMAL scale
 EPOCH = dt.datetime(1970, 1, 1)
 
 # org.voltdb.client.ClientResponse status codes.
@@ -76,12 +78,27 @@ def _string(value: str | None) -> bytes:
     return _I32.pack(len(data)) + data
 
 
+def _decimal(value: Decimal | float | None) -> bytes:
+    """A DECIMAL: 16-byte two's complement of the value scaled by 10^12. A float is money from
+    the loader or the workload (dollars rounded to cents) and is taken as exact cents."""
+    if value is None:
+        unscaled = NULL_DECIMAL
+    else:
+        exact = Decimal(round(value * 100)).scaleb(-2) if isinstance(value, float) else Decimal(value)
+        scaled = exact.scaleb(DECIMAL_SCALE)
+        if scaled != scaled.to_integral_value():
+            raise ValueError(f"{value!r} has more than {DECIMAL_SCALE} decimals (VoltDB DECIMAL)")
+        unscaled = int(scaled)
+    return unscaled.to_bytes(16, "big", signed=True)
+
+
 ENCODE = {
     TINYINT: lambda v: struct.pack(">b", -128 if v is None else int(v)),
     INTEGER: lambda v: _I32.pack(NULL_INTEGER if v is None else int(v)),
     BIGINT: lambda v: _I64.pack(NULL_BIGINT if v is None else int(v)),
     FLOAT: lambda v: _F64.pack(NULL_FLOAT if v is None else float(v)),
     STRING: _string,
+    DECIMAL: _decimal,
     TIMESTAMP: lambda v: _I64.pack(NULL_BIGINT if v is None else _micros(v)),
     VARBINARY: lambda v: _I32.pack(len(v)) + bytes(v),
 }
@@ -157,13 +174,14 @@ def ddl_statements() -> list[str]:
 
 def ddl_columns() -> dict[str, list[tuple[str, int]]]:
     """Column names and wire types of each CREATE TABLE in tpcc.sql."""
-    types = {"INTEGER": INTEGER, "FLOAT": FLOAT, "TIMESTAMP": TIMESTAMP, "VARCHAR": STRING}
+    types = {"INTEGER": INTEGER, "FLOAT": FLOAT, "DECIMAL": DECIMAL, "TIMESTAMP": TIMESTAMP,
+             "VARCHAR": STRING}
     tables = {}
     for stmt in ddl_statements():
         m = re.match(r"CREATE TABLE (\w+) \((.*)\);$", stmt, re.S)
         if m:
             tables[m.group(1)] = [(c, types[t]) for c, t in
-                                  re.findall(r"(\w+) (INTEGER|FLOAT|TIMESTAMP|VARCHAR)\b", m.group(2))]
+                                  re.findall(r"(\w+) (INTEGER|FLOAT|DECIMAL|TIMESTAMP|VARCHAR)\b", m.group(2))]
     return tables
 
 
@@ -414,10 +432,10 @@ class VoltDBDriver(Driver):
         remote = p["c_w_id"] != p["w_id"]
         r = self._call("PaymentMP" if remote else "Payment", [
             (INTEGER, p["w_id"]), (INTEGER, p["d_id"]), (INTEGER, p["c_w_id"]), (INTEGER, p["c_d_id"]),
-            (INTEGER, p.get("c_id") or 0), (STRING, p.get("c_last")), (FLOAT, p["h_amount"]),
+            (INTEGER, p.get("c_id") or 0), (STRING, p.get("c_last")), (DECIMAL, p["h_amount"]),
             (TIMESTAMP, p["h_date"])], writes=True)
         c = dict(zip((col.name.lower() for col in r.tables[0].columns), r.tables[0].tuples[0]))
-        return {"c_id": c["c_id"], "c_balance": c["c_balance"], "c_credit": c["c_credit"],
+        return {"c_id": c["c_id"], "c_balance": float(c["c_balance"]), "c_credit": c["c_credit"],
                 "remote": remote}
 
     def order_status(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -454,158 +472,35 @@ class VoltDBDriver(Driver):
                 found.update((w, d, row[0]) for row in rows)
         return found
 
-    def check_consistency(self, warehouses: Iterable[int]) -> list[ConditionResult]:
-        meta = self.read_meta()
-        if meta is None:
-            raise NotLoaded("no TPC-C load recorded in this VoltDB (tpcc_meta is empty)")
-        checks = _Checks(meta.orders_per_district - meta.new_orders_per_district)
-        for w in warehouses:
-            checks.warehouse(int(w), self._warehouse_rows(int(w)))
-        return checks.results()
+    def consistency_data(self, w: int, meta: LoadMeta) -> WarehouseData:
+        """Warehouse w for consistency.Evaluator: rows, aggregated per order or customer in SQL
+        where that is exact (counts, DECIMAL sums)."""
+        def rows(sql: str) -> list[list]:
+            return self._sql(sql, (INTEGER, w), timeout=self.load_timeout)
 
-    def _warehouse_rows(self, w: int) -> dict[str, list[list]]:
-        """Every row the conditions need for warehouse w, aggregated per order or customer
-        in SQL where that is exact (counts, sums)."""
-        timeout = self.load_timeout
-        q = {
-            "warehouse": "SELECT w_ytd FROM warehouse WHERE w_id = ?;",
-            "district": "SELECT d_id, d_ytd, d_next_o_id FROM district WHERE d_w_id = ?;",
-            "history_by_district": "SELECT h_d_id, SUM(h_amount) FROM history WHERE h_w_id = ? "
-                                   "GROUP BY h_d_id;",
-            "orders": "SELECT o_d_id, o_id, o_c_id, o_carrier_id, o_ol_cnt FROM orders WHERE o_w_id = ?;",
-            "new_order": "SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = ?;",
-            "lines": "SELECT ol_d_id, ol_o_id, COUNT(*), "
-                     "SUM(CASE WHEN ol_delivery_d IS NULL THEN 1 ELSE 0 END), "
-                     "SUM(CASE WHEN ol_delivery_d IS NULL THEN 0 ELSE ol_amount END) "
-                     "FROM order_line WHERE ol_w_id = ? GROUP BY ol_d_id, ol_o_id;",
-            "customer": "SELECT c_d_id, c_id, c_balance, c_ytd_payment FROM customer WHERE c_w_id = ?;",
-            # A remote payment's HISTORY row lives in the paying warehouse's partition:
-            # this one runs across all partitions.
-            "history_by_customer": "SELECT h_c_d_id, h_c_id, SUM(h_amount) FROM history "
-                                   "WHERE h_c_w_id = ? GROUP BY h_c_d_id, h_c_id;",
-        }
-        rows = {name: self._sql(sql, (INTEGER, w), timeout=timeout) for name, sql in q.items()}
-        if not rows["warehouse"]:
-            raise NotLoaded(f"warehouse {w} is not loaded")
-        return rows
-
-
-class _Checks:
-    """The 12 conditions of clause 3.3.2 over the rows of each warehouse."""
-
-    def __init__(self, initially_delivered: int):
-        self.initially_delivered = initially_delivered
-        self.checked = [0] * 13
-        self.violations = [0] * 13
-        self.examples: list[str | None] = [None] * 13
-
-    def _check(self, number: int, ok: bool, example: str) -> None:
-        self.checked[number] += 1
-        if not ok:
-            self._violate(number, example)
-
-    def _violate(self, number: int, example: str, count: int = 1) -> None:
-        self.violations[number] += count
-        if self.examples[number] is None:
-            self.examples[number] = example
-
-    def results(self) -> list[ConditionResult]:
-        return [ConditionResult(n, self.violations[n] == 0, self.checked[n], self.violations[n],
-                                self.examples[n]) for n in range(1, 13)]
-
-    def warehouse(self, w: int, rows: dict[str, list[list]]) -> None:
-        def money_eq(a, b):
-            return abs((a or 0.0) - (b or 0.0)) < MONEY_EPSILON
-
-        w_ytd = rows["warehouse"][0][0]
-        districts = {d: (ytd, next_o) for d, ytd, next_o in rows["district"]}
-        h_by_d = {d: s for d, s in rows["history_by_district"]}
-        orders = {(d, o): (c, carrier, ol_cnt) for d, o, c, carrier, ol_cnt in rows["orders"]}
-        new_orders = {(d, o) for d, o in rows["new_order"]}
-        lines = {(d, o): (n, undelivered, amount) for d, o, n, undelivered, amount in rows["lines"]}
-
-        # 1, 8
-        sum_d_ytd = sum(ytd or 0.0 for ytd, _ in districts.values())
-        self._check(1, money_eq(w_ytd, sum_d_ytd),
-                    f"warehouse {w}: W_YTD={w_ytd:.2f}, sum(D_YTD)={sum_d_ytd:.2f}")
-        sum_h = sum(s or 0.0 for s in h_by_d.values())
-        self._check(8, money_eq(w_ytd, sum_h),
-                    f"warehouse {w}: W_YTD={w_ytd:.2f}, sum(H_AMOUNT)={sum_h:.2f}")
-
-        def district_totals():
-            return {"max_o": 0, "ol_cnt": 0, "lines": 0, "orders": 0, "late_delivered": 0, "no": []}
-        per_district: dict[int, dict[str, Any]] = {d: district_totals() for d in districts}
-        for (d, o), (_, carrier, ol_cnt) in orders.items():
-            s = per_district.setdefault(d, district_totals())
-            s["max_o"] = max(s["max_o"], o)
-            s["ol_cnt"] += ol_cnt or 0
-            s["orders"] += 1
-            if o > self.initially_delivered and carrier is not None:
-                s["late_delivered"] += 1
-        for d, o in new_orders:
-            per_district.setdefault(d, district_totals())["no"].append(o)
-        for (d, o), (n, _, _) in lines.items():
-            if d in per_district:
-                per_district[d]["lines"] += n
-
-        # 2, 3, 4, 9, 11 (per district)
-        for d in sorted(per_district):
-            s = per_district[d]
-            ytd, next_o = districts.get(d, (None, None))
-            where = f"warehouse {w} district {d}"
-            if next_o is None:
-                self._violate(2, f"{where}: orders or new-orders but no DISTRICT row")
-                continue
-            max_no = max(s["no"]) if s["no"] else None
-            ok2 = next_o - 1 == s["max_o"] and (max_no is None or max_no == s["max_o"])
-            self._check(2, ok2, f"{where}: D_NEXT_O_ID-1={next_o - 1}, max(O_ID)={s['max_o']}, "
-                                f"max(NO_O_ID)={max_no}")
-            if s["no"]:
-                span = max_no - min(s["no"]) + 1
-                self._check(3, span == len(s["no"]),
-                            f"{where}: max(NO_O_ID)-min(NO_O_ID)+1={span}, count(NEW-ORDER)={len(s['no'])}")
-            self._check(4, s["ol_cnt"] == s["lines"],
-                        f"{where}: sum(O_OL_CNT)={s['ol_cnt']}, count(ORDER-LINE)={s['lines']}")
-            self._check(9, money_eq(ytd, h_by_d.get(d)),
-                        f"{where}: D_YTD={ytd or 0:.2f}, sum(H_AMOUNT)={h_by_d.get(d) or 0:.2f}")
-            lhs = s["orders"] - len(s["no"])
-            rhs = self.initially_delivered + s["late_delivered"]
-            self._check(11, lhs == rhs, f"{where}: count(ORDER)-count(NEW-ORDER)={lhs}, "
-                                        f"expected {self.initially_delivered}+{s['late_delivered']}={rhs}")
-
-        # 5, 6, 7 (per order, per order line); delivered amounts per customer for 10, 12
-        delivered_by_customer: dict[tuple[int, int], float] = defaultdict(float)
-        for (d, o), (c, carrier, ol_cnt) in orders.items():
-            where = f"order ({w}, {d}, {o})"
-            in_no = (d, o) in new_orders
-            self._check(5, (carrier is None) == in_no,
-                        f"{where}: O_CARRIER_ID={carrier}, NEW-ORDER row {'exists' if in_no else 'missing'}")
-            n, undelivered, amount = lines.get((d, o), (0, 0, 0.0))
-            self._check(6, ol_cnt == n, f"{where}: O_OL_CNT={ol_cnt}, count(ORDER-LINE)={n}")
-            self.checked[7] += n
-            wrong = (n - undelivered) if carrier is None else undelivered
-            if wrong:
-                self._violate(7, f"{where}: O_CARRIER_ID={carrier}, {undelivered} of {n} lines "
-                                 "without OL_DELIVERY_D", wrong)
-            delivered_by_customer[(d, c)] += amount or 0.0
-        for d, o in new_orders - orders.keys():
-            self._violate(5, f"NEW-ORDER ({w}, {d}, {o}) without an ORDER row")
-        for (d, o), (n, _, _) in lines.items():
-            if (d, o) in orders:
-                continue
-            self.checked[7] += n
-            self._violate(6, f"{n} ORDER-LINE rows of missing order ({w}, {d}, {o})")
-            self._violate(7, f"{n} ORDER-LINE rows of missing order ({w}, {d}, {o})", n)
-
-        # 10, 12 (per customer)
-        paid = {(d, c): s for d, c, s in rows["history_by_customer"]}
-        for d, c, balance, ytd_payment in rows["customer"]:
-            where = f"customer ({w}, {d}, {c})"
-            delivered = delivered_by_customer.get((d, c), 0.0)
-            h = paid.get((d, c)) or 0.0
-            self._check(10, money_eq(balance, delivered - h),
-                        f"{where}: C_BALANCE={balance:.2f}, delivered OL_AMOUNT {delivered:.2f} "
-                        f"- H_AMOUNT {h:.2f} = {delivered - h:.2f}")
-            self._check(12, money_eq((balance or 0) + (ytd_payment or 0), delivered),
-                        f"{where}: C_BALANCE+C_YTD_PAYMENT={(balance or 0) + (ytd_payment or 0):.2f}, "
-                        f"delivered OL_AMOUNT={delivered:.2f}")
+        wh = WarehouseData(w)
+        for (ytd,) in rows("SELECT w_ytd FROM warehouse WHERE w_id = ?;"):
+            wh.ytd = cents_of(ytd)
+        for d, ytd, next_o_id in rows("SELECT d_id, d_ytd, d_next_o_id FROM district WHERE d_w_id = ?;"):
+            wh.district(d).row = DistrictRow(cents_of(ytd), next_o_id or 0)
+        for d, paid in rows("SELECT h_d_id, SUM(h_amount) FROM history WHERE h_w_id = ? GROUP BY h_d_id;"):
+            wh.district(d).paid_here = cents_of(paid)
+        # A remote payment's HISTORY row lives in the paying warehouse's partition: this one
+        # runs across all partitions.
+        for d, c, paid in rows("SELECT h_c_d_id, h_c_id, SUM(h_amount) FROM history WHERE h_c_w_id = ? "
+                               "GROUP BY h_c_d_id, h_c_id;"):
+            wh.district(d).pay(c, cents_of(paid))
+        for d, o, c, carrier, ol_cnt in rows("SELECT o_d_id, o_id, o_c_id, o_carrier_id, o_ol_cnt "
+                                             "FROM orders WHERE o_w_id = ?;"):
+            wh.district(d).orders[o] = OrderRow(c, carrier, ol_cnt or 0)
+        for d, o in rows("SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = ?;"):
+            wh.district(d).new_orders.add(o)
+        for d, o, n, undelivered, amount in rows(
+                "SELECT ol_d_id, ol_o_id, COUNT(*), SUM(CASE WHEN ol_delivery_d IS NULL THEN 1 ELSE 0 END), "
+                "SUM(CASE WHEN ol_delivery_d IS NULL THEN NULL ELSE ol_amount END) "
+                "FROM order_line WHERE ol_w_id = ? GROUP BY ol_d_id, ol_o_id;"):
+            wh.district(d).order_lines(o).add(n, undelivered, cents_of(amount))
+        for d, c, balance, ytd_payment in rows("SELECT c_d_id, c_id, c_balance, c_ytd_payment FROM customer "
+                                               "WHERE c_w_id = ?;"):
+            wh.district(d).customers[c] = CustomerRow(cents_of(balance), cents_of(ytd_payment))
+        return wh

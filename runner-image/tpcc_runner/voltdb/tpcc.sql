@@ -1,20 +1,21 @@
 -- TPC-C schema for VoltDB (clause 1.3), applied by the runner's driver through @AdHoc.
 -- Every table but ITEM is partitioned on its warehouse id, so each transaction of a home
 -- warehouse runs in one partition; ITEM is replicated (read by every NewOrder).
--- Money is FLOAT rounded to cents by the procedures; timestamps are UTC.
+-- Money is DECIMAL (exact; the procedures round computed amounts to cents with BigDecimal);
+-- tax and discount rates stay FLOAT (they only scale the returned NewOrder total). Timestamps are UTC.
 -- One statement per entry, separated by ';' at line end: the driver creates only the
 -- tables and procedures that are missing.
 
 CREATE TABLE warehouse (
   w_id INTEGER NOT NULL, w_name VARCHAR(10), w_street_1 VARCHAR(20), w_street_2 VARCHAR(20),
-  w_city VARCHAR(20), w_state VARCHAR(2), w_zip VARCHAR(9), w_tax FLOAT, w_ytd FLOAT,
+  w_city VARCHAR(20), w_state VARCHAR(2), w_zip VARCHAR(9), w_tax FLOAT, w_ytd DECIMAL,
   PRIMARY KEY (w_id));
 PARTITION TABLE warehouse ON COLUMN w_id;
 
 CREATE TABLE district (
   d_id INTEGER NOT NULL, d_w_id INTEGER NOT NULL, d_name VARCHAR(10), d_street_1 VARCHAR(20),
   d_street_2 VARCHAR(20), d_city VARCHAR(20), d_state VARCHAR(2), d_zip VARCHAR(9),
-  d_tax FLOAT, d_ytd FLOAT, d_next_o_id INTEGER,
+  d_tax FLOAT, d_ytd DECIMAL, d_next_o_id INTEGER,
   PRIMARY KEY (d_w_id, d_id));
 PARTITION TABLE district ON COLUMN d_w_id;
 
@@ -22,8 +23,8 @@ CREATE TABLE customer (
   c_id INTEGER NOT NULL, c_d_id INTEGER NOT NULL, c_w_id INTEGER NOT NULL,
   c_first VARCHAR(16), c_middle VARCHAR(2), c_last VARCHAR(16), c_street_1 VARCHAR(20),
   c_street_2 VARCHAR(20), c_city VARCHAR(20), c_state VARCHAR(2), c_zip VARCHAR(9),
-  c_phone VARCHAR(16), c_since TIMESTAMP, c_credit VARCHAR(2), c_credit_lim FLOAT,
-  c_discount FLOAT, c_balance FLOAT, c_ytd_payment FLOAT, c_payment_cnt INTEGER,
+  c_phone VARCHAR(16), c_since TIMESTAMP, c_credit VARCHAR(2), c_credit_lim DECIMAL,
+  c_discount FLOAT, c_balance DECIMAL, c_ytd_payment DECIMAL, c_payment_cnt INTEGER,
   c_delivery_cnt INTEGER, c_data VARCHAR(500),
   PRIMARY KEY (c_w_id, c_d_id, c_id));
 PARTITION TABLE customer ON COLUMN c_w_id;
@@ -34,7 +35,7 @@ CREATE INDEX customer_by_name ON customer (c_w_id, c_d_id, c_last, c_first);
 -- and the delete that makes reloading a district idempotent.
 CREATE TABLE history (
   h_c_id INTEGER, h_c_d_id INTEGER, h_c_w_id INTEGER, h_d_id INTEGER, h_w_id INTEGER NOT NULL,
-  h_date TIMESTAMP, h_amount FLOAT, h_data VARCHAR(24));
+  h_date TIMESTAMP, h_amount DECIMAL, h_data VARCHAR(24));
 PARTITION TABLE history ON COLUMN h_w_id;
 CREATE INDEX history_by_customer ON history (h_c_w_id, h_c_d_id, h_c_id);
 
@@ -53,12 +54,12 @@ CREATE INDEX orders_by_customer ON orders (o_w_id, o_d_id, o_c_id, o_id);
 CREATE TABLE order_line (
   ol_o_id INTEGER NOT NULL, ol_d_id INTEGER NOT NULL, ol_w_id INTEGER NOT NULL,
   ol_number INTEGER NOT NULL, ol_i_id INTEGER, ol_supply_w_id INTEGER, ol_delivery_d TIMESTAMP,
-  ol_quantity INTEGER, ol_amount FLOAT, ol_dist_info VARCHAR(24),
+  ol_quantity INTEGER, ol_amount DECIMAL, ol_dist_info VARCHAR(24),
   PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number));
 PARTITION TABLE order_line ON COLUMN ol_w_id;
 
 CREATE TABLE item (
-  i_id INTEGER NOT NULL, i_im_id INTEGER, i_name VARCHAR(24), i_price FLOAT, i_data VARCHAR(50),
+  i_id INTEGER NOT NULL, i_im_id INTEGER, i_name VARCHAR(24), i_price DECIMAL, i_data VARCHAR(50),
   PRIMARY KEY (i_id));
 
 CREATE TABLE stock (

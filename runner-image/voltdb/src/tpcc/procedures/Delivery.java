@@ -1,5 +1,7 @@
 package tpcc.procedures;
 
+import java.math.BigDecimal;
+
 import org.voltdb.SQLStmt;
 import org.voltdb.VoltProcedure;
 import org.voltdb.VoltTable;
@@ -60,8 +62,8 @@ public class Delivery extends VoltProcedure {
                                              + delivered.getLong(0) + " has no order row");
             }
             sum.advanceRow();
-            double amount = sum.getDouble(0);
-            if (sum.wasNull()) amount = 0;
+            BigDecimal amount = sum.getDecimalAsBigDecimal(0);
+            if (sum.wasNull()) amount = BigDecimal.ZERO;
             voltQueueSQL(payCustomer, amount, w_id, delivered.getLong(0), customer.getLong(0));
         }
         voltExecuteSQL(true);

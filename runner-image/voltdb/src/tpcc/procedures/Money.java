@@ -1,10 +1,13 @@
 package tpcc.procedures;
 
-/** Money is FLOAT in the schema; every amount a procedure computes is rounded to cents. */
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+
+/** Money is DECIMAL in the schema; every amount a procedure computes is rounded to cents. */
 final class Money {
     private Money() {}
 
-    static double cents(double amount) {
-        return Math.round(amount * 100.0) / 100.0;
+    static BigDecimal cents(BigDecimal amount) {
+        return amount.setScale(2, RoundingMode.HALF_UP);
     }
 }

@@ -1,5 +1,6 @@
 package tpcc.procedures;
 
+import java.math.BigDecimal;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -94,12 +95,12 @@ public abstract class NewOrderBase extends VoltProcedure {
             new VoltTable.ColumnInfo("ol_quantity", VoltType.INTEGER),
             new VoltTable.ColumnInfo("s_quantity", VoltType.INTEGER),
             new VoltTable.ColumnInfo("brand_generic", VoltType.STRING),
-            new VoltTable.ColumnInfo("i_price", VoltType.FLOAT),
-            new VoltTable.ColumnInfo("ol_amount", VoltType.FLOAT));
+            new VoltTable.ColumnInfo("i_price", VoltType.DECIMAL),
+            new VoltTable.ColumnInfo("ol_amount", VoltType.DECIMAL));
         voltQueueSQL(setNextOrderId, oId + 1, w_id, d_id);
         voltQueueSQL(insertOrder, oId, d_id, w_id, c_id, o_entry_d, n, allLocal ? 1 : 0);
         voltQueueSQL(insertNewOrder, oId, d_id, w_id);
-        double sum = 0;
+        BigDecimal sum = BigDecimal.ZERO;
         for (int i = 0; i < n; i++) {
             long key = ((long) supply_w_ids[i] << 32) | i_ids[i];
             Stock s = stocks.get(key);
@@ -125,10 +126,10 @@ public abstract class NewOrderBase extends VoltProcedure {
 
             VoltTable item = r[3 + i];
             item.advanceRow();
-            double price = item.getDouble(0);
+            BigDecimal price = item.getDecimalAsBigDecimal(0);
             String name = item.getString(1), iData = item.getString(2);
-            double amount = Money.cents(q * price);
-            sum += amount;
+            BigDecimal amount = Money.cents(price.multiply(BigDecimal.valueOf(q)));
+            sum = sum.add(amount);
             boolean original = iData != null && iData.contains("ORIGINAL")
                 && s.data != null && s.data.contains("ORIGINAL");
             voltQueueSQL(insertOrderLine, oId, d_id, w_id, i + 1, i_ids[i], supply_w_ids[i], q, amount,
@@ -142,7 +143,8 @@ public abstract class NewOrderBase extends VoltProcedure {
         }
         voltExecuteSQL(true);
 
-        double total = Money.cents(sum * (1 - cDiscount) * (1 + wTax + dTax));
+        // the total is only returned (never stored): rates are FLOAT, so a double suffices
+        double total = Math.round(sum.doubleValue() * (1 - cDiscount) * (1 + wTax + dTax) * 100.0) / 100.0;
         VoltTable order = new VoltTable(
             new VoltTable.ColumnInfo("o_id", VoltType.INTEGER),
             new VoltTable.ColumnInfo("total", VoltType.FLOAT),

@@ -1,5 +1,7 @@
 package tpcc.procedures;
 
+import java.math.BigDecimal;
+
 import org.voltdb.SQLStmt;
 import org.voltdb.VoltProcedure;
 import org.voltdb.VoltTable;
@@ -42,7 +44,7 @@ public abstract class PaymentBase extends VoltProcedure {
 
     /** c_id 0 selects the customer by c_last. Returns the customer row as updated. */
     protected VoltTable[] payment(int w_id, int d_id, int c_w_id, int c_d_id, int c_id, String c_last,
-                                  double h_amount, TimestampType h_date) {
+                                  BigDecimal h_amount, TimestampType h_date) {
         voltQueueSQL(addWarehouseYtd, h_amount, w_id);
         voltQueueSQL(getWarehouse, w_id);
         voltQueueSQL(addDistrictYtd, h_amount, w_id, d_id);
@@ -60,8 +62,8 @@ public abstract class PaymentBase extends VoltProcedure {
         VoltTable c = Customers.pick(customers, c_w_id, c_d_id, c_id, c_last);
 
         int id = (int) c.getLong("c_id");
-        double balance = Money.cents(c.getDouble("c_balance") - h_amount);
-        double ytdPayment = Money.cents(c.getDouble("c_ytd_payment") + h_amount);
+        BigDecimal balance = Money.cents(c.getDecimalAsBigDecimal("c_balance").subtract(h_amount));
+        BigDecimal ytdPayment = Money.cents(c.getDecimalAsBigDecimal("c_ytd_payment").add(h_amount));
         long paymentCnt = c.getLong("c_payment_cnt") + 1;
         String credit = c.getString("c_credit");
         String data = c.getString("c_data");
