@@ -32,3 +32,15 @@ def pod_results(shard: int, shards: int, new_orders: int, latency_s: float, clie
                           "c_constants": {"load": {"c_last": 10, "c_id": 1, "ol_i_id": 2},
                                           "run": {"c_last": 80, "c_id": 1, "ol_i_id": 2}},
                           "spec_deviations": ["no keying or think times"]})
+
+
+def durability_report(acknowledged: int, lost: int = 0, ledgers: int = 2) -> dict:
+    """The verifier's durability.json, made with the runner's own judge: `lost` of the
+    acknowledged orders have had their O_ID reused by another order."""
+    from tpcc_runner.durability import LedgerRecord, OrderIdentity, judge
+    records = [LedgerRecord(True, 1, 3, 3001 + i, OrderIdentity(i % 3000 + 1, 1_735_689_600_000 + i, 5, "0a1b2c3d"))
+               for i in range(acknowledged)]
+    stored = {r.key: r.identity if i >= lost else OrderIdentity(9, 1, 5, "ffffffff")
+              for i, r in enumerate(records)}
+    records.append(LedgerRecord(False, 1, 3, None, OrderIdentity(7, 1_735_689_700_000, 6, "00000000")))
+    return judge(records, stored, {}, ledgers).to_dict()

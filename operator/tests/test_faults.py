@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from runner_docs import pod_results
+from runner_docs import durability_report, pod_results
 from tpcc_operator import faults, phases, plan
 from tpcc_operator.faults import DatabasePod, Injection
 from tpcc_operator.phases import Action, JobState, World, next_step
@@ -174,43 +174,64 @@ def test_nothing_is_injected_after_the_measured_interval(spec):
     assert r.faults[0]["state"] == "Skipped" and r.kills == []
 
 
-def test_the_check_waits_for_recovery(spec):
+def test_durability_is_verified_only_after_recovery(spec):
     spec["database"]["readyTimeoutSeconds"] = 60
     status = {"phase": "Verifying", "observedGeneration": 2, "startAt": START,
               "stageStartTime": "2025-01-01T12:02:20Z",
               "faults": [{"number": 2, "action": "kill-node", "state": "Injected", "target": "bench-g2-1",
                           "targetUID": "b", "gracePeriodSeconds": 0, "injectedTime": "2025-01-01T12:02:00Z"}]}
+    ips = {0: "10.0.0.9"}
     down = [ALL_READY[0], ALL_READY[2]]
-    step = next_step(RUN, spec, status, World(database_pods=down), at(150))
-    assert Action.CREATE_CHECK_JOB not in step.actions
+    step = next_step(RUN, spec, status, World(database_pods=down, database_ready=2, runner_pod_ips=ips), at(150))
+    assert Action.CREATE_VERIFY_JOB not in step.actions
     back = ALL_READY[:1] + pods(("bench-g2-1", "b2", True)) + ALL_READY[2:]
-    step = next_step(RUN, spec, status, World(database_pods=back), at(152))
-    assert step.actions == [Action.CREATE_CHECK_JOB] and step.status["faults"][0]["state"] == "Recovered"
-    late = next_step(RUN, spec, status, World(database_pods=down), at(140 + 61))
+    step = next_step(RUN, spec, status, World(database_pods=back, database_ready=3, runner_pod_ips=ips), at(152))
+    assert step.actions == [Action.CREATE_VERIFY_JOB] and step.status["faults"][0]["state"] == "Recovered"
+    assert step.ledger_pods == ips
+    late = next_step(RUN, spec, status, World(database_pods=down, database_ready=2), at(140 + 61))
     assert late.status["phase"] == "Failed" and late.status["reason"] == "DatabaseNotRecovered"
 
 
-def _with_ledger(doc: dict, acknowledged: int, lost: int) -> dict:
-    return {**doc, "durability": {"acknowledged": acknowledged, "found": acknowledged - lost,
-                                  "lost": lost, "unknown_outcome": 1,
-                                  "lost_examples": [[1, 3, 3001 + i] for i in range(lost)]}}
+def test_a_runner_pod_gone_before_verification_fails_the_run(spec):
+    spec["runners"]["parallelism"] = 2
+    status = {"phase": "Verifying", "observedGeneration": 2, "startAt": START,
+              "stageStartTime": "2025-01-01T12:02:20Z"}
+    step = next_step(RUN, spec, status, World(database_pods=ALL_READY, database_ready=3,
+                                              runner_pod_ips={1: "10.0.0.9"}), at(150))
+    assert step.status["reason"] == "DurabilityUnverified"
+    assert step.status["message"] == "runner pods [0] are gone: their durability ledgers cannot be verified"
+
+
+def test_results_move_the_run_to_verification_while_the_pods_hold_their_ledgers(spec):
+    spec["runners"]["parallelism"] = 2
+    docs = {0: pod_results(0, 2, 50, .01), 1: pod_results(1, 2, 40, .01)}
+    running = {"phase": "Running", "observedGeneration": 2, "startAt": START}
+    step = next_step(RUN, spec, running, World(runner=JobState(True), results={0: docs[0]}), at(200))
+    assert "phase" not in step.status  # one pod is still measuring
+    step = next_step(RUN, spec, running, World(runner=JobState(True), results=docs), at(200))
+    assert step.status["phase"] == "Verifying" and "durability" not in step.status
+    assert step.status["results"]["timeline"] == [{"t": 0, "tpmC": 540.0}]
 
 
 def test_durability_is_recorded_and_a_loss_fails_the_run(spec):
-    spec["runners"]["parallelism"] = 2
-    ok = {0: _with_ledger(pod_results(0, 2, 50, .01), 50, 0), 1: _with_ledger(pod_results(1, 2, 40, .01), 40, 0)}
-    step = next_step(RUN, spec, {"phase": "Running", "observedGeneration": 2, "startAt": START},
-                     World(runner=JobState(True, True), results=ok), at(200))
-    assert step.status["phase"] == "Verifying"
-    assert step.status["durability"] == {"acknowledged": 90, "found": 90, "lost": 0, "unknownOutcome": 2,
-                                         "lostExamples": [], "runnerPods": 2}
-    assert step.status["results"]["timeline"] == [{"t": 0, "tpmC": 540.0}]
-    lost = {0: ok[0], 1: _with_ledger(pod_results(1, 2, 40, .01), 40, 2)}
-    step = next_step(RUN, spec, {"phase": "Running", "observedGeneration": 2, "startAt": START},
-                     World(runner=JobState(True, True), results=lost), at(200))
+    verifying = {"phase": "Verifying", "observedGeneration": 2, "startAt": START}
+    done = JobState(True, True)
+    step = next_step(RUN, spec, verifying, World(verifier=done, durability_report=durability_report(90)), at(200))
+    assert step.actions == [Action.RELEASE_RUNNERS] and "phase" not in step.status
+    assert step.status["durability"] == {
+        "acknowledged": 90, "found": 90, "lost": 0, "missing": 0, "replaced": 0, "duplicates": 0,
+        "unknownOutcome": 1, "unknownCommitted": 0, "unknownNotCommitted": 1, "ledgers": 2,
+        "lostExamples": [], "durable": True}
+    step = next_step(RUN, spec, verifying, World(verifier=JobState(True, failed=True),
+                                                 durability_report=durability_report(90, lost=2)), at(200))
+    assert step.actions == [Action.RELEASE_RUNNERS]
     assert step.status["phase"] == "Failed" and step.status["reason"] == "DurabilityLost"
-    assert step.status["message"].startswith("2 of 90 acknowledged NewOrders are missing")
-    assert step.status["durability"]["lostExamples"] == [[1, 3, 3001], [1, 3, 3002]]
+    assert step.status["message"].startswith("2 of 90 acknowledged NewOrders lost (0 missing, 2 replaced "
+                                             "by a later order under the same O_ID, 0 acknowledged twice), "
+                                             "e.g. order (w=1, d=3, o_id=3001) of customer 1")
+    assert len(step.status["durability"]["lostExamples"]) == 2
+    crashed = next_step(RUN, spec, verifying, World(verifier=JobState(True, failed=True, message="boom")), at(200))
+    assert crashed.status["reason"] == "DurabilityUnverified" and "boom" in crashed.status["message"]
 
 
 def test_next_due_names_the_injection_to_choose_a_victim_for_now(spec):

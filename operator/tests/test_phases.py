@@ -6,12 +6,13 @@ import datetime as dt
 
 import pytest
 
-from runner_docs import pod_results
+from runner_docs import durability_report, pod_results
 from tpcc_operator import phases, plan
 from tpcc_operator.phases import Action, JobState, World, can_move, next_step
 
 T0 = dt.datetime(2025, 1, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
 RUN = plan.Run("bench", "perf", "uid", 2)
+IPS = {0: "10.0.0.5", 1: "10.0.0.6"}
 CHECK_OK = {"passed": True, "conditions": [{"number": n, "passed": True, "checked": 1, "violations": 0}
                                            for n in range(1, 13)]}
 
@@ -94,17 +95,28 @@ def test_happy_path(voltdb):
     assert d.phase == "Verifying" and d.status["results"]["tpmC"] == 180.0
     assert d.condition("RunCompleted")["status"] == "True"
 
+    # durability: verified once the database is whole, over the ledgers of both pods
+    assert d.tick(World(database_ready=0, runner_pod_ips=IPS)).actions == []
+    step = d.tick(World(database_ready=1, runner_pod_ips=IPS))
+    assert step.actions == [Action.CREATE_VERIFY_JOB] and step.ledger_pods == IPS
+    assert d.tick(World(verifier=JobState(exists=True))).actions == []
+    step = d.tick(World(verifier=JobState(exists=True, succeeded=True), durability_report=durability_report(90)))
+    assert step.actions == [Action.RELEASE_RUNNERS] and d.phase == "Verifying"
+    assert d.condition("Durable")["status"] == "True"
+    assert (d.status["durability"]["acknowledged"], d.status["durability"]["lost"]) == (90, 0)
+
     assert d.tick(World()).actions == [Action.CREATE_CHECK_JOB]
     d.tick(World(checker=JobState(exists=True, succeeded=True), check_report=CHECK_OK))
     assert d.phase == "Succeeded" and d.status["consistency"]["passed"]
     assert d.condition("Succeeded")["status"] == "True" and d.status["completionTime"]
 
     # cleanup once per policy (OnSuccess), then nothing more
-    assert d.tick().actions == [Action.CLEAN_UP] and d.status["cleanedUp"]
+    assert d.tick().actions == [Action.RELEASE_RUNNERS, Action.CLEAN_UP] and d.status["cleanedUp"]
     assert d.tick().actions == [] and d.phase == "Succeeded"
     reasons = [e.reason for e in d.events]
     for r in ("RunStarted", "Deploying", "DatabaseInstalled", "Loading", "LoadJobCreated", "Running",
-              "RunJobCreated", "RunnersReady", "Verifying", "CheckJobCreated", "Succeeded", "CleanedUp"):
+              "RunJobCreated", "RunnersReady", "Verifying", "VerifyJobCreated", "CheckJobCreated",
+              "Succeeded", "CleanedUp"):
         assert r in reasons
     assert all(e.type == "Normal" for e in d.events)
 
@@ -135,6 +147,8 @@ def test_phase_never_moves_backwards(voltdb):
               World(load=JobState(True, True)), World(runner=JobState(True), runners_ready=2),
               World(runner=JobState(True, True), results={0: pod_results(0, 2, 5, .01),
                                                           1: pod_results(1, 2, 5, .01)}),
+              World(database_ready=1, runner_pod_ips=IPS),
+              World(verifier=JobState(True, True), durability_report=durability_report(10)), World(),
               World(checker=JobState(True, True), check_report=CHECK_OK), World()]
     for w in worlds:
         d.tick(w)
@@ -154,10 +168,14 @@ def test_external_database_skips_deploying(spec_of):
     d.tick(World())
     d.tick(World(runner=JobState(True), runners_ready=1))
     d.tick(World(runner=JobState(True, True), results={0: pod_results(0, 1, 10, .01)}))
+    # nothing deployed to wait for: verified at once
+    assert d.tick(World(runner_pod_ips={0: "10.0.0.5"})).actions == [Action.CREATE_VERIFY_JOB]
+    d.tick(World(verifier=JobState(True, True), durability_report=durability_report(10, ledgers=1)))
     d.tick(World(checker=JobState(True, True), check_report=CHECK_OK))
     assert d.phase == "Succeeded"
     assert Action.INSTALL_DATABASE not in d.actions
-    assert d.tick().actions == [Action.CLEAN_UP]  # the Jobs go; there is no release to remove
+    # the Jobs go; there is no release to remove
+    assert d.tick().actions == [Action.RELEASE_RUNNERS, Action.CLEAN_UP]
 
 
 def test_database_never_ready_fails_after_the_timeout(voltdb):
@@ -212,7 +230,7 @@ def test_missing_results_fail_the_run(voltdb):
 
 def test_consistency_violation_fails_the_run(voltdb):
     d = Driver(voltdb)
-    d.status = {"phase": "Verifying", "observedGeneration": 2}
+    d.status = {"phase": "Verifying", "observedGeneration": 2, "durability": {"lost": 0}}
     report = {"passed": False, "conditions": [{"number": 2, "passed": False, "violations": 1},
                                               {"number": 7, "passed": False, "violations": 3}]}
     d.tick(World(checker=JobState(True, failed=True, message="exit 1"), check_report=report))
@@ -223,7 +241,7 @@ def test_consistency_violation_fails_the_run(voltdb):
 
 def test_check_crash_without_report(voltdb):
     d = Driver(voltdb)
-    d.status = {"phase": "Verifying", "observedGeneration": 2}
+    d.status = {"phase": "Verifying", "observedGeneration": 2, "durability": {"lost": 0}}
     d.tick(World(checker=JobState(True, failed=True, message="pod c exited 1: boom")))
     assert d.status["reason"] == "CheckFailed" and "boom" in d.status["message"]
 
@@ -234,8 +252,10 @@ def test_verify_disabled_succeeds_after_the_run(spec_of):
     d = Driver(spec)
     d.status = {"phase": "Running", "observedGeneration": 2, "startAt": "x"}
     d.tick(World(runner=JobState(True, True), results={0: pod_results(0, 1, 5, .01)}))
+    assert d.phase == "Verifying"  # durability is always verified
+    d.tick(World(verifier=JobState(True, True), durability_report=durability_report(10, ledgers=1)))
     assert d.phase == "Succeeded"
-    assert d.tick().actions == []  # policy Never
+    assert d.tick().actions == [Action.RELEASE_RUNNERS]  # policy Never
 
 
 def test_restart_adopts_a_start_time_already_written(voltdb):

@@ -94,7 +94,15 @@ def test_run_job_is_an_indexed_barrier_job(voltdb):
     assert flag(args, "--results-configmap") == "perf/bench-g3-results-$(JOB_COMPLETION_INDEX)"
     assert flag(args, "--driver-opt") == "schema=normalized"
     assert flag(args, "--metrics-port") == "9100"
-    assert c["ports"] == [{"name": "metrics", "containerPort": 9100, "protocol": "TCP"}]
+    assert c["ports"] == [{"name": "metrics", "containerPort": 9100, "protocol": "TCP"},
+                          {"name": "ledger", "containerPort": plan.LEDGER_PORT, "protocol": "TCP"}]
+    # each pod keeps its ledger after its window until the verifier has read all of them
+    assert flag(args, "--ledger") == "/tmp/ledger.log" and "--verify-ledger" not in args
+    assert flag(args, "--hold-ledger") == "perf/bench-g3-start"
+    assert flag(args, "--ledger-port") == str(plan.LEDGER_PORT)
+    hold = int(flag(args, "--hold-timeout"))
+    assert hold == plan.ledger_hold_seconds(voltdb) > voltdb["verify"]["timeoutSeconds"]
+    assert s["activeDeadlineSeconds"] > hold + 60 + 5
     # Ready = all its terminals connected (the runner's /ready), not merely the server up
     assert c["readinessProbe"]["httpGet"] == {"path": "/ready", "port": "metrics"}
     assert flag(args, "--seed") == str(plan.run_seed(RUN, voltdb)) and "--think-time" not in args
@@ -262,3 +270,16 @@ def test_a_deployed_database_is_reset_unless_told_to_resume(voltdb):
     voltdb["workload"]["resetBeforeLoad"] = False
     args = container(plan.load_job(RUN, voltdb, SETTINGS))["args"]
     assert "--reset" not in args and "--refuse-existing" not in args
+
+
+def test_the_verifier_reads_every_runner_pods_ledger(voltdb):
+    job = plan.verifier_job(RUN, voltdb, SETTINGS, {1: "10.0.0.7", 0: "10.0.0.6"})
+    c = container(job)
+    args = c["args"]
+    assert args[0] == "verify-ledger" and flag(args, "--db") == "voltdb"
+    ledgers = [args[i + 1] for i, a in enumerate(args) if a == "--ledger"]
+    assert ledgers == [f"http://10.0.0.6:{plan.LEDGER_PORT}/ledger", f"http://10.0.0.7:{plan.LEDGER_PORT}/ledger"]
+    assert flag(args, "--results-configmap") == "perf/bench-g3-check"
+    assert job["metadata"]["name"] == "bench-g3-verifier"
+    assert job["spec"]["activeDeadlineSeconds"] == voltdb["verify"]["timeoutSeconds"]
+    assert job["spec"]["template"]["spec"]["automountServiceAccountToken"] is True

@@ -1,17 +1,18 @@
 """Result merge into status: sums across pods, percentiles from merged histograms, no
-histograms in the status; consistency report -> status.consistency."""
+histograms in the status; consistency report -> status.consistency; the verifier's report ->
+status.durability."""
 from __future__ import annotations
 
 import pytest
 
-from runner_docs import WARMUP, pod_results
-from tpcc_operator.results import consistency_status, late_runners_message, run_status
+from runner_docs import WARMUP, durability_report, pod_results
+from tpcc_operator.results import consistency_status, durability_status, late_runners_message, run_status
 
 
 def test_merge_of_two_pods():
     fast = pod_results(0, 2, new_orders=120, latency_s=0.002)
     slow = pod_results(1, 2, new_orders=60, latency_s=0.100)
-    r, durability = run_status([fast, slow])
+    r = run_status([fast, slow])
     assert r["tpmC"] == fast["tpmC"] + slow["tpmC"] == 180.0
     assert r["runnerPods"] == 2 and r["measuredSeconds"] == 60
     assert r["start"] == "2025-01-01T00:00:10Z" and r["end"] == "2025-01-01T00:01:10Z"
@@ -34,13 +35,12 @@ def test_merge_of_two_pods():
     assert r["responseTimesPassed"] and r["lateRunners"] == []
     assert [p["lateSeconds"] for p in r["pods"]] == [0.01, 0.01]
     assert late_runners_message(r) is None
-    assert durability is None  # these pods verified no ledger
 
 
 def test_a_late_runner_pod_is_named_and_the_common_window_is_shorter():
     on_time = pod_results(0, 2, new_orders=600, latency_s=0.01)
     late = pod_results(1, 2, new_orders=570, latency_s=0.01, late_seconds=WARMUP + 3.4)
-    r, _ = run_status([on_time, late])
+    r = run_status([on_time, late])
     # only the 56 seconds both pods measured count: 10 + ~10 NewOrders a second
     assert r["measuredSeconds"] == 56 and r["start"] == "2025-01-01T00:00:14Z"
     assert r["lateRunners"] == [{"shard": 1, "lateSeconds": 13.4}]
@@ -72,3 +72,10 @@ def test_consistency_passed_and_violated():
 def test_a_report_that_claims_passed_with_a_violation_is_not_passed():
     c = consistency_status({"passed": True, "conditions": [{"number": 5, "passed": False}]})
     assert not c["passed"] and c["violated"] == [5]
+
+
+def test_a_durability_report_that_claims_durable_with_a_loss_is_not_durable():
+    report = {**durability_report(10, lost=1), "durable": True}
+    d = durability_status(report)
+    assert (d["lost"], d["replaced"], d["durable"]) == (1, 1, False)
+    assert durability_status(durability_report(10))["durable"] is True

@@ -100,6 +100,11 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: dict, cfg: pla
         kube.create(plan.run_job(run, spec, cfg))
     elif action is Action.WRITE_START_AT:
         kube.write_start_at(run, step.start_at)
+    elif action is Action.CREATE_VERIFY_JOB:
+        kube.create(plan.verifier_job(run, spec, cfg, step.ledger_pods))
+    elif action is Action.RELEASE_RUNNERS:
+        kube.release_runners(run)
+    elif action is Action.CREATE_CHECK_JOB:
         kube.create(plan.check_job(run, spec, cfg))
     elif action is Action.KILL_POD:
         killed = kube.kill_pod(run.namespace, step.kill)

@@ -341,7 +341,9 @@ def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.
         world.database_ready, world.database_waiting = database_pods(ns, plan.database_pod_selector(run))
         world.pods = pod_states(ns, plan.database_pod_selector(run), now)
     elif phase in JOB_ROLE:
-        world.pods = pod_states(ns, {"job-name": plan.job_name(run, JOB_ROLE[phase])}, now)
+        # Verifying runs the verifier (durability) first, then the checker
+        role = "verifier" if phase == VERIFYING and "durability" not in status else JOB_ROLE[phase]
+        world.pods = pod_states(ns, {"job-name": plan.job_name(run, role)}, now)
     if phase == LOADING:
         world.load = job_state(ns, plan.job_name(run, "loader"))
     elif phase == RUNNING:
@@ -349,11 +351,20 @@ def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.
         world.start_at = configmap_data(ns, plan.start_configmap_name(run)).get("startAt")
         if world.runner.exists and not world.start_at:
             world.runners_ready = ready_pods(ns, {"job-name": plan.job_name(run, "runner")})
-        if world.runner.succeeded:
+        if world.runner.exists and world.start_at:  # each pod writes its results when its window ends
             for i in range(spec["runners"]["parallelism"]):
                 doc = _json(configmap_data(ns, plan.results_configmap_name(run, i)).get("results.json"))
                 if doc is not None:
                     world.results[i] = doc
+    elif phase == VERIFYING and "durability" not in status:
+        world.verifier = job_state(ns, plan.job_name(run, "verifier"))
+        if world.verifier.succeeded or world.verifier.failed:
+            world.durability_report = _json(
+                configmap_data(ns, plan.check_configmap_name(run)).get("durability.json"))
+        elif not world.verifier.exists:
+            if plan.is_deployed(spec):
+                world.database_ready, _ = database_pods(ns, plan.database_pod_selector(run))
+            world.runner_pod_ips = runner_pod_ips(ns, plan.job_name(run, "runner"))
     elif phase == VERIFYING:
         world.checker = job_state(ns, plan.job_name(run, "checker"))
         if world.checker.succeeded or world.checker.failed:
@@ -361,9 +372,30 @@ def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.
     return world
 
 
+def runner_pod_ips(namespace: str, job: str) -> dict[int, str]:
+    """Shard -> IP of each running pod of the runner Job (the pods holding their ledgers)."""
+    out = {}
+    for pod in core().list_namespaced_pod(namespace, label_selector=f"job-name={job}").items:
+        index = (pod.metadata.annotations or {}).get("batch.kubernetes.io/job-completion-index")
+        if index is not None and pod.status.phase == "Running" and pod.status.pod_ip \
+                and not pod.metadata.deletion_timestamp:
+            out[int(index)] = pod.status.pod_ip
+    return out
+
+
 def write_start_at(run: plan.Run, start_at: str) -> None:
     core().patch_namespaced_config_map(plan.start_configmap_name(run), run.namespace,
                                        {"data": {"startAt": start_at}})
+
+
+def release_runners(run: plan.Run) -> None:
+    """ledgersVerified: the runner pods stop serving their ledgers and exit."""
+    try:
+        core().patch_namespaced_config_map(plan.start_configmap_name(run), run.namespace,
+                                           {"data": {"ledgersVerified": "true"}})
+    except ApiException as e:
+        if not _missing(e):  # cleaned up already: the pods are gone with their Job
+            raise
 
 
 # ---- helm ------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from typing import Any
 from . import failures
 from . import faults as fault_injection
 from . import plan
-from .results import consistency_status, late_runners_message, run_status
+from .results import consistency_status, durability_status, late_runners_message, run_status
 from .timestamps import parse_time, rfc3339
 
 PENDING, DEPLOYING, LOADING, RUNNING, VERIFYING = "Pending", "Deploying", "Loading", "Running", "Verifying"
@@ -38,6 +38,8 @@ class Action(str, enum.Enum):
     CREATE_LOAD_JOB = "create-load-job"
     CREATE_RUN_JOB = "create-run-job"
     WRITE_START_AT = "write-start-at"          # release the barrier: startAt in the start ConfigMap
+    CREATE_VERIFY_JOB = "create-verify-job"    # durability: the ledgers of all runner pods
+    RELEASE_RUNNERS = "release-runners"        # ledgersVerified: the runner pods may exit
     CREATE_CHECK_JOB = "create-check-job"
     KILL_POD = "kill-pod"                      # fault injection: delete the chosen database pod
     CLEAN_UP = "clean-up"                      # per cleanup.policy
@@ -76,6 +78,9 @@ class World:
     runners_ready: int = 0            # Ready runner pods (connected, waiting at the barrier)
     start_at: str | None = None       # startAt found in the start ConfigMap
     results: dict[int, dict] = field(default_factory=dict)   # shard -> results.json
+    runner_pod_ips: dict[int, str] = field(default_factory=dict)  # running runner pods: shard -> IP
+    verifier: JobState = field(default_factory=JobState)
+    durability_report: dict | None = None  # durability.json
     checker: JobState = field(default_factory=JobState)
     check_report: dict | None = None  # check.json
     # with spec.faults, while Running and Verifying:
@@ -99,6 +104,7 @@ class Step:
     events: list[Event] = field(default_factory=list)
     start_at: str | None = None  # with WRITE_START_AT
     kill: fault_injection.Kill | None = None  # with KILL_POD
+    ledger_pods: dict[int, str] = field(default_factory=dict)  # with CREATE_VERIFY_JOB: shard -> pod IP
 
 
 def patched(status: dict, patch: dict) -> dict:
@@ -389,32 +395,20 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World) -> Step:
         if world.runner.failed:
             b.condition("RunCompleted", False, "RunFailed", world.runner.message)
             return b.fail("RunFailed", f"run failed: {world.runner.message}")
-        if world.runner.succeeded:
-            missing = sorted(set(range(n)) - set(world.results))
-            if missing:
-                msg = f"runner pods {missing} wrote no results"
-                b.condition("RunCompleted", False, "ResultsMissing", msg)
-                return b.fail("ResultsMissing", msg)
-            results, durability = run_status([world.results[i] for i in range(n)])
+        missing = sorted(set(range(n)) - set(world.results))
+        if status.get("startAt") and not missing:
+            # Every pod's window is over; the pods now hold their ledgers for the verifier.
+            results = run_status([world.results[i] for i in range(n)])
             b.step.status["results"] = results
             if late := late_runners_message(results):
                 b.condition("RunCompleted", False, "RunnerLate", late)
                 return b.fail("RunnerLate", late)
             b.condition("RunCompleted", True, "Completed", f"tpmC {results['tpmC']:.1f} from {n} pods")
-            if durability is not None:
-                b.step.status["durability"] = durability
-                if durability["lost"]:
-                    msg = (f"{durability['lost']} of {durability['acknowledged']} acknowledged "
-                           f"NewOrders are missing from the database, e.g. (w, d, o_id) "
-                           f"{durability['lostExamples'][:3]}")
-                    b.condition("Durable", False, "AcknowledgedOrdersLost", msg)
-                    return b.fail("DurabilityLost", msg)
-                b.condition("Durable", True, "NoLoss",
-                            f"all {durability['acknowledged']} acknowledged NewOrders found")
-            if spec["verify"]["enabled"]:
-                b.move(VERIFYING, "Verifying", f"tpmC {results['tpmC']:.1f}; checking consistency")
-            else:
-                b.move(SUCCEEDED, "Succeeded", f"tpmC {results['tpmC']:.1f} (consistency check disabled)")
+            b.move(VERIFYING, "Verifying", f"tpmC {results['tpmC']:.1f}; verifying durability")
+        elif world.runner.succeeded:
+            msg = f"runner pods {missing} wrote no results"
+            b.condition("RunCompleted", False, "ResultsMissing", msg)
+            return b.fail("ResultsMissing", msg)
         else:
             if not world.runner.exists:
                 b.act(Action.CREATE_RUN_JOB)
@@ -438,12 +432,17 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World) -> Step:
                 _inject_faults(b, run, spec, world)
 
     elif phase == VERIFYING:
-        if world.check_report is not None and (world.checker.succeeded or world.checker.failed):
+        if "durability" not in status:
+            failed = _verify_durability(b, run, spec, world)
+            if failed:
+                return failed
+        elif world.check_report is not None and (world.checker.succeeded or world.checker.failed):
             consistency = consistency_status(world.check_report)
             b.step.status["consistency"] = consistency
             if consistency["passed"]:
                 b.condition("ConsistencyVerified", True, "Passed", "all consistency conditions hold")
-                b.move(SUCCEEDED, "Succeeded", "run complete, consistency conditions hold")
+                b.move(SUCCEEDED, "Succeeded", "run complete: no acknowledged order lost, "
+                                               "consistency conditions hold")
             else:
                 msg = "violated consistency conditions " + ", ".join(map(str, consistency["violated"]))
                 b.condition("ConsistencyVerified", False, "Violated", msg)
@@ -453,21 +452,13 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World) -> Step:
             b.condition("ConsistencyVerified", False, "CheckFailed", msg)
             return b.fail("CheckFailed", f"consistency check failed: {msg}")
         elif not world.checker.exists:
-            # The conditions are checked after the last fault has recovered.
-            _inject_faults(b, run, spec, world)
-            faults = b.step.status.get("faults", status.get("faults") or [])
-            timeout = spec["database"]["readyTimeoutSeconds"]
-            if not fault_injection.in_progress(faults):
-                b.act(Action.CREATE_CHECK_JOB)
-                b.event("CheckJobCreated", f"job {plan.job_name(run, 'checker')}")
-            elif b.elapsed() > timeout:
-                last = faults[-1]
-                msg = f"{last['target']} not back and ready {timeout}s after the run (fault {last['number']})"
-                b.condition("ConsistencyVerified", False, "DatabaseNotRecovered", msg)
-                return b.fail("DatabaseNotRecovered", msg)
+            b.act(Action.CREATE_CHECK_JOB)
+            b.event("CheckJobCreated", f"job {plan.job_name(run, 'checker')}")
 
     elif phase in TERMINAL:
         if not status.get("cleanedUp"):
+            if status.get("startAt"):
+                b.act(Action.RELEASE_RUNNERS)  # runner pods holding their ledgers exit now
             policy = spec["cleanup"]["policy"]
             if policy == "Always" or (policy == "OnSuccess" and phase == SUCCEEDED):
                 b.act(Action.CLEAN_UP)
@@ -478,6 +469,60 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World) -> Step:
         if ttl is not None and done and (now - parse_time(done)).total_seconds() >= ttl:
             b.act(Action.DELETE_RUN)
     return b.step
+
+
+def _verify_durability(b: "_Builder", run: plan.Run, spec: dict, world: World) -> Step | None:
+    """The durability step of Verifying: once the faults are over and the database is whole
+    again, one verifier Job reads the ledgers of all runner pods and judges them together;
+    then the runner pods are released. Returns the Step if the run fails."""
+    n = spec["runners"]["parallelism"]
+    timeout = spec["database"]["readyTimeoutSeconds"]
+    if world.verifier.succeeded or world.verifier.failed:
+        b.act(Action.RELEASE_RUNNERS)
+        if world.durability_report is None:
+            msg = world.verifier.message or "the verifier wrote no report"
+            b.condition("Durable", False, "VerificationFailed", msg)
+            return b.fail("DurabilityUnverified", f"durability verification failed: {msg}")
+        d = durability_status(world.durability_report)
+        b.step.status["durability"] = d
+        if not d["durable"]:
+            msg = (f"{d['lost']} of {d['acknowledged']} acknowledged NewOrders lost "
+                   f"({d['missing']} missing, {d['replaced']} replaced by a later order under the same "
+                   f"O_ID, {d['duplicates']} acknowledged twice)")
+            msg += f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else ""
+            b.condition("Durable", False, "AcknowledgedOrdersLost", msg)
+            return b.fail("DurabilityLost", msg)
+        b.condition("Durable", True, "NoLoss",
+                    f"all {d['acknowledged']} acknowledged NewOrders found in {d['ledgers']} ledgers; "
+                    f"{d['unknownOutcome']} of unknown outcome: {d['unknownCommitted']} committed")
+        if not spec["verify"]["enabled"]:
+            b.move(SUCCEEDED, "Succeeded", "run complete: no acknowledged order lost "
+                                           "(consistency check disabled)")
+        return None
+    if world.verifier.exists:
+        return None
+    # Verified only after the last fault has recovered and every member is back.
+    _inject_faults(b, run, spec, world)
+    faults = b.step.status.get("faults", b.status.get("faults") or [])
+    replicas = plan.deploy_spec(spec)["replicas"] if plan.is_deployed(spec) else 0
+    if not fault_injection.in_progress(faults) and world.database_ready >= replicas:
+        gone = sorted(set(range(n)) - set(world.runner_pod_ips))
+        if gone:
+            msg = f"runner pods {gone} are gone: their durability ledgers cannot be verified"
+            b.condition("Durable", False, "LedgersUnavailable", msg)
+            return b.fail("DurabilityUnverified", msg)
+        b.act(Action.CREATE_VERIFY_JOB)
+        b.step.ledger_pods = dict(world.runner_pod_ips)
+        b.event("VerifyJobCreated", f"job {plan.job_name(run, 'verifier')}: the ledgers of {n} runner pods")
+    elif b.elapsed() > timeout:
+        if faults and fault_injection.in_progress(faults):
+            last = faults[-1]
+            msg = f"{last['target']} not back and ready {timeout}s after the run (fault {last['number']})"
+        else:
+            msg = f"{world.database_ready}/{replicas} database pods ready {timeout}s after the run"
+        b.condition("Durable", False, "DatabaseNotRecovered", msg)
+        return b.fail("DatabaseNotRecovered", msg)
+    return None
 
 
 def _condition_message(status: dict, type_: str) -> str:

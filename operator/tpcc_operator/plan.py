@@ -31,6 +31,8 @@ MANAGER = "tpcc-operator"
 
 RUNNER_UID = 1000
 CLUSTER_DOMAIN = "cluster.local"
+# Where a runner pod serves its durability ledger to the verifier after its window.
+LEDGER_PORT = 9101
 # Port each chart's client Service and pods listen on.
 CLIENT_PORTS = {"voltdb": 21212, "mongodb": 27017}
 # The TPC-C mix as `tpcc run --mix` takes it: NewOrder, Payment, OrderStatus, Delivery, StockLevel.
@@ -111,7 +113,7 @@ def check_configmap_name(run: Run) -> str:
 
 
 def job_name(run: Run, role: str) -> str:
-    """role: loader | runner | checker (also the pods' bench.tpcc.dev/role label)."""
+    """role: loader | runner | verifier | checker (also the pods' bench.tpcc.dev/role label)."""
     return f"{run.prefix}-{role}"
 
 
@@ -327,12 +329,6 @@ def load_timeout(spec: dict) -> int:
     return w.get("loadTimeoutSeconds") or 600 + 300 * -(-w["warehouses"] // w["loadWorkers"])
 
 
-def reset_before_load(spec: dict) -> bool:
-    """workload.resetBeforeLoad as written; unset: only a database deployed for this run
-    (new, empty) is reset, an external one never."""
-    return spec["workload"].get("resetBeforeLoad", is_deployed(spec))
-
-
 def run_seed(run: Run, spec: dict) -> int:
     """The one seed of a run (clause 2.1.6.1: one C_RUN per run): spec.workload.seed, or one
     derived from the run's UID and generation, so an operator restart gives the same seed and
@@ -343,6 +339,12 @@ def run_seed(run: Run, spec: dict) -> int:
         return int(seed)
     digest = hashlib.sha256(f"{run.uid}/{run.generation}".encode()).digest()
     return int.from_bytes(digest[:4], "big") >> 1  # 31 bits: fits every signed int
+
+
+def reset_before_load(spec: dict) -> bool:
+    """workload.resetBeforeLoad as written; unset: only a database deployed for this run
+    (new, empty) is reset, an external one never."""
+    return spec["workload"].get("resetBeforeLoad", is_deployed(spec))
 
 
 def clients_per_pod(spec: dict) -> int:
@@ -363,17 +365,42 @@ def run_job(run: Run, spec: dict, settings: Settings) -> dict:
             "--shard", f"$(JOB_COMPLETION_INDEX)/{n}",
             "--start-configmap", f"{ns}/{start_configmap_name(run)}",
             "--results-configmap", f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)",
-            # every acknowledged NewOrder, looked up again after the run -> status.durability
-            "--ledger", "/tmp/ledger.log", "--verify-ledger"]
+            # every acknowledged NewOrder, held after the run until the verifier has read
+            # the ledgers of all pods (ledgersVerified in the start ConfigMap)
+            "--ledger", "/tmp/ledger.log", "--hold-ledger", f"{ns}/{start_configmap_name(run)}",
+            "--ledger-port", str(LEDGER_PORT), "--hold-timeout", str(ledger_hold_seconds(spec))]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=True)
+    pod["containers"][0]["ports"].append({"name": "ledger", "containerPort": LEDGER_PORT, "protocol": "TCP"})
     # Ready = every terminal of the pod connected to the database (not just the HTTP server up)
     pod["containers"][0]["readinessProbe"] = {
         "httpGet": {"path": "/ready", "port": "metrics"}, "periodSeconds": 2, "failureThreshold": 1}
     # Backstop only: the operator fails the run itself when the pods are not Ready in time.
     deadline = (r["readyTimeoutSeconds"] + r["startDelaySeconds"] + w["warmupSeconds"]
-                + w["durationSeconds"] + 300)
+                + w["durationSeconds"] + ledger_hold_seconds(spec) + 300)
     return _job(run, spec, "runner", pod, deadline, completionMode="Indexed",
                 completions=n, parallelism=n)
+
+
+def ledger_hold_seconds(spec: dict) -> int:
+    """How long a runner pod holds its ledger after its window: the faults' recovery, then
+    the verifier's deadline, then slack for the operator's ticks."""
+    return spec["database"]["readyTimeoutSeconds"] + spec["verify"]["timeoutSeconds"] + 120
+
+
+def ledger_urls(pod_ips: dict[int, str]) -> list[str]:
+    """Where the verifier reads the ledger of each runner pod (shard -> pod IP)."""
+    return [f"http://{pod_ips[shard]}:{LEDGER_PORT}/ledger" for shard in sorted(pod_ips)]
+
+
+def verifier_job(run: Run, spec: dict, settings: Settings, pod_ips: dict[int, str]) -> dict:
+    """The durability verification: once per run, over the ledgers of all runner pods
+    together (a key acknowledged by two pods is a lost order), after the faults are over;
+    durability.json goes into the check ConfigMap."""
+    args = ["verify-ledger", *_common_flags(run, spec, metrics=False),
+            *[a for url in ledger_urls(pod_ips) for a in ("--ledger", url)],
+            "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
+    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
+    return _job(run, spec, "verifier", pod, spec["verify"]["timeoutSeconds"])
 
 
 def check_job(run: Run, spec: dict, settings: Settings) -> dict:

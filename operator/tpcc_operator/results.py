@@ -1,5 +1,5 @@
-"""Runner documents -> the BenchmarkRun's status.results, status.durability and
-status.consistency.
+"""Runner documents -> the BenchmarkRun's status.results; the verifier's durability.json ->
+status.durability; the checker's check.json -> status.consistency.
 
 The merge itself (sum counts and histograms, percentiles from the merged histograms) is the
 runner's `merge_results`; this module picks what belongs in a status (no histograms, no
@@ -16,11 +16,9 @@ def _shard_index(doc: dict) -> int:
     return int(str(doc.get("shard", "0/1")).partition("/")[0])
 
 
-def run_status(docs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """(status.results, status.durability) from the results.json of every runner pod, merged
-    once; durability is None if the pods verified no ledger."""
-    merged = merge_results(docs)
-    return _results(merged, docs), _durability(merged.get("durability"))
+def run_status(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """status.results from the results.json of every runner pod, merged once."""
+    return _results(merge_results(docs), docs)
 
 
 def _results(merged: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -79,12 +77,19 @@ def late_runners_message(results: dict[str, Any]) -> str | None:
             f"startAt: {pods}")
 
 
-def _durability(m: dict[str, Any] | None) -> dict[str, Any] | None:
-    if m is None:
-        return None
-    return {"acknowledged": m["acknowledged"], "found": m["found"], "lost": m["lost"],
-            "unknownOutcome": m["unknown_outcome"], "lostExamples": m["lost_examples"],
-            "runnerPods": m["pods"]}
+def durability_status(report: dict[str, Any]) -> dict[str, Any]:
+    """status.durability from the verifier's durability.json (the judge is the runner's
+    durability.judge, over the ledgers of all runner pods at once)."""
+    counts = ("acknowledged", "found", "lost", "missing", "replaced", "duplicates")
+    out = {k: int(report.get(k, 0)) for k in counts}
+    out["unknownOutcome"] = int(report.get("unknown_outcome", 0))
+    out["unknownCommitted"] = int(report.get("unknown_committed", 0))
+    out["unknownNotCommitted"] = int(report.get("unknown_not_committed", 0))
+    out["ledgers"] = int(report.get("ledgers", 0))
+    out["lostExamples"] = [str(e) for e in report.get("lost_examples", [])][:10]
+    # a report that claims durable with a loss in its counts is not durable
+    out["durable"] = bool(report.get("durable")) and out["lost"] == 0
+    return out
 
 
 def consistency_status(report: dict[str, Any]) -> dict[str, Any]:
