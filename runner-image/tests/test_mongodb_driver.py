@@ -16,6 +16,7 @@ from tpcc_runner.drivers.base import (ConnectionLost, ConnectionOptions, LoadMet
                                       RetryableError, UnknownOutcome, Unreachable, UserAbort)
 from tpcc_runner.drivers.mongodb import MongoDBDriver
 from tpcc_runner.loader import require_loaded
+from tpcc_runner.durability import StoredOrder, epoch_ms
 from tpcc_runner.schema import TABLES
 
 WAREHOUSES, DISTRICTS, CUSTOMERS, ORDERS, NEW_ORDERS, ITEMS = 2, 2, 6, 6, 3, 20
@@ -347,9 +348,18 @@ def test_stock_level_counts_distinct_low_items_of_last_20_orders(drv):
     assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 10}) == {"low_stock": 0}
 
 
-def test_existing_orders(drv):
-    keys = [(1, 1, 1), (1, 2, ORDERS), (2, 2, ORDERS + 1), (3, 1, 1)]
-    assert drv.existing_orders(keys) == {(1, 1, 1), (1, 2, ORDERS)}
+def test_stored_orders_and_orders_entered_at_read_the_order_with_its_lines(schema_drv):
+    entry = T0 + dt.timedelta(days=1, milliseconds=7)  # no loaded order was entered then
+    items = [{"i_id": 3, "supply_w_id": 1, "quantity": 4}, {"i_id": 2, "supply_w_id": 1, "quantity": 1}]
+    o = schema_drv.new_order({"w_id": 1, "d_id": 2, "c_id": 3, "o_entry_d": entry, "items": items})["o_id"]
+    keys = [(1, 1, 1), (1, 2, o), (2, 2, ORDERS + 1), (3, 1, 1)]
+    stored = schema_drv.stored_orders(keys)
+    assert sorted(stored) == [(1, 1, 1), (1, 2, o)]
+    assert stored[(1, 2, o)] == StoredOrder(3, entry, 2, ((3, 1, 4), (2, 1, 1)))
+    ms = epoch_ms(entry)
+    assert schema_drv.orders_entered_at(1, 2, 3, ms) == [stored[(1, 2, o)]]
+    assert schema_drv.orders_entered_at(1, 2, 3, ms + 1) == []
+    assert schema_drv.orders_entered_at(1, 2, 4, ms) == []
 
 
 def test_read_only_transactions_on_a_read_preference_with_causal_reads(schema_drv, secantus):

@@ -14,6 +14,7 @@ from tpcc_runner.consistency import RunDeliveries
 from tpcc_runner.drivers.base import (ConnectionLost, ConnectionOptions, LoadMeta, NotLoaded,
                                       UnknownOutcome, Unreachable, UserAbort)
 from tpcc_runner.drivers.voltdb import VoltDBDriver, ddl_columns
+from tpcc_runner.durability import StoredOrder, epoch_ms
 from tpcc_runner.schema import TABLES
 
 from voltdb_server import voltdb, voltdb_cluster  # noqa: F401  (fixtures)
@@ -439,11 +440,19 @@ def test_corrupted_row_is_named_in_the_example(loaded):
     assert r.example == "warehouse 2 district 1: D_YTD=61.25, sum(H_AMOUNT)=50.00"
 
 
-def test_existing_orders_reports_which_orders_exist(loaded):
-    o = loaded.new_order({"w_id": 2, "d_id": 2, "c_id": 1, "o_entry_d": T0,
-                          "items": [{"i_id": 1, "supply_w_id": 2, "quantity": 1}]})["o_id"]
+def test_stored_orders_and_orders_entered_at_read_the_order_with_its_lines(loaded):
+    entry = T0 + dt.timedelta(days=1)
+    items = [{"i_id": 3, "supply_w_id": 2, "quantity": 4}, {"i_id": 1, "supply_w_id": 1, "quantity": 1}]
+    o = loaded.new_order({"w_id": 2, "d_id": 2, "c_id": 1, "o_entry_d": entry, "items": items})["o_id"]
     keys = [(2, 2, o), (2, 2, o + 1), (1, 1, 1), (1, 2, 99), (2, 1, ORDERS)]
-    assert loaded.existing_orders(keys) == {(2, 2, o), (1, 1, 1), (2, 1, ORDERS)}
+    stored = loaded.stored_orders(keys)
+    assert sorted(stored) == [(1, 1, 1), (2, 1, ORDERS), (2, 2, o)]
+    assert stored[(2, 2, o)] == StoredOrder(1, entry, 2, ((3, 2, 4), (1, 1, 1)))
+    assert stored[(1, 1, 1)].identity().ol_cnt == ol_cnt(1, 1, 1)
+    ms = epoch_ms(entry)
+    assert loaded.orders_entered_at(2, 2, 1, ms) == [stored[(2, 2, o)]]
+    assert loaded.orders_entered_at(2, 2, 1, ms + 1) == []
+    assert loaded.orders_entered_at(2, 2, 2, ms) == []
 
 
 def test_describe_names_version_topology_and_schema(driver):

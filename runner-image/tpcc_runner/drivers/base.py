@@ -21,9 +21,12 @@ from __future__ import annotations
 import abc
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..consistency import ConditionResult, RunDeliveries, WarehouseData, evaluate
+
+if TYPE_CHECKING:
+    from ..durability import StoredOrder
 
 __all__ = ["ConditionResult"]  # drivers import it from here
 
@@ -200,9 +203,15 @@ class Driver(abc.ABC):
         ORDER-LINE aggregates per order (orphans included) and CUSTOMER money, all money in
         exact cents. Rows of districts beyond meta.districts are included too."""
 
+    # -- the durability ledger (durability.py judges; these only fetch) -------------------
     @abc.abstractmethod
-    def existing_orders(self, keys: list[tuple[int, int, int]]) -> set[tuple[int, int, int]]:
-        """Which of the (w_id, d_id, o_id) exist in ORDERS (for the durability ledger)."""
+    def stored_orders(self, keys: list[tuple[int, int, int]]) -> dict[tuple[int, int, int], "StoredOrder"]:
+        """The order stored under each (w_id, d_id, o_id) that exists, with its lines."""
+
+    @abc.abstractmethod
+    def orders_entered_at(self, w_id: int, d_id: int, c_id: int, entry_ms: int) -> list["StoredOrder"]:
+        """The orders of customer (w_id, d_id, c_id) whose O_ENTRY_D is entry_ms (epoch
+        milliseconds, UTC): where a NewOrder of unknown outcome is if it committed."""
 
 
 def utcnow() -> dt.datetime:

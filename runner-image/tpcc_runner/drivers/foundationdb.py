@@ -31,6 +31,7 @@ import tempfile
 import uuid
 from typing import Any, Iterable, Iterator
 
+from ..durability import StoredOrder
 from ..consistency import CustomerRow, DistrictRow, OrderRow, WarehouseData
 from ..schema import TABLES
 from .base import (ConnectionLost, ConnectionOptions, Driver, DriverError,
@@ -617,18 +618,41 @@ class FoundationDBDriver(Driver):
         return self._attempt(body)
 
     # -- verification ------------------------------------------------------------------
-    def existing_orders(self, keys: list[tuple[int, int, int]]) -> set[tuple[int, int, int]]:
+    def stored_orders(self, keys: list[tuple[int, int, int]]) -> dict[tuple[int, int, int], StoredOrder]:
         ks = self._keys()
-        found: set[tuple[int, int, int]] = set()
+        found: dict[tuple[int, int, int], StoredOrder] = {}
         for i in range(0, len(keys), LOOKUP_CHUNK):
             chunk = keys[i:i + LOOKUP_CHUNK]
 
             def lookup(tr):
                 futures = [tr.get(ks.key("orders", *k)) for k in chunk]
-                return {k for k, f in zip(chunk, futures) if f.value is not None}
+                return {k: self._stored_order(tr, k, ks.record("orders", ks.key("orders", *k), f.value))
+                        for k, f in zip(chunk, futures) if f.value is not None}
 
-            found |= self._transact(lookup)
+            found.update(self._transact(lookup))
         return found
+
+    def orders_entered_at(self, w_id: int, d_id: int, c_id: int, entry_ms: int) -> list[StoredOrder]:
+        ks = self._keys()
+
+        def lookup(tr):
+            out = []
+            for kv in self._range(tr, ks.range("orders_by_customer", w_id, d_id, c_id)):
+                o_id = ks.unpack("orders_by_customer", kv.key)[3]
+                order = self._get(tr, "orders", w_id, d_id, o_id)
+                stored = self._stored_order(tr, (w_id, d_id, o_id), order)
+                if stored.identity().entry_ms == entry_ms:
+                    out.append(stored)
+            return out
+
+        return self._transact(lookup)
+
+    def _stored_order(self, tr, key: tuple[int, int, int], order: dict) -> StoredOrder:
+        ks = self._keys()
+        lines = [ks.record("order_line", kv.key, kv.value) for kv in self._range(tr, ks.range("order_line", *key))]
+        return StoredOrder(order["o_c_id"], order["o_entry_d"], order["o_ol_cnt"],
+                           tuple((ol["ol_i_id"], ol["ol_supply_w_id"], ol["ol_quantity"])
+                                 for ol in sorted(lines, key=lambda ol: ol["ol_number"])))
 
     def consistency_data(self, w: int, meta: LoadMeta) -> WarehouseData:
         """Warehouse w for consistency.Evaluator, by range scans in chunks of separate

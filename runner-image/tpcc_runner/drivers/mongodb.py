@@ -47,6 +47,7 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
 from ..consistency import Cents, CustomerRow, DistrictRow, OrderRow, WarehouseData
+from ..durability import StoredOrder, from_epoch_ms
 from ..schema import MONEY_COLUMNS, TABLES
 from .base import (ConnectionLost, ConnectionOptions, Driver, DriverError, LoadMeta,
                    NotLoaded, RetryableError, UnknownOutcome, Unreachable, UserAbort, utcnow)
@@ -742,19 +743,43 @@ class MongoDBDriver(Driver):
         return {"low_stock": sum(1 for st in quantities if st["s_quantity"] < p["threshold"])}
 
     # -- verification ------------------------------------------------------------------
-    def existing_orders(self, keys: list[tuple[int, int, int]]) -> set[tuple[int, int, int]]:
+    def stored_orders(self, keys: list[tuple[int, int, int]]) -> dict[tuple[int, int, int], StoredOrder]:
         by_district: dict[tuple[int, int], list[int]] = defaultdict(list)
         for w, d, o in keys:
             by_district[(w, d)].append(o)
-        found: set[tuple[int, int, int]] = set()
-        with self._admin_errors("reading orders"):
-            for (w, d), o_ids in by_district.items():
-                for i in range(0, len(o_ids), 5000):
-                    for o in self._coll("orders").find(
-                            {"o_w_id": w, "o_d_id": d, "o_id": {"$in": o_ids[i:i + 5000]}},
-                            {"_id": 0, "o_id": 1}):
-                        found.add((w, d, o["o_id"]))
+        found = {}
+        for (w, d), o_ids in by_district.items():
+            for i in range(0, len(o_ids), 5000):
+                found.update(self._orders({"o_w_id": w, "o_d_id": d, "o_id": {"$in": o_ids[i:i + 5000]}}))
         return found
+
+    def orders_entered_at(self, w_id: int, d_id: int, c_id: int, entry_ms: int) -> list[StoredOrder]:
+        return list(self._orders({"o_w_id": w_id, "o_d_id": d_id, "o_c_id": c_id,
+                                  "o_entry_d": from_epoch_ms(entry_ms)}).values())
+
+    def _orders(self, query: dict) -> dict[tuple[int, int, int], StoredOrder]:
+        """The orders of one district matching `query`, with their lines (embedded or not)."""
+        fields = {"_id": 0, "o_w_id": 1, "o_d_id": 1, "o_id": 1, "o_c_id": 1, "o_entry_d": 1, "o_ol_cnt": 1}
+        if self.schema == "denormalized":
+            fields["order_line"] = 1
+        with self._admin_errors("reading orders"):
+            orders = list(self._coll("orders").find(query, fields))
+            if self.schema == "denormalized":
+                lines = {o["o_id"]: o.get("order_line") or [] for o in orders}
+            else:
+                lines = defaultdict(list)
+                if orders:
+                    w, d = orders[0]["o_w_id"], orders[0]["o_d_id"]
+                    for ol in self._coll("order_line").find(
+                            {"ol_w_id": w, "ol_d_id": d, "ol_o_id": {"$in": [o["o_id"] for o in orders]}},
+                            {"_id": 0, "ol_o_id": 1, "ol_number": 1, "ol_i_id": 1, "ol_supply_w_id": 1,
+                             "ol_quantity": 1}):
+                        lines[ol["ol_o_id"]].append(ol)
+        return {(o["o_w_id"], o["o_d_id"], o["o_id"]): StoredOrder(
+                    o["o_c_id"], o["o_entry_d"], o["o_ol_cnt"],
+                    tuple((ol["ol_i_id"], ol["ol_supply_w_id"], ol["ol_quantity"])
+                          for ol in sorted(lines[o["o_id"]], key=lambda ol: ol["ol_number"])))
+                for o in orders}
 
     def consistency_data(self, w: int, meta: LoadMeta) -> WarehouseData:
         """Fetch warehouse w for consistency.Evaluator, in the schema variant the load stored

@@ -31,6 +31,7 @@ from typing import Any, Iterable
 import voltdbclient
 
 from ..consistency import CustomerRow, DistrictRow, OrderRow, WarehouseData, cents_of
+from ..durability import StoredOrder
 from ..schema import TABLES
 from .base import (ConnectionLost, ConnectionOptions, Driver, DriverError,
                    LoadMeta, RetryableError, Unreachable, UnknownOutcome, UserAbort)
@@ -459,18 +460,35 @@ class VoltDBDriver(Driver):
         return {"low_stock": r.tables[0].tuples[0][0]}
 
     # -- verification -------------------------------------------------------------------
-    def existing_orders(self, keys: list[tuple[int, int, int]]) -> set[tuple[int, int, int]]:
+    def stored_orders(self, keys: list[tuple[int, int, int]]) -> dict[tuple[int, int, int], StoredOrder]:
         by_district: dict[tuple[int, int], list[int]] = defaultdict(list)
         for w, d, o in keys:
             by_district[(int(w), int(d))].append(int(o))
-        found = set()
+        found = {}
         for (w, d), ids in by_district.items():
             for i in range(0, len(ids), 1000):
-                chunk = ",".join(str(o) for o in ids[i:i + 1000])
-                rows = self._sql(f"SELECT o_id FROM orders WHERE o_w_id = ? AND o_d_id = ? "
-                                 f"AND o_id IN ({chunk});", (INTEGER, w), (INTEGER, d))
-                found.update((w, d, row[0]) for row in rows)
+                found.update(self._orders(w, d, "o_id IN (%s)" % ",".join(map(str, ids[i:i + 1000]))))
         return found
+
+    def orders_entered_at(self, w_id: int, d_id: int, c_id: int, entry_ms: int) -> list[StoredOrder]:
+        return list(self._orders(w_id, d_id, f"o_c_id = {int(c_id)} AND "
+                                             f"o_entry_d = TO_TIMESTAMP(MILLIS, {int(entry_ms)})").values())
+
+    def _orders(self, w: int, d: int, where: str) -> dict[tuple[int, int, int], StoredOrder]:
+        """Orders of district (w, d) matching `where` (a condition on ORDERS built from
+        integers only), with their lines; both reads in the district's partition."""
+        orders = self._sql(f"SELECT o_id, o_c_id, o_entry_d, o_ol_cnt FROM orders "
+                           f"WHERE o_w_id = ? AND o_d_id = ? AND {where};", (INTEGER, w), (INTEGER, d))
+        if not orders:
+            return {}
+        ids = ",".join(str(o[0]) for o in orders)
+        lines: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+        for o, _, i, s, q in self._sql(
+                f"SELECT ol_o_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity FROM order_line "
+                f"WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id IN ({ids}) "
+                f"ORDER BY ol_o_id, ol_number;", (INTEGER, w), (INTEGER, d)):
+            lines[o].append((i, s, q))
+        return {(w, d, o): StoredOrder(c, entry, cnt, tuple(lines[o])) for o, c, entry, cnt in orders}
 
     def consistency_data(self, w: int, meta: LoadMeta) -> WarehouseData:
         """Warehouse w for consistency.Evaluator: rows, aggregated per order or customer in SQL
