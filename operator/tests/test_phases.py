@@ -91,8 +91,11 @@ def test_happy_path(voltdb):
     assert d.status["startAt"] == step.start_at
 
     docs = {0: pod_results(0, 2, 100, 0.01), 1: pod_results(1, 2, 80, 0.01)}
-    d.tick(World(runner=JobState(exists=True, succeeded=True), results=docs))
+    step = d.tick(World(runner=JobState(exists=True, succeeded=True), results=docs))
     assert d.phase == "Verifying" and d.status["results"]["tpmC"] == 180.0
+    # condition 11's independent count: the Deliveries of both pods, for the checker
+    assert step.actions == [Action.WRITE_DELIVERIES]
+    assert step.deliveries == {"deliveries": {"1:1": 2, "1:2": 2}, "deliveries_unknown_outcome": {"1": 1}}
     assert d.condition("RunCompleted")["status"] == "True"
 
     # durability: verified once the database is whole, over the ledgers of both pods
@@ -299,3 +302,13 @@ def test_cleanup_always_applies_to_failures(spec_of):
     d = Driver(spec)
     d.status = {"phase": "Failed", "observedGeneration": 2}
     assert d.tick().actions == [Action.CLEAN_UP]
+
+
+def test_results_that_cannot_be_merged_fail_the_run_with_the_reason(voltdb):
+    d = Driver(voltdb)
+    d.status = {"phase": "Running", "observedGeneration": 2, "startAt": "x"}
+    other_seed = pod_results(1, 2, 5, .01)
+    other_seed["options"]["seed"] = 43
+    d.tick(World(runner=JobState(True), results={0: pod_results(0, 2, 5, .01), 1: other_seed}))
+    assert d.phase == "Failed" and d.status["reason"] == "ResultsInconsistent"
+    assert "seed" in d.status["message"]

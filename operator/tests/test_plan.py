@@ -283,3 +283,13 @@ def test_the_verifier_reads_every_runner_pods_ledger(voltdb):
     assert job["metadata"]["name"] == "bench-g3-verifier"
     assert job["spec"]["activeDeadlineSeconds"] == voltdb["verify"]["timeoutSeconds"]
     assert job["spec"]["template"]["spec"]["automountServiceAccountToken"] is True
+
+
+def test_the_checker_counts_deliveries_from_the_runners(voltdb):
+    job = plan.check_job(RUN, voltdb, SETTINGS)
+    c = container(job)
+    assert flag(c["args"], "--deliveries") == f"{plan.CHECK_INPUT_DIR}/deliveries.json"
+    volume = next(v for v in job["spec"]["template"]["spec"]["volumes"] if v["name"] == "check-input")
+    assert volume["configMap"] == {"name": "bench-g3-check",
+                                   "items": [{"key": "deliveries.json", "path": "deliveries.json"}]}
+    assert {"name": "check-input", "mountPath": plan.CHECK_INPUT_DIR, "readOnly": True} in c["volumeMounts"]

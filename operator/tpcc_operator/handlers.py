@@ -9,6 +9,7 @@ and limits of the Jobs' pods), TPCC_ALLOWED_CHARTS (chart references allowed bes
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import os
 from pathlib import Path
@@ -104,6 +105,8 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: dict, cfg: pla
         kube.create(plan.verifier_job(run, spec, cfg, step.ledger_pods))
     elif action is Action.RELEASE_RUNNERS:
         kube.release_runners(run)
+    elif action is Action.WRITE_DELIVERIES:
+        kube.write_check_input(run, "deliveries.json", json.dumps(step.deliveries))
     elif action is Action.CREATE_CHECK_JOB:
         kube.create(plan.check_job(run, spec, cfg))
     elif action is Action.KILL_POD:

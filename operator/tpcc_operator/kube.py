@@ -388,6 +388,11 @@ def write_start_at(run: plan.Run, start_at: str) -> None:
                                        {"data": {"startAt": start_at}})
 
 
+def write_check_input(run: plan.Run, key: str, text: str) -> None:
+    """A file the checker reads from the check ConfigMap it mounts."""
+    core().patch_namespaced_config_map(plan.check_configmap_name(run), run.namespace, {"data": {key: text}})
+
+
 def release_runners(run: plan.Run) -> None:
     """ledgersVerified: the runner pods stop serving their ledgers and exit."""
     try:

@@ -21,7 +21,8 @@ from typing import Any
 from . import failures
 from . import faults as fault_injection
 from . import plan
-from .results import consistency_status, durability_status, late_runners_message, run_status
+from .results import (consistency_status, durability_status, late_runners_message, run_deliveries,
+                      run_status)
 from .timestamps import parse_time, rfc3339
 
 PENDING, DEPLOYING, LOADING, RUNNING, VERIFYING = "Pending", "Deploying", "Loading", "Running", "Verifying"
@@ -40,6 +41,7 @@ class Action(str, enum.Enum):
     WRITE_START_AT = "write-start-at"          # release the barrier: startAt in the start ConfigMap
     CREATE_VERIFY_JOB = "create-verify-job"    # durability: the ledgers of all runner pods
     RELEASE_RUNNERS = "release-runners"        # ledgersVerified: the runner pods may exit
+    WRITE_DELIVERIES = "write-deliveries"      # the runs' Deliveries for condition 11 -> check ConfigMap
     CREATE_CHECK_JOB = "create-check-job"
     KILL_POD = "kill-pod"                      # fault injection: delete the chosen database pod
     CLEAN_UP = "clean-up"                      # per cleanup.policy
@@ -105,6 +107,7 @@ class Step:
     start_at: str | None = None  # with WRITE_START_AT
     kill: fault_injection.Kill | None = None  # with KILL_POD
     ledger_pods: dict[int, str] = field(default_factory=dict)  # with CREATE_VERIFY_JOB: shard -> pod IP
+    deliveries: dict = field(default_factory=dict)  # with WRITE_DELIVERIES: deliveries.json
 
 
 def patched(status: dict, patch: dict) -> dict:
@@ -398,8 +401,17 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World) -> Step:
         missing = sorted(set(range(n)) - set(world.results))
         if status.get("startAt") and not missing:
             # Every pod's window is over; the pods now hold their ledgers for the verifier.
-            results = run_status([world.results[i] for i in range(n)])
+            docs = [world.results[i] for i in range(n)]
+            try:
+                results = run_status(docs)
+                deliveries = run_deliveries(docs)
+            except ValueError as e:  # pods that disagree on seed, constants or window
+                msg = f"runner pods' results cannot be merged: {e}"
+                b.condition("RunCompleted", False, "ResultsInconsistent", msg)
+                return b.fail("ResultsInconsistent", msg)
             b.step.status["results"] = results
+            b.act(Action.WRITE_DELIVERIES)
+            b.step.deliveries = deliveries
             if late := late_runners_message(results):
                 b.condition("RunCompleted", False, "RunnerLate", late)
                 return b.fail("RunnerLate", late)

@@ -403,10 +403,21 @@ def verifier_job(run: Run, spec: dict, settings: Settings, pod_ips: dict[int, st
     return _job(run, spec, "verifier", pod, spec["verify"]["timeoutSeconds"])
 
 
+CHECK_INPUT_DIR = "/etc/tpcc/check"
+
+
 def check_job(run: Run, spec: dict, settings: Settings) -> dict:
+    """The 12 conditions; condition 11 counts the orders delivered during the run from the
+    runner pods' acknowledged Deliveries (deliveries.json, which the operator wrote into the
+    check ConfigMap before creating this Job), not from ORDERS itself."""
     args = ["check", *_common_flags(run, spec, metrics=False),
             "--warehouses", str(spec["workload"]["warehouses"]),
+            "--deliveries", f"{CHECK_INPUT_DIR}/deliveries.json",
             "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
+    pod["volumes"].append({"name": "check-input", "configMap": {
+        "name": check_configmap_name(run), "items": [{"key": "deliveries.json", "path": "deliveries.json"}]}})
+    pod["containers"][0]["volumeMounts"].append({"name": "check-input", "mountPath": CHECK_INPUT_DIR,
+                                                 "readOnly": True})
     return _job(run, spec, "checker", pod, spec["verify"]["timeoutSeconds"])
 

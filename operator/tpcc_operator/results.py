@@ -9,11 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpcc_runner.results import LATE_START_SECONDS, merge_results
+from tpcc_runner.results import LATE_START_SECONDS, merge_deliveries, merge_results
 
 
 def _shard_index(doc: dict) -> int:
     return int(str(doc.get("shard", "0/1")).partition("/")[0])
+
+
+def run_deliveries(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The Deliveries of all runner pods, as `tpcc check --deliveries` reads them: consistency
+    condition 11 counts the orders delivered during the run from them, not from ORDERS."""
+    return merge_deliveries(docs).to_json()
 
 
 def run_status(docs: list[dict[str, Any]]) -> dict[str, Any]:

@@ -128,6 +128,11 @@ def test_run_commits_keeps_the_mix_and_leaves_no_trace_of_rollbacks(target, load
     assert doc == done.json()
     assert doc["tpmC"] > 0
     assert doc["consistency"]["passed"], doc["consistency"]
+    # condition 11 counted the orders this run delivered from its acknowledged Deliveries,
+    # not from ORDERS (each Delivery delivers at most one order per district)
+    assert sum(doc["deliveries"].values()) > 0
+    condition_11 = doc["consistency"]["conditions"][10]
+    assert condition_11["number"] == 11 and "acknowledged Deliveries" in condition_11["note"], condition_11
     tx = doc["transactions"]
     executed = sum(t["executed"] for t in tx.values())
     for name, pct in zip(["NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL"],

@@ -327,6 +327,7 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
     ledger = LedgerWriter(args.ledger) if args.ledger else None
     timeline: dict[int, int] = {}
     totals = {"committed": 0, "errors": 0, "unknown": 0}
+    deliveries = RunDeliveries()  # every Delivery of the run, warmup included: condition 11
     last_progress = time.time()
 
     def on_report(msg: dict) -> None:
@@ -341,6 +342,8 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
                 totals[k] += outcomes[k]
         if ledger:
             ledger.write(msg["ledger"])
+        deliveries.merge(RunDeliveries.from_json(
+            {"deliveries": msg["deliveries"], "deliveries_unknown_outcome": msg["deliveries_unknown"]}))
         for e in msg["errors"]:
             log.warning("%s", e)
         if now - last_progress >= PROGRESS_SECONDS:
@@ -376,6 +379,7 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
             schema_variant=str(described.get("schema_variant", "")), measured_seconds=plan.duration),
         "c_constants": {"load": constants_of(meta).to_dict(), "run": constants.to_dict()},
         "versions": {"runner": __version__, "python": platform.python_version()},
+        **deliveries.to_json(),
     }
     timeline = {b: n for b, n in timeline.items() if b * TIMELINE_STEP_SECONDS < plan.duration}
     doc = build_results(measured.stats, pod_window, measured.new_orders_per_second,
@@ -387,7 +391,7 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
         doc["durability"] = verify_ledger(args, options, [args.ledger])
     if args.check:
         driver = connect(args, options)
-        doc["consistency"] = run_check(driver, args.warehouses, metrics)
+        doc["consistency"] = run_check(driver, args.warehouses, metrics, deliveries)
         driver.close()
         code = 0 if doc["consistency"]["passed"] else 1
     if doc["totals"]["committed"] == 0:

@@ -163,6 +163,11 @@ class RunDeliveries:
         for w, n in other.unknown_outcome.items():
             self.unknown_outcome[w] = self.unknown_outcome.get(w, 0) + n
 
+    def to_json(self) -> dict[str, dict[str, int]]:
+        """The form from_json reads (and a results document carries)."""
+        return {"deliveries": {f"{w}:{d}": n for (w, d), n in sorted(self.delivered.items())},
+                "deliveries_unknown_outcome": {str(w): n for w, n in sorted(self.unknown_outcome.items())}}
+
     @classmethod
     def from_json(cls, doc: Any, source: str = "deliveries") -> "RunDeliveries":
         """{"deliveries": {"W:D": n, ...}, "deliveries_unknown_outcome": {"W": n, ...}}, as in a

@@ -19,7 +19,7 @@ from .drivers.base import (ConnectionLost, ConnectionOptions, DriverError, Retry
                            UnknownOutcome, UserAbort)
 from .metrics import LATENCY_BUCKETS, bucket_index
 from .results import OUTCOMES, TIMELINE_STEP_SECONDS, TypeStats, record_latency
-from .workload import CConstants, NEW_ORDER, Scale, TRANSACTIONS, Terminal
+from .workload import CConstants, DELIVERY, NEW_ORDER, Scale, TRANSACTIONS, Terminal
 
 log = logging.getLogger("tpcc.executor")
 REPORT_INTERVAL = 1.0
@@ -87,13 +87,19 @@ class _Interval:
     sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TRANSACTIONS, 0.0))
     new_orders: dict[int, int] = field(default_factory=dict)
     ledger: list[str] = field(default_factory=list)  # LedgerRecord lines
+    # the run's Deliveries for consistency condition 11: districts delivered by acknowledged
+    # ones ("w:d" -> orders), and Deliveries of unknown outcome per warehouse ("w" -> count)
+    deliveries: dict[str, int] = field(default_factory=dict)
+    deliveries_unknown: dict[str, int] = field(default_factory=dict)
     reconnects: int = 0
     errors: list[str] = field(default_factory=list)
 
     def report(self) -> dict[str, Any]:
         return {"kind": "interval", "counts": self.counts, "retries": self.retries,
                 "buckets": self.buckets, "sums": self.sums, "new_orders": self.new_orders,
-                "ledger": self.ledger, "reconnects": self.reconnects, "errors": self.errors}
+                "ledger": self.ledger, "deliveries": self.deliveries,
+                "deliveries_unknown": self.deliveries_unknown, "reconnects": self.reconnects,
+                "errors": self.errors}
 
 
 class _Accumulator:
@@ -115,7 +121,8 @@ class _Accumulator:
             self.stopped.append(time.time())
 
     def record(self, txn: str, outcome: str, retries: int, reconnects: int, seconds: float,
-               completed: float, ledger_entry: LedgerRecord | None, error: str | None) -> None:
+               completed: float, ledger_entry: LedgerRecord | None, error: str | None,
+               delivery: tuple[int, list[int] | None] | None = None) -> None:
         measured = self.window.measure <= completed < self.window.end
         with self.lock:
             iv = self.interval
@@ -131,6 +138,12 @@ class _Accumulator:
                 iv.new_orders[b] = iv.new_orders.get(b, 0) + 1
             if ledger_entry is not None:
                 iv.ledger.append(ledger_entry.line())
+            if delivery is not None:
+                w, districts = delivery
+                if districts is None:
+                    iv.deliveries_unknown[str(w)] = iv.deliveries_unknown.get(str(w), 0) + 1
+                for d in districts or ():
+                    iv.deliveries[f"{w}:{d}"] = iv.deliveries.get(f"{w}:{d}", 0) + 1
             if error and len(iv.errors) < 5:
                 iv.errors.append(error)
             if measured:
@@ -200,7 +213,10 @@ def _terminal_loop(plan: RunPlan, terminal: Terminal, driver, acc: _Accumulator,
         if plan.ledger and txn == NEW_ORDER and outcome in ("committed", "unknown"):
             entry = LedgerRecord(outcome == "committed", params["w_id"], params["d_id"],
                                  result["o_id"] if result else None, identity_of_new_order(params))
-        acc.record(txn, outcome, retries, reconnects, seconds, completed, entry, error)
+        delivery = None
+        if txn == DELIVERY and outcome in ("committed", "unknown"):
+            delivery = (params["w_id"], [d for d, _ in result["delivered"]] if result else None)
+        acc.record(txn, outcome, retries, reconnects, seconds, completed, entry, error, delivery)
         _sleep_until(min(time.time() + call.think_seconds, window.end))
 
 

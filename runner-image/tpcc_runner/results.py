@@ -9,6 +9,7 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
+from .consistency import RunDeliveries
 from .workload import TRANSACTIONS, reported_efficiency, response_time_verdicts
 
 OUTCOMES = ("committed", "rollbacks", "errors", "unknown")
@@ -202,10 +203,20 @@ def merge_results(docs: list[dict[str, Any]]) -> dict[str, Any]:
                                    key=lambda w: w["shard"])
     merged["late_runners"] = [{"shard": w["shard"], "late_seconds": w["late_seconds"]}
                               for w in merged["pod_windows"] if w["late_seconds"] > LATE_START_SECONDS]
+    if all("deliveries" in d for d in docs):
+        merged.update(merge_deliveries(docs).to_json())
     ledgers = [d["durability"] for d in docs if "durability" in d]
     if ledgers:
         merged["durability"] = merge_durability(ledgers)
     return merged
+
+
+def merge_deliveries(docs: list[dict[str, Any]]) -> RunDeliveries:
+    """The Deliveries of all runner pods (condition 11 of the consistency check counts them)."""
+    total = RunDeliveries()
+    for doc in docs:
+        total.merge(RunDeliveries.from_json(doc, f"runner pod {doc.get('shard', '?')}"))
+    return total
 
 
 DURABILITY_COUNTS = ("acknowledged", "found", "lost", "unknown_outcome")
@@ -222,7 +233,7 @@ def merge_durability(reports: list[dict[str, Any]]) -> dict[str, Any]:
 _COMPUTED = {"tpmC", "efficiency", "efficiency_reason", "measured_seconds", "warehouses",
              "clients", "pacing", "transactions", "totals", "response_times",
              "response_times_passed", "timeline", "start", "end", "shard", "window",
-             "new_orders_per_second", "durability"}
+             "new_orders_per_second", "durability", "deliveries", "deliveries_unknown_outcome"}
 
 
 def summary(doc: dict[str, Any]) -> str:
