@@ -7,9 +7,11 @@
 #   base                  local/debian-python:bookworm   Debian bookworm minbase + python3 (uid 1000 "app")
 #   runner                local/tpcc-runner:dev       base + venv /opt/tpcc with runner-image (+ operator)
 #   voltdb                local/voltdb:10.1.1         base + openjdk-17-jre-headless + VoltDB jars in /opt/voltdb
+#   secantus              local/secantus:dev          base + venv /opt/secantus with the SecantusDB the tests pin
+#                                                     (runner-image/pyproject.toml) + hack/secantus/member.py
 #   import                import every built tarball not yet in containerd (hack/local-k8s.sh node runs it)
 #
-# usage: images.sh [pause|base|runner|voltdb|import|all]...   (default: all = pause base runner voltdb)
+# usage: images.sh [pause|base|runner|voltdb|secantus|import|all]...   (default: all = pause base runner voltdb secantus)
 # Each image's inputs are hashed; an image whose hash is unchanged is neither rebuilt nor re-imported
 # (the hash is the image label tpcc.inputs and the stamp file $IMAGES/NAME.inputs).
 set -euo pipefail
@@ -193,9 +195,32 @@ voltdb() { # VoltDB 10.1.1 CE server: jars from hack/voltdb.sh (Maven Central) i
   import_image voltdb local/voltdb:10.1.1
 }
 
+secantus() { # the MongoDB-wire test server as a replica-set member (charts/mongodb testServer profile)
+  base_rootfs
+  local pin h
+  pin=$(grep -o 'secantusdb==[^"]*' "$ROOT/runner-image/pyproject.toml") \
+    || { log "images: no secantusdb== pin in runner-image/pyproject.toml"; return 1; }
+  h=$({ sha <"$BASE_TGZ"; echo "$pin"; sha <"$ROOT/hack/secantus/member.py"; script_hash; } | sha)
+  if ! built secantus "$h"; then
+    local t r=$SCRATCH/secantus; t=$(now)
+    fresh_rootfs "$r" "$BASE_TGZ"
+    in_root "$r" python3 -m venv /opt/secantus >"$LOGS/image-secantus.log" 2>&1
+    in_root "$r" /opt/secantus/bin/pip install -q --disable-pip-version-check "$pin" >>"$LOGS/image-secantus.log" 2>&1 \
+      || { tail -20 "$LOGS/image-secantus.log" >&2; return 1; }
+    install -m 644 "$ROOT/hack/secantus/member.py" "$r/opt/secantus/member.py"
+    in_root "$r" /opt/secantus/bin/python /opt/secantus/member.py --help >/dev/null
+    finish_rootfs "$r"
+    pack secantus local/secantus:dev "$r" "$h" --env PATH=/opt/secantus/bin:/usr/bin:/bin --env PYTHONUNBUFFERED=1 \
+      --cmd '["python", "/opt/secantus/member.py", "--help"]' --user $APP_UID --workdir /home/app
+    log "images: local/secantus:dev ($pin) built in $(( $(now) - t ))s"
+  fi
+  import_image secantus local/secantus:dev
+}
+
 import() { # whatever is built, into containerd
   local n ref
-  for n in pause:local/pause:1 base:local/debian-python:bookworm runner:local/tpcc-runner:dev voltdb:local/voltdb:10.1.1; do
+  for n in pause:local/pause:1 base:local/debian-python:bookworm runner:local/tpcc-runner:dev voltdb:local/voltdb:10.1.1 \
+           secantus:local/secantus:dev; do
     ref=${n#*:}; n=${n%%:*}
     [ -f "$IMAGES/$n.tar" ] && import_image "$n" "$ref"
   done
@@ -206,9 +231,9 @@ import() { # whatever is built, into containerd
 for step in "$@"; do
   t=$(now)
   case $step in
-    all) pause; base; runner; voltdb ;;
-    pause | base | runner | voltdb | import) $step ;;
-    *) echo "usage: $0 [pause|base|runner|voltdb|import|all]..." >&2; exit 2 ;;
+    all) pause; base; runner; voltdb; secantus ;;
+    pause | base | runner | voltdb | secantus | import) $step ;;
+    *) echo "usage: $0 [pause|base|runner|voltdb|secantus|import|all]..." >&2; exit 2 ;;
   esac
   log "images $step: $(( $(now) - t ))s"
 done

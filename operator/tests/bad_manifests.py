@@ -102,6 +102,12 @@ BAD = [
     Bad("fault-mongodb-one-member", _faults({"type": "mongodb", "deploy": {"replicas": 1}},
                                             {"action": "kill-primary"}),
         "database.deploy.replicas >= 2", "allowDataLoss: true"),
+    # a process kill keeps the volume, but a VoltDB CE node's data lives in memory (no command log)
+    Bad("fault-voltdb-kill-process-single-node",
+        _faults(VOLTDB, {"action": "kill-node", "method": "kill-process"}),
+        "kSafety >= 1", "no command log"),
+    Bad("fault-unknown-method", _faults(MONGO_RS, {"action": "kill-primary", "method": "pause"}),
+        "spec.faults[0].method", "Unsupported value"),
     Bad("fault-external", _faults({"type": "voltdb", "external": {"endpoints": ["db:21212"]}},
                                   {"action": "kill-node"}),
         "database.external", "faults are injected only into a database the operator deploys"),

@@ -110,7 +110,7 @@ def test_mongodb_chart_initiates_the_replica_set():
     docs = render("mongodb", "--set", "replicas=3")
     sts = by_kind(docs, "StatefulSet")[0]
     containers = {c["name"]: c for c in sts["spec"]["template"]["spec"]["containers"]}
-    assert "--replSet=rs0" in containers["mongod"]["command"]
+    assert "--replSet=rs0" in containers["mongod"]["args"] and containers["mongod"]["args"][0] == "mongod"
     assert containers["mongod"]["image"] == "mongo:7.0"
     script = by_kind(docs, "ConfigMap")[0]["data"]["init-replica-set.js"]
     assert "rel-2.rel-hl.ns.svc.cluster.local:27017" in script and "rs.initiate" in script
@@ -118,8 +118,49 @@ def test_mongodb_chart_initiates_the_replica_set():
     auth = render("mongodb", "--set", "auth.enabled=true", "--set", "auth.existingSecret=creds")
     assert by_kind(auth, "Secret")[0]["data"]["keyfile"]
     mongod = by_kind(auth, "StatefulSet")[0]["spec"]["template"]["spec"]["containers"][0]
-    assert "--keyFile=/keyfile/keyfile" in mongod["command"]
+    assert "--keyFile=/keyfile/keyfile" in mongod["args"]
     assert "createUser" in by_kind(auth, "ConfigMap")[0]["data"]["init-replica-set.js"]
+
+
+def test_mongodb_test_server_profile_keeps_the_contract():
+    """testServer: SecantusDB in the container the operator targets, the same Services, the
+    replica-set name and the pod's stable DNS name in hello, readiness = hello as primary."""
+    values = CHARTS / "mongodb" / "values-test-server.yaml"
+    docs = render("mongodb", "-f", str(values))
+    sts = by_kind(docs, "StatefulSet")[0]
+    pod = sts["spec"]["template"]["spec"]
+    (member,) = pod["containers"]
+    assert member["name"] == plan.DATABASE_CONTAINERS["mongodb"] and member["image"] == "local/secantus:dev"
+    script = member["args"][0]
+    assert '--replica-set "rs0"' in script and '--advertise "$POD_NAME.rel-hl.ns.svc.cluster.local"' in script
+    assert script.startswith("echo $$ >/tmp/database.pid\nexec ")
+    assert member["readinessProbe"]["exec"]["command"][-2:] == ["--replica-set", "rs0"]
+    assert {s["metadata"]["name"] for s in by_kind(docs, "Service")} == \
+        {s["metadata"]["name"] for s in by_kind(render("mongodb"), "Service")}
+    assert sts["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "data"
+    for bad in (["--set", "replicas=3"], ["--set", "auth.enabled=true"]):
+        out = helm("template", "rel", str(CHARTS / "mongodb"), "-f", str(values), *bad)
+        assert out.returncode != 0 and "one-member replica set without auth" in out.stderr
+
+
+@pytest.mark.parametrize("chart", ["voltdb", "mongodb"])
+def test_database_charts_keep_data_on_a_claim_unless_asked(chart):
+    sts = by_kind(render(chart, "--set", "persistence.storageClass=fast", "--set", "persistence.size=3Gi"),
+                  "StatefulSet")[0]["spec"]
+    (claim,) = sts["volumeClaimTemplates"]
+    assert claim["metadata"]["name"] == "data" and claim["spec"]["storageClassName"] == "fast"
+    assert claim["spec"]["resources"]["requests"]["storage"] == "3Gi"
+    assert sts["persistentVolumeClaimRetentionPolicy"]["whenDeleted"] == "Delete"
+    assert "data" not in {v["name"] for v in sts["template"]["spec"].get("volumes") or []}
+    # the process the kill-process fault kills is named by a pid file, outside PID 1
+    assert sts["template"]["spec"]["shareProcessNamespace"] is True
+    db = {c["name"]: c for c in sts["template"]["spec"]["containers"]}[plan.DATABASE_CONTAINERS[chart]]
+    assert "echo $$ >/tmp/database.pid" in " ".join(db["command"] + db.get("args", []))
+    scratch = by_kind(render(chart, "--set", "persistence.enabled=false"), "StatefulSet")[0]["spec"]
+    assert "volumeClaimTemplates" not in scratch
+    assert {v["name"]: v for v in scratch["template"]["spec"]["volumes"]}["data"]["emptyDir"]
+    out = helm("template", "rel", str(CHARTS / chart), "--set", "persistence.size=lots")
+    assert out.returncode != 0 and "persistence.size" in out.stderr
 
 
 def granted(rules: list[dict]) -> dict:

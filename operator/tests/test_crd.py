@@ -125,8 +125,13 @@ def test_every_documented_example_is_valid(where, manifest):
     {"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
      "workload": {"durationSeconds": 300}, "faults": [{"action": "kill-node", "afterSeconds": 60,
                                                        "everySeconds": 60, "count": 4}]},
+    # one member, its process killed: a crash-restart on the same volume, the journal keeps commits
+    {"database": {"type": "mongodb", "deploy": {"replicas": 1}},
+     "faults": [{"action": "kill-primary", "method": "kill-process", "afterSeconds": 20, "count": 2}]},
+    {"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+     "faults": [{"action": "kill-node", "method": "kill-process", "podIndex": 2}]},
 ], ids=["quantities", "registry-image", "digest-image", "voltdb-option", "external-big", "voltdb-48-on-3-k1",
-        "data-loss-allowed", "last-kill-in-window"])
+        "data-loss-allowed", "last-kill-in-window", "mongodb-one-member-kill-process", "voltdb-k1-kill-process"])
 def test_good_specs_pass(spec):
     manifest = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
                 "metadata": {"name": "good-run-2"}, "spec": spec}

@@ -116,9 +116,9 @@ def test_an_injection_is_chosen_then_killed_then_recovered(spec):
     r = Run(spec)
     assert r.tick(29, ALL_READY).actions == [] and not r.faults  # due at 30 s
     r.tick(30, ALL_READY)
-    assert r.faults == [{"number": 1, "action": "kill-node", "dueTime": "2025-01-01T12:00:30Z",
-                         "gracePeriodSeconds": 0, "state": "Injecting", "target": "bench-g2-1",
-                         "targetUID": "b"}]
+    assert r.faults == [{"number": 1, "action": "kill-node", "method": "delete-pod",
+                         "dueTime": "2025-01-01T12:00:30Z", "gracePeriodSeconds": 0,
+                         "state": "Injecting", "target": "bench-g2-1", "targetUID": "b"}]
     assert r.kills == []  # recorded first, killed on the next tick
     step = r.tick(33, ALL_READY)
     assert step.actions == [Action.KILL_POD] and step.kill == faults.Kill("bench-g2-1", "b", 0)
@@ -132,6 +132,36 @@ def test_an_injection_is_chosen_then_killed_then_recovered(spec):
     assert r.faults[0]["state"] == "Recovered" and r.faults[0]["recoverySeconds"] == 12.0
     assert [e.reason for e in r.events] == ["FaultInjected", "FaultRecovered"]
     assert r.events[0].type == "Warning"
+
+
+def test_kill_process_records_the_restart_count_and_recovers_on_a_restarted_container(spec_of):
+    """kill-process: the same pod (same UID) must come back with its database container's
+    restartCount above the recorded one; Ready alone, or the old container, is not recovery."""
+    spec = spec_of({"database": {"type": "mongodb", "deploy": {"replicas": 1}},
+                    "workload": {"warmupSeconds": 10, "durationSeconds": 120},
+                    "faults": [{"action": "kill-primary", "method": "kill-process", "afterSeconds": 20}]})
+    member = [DatabasePod("bench-g2-0", "m", True, restarts=2)]
+    r = Run(spec)
+    r.tick(30, member, primary="bench-g2-0")
+    assert r.faults[0]["method"] == "kill-process" and r.faults[0]["targetRestarts"] == 2
+    step = r.tick(33, member)
+    assert step.kill == faults.Kill("bench-g2-0", "m", 0, "kill-process", 2)
+    assert "killed the database process of pod bench-g2-0" in r.events[0].message
+    # still the old container (the kill has not landed yet), even though Ready: not recovered
+    assert r.tick(34, member).status == {}
+    crashed = [DatabasePod("bench-g2-0", "m", False, restarts=3)]
+    assert r.tick(36, crashed).status == {}
+    r.tick(41, [DatabasePod("bench-g2-0", "m", True, restarts=3)])
+    assert r.faults[0]["state"] == "Recovered" and r.faults[0]["restartCount"] == 3
+    assert r.faults[0]["recoverySeconds"] == 8.0
+
+
+def test_kill_process_counts_a_replaced_pod_as_back():
+    entry = {"targetUID": "m", "method": "kill-process", "targetRestarts": 0}
+    assert faults.came_back(entry, DatabasePod("p", "m2", True, restarts=0))
+    assert not faults.came_back(entry, DatabasePod("p", "m", True, restarts=0))
+    # delete-pod: a restarted container of the same pod is not the new pod the delete makes
+    assert not faults.came_back({"targetUID": "m"}, DatabasePod("p", "m", True, restarts=5))
 
 
 def test_a_restart_between_kill_and_status_kills_the_same_pod_only(spec):

@@ -2,12 +2,22 @@
 the life of one injection in status.faults. Pure: the timer observes the database pods (and,
 for MongoDB, the replica set's `hello`), asks `decide`, kills what it says, records the entries.
 
+Two ways to kill (a fault's `method`):
+  delete-pod    the pod is deleted; the StatefulSet makes a new one, which mounts the member's
+                PersistentVolumeClaim again (an emptyDir is gone with the old pod);
+  kill-process  the database process gets SIGKILL inside its container (pods/exec; the charts
+                write its pid to /tmp/database.pid); the kubelet restarts the container in the
+                same pod, on the same volume: a crash-restart.
+
 An injection lives through three ticks so that an operator restart never kills twice:
-  Injecting  the victim (pod name and UID) is chosen and recorded;
+  Injecting  the victim (pod name, UID and its database container's restartCount) is chosen
+             and recorded;
   Injected   the pod was deleted with a UID precondition (a repeat after a restart answers
-             404/409 and kills nothing more), injectedTime recorded;
-  Recovered  a new pod of that name (another UID) is Ready and so are all others;
-             recoverySeconds = recoveredTime - injectedTime.
+             404/409 and kills nothing more), or its process killed if the pod still has that
+             UID and restartCount (a repeat finds the count gone up), injectedTime recorded;
+  Recovered  delete-pod: a new pod of that name (another UID) is Ready; kill-process: the
+             container restarted (restartCount above the recorded one) and is Ready; and all
+             other pods are Ready; recoverySeconds = recoveredTime - injectedTime.
 An injection that finds no victim is Skipped with a message. Injections never overlap: the
 next one waits until the previous has recovered (killing a second node of a k=1 cluster
 while the first is still down would take the database down, which is another test).
@@ -25,6 +35,7 @@ from dataclasses import dataclass, field
 from .timestamps import parse_time, rfc3339
 
 INJECTING, INJECTED, RECOVERED, SKIPPED = "Injecting", "Injected", "Recovered", "Skipped"
+DELETE_POD, KILL_PROCESS = "delete-pod", "kill-process"
 
 
 @dataclass(frozen=True)
@@ -34,6 +45,7 @@ class Injection:
     due: dt.datetime
     grace_seconds: int
     pod_index: int    # kill-node's victim ordinal
+    method: str = DELETE_POD
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,7 @@ class DatabasePod:
     name: str
     uid: str
     ready: bool
+    restarts: int = 0  # restartCount of its database container
 
 
 @dataclass
@@ -48,6 +61,8 @@ class Kill:
     pod: str
     uid: str
     grace_seconds: int
+    method: str = DELETE_POD
+    restarts: int = 0  # kill-process: the restartCount the container must still have
 
 
 @dataclass
@@ -65,9 +80,10 @@ def schedule(spec: dict, start_at: dt.datetime) -> list[Injection]:
     for f in spec.get("faults") or []:
         for k in range(f.get("count", 1)):
             due = measure + dt.timedelta(seconds=f.get("afterSeconds", 60) + k * f.get("everySeconds", 60))
-            out.append((due, f["action"], f.get("gracePeriodSeconds", 0), f.get("podIndex", 0)))
+            out.append((due, f["action"], f.get("gracePeriodSeconds", 0), f.get("podIndex", 0),
+                        f.get("method", DELETE_POD)))
     out.sort(key=lambda x: x[0])
-    return [Injection(i + 1, a, due, g, p) for i, (due, a, g, p) in enumerate(out)]
+    return [Injection(i + 1, a, due, g, p, m) for i, (due, a, g, p, m) in enumerate(out)]
 
 
 def outside_window(spec: dict) -> list[int]:
@@ -125,16 +141,20 @@ def decide(spec: dict, faults: list[dict], start_at: dt.datetime, now: dt.dateti
         d.events.append(("Warning", "FaultSkipped", f"fault {last['number']}: {last['message']}"))
     elif last and last["state"] == INJECTING:
         last.update(state=INJECTED, injectedTime=rfc3339(now))
-        d.kill = Kill(last["target"], last["targetUID"], last["gracePeriodSeconds"])
-        d.events.append(("Warning", "FaultInjected",
-                         f"fault {last['number']} ({last['action']}): deleted pod {last['target']} "
-                         f"with grace period {last['gracePeriodSeconds']}s"))
+        method = last.get("method", DELETE_POD)
+        d.kill = Kill(last["target"], last["targetUID"], last["gracePeriodSeconds"], method,
+                      last.get("targetRestarts", 0))
+        what = (f"killed the database process of pod {last['target']} (SIGKILL)" if method == KILL_PROCESS
+                else f"deleted pod {last['target']} with grace period {last['gracePeriodSeconds']}s")
+        d.events.append(("Warning", "FaultInjected", f"fault {last['number']} ({last['action']}): {what}"))
     elif last and last["state"] == INJECTED:
         by_name = {p.name: p for p in pods}
         back = by_name.get(last["target"])
-        if back and back.uid != last["targetUID"] and all(p.ready for p in pods):
+        if back and came_back(last, back) and all(p.ready for p in pods):
             seconds = round((now - parse_time(last["injectedTime"])).total_seconds(), 1)
             last.update(state=RECOVERED, recoveredTime=rfc3339(now), recoverySeconds=seconds)
+            if last.get("method") == KILL_PROCESS:
+                last["restartCount"] = back.restarts
             d.events.append(("Normal", "FaultRecovered",
                              f"fault {last['number']}: {last['target']} is back and ready after {seconds}s"))
         else:
@@ -143,17 +163,27 @@ def decide(spec: dict, faults: list[dict], start_at: dt.datetime, now: dt.dateti
         nxt = next_due(spec, entries, start_at, now)
         if nxt is None:
             return d
-        entry = {"number": nxt.number, "action": nxt.action, "dueTime": rfc3339(nxt.due),
-                 "gracePeriodSeconds": nxt.grace_seconds}
+        entry = {"number": nxt.number, "action": nxt.action, "method": nxt.method,
+                 "dueTime": rfc3339(nxt.due), "gracePeriodSeconds": nxt.grace_seconds}
         victim = choose_victim(nxt, db, release, pods, primary, seed)
         if isinstance(victim, str):
             entry.update(state=SKIPPED, message=victim)
             d.events.append(("Warning", "FaultSkipped", f"fault {nxt.number} ({nxt.action}): {victim}"))
         else:
             entry.update(state=INJECTING, target=victim.name, targetUID=victim.uid)
+            if nxt.method == KILL_PROCESS:
+                entry["targetRestarts"] = victim.restarts
         entries.append(entry)
     d.faults = entries
     return d
+
+
+def came_back(entry: dict, pod: DatabasePod) -> bool:
+    """Whether the victim of an Injected entry is a new incarnation: a new pod after a delete;
+    after a process kill, its container restarted (or the pod was replaced after all)."""
+    if pod.uid != entry["targetUID"]:
+        return True
+    return entry.get("method") == KILL_PROCESS and pod.restarts > entry.get("targetRestarts", 0)
 
 
 def next_due(spec: dict, faults: list[dict], start_at: dt.datetime, now: dt.datetime) -> Injection | None:

@@ -19,7 +19,7 @@ import prometheus_client
 import urllib3
 from kubernetes.client.rest import ApiException
 
-from . import failures, kube, plan
+from . import failures, faults, kube, plan
 from .metrics import OperatorMetrics
 from .phases import (CLEANUP_ACTIONS, Action, Step, World, action_failed, active_run, next_step,
                      patched)
@@ -109,6 +109,10 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: dict, cfg: pla
         kube.write_check_input(run, "deliveries.json", json.dumps(step.deliveries))
     elif action is Action.CREATE_CHECK_JOB:
         kube.create(plan.check_job(run, spec, cfg))
+    elif action is Action.KILL_POD and step.kill.method == faults.KILL_PROCESS:
+        killed = kube.kill_process(run.namespace, step.kill, plan.DATABASE_CONTAINERS[spec["database"]["type"]])
+        logger.info("%s: database process of pod %s %s", run.prefix, step.kill.pod,
+                    "killed" if killed else "already restarted or gone")
     elif action is Action.KILL_POD:
         killed = kube.kill_pod(run.namespace, step.kill)
         logger.info("%s: pod %s %s", run.prefix, step.kill.pod, "deleted" if killed else "already gone")

@@ -231,9 +231,16 @@ def pod_states(namespace: str, labels: dict[str, str], now: dt.datetime) -> list
     return out
 
 
-def pods_of(namespace: str, labels: dict[str, str]) -> list[faults.DatabasePod]:
+def _restarts(pod, container: str) -> int:
+    return next((cs.restart_count or 0 for cs in pod.status.container_statuses or []
+                 if cs.name == container), 0)
+
+
+def pods_of(namespace: str, labels: dict[str, str], container: str) -> list[faults.DatabasePod]:
+    """The database pods, each with the restartCount of its database container."""
     pods = core().list_namespaced_pod(namespace, label_selector=_selector(labels)).items
-    return [faults.DatabasePod(p.metadata.name, p.metadata.uid, _ready(p)) for p in pods]
+    return [faults.DatabasePod(p.metadata.name, p.metadata.uid, _ready(p), _restarts(p, container))
+            for p in pods]
 
 
 def kill_pod(namespace: str, kill: faults.Kill) -> bool:
@@ -248,6 +255,31 @@ def kill_pod(namespace: str, kill: faults.Kill) -> bool:
         if e.status in (404, 409):
             return False
         raise
+
+
+def kill_process(namespace: str, kill: faults.Kill, container: str) -> bool:
+    """SIGKILL the database process inside its container (pods/exec), if the pod is still the
+    one chosen (UID) and its container has not restarted since (restartCount): a repeat after an
+    operator restart kills nothing more. The charts write the process's pid to /tmp/database.pid
+    and share the pod's PID namespace, so it is not PID 1 (which ignores SIGKILL from inside)."""
+    from kubernetes.stream import stream  # patches the client it is given: use one of its own
+
+    try:
+        pod = core().read_namespaced_pod(kill.pod, namespace)
+    except ApiException as e:
+        if e.status == 404:
+            return False
+        raise
+    if pod.metadata.uid != kill.uid or _restarts(pod, container) != kill.restarts:
+        return False
+    api = kubernetes.client.CoreV1Api(kubernetes.client.ApiClient(_api_client().configuration))
+    out = stream(api.connect_get_namespaced_pod_exec, kill.pod, namespace, container=container,
+                 command=list(plan.KILL_PROCESS_COMMAND), stderr=True, stdout=True, stdin=False,
+                 tty=False, _request_timeout=30)
+    if out.strip():  # kill prints only when it could not kill: the fault asked for did not happen
+        raise CallFailed(failures.ActionError(True, "FaultNotInjected",
+                                              f"kill-process in {kill.pod}/{container}: {error_line(out)}"))
+    return True
 
 
 def replica_set_primary(endpoints: list[str], timeout_seconds: float = 5.0) -> str | None:
@@ -331,7 +363,8 @@ def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.
     ns = run.namespace
     world = World()
     if phase in (RUNNING, VERIFYING) and spec.get("faults") and plan.is_deployed(spec):
-        world.database_pods = pods_of(ns, plan.database_pod_selector(run))
+        world.database_pods = pods_of(ns, plan.database_pod_selector(run),
+                                      plan.DATABASE_CONTAINERS[spec["database"]["type"]])
         start_at = status.get("startAt")
         due = start_at and faults.next_due(spec, status.get("faults") or [], parse_time(start_at), now)
         # the replica set is asked only when a kill-primary victim is to be chosen now

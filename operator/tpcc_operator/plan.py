@@ -35,6 +35,11 @@ CLUSTER_DOMAIN = "cluster.local"
 LEDGER_PORT = 9101
 # Port each chart's client Service and pods listen on.
 CLIENT_PORTS = {"voltdb": 21212, "mongodb": 27017}
+# The container running the database process in each chart's pods (the test-server profile of
+# charts/mongodb keeps the name), and how the kill-process fault kills that process in it:
+# the charts write its pid to /tmp/database.pid.
+DATABASE_CONTAINERS = {"voltdb": "voltdb", "mongodb": "mongod"}
+KILL_PROCESS_COMMAND = ("sh", "-c", 'kill -KILL "$(cat /tmp/database.pid)"')
 # The TPC-C mix as `tpcc run --mix` takes it: NewOrder, Payment, OrderStatus, Delivery, StockLevel.
 MIX_ORDER = ("newOrder", "payment", "orderStatus", "delivery", "stockLevel")
 

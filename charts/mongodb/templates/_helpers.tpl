@@ -22,3 +22,22 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 [{{ join ", " $m }}]
 {{- end }}
+
+{{/* With persistence: one PVC per member, deleted with the StatefulSet (a benchmark's data
+     does not outlive its release), kept when scaled down. */}}
+{{- define "mongodb.volumeClaims" -}}
+{{- if .Values.persistence.enabled }}
+persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete, whenScaled: Retain}
+volumeClaimTemplates:
+- metadata:
+    name: data
+    labels: {{- include "mongodb.selector" . | nindent 6 }}
+  spec:
+    accessModes: [ReadWriteOnce]
+    {{- with .Values.persistence.storageClass }}
+    storageClassName: {{ . | quote }}
+    {{- end }}
+    resources:
+      requests: {storage: {{ .Values.persistence.size | quote }}}
+{{- end }}
+{{- end }}
