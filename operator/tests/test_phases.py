@@ -113,8 +113,13 @@ def test_happy_path(voltdb):
     assert d.phase == "Succeeded" and d.status["consistency"]["passed"]
     assert d.condition("Succeeded")["status"] == "True" and d.status["completionTime"]
 
-    # cleanup once per policy (OnSuccess), then nothing more
-    assert d.tick().actions == [Action.RELEASE_RUNNERS, Action.CLEAN_UP] and d.status["cleanedUp"]
+    assert d.condition("Ready")["status"] == "Unknown"  # judged on the next tick
+
+    # the verdict and its BenchmarkResult, cleanup once per policy (OnSuccess), then nothing more
+    step = d.tick()
+    assert step.actions == [Action.WRITE_RESULT, Action.RELEASE_RUNNERS, Action.CLEAN_UP] and d.status["cleanedUp"]
+    assert d.status["verdict"] == "Pass" and step.result.name == d.status["resultName"] == "bench-g2-uid"
+    assert d.condition("Ready")["status"] == "True"
     assert d.tick().actions == [] and d.phase == "Succeeded"
     reasons = [e.reason for e in d.events]
     for r in ("RunStarted", "Deploying", "DatabaseInstalled", "Loading", "LoadJobCreated", "Running",
@@ -178,7 +183,7 @@ def test_external_database_skips_deploying(spec_of):
     assert d.phase == "Succeeded"
     assert Action.INSTALL_DATABASE not in d.actions
     # the Jobs go; there is no release to remove
-    assert d.tick().actions == [Action.RELEASE_RUNNERS, Action.CLEAN_UP]
+    assert d.tick().actions == [Action.WRITE_RESULT, Action.RELEASE_RUNNERS, Action.CLEAN_UP]
 
 
 def test_database_never_ready_fails_after_the_timeout(voltdb):
@@ -192,8 +197,9 @@ def test_database_never_ready_fails_after_the_timeout(voltdb):
     assert d.phase == "Failed" and d.status["reason"] == "DatabaseNotReady"
     assert d.status["message"] == "database not ready after 60s: 0/1 pods ready (bench-g2-0: ErrImagePull)"
     assert d.events[-1].type == "Warning" and d.condition("Succeeded")["status"] == "False"
-    # OnSuccess keeps a failed run's database for debugging
-    assert d.tick().actions == [] and d.status["cleanedUp"]
+    # OnSuccess keeps a failed run's database for debugging; the failure is recorded
+    assert d.tick().actions == [Action.WRITE_RESULT] and d.status["cleanedUp"]
+    assert d.status["verdict"] == "Failed"
 
 
 def test_helm_failures_are_retried_until_the_timeout_and_reported(voltdb):
@@ -258,7 +264,7 @@ def test_verify_disabled_succeeds_after_the_run(spec_of):
     assert d.phase == "Verifying"  # durability is always verified
     d.tick(World(verifier=JobState(True, True), durability_report=durability_report(10, ledgers=1)))
     assert d.phase == "Succeeded"
-    assert d.tick().actions == [Action.RELEASE_RUNNERS]  # policy Never
+    assert d.tick().actions == [Action.WRITE_RESULT, Action.RELEASE_RUNNERS]  # policy Never
 
 
 def test_restart_adopts_a_start_time_already_written(voltdb):
@@ -293,7 +299,7 @@ def test_ttl_deletes_the_run(spec_of):
     d = Driver(spec)
     d.status = {"phase": "Failed", "observedGeneration": 2, "cleanedUp": True,
                 "completionTime": "2025-01-01T12:00:00Z"}
-    assert d.tick(after=30).actions == []
+    assert d.tick(after=30).actions == [Action.WRITE_RESULT]
     assert d.tick(after=31).actions == [Action.DELETE_RUN]
 
 
@@ -301,7 +307,7 @@ def test_cleanup_always_applies_to_failures(spec_of):
     spec = spec_of({"database": {"type": "voltdb"}, "cleanup": {"policy": "Always"}})
     d = Driver(spec)
     d.status = {"phase": "Failed", "observedGeneration": 2}
-    assert d.tick().actions == [Action.CLEAN_UP]
+    assert d.tick().actions == [Action.WRITE_RESULT, Action.CLEAN_UP]
 
 
 def test_results_that_cannot_be_merged_fail_the_run_with_the_reason(voltdb):

@@ -19,7 +19,7 @@ import prometheus_client
 import urllib3
 from kubernetes.client.rest import ApiException
 
-from . import failures, faults, kube, plan
+from . import failures, faults, history, kube, plan
 from .metrics import OperatorMetrics
 from .phases import (CLEANUP_ACTIONS, Action, Step, World, action_failed, active_run, next_step,
                      patched)
@@ -113,6 +113,12 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: dict, cfg: pla
         killed = kube.kill_process(run.namespace, step.kill, plan.DATABASE_CONTAINERS[spec["database"]["type"]])
         logger.info("%s: database process of pod %s %s", run.prefix, step.kill.pod,
                     "killed" if killed else "already restarted or gone")
+    elif action is Action.WRITE_RESULT:
+        if not kube.write_result(step.result, cfg.runner_image):
+            logger.warning("%s: BenchmarkResult %s not written: its CRD is not installed "
+                           "(kubectl apply -f crds/benchmarkresult.yaml)", run.prefix, step.result.name)
+    elif action is Action.PRUNE_RESULTS:
+        kube.delete_results(run.namespace, step.prune)
     elif action is Action.KILL_POD:
         killed = kube.kill_pod(run.namespace, step.kill)
         logger.info("%s: pod %s %s", run.prefix, step.kill.pod, "deleted" if killed else "already gone")
@@ -138,6 +144,7 @@ def drive(name: str, namespace: str, logger: logging.Logger, retry: int, **_):
     except (ApiException, urllib3.exceptions.HTTPError) as e:
         METRICS.reconcile_errors.labels(namespace, name).inc()
         raise kopf.TemporaryError(f"observing: {e}", delay=failures.retry_delay(retry)) from e
+    world.git = history.GitSource.from_metadata(meta)
     step = next_step(run, spec, status, world, now)
     try:
         perform(step, active or run, spec, logger)

@@ -13,8 +13,8 @@ from typing import Any, Callable
 import kubernetes
 from kubernetes.client.rest import ApiException
 
-from . import failures, faults, plan
-from .phases import DEPLOYING, LOADING, RUNNING, VERIFYING, JobState, World
+from . import failures, faults, history, plan
+from .phases import DEPLOYING, LOADING, RUNNING, TERMINAL, VERIFYING, JobState, World
 from .timestamps import parse_time
 
 HELM = os.environ.get("TPCC_HELM", "helm")
@@ -402,7 +402,79 @@ def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.
         world.checker = job_state(ns, plan.job_name(run, "checker"))
         if world.checker.succeeded or world.checker.failed:
             world.check_report = _json(configmap_data(ns, plan.check_configmap_name(run)).get("check.json"))
+    if phase in TERMINAL and "verdict" not in status:
+        _observe_finished(run, spec, world)
     return world
+
+
+def _observe_finished(run: plan.Run, spec: dict, world: World) -> None:
+    """Once per finished run, for its verdict and BenchmarkResult: the runner pods' documents
+    (still in their ConfigMaps), the run's history, the named baseline, the database's images."""
+    ns = run.namespace
+    for i in range(spec["runners"]["parallelism"]):
+        doc = _json(configmap_data(ns, plan.results_configmap_name(run, i)).get("results.json"))
+        if doc is not None:
+            world.results[i] = doc
+    world.history = [history.summary_of(o) for o in list_results(ns, run.name)]
+    named = ((spec.get("regression") or {}).get("baseline") or {}).get("result")
+    if named:
+        found = get_result(ns, named)
+        world.named_baseline = history.summary_of(found).summary if found else None
+    if plan.is_deployed(spec):
+        pods = core().list_namespaced_pod(ns, label_selector=_selector(plan.database_pod_selector(run))).items
+        world.database_images = sorted({c.image for p in pods for c in p.spec.containers})
+
+
+# ---- the run history (BenchmarkResults) ----------------------------------------------------------
+
+def list_results(namespace: str, run_name: str) -> list[dict]:
+    """The run's BenchmarkResults; none when their CRD is not installed (see write_result)."""
+    try:
+        return custom().list_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace, history.RESULT_PLURAL,
+                                                      label_selector=f"{plan.LABEL_RUN}={run_name}")["items"]
+    except ApiException as e:
+        if _missing(e):
+            return []
+        raise
+
+
+def get_result(namespace: str, name: str) -> dict | None:
+    try:
+        return custom().get_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace,
+                                                     history.RESULT_PLURAL, name)
+    except ApiException as e:
+        if _missing(e):
+            return None
+        raise
+
+
+def write_result(rec: history.ResultRecord, runner_image: str) -> bool:
+    """The BenchmarkResult if absent (an existing one is this run's, written before a crash),
+    then its ConfigMap, owned by it. False when the BenchmarkResult CRD is not installed (`helm
+    upgrade` does not add CRDs): the verdict is still recorded in the run's status."""
+    obj = history.result_object(rec, runner_image)
+    try:
+        created = custom().create_namespaced_custom_object(plan.GROUP, plan.VERSION, rec.namespace,
+                                                           history.RESULT_PLURAL, obj)
+    except ApiException as e:
+        if _missing(e):
+            return False
+        if e.status != 409:
+            raise CallFailed(api_failure(e, f"BenchmarkResult {rec.name}")) from e
+        created = get_result(rec.namespace, rec.name)
+    create(history.result_configmap(rec, created["metadata"]["uid"]))
+    return True
+
+
+def delete_results(namespace: str, names: list[str]) -> None:
+    """Prune: each BenchmarkResult goes with its ConfigMap (owner reference)."""
+    for name in names:
+        try:
+            custom().delete_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace,
+                                                     history.RESULT_PLURAL, name, propagation_policy="Background")
+        except ApiException as e:
+            if not _missing(e):
+                raise
 
 
 def runner_pod_ips(namespace: str, job: str) -> dict[int, str]:

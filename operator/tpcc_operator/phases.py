@@ -18,9 +18,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from tpcc_runner.results import merge_results
+
 from . import failures
 from . import faults as fault_injection
-from . import plan
+from . import history, plan, regression
 from .results import (consistency_status, durability_status, late_runners_message, run_deliveries,
                       run_status)
 from .timestamps import parse_time, rfc3339
@@ -44,6 +46,8 @@ class Action(str, enum.Enum):
     WRITE_DELIVERIES = "write-deliveries"      # the runs' Deliveries for condition 11 -> check ConfigMap
     CREATE_CHECK_JOB = "create-check-job"
     KILL_POD = "kill-pod"                      # fault injection: delete the chosen database pod
+    WRITE_RESULT = "write-result"              # the finished run's BenchmarkResult + its ConfigMap
+    PRUNE_RESULTS = "prune-results"            # the run's oldest BenchmarkResults beyond history.limit
     CLEAN_UP = "clean-up"                      # per cleanup.policy
     DELETE_RUN = "delete-run"                  # ttlSecondsAfterFinished elapsed
 
@@ -90,6 +94,12 @@ class World:
     primary: str | None = None        # MongoDB: the pod the replica set names primary
     # the pods of the phase's workload (database pods while Deploying, else the phase's Job)
     pods: list[failures.PodState] = field(default_factory=list)
+    # finished, not yet judged: the run's BenchmarkResults, the named baseline, the database's
+    # images, the GitOps source (results: the runner pods' documents, for the full results)
+    history: list[history.Entry] = field(default_factory=list)
+    named_baseline: regression.Summary | None = None
+    database_images: list[str] = field(default_factory=list)
+    git: history.GitSource | None = None
 
 
 @dataclass
@@ -107,6 +117,8 @@ class Step:
     start_at: str | None = None  # with WRITE_START_AT
     kill: fault_injection.Kill | None = None  # with KILL_POD
     ledger_pods: dict[int, str] = field(default_factory=dict)  # with CREATE_VERIFY_JOB: shard -> pod IP
+    result: history.ResultRecord | None = None  # with WRITE_RESULT
+    prune: list[str] = field(default_factory=list)  # with PRUNE_RESULTS: BenchmarkResult names
     deliveries: dict = field(default_factory=dict)  # with WRITE_DELIVERIES: deliveries.json
 
 
@@ -180,7 +192,11 @@ MEASURED = ("database", "workload", "runners", "faults", "verify")
 
 
 def spec_hash(spec: dict) -> str:
+    """The measured spec, and spec.runToken when set (a new token re-runs an unchanged spec;
+    absent, the hash is what it was before runToken existed, so no finished run restarts)."""
     measured = {k: spec.get(k) for k in MEASURED}
+    if spec.get("runToken"):
+        measured["runToken"] = spec["runToken"]
     return hashlib.sha256(json.dumps(measured, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -315,15 +331,26 @@ def action_failed(run: plan.Run, status: dict, action: Action, error: failures.A
 
 def with_kstatus(step: Step, status: dict, generation: int, now: dt.datetime) -> Step:
     """Adds the kstatus conditions (as Flux and cli-utils read them) for the phase the step
-    leaves: working: Reconciling=True, Ready=Unknown; Succeeded: Ready=True; Failed:
+    leaves: working: Reconciling=True, Ready=Unknown; Succeeded: Ready=True once judged
+    (Regressed under onRegression: Fail: Ready=False, Stalled=True, reason Regressed); Failed:
     Ready=False and Stalled=True with the reason. Unchanged conditions are not rewritten, so
     an idle tick patches nothing."""
     after = patched(status, step.status)
     phase, reason, message = after.get("phase"), after.get("reason", ""), after.get("message", "")
-    if phase == SUCCEEDED:
-        wanted = {"Ready": (True, "Succeeded", "run complete"),
-                  "Reconciling": (False, "Succeeded", "run complete"),
-                  "Stalled": (False, "Succeeded", "run complete")}
+    verdict = after.get("verdict")
+    verdict_message = (after.get("regression") or {}).get("message", "")
+    if phase == SUCCEEDED and verdict is None:  # one tick: the verdict comes with the result
+        wanted = {"Ready": (None, "Judging", "run complete; judging it against its baseline"),
+                  "Reconciling": (True, "Judging", "run complete; judging it against its baseline")}
+    elif phase == SUCCEEDED and regression_fails(after):
+        wanted = {"Ready": (False, regression.REGRESSED, verdict_message),
+                  "Reconciling": (False, regression.REGRESSED, verdict_message),
+                  "Stalled": (True, regression.REGRESSED, verdict_message)}
+    elif phase == SUCCEEDED:
+        why, text = ("Succeeded", "run complete") if verdict in (regression.PASS, None) else \
+            (verdict, f"run complete; {verdict_message}")
+        wanted = {"Ready": (True, why, text), "Reconciling": (False, why, text),
+                  "Stalled": (False, why, text)}
     elif phase == FAILED:
         wanted = {"Ready": (False, reason, message), "Reconciling": (False, reason, message),
                   "Stalled": (True, reason, message)}
@@ -468,11 +495,15 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World) -> Step:
             b.event("CheckJobCreated", f"job {plan.job_name(run, 'checker')}")
 
     elif phase in TERMINAL:
+        if "verdict" not in status:
+            _judge_and_record(b, run, spec, world)
         if not status.get("cleanedUp"):
             if status.get("startAt"):
                 b.act(Action.RELEASE_RUNNERS)  # runner pods holding their ledgers exit now
             policy = spec["cleanup"]["policy"]
-            if policy == "Always" or (policy == "OnSuccess" and phase == SUCCEEDED):
+            # a regression that fails the verdict keeps the database to look into, as a failure
+            succeeded = phase == SUCCEEDED and not regression_fails(patched(status, b.step.status))
+            if policy == "Always" or (policy == "OnSuccess" and succeeded):
                 b.act(Action.CLEAN_UP)
                 b.event("CleanedUp", f"cleanup policy {policy}: removed the database and Jobs")
             b.step.status["cleanedUp"] = True
@@ -481,6 +512,41 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World) -> Step:
         if ttl is not None and done and (now - parse_time(done)).total_seconds() >= ttl:
             b.act(Action.DELETE_RUN)
     return b.step
+
+
+def regression_fails(status: dict) -> bool:
+    """A Regressed verdict under onRegression: Fail (the default) is a failed verdict."""
+    return status.get("verdict") == regression.REGRESSED and \
+        (status.get("regression") or {}).get("onRegression", "Fail") != "Warn"
+
+
+def _judge_and_record(b: _Builder, run: plan.Run, spec: dict, world: World) -> None:
+    """Once per finished run: the regression verdict against its history, the BenchmarkResult
+    that records it, and the pruning of the oldest results beyond spec.history.limit."""
+    chash = regression.comparison_hash(spec)
+    name = history.result_name(run)
+    try:
+        policy = regression.Policy.from_spec(spec.get("regression"))
+    except ValueError as e:  # the CRD refuses this at apply; an older CRD may not have
+        policy, verdict = None, regression.Verdict(regression.INCONCLUSIVE, str(e))
+    else:
+        this = regression.Summary.of_status(name, chash, b.status)
+        verdict = regression.judge(this, [e.summary for e in world.history], policy, world.named_baseline)
+    on_regression = policy.on_regression if policy else "Fail"
+    b.step.status.update(verdict=verdict.outcome, regression=verdict.to_status(chash, on_regression),
+                         resultName=name)
+    if policy is not None:
+        b.condition("Regressed", verdict.outcome == regression.REGRESSED, verdict.outcome, verdict.message)
+    b.event(verdict.outcome, f"{verdict.message}; recorded as BenchmarkResult {name}",
+            warning=verdict.outcome in (regression.REGRESSED, regression.FAILED))
+    merged = merge_results([world.results[i] for i in sorted(world.results)]) if world.results else None
+    b.act(Action.WRITE_RESULT)
+    b.step.result = history.record(run, spec, patched(b.status, b.step.status), merged, world.git,
+                                   world.database_images)
+    prune = history.to_prune(world.history, history.history_limit(spec), name)
+    if prune:
+        b.act(Action.PRUNE_RESULTS)
+        b.step.prune = prune
 
 
 def _verify_durability(b: "_Builder", run: plan.Run, spec: dict, world: World) -> Step | None:
