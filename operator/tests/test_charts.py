@@ -133,7 +133,7 @@ def test_mongodb_test_server_profile_keeps_the_contract():
     assert member["name"] == plan.DATABASE_CONTAINERS["mongodb"] and member["image"] == "local/secantus:dev"
     script = member["args"][0]
     assert '--replica-set "rs0"' in script and '--advertise "$POD_NAME.rel-hl.ns.svc.cluster.local"' in script
-    assert script.startswith("echo $$ >/tmp/database.pid\nexec ")
+    assert script.startswith("echo $$$$ >/tmp/database.pid\nexec ")  # $$ once Kubernetes expanded it
     assert member["readinessProbe"]["exec"]["command"][-2:] == ["--replica-set", "rs0"]
     assert {s["metadata"]["name"] for s in by_kind(docs, "Service")} == \
         {s["metadata"]["name"] for s in by_kind(render("mongodb"), "Service")}
@@ -155,7 +155,7 @@ def test_database_charts_keep_data_on_a_claim_unless_asked(chart):
     # the process the kill-process fault kills is named by a pid file, outside PID 1
     assert sts["template"]["spec"]["shareProcessNamespace"] is True
     db = {c["name"]: c for c in sts["template"]["spec"]["containers"]}[plan.DATABASE_CONTAINERS[chart]]
-    assert "echo $$ >/tmp/database.pid" in " ".join(db["command"] + db.get("args", []))
+    assert "echo $$$$ >/tmp/database.pid" in " ".join(db["command"] + db.get("args", []))  # $$ in the pod
     scratch = by_kind(render(chart, "--set", "persistence.enabled=false"), "StatefulSet")[0]["spec"]
     assert "volumeClaimTemplates" not in scratch
     assert {v["name"]: v for v in scratch["template"]["spec"]["volumes"]}["data"]["emptyDir"]
