@@ -1,0 +1,147 @@
+"""End to end on a real cluster, with disks: a MongoDB BenchmarkRun deployed by the operator
+through Helm with the charts/mongodb test-server profile (SecantusDB as a one-member replica
+set, data on a PersistentVolumeClaim), w:majority, its primary's process SIGKILLed twice during
+the measured interval (kill-primary, method kill-process: a crash-restart on the same volume),
+then 0 acknowledged NewOrders lost or replaced and 12/12 consistency; and a 3-node k=1 VoltDB
+whose node 2 is killed the same way and rejoins on its own voltdbroot.
+
+Needs the images local/tpcc-runner:dev (with this operator), local/voltdb:10.1.1 and
+local/secantus:dev (hack/images.sh secantus) and a default StorageClass that provisions
+(hack/local-k8s.sh: local-hostpath). Namespaces dev-mongo-*, deleted afterwards.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from test_benchmarkrun_e2e import (ROOT, RUNNER_IMAGE, VOLTDB_IMAGE, _namespace, _node_images, _unavailable,
+                                   cluster, crd, get_run, kubectl, manifest, wait_for, wait_phase)  # noqa: F401
+
+SECANTUS_IMAGE = "local/secantus:dev"
+pytestmark = pytest.mark.k8s
+
+MONGODB_RUN = dict(
+    database={"type": "mongodb", "readyTimeoutSeconds": 300,
+              "deploy": {"replicas": 1, "values": {"testServer": {"enabled": True,
+                                                                   "image": {"pullPolicy": "Never"}}}}},
+    workload={"warehouses": 1, "clients": 2, "durationSeconds": 150, "warmupSeconds": 5, "loadWorkers": 2,
+              "loadTimeoutSeconds": 2400,
+              # the paper's configuration; findAndModify costs SecantusDB a collection scan
+              "driverOptions": {"write_concern": "majority", "read_concern": "majority",
+                                "schema": "denormalized", "find_and_modify": "false"}},
+    runners={"parallelism": 1, "imagePullPolicy": "Never"},
+    faults=[{"action": "kill-primary", "method": "kill-process", "afterSeconds": 30, "everySeconds": 50,
+             "count": 2}],
+    cleanup={"policy": "Never"},
+)
+
+VOLTDB_KILL_PROCESS_RUN = dict(
+    database={"type": "voltdb", "readyTimeoutSeconds": 300,
+              "deploy": {"replicas": 3, "kSafety": 1, "values": {"image": {"pullPolicy": "Never"}}}},
+    workload={"warehouses": 1, "clients": 2, "durationSeconds": 120, "warmupSeconds": 5, "loadWorkers": 2},
+    runners={"parallelism": 1, "imagePullPolicy": "Never"},
+    faults=[{"action": "kill-node", "podIndex": 2, "method": "kill-process", "afterSeconds": 20}],
+    cleanup={"policy": "Never"},
+)
+
+
+@pytest.fixture(scope="module")
+def images(cluster):  # noqa: F811
+    want = {RUNNER_IMAGE, VOLTDB_IMAGE, SECANTUS_IMAGE}
+    deadline = time.time() + 90
+    while not want <= _node_images():
+        if time.time() > deadline:
+            _unavailable(f"needs {sorted(want - _node_images())} on the node (hack/images.sh)")
+        time.sleep(3)
+    classes = json.loads(kubectl("get", "storageclass", "-o", "json").stdout)["items"]
+    if not any((c["metadata"].get("annotations") or {}).get("storageclass.kubernetes.io/is-default-class")
+               == "true" for c in classes):
+        _unavailable("no default StorageClass (hack/local-k8s.sh up makes local-hostpath)")
+
+
+@pytest.fixture(scope="module")
+def namespace(crd):  # noqa: F811
+    ns = _namespace("dev-mongo-e2e")
+    yield ns
+    kubectl("delete", "namespace", ns, "--wait=false", check=False)
+
+
+@pytest.fixture(scope="module")
+def operator(namespace, images):
+    """Its own operator release and namespace (never shared with the other e2e modules)."""
+    op_ns = _namespace("dev-mongo-op")
+    release = f"op-{op_ns[-6:]}"
+    subprocess.run(["helm", "upgrade", "--install", release, str(ROOT / "charts" / "tpcc-operator"),
+                    "-n", op_ns, "--set", "image.pullPolicy=Never", "--set", f"watchNamespace={namespace}",
+                    "--wait", "--timeout", "120s"], check=True, capture_output=True, text=True)
+    yield op_ns
+    subprocess.run(["helm", "uninstall", release, "-n", op_ns], capture_output=True)
+    kubectl("delete", "namespace", op_ns, "--wait=false", check=False)
+
+
+def pod(ns: str, name: str) -> dict:
+    return json.loads(kubectl("get", "pod", name, "-n", ns, "-o", "json").stdout)
+
+
+def restarts(p: dict, container: str) -> int:
+    return next(c["restartCount"] for c in p["status"]["containerStatuses"] if c["name"] == container)
+
+
+def assert_crash_restarts(status: dict, count: int, victim: str, uid: str) -> None:
+    """Every fault killed the process of the same pod (same UID: the pod and its volume stayed)
+    and recovered once its container had restarted."""
+    faults = status["faults"]
+    assert [f["state"] for f in faults] == ["Recovered"] * count, faults
+    assert all(f["method"] == "kill-process" and f["target"] == victim and f["targetUID"] == uid for f in faults)
+    assert [f["restartCount"] for f in faults] == [f["targetRestarts"] + 1 for f in faults]
+    assert all(f["recoverySeconds"] > 0 for f in faults)
+
+
+def test_mongodb_test_server_kill_primary_twice(namespace, operator):
+    name = "mongodb-e2e"
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **MONGODB_RUN))
+    wait_phase(namespace, name, ("Loading", "Running"), timeout=600)
+    member = f"{name}-g1-0"
+    # the profile's member: SecantusDB on a bound claim
+    claim = json.loads(kubectl("get", "pvc", f"data-{member}", "-n", namespace, "-o", "json").stdout)
+    assert claim["status"]["phase"] == "Bound"
+    before = pod(namespace, member)
+    assert before["spec"]["containers"][0]["image"].endswith(SECANTUS_IMAGE)
+
+    br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=3600)
+    status = br["status"]
+    assert status["phase"] == "Succeeded", f"{status.get('reason')}: {status.get('message')}"
+    assert_crash_restarts(status, 2, member, before["metadata"]["uid"])
+    assert restarts(pod(namespace, member), "mongod") >= restarts(before, "mongod") + 2
+    durability = status["durability"]
+    assert durability["durable"] and durability["lost"] == durability["replaced"] == 0
+    assert durability["acknowledged"] == durability["found"] > 0
+    assert status["consistency"]["passed"] and len(status["consistency"]["conditions"]) == 12
+    assert status["results"]["tpmC"] > 0
+    events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json",
+                                "--field-selector", f"involvedObject.name={name}").stdout)["items"]
+    injected = [e["message"] for e in events if e["reason"] == "FaultInjected"]
+    assert injected and all(f"killed the database process of pod {member}" in m for m in injected)
+
+    # the claim goes with the release
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
+    wait_for("the member's claim to go", lambda: kubectl(
+        "get", "pvc", f"data-{member}", "-n", namespace, check=False).returncode != 0, 120)
+
+
+def test_voltdb_node_process_killed_rejoins_on_its_own_volume(namespace, operator):
+    name = "voltdb-kill-process"
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **VOLTDB_KILL_PROCESS_RUN))
+    wait_phase(namespace, name, ("Running",), timeout=900)
+    victim = f"{name}-g1-2"
+    uid = pod(namespace, victim)["metadata"]["uid"]
+    br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=1200)
+    status = br["status"]
+    assert status["phase"] == "Succeeded", f"{status.get('reason')}: {status.get('message')}"
+    assert_crash_restarts(status, 1, victim, uid)
+    assert status["durability"]["lost"] == 0 and status["durability"]["acknowledged"] > 0
+    assert status["consistency"]["passed"]
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
