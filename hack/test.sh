@@ -21,6 +21,7 @@ tools() {
 
 setup() {
   "$ROOT/hack/python-env.sh"
+  "$ROOT/hack/test-deps.sh"
   tools
   "$ROOT/hack/voltdb.sh" fetch
   "$ROOT/hack/voltdb.sh" procs
@@ -68,7 +69,7 @@ k8s() {
 timed() { local t; t=$(date +%s); "$@"; log "stage $1: $(( $(date +%s) - t )) s"; }
 
 case $stage in
-  unit) "$ROOT/hack/python-env.sh"; tools; timed unit ;;
+  unit) "$ROOT/hack/python-env.sh"; "$ROOT/hack/test-deps.sh"; tools; timed unit ;;
   db) timed setup; timed db ;;
   k8s) timed setup; timed k8s ;;
   all) timed setup; "$ROOT/hack/prometheus.sh" deps; prebuild_start; timed unit; timed db; timed k8s ;;

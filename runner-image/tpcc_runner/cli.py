@@ -27,6 +27,7 @@ from .ledger import LedgerWriter, read_ledgers, verify
 from .loader import constants_of, load, require_loaded, scale_of
 from .metrics import RunnerMetrics
 from .redact import RedactingFilter, redact
+from .report import add_parser as add_report_parser, cmd_report
 from .results import LATE_START_SECONDS, TIMELINE_STEP_SECONDS, PodWindow, build_results, summary
 from .workload import Scale, parse_mix, run_constants, spec_deviations
 
@@ -173,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="give up reading a ledger URL after this long (default 60)")
     vl.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
                     help="write durability.json into this existing ConfigMap")
+    add_report_parser(sub)
     return p
 
 
@@ -488,7 +490,8 @@ def hold_ledger(path: str, port: int, release_ref: str, timeout: float) -> None:
         server.shutdown()
 
 
-COMMANDS = {"load": cmd_load, "run": cmd_run, "check": cmd_check, "verify-ledger": cmd_verify_ledger}
+COMMANDS = {"load": cmd_load, "run": cmd_run, "check": cmd_check, "verify-ledger": cmd_verify_ledger,
+            "report": cmd_report}
 
 
 def main(argv: list[str] | None = None) -> int:

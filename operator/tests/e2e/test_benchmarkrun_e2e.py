@@ -12,6 +12,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -103,6 +104,20 @@ def wait_phase(ns: str, name: str, phases: tuple[str, ...], timeout: float) -> d
             raise AssertionError(f"{name} failed: {br['status'].get('reason')}: {br['status'].get('message')}")
         return br if phase in phases else None
     return wait_for(f"{name} in {phases}", reached, timeout)
+
+
+# Statuses a real cluster produced, for the Argo CD health / kstatus tests (test_gitops_health.py
+# reads fixtures/gitops/e2e/<moment>-<run>.json when present; commit them to keep them).
+GITOPS_FIXTURES = ROOT / "operator" / "tests" / "fixtures" / "gitops" / "e2e"
+
+
+def save_status_fixture(moment: str, br: dict) -> None:
+    """moment: running | succeeded | failed (what the health checks must read it as)."""
+    obj = json.loads(json.dumps(br))
+    obj["metadata"].pop("managedFields", None)
+    GITOPS_FIXTURES.mkdir(parents=True, exist_ok=True)
+    (GITOPS_FIXTURES / f"{moment}-{obj['metadata']['name']}.json").write_text(
+        json.dumps(obj, indent=2, sort_keys=True) + "\n")
 
 
 def objects_of(ns: str, name: str) -> list[str]:
@@ -207,7 +222,7 @@ def test_voltdb_run(namespace, operator):
     kubectl("apply", "-n", namespace, "-f", "-", input=doc)
 
     # restart the operator while the runners are at work: the run goes on, nothing is duplicated
-    wait_phase(namespace, name, ("Running",), timeout=600)
+    save_status_fixture("running", wait_phase(namespace, name, ("Running",), timeout=600))
     old = operator_pod(operator)
     kubectl("delete", "pod", "-n", operator, old, "--wait=false")
     wait_for("a new operator pod", lambda: operator_pod(operator) not in ("", old), 120)
@@ -216,6 +231,17 @@ def test_voltdb_run(namespace, operator):
     status = br["status"]
     assert status["phase"] == "Succeeded", f"{status.get('reason')}: {status.get('message')}"
     assert status["observedGeneration"] == br["metadata"]["generation"]
+    # the verdict comes a tick after Succeeded; then Ready=True
+    def judged():
+        b = get_run(namespace, name)
+        return b if b["status"].get("verdict") else None
+    br = wait_for("the verdict", judged, 60)
+    save_status_fixture("succeeded", br)
+    # tpcc report straight from the cluster: the page with this run's charts
+    page = Path(os.environ.get("TMPDIR", "/tmp")) / f"{namespace}-{name}.html"
+    subprocess.run([sys.executable, "-m", "tpcc_runner.cli", "report", "--run", name, "-n", namespace,
+                    "-o", str(page)], check=True, capture_output=True, text=True, timeout=120)
+    assert all(f'data-chart="{c}"' in page.read_text() for c in ("timeline", "latency", "verdicts"))
     results = status["results"]
     assert results["tpmC"] > 0 and results["runnerPods"] == 2
     assert sorted(p["shard"] for p in results["pods"]) == [0, 1]
@@ -291,6 +317,7 @@ def test_unreachable_external_database_fails_with_a_reason(namespace, operator):
         name, database={"type": "voltdb", "external": {"endpoints": ["192.0.2.1:21212"]}},
         workload={"connectTimeoutSeconds": 5}, runners={"imagePullPolicy": "Never"}))
     br = wait_phase(namespace, name, ("Failed",), timeout=180)
+    save_status_fixture("failed", br)
     assert br["status"]["reason"] == "LoadFailed"
     assert "tpcc load: error" in br["status"]["message"]
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=60s")

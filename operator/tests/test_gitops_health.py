@@ -1,0 +1,172 @@
+"""What GitOps tools make of our resources: the Argo CD health checks (charts/tpcc-operator/
+argocd/*.lua) run in real Lua interpreters (5.1, whose semantics Argo CD's gopher-lua has, and
+5.4), and the kstatus rules Flux's `wait` applies, both over BenchmarkRun statuses built by the
+operator's state machine (fixtures/gitops/) and, when present, those a real cluster produced
+(fixtures/gitops/e2e/, written by the e2e)."""
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+import gitops_fixtures
+import kstatus_rules
+from gitops_fixtures import E2E_EXPECTED, E2E_FIXTURES, EXPECTED, FIXTURES
+
+ROOT = Path(__file__).resolve().parents[2]
+ARGOCD = ROOT / "charts" / "tpcc-operator" / "argocd"
+HEALTH_KEY = "resource.customizations.health.bench.tpcc.dev_{kind}"
+ARGO_STATUSES = {"Healthy", "Progressing", "Degraded", "Suspended", "Missing"}
+INTERPRETERS = ("lua5.1", "lua5.4")  # hack/test-deps.sh installs both
+
+
+def lua_literal(value) -> str:
+    """A JSON value as a Lua constructor, the way Argo CD hands `obj` to the script (null: nil)."""
+    if value is None:
+        return "nil"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"no JSON number: {value}")
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + re.sub(r'[\\"\x00-\x1f]', lambda m: f"\\{ord(m.group()):03d}", value) + '"'
+    if isinstance(value, list):
+        return "{" + ", ".join(lua_literal(v) for v in value) + "}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"[{lua_literal(str(k))}] = {lua_literal(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def argo_health(interpreter: str, kind: str, obj: dict, tmp_path: Path) -> tuple[str, str]:
+    """Runs <kind>.lua as Argo CD does: `obj` global, the chunk returns hs."""
+    lua = shutil.which(interpreter)
+    if lua is None:
+        pytest.fail(f"{interpreter} not installed (hack/test-deps.sh)", pytrace=False)
+    main = tmp_path / "main.lua"
+    main.write_text(f"obj = {lua_literal(obj)}\n"
+                    f"local hs = dofile({lua_literal(str(ARGOCD / (kind + '.lua')))})\n"
+                    'io.write(tostring(hs.status), "\\n", tostring(hs.message))\n')
+    out = subprocess.run([lua, str(main)], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    status, _, message = out.stdout.partition("\n")
+    assert status in ARGO_STATUSES and message not in ("", "nil"), out.stdout
+    return status, message
+
+
+def fixture_files() -> list[Path]:
+    return sorted(FIXTURES.glob("*.json")) + sorted(E2E_FIXTURES.glob("*.json"))
+
+
+def expected(path: Path) -> tuple[str, str]:
+    if path.parent == E2E_FIXTURES:
+        return E2E_EXPECTED[path.stem.partition("-")[0]]
+    return EXPECTED[path.stem]
+
+
+def test_every_committed_fixture_is_there():
+    assert {p.stem for p in FIXTURES.glob("*.json")} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("interpreter", INTERPRETERS)
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_argo_health_of_captured_runs(path, interpreter, tmp_path):
+    obj = json.loads(path.read_text())
+    status, message = argo_health(interpreter, "BenchmarkRun", obj, tmp_path)
+    assert status == expected(path)[0], message
+    if status == "Degraded" and obj["status"]["phase"] == "Failed":
+        assert obj["status"]["reason"] in message  # the reason shows in the Argo CD UI
+
+
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_kstatus_of_captured_runs(path):
+    reading = kstatus_rules.compute(json.loads(path.read_text()))
+    assert reading.status == expected(path)[1], reading.message
+
+
+def test_statuses_the_state_machine_builds_now_read_the_same(tmp_path):
+    """The committed fixtures may lag behind phases.py: the same readings from a fresh build."""
+    for name, obj in gitops_fixtures.build().items():
+        argo, kstatus = EXPECTED[name]
+        assert argo_health("lua5.4", "BenchmarkRun", obj, tmp_path)[0] == argo, name
+        assert kstatus_rules.compute(obj).status == kstatus, name
+
+
+def test_healthy_message_carries_tpmc_and_a_failure_its_cause(tmp_path):
+    ok = json.loads((FIXTURES / "succeeded.json").read_text())
+    status, message = argo_health("lua5.4", "BenchmarkRun", ok, tmp_path)
+    assert status == "Healthy" and message.startswith("Succeeded: tpmC 180.0"), message
+    failed = json.loads((FIXTURES / "failed-durability.json").read_text())
+    _, message = argo_health("lua5.4", "BenchmarkRun", failed, tmp_path)
+    assert message.startswith("DurabilityLost: 3 of 90 acknowledged NewOrders lost"), message
+    regressed = json.loads((FIXTURES / "regressed.json").read_text())
+    assert argo_health("lua5.1", "BenchmarkRun", regressed, tmp_path) == (
+        "Degraded", "Regressed: tpmC -25.0% (limit -10%) against the median of 2 previous results")
+
+
+@pytest.mark.parametrize("verdict, want", [("Pass", "Healthy"), ("Improved", "Healthy"),
+                                           ("Inconclusive", "Healthy"), ("Regressed", "Degraded"),
+                                           ("Failed", "Degraded"), (None, "Progressing")])
+def test_argo_health_of_a_result(verdict, want, tmp_path):
+    """A BenchmarkResult (history.py's record): its verdict in spec."""
+    obj = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkResult", "metadata": {"name": "r-g1-abcde"},
+           "spec": {"run": "r", "phase": "Failed" if verdict == "Failed" else "Succeeded",
+                    "regression": {"message": "tpmC -31.2% (limit -10%)"},
+                    **({"verdict": verdict} if verdict else {}), **({"reason": "DurabilityLost"}
+                                                                  if verdict == "Failed" else {})}}
+    for interpreter in INTERPRETERS:
+        status, message = argo_health(interpreter, "BenchmarkResult", obj, tmp_path)
+        assert status == want, message
+    if verdict == "Failed":
+        assert message == "Failed: DurabilityLost"
+
+
+def test_a_stale_success_is_not_healthy(tmp_path):
+    """A run that succeeded for generation 2, whose spec is now at 3: the operator has not
+    started the new measurement yet, so neither Argo CD nor kstatus may call it done."""
+    obj = json.loads((FIXTURES / "succeeded.json").read_text())
+    obj["metadata"]["generation"] = 3
+    assert argo_health("lua5.1", "BenchmarkRun", obj, tmp_path)[0] == "Progressing"
+    assert kstatus_rules.compute(obj).status == "InProgress"
+
+
+# BenchmarkSchedule does not exist yet: its CronJob-like status (spec.suspend, Ready, Stalled).
+SCHEDULE = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkSchedule",
+            "metadata": {"name": "nightly", "generation": 1}, "spec": {"schedule": "0 3 * * *"}}
+
+
+@pytest.mark.parametrize("status, suspend, want", [
+    (None, False, "Progressing"),
+    ({"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "True", "message": "next run 03:00"}]},
+     False, "Healthy"),
+    ({"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "False", "reason": "InvalidSchedule",
+                                               "message": "bad cron"}]}, False, "Degraded"),
+    ({"observedGeneration": 1, "conditions": [{"type": "Stalled", "status": "True", "reason": "RunTemplateInvalid",
+                                               "message": "x"}, {"type": "Ready", "status": "Unknown"}]},
+     False, "Degraded"),
+    ({"observedGeneration": 0, "conditions": [{"type": "Ready", "status": "True"}]}, False, "Progressing"),
+    ({"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "True"}]}, True, "Suspended"),
+])
+def test_argo_health_of_a_schedule(status, suspend, want, tmp_path):
+    obj = {**SCHEDULE, "spec": {**SCHEDULE["spec"], "suspend": suspend}}
+    if status is not None:
+        obj["status"] = status
+    for interpreter in INTERPRETERS:
+        assert argo_health(interpreter, "BenchmarkSchedule", obj, tmp_path)[0] == want
+
+
+def test_argocd_snippets_hold_the_lua_files_unchanged():
+    """hack/argocd-health.py writes them; an edited .lua without regenerating fails here."""
+    scripts = {p.stem: p.read_text() for p in sorted(ARGOCD.glob("*.lua"))}
+    assert set(scripts) == {"BenchmarkRun", "BenchmarkResult", "BenchmarkSchedule"}
+    values = yaml.safe_load((ARGOCD / "argocd-cm-values.yaml").read_text())["configs"]["cm"]
+    patch = yaml.safe_load((ARGOCD / "argocd-cm-patch.yaml").read_text())["data"]
+    want = {HEALTH_KEY.format(kind=kind): text for kind, text in scripts.items()}
+    assert values == want and patch == want

@@ -1,0 +1,582 @@
+"""`tpcc report`: one self-contained HTML page (inline CSS and SVG, nothing fetched when it is
+viewed) from the results of a run or of a history of runs.
+
+Inputs: what `tpcc run --results` writes, a BenchmarkRun as `kubectl get br X -o json` shows
+it, or a list of them (`kubectl get br -o json`); or straight from the cluster through kubectl.
+One run: tpmC over time with the warmup and every fault marked, latency percentiles per
+transaction, the durability and consistency verdicts. Several: also the tpmC trend with the
+baseline and the change points, and, where runs differ only in clients, the sweep curves.
+Reading the documents (`read_run`) and judging them (`change_points`) are pure; drawing is
+string building.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import html
+import json
+import math
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .workload import TRANSACTIONS
+
+PERCENTILES = ("p50", "p90", "p95", "p99", "max")
+
+
+@dataclass
+class Fault:
+    number: int
+    action: str
+    target: str
+    state: str
+    injected: float | None   # seconds from the start of the measured interval
+    recovered: float | None
+
+
+@dataclass
+class Durability:
+    durable: bool
+    acknowledged: int
+    found: int
+    lost: int
+    unknown_outcome: int
+    ledgers: int
+
+
+@dataclass
+class Condition:
+    number: int
+    passed: bool
+    checked: int
+    violations: int
+    example: str
+
+
+@dataclass
+class Consistency:
+    passed: bool
+    conditions: list[Condition]
+
+
+@dataclass
+class Run:
+    """One run, whatever document it came from."""
+    name: str
+    database: str
+    warehouses: int
+    clients: int
+    start: str                       # ISO time the measured interval began ("" if unknown)
+    tpmc: float | None               # None: the run produced no results
+    warmup_seconds: float
+    measured_seconds: float
+    timeline: list[tuple[float, float]] = field(default_factory=list)  # (t, tpmC), t<0: warmup
+    latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # type -> percentile -> ms
+    faults: list[Fault] = field(default_factory=list)
+    durability: Durability | None = None
+    consistency: Consistency | None = None
+    phase: str = ""                  # BenchmarkRun phase; "" for a runner document
+    reason: str = ""
+    verdict: str = ""                # status.verdict (Pass/Regressed/Improved/Inconclusive)
+    baseline: float | None = None
+
+
+def _time(value: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _durability(d: dict | None) -> Durability | None:
+    if not d:
+        return None
+    lost = int(d.get("lost", 0))
+    return Durability(bool(d.get("durable", lost == 0)) and lost == 0, int(d.get("acknowledged", 0)),
+                      int(d.get("found", 0)), lost,
+                      int(d.get("unknownOutcome", d.get("unknown_outcome", 0))),
+                      int(d.get("ledgers", d.get("runnerPods", 0))))
+
+
+def _consistency(d: dict | None) -> Consistency | None:
+    if not d:
+        return None
+    conditions = [Condition(int(c["number"]), bool(c["passed"]), int(c.get("checked", 0)),
+                            int(c.get("violations", 0)), str(c.get("example") or ""))
+                  for c in d.get("conditions", [])]
+    return Consistency(bool(d.get("passed")) and all(c.passed for c in conditions), conditions)
+
+
+def _from_runner(doc: dict, name: str) -> Run:
+    return Run(
+        name=name, database=str(doc.get("options", {}).get("db", "?")),
+        warehouses=int(doc["warehouses"]), clients=int(doc["clients"]), start=str(doc.get("start", "")),
+        tpmc=float(doc["tpmC"]), warmup_seconds=float(doc.get("warmup_seconds", 0)),
+        measured_seconds=float(doc.get("measured_seconds", 0)),
+        timeline=[(float(p["t"]), float(p["tpmC"])) for p in doc.get("timeline", [])],
+        latency_ms={t: v["latency_ms"] for t, v in doc["transactions"].items()},
+        durability=_durability(doc.get("durability")), consistency=_consistency(doc.get("consistency")))
+
+
+def _from_benchmarkrun(obj: dict) -> Run:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    workload, results = spec.get("workload") or {}, status.get("results") or {}
+    start = str(results.get("start", ""))
+    faults = []
+    for f in status.get("faults") or []:
+        def rel(key: str) -> float | None:
+            return (_time(f[key]) - _time(start)).total_seconds() if f.get(key) and start else None
+        faults.append(Fault(int(f.get("number", len(faults) + 1)), str(f.get("action", "")),
+                            str(f.get("target", "")), str(f.get("state", "")),
+                            rel("injectedTime"), rel("recoveredTime")))
+    baseline = status.get("baselineTpmC", spec.get("baselineTpmC"))
+    return Run(
+        name=obj["metadata"]["name"], database=str((spec.get("database") or {}).get("type", "?")),
+        warehouses=int(workload.get("warehouses", 0)), clients=int(workload.get("clients", 0)),
+        start=start or str(status.get("startTime", "")),
+        tpmc=float(results["tpmC"]) if "tpmC" in results else None,
+        warmup_seconds=float(workload.get("warmupSeconds", 0)),
+        measured_seconds=float(results.get("measuredSeconds", 0)),
+        timeline=[(float(p["t"]), float(p["tpmC"])) for p in results.get("timeline", [])],
+        latency_ms={t: v["latencyMs"] for t, v in (results.get("transactions") or {}).items()},
+        faults=faults, durability=_durability(status.get("durability")),
+        consistency=_consistency(status.get("consistency")), phase=str(status.get("phase", "")),
+        reason=str(status.get("reason", "")), verdict=str(status.get("verdict", "")),
+        baseline=float(baseline) if baseline is not None else None)
+
+
+def _from_benchmarkresult(obj: dict) -> Run:
+    """The operator's record of a finished run (its spec; the timeline stays in its ConfigMap)."""
+    rec = obj.get("spec") or {}
+    workload = (rec.get("runSpec") or {}).get("workload") or {}
+    start = str(rec.get("measureStart", rec.get("startTime", "")))
+    faults = []
+    for i, f in enumerate(rec.get("faults") or []):
+        injected = (_time(f["injectedTime"]) - _time(start)).total_seconds() if f.get("injectedTime") and start else None
+        recovered = injected + float(f["recoverySeconds"]) if injected is not None and "recoverySeconds" in f else None
+        faults.append(Fault(i + 1, str(f.get("action", "")), str(f.get("target", "")), str(f.get("state", "")),
+                            injected, recovered))
+    baseline = next((m.get("baseline") for m in (rec.get("regression") or {}).get("metrics") or []
+                     if m.get("name") == "tpmC"), None)
+    return Run(
+        name=obj["metadata"]["name"], database=str((rec.get("database") or {}).get("type", "?")),
+        warehouses=int(workload.get("warehouses", 0)), clients=int(workload.get("clients", 0)), start=start,
+        tpmc=float(rec["tpmC"]) if rec.get("tpmC") is not None else None,
+        warmup_seconds=float(workload.get("warmupSeconds", 0)), measured_seconds=float(rec.get("measuredSeconds", 0)),
+        latency_ms=rec.get("latencyMs") or {}, faults=faults,
+        consistency=Consistency(bool(rec["consistent"]), [Condition(n, False, 0, 0, "") for n in rec.get("violated", [])])
+        if "consistent" in rec else None,
+        durability=Durability(bool(rec["durable"]), 0, 0, int(rec.get("lost", 0)), 0, 0) if "durable" in rec else None,
+        phase=str(rec.get("phase", "")), reason=str(rec.get("reason", "")), verdict=str(rec.get("verdict", "")),
+        baseline=float(baseline) if baseline is not None else None)
+
+
+def read_runs(doc: Any, source: str) -> list[Run]:
+    """The runs in one JSON document; ValueError naming the source if it is none we know."""
+    if isinstance(doc, dict) and doc.get("kind") == "BenchmarkRun":
+        return [_from_benchmarkrun(doc)]
+    if isinstance(doc, dict) and doc.get("kind") == "BenchmarkResult":
+        return [_from_benchmarkresult(doc)]
+    if isinstance(doc, dict) and isinstance(doc.get("items"), list):
+        return [r for item in doc["items"] for r in read_runs(item, source)]
+    if isinstance(doc, dict) and {"tpmC", "transactions", "warehouses", "clients"} <= doc.keys():
+        return [_from_runner(doc, Path(source).stem)]
+    raise ValueError(f"{source}: neither a `tpcc run` results document nor a BenchmarkRun or "
+                     "BenchmarkResult (list)")
+
+
+def distinct(runs: list[Run]) -> list[Run]:
+    """One Run per measurement: a BenchmarkRun and its BenchmarkResult (same measured start)
+    are the same run; the one with the timeline stays."""
+    best: dict[str, Run] = {}
+    for r in runs:
+        key = r.start or f"#{id(r)}"
+        if key not in best or len(r.timeline) > len(best[key].timeline):
+            best[key] = r
+    return list(best.values())
+
+
+def change_points(values: list[float], min_shift: float = 0.05, min_segment: int = 2) -> list[int]:
+    """Indices where the level of a series moves. The segmentation with the least squared error
+    plus a penalty per change (2 ln n times the noise variance, estimated from the median
+    step between neighbours, so the level shifts themselves do not inflate it); then each
+    change must move the mean by `min_shift` of the earlier level and by three times the spread
+    within its two segments, else it goes (weakest first). Segments hold `min_segment` points."""
+    n = len(values)
+    if n < 2 * min_segment:
+        return []
+    steps = sorted(abs(b - a) for a, b in zip(values, values[1:]))
+    sigma = steps[len(steps) // 2] / 0.954  # median |x(i) - x(i-1)| of normal noise is 0.954 sigma
+    mean = sum(values) / n
+    penalty = 2 * math.log(n) * sigma ** 2 + 1e-9 * mean ** 2
+    sums, squares = [0.0], [0.0]
+    for v in values:
+        sums.append(sums[-1] + v)
+        squares.append(squares[-1] + v * v)
+
+    def sse(a: int, b: int) -> float:
+        return squares[b] - squares[a] - (sums[b] - sums[a]) ** 2 / (b - a)
+
+    cost, last = [0.0] + [math.inf] * n, [0] * (n + 1)
+    for b in range(min_segment, n + 1):
+        for a in [0] + list(range(min_segment, b - min_segment + 1)):
+            c = cost[a] + sse(a, b) + (penalty if a else 0.0)
+            if c < cost[b]:
+                cost[b], last[b] = c, a
+    cuts, b = [], n
+    while last[b]:
+        cuts.append(last[b])
+        b = last[b]
+    cuts.sort()
+    while cuts:
+        bounds = [0, *cuts, n]
+        weakest, weakest_ratio = None, 1.0
+        for i, k in enumerate(cuts):
+            a, c = bounds[i], bounds[i + 2]
+            before, after = (sums[k] - sums[a]) / (k - a), (sums[c] - sums[k]) / (c - k)
+            spread = math.sqrt((sse(a, k) + sse(k, c)) / max(1, c - a - 2))
+            shift = abs(after - before)
+            ratio = min(shift / (min_shift * abs(before)) if before else math.inf,
+                        shift / (3 * spread) if spread else math.inf)
+            if ratio < weakest_ratio:
+                weakest, weakest_ratio = k, ratio
+        if weakest is None:
+            break
+        cuts.remove(weakest)
+    return cuts
+
+
+# ---- drawing ------------------------------------------------------------------------------------
+
+PALETTE = ("#2563eb", "#ea580c", "#16a34a", "#9333ea", "#dc2626", "#0891b2", "#ca8a04")
+W, H, LEFT, RIGHT, TOP, BOTTOM = 760, 300, 64, 16, 16, 44
+
+
+def _ticks(lo: float, hi: float, n: int = 5, integer: bool = False) -> list[float]:
+    """Round tick values from at or below lo to at or above hi."""
+    if hi <= lo:
+        hi = lo + 1
+    raw = (hi - lo) / n
+    step = 10 ** math.floor(math.log10(raw))
+    step *= next(m for m in (1, 2, 2.5, 5, 10) if raw <= m * step)
+    if integer:
+        step = max(1, round(step))
+    first = math.floor(lo / step) * step
+    return [first + i * step for i in range(math.ceil(round((hi - first) / step, 9)) + 1)]
+
+
+def _num(v: float) -> str:
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.3g}"
+
+
+class _Plot:
+    """Linear axes on a fixed canvas; elements are SVG strings."""
+
+    def __init__(self, xs: list[float], ys: list[float], x_label: str, y_label: str, integer_x: bool = False):
+        self.x0, self.x1 = min(xs), max(xs)
+        if self.x1 == self.x0:
+            self.x0, self.x1 = self.x0 - 1, self.x1 + 1
+        ticks = _ticks(0, max(ys) * 1.05 if max(ys) > 0 else 1)
+        self.y0, self.y1 = ticks[0], ticks[-1]
+        self.parts = [f'<line class="axis" x1="{LEFT}" y1="{H - BOTTOM}" x2="{W - RIGHT}" y2="{H - BOTTOM}"/>',
+                      f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{H - BOTTOM}"/>',
+                      f'<text class="label" x="{(LEFT + W - RIGHT) / 2}" y="{H - 6}" text-anchor="middle">'
+                      f'{html.escape(x_label)}</text>',
+                      f'<text class="label" transform="translate(14 {(TOP + H - BOTTOM) / 2}) rotate(-90)" '
+                      f'text-anchor="middle">{html.escape(y_label)}</text>']
+        for t in ticks:
+            y = self.y(t)
+            self.parts.append(f'<line class="grid" x1="{LEFT}" y1="{y:.1f}" x2="{W - RIGHT}" y2="{y:.1f}"/>'
+                              f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_num(t)}</text>')
+        for t in _ticks(self.x0, self.x1, 8, integer_x):
+            if not self.x0 <= t <= self.x1:
+                continue
+            self.parts.append(f'<text class="tick" x="{self.x(t):.1f}" y="{H - BOTTOM + 16}" '
+                              f'text-anchor="middle">{_num(t)}</text>')
+
+    def x(self, v: float) -> float:
+        return LEFT + (v - self.x0) / (self.x1 - self.x0) * (W - LEFT - RIGHT)
+
+    def y(self, v: float) -> float:
+        return H - BOTTOM - (v - self.y0) / (self.y1 - self.y0) * (H - TOP - BOTTOM)
+
+    def line(self, points: list[tuple[float, float]], color: str, name: str, dots: bool = True) -> None:
+        path = " ".join(f"{'M' if i == 0 else 'L'}{self.x(px):.1f},{self.y(py):.1f}"
+                        for i, (px, py) in enumerate(points))
+        self.parts.append(f'<path class="series" d="{path}" stroke="{color}"><title>{html.escape(name)}</title></path>')
+        if dots:
+            self.parts += [f'<circle cx="{self.x(px):.1f}" cy="{self.y(py):.1f}" r="3" fill="{color}">'
+                           f'<title>{html.escape(name)}: {_num(px)} → {_num(py)}</title></circle>'
+                           for px, py in points]
+
+    def band(self, a: float, b: float, css: str, title: str) -> None:
+        a, b = max(a, self.x0), min(b, self.x1)
+        if b > a:
+            self.parts.append(f'<rect class="{css}" x="{self.x(a):.1f}" y="{TOP}" width="{self.x(b) - self.x(a):.1f}" '
+                              f'height="{H - TOP - BOTTOM}"><title>{html.escape(title)}</title></rect>')
+
+    def vline(self, at: float, css: str, title: str) -> None:
+        x = self.x(at)
+        self.parts.append(f'<line class="{css}" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{H - BOTTOM}">'
+                          f'<title>{html.escape(title)}</title></line>'
+                          f'<text class="marker-label" x="{x + 3:.1f}" y="{TOP + 12}">{html.escape(title.split(":")[0])}</text>')
+
+    def hline(self, at: float, css: str, title: str) -> None:
+        y = self.y(at)
+        self.parts.append(f'<line class="{css}" x1="{LEFT}" y1="{y:.1f}" x2="{W - RIGHT}" y2="{y:.1f}">'
+                          f'<title>{html.escape(title)}</title></line>'
+                          f'<text class="marker-label" x="{W - RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end">'
+                          f'{html.escape(title)}</text>')
+
+    def svg(self, chart: str, legend: list[tuple[str, str]] = ()) -> str:
+        keys = "".join(f'<span class="key"><i style="background:{c}"></i>{html.escape(n)}</span>' for n, c in legend)
+        return (f'<figure><svg class="chart" data-chart="{chart}" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+                f'role="img">{"".join(self.parts)}</svg>'
+                + (f'<figcaption>{keys}</figcaption>' if keys else "") + "</figure>")
+
+
+def timeline_chart(run: Run) -> str:
+    if not run.timeline:
+        return '<p class="missing">no timeline in the results</p>'
+    xs = [t for t, _ in run.timeline] + [t + 10 for t, _ in run.timeline]
+    xs += [f.injected for f in run.faults if f.injected is not None]
+    p = _Plot(xs, [v for _, v in run.timeline] or [0], "seconds from the start of the measured interval", "tpmC")
+    if run.warmup_seconds or min(xs) < 0:
+        p.band(min(-run.warmup_seconds, min(xs)), 0, "warmup", f"warmup ({run.warmup_seconds:g} s, not measured)")
+    for f in run.faults:
+        if f.injected is None:
+            continue
+        end = f.recovered if f.recovered is not None else f.injected
+        p.band(f.injected, end, "fault", f"fault {f.number}: {f.action} {f.target}")
+        p.vline(f.injected, "fault-line", f"fault {f.number}: {f.action} {f.target}, "
+                + (f"recovered after {f.recovered - f.injected:.1f} s" if f.recovered is not None else f.state))
+    # each point is a 10 s step: drawn at its middle
+    p.line([(t + 5, v) for t, v in run.timeline], PALETTE[0], "tpmC (10 s steps)")
+    return p.svg("timeline")
+
+
+def latency_chart(run: Run) -> str:
+    """Grouped bars per transaction type, log scale (max is often 100x p50)."""
+    types = [t for t in TRANSACTIONS if t in run.latency_ms] or sorted(run.latency_ms)
+    if not types:
+        return '<p class="missing">no latencies in the results</p>'
+    values = [run.latency_ms[t].get(q, 0) for t in types for q in PERCENTILES]
+    positive = [v for v in values if v > 0] or [1.0]
+    lo, hi = 10 ** math.floor(math.log10(min(positive))), 10 ** math.ceil(math.log10(max(positive)))
+    hi = max(hi, lo * 10)
+
+    def y(v: float) -> float:
+        v = max(v, lo)
+        return H - BOTTOM - (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * (H - TOP - BOTTOM)
+
+    parts = [f'<line class="axis" x1="{LEFT}" y1="{H - BOTTOM}" x2="{W - RIGHT}" y2="{H - BOTTOM}"/>',
+             f'<text class="label" transform="translate(14 {(TOP + H - BOTTOM) / 2}) rotate(-90)" '
+             f'text-anchor="middle">latency, ms (log scale)</text>']
+    decade = lo
+    while decade <= hi:
+        parts.append(f'<line class="grid" x1="{LEFT}" y1="{y(decade):.1f}" x2="{W - RIGHT}" y2="{y(decade):.1f}"/>'
+                     f'<text class="tick" x="{LEFT - 6}" y="{y(decade) + 4:.1f}" text-anchor="end">{_num(decade)}</text>')
+        decade *= 10
+    group = (W - LEFT - RIGHT) / max(1, len(types))
+    bar = group * 0.8 / len(PERCENTILES)
+    for i, t in enumerate(types):
+        gx = LEFT + i * group + group * 0.1
+        parts.append(f'<text class="tick" x="{gx + group * 0.4:.1f}" y="{H - BOTTOM + 16}" '
+                     f'text-anchor="middle">{html.escape(t)}</text>')
+        for j, q in enumerate(PERCENTILES):
+            v = run.latency_ms[t].get(q, 0)
+            top = y(v)
+            parts.append(f'<rect class="bar" x="{gx + j * bar:.1f}" y="{top:.1f}" width="{bar - 1:.1f}" '
+                         f'height="{H - BOTTOM - top:.1f}" fill="{PALETTE[j]}"><title>{t} {q}: {v:.2f} ms</title></rect>')
+    legend = "".join(f'<span class="key"><i style="background:{PALETTE[j]}"></i>{q}</span>'
+                     for j, q in enumerate(PERCENTILES))
+    return (f'<figure><svg class="chart" data-chart="latency" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+            f'role="img">{"".join(parts)}</svg><figcaption>{legend}</figcaption></figure>')
+
+
+def comparable(runs: list[Run], to: Run) -> list[Run]:
+    """The runs of the same configuration as `to` (database, warehouses, clients): a trend."""
+    return [r for r in runs if (r.database, r.warehouses, r.clients) == (to.database, to.warehouses, to.clients)]
+
+
+def trend_chart(runs: list[Run], baseline: float | None) -> str:
+    measured = [(i, r) for i, r in enumerate(runs) if r.tpmc is not None]
+    values = [r.tpmc for _, r in measured]
+    if len(measured) < 2:
+        return '<p class="missing">fewer than two runs with results: no trend</p>'
+    p = _Plot([i + 1 for i, _ in measured], values + ([baseline] if baseline else []), "run (oldest first)", "tpmC",
+              integer_x=True)
+    if baseline is not None:
+        p.hline(baseline, "baseline", f"baseline {_num(baseline)}")
+    for k in change_points(values):
+        before, after = values[k - 1], values[k]
+        p.vline(measured[k][0] + 0.5, "change", f"change point: {_num(before)} → {_num(after)} at "
+                                                 f"{measured[k][1].name}")
+    p.line([(i + 1, r.tpmc) for i, r in measured], PALETTE[0], "tpmC per run")
+    return p.svg("trend")
+
+
+def sweep_charts(runs: list[Run]) -> str:
+    """tpmC and NewOrder p90 against clients, one curve per database and warehouse count with
+    at least two client counts."""
+    curves: dict[tuple[str, int], dict[int, list[Run]]] = {}
+    for r in runs:
+        if r.tpmc is not None:
+            curves.setdefault((r.database, r.warehouses), {}).setdefault(r.clients, []).append(r)
+    curves = {k: v for k, v in curves.items() if len(v) >= 2}
+    if not curves:
+        return ""
+    out = []
+    for chart, label, value in (("sweep-tpmc", "tpmC (mean of runs)", lambda r: r.tpmc),
+                                ("sweep-latency", "NEW_ORDER p90, ms (mean of runs)",
+                                 lambda r: r.latency_ms.get("NEW_ORDER", {}).get("p90", 0))):
+        series = {k: [(c, sum(map(value, rs)) / len(rs)) for c, rs in sorted(v.items())] for k, v in curves.items()}
+        p = _Plot([c for s in series.values() for c, _ in s], [y for s in series.values() for _, y in s],
+                  "clients", label, integer_x=True)
+        legend = []
+        for i, ((db, wh), points) in enumerate(sorted(series.items())):
+            name = f"{db}, {wh} warehouses"
+            p.line(points, PALETTE[i % len(PALETTE)], name)
+            legend.append((name, PALETTE[i % len(PALETTE)]))
+        out.append(p.svg(chart, legend))
+    return "".join(out)
+
+
+def _verdicts(run: Run) -> str:
+    def badge(ok: bool | None, text: str) -> str:
+        css = "na" if ok is None else "ok" if ok else "bad"
+        return f'<span class="badge {css}">{html.escape(text)}</span>'
+    d, c = run.durability, run.consistency
+    if d is None:
+        durability = badge(None, "not verified")
+    else:
+        durability = (badge(d.durable, "durable" if d.durable else f"{d.lost:,} acknowledged NewOrders lost")
+                      + f'<p>{d.found:,} of {d.acknowledged:,} acknowledged NewOrders found in {d.ledgers} '
+                        f'ledgers; {d.unknown_outcome:,} of unknown outcome</p>')
+    rows = "".join(f'<tr class="{"ok" if x.passed else "bad"}"><td>{x.number}</td><td>{"pass" if x.passed else "FAIL"}'
+                   f'</td><td>{x.checked:,}</td><td>{x.violations:,}</td><td>{html.escape(x.example)}</td></tr>'
+                   for x in (c.conditions if c else []))
+    consistency = badge(None, "not checked") if c is None else (
+        badge(c.passed, "all 12 conditions hold" if c.passed else
+              "violated: " + ", ".join(str(x.number) for x in c.conditions if not x.passed))
+        + '<table><tr><th>clause 3.3.2.</th><th>verdict</th><th>checked</th><th>violations</th>'
+          f'<th>example</th></tr>{rows}</table>')
+    return (f'<div class="verdicts" data-chart="verdicts"><section><h3>Durability</h3>{durability}</section>'
+            f'<section><h3>Consistency</h3>{consistency}</section></div>')
+
+
+def _run_section(run: Run) -> str:
+    facts = [("database", run.database), ("warehouses", run.warehouses), ("clients", run.clients),
+             ("tpmC", _num(run.tpmc) if run.tpmc is not None else "none"),
+             ("measured", f"{run.measured_seconds:g} s"), ("warmup", f"{run.warmup_seconds:g} s"),
+             ("start", run.start or "?")]
+    if run.phase:
+        facts.append(("phase", run.phase + (f" ({run.reason})" if run.reason else "")))
+    if run.verdict:
+        facts.append(("verdict", run.verdict))
+    dl = "".join(f"<dt>{k}</dt><dd>{html.escape(str(v))}</dd>" for k, v in facts)
+    faults = "".join(f"<li>fault {f.number}: {html.escape(f.action)} {html.escape(f.target)} — {html.escape(f.state)}"
+                     + (f", injected at {f.injected:.1f} s" if f.injected is not None else "")
+                     + (f", recovered after {f.recovered - f.injected:.1f} s"
+                        if f.recovered is not None and f.injected is not None else "") + "</li>" for f in run.faults)
+    return (f'<h2>Run {html.escape(run.name)}</h2><dl class="facts">{dl}</dl>'
+            f'<h3>tpmC over time</h3>{timeline_chart(run)}'
+            + (f'<ul class="faults">{faults}</ul>' if faults else "")
+            + f'<h3>Latency percentiles per transaction</h3>{latency_chart(run)}{_verdicts(run)}')
+
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2937;margin:24px auto;max-width:820px;padding:0 16px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;border-bottom:1px solid #e5e7eb;padding-bottom:4px;margin-top:32px}
+h3{font-size:15px;margin:20px 0 6px}figure{margin:0}svg.chart{max-width:100%;height:auto;background:#fff}
+.axis{stroke:#6b7280}.grid{stroke:#eef0f3}.tick,.label,.marker-label{font-size:11px;fill:#4b5563}
+.series{fill:none;stroke-width:2}.warmup{fill:#e5e7eb;opacity:.7}.fault{fill:#fecaca;opacity:.6}
+.fault-line{stroke:#dc2626;stroke-width:1.5;stroke-dasharray:4 3}.baseline{stroke:#16a34a;stroke-width:1.5;stroke-dasharray:6 4}
+.change{stroke:#9333ea;stroke-width:1.5;stroke-dasharray:2 3}figcaption{font-size:12px;color:#4b5563}
+.key{margin-right:14px}.key i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
+.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:8px 0}.facts dt{color:#6b7280}.facts dd{margin:0}
+.verdicts{display:grid;grid-template-columns:1fr 1fr;gap:16px;margin-top:16px}.verdicts p{margin:6px 0}
+.badge{display:inline-block;padding:2px 10px;border-radius:12px;font-weight:600}.badge.ok{background:#dcfce7;color:#166534}
+.badge.bad{background:#fee2e2;color:#991b1b}.badge.na{background:#f3f4f6;color:#4b5563}
+table{border-collapse:collapse;margin-top:8px;font-size:12px}td,th{padding:2px 6px;border-bottom:1px solid #f3f4f6;text-align:left}
+tr.bad td{background:#fef2f2}.missing{color:#6b7280;font-style:italic}
+"""
+
+
+def render(runs: list[Run], title: str = "TPC-C report", baseline: float | None = None) -> str:
+    """The page: the latest run in detail; with several runs the history and the sweeps too."""
+    if not runs:
+        raise ValueError("no runs to report")
+    runs = sorted(runs, key=lambda r: r.start)
+    latest = runs[-1]
+    baseline = baseline if baseline is not None else next((r.baseline for r in reversed(runs) if r.baseline), None)
+    body = [f"<h1>{html.escape(title)}</h1><p>{len(runs)} run{'s' if len(runs) > 1 else ''}, "
+            f"generated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC</p>"]
+    if len(runs) > 1:
+        rows = "".join(f"<tr><td>{html.escape(r.name)}</td><td>{html.escape(r.start)}</td><td>{r.database}</td>"
+                       f"<td>{r.warehouses}</td><td>{r.clients}</td>"
+                       f"<td>{_num(r.tpmc) if r.tpmc is not None else '—'}</td>"
+                       f"<td>{html.escape(r.verdict or r.phase)}</td></tr>" for r in runs)
+        body.append(f'<h2>History</h2><h3>tpmC trend: {html.escape(latest.database)}, {latest.warehouses} '
+                    f'warehouses, {latest.clients} clients</h3>{trend_chart(comparable(runs, latest), baseline)}'
+                    '<table><tr><th>run</th><th>start</th><th>database</th><th>warehouses</th><th>clients</th>'
+                    f'<th>tpmC</th><th>verdict</th></tr>{rows}</table>')
+        sweeps = sweep_charts(runs)
+        if sweeps:
+            body.append(f"<h2>Sweeps</h2>{sweeps}")
+    body.append(_run_section(latest))
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+            f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>'
+            f'<body>{"".join(body)}</body></html>\n')
+
+
+# ---- CLI ----------------------------------------------------------------------------------------
+
+def from_cluster(kubectl: str, resource: str, namespace: str | None, name: str | None = None,
+                 selector: str | None = None) -> Any:
+    """`kubectl get <resource>` as JSON (the cluster I/O of this command)."""
+    if shutil.which(kubectl) is None:
+        raise ValueError(f"{kubectl} not found: needed to read {resource} from the cluster")
+    cmd = [kubectl, "get", resource, *([name] if name else []), "-o", "json",
+           *(["-n", namespace] if namespace else []), *(["-l", selector] if selector else [])]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise ValueError(f"{' '.join(cmd)}: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else 'failed'}")
+    return json.loads(out.stdout)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    rp = sub.add_parser("report", help="one self-contained HTML page from results or BenchmarkRuns")
+    rp.add_argument("files", nargs="*", metavar="FILE",
+                    help="`tpcc run --results` documents, `kubectl get br -o json` output")
+    rp.add_argument("--run", metavar="NAME", help="read this BenchmarkRun from the cluster (kubectl)")
+    rp.add_argument("--history", metavar="RUN",
+                    help="read the BenchmarkResults of this run from the cluster (its history)")
+    rp.add_argument("--namespace", "-n", default=None)
+    rp.add_argument("--kubectl", default="kubectl")
+    rp.add_argument("--baseline", type=float, default=None, help="tpmC baseline of the trend")
+    rp.add_argument("--title", default="TPC-C report")
+    rp.add_argument("--output", "-o", required=True, metavar="HTML")
+    rp.set_defaults(metrics_port=0, verbose=False)
+
+
+def cmd_report(args, metrics=None) -> int:
+    runs: list[Run] = []
+    for f in args.files:
+        try:
+            doc = json.loads(Path(f).read_text())
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{f}: not JSON ({e})") from None
+        runs += read_runs(doc, f)
+    if args.history:
+        runs += read_runs(from_cluster(args.kubectl, "benchmarkresults.bench.tpcc.dev", args.namespace,
+                                       selector=f"bench.tpcc.dev/run={args.history}"), "cluster")
+    if args.run:
+        runs += read_runs(from_cluster(args.kubectl, "benchmarkruns.bench.tpcc.dev", args.namespace, args.run),
+                          "cluster")
+    if not runs:
+        raise ValueError("no runs: give result files, --run NAME or --history RUN")
+    runs = distinct(runs)
+    Path(args.output).write_text(render(runs, args.title, args.baseline))
+    print(f"tpcc report: {len(runs)} runs -> {args.output}")
+    return 0
