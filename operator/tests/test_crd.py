@@ -23,7 +23,7 @@ def test_identity_and_columns():
     assert version["name"] == "v1alpha1" and version["served"] and version["storage"]
     assert version["subresources"] == {"status": {}}
     assert [c["name"] for c in version["additionalPrinterColumns"]] == \
-        ["Phase", "DB", "Warehouses", "Clients", "tpmC", "Age"]
+        ["Phase", "DB", "Warehouses", "Clients", "tpmC", "Verdict", "Age"]
 
 
 def test_structural():

@@ -7,7 +7,9 @@ import copy
 import datetime as dt
 
 import pytest
+import yaml
 
+import crd_schema
 from runner_docs import durability_report, pod_results
 from test_phases import CHECK_OK, T0, Driver
 from test_spec_edits_and_kstatus import kstatus
@@ -314,3 +316,55 @@ def test_run_token_starts_a_new_run_once(guarded):
     for _ in range(3):
         step = phases.next_step(d.run, copy.deepcopy(d.spec), copy.deepcopy(d.status), World(), d.now)
         assert Action.RETIRE_OLD_GENERATIONS not in step.actions and d.status["specHash"] != before
+
+
+# ---- the CRDs: what the operator writes fits them (the API server would prune unknown fields) ------
+
+def _result_schema() -> dict:
+    crd = yaml.safe_load((crd_schema.ROOT / "crds" / "benchmarkresult.yaml").read_text())
+    return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+
+
+def test_benchmarkresult_crd_is_shipped_by_the_chart_and_names_its_columns():
+    path = crd_schema.ROOT / "crds" / "benchmarkresult.yaml"
+    assert (crd_schema.ROOT / "charts" / "tpcc-operator" / "crds" / "benchmarkresult.yaml").read_text() == \
+        path.read_text()
+    version = yaml.safe_load(path.read_text())["spec"]["versions"][0]
+    assert [c["name"] for c in version["additionalPrinterColumns"]] == \
+        ["Run", "Verdict", "tpmC", "p99 NewOrder", "Durable", "Consistent", "Age"]
+    assert {"rule": "self == oldSelf", "message": "a BenchmarkResult is immutable"} in \
+        version["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"]
+
+
+def test_what_the_operator_writes_fits_both_crds(guarded):
+    h, d = History(), Driver(guarded)
+    d.tick()
+    finish(d, 100, 0.010)
+    h.judge(d)
+    d.spec["runToken"] = "2"
+    d.run = plan.Run("bench", "perf", "uid", 3)
+    d.tick()
+    finish(d, 60, 0.010)
+    h.judge(d)
+    assert d.status["verdict"] == "Regressed"
+    status_schema = crd_schema.crd_schema()["properties"]["status"]
+    mine = {k: d.status[k] for k in ("verdict", "regression", "resultName", "conditions")}
+    assert crd_schema.violations(status_schema, mine) == []
+    spec_schema = copy.deepcopy(_result_schema()["properties"]["spec"])
+    spec_schema.pop("x-kubernetes-validations")  # oldSelf exists only on update
+    for obj in h.objects.values():
+        assert crd_schema.violations(spec_schema, obj["spec"]) == []
+
+
+def test_the_regression_spec_is_validated_at_apply(guarded):
+    manifest = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun", "metadata": {"name": "bench"},
+                "spec": {"database": {"type": "voltdb"}, "runToken": "2025-01-01",
+                         "regression": {"baseline": {"previous": 5}, "maxP99IncreasePercent": {"PAYMENT": 20},
+                                        "onRegression": "Warn"}}}
+    assert crd_schema.validate(manifest) == []
+    spec = crd_schema.defaulted_spec(manifest["spec"])
+    assert spec["regression"]["maxTpmCDropPercent"] == 10 and spec["history"] == {"limit": 50, "deleteWithRun": False}
+    manifest["spec"]["regression"]["baseline"]["result"] = "bench-g1-abcde"
+    assert any("give one of previous, result, fixed" in e for e in crd_schema.validate(manifest))
+    manifest["spec"]["regression"] = {"onRegression": "Ignore"}
+    assert any("onRegression" in e for e in crd_schema.validate(manifest))
