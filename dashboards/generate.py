@@ -255,6 +255,40 @@ def dashboard() -> dict:
            "options": {"showHeader": True, "cellHeight": "sm",
                        "sortBy": [{"displayName": "tpmC", "desc": True}]}},
           w=12, h=10)
+    verdicts = [
+        ("Verdict", f"max by ({BY_RUN}, verdict) (tpcc_operator_run_verdict{{{SEL}}})"),
+        ("tpmC vs baseline %",
+         f'max by ({BY_RUN}) (tpcc_operator_run_regression_delta_percent{{{SEL}, metric="tpmC"}})'),
+        ("NewOrder p99 vs baseline %",
+         f'max by ({BY_RUN}) (tpcc_operator_run_regression_delta_percent{{{SEL}, metric="p99Ms/NEW_ORDER"}})'),
+    ]
+    L.add({"type": "table", "title": "Regression verdicts",
+           "description": "Each finished run judged against its baseline (spec.regression): Pass, "
+                          "Regressed, Improved, Inconclusive (too little history) or Failed, and how "
+                          "far tpmC and the NewOrder p99 moved. The history is `kubectl get "
+                          "benchmarkresults -l bench.tpcc.dev/run=NAME`.",
+           "datasource": DS,
+           "targets": [target(expr, "", ref=refs[i], instant=True, fmt="table")
+                       for i, (_, expr) in enumerate(verdicts)],
+           "transformations": [
+               {"id": "merge", "options": {}},
+               {"id": "organize", "options": {
+                   "excludeByName": {"Time": True, f"Value #{refs[0]}": True},
+                   "renameByName": {f"Value #{refs[i]}": name for i, (name, _) in enumerate(verdicts)},
+                   "indexByName": {}}}],
+           "fieldConfig": {"defaults": {"custom": {"align": "auto"}}, "overrides": [
+               {"matcher": {"id": "byName", "options": "verdict"},
+                "properties": [{"id": "mappings", "value": [value_map({
+                    "Pass": ("Pass", "green"), "Improved": ("Improved", "blue"),
+                    "Inconclusive": ("Inconclusive", "yellow"), "Regressed": ("REGRESSED", "red"),
+                    "Failed": ("FAILED", "red")})]},
+                               {"id": "custom.cellOptions", "value": {"type": "color-background"}}]},
+               {"matcher": {"id": "byName", "options": "tpmC vs baseline %"},
+                "properties": [{"id": "decimals", "value": 1}]},
+               {"matcher": {"id": "byName", "options": "NewOrder p99 vs baseline %"},
+                "properties": [{"id": "decimals", "value": 1}]}]},
+           "options": {"showHeader": True, "cellHeight": "sm"}},
+          w=24, h=8)
     L.add(stat("BenchmarkRuns by phase", "BenchmarkRun resources per phase (all namespaces the "
                "operator watches).",
                [target("sum by (phase) (tpcc_operator_runs)", "{{phase}}", instant=True)]), w=12, h=5)
@@ -396,6 +430,13 @@ def rule_groups() -> dict:
                             f"{P['tpmcBelowBaselineRatio']} x its baseline",
                  "description": "The run's final tpmC fell below the configured fraction of "
                                 "spec baseline tpmC: a performance regression."}},
+            {"alert": "TpccRunRegressed", "expr": 'tpcc_operator_run_verdict{verdict="Regressed"} == 1',
+             "labels": {"severity": "warning"},
+             "annotations": {
+                 "summary": f"BenchmarkRun {run} regressed against its baseline",
+                 "description": "The run is slower than its baseline beyond spec.regression's limits "
+                                "(tpmC drop or p99 increase); status.regression lists each metric's "
+                                "value, baseline and delta."}},
             {"alert": "TpccOperatorReconcileErrors",
              "expr": "sum by (namespace) (increase(tpcc_operator_reconcile_errors_total[10m])) > 0",
              "for": P["reconcileErrorsFor"], "labels": {"severity": "warning"},

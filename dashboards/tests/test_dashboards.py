@@ -130,6 +130,7 @@ def test_the_panels_the_brief_asks_for_exist():
     assert "rollbacks|errors|unknown" in exprs["Rollbacks, errors, unknown outcomes /s"]
     assert "tpcc_load_units_done" in exprs["Load progress"]
     assert "tpcc_operator_run_tpmc" in exprs["Final tpmC per run"]
+    assert "tpcc_operator_run_verdict" in exprs["Regression verdicts"]
     annotation = [a for a in BOARD["annotations"]["list"] if a.get("expr")]
     assert len(annotation) == 1 and annotation[0]["datasource"] == DS
     assert "changes(tpcc_operator_fault_injections_total" in annotation[0]["expr"]
@@ -152,7 +153,8 @@ def test_every_operator_metric_is_on_the_dashboard_or_in_a_rule():
                  "tpcc_operator_run_tpmc", "tpcc_operator_run_baseline_tpmc",
                  "tpcc_operator_run_failed", "tpcc_operator_run_consistency_passed",
                  "tpcc_operator_run_durability_lost", "tpcc_operator_fault_injections_total",
-                 "tpcc_operator_fault_recovery_seconds"):
+                 "tpcc_operator_fault_recovery_seconds", "tpcc_operator_run_verdict",
+                 "tpcc_operator_run_regression_delta_percent"):
         assert re.search(rf"\b{name}\b", text), name
 
 

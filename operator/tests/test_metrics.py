@@ -67,3 +67,23 @@ def test_faults_and_durability_follow_the_status():
     m.observe("ns", "r", SPEC, {"phase": "Pending"})  # a new generation
     assert sample(m, "tpcc_operator_fault_injections_total", **labels, action="kill-node") is None
     assert sample(m, "tpcc_operator_fault_recovery_seconds", **labels) is None
+
+
+def test_the_regression_verdict_and_its_deltas():
+    m = OperatorMetrics()
+    labels = dict(namespace="ns", run="r", db="voltdb")
+    regressed = {"phase": "Succeeded", "verdict": "Regressed",
+                 "regression": {"metrics": [{"name": "tpmC", "deltaPercent": -31.5},
+                                            {"name": "p99Ms/NEW_ORDER", "outcome": "NoData"}]}}
+    m.observe("ns", "r", SPEC, regressed)
+    assert sample(m, "tpcc_operator_run_verdict", verdict="Regressed", **labels) == 1
+    assert sample(m, "tpcc_operator_run_regression_delta_percent", metric="tpmC", **labels) == -31.5
+    assert sample(m, "tpcc_operator_run_regression_delta_percent", metric="p99Ms/NEW_ORDER", **labels) is None
+    m.observe("ns", "r", SPEC, {"phase": "Pending"})  # a re-run: the old verdict goes
+    assert sample(m, "tpcc_operator_run_verdict", verdict="Regressed", **labels) is None
+    assert sample(m, "tpcc_operator_run_regression_delta_percent", metric="tpmC", **labels) is None
+    m.observe("ns", "r", SPEC, {**regressed, "verdict": "Pass"})
+    assert sample(m, "tpcc_operator_run_verdict", verdict="Pass", **labels) == 1
+    m.forget("ns", "r")
+    assert sample(m, "tpcc_operator_run_verdict", verdict="Pass", **labels) is None
+    assert sample(m, "tpcc_operator_run_regression_delta_percent", metric="tpmC", **labels) is None

@@ -40,8 +40,17 @@ class OperatorMetrics:
         self.fault_recovery = Gauge("tpcc_operator_fault_recovery_seconds",
                                     "Seconds from the last kill until the database was whole and ready",
                                     RUN_LABELS, registry=r)
+        # the regression verdict: one series per run, labelled with the verdict (status.verdict)
+        self.verdict = Gauge("tpcc_operator_run_verdict",
+                             "1 for the run's regression verdict (Pass, Regressed, Improved, Inconclusive, Failed)",
+                             RUN_LABELS + ("verdict",), registry=r)
+        self.delta = Gauge("tpcc_operator_run_regression_delta_percent",
+                           "Each compared metric (tpmC, p99Ms/<TYPE>) against the run's baseline, in percent",
+                           RUN_LABELS + ("metric",), registry=r)
         self._phase: dict[tuple[str, str], tuple[str, str]] = {}  # (ns, run) -> (db, phase)
         self._fault_actions: dict[tuple[str, str], set[str]] = {}
+        self._verdict: dict[tuple[str, str], str] = {}
+        self._delta_metrics: dict[tuple[str, str], set[str]] = {}
         self._run_gauges = (self.tpmc, self.baseline_tpmc, self.failed, self.consistency_passed,
                             self.durability_lost, self.fault_recovery)
 
@@ -78,6 +87,23 @@ class OperatorMetrics:
         self._fault_actions[key] = set(killed)
         recovered = [f["recoverySeconds"] for f in faults if f.get("state") == RECOVERED]
         self._set_or_clear(self.fault_recovery, labels, recovered[-1] if recovered else None)
+        self._observe_verdict(key, labels, status)
+
+    def _observe_verdict(self, key: tuple[str, str], labels: tuple[str, ...], status: dict) -> None:
+        verdict = status.get("verdict")
+        old = self._verdict.pop(key, None)
+        if old and old != verdict:
+            self._set_or_clear(self.verdict, (*labels, old), None)
+        if verdict:
+            self.verdict.labels(*labels, verdict).set(1)
+            self._verdict[key] = verdict
+        deltas = {m["name"]: m["deltaPercent"] for m in (status.get("regression") or {}).get("metrics", [])
+                  if "deltaPercent" in m}
+        for metric in self._delta_metrics.get(key, set()) - set(deltas):
+            self._set_or_clear(self.delta, (*labels, metric), None)
+        for metric, value in deltas.items():
+            self.delta.labels(*labels, metric).set(value)
+        self._delta_metrics[key] = set(deltas)
 
     def forget(self, namespace: str, name: str) -> None:
         """The run is gone: drop its series."""
@@ -88,6 +114,11 @@ class OperatorMetrics:
                 self._set_or_clear(gauge, (namespace, name, old[0]), None)
             for action in self._fault_actions.pop((namespace, name), set()):
                 self._set_or_clear(self.fault_injections, (namespace, name, old[0], action), None)
+            verdict = self._verdict.pop((namespace, name), None)
+            if verdict:
+                self._set_or_clear(self.verdict, (namespace, name, old[0], verdict), None)
+            for metric in self._delta_metrics.pop((namespace, name), set()):
+                self._set_or_clear(self.delta, (namespace, name, old[0], metric), None)
 
     @staticmethod
     def _set_or_clear(gauge: Gauge, labels: tuple[str, ...], value) -> None:

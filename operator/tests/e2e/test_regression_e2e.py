@@ -1,0 +1,92 @@
+"""End to end on a real cluster: the run history and the regression verdict. One spec is run three
+times by changing spec.runToken; the third run's VoltDB is slowed (one site per host and a CPU
+limit, through deploy.values: the database's configuration is not part of what is compared).
+Expected verdicts: Inconclusive (no history yet), Pass (against the first), Regressed (against
+the median of both) with Ready=False, Stalled=True, reason Regressed. Each run leaves an immutable
+BenchmarkResult with its ConfigMap; they survive the BenchmarkRun's deletion.
+
+Needs what test_benchmarkrun_e2e needs (cluster, images local/tpcc-runner:dev and
+local/voltdb:10.1.1 on the node). About 3 x (deploy + load + 30 s) of cluster time.
+"""
+from __future__ import annotations
+
+import json
+
+from test_benchmarkrun_e2e import (ROOT, crd, cluster, get_run, images, kubectl, manifest,  # noqa: F401
+                                   namespace, operator, wait_for, wait_phase)
+
+RUN = {"database": {"type": "voltdb"},
+       "workload": {"warehouses": 1, "clients": 4, "durationSeconds": 20, "warmupSeconds": 10},
+       "runners": {"parallelism": 1},
+       # noise between two equal runs on a shared 2-core node stays well inside 30 %; the slowed
+       # database loses far more than that
+       "regression": {"baseline": {"previous": 2}, "maxTpmCDropPercent": 30,
+                      "maxP99IncreasePercent": {"NEW_ORDER": 300}},
+       "cleanup": {"policy": "Always"},
+       "runToken": "1"}
+SLOW_VALUES = {"sitesPerHost": 1, "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}}
+
+
+def judged(ns: str, name: str, generation: int) -> dict:
+    def verdict():
+        br = get_run(ns, name)
+        status = (br or {}).get("status", {})
+        if status.get("runGeneration") == generation and status.get("verdict"):
+            return br
+        return None
+    wait_phase(ns, name, ("Succeeded", "Failed"), timeout=900)
+    return wait_for(f"{name} generation {generation} judged", verdict, 60)
+
+
+def condition(br: dict, type_: str) -> dict:
+    return next(c for c in br["status"]["conditions"] if c["type"] == type_)
+
+
+def results_of(ns: str, name: str) -> list[dict]:
+    out = kubectl("get", "benchmarkresults", "-n", ns, "-l", f"bench.tpcc.dev/run={name}", "-o", "json")
+    return sorted(json.loads(out.stdout)["items"], key=lambda r: r["spec"]["runGeneration"])
+
+
+def test_three_runs_pass_then_regress(namespace, operator):
+    kubectl("apply", "-f", str(ROOT / "crds" / "benchmarkresult.yaml"))
+    name = "regression-e2e"
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **RUN))
+    first = judged(namespace, name, get_run(namespace, name)["metadata"]["generation"])
+    assert first["status"]["phase"] == "Succeeded", first["status"].get("message")
+    assert first["status"]["verdict"] == "Inconclusive"
+    assert condition(first, "Ready")["status"] == "True"
+
+    kubectl("patch", "benchmarkrun", name, "-n", namespace, "--type", "merge", "-p", '{"spec": {"runToken": "2"}}')
+    second = judged(namespace, name, first["metadata"]["generation"] + 1)
+    # equal runs: within the limits (a warmer second run may come out Improved, never Regressed)
+    assert second["status"]["verdict"] in ("Pass", "Improved"), second["status"]["regression"]["message"]
+    assert second["status"]["regression"]["baseline"]["results"] == [first["status"]["resultName"]]
+    assert condition(second, "Ready")["status"] == "True"
+
+    patch = {"spec": {"runToken": "3", "database": {"deploy": {"values": SLOW_VALUES}}}}
+    kubectl("patch", "benchmarkrun", name, "-n", namespace, "--type", "merge", "-p", json.dumps(patch))
+    third = judged(namespace, name, second["metadata"]["generation"] + 1)
+    status = third["status"]
+    assert status["phase"] == "Succeeded" and status["verdict"] == "Regressed", status["regression"]["message"]
+    assert sorted(status["regression"]["baseline"]["results"]) == \
+        sorted([first["status"]["resultName"], second["status"]["resultName"]])
+    ready, stalled = condition(third, "Ready"), condition(third, "Stalled")
+    assert (ready["status"], stalled["status"], stalled["reason"]) == ("False", "True", "Regressed")
+    tpmc = next(m for m in status["regression"]["metrics"] if m["name"] == "tpmC")
+    assert tpmc["deltaPercent"] < -30 and tpmc["outcome"] == "Regressed"
+
+    # the history: three immutable results, each with its full results in a ConfigMap it owns
+    history = results_of(namespace, name)
+    assert [r["spec"]["verdict"] for r in history] == \
+        [first["status"]["verdict"], second["status"]["verdict"], "Regressed"]
+    for r in history:
+        cm = json.loads(kubectl("get", "configmap", r["metadata"]["name"], "-n", namespace, "-o", "json").stdout)
+        assert cm["metadata"]["ownerReferences"][0]["uid"] == r["metadata"]["uid"]
+        assert json.loads(cm["data"]["results.json"])["results"]["tpmC"] == r["spec"]["tpmC"]
+    edit = kubectl("patch", "benchmarkresult", history[0]["metadata"]["name"], "-n", namespace, "--type", "merge",
+                   "-p", '{"spec": {"verdict": "Pass"}}', check=False)
+    assert edit.returncode != 0 and "a BenchmarkResult is immutable" in edit.stderr
+
+    # results outlive the run by default
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--wait=true", "--timeout=180s")
+    assert len(results_of(namespace, name)) == 3
