@@ -368,3 +368,12 @@ def test_the_regression_spec_is_validated_at_apply(guarded):
     assert any("give one of previous, result, fixed" in e for e in crd_schema.validate(manifest))
     manifest["spec"]["regression"] = {"onRegression": "Ignore"}
     assert any("onRegression" in e for e in crd_schema.validate(manifest))
+
+
+def test_a_loss_counts_even_when_the_durable_flag_is_missing():
+    """The API server prunes status fields its schema lacks: the count of lost orders decides."""
+    status = {"phase": "Succeeded", "results": {"tpmC": 5000.0}, "durability": {"acknowledged": 90, "lost": 2}}
+    this = Summary.of_status("x", HASH, status)
+    assert this.durable is False and judge(this, HISTORY, POLICY).outcome == "Failed"
+    assert Summary.of_status("x", HASH, {**status, "durability": {"lost": 0}}).durable is True
+    assert Summary.of_status("x", HASH, {**status, "durability": {}}).durable is None

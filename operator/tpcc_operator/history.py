@@ -106,7 +106,8 @@ def record(run: plan.Run, spec: dict, status: dict, merged: dict | None, git: Gi
         **{k: results[k] for k in ("efficiency", "efficiencyReason", "measuredSeconds", "seed") if k in results},
         "p99Ms": _p99(results),
         "latencyMs": {t: v.get("latencyMs") or {} for t, v in (results.get("transactions") or {}).items()},
-        **({"durable": durability["durable"], "lost": durability.get("lost", 0)} if "durable" in durability else {}),
+        **({"durable": regression.durable_of(durability), "lost": durability.get("lost", 0)}
+           if regression.durable_of(durability) is not None else {}),
         **({"consistent": consistency["passed"], "violated": consistency.get("violated", [])}
            if "passed" in consistency else {}),
         "faults": [{k: f[k] for k in ("action", "state", "target", "injectedTime", "recoverySeconds") if k in f}

@@ -102,10 +102,17 @@ class Summary:
         p99 = {t: float(v["latencyMs"]["p99"]) for t, v in (results.get("transactions") or {}).items()
                if (v.get("latencyMs") or {}).get("p99") is not None and v.get("executed", 1) > 0}
         return cls(name=name, comparison_hash=comparison_hash_, tpmc=results.get("tpmC"), p99_ms=p99,
-                   failed=status.get("phase") == "Failed",
-                   durable=durability["durable"] if "durable" in durability else None,
+                   failed=status.get("phase") == "Failed", durable=durable_of(durability),
                    consistent=consistency["passed"] if "passed" in consistency else None,
                    completed=status.get("completionTime", ""))
+
+
+def durable_of(durability: dict) -> bool | None:
+    """status.durability's verdict; a count of lost orders decides even without `durable` (a
+    status schema that prunes the flag must not turn a loss into "not verified")."""
+    if durability.get("lost"):
+        return False
+    return durability.get("durable", True if "lost" in durability else None)
 
 
 @dataclass(frozen=True)
