@@ -141,3 +141,50 @@ def test_good_specs_pass(spec):
 def test_reset_before_load_has_no_schema_default():
     """The operator decides it: true for a deployed database, false for an external one."""
     assert "resetBeforeLoad" not in defaulted_spec({"database": {"type": "voltdb"}})["workload"]
+
+
+def test_the_status_schema_keeps_every_field_the_operator_writes():
+    """The API server prunes (or, for a wrong type, refuses) what the status schema does not
+    declare: status.durability and status.consistency as the operator builds them must fit."""
+    from runner_docs import durability_report
+    from tpcc_operator.results import consistency_status, durability_status
+    status = crd_schema()["properties"]["status"]["properties"]
+    durability = durability_status(durability_report(10, lost=2))
+    assert set(durability) <= set(status["durability"]["properties"])
+    assert status["durability"]["properties"]["lostExamples"]["items"]["type"] == "string"
+    assert all(isinstance(e, str) for e in durability["lostExamples"])
+    condition = consistency_status({"passed": True, "conditions": [
+        {"number": 11, "passed": True, "checked": 2, "violations": 0, "example": "x", "note": "from deliveries"}]})
+    assert set(condition["conditions"][0]) <= set(status["consistency"]["properties"]["conditions"]["items"]["properties"])
+
+
+def _undeclared(value, schema: dict, path: str):
+    """Paths in value that the structural schema would prune."""
+    if schema.get("x-kubernetes-preserve-unknown-fields"):
+        return
+    if isinstance(value, dict):
+        props, extra = schema.get("properties"), schema.get("additionalProperties")
+        for k, v in value.items():
+            if props is not None and k in props:
+                yield from _undeclared(v, props[k], f"{path}.{k}")
+            elif isinstance(extra, dict):
+                yield from _undeclared(v, extra, f"{path}.{k}")
+            else:
+                yield f"{path}.{k}"
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, v in enumerate(value):
+            yield from _undeclared(v, schema["items"], f"{path}[{i}]")
+
+
+def test_statuses_the_state_machine_writes_are_declared():
+    """Every field of the statuses next_step builds (the GitOps fixtures) survives pruning."""
+    import json
+    from pathlib import Path
+    status_schema = crd_schema()["properties"]["status"]
+    fixtures = sorted((Path(__file__).parent / "fixtures" / "gitops").glob("*.json"))
+    assert fixtures
+    for path in fixtures:
+        obj = json.loads(path.read_text())
+        if obj.get("kind") != "BenchmarkRun":
+            continue
+        assert list(_undeclared(obj.get("status", {}), status_schema, "status")) == [], path.name

@@ -102,7 +102,8 @@ def consistency_status(report: dict[str, Any]) -> dict[str, Any]:
     """status.consistency from check.json."""
     conditions = [{"number": c["number"], "passed": bool(c["passed"]), "checked": c.get("checked", 0),
                    "violations": c.get("violations", 0),
-                   **({"example": str(c["example"])} if c.get("example") else {})}
+                   **({"example": str(c["example"])} if c.get("example") else {}),
+                   **({"note": str(c["note"])} if c.get("note") else {})}
                   for c in report.get("conditions", [])]
     violated = sorted(c["number"] for c in conditions if not c["passed"])
     return {"passed": bool(report.get("passed")) and not violated, "violated": violated,
