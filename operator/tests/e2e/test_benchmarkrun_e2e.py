@@ -59,23 +59,6 @@ def _unavailable(reason: str):
 pytestmark = pytest.mark.k8s
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    if not _cluster_reachable():
-        _unavailable("no reachable cluster in KUBECONFIG")
-
-
-@pytest.fixture(scope="module")
-def images(cluster):
-    """The kubelet reports imported images in the node status some seconds later."""
-    want = {RUNNER_IMAGE, VOLTDB_IMAGE}
-    deadline = time.time() + 90
-    while not want <= _node_images():
-        if time.time() > deadline:
-            _unavailable(f"needs {sorted(want - _node_images())} on the node (hack/images.sh)")
-        time.sleep(3)
-
-
 def manifest(name: str, **spec) -> str:
     return json.dumps({"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
                        "metadata": {"name": name}, "spec": spec})
@@ -131,41 +114,10 @@ def helm_releases(ns: str) -> list[str]:
     return out.stdout.split()
 
 
-@pytest.fixture(scope="module")
-def crd(cluster):
-    kubectl("apply", "-f", str(ROOT / "crds" / "benchmarkrun.yaml"))
-    # (not `kubectl wait`: on a fresh CRD without conditions yet it errors instead of waiting)
-    wait_for("the CRD Established", lambda: kubectl(
-        "get", "crd/benchmarkruns.bench.tpcc.dev", "-o",
-        'jsonpath={.status.conditions[?(@.type=="Established")].status}', check=False).stdout == "True", 60)
-    # the API server serves the new type a moment after Established
-    wait_for("BenchmarkRun served", lambda: kubectl("get", "br", "-A", check=False).returncode == 0, 30)
-
-
 def _namespace(prefix: str):
     ns = f"{prefix}-{secrets.token_hex(3)}"
     kubectl("create", "namespace", ns)
     return ns
-
-
-@pytest.fixture(scope="module")
-def namespace(crd):
-    ns = _namespace("tpcc-e2e")
-    yield ns
-    kubectl("delete", "namespace", ns, "--wait=false", check=False)
-
-
-@pytest.fixture(scope="module")
-def operator(namespace, images):
-    """The operator chart installed in its own namespace, watching the test namespace."""
-    op_ns = _namespace("tpcc-e2e-op")
-    release = f"op-{op_ns[-6:]}"
-    subprocess.run(["helm", "upgrade", "--install", release, str(ROOT / "charts" / "tpcc-operator"),
-                    "-n", op_ns, "--set", "image.pullPolicy=Never", "--set", f"watchNamespace={namespace}",
-                    "--wait", "--timeout", "120s"], check=True, capture_output=True, text=True)
-    yield op_ns
-    subprocess.run(["helm", "uninstall", release, "-n", op_ns], capture_output=True)
-    kubectl("delete", "namespace", op_ns, "--wait=false", check=False)
 
 
 def operator_pod(op_ns: str) -> str:

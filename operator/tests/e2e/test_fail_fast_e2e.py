@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 
-from test_benchmarkrun_e2e import crd, cluster, get_run, images, kubectl, manifest, namespace, operator  # noqa: F401
+from test_benchmarkrun_e2e import get_run, kubectl, manifest
 
 EXTERNAL = {"type": "voltdb", "external": {"endpoints": ["192.0.2.1:21212"]}}
 

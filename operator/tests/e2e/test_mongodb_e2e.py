@@ -12,15 +12,11 @@ local/secantus:dev (hack/images.sh secantus) and a default StorageClass that pro
 from __future__ import annotations
 
 import json
-import subprocess
-import time
 
 import pytest
 
-from test_benchmarkrun_e2e import (ROOT, RUNNER_IMAGE, VOLTDB_IMAGE, _namespace, _node_images, _unavailable,
-                                   cluster, crd, get_run, kubectl, manifest, wait_for, wait_phase)  # noqa: F401
-
-SECANTUS_IMAGE = "local/secantus:dev"
+from conftest import SECANTUS_IMAGE
+from test_benchmarkrun_e2e import kubectl, manifest, wait_for, wait_phase
 pytestmark = pytest.mark.k8s
 
 MONGODB_RUN = dict(
@@ -46,40 +42,6 @@ VOLTDB_KILL_PROCESS_RUN = dict(
     faults=[{"action": "kill-node", "podIndex": 2, "method": "kill-process", "afterSeconds": 20}],
     cleanup={"policy": "Never"},
 )
-
-
-@pytest.fixture(scope="module")
-def images(cluster):  # noqa: F811
-    want = {RUNNER_IMAGE, VOLTDB_IMAGE, SECANTUS_IMAGE}
-    deadline = time.time() + 90
-    while not want <= _node_images():
-        if time.time() > deadline:
-            _unavailable(f"needs {sorted(want - _node_images())} on the node (hack/images.sh)")
-        time.sleep(3)
-    classes = json.loads(kubectl("get", "storageclass", "-o", "json").stdout)["items"]
-    if not any((c["metadata"].get("annotations") or {}).get("storageclass.kubernetes.io/is-default-class")
-               == "true" for c in classes):
-        _unavailable("no default StorageClass (hack/local-k8s.sh up makes local-hostpath)")
-
-
-@pytest.fixture(scope="module")
-def namespace(crd):  # noqa: F811
-    ns = _namespace("dev-mongo-e2e")
-    yield ns
-    kubectl("delete", "namespace", ns, "--wait=false", check=False)
-
-
-@pytest.fixture(scope="module")
-def operator(namespace, images):
-    """Its own operator release and namespace (never shared with the other e2e modules)."""
-    op_ns = _namespace("dev-mongo-op")
-    release = f"op-{op_ns[-6:]}"
-    subprocess.run(["helm", "upgrade", "--install", release, str(ROOT / "charts" / "tpcc-operator"),
-                    "-n", op_ns, "--set", "image.pullPolicy=Never", "--set", f"watchNamespace={namespace}",
-                    "--wait", "--timeout", "120s"], check=True, capture_output=True, text=True)
-    yield op_ns
-    subprocess.run(["helm", "uninstall", release, "-n", op_ns], capture_output=True)
-    kubectl("delete", "namespace", op_ns, "--wait=false", check=False)
 
 
 def pod(ns: str, name: str) -> dict:

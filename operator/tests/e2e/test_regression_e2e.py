@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import json
 
-from test_benchmarkrun_e2e import (ROOT, crd, cluster, get_run, images, kubectl, manifest,  # noqa: F401
-                                   namespace, operator, wait_for, wait_phase)
+from test_benchmarkrun_e2e import ROOT, get_run, kubectl, manifest, wait_for, wait_phase
 
 RUN = {"database": {"type": "voltdb"},
        "workload": {"warehouses": 1, "clients": 4, "durationSeconds": 20, "warmupSeconds": 10},

@@ -16,8 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the unit tests' 
 
 from bad_manifests import BAD  # noqa: E402
 from doc_examples import doc_manifests  # noqa: E402
-from test_benchmarkrun_e2e import (cluster, crd, get_run, images, kubectl, manifest,  # noqa: E402,F401
-                                   namespace, operator, wait_phase)
+from test_benchmarkrun_e2e import get_run, kubectl, manifest, wait_phase  # noqa: E402
 
 pytestmark = pytest.mark.k8s
 
