@@ -19,12 +19,14 @@ import prometheus_client
 import urllib3
 from kubernetes.client.rest import ApiException
 
-from . import failures, faults, history, kube, plan
+from . import failures, faults, history, kube, plan, schedule
 from .metrics import OperatorMetrics
 from .phases import (CLEANUP_ACTIONS, Action, Step, World, action_failed, active_run, next_step,
                      patched)
+from .timestamps import parse_time, rfc3339
 
 TICK_SECONDS = float(os.environ.get("TPCC_TICK_SECONDS", "3"))
+SCHEDULE_TICK_SECONDS = 10.0  # start times are whole minutes
 METRICS_PORT = int(os.environ.get("TPCC_METRICS_PORT", "9090"))
 METRICS = OperatorMetrics()
 # In the repository the charts sit two levels above this package; the image sets TPCC_CHARTS_DIR.
@@ -51,7 +53,7 @@ def configure(settings: kopf.OperatorSettings, **_):
     settings.background.cancellation_polling = 2
     # kopf logs every successful timer call: one line per run per tick says nothing
     logging.getLogger("kopf.objects").addFilter(
-        lambda record: not record.getMessage().startswith("Timer 'drive' succeeded"))
+        lambda record: not record.getMessage().startswith(("Timer 'drive' succeeded", "Timer 'keep_schedule' succeeded")))
     settings.posting.level = logging.INFO
     # Sync handlers run in this many threads (default: cores + 4, each thread its own malloc
     # arena): a tick is short, a Helm install holds one thread for at most HELM_TIMEOUT_SECONDS.
@@ -190,3 +192,35 @@ def remove(name: str, namespace: str, body: kopf.Body, logger: logging.Logger, r
         logger.warning("deleting the objects of %s: %s (left to the garbage collector)", name, e)
     METRICS.forget(namespace, name)
     logger.info("removed releases %s and %d objects of %s", released, n, name)
+
+
+@kopf.timer(plan.GROUP, plan.VERSION, schedule.PLURAL, interval=SCHEDULE_TICK_SECONDS)
+def keep_schedule(name: str, namespace: str, logger: logging.Logger, retry: int, **_):
+    """A BenchmarkSchedule: schedule.decide says what to delete and create; a run the API server
+    refuses makes the schedule Ready=False (InvalidTemplate), any other failure is retried."""
+    body = kube.get_schedule(namespace, name)
+    if body is None or body["metadata"].get("deletionTimestamp"):
+        return
+    meta, status = body["metadata"], body.get("status") or {}
+    now = dt.datetime.now(dt.timezone.utc)
+    try:
+        runs = [schedule.OwnedRun.from_object(r) for r in kube.runs_of_schedule(namespace, name, meta["uid"])]
+        decision = schedule.decide(name, body["spec"], meta["generation"], status,
+                                   parse_time(meta["creationTimestamp"]), runs, now)
+        for run in decision.delete:
+            logger.info("schedule %s: deleting BenchmarkRun %s", name, run)
+            kube.delete_run(namespace, run)
+        if decision.create:
+            if kube.create_run(schedule.run_object(body, decision.create, decision.scheduled_time)):
+                kopf.event(body, type="Normal", reason="RunCreated", message=f"BenchmarkRun {decision.create} "
+                           f"for {rfc3339(decision.scheduled_time)}")
+    except kube.CallFailed as e:
+        if not e.error.permanent:
+            raise kopf.TemporaryError(e.error.message, delay=failures.retry_delay(retry)) from e
+        decision = schedule.template_refused(decision, meta["generation"], status, e.error.message, now)
+    except (ApiException, urllib3.exceptions.HTTPError) as e:
+        raise kopf.TemporaryError(f"schedule {name}: {e}", delay=failures.retry_delay(retry)) from e
+    if any(status.get(k) != v for k, v in decision.status.items()):
+        kube.patch_schedule_status(namespace, name, decision.status)
+    for e in decision.events:
+        kopf.event(body, type=e.type, reason=e.reason, message=e.message)

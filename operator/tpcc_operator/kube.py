@@ -13,7 +13,7 @@ from typing import Any, Callable
 import kubernetes
 from kubernetes.client.rest import ApiException
 
-from . import failures, faults, history, plan
+from . import failures, faults, history, plan, schedule
 from .phases import DEPLOYING, LOADING, RUNNING, TERMINAL, VERIFYING, JobState, World
 from .timestamps import parse_time
 
@@ -550,3 +550,39 @@ def uninstall_releases(namespace: str, run_name: str, keep: str | None = None) -
     for r in gone:
         helm_uninstall(namespace, r)
     return gone
+
+
+# ---- BenchmarkSchedules (decisions in schedule.py) ------------------------------------------------
+
+def get_schedule(namespace: str, name: str) -> dict | None:
+    try:
+        return custom().get_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace, schedule.PLURAL, name)
+    except ApiException as e:
+        if _missing(e):
+            return None
+        raise
+
+
+def runs_of_schedule(namespace: str, name: str, uid: str) -> list[dict]:
+    """The BenchmarkRuns the schedule owns (by label, then by owner UID: not a namesake's)."""
+    items = custom().list_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace, plan.PLURAL,
+                                                   label_selector=f"{schedule.LABEL_SCHEDULE}={name}")["items"]
+    return [r for r in items if any(o.get("uid") == uid for o in r["metadata"].get("ownerReferences") or [])]
+
+
+def create_run(obj: dict) -> bool:
+    """Create the BenchmarkRun; False if it exists (its name is its start time: made before)."""
+    try:
+        custom().create_namespaced_custom_object(plan.GROUP, plan.VERSION, obj["metadata"]["namespace"],
+                                                 plan.PLURAL, obj)
+        return True
+    except ApiException as e:
+        if e.status == 409:
+            return False
+        raise CallFailed(api_failure(e, f"BenchmarkRun {obj['metadata']['name']}")) from e
+
+
+def patch_schedule_status(namespace: str, name: str, status: dict) -> None:
+    custom().patch_namespaced_custom_object_status(plan.GROUP, plan.VERSION, namespace, schedule.PLURAL,
+                                                   name, {"status": status})
+
