@@ -14,7 +14,7 @@ from secantus_server import own_secantus, secantus  # noqa: F401  (pytest fixtur
 from tpcc_runner.consistency import RunDeliveries
 from tpcc_runner.drivers.base import (ConnectionLost, ConnectionOptions, LoadMeta, NotLoaded,
                                       RetryableError, UnknownOutcome, Unreachable, UserAbort)
-from tpcc_runner.drivers.mongodb import MongoDBDriver
+from tpcc_runner.drivers.mongodb import INDEXES, OPTION_DEFAULTS, SHARD_KEYS, MongoDBDriver, topology_of
 from tpcc_runner.loader import require_loaded
 from tpcc_runner.durability import StoredOrder, epoch_ms
 from tpcc_runner.schema import TABLES
@@ -440,7 +440,10 @@ def test_server_loss_is_unknown_outcome_or_connection_lost_then_reconnects(own_s
 def test_bad_options_are_one_line_errors():
     for extra, msg in (({"schema": "flat"}, "schema must be"), ({"causal": "maybe"}, "causal must be"),
                        ({"nope": "1"}, "unknown driver option"),
-                       ({"read_preference": "any"}, "read_preference must be")):
+                       ({"read_preference": "any"}, "read_preference must be"),
+                       ({"retry_writes": "sometimes"}, "retry_writes must be"),
+                       ({"write_concern": "0"}, "write_concern must be"),
+                       ({"write_concern": "all"}, "write_concern must be")):
         with pytest.raises(ValueError, match=msg):
             MongoDBDriver(ConnectionOptions(endpoints=["h"], extra=extra))
 
@@ -451,6 +454,53 @@ def test_describe(schema_drv):
     assert d["server_version"] not in ("", "unknown")
     assert (d["read_concern"], d["write_concern"], d["read_preference"]) == ("majority", "majority", "primary")
     assert d["find_and_modify"] is True and d["batch_writes"] is True
+
+
+# Where each driver option shows its effective value in describe() (the results' options.driver).
+DESCRIBED_AS = {"schema": "schema_variant", "causal": "causal_consistency", "txn_timeout": "txn_timeout_s"}
+
+
+def test_every_option_the_studies_compared_appears_in_describe(secantus):
+    """Non-default values of every option reach describe() (what the results record), the
+    client really gets retryWrites, and the topology comes from the server's hello."""
+    studied = {"schema": "denormalized", "find_and_modify": "false", "batch_writes": "false",
+               "read_concern": "snapshot", "write_concern": "1", "read_preference": "secondaryPreferred",
+               "causal": "true", "retry_writes": "false", "commit_retries": "5", "auth_source": "admin"}
+    d = make_driver(secantus, **studied)
+    try:
+        described = d.describe()
+        assert [k for k in OPTION_DEFAULTS if DESCRIBED_AS.get(k, k) not in described] == []
+        assert {k: described[DESCRIBED_AS.get(k, k)] for k in studied} == {
+            "schema": "denormalized", "find_and_modify": False, "batch_writes": False,
+            "read_concern": "snapshot", "write_concern": 1, "read_preference": "secondaryPreferred",
+            "causal": True, "retry_writes": False, "commit_retries": 5, "auth_source": "admin"}
+        assert d.client.options.retry_writes is False
+        assert described["topology"] == "replica_set"  # SecantusDB answers as a set's primary
+    finally:
+        d.close()
+    d = make_driver(secantus)
+    try:
+        assert d.describe()["retry_writes"] is True and d.client.options.retry_writes is True
+    finally:
+        d.close()
+
+
+def test_topology_of_hello():
+    assert topology_of({"msg": "isdbgrid", "isWritablePrimary": True}) == "sharded"
+    assert topology_of({"setName": "rs0", "isWritablePrimary": True}) == "replica_set"
+    assert topology_of({"isWritablePrimary": True}) == "standalone"
+
+
+def test_shard_keys_are_the_warehouse_id_and_prefix_every_unique_index():
+    """Every collection with a warehouse id is sharded on it; a sharded collection enforces a
+    unique index only when the shard key is its first field, so each primary key must be."""
+    with_warehouse = {t for t, columns in TABLES.items() if any(c.endswith("w_id") for c in columns)}
+    assert set(SHARD_KEYS) == with_warehouse == set(TABLES) - {"item"}
+    for table, field in SHARD_KEYS.items():
+        assert field in TABLES[table], (table, field)
+        for keys, unique in INDEXES[table]:
+            if unique:
+                assert keys[0][0] == field, (table, keys)
 
 
 # -- consistency ---------------------------------------------------------------------------

@@ -20,11 +20,23 @@ Options (`--driver-opt key=value`, defaults first):
                                   preference OrderStatus and StockLevel run outside a
                                   transaction on that preference (as py-tpcc's secondary reads)
   causal=false|true               causally consistent session
+  retry_writes=true|false         retryable writes (MongoDB drivers' retryWrites): the driver
+                                  re-sends a write or commit once after a network error or
+                                  failover; false leaves every such error to the executor
   database=tpcc  uri=mongodb://... (instead of endpoints)  replica_set=NAME  auth_source=DB
   txn_timeout=60                  seconds, client-side bound on one transaction and on each
                                   commit attempt (pymongo.timeout: covers server selection too)
   commit_retries=3                re-sends of a commit whose result is unknown
 Username and password come from ConnectionOptions and are never put in a URI or a message.
+
+Behind a mongos (`hello` answers msg: "isdbgrid") create_schema shards every TPC-C collection
+that has a warehouse id on that field, hashed (SHARD_KEYS): the collections are created empty,
+and a hashed key is split over every shard at once, so the warehouses spread over the shards
+from the first insert without a balancer pass or knowing the warehouse count; all documents of
+a warehouse hash alike, so a transaction on its home warehouse stays on one shard (remote
+stock lines and remote-customer Payments cross shards); and the shard key stays a prefix of
+every unique index, which a sharded collection needs to enforce them. ITEM has no warehouse
+id and stays unsharded on the database's primary shard.
 
 On SecantusDB (the test server) findAndModify costs a scan of the collection; use
 find_and_modify=false there for anything but small data.
@@ -70,6 +82,7 @@ OPTION_DEFAULTS = {
     "write_concern": "majority",
     "read_preference": "primary",
     "causal": "false",
+    "retry_writes": "true",
     "database": "tpcc",
     "uri": "",
     "replica_set": "",
@@ -100,6 +113,10 @@ INDEXES: dict[str, list[tuple[list[tuple[str, int]], bool]]] = {
                      ("ol_amount", 1)], False)],
     "history": [],
 }
+# The shard key of each collection behind a mongos: its warehouse id, hashed (see above).
+SHARD_KEYS = {"warehouse": "w_id", "district": "d_w_id", "customer": "c_w_id", "history": "h_w_id",
+              "stock": "s_w_id", "orders": "o_w_id", "new_order": "no_w_id", "order_line": "ol_w_id"}
+TOPOLOGIES = ("standalone", "replica_set", "sharded")
 # Fields of an order line kept inside the ORDERS document (its key is the order's).
 EMBEDDED_LINE_FIELDS = TABLES["order_line"][3:]
 
@@ -135,6 +152,14 @@ def _stored_cents(value: Any) -> Cents:
     return int(exact) if exact == exact.to_integral_value() else exact
 
 
+def topology_of(hello: dict) -> str:
+    """What a `hello` reply says the driver is connected to: a mongos answers msg "isdbgrid",
+    a replica-set member names its set."""
+    if hello.get("msg") == "isdbgrid":
+        return "sharded"
+    return "replica_set" if hello.get("setName") else "standalone"
+
+
 def _null(expr: Any) -> dict:
     """Aggregation: true when expr is null or missing (a plain $eq treats missing != null)."""
     return {"$eq": [{"$ifNull": [expr, None]}, None]}
@@ -156,10 +181,13 @@ class MongoDBDriver(Driver):
         self.find_and_modify = self._bool(opt, "find_and_modify")
         self.batch_writes = self._bool(opt, "batch_writes")
         self.causal = self._bool(opt, "causal")
+        self.retry_writes = self._bool(opt, "retry_writes")
         if opt["read_concern"] not in ("local", "majority", "snapshot"):
             raise ValueError(f"mongodb: read_concern must be local|majority|snapshot, got {opt['read_concern']!r}")
         self.read_concern = opt["read_concern"]
         wc = opt["write_concern"]
+        if wc != "majority" and not (wc.isdigit() and int(wc) >= 1):
+            raise ValueError(f"mongodb: write_concern must be majority or a number of members >= 1, got {wc!r}")
         self.write_concern = int(wc) if wc.isdigit() else wc
         if opt["read_preference"] not in READ_PREFERENCES:
             raise ValueError(f"mongodb: read_preference must be one of {'|'.join(READ_PREFERENCES)}, "
@@ -182,6 +210,7 @@ class MongoDBDriver(Driver):
         self.db: pymongo.database.Database | None = None
         self._session: pymongo.client_session.ClientSession | None = None
         self._server_version = "unknown"
+        self.topology = "unknown"
         self._districts: int | None = None
 
     @staticmethod
@@ -210,6 +239,7 @@ class MongoDBDriver(Driver):
             serverSelectionTimeoutMS=timeout_ms,
             connectTimeoutMS=min(timeout_ms, 10_000),
             appname="tpcc-runner",
+            retryWrites=self.retry_writes,
         )
         if self.options.username:
             kwargs.update(username=self.options.username, password=self.options.password or "")
@@ -221,6 +251,7 @@ class MongoDBDriver(Driver):
             with pymongo.timeout(self.options.connect_timeout):
                 self.client.admin.command("ping")
                 self._server_version = self.client.admin.command("buildInfo").get("version", "unknown")
+                self.topology = topology_of(self.client.admin.command("hello"))
         except errors.ConfigurationError as e:
             self.close()
             raise ValueError(f"mongodb: bad connection settings for {where}: {_one_line(e)}") from None
@@ -260,6 +291,10 @@ class MongoDBDriver(Driver):
             # OrderStatus and StockLevel leave the transaction for a non-primary preference
             "read_only_in_transaction": self.read_preference == "primary",
             "causal_consistency": self.causal,
+            "retry_writes": self.retry_writes,
+            "topology": self.topology,
+            "replica_set": self.replica_set,
+            "auth_source": self.auth_source,
             "find_and_modify": self.find_and_modify,
             "batch_writes": self.batch_writes,
             "txn_timeout_s": self.txn_timeout,
@@ -296,9 +331,21 @@ class MongoDBDriver(Driver):
             for name in self._tables() + [META]:
                 if name not in existing:
                     self.db.create_collection(name)
+            if self.topology == "sharded":
+                self._shard_collections()
             for table in self._tables():
                 for keys, unique in INDEXES[table]:
                     self._coll(table).create_index(keys, unique=unique)
+
+    def _shard_collections(self) -> None:
+        """shardCollection on the warehouse id, hashed, before the unique indexes exist (they
+        must have the shard key as prefix); repeating it with the same key is a no-op."""
+        admin = self.client.admin
+        admin.command("enableSharding", self.database_name)
+        for table in self._tables():
+            if table in SHARD_KEYS:
+                admin.command("shardCollection", f"{self.database_name}.{table}",
+                              key={SHARD_KEYS[table]: "hashed"})
 
     def read_meta(self) -> LoadMeta | None:
         with self._admin_errors("reading the load metadata"):
