@@ -137,7 +137,8 @@ def test_a_stale_success_is_not_healthy(tmp_path):
     assert kstatus_rules.compute(obj).status == "InProgress"
 
 
-# BenchmarkSchedule does not exist yet: its CronJob-like status (spec.suspend, Ready, Stalled).
+# BenchmarkSchedule: its CronJob-like status (spec.suspend, Ready, Stalled), by hand and as
+# tpcc_operator.schedule.decide writes it.
 SCHEDULE = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkSchedule",
             "metadata": {"name": "nightly", "generation": 1}, "spec": {"schedule": "0 3 * * *"}}
 
@@ -148,7 +149,7 @@ SCHEDULE = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkSchedule"
      False, "Healthy"),
     ({"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "False", "reason": "InvalidSchedule",
                                                "message": "bad cron"}]}, False, "Degraded"),
-    ({"observedGeneration": 1, "conditions": [{"type": "Stalled", "status": "True", "reason": "RunTemplateInvalid",
+    ({"observedGeneration": 1, "conditions": [{"type": "Stalled", "status": "True", "reason": "InvalidTemplate",
                                                "message": "x"}, {"type": "Ready", "status": "Unknown"}]},
      False, "Degraded"),
     ({"observedGeneration": 0, "conditions": [{"type": "Ready", "status": "True"}]}, False, "Progressing"),
@@ -160,6 +161,26 @@ def test_argo_health_of_a_schedule(status, suspend, want, tmp_path):
         obj["status"] = status
     for interpreter in INTERPRETERS:
         assert argo_health(interpreter, "BenchmarkSchedule", obj, tmp_path)[0] == want
+
+
+@pytest.mark.parametrize("spec, want_argo, want_kstatus", [
+    ({"schedule": "0 3 * * *"}, "Healthy", "Current"),
+    ({"schedule": "0 3 * * *", "suspend": True}, "Suspended", "Current"),
+    ({"schedule": "61 3 * * *"}, "Degraded", "Failed"),
+    ({"schedule": "0 3 * * *", "timeZone": "Nowhere/Else"}, "Degraded", "Failed"),
+])
+def test_schedule_statuses_the_operator_writes(spec, want_argo, want_kstatus, tmp_path):
+    """A regression of a run never reaches the schedule's health: only the schedule itself does."""
+    import datetime as dt
+
+    from tpcc_operator import schedule
+    now = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.timezone.utc)
+    runs = [schedule.OwnedRun("nightly-1", now - dt.timedelta(days=1), "Succeeded")]
+    decision = schedule.decide("nightly", spec, 3, {}, now - dt.timedelta(days=2), runs, now)
+    obj = {**SCHEDULE, "metadata": {"name": "nightly", "generation": 3}, "spec": spec, "status": decision.status}
+    for interpreter in INTERPRETERS:
+        assert argo_health(interpreter, "BenchmarkSchedule", obj, tmp_path)[0] == want_argo
+    assert kstatus_rules.compute(obj).status == want_kstatus
 
 
 def test_argocd_snippets_hold_the_lua_files_unchanged():

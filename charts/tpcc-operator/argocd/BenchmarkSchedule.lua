@@ -1,6 +1,6 @@
--- Argo CD health of a BenchmarkSchedule (bench.tpcc.dev). The kind does not exist yet: this
--- reads the CronJob-like status it is to have (spec.suspend, a kstatus Ready condition, Stalled
--- when it cannot schedule). Lua 5.1 (Argo CD's gopher-lua) and 5.4 alike.
+-- Argo CD health of a BenchmarkSchedule (bench.tpcc.dev): spec.suspend, then the kstatus Ready
+-- condition (False with Stalled=True and reason InvalidSchedule or InvalidTemplate when it cannot
+-- schedule). Its runs' verdicts are not its health. Lua 5.1 (Argo CD's gopher-lua) and 5.4 alike.
 local hs = {}
 
 local function condition(status, kind)
