@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from crd_schema import CRD_PATH, ROOT
-from tpcc_operator import plan
+from tpcc_operator import chart_policy, plan
 
 CHARTS = ROOT / "charts"
 
@@ -196,3 +196,100 @@ def test_every_permission_is_documented():
 def test_database_charts_refuse_what_they_do_not_expose(chart, setting):
     out = helm("template", "rel", str(CHARTS / chart), "--set", setting)
     assert out.returncode != 0 and "values don't meet the specifications of the schema" in out.stderr
+
+
+def test_mongodb_replica_set_spreads_its_members_and_bounds_disruptions():
+    docs = render("mongodb", "--set", "replicas=3", "--set", "resources.requests.cpu=1",
+                  "--set", "resources.limits.memory=2Gi")
+    pod = by_kind(docs, "StatefulSet")[0]["spec"]["template"]["spec"]
+    term = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
+    assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+    assert term["podAffinityTerm"]["labelSelector"]["matchLabels"] == \
+        by_kind(docs, "StatefulSet")[0]["spec"]["selector"]["matchLabels"]
+    mongod = {c["name"]: c for c in pod["containers"]}["mongod"]
+    assert mongod["resources"] == {"requests": {"cpu": 1}, "limits": {"memory": "2Gi"}}
+    (pdb,) = by_kind(docs, "PodDisruptionBudget")
+    assert pdb["spec"]["maxUnavailable"] == 1
+    assert pdb["spec"]["selector"]["matchLabels"] == by_kind(docs, "StatefulSet")[0]["spec"]["selector"]["matchLabels"]
+    hard = by_kind(render("mongodb", "--set", "antiAffinity=hard"), "StatefulSet")[0]["spec"]["template"]["spec"]
+    assert hard["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] \
+        == "kubernetes.io/hostname"
+    bare = render("mongodb", "--set", "antiAffinity=none", "--set", "podDisruptionBudget.enabled=false")
+    assert "affinity" not in by_kind(bare, "StatefulSet")[0]["spec"]["template"]["spec"]
+    assert not by_kind(bare, "PodDisruptionBudget")
+
+
+def test_mongodb_auth_keyfile_and_root_user_from_secrets():
+    docs = render("mongodb", "--set", "replicas=3", "--set", "auth.enabled=true", "--set", "auth.existingSecret=creds")
+    pod = by_kind(docs, "StatefulSet")[0]["spec"]["template"]["spec"]
+    (init,) = pod["initContainers"]
+    assert "chmod 0400 /keyfile/keyfile" in init["command"][-1]
+    assert {v["name"]: v for v in pod["volumes"]}["keyfile-secret"]["secret"]["secretName"] == "rel-keyfile"
+    env = {e["name"]: e for e in {c["name"]: c for c in pod["containers"]}["init-replica-set"]["env"]}
+    assert env["MONGO_ROOT_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "creds", "key": "password"}
+    # a keyfile Secret the user made is used, none generated
+    own = render("mongodb", "--set", "auth.enabled=true", "--set", "auth.existingSecret=creds",
+                 "--set", "auth.keyfileSecret=my-keyfile")
+    assert not by_kind(own, "Secret")
+    assert {v["name"]: v for v in by_kind(own, "StatefulSet")[0]["spec"]["template"]["spec"]["volumes"]}[
+        "keyfile-secret"]["secret"]["secretName"] == "my-keyfile"
+    out = helm("template", "rel", str(CHARTS / "mongodb"), "--set", "auth.enabled=true")
+    assert out.returncode != 0 and "auth.enabled needs auth.existingSecret" in out.stderr
+
+
+def test_mongodb_sharded_topology_renders_config_servers_shards_and_routers():
+    docs = render("mongodb", "--set", "topology=sharded", "--set", "replicas=3", "--set", "sharded.shards=3",
+                  "--set", "auth.enabled=true", "--set", "auth.existingSecret=creds",
+                  "--set-json", 'podLabels={"bench.tpcc.dev/role": "database"}')
+    sets = {s["metadata"]["name"]: s for s in by_kind(docs, "StatefulSet")}
+    assert set(sets) == {"rel-cfg", "rel-shard0", "rel-shard1", "rel-shard2", "rel-mongos"}
+    assert sets["rel-cfg"]["spec"]["replicas"] == 3 and sets["rel-shard2"]["spec"]["replicas"] == 3
+    assert sets["rel-mongos"]["spec"]["replicas"] == 2
+    # selectors are disjoint: each StatefulSet owns only its pods
+    selectors = [tuple(sorted(s["spec"]["selector"]["matchLabels"].items())) for s in sets.values()]
+    assert len(set(selectors)) == len(selectors)
+    args = {n: {c["name"]: c for c in s["spec"]["template"]["spec"]["containers"]} for n, s in sets.items()}
+    assert "--configsvr" in args["rel-cfg"]["mongod"]["args"] and "--replSet=cfg" in args["rel-cfg"]["mongod"]["args"]
+    assert "--shardsvr" in args["rel-shard1"]["mongod"]["args"] and "--replSet=shard1" in args["rel-shard1"]["mongod"]["args"]
+    mongos = args["rel-mongos"]["mongos"]["args"]
+    assert mongos[0] == "mongos" and "--keyFile=/keyfile/keyfile" in mongos
+    assert ("--configdb=cfg/rel-cfg-0.rel-hl.ns.svc.cluster.local:27017,rel-cfg-1.rel-hl.ns.svc.cluster.local:27017,"
+            "rel-cfg-2.rel-hl.ns.svc.cluster.local:27017") in mongos
+    for s in sets.values():  # the operator finds every pod of the release by its labels
+        assert s["spec"]["template"]["metadata"]["labels"]["bench.tpcc.dev/role"] == "database"
+        assert s["spec"]["serviceName"] == "rel-hl"
+    scripts = by_kind(docs, "ConfigMap")[0]["data"]
+    assert "configsvr: true" in scripts["init-cfg.js"] and "createUser" not in scripts["init-shard0.js"]
+    assert '"shard2/rel-shard2-0.rel-hl.ns.svc.cluster.local:27017,' in scripts["init-cluster.js"]
+    assert "createUser" in scripts["init-cluster.js"] and "sh.addShard" in scripts["init-cluster.js"]
+    client = [s for s in by_kind(docs, "Service") if s["metadata"]["name"] == "rel"][0]
+    assert client["spec"]["selector"]["app.kubernetes.io/component"] == "mongos"
+    assert {p["metadata"]["name"] for p in by_kind(docs, "PodDisruptionBudget")} == set(sets)
+    # the operator's endpoints name exactly these routers
+    spec = {"database": {"type": "mongodb", "deploy": {"replicas": 3, "values": {"topology": "sharded"}}}}
+    assert plan.endpoints(plan.Run("bench", "ns", "u", 1), spec)[1] == \
+        "bench-g1-mongos-1.bench-g1-hl.ns.svc.cluster.local:27017"
+    out = helm("template", "rel", str(CHARTS / "mongodb"), "-f", str(CHARTS / "mongodb" / "values-test-server.yaml"),
+               "--set", "topology=sharded")
+    assert out.returncode != 0 and "topology: replicaset" in out.stderr
+
+
+@pytest.mark.parametrize("setting, key", [
+    ("topology=mesh", "topology"), ("sharded.shards=0", "shards"), ("sharded.configServers=9", "configServers"),
+    ("sharded.mongos.replicas=0", "replicas"), ("antiAffinity=maybe", "antiAffinity"),
+    ("podDisruptionBudget.minAvailable=1", "minAvailable"), ("sharded.mongos.hostNetwork=true", "hostNetwork"),
+    ("resources.requests.cpu=lots", "cpu")])
+def test_mongodb_schema_rejects_bad_values(setting, key):
+    out = helm("template", "rel", str(CHARTS / "mongodb"), "--set", setting)
+    assert out.returncode != 0 and "values don't meet the specifications of the schema" in out.stderr
+    assert key in out.stderr
+    # the operator refuses the same values before Helm runs
+    k, v = setting.split("=")
+    values: dict = {}
+    node = values
+    *parents, leaf = k.split(".")
+    for p in parents:
+        node = node.setdefault(p, {})
+    node[leaf] = yaml.safe_load(v)
+    with pytest.raises(chart_policy.ReleaseRefused, match=key):
+        chart_policy.check_values("mongodb", "", values, CHARTS)

@@ -5,6 +5,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tpcc_operator import plan
 
@@ -293,3 +294,43 @@ def test_the_checker_counts_deliveries_from_the_runners(voltdb):
     assert volume["configMap"] == {"name": "bench-g3-check",
                                    "items": [{"key": "deliveries.json", "path": "deliveries.json"}]}
     assert {"name": "check-input", "mountPath": plan.CHECK_INPUT_DIR, "readOnly": True} in c["volumeMounts"]
+
+
+@pytest.fixture
+def sharded_mongo(spec_of):
+    return spec_of({"database": {"type": "mongodb", "deploy": {"replicas": 3, "values": {
+        "topology": "sharded", "sharded": {"shards": 3, "mongos": {"replicas": 2}},
+        "auth": {"enabled": True, "existingSecret": "mongo-root", "usernameKey": "user"}}}}})
+
+
+def test_a_sharded_mongodb_is_reached_through_every_mongos_by_name(sharded_mongo, spec_of):
+    """Not the shard members and not one Service VIP: each router, so a transaction stays on
+    the mongos it started on."""
+    assert plan.endpoints(RUN, sharded_mongo) == [
+        f"bench-g3-mongos-{i}.bench-g3-hl.perf.svc.cluster.local:27017" for i in range(2)]
+    # the operator waits for every pod: 3 config servers, 3 shards of 3, 2 routers
+    assert plan.database_pod_count(sharded_mongo) == 3 + 3 * 3 + 2
+    replica_set = spec_of({"database": {"type": "mongodb", "deploy": {"replicas": 3}}})
+    assert plan.endpoints(RUN, replica_set) == [
+        f"bench-g3-{i}.bench-g3-hl.perf.svc.cluster.local:27017" for i in range(3)]
+    assert plan.database_pod_count(replica_set) == 3
+    defaults = spec_of({"database": {"type": "mongodb", "deploy": {"values": {"topology": "sharded"}}}})
+    assert plan.mongodb_topology(defaults) == plan.MongoTopology(True, 1, 2, 3, 2)
+    assert len(plan.endpoints(RUN, defaults)) == 2 and plan.database_pod_count(defaults) == 3 + 2 + 2
+
+
+def test_sharded_defaults_are_the_charts():
+    values = yaml.safe_load((CHARTS / "mongodb" / "values.yaml").read_text())["sharded"]
+    assert plan.SHARDED_DEFAULTS == {"shards": values["shards"], "configServers": values["configServers"],
+                                     "mongos": values["mongos"]["replicas"]}
+
+
+def test_a_deployed_mongodb_with_auth_gives_the_runners_the_charts_root_user(sharded_mongo, spec_of):
+    env = {e["name"]: e for e in container(plan.run_job(RUN, sharded_mongo, SETTINGS))["env"]}
+    assert env["TPCC_DB_USERNAME"]["valueFrom"]["secretKeyRef"] == {"name": "mongo-root", "key": "user"}
+    assert env["TPCC_DB_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "mongo-root", "key": "password"}
+    no_auth = spec_of({"database": {"type": "mongodb", "deploy": {"replicas": 3}}})
+    assert "TPCC_DB_USERNAME" not in {e["name"] for e in container(plan.run_job(RUN, no_auth, SETTINGS))["env"]}
+    # the values the operator installs pass the chart's schema
+    release = plan.helm_release(RUN, sharded_mongo, SETTINGS)
+    assert release.values["topology"] == "sharded" and release.values["replicas"] == 3

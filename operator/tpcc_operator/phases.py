@@ -388,7 +388,7 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World) -> Step:
 
     elif phase == DEPLOYING:
         database = status.get("database") or {}
-        replicas = plan.deploy_spec(spec)["replicas"]
+        replicas = plan.database_pod_count(spec)
         timeout = spec["database"]["readyTimeoutSeconds"]
         if database.get("installed") and world.database_ready >= replicas:
             b.condition("DatabaseReady", True, "Ready", f"{replicas}/{replicas} pods ready")
@@ -582,7 +582,7 @@ def _verify_durability(b: "_Builder", run: plan.Run, spec: dict, world: World) -
     # Verified only after the last fault has recovered and every member is back.
     _inject_faults(b, run, spec, world)
     faults = b.step.status.get("faults", b.status.get("faults") or [])
-    replicas = plan.deploy_spec(spec)["replicas"] if plan.is_deployed(spec) else 0
+    replicas = plan.database_pod_count(spec) if plan.is_deployed(spec) else 0
     if not fault_injection.in_progress(faults) and world.database_ready >= replicas:
         gone = sorted(set(range(n)) - set(world.runner_pod_ips))
         if gone:

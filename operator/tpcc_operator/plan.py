@@ -179,6 +179,44 @@ def helm_release(run: Run, spec: dict, settings: Settings) -> HelmRelease:
                        version=d["version"], values=values)
 
 
+@dataclass(frozen=True)
+class MongoTopology:
+    """What charts/mongodb runs for a deploy: one replica set of `replicas` members, or
+    (sharded) a config-server set, `shards` sets of `replicas` members and `mongos` routers."""
+    sharded: bool
+    replicas: int
+    shards: int = 0
+    config_servers: int = 0
+    mongos: int = 0
+
+    @property
+    def pods(self) -> int:
+        return self.config_servers + self.shards * self.replicas + self.mongos if self.sharded else self.replicas
+
+
+# charts/mongodb's defaults for topology: sharded (a test keeps them equal to its values.yaml)
+SHARDED_DEFAULTS = {"shards": 2, "configServers": 3, "mongos": 2}
+
+
+def mongodb_topology(spec: dict) -> MongoTopology:
+    d = deploy_spec(spec)
+    values = d["values"]
+    if values.get("topology", "replicaset") != "sharded":
+        return MongoTopology(False, d["replicas"])
+    sharded = values.get("sharded") or {}
+    return MongoTopology(True, d["replicas"], sharded.get("shards", SHARDED_DEFAULTS["shards"]),
+                         sharded.get("configServers", SHARDED_DEFAULTS["configServers"]),
+                         (sharded.get("mongos") or {}).get("replicas", SHARDED_DEFAULTS["mongos"]))
+
+
+def database_pod_count(spec: dict) -> int:
+    """How many pods a deployed database runs when all are up (the readiness the operator
+    waits for): every member, and with a sharded mongodb the config servers and routers."""
+    if spec["database"]["type"] == "mongodb":
+        return mongodb_topology(spec).pods
+    return deploy_spec(spec)["replicas"]
+
+
 def database_pod_selector(run: Run) -> dict[str, str]:
     """Labels of the database pods a deployed release runs (the charts apply podLabels)."""
     return {LABEL_RUN: run.name, LABEL_GENERATION: str(run.generation), LABEL_ROLE: "database"}
@@ -186,13 +224,19 @@ def database_pod_selector(run: Run) -> dict[str, str]:
 
 def endpoints(run: Run, spec: dict) -> list[str]:
     """host:port of every database node: the pods' stable DNS names behind the chart's
-    headless Service `<release>-hl` (no Service VIP needed), or the external endpoints."""
+    headless Service `<release>-hl` (no Service VIP needed), or the external endpoints.
+    A sharded mongodb is reached through its routers only (StatefulSet `<release>-mongos`),
+    each by name: a transaction is pinned to one mongos, which a VIP balancing every
+    connection anew would not keep."""
     if not is_deployed(spec):
         return list(spec["database"]["external"]["endpoints"])
     rel = release_name(run)
-    port = CLIENT_PORTS[spec["database"]["type"]]
-    return [f"{rel}-{i}.{rel}-hl.{run.namespace}.svc.{CLUSTER_DOMAIN}:{port}"
-            for i in range(deploy_spec(spec)["replicas"])]
+    db = spec["database"]["type"]
+    port = CLIENT_PORTS[db]
+    pods, count = rel, deploy_spec(spec)["replicas"]
+    if db == "mongodb" and (topology := mongodb_topology(spec)).sharded:
+        pods, count = f"{rel}-mongos", topology.mongos
+    return [f"{pods}-{i}.{rel}-hl.{run.namespace}.svc.{CLUSTER_DOMAIN}:{port}" for i in range(count)]
 
 
 # ---- runner RBAC and ConfigMaps -------------------------------------------------------------
@@ -249,7 +293,15 @@ def _common_flags(run: Run, spec: dict, metrics: bool) -> list[str]:
 
 
 def _credentials_env(spec: dict) -> list[dict]:
+    """The runner's database user: external.credentialsSecretRef, or for a deployed mongodb
+    with auth the chart's root user (auth.existingSecret and its keys, chart defaults
+    username/password)."""
     ref = spec["database"].get("external", {}).get("credentialsSecretRef")
+    if is_deployed(spec) and spec["database"]["type"] == "mongodb":
+        auth = deploy_spec(spec)["values"].get("auth") or {}
+        if auth.get("enabled"):
+            ref = {"name": auth.get("existingSecret", ""), "usernameKey": auth.get("usernameKey", "username"),
+                   "passwordKey": auth.get("passwordKey", "password")}
     if not ref:
         return []
     return [{"name": env, "valueFrom": {"secretKeyRef": {"name": ref["name"], "key": ref[key]}}}

@@ -10,34 +10,118 @@ app.kubernetes.io/name: mongodb
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/* The pods of one workload: a replica set's StatefulSet or the mongos StatefulSet.
+     dict: root, component ("" for the replicaset topology's only set) */}}
+{{- define "mongodb.workloadSelector" -}}
+{{ include "mongodb.selector" .root }}
+{{- with .component }}
+app.kubernetes.io/component: {{ . }}
+{{- end }}
+{{- end }}
+
 {{- define "mongodb.keyfileSecret" -}}
 {{- .Values.auth.keyfileSecret | default (printf "%s-keyfile" .Release.Name) -}}
 {{- end }}
 
-{{/* rs.initiate() members: every pod's DNS name through the headless Service */}}
+{{- define "mongodb.image" -}}
+{{ printf "%s:%s" .Values.image.repository .Values.image.tag | quote }}
+{{- end }}
+
+{{/* The replica sets the release runs, as YAML {sets: [...]}: one (StatefulSet <release>,
+     set replicaSetName) for topology replicaset; for sharded the config-server set
+     <release>-cfg and one set <release>-shard<i> per shard, of `replicas` members each. */}}
+{{- define "mongodb.sets" -}}
+sets:
+{{- if eq .Values.topology "sharded" }}
+- {name: {{ printf "%s-cfg" .Release.Name }}, component: configsvr, setName: cfg, replicas: {{ int .Values.sharded.configServers }}, role: --configsvr, script: init-cfg.js}
+{{- range $i := until (int .Values.sharded.shards) }}
+- {name: {{ printf "%s-shard%d" $.Release.Name $i }}, component: {{ printf "shard%d" $i }}, setName: {{ printf "shard%d" $i }}, replicas: {{ int $.Values.replicas }}, role: --shardsvr, script: {{ printf "init-shard%d.js" $i }}}
+{{- end }}
+{{- else }}
+- {name: {{ .Release.Name }}, component: "", setName: {{ .Values.replicaSetName | quote }}, replicas: {{ int .Values.replicas }}, role: "", script: init-replica-set.js}
+{{- end }}
+{{- end }}
+
+{{/* host:port of every member of a set through the headless Service. dict: root, set */}}
+{{- define "mongodb.hosts" -}}
+{{- $h := list -}}
+{{- range $i := until (int .set.replicas) -}}
+{{- $h = append $h (printf "%s-%d.%s-hl.%s.svc.cluster.local:%d" $.set.name $i $.root.Release.Name $.root.Release.Namespace (int $.root.Values.port)) -}}
+{{- end -}}
+{{ join "," $h }}
+{{- end }}
+
+{{/* rs.initiate() members: every pod's DNS name through the headless Service. dict: root, set */}}
 {{- define "mongodb.members" -}}
 {{- $m := list -}}
-{{- range $i := until (int .Values.replicas) -}}
-{{- $m = append $m (printf "{_id: %d, host: '%s-%d.%s-hl.%s.svc.cluster.local:%d'}" $i $.Release.Name $i $.Release.Name $.Release.Namespace (int $.Values.port)) -}}
+{{- range $i, $host := splitList "," (include "mongodb.hosts" .) -}}
+{{- $m = append $m (printf "{_id: %d, host: '%s'}" $i $host) -}}
 {{- end -}}
 [{{ join ", " $m }}]
 {{- end }}
 
+{{/* Members of one set on different nodes: preferred (soft) or required (hard).
+     dict: root, component */}}
+{{- define "mongodb.affinity" -}}
+{{- if ne .root.Values.antiAffinity "none" }}
+affinity:
+  podAntiAffinity:
+    {{- $term := dict "topologyKey" "kubernetes.io/hostname" "labelSelector" (dict "matchLabels" (include "mongodb.workloadSelector" . | fromYaml)) }}
+    {{- if eq .root.Values.antiAffinity "hard" }}
+    requiredDuringSchedulingIgnoredDuringExecution:
+    - {{- toYaml $term | nindent 6 }}
+    {{- else }}
+    preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm: {{- toYaml $term | nindent 8 }}
+    {{- end }}
+{{- end }}
+{{- end }}
+
 {{/* With persistence: one PVC per member, deleted with the StatefulSet (a benchmark's data
-     does not outlive its release), kept when scaled down. */}}
+     does not outlive its release), kept when scaled down. dict: root, component */}}
 {{- define "mongodb.volumeClaims" -}}
-{{- if .Values.persistence.enabled }}
+{{- if .root.Values.persistence.enabled }}
 persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete, whenScaled: Retain}
 volumeClaimTemplates:
 - metadata:
     name: data
-    labels: {{- include "mongodb.selector" . | nindent 6 }}
+    labels: {{- include "mongodb.workloadSelector" . | nindent 6 }}
   spec:
     accessModes: [ReadWriteOnce]
-    {{- with .Values.persistence.storageClass }}
+    {{- with .root.Values.persistence.storageClass }}
     storageClassName: {{ . | quote }}
     {{- end }}
     resources:
-      requests: {storage: {{ .Values.persistence.size | quote }}}
+      requests: {storage: {{ .root.Values.persistence.size | quote }}}
 {{- end }}
+{{- end }}
+
+{{/* The keyfile init container and volumes (auth only): mongod and mongos refuse a keyfile
+     readable by others, so it is copied with mode 0400, owned by the pod's user. */}}
+{{- define "mongodb.keyfileInit" -}}
+- name: keyfile
+  image: {{ include "mongodb.image" . }}
+  imagePullPolicy: {{ .Values.image.pullPolicy | quote }}
+  command: ["sh", "-c", "cp /keyfile-secret/keyfile /keyfile/keyfile && chmod 0400 /keyfile/keyfile"]
+  securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+  volumeMounts:
+  - {name: keyfile-secret, mountPath: /keyfile-secret, readOnly: true}
+  - {name: keyfile, mountPath: /keyfile}
+{{- end }}
+
+{{- define "mongodb.keyfileVolumes" -}}
+- name: keyfile
+  emptyDir: {medium: Memory}
+# 0440: the Secret's files belong to root and the pod's fsGroup, so the group bit lets the
+# init container (non-root) read it; what mongod reads is the 0400 copy
+- name: keyfile-secret
+  secret: {secretName: {{ include "mongodb.keyfileSecret" . | quote }}, defaultMode: 0440}
+{{- end }}
+
+{{- define "mongodb.rootUserEnv" -}}
+- name: MONGO_ROOT_USERNAME
+  valueFrom: {secretKeyRef: {name: {{ .Values.auth.existingSecret | quote }}, key: {{ .Values.auth.usernameKey | quote }}}}
+- name: MONGO_ROOT_PASSWORD
+  valueFrom: {secretKeyRef: {name: {{ .Values.auth.existingSecret | quote }}, key: {{ .Values.auth.passwordKey | quote }}}}
 {{- end }}
