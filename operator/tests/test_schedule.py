@@ -214,9 +214,8 @@ def test_the_run_object_carries_the_template_label_and_owner():
     meta = obj["metadata"]
     assert obj["kind"] == "BenchmarkRun" and obj["spec"] == {"database": {"type": "voltdb"}}
     assert meta["labels"] == {"team": "db", "bench.tpcc.dev/schedule": "nightly"}
-    # the Git revision is kept; Argo CD's tracking id is not (Argo CD would prune the run)
-    assert meta["annotations"] == {"note": "n", "bench.tpcc.dev/scheduled-time": "2026-03-02T03:00:00Z",
-                                   "bench.tpcc.dev/git-revision": "abc123"}
+    # nothing of the schedule's own metadata: Argo CD would prune a run carrying its tracking id
+    assert meta["annotations"] == {"note": "n", "bench.tpcc.dev/scheduled-time": "2026-03-02T03:00:00Z"}
     assert meta["ownerReferences"] == [{"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkSchedule",
                                         "name": "nightly", "uid": "u-1", "controller": True,
                                         "blockOwnerDeletion": True}]

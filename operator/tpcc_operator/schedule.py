@@ -20,7 +20,6 @@ KIND = "BenchmarkSchedule"
 PLURAL = "benchmarkschedules"
 LABEL_SCHEDULE = f"{plan.GROUP}/schedule"
 ANNOTATION_SCHEDULED_TIME = f"{plan.GROUP}/scheduled-time"
-ANNOTATION_REVISION = f"{plan.GROUP}/git-revision"
 FORBID, REPLACE = "Forbid", "Replace"
 # CronJob's limit: more missed start times than this say the schedule cannot keep up.
 TOO_MANY_MISSED = 100
@@ -306,13 +305,11 @@ def _take(it: Iterator[dt.datetime], n: int) -> list[dt.datetime]:
 
 def run_object(schedule: dict, run: str, scheduled: dt.datetime) -> dict:
     """The BenchmarkRun of one start time: the template's labels, annotations and spec, the
-    schedule's label and owner reference (deleting the schedule deletes its runs)."""
+    schedule's label and owner reference (deleting the schedule deletes its runs). Nothing of the
+    schedule's own metadata: Argo CD would take its tracking id for a run it should prune."""
     meta, template = schedule["metadata"], schedule["spec"]["runTemplate"]
     tmeta = template.get("metadata") or {}
     annotations = {**(tmeta.get("annotations") or {}), ANNOTATION_SCHEDULED_TIME: rfc3339(scheduled)}
-    revision = (meta.get("annotations") or {}).get(ANNOTATION_REVISION)
-    if revision and ANNOTATION_REVISION not in annotations:
-        annotations[ANNOTATION_REVISION] = revision  # the results record the schedule's Git revision
     return {"apiVersion": f"{plan.GROUP}/{plan.VERSION}", "kind": plan.KIND,
             "metadata": {"name": run, "namespace": meta["namespace"],
                          "labels": {**(tmeta.get("labels") or {}), LABEL_SCHEDULE: meta["name"]},
