@@ -205,3 +205,29 @@ def test_interrupted_load_is_refused_by_run_and_resumes_without_duplicates(voltd
     assert t.sql("SELECT COUNT(*) FROM stock") == 2 * 20000
     assert t.sql("SELECT COUNT(*) FROM item") == 20000
     assert tpcc("check", "--db", "voltdb", "--endpoints", t.endpoint, "--metrics-port", "0").code == 0
+
+
+def test_mongodb_driver_options_appear_in_the_results(secantus, tmp_path):
+    """Every option the studies compared, set away from its default, is in the results
+    document twice: as written (options.driver_options) and as the driver applied it."""
+    studied = {"schema": "normalized", "find_and_modify": "false", "batch_writes": "false",
+               "read_concern": "snapshot", "write_concern": "1", "read_preference": "primaryPreferred",
+               "causal": "true", "retry_writes": "false", "database": "tpcc_options"}
+    target = Target("mongodb", secantus.endpoint, 1, ["--items", "1000", "--customers-per-district", "30"],
+                    1, 3, [f"{k}={v}" for k, v in studied.items()], None, lambda: 0, lambda: None)
+    done = tpcc("load", *target.args(), "--warehouses", "1", "--workers", "1", "--reset", *target.scale)
+    assert done.code == 0, done.stderr
+    results = tmp_path / "results.json"
+    done = tpcc("run", *target.args(), "--warehouses", "1", "--clients", "1", "--duration", "3",
+                "--warmup", "0", "--results", str(results), timeout=300)
+    assert done.code == 0, done.stderr
+    options = json.loads(results.read_text())["options"]
+    assert options["driver_options"] == studied
+    applied = options["driver"]
+    assert {k: applied[k] for k in ("schema_variant", "find_and_modify", "batch_writes", "read_concern",
+                                    "write_concern", "read_preference", "causal_consistency",
+                                    "retry_writes", "database", "topology")} == {
+        "schema_variant": "normalized", "find_and_modify": False, "batch_writes": False,
+        "read_concern": "snapshot", "write_concern": 1, "read_preference": "primaryPreferred",
+        "causal_consistency": True, "retry_writes": False, "database": "tpcc_options",
+        "topology": "replica_set"}
