@@ -1,7 +1,13 @@
 """The CRD reads well in `kubectl explain`, is structural, and its defaults complete a spec."""
 from __future__ import annotations
 
+from pathlib import Path
+
+import yaml
+
 from crd_schema import crd_schema, defaulted_spec, load_crd
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def walk(schema: dict, path: str = ""):
@@ -188,3 +194,24 @@ def test_statuses_the_state_machine_writes_are_declared():
         if obj.get("kind") != "BenchmarkRun":
             continue
         assert list(_undeclared(obj.get("status", {}), status_schema, "status")) == [], path.name
+
+
+SCHEMA_KEYWORDS = {
+    "type", "description", "properties", "items", "additionalProperties", "default", "enum", "minimum",
+    "maximum", "minLength", "maxLength", "pattern", "format", "required", "nullable", "minItems", "maxItems",
+    "minProperties", "maxProperties", "anyOf", "oneOf", "allOf", "not", "x-kubernetes-validations",
+    "x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string", "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys", "x-kubernetes-map-type", "x-kubernetes-embedded-resource"}
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "crds").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_schema_node_uses_only_openapi_keywords(path):
+    """A flow mapping whose description holds a comma (`{type: string, description: a, b}`)
+    turns the rest into bogus keys, which the API server refuses (strict decoding) while a
+    YAML load passes: every key of every schema node must be a schema keyword."""
+    crd = yaml.safe_load(path.read_text())
+    bad = []
+    for version in crd["spec"]["versions"]:
+        for where, node in walk(version["schema"]["openAPIV3Schema"], version["name"]):
+            bad += [f"{where}: {key}" for key in node if key not in SCHEMA_KEYWORDS]
+    assert bad == []

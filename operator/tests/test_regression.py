@@ -207,6 +207,7 @@ def test_three_runs_inconclusive_pass_then_regressed_fails_the_verdict(guarded):
     assert sorted(h.objects) == ["bench-g2-uid", "bench-g3-uid", "bench-g4-uid"]
     result = h.objects["bench-g4-uid"]
     assert result["spec"]["verdict"] == "Regressed" and result["metadata"]["labels"][plan.LABEL_RUN] == "bench"
+    assert result["metadata"]["labels"][plan.LABEL_SERIES] == "bench"  # a run's history is its own
     # nothing more on later ticks, and a restart judges nothing again
     assert d.tick(h.world()).actions == [] and d.status["verdict"] == "Regressed"
 
@@ -377,3 +378,14 @@ def test_a_loss_counts_even_when_the_durable_flag_is_missing():
     assert this.durable is False and judge(this, HISTORY, POLICY).outcome == "Failed"
     assert Summary.of_status("x", HASH, {**status, "durability": {"lost": 0}}).durable is True
     assert Summary.of_status("x", HASH, {**status, "durability": {}}).durable is None
+
+
+def test_the_runs_of_a_schedule_share_one_history():
+    """Each scheduled run is a new object with a new name: its results are compared and
+    pruned within the schedule's series, or `previous: N` would never find a baseline."""
+    scheduled = plan.Run("nightly-29412345", "perf", "uid-9", 1, series="nightly")
+    assert scheduled.history_series == "nightly" and plan.Run("bench", "perf", "u", 1).history_series == "bench"
+    spec = {"database": {"type": "voltdb"}, "workload": {}, "runners": {}}
+    status = {"verdict": "Pass", "phase": "Succeeded", "regression": {"comparisonHash": "c0ffee"}}
+    rec = history.record(scheduled, spec, status, None, None, [])
+    assert rec.labels[plan.LABEL_SERIES] == "nightly" and rec.labels[plan.LABEL_RUN] == "nightly-29412345"

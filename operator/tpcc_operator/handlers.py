@@ -138,7 +138,8 @@ def drive(name: str, namespace: str, logger: logging.Logger, retry: int, **_):
     if body is None or body["metadata"].get("deletionTimestamp"):
         return
     meta, spec, status = body["metadata"], body["spec"], body.get("status") or {}
-    run = plan.Run(name, namespace, meta["uid"], meta["generation"])
+    run = plan.Run(name, namespace, meta["uid"], meta["generation"],
+                   series=(meta.get("labels") or {}).get(plan.LABEL_SCHEDULE, ""))
     active = active_run(run, spec, status)  # None: this tick starts a new run
     now = dt.datetime.now(dt.timezone.utc)
     try:

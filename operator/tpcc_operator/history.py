@@ -123,7 +123,7 @@ def record(run: plan.Run, spec: dict, status: dict, merged: dict | None, git: Gi
     full = {"results": merged, "durability": durability or None, "consistency": consistency or None,
             "faults": status.get("faults") or []}
     keep = (spec.get("history") or {}).get("deleteWithRun", False)
-    labels = {plan.LABEL_MANAGED_BY: plan.MANAGER, plan.LABEL_RUN: run.name,
+    labels = {plan.LABEL_MANAGED_BY: plan.MANAGER, plan.LABEL_RUN: run.name, plan.LABEL_SERIES: run.history_series,
               plan.LABEL_DB: spec["database"]["type"], LABEL_VERDICT: status["verdict"]}
     return ResultRecord(name, run.namespace, run.name, spec["database"]["type"], status["verdict"], body, full,
                         owner={**plan.owner_reference(run), "controller": False} if keep else None,

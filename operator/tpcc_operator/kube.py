@@ -415,7 +415,7 @@ def _observe_finished(run: plan.Run, spec: dict, world: World) -> None:
         doc = _json(configmap_data(ns, plan.results_configmap_name(run, i)).get("results.json"))
         if doc is not None:
             world.results[i] = doc
-    world.history = [history.summary_of(o) for o in list_results(ns, run.name)]
+    world.history = [history.summary_of(o) for o in list_results(ns, run.history_series)]
     named = ((spec.get("regression") or {}).get("baseline") or {}).get("result")
     if named:
         found = get_result(ns, named)
@@ -427,11 +427,12 @@ def _observe_finished(run: plan.Run, spec: dict, world: World) -> None:
 
 # ---- the run history (BenchmarkResults) ----------------------------------------------------------
 
-def list_results(namespace: str, run_name: str) -> list[dict]:
-    """The run's BenchmarkResults; none when their CRD is not installed (see write_result)."""
+def list_results(namespace: str, series: str) -> list[dict]:
+    """The BenchmarkResults of a history series (a run, or every run of a schedule); none when
+    their CRD is not installed (see write_result)."""
     try:
         return custom().list_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace, history.RESULT_PLURAL,
-                                                      label_selector=f"{plan.LABEL_RUN}={run_name}")["items"]
+                                                      label_selector=f"{plan.LABEL_SERIES}={series}")["items"]
     except ApiException as e:
         if _missing(e):
             return []

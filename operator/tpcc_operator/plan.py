@@ -27,6 +27,8 @@ LABEL_RUN = f"{GROUP}/run"
 LABEL_GENERATION = f"{GROUP}/generation"
 LABEL_DB = f"{GROUP}/db"
 LABEL_ROLE = f"{GROUP}/role"
+LABEL_SCHEDULE = f"{GROUP}/schedule"    # on a run a BenchmarkSchedule made: the schedule's name
+LABEL_SERIES = f"{GROUP}/series"        # on a BenchmarkResult: the history it is compared within
 MANAGER = "tpcc-operator"
 
 RUNNER_UID = 1000
@@ -51,10 +53,17 @@ class Run:
     namespace: str
     uid: str
     generation: int
+    # the history this run's results belong to: its own name, or for a run a BenchmarkSchedule
+    # made, the schedule's (each scheduled run is a new object with a new name)
+    series: str = ""
 
     @property
     def prefix(self) -> str:
         return f"{self.name}-g{self.generation}"
+
+    @property
+    def history_series(self) -> str:
+        return self.series or self.name
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from .timestamps import parse_time, rfc3339
 
 KIND = "BenchmarkSchedule"
 PLURAL = "benchmarkschedules"
-LABEL_SCHEDULE = f"{plan.GROUP}/schedule"
+LABEL_SCHEDULE = plan.LABEL_SCHEDULE
 ANNOTATION_SCHEDULED_TIME = f"{plan.GROUP}/scheduled-time"
 FORBID, REPLACE = "Forbid", "Replace"
 # CronJob's limit: more missed start times than this say the schedule cannot keep up.

@@ -203,7 +203,9 @@ def test_voltdb_run(namespace, operator):
     assert len(status["consistency"]["conditions"]) == 12
     conditions = {c["type"]: c["status"] for c in status["conditions"]}
     assert conditions == {"DatabaseReady": "True", "Loaded": "True", "RunCompleted": "True",
-                          "Durable": "True", "ConsistencyVerified": "True", "Succeeded": "True"}
+                          "Durable": "True", "ConsistencyVerified": "True", "Succeeded": "True",
+                          # kstatus (Flux, cli-utils): done and healthy
+                          "Ready": "True", "Reconciling": "False", "Stalled": "False"}
     # verified once, by the operator's verifier Job, over the ledgers both runner pods held
     durability = status["durability"]
     assert durability["ledgers"] == 2 and durability["lost"] == 0 and durability["durable"]
