@@ -273,9 +273,15 @@ def kill_process(namespace: str, kill: faults.Kill, container: str) -> bool:
     if pod.metadata.uid != kill.uid or _restarts(pod, container) != kill.restarts:
         return False
     api = kubernetes.client.CoreV1Api(kubernetes.client.ApiClient(_api_client().configuration))
-    out = stream(api.connect_get_namespaced_pod_exec, kill.pod, namespace, container=container,
-                 command=list(plan.KILL_PROCESS_COMMAND), stderr=True, stdout=True, stdin=False,
-                 tty=False, _request_timeout=30)
+    try:
+        out = stream(api.connect_get_namespaced_pod_exec, kill.pod, namespace, container=container,
+                     command=list(plan.KILL_PROCESS_COMMAND), stderr=True, stdout=True, stdin=False,
+                     tty=False, _request_timeout=30)
+    except ApiException as e:
+        # a refused websocket upgrade comes as status 0 with "Handshake status 403 ..." in the reason
+        status = e.status or int((re.search(r"Handshake status (\d+)", str(e.reason)) or [0, 0])[1])
+        raise CallFailed(failures.api_error(status, "ExecFailed", error_line(str(e.body or e.reason)),
+                                            f"kill-process in pod {kill.pod}")) from None
     if out.strip():  # kill prints only when it could not kill: the fault asked for did not happen
         raise CallFailed(failures.ActionError(True, "FaultNotInjected",
                                               f"kill-process in {kill.pod}/{container}: {error_line(out)}"))

@@ -78,7 +78,9 @@ def _can(op_ns: str, verb: str, resource: str, namespace: str | None) -> bool:
     ("get", "secrets", True, False),
     ("create", "clusterroles.rbac.authorization.k8s.io", False, False),
     ("create", "pods", False, False),
-    ("create", "pods/exec", False, False),
+    # the kill-process fault execs `kill` in a database container: only in the watched namespace
+    ("create", "pods/exec", True, False),
+    ("get", "pods/exec", True, False),
     ("escalate", "roles.rbac.authorization.k8s.io", False, False),
     ("list", "nodes", False, False),
 ])
