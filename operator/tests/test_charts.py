@@ -293,3 +293,24 @@ def test_mongodb_schema_rejects_bad_values(setting, key):
     node[leaf] = yaml.safe_load(v)
     with pytest.raises(chart_policy.ReleaseRefused, match=key):
         chart_policy.check_values("mongodb", "", values, CHARTS)
+
+
+# kind -> (API group, resource) of what the database charts may render
+RESOURCES = {"ConfigMap": ("", "configmaps"), "Secret": ("", "secrets"), "Service": ("", "services"),
+             "StatefulSet": ("apps", "statefulsets"), "PodDisruptionBudget": ("policy", "poddisruptionbudgets"),
+             "Job": ("batch", "jobs")}
+HELM_VERBS = {"get", "list", "create", "update", "patch", "delete"}
+
+
+@pytest.mark.parametrize("chart, values", [
+    ("voltdb", []), ("voltdb", ["--set", "replicas=3", "--set", "kfactor=1"]),
+    ("mongodb", []), ("mongodb", ["-f", str(CHARTS / "mongodb" / "values-test-server.yaml")]),
+    ("mongodb", ["--set", "topology=sharded"]),
+], ids=["voltdb", "voltdb-k1", "mongodb", "mongodb-test-server", "mongodb-sharded"])
+def test_the_operator_may_install_everything_the_database_charts_render(chart, values):
+    """Helm runs with the operator's Role: a kind it may not manage fails the install (a
+    PodDisruptionBudget once did, on the real cluster)."""
+    rules = granted(by_kind(render("tpcc-operator", "--set", "watchNamespace=bench"), "Role")[0]["rules"])
+    for kind in sorted({d["kind"] for d in render(chart, *values)}):
+        assert kind in RESOURCES, f"{chart} renders a {kind}: add it to RESOURCES and to the operator's Role"
+        assert HELM_VERBS <= rules.get(RESOURCES[kind], set()), f"{chart}: the operator may not manage {kind}"

@@ -188,6 +188,7 @@ def test_voltdb_run(namespace, operator):
         b = get_run(namespace, name)
         return b if b["status"].get("verdict") else None
     br = wait_for("the verdict", judged, 60)
+    status = br["status"]
     save_status_fixture("succeeded", br)
     # tpcc report straight from the cluster: the page with this run's charts
     page = Path(os.environ.get("TMPDIR", "/tmp")) / f"{namespace}-{name}.html"
