@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from test_benchmarkrun_e2e import ROOT, get_run, kubectl, manifest, wait_for, wait_phase
+from test_benchmarkrun_e2e import ROOT, get_run, kubectl, manifest, wait_for
 
 RUN = {"database": {"type": "voltdb"},
        "workload": {"warehouses": 1, "clients": 4, "durationSeconds": 20, "warmupSeconds": 10},
@@ -33,8 +33,8 @@ def judged(ns: str, name: str, generation: int) -> dict:
         if status.get("runGeneration") == generation and status.get("verdict"):
             return br
         return None
-    wait_phase(ns, name, ("Succeeded", "Failed"), timeout=900)
-    return wait_for(f"{name} generation {generation} judged", verdict, 60)
+    # not wait_phase: right after a runToken patch the status still shows the last run's phase
+    return wait_for(f"{name} generation {generation} judged", verdict, 900)
 
 
 def condition(br: dict, type_: str) -> dict:

@@ -64,6 +64,9 @@ def _can(op_ns: str, verb: str, resource: str, namespace: str | None) -> bool:
     sa = kubectl("get", "serviceaccount", "-n", op_ns, "-l", "app.kubernetes.io/name=tpcc-operator",
                  "-o", "jsonpath={.items[0].metadata.name}").stdout
     where = ["-n", namespace] if namespace else ["--all-namespaces"]
+    # `can-i VERB pods/exec` would ask about the pod named "exec": a subresource is a flag
+    resource, _, sub = resource.partition("/")
+    where += ["--subresource", sub] if sub else []
     out = kubectl("auth", "can-i", verb, resource, *where, "--as", f"system:serviceaccount:{op_ns}:{sa}",
                   check=False)
     return out.stdout.strip() == "yes"
