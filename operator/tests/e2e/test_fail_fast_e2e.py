@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from test_benchmarkrun_e2e import get_run, kubectl, manifest
+
+pytestmark = pytest.mark.k8s
 
 EXTERNAL = {"type": "voltdb", "external": {"endpoints": ["192.0.2.1:21212"]}}
 

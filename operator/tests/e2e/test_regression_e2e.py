@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from test_benchmarkrun_e2e import ROOT, get_run, kubectl, manifest, wait_for
+
+pytestmark = pytest.mark.k8s
 
 RUN = {"database": {"type": "voltdb"},
        "workload": {"warehouses": 1, "clients": 4, "durationSeconds": 20, "warmupSeconds": 10},

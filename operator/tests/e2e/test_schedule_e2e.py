@@ -11,7 +11,11 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from test_benchmarkrun_e2e import get_run, kubectl, wait_for
+
+pytestmark = pytest.mark.k8s
 
 NAME = "sched-e2e"
 TEMPLATE = {"metadata": {"labels": {"team": "e2e"}},
