@@ -62,5 +62,7 @@ def operator(namespace, images):
                     "-n", op_ns, "--set", "image.pullPolicy=Never", "--set", f"watchNamespace={namespace}",
                     "--wait", "--timeout", "120s"], check=True, capture_output=True, text=True)
     yield op_ns
+    # while the operator still runs: it removes its finalizers (else the namespace never goes)
+    kubectl("delete", "benchmarkschedules,benchmarkruns", "--all", "-n", namespace, "--timeout=180s", check=False)
     subprocess.run(["helm", "uninstall", release, "-n", op_ns], capture_output=True)
     kubectl("delete", "namespace", op_ns, "--wait=false", check=False)
