@@ -210,6 +210,11 @@ def observed(voltdb, tmp_path_factory):  # noqa: F811  (fixture)
                      durability_lost=0)
         operator.set("tpcc_operator_runs", 2, phase="Succeeded")
         operator.set("tpcc_operator_runs", 0, phase="Running")
+        # and its regression verdict against the run's baseline (here half its tpmC)
+        operator.set("tpcc_operator_run_verdict", 1, namespace=NAMESPACE, run=RUN, db=DB, verdict="Improved")
+        for metric, delta in (("tpmC", 100.0), ("p99Ms/NEW_ORDER", -5.0)):
+            operator.set("tpcc_operator_run_regression_delta_percent", delta, namespace=NAMESPACE, run=RUN,
+                         db=DB, metric=metric)
         operator.push()
         _wait("Prometheus to scrape the final operator metrics",
               lambda: obs.instant(f'tpcc_operator_run_tpmc{{run="{RUN}"}}', time.time()), 10)
