@@ -205,9 +205,9 @@ def merge_results(docs: list[dict[str, Any]]) -> dict[str, Any]:
                               for w in merged["pod_windows"] if w["late_seconds"] > LATE_START_SECONDS]
     if all("deliveries" in d for d in docs):
         merged.update(merge_deliveries(docs).to_json())
-    ledgers = [d["durability"] for d in docs if "durability" in d]
-    if ledgers:
-        merged["durability"] = merge_durability(ledgers)
+    # Per-pod ledger verifications (`tpcc run --verify-ledger`) are not summed: a key two pods
+    # both acknowledged is found by each; only all ledgers judged together can tell
+    # (durability.judge, the operator's verifier, `tpcc verify-ledger` with every ledger).
     return merged
 
 
@@ -217,17 +217,6 @@ def merge_deliveries(docs: list[dict[str, Any]]) -> RunDeliveries:
     for doc in docs:
         total.merge(RunDeliveries.from_json(doc, f"runner pod {doc.get('shard', '?')}"))
     return total
-
-
-DURABILITY_COUNTS = ("acknowledged", "found", "lost", "unknown_outcome")
-
-
-def merge_durability(reports: list[dict[str, Any]]) -> dict[str, Any]:
-    """Ledger verifications of several pods: counts add up, examples are kept up to 10."""
-    out: dict[str, Any] = {k: sum(int(r[k]) for r in reports) for k in DURABILITY_COUNTS}
-    out["lost_examples"] = [e for r in reports for e in r.get("lost_examples", [])][:10]
-    out["pods"] = len(reports)
-    return out
 
 
 _COMPUTED = {"tpmC", "efficiency", "efficiency_reason", "measured_seconds", "warehouses",
