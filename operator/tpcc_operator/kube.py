@@ -390,7 +390,10 @@ def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.
         world.start_at = configmap_data(ns, plan.start_configmap_name(run)).get("startAt")
         if world.runner.exists and not world.start_at:
             world.runners_ready = ready_pods(ns, {"job-name": plan.job_name(run, "runner")})
-        if world.runner.exists and world.start_at:  # each pod writes its results when its window ends
+        # each pod writes its results when its window ends: not looked for every tick before
+        window_end = world.start_at and parse_time(world.start_at) + dt.timedelta(
+            seconds=spec["workload"]["warmupSeconds"] + spec["workload"]["durationSeconds"])
+        if world.runner.exists and window_end and now >= window_end:
             for i in range(spec["runners"]["parallelism"]):
                 doc = _json(configmap_data(ns, plan.results_configmap_name(run, i)).get("results.json"))
                 if doc is not None:
