@@ -344,8 +344,7 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
                 totals[k] += outcomes[k]
         if ledger:
             ledger.write(msg["ledger"])
-        deliveries.merge(RunDeliveries.from_json(
-            {"deliveries": msg["deliveries"], "deliveries_unknown_outcome": msg["deliveries_unknown"]}))
+        deliveries.merge(msg["deliveries"])
         for e in msg["errors"]:
             log.warning("%s", e)
         if now - last_progress >= PROGRESS_SECONDS:

@@ -157,6 +157,14 @@ class RunDeliveries:
         low = self.delivered.get((w, d), 0)
         return low, low + self.unknown_outcome.get(w, 0)
 
+    def record(self, w: int, districts: list[int] | None) -> None:
+        """One Delivery of warehouse w: the districts it delivered, or None if its outcome is
+        unknown."""
+        if districts is None:
+            self.unknown_outcome[w] = self.unknown_outcome.get(w, 0) + 1
+        for d in districts or ():
+            self.delivered[(w, d)] = self.delivered.get((w, d), 0) + 1
+
     def merge(self, other: "RunDeliveries") -> None:
         for k, n in other.delivered.items():
             self.delivered[k] = self.delivered.get(k, 0) + n

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from .consistency import RunDeliveries
 from .drivers import make_driver
 from .durability import LedgerRecord, identity_of_new_order
 from .drivers.base import (ConnectionLost, ConnectionOptions, DriverError, RetryableError,
@@ -87,18 +88,14 @@ class _Interval:
     sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TRANSACTIONS, 0.0))
     new_orders: dict[int, int] = field(default_factory=dict)
     ledger: list[str] = field(default_factory=list)  # LedgerRecord lines
-    # the run's Deliveries for consistency condition 11: districts delivered by acknowledged
-    # ones ("w:d" -> orders), and Deliveries of unknown outcome per warehouse ("w" -> count)
-    deliveries: dict[str, int] = field(default_factory=dict)
-    deliveries_unknown: dict[str, int] = field(default_factory=dict)
+    deliveries: RunDeliveries = field(default_factory=RunDeliveries)  # for consistency condition 11
     reconnects: int = 0
     errors: list[str] = field(default_factory=list)
 
     def report(self) -> dict[str, Any]:
         return {"kind": "interval", "counts": self.counts, "retries": self.retries,
                 "buckets": self.buckets, "sums": self.sums, "new_orders": self.new_orders,
-                "ledger": self.ledger, "deliveries": self.deliveries,
-                "deliveries_unknown": self.deliveries_unknown, "reconnects": self.reconnects,
+                "ledger": self.ledger, "deliveries": self.deliveries, "reconnects": self.reconnects,
                 "errors": self.errors}
 
 
@@ -139,11 +136,7 @@ class _Accumulator:
             if ledger_entry is not None:
                 iv.ledger.append(ledger_entry.line())
             if delivery is not None:
-                w, districts = delivery
-                if districts is None:
-                    iv.deliveries_unknown[str(w)] = iv.deliveries_unknown.get(str(w), 0) + 1
-                for d in districts or ():
-                    iv.deliveries[f"{w}:{d}"] = iv.deliveries.get(f"{w}:{d}", 0) + 1
+                iv.deliveries.record(*delivery)
             if error and len(iv.errors) < 5:
                 iv.errors.append(error)
             if measured:
