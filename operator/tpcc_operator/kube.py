@@ -82,13 +82,18 @@ def _missing(e: ApiException) -> bool:
 
 # ---- the BenchmarkRun itself ---------------------------------------------------------------
 
-def get_run(namespace: str, name: str) -> dict | None:
+def _get_custom(namespace: str, plural: str, name: str) -> dict | None:
+    """One of our custom objects (BenchmarkRun, -Result, -Schedule), None if there is none."""
     try:
-        return custom().get_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace, plan.PLURAL, name)
+        return custom().get_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace, plural, name)
     except ApiException as e:
         if _missing(e):
             return None
         raise
+
+
+def get_run(namespace: str, name: str) -> dict | None:
+    return _get_custom(namespace, plan.PLURAL, name)
 
 
 def patch_status(namespace: str, name: str, status: dict) -> None:
@@ -449,13 +454,7 @@ def list_results(namespace: str, series: str) -> list[dict]:
 
 
 def get_result(namespace: str, name: str) -> dict | None:
-    try:
-        return custom().get_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace,
-                                                     history.RESULT_PLURAL, name)
-    except ApiException as e:
-        if _missing(e):
-            return None
-        raise
+    return _get_custom(namespace, history.RESULT_PLURAL, name)
 
 
 def write_result(rec: history.ResultRecord, runner_image: str) -> bool:
@@ -565,12 +564,7 @@ def uninstall_releases(namespace: str, run_name: str, keep: str | None = None) -
 # ---- BenchmarkSchedules (decisions in schedule.py) ------------------------------------------------
 
 def get_schedule(namespace: str, name: str) -> dict | None:
-    try:
-        return custom().get_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace, schedule.PLURAL, name)
-    except ApiException as e:
-        if _missing(e):
-            return None
-        raise
+    return _get_custom(namespace, schedule.PLURAL, name)
 
 
 def runs_of_schedule(namespace: str, name: str, uid: str) -> list[dict]:
