@@ -132,4 +132,15 @@ BAD = [
     Bad("duration-field-name", {"database": VOLTDB, "workload": {"duration": 60}}, "duration", "unknown field"),
     Bad("duration-over-a-week", {"database": VOLTDB, "workload": {"durationSeconds": 10000000}},
         "spec.workload.durationSeconds", "less than or equal to 604800"),
+    # sweeps
+    Bad("sweep-empty", {"database": VOLTDB, "sweep": {"repetitions": 2}}, "sweep", "a list of warehouses or of clients"),
+    Bad("sweep-warehouses-twice", {"database": VOLTDB, "sweep": {"warehouses": [1, 2, 1]}},
+        "sweep.warehouses", "distinct values"),
+    Bad("sweep-clients-not-per-pod", {"database": VOLTDB, "runners": {"parallelism": 2}, "sweep": {"clients": [2, 3]}},
+        "sweep.clients", "multiple of runners.parallelism"),
+    Bad("sweep-too-many-cells", {"database": VOLTDB, "sweep": {"warehouses": [1, 2, 3], "clients": list(range(1, 11)),
+                                                               "repetitions": 2}},
+        "sweep", "at most 50 cells"),
+    Bad("sweep-warehouses-beyond-the-node", {"database": VOLTDB, "sweep": {"warehouses": [1, 64]}},
+        "sweep.warehouses", "at most 32 warehouses"),
 ]

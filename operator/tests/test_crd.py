@@ -29,7 +29,7 @@ def test_identity_and_columns():
     assert version["name"] == "v1alpha1" and version["served"] and version["storage"]
     assert version["subresources"] == {"status": {}}
     assert [c["name"] for c in version["additionalPrinterColumns"]] == \
-        ["Phase", "DB", "Warehouses", "Clients", "tpmC", "Verdict", "Age"]
+        ["Phase", "DB", "Warehouses", "Clients", "tpmC", "Verdict", "Sweep", "Age"]
 
 
 def test_structural():
@@ -136,8 +136,11 @@ def test_every_documented_example_is_valid(where, manifest):
      "faults": [{"action": "kill-primary", "method": "kill-process", "afterSeconds": 20, "count": 2}]},
     {"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
      "faults": [{"action": "kill-node", "method": "kill-process", "podIndex": 2}]},
+    {"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
+     "sweep": {"warehouses": [2, 1], "clients": [2, 4, 8], "repetitions": 2}},
 ], ids=["quantities", "registry-image", "digest-image", "voltdb-option", "external-big", "voltdb-48-on-3-k1",
-        "data-loss-allowed", "last-kill-in-window", "mongodb-one-member-kill-process", "voltdb-k1-kill-process"])
+        "data-loss-allowed", "last-kill-in-window", "mongodb-one-member-kill-process", "voltdb-k1-kill-process",
+        "sweep"])
 def test_good_specs_pass(spec):
     manifest = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
                 "metadata": {"name": "good-run-2"}, "spec": spec}

@@ -110,7 +110,7 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: dict, cfg: pla
     elif action is Action.WRITE_DELIVERIES:
         kube.write_check_input(run, "deliveries.json", json.dumps(step.deliveries))
     elif action is Action.CREATE_CHECK_JOB:
-        kube.create(plan.check_job(run, spec, cfg))
+        kube.create(plan.check_job(run, spec, cfg, step.earlier_cells))
     elif action is Action.KILL_POD and step.kill.method == faults.KILL_PROCESS:
         killed = kube.kill_process(run.namespace, step.kill, plan.DATABASE_CONTAINERS[spec["database"]["type"]])
         logger.info("%s: database process of pod %s %s", run.prefix, step.kill.pod,
@@ -141,16 +141,19 @@ def drive(name: str, namespace: str, logger: logging.Logger, retry: int, **_):
     run = plan.Run(name, namespace, meta["uid"], meta["generation"],
                    series=(meta.get("labels") or {}).get(plan.LABEL_SCHEDULE, ""))
     active = active_run(run, spec, status)  # None: this tick starts a new run
+    # in a sweep: the cell under way, with the workload it measures
+    cell = plan.current_cell(spec, status) if active else None
+    active, measured = plan.cell_run(active, cell) if active else None, plan.cell_spec(spec, cell)
     now = dt.datetime.now(dt.timezone.utc)
     try:
-        world = kube.observe(active, spec, status, status.get("phase"), now) if active else World()
+        world = kube.observe(active, measured, status, status.get("phase"), now) if active else World()
     except (ApiException, urllib3.exceptions.HTTPError) as e:
         METRICS.reconcile_errors.labels(namespace, name).inc()
         raise kopf.TemporaryError(f"observing: {e}", delay=failures.retry_delay(retry)) from e
     world.git = history.GitSource.from_metadata(meta)
     step = next_step(run, spec, status, world, now)
     try:
-        perform(step, active or run, spec, logger)
+        perform(step, active or run, measured, logger)
     except ActionFailed as e:
         METRICS.reconcile_errors.labels(namespace, name).inc()
         step = action_failed(run, status, e.action, e.error, now)

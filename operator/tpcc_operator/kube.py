@@ -13,7 +13,7 @@ from typing import Any, Callable
 import kubernetes
 from kubernetes.client.rest import ApiException
 
-from . import failures, faults, history, plan, schedule
+from . import failures, faults, history, plan, schedule, sweep
 from .phases import DEPLOYING, LOADING, RUNNING, TERMINAL, VERIFYING, JobState, World
 from .timestamps import parse_time
 
@@ -416,7 +416,7 @@ def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.
         world.checker = job_state(ns, plan.job_name(run, "checker"))
         if world.checker.succeeded or world.checker.failed:
             world.check_report = _json(configmap_data(ns, plan.check_configmap_name(run)).get("check.json"))
-    if phase in TERMINAL and "verdict" not in status:
+    if (phase in TERMINAL and "verdict" not in status) or sweep.awaiting_judgement(status.get("sweep")):
         _observe_finished(run, spec, world)
     return world
 

@@ -22,7 +22,7 @@ from tpcc_runner.results import merge_results
 
 from . import failures
 from . import faults as fault_injection
-from . import history, plan, regression
+from . import history, plan, regression, sweep
 from .results import (consistency_status, durability_status, late_runners_message, run_deliveries,
                       run_status)
 from .timestamps import parse_time, rfc3339
@@ -120,6 +120,7 @@ class Step:
     result: history.ResultRecord | None = None  # with WRITE_RESULT
     prune: list[str] = field(default_factory=list)  # with PRUNE_RESULTS: BenchmarkResult names
     deliveries: dict = field(default_factory=dict)  # with WRITE_DELIVERIES: deliveries.json
+    earlier_cells: tuple[int, ...] = ()  # with CREATE_CHECK_JOB in a sweep: cells on the same load
 
 
 def patched(status: dict, patch: dict) -> dict:
@@ -182,6 +183,19 @@ class _Builder:
         self.move(FAILED, reason, message)
         return self.step
 
+    def current(self, key: str) -> Any:
+        """A status field as this step leaves it."""
+        return self.step.status.get(key, self.status.get(key))
+
+    def next_cell(self, phase: str, reason: str, message: str) -> None:
+        """A sweep's next cell begins where its work begins (Loading or Running): the one move
+        back, as the (cell, phase) pair still only moves forward."""
+        if self.phase != VERIFYING or phase not in (LOADING, RUNNING):
+            raise ValueError(f"a sweep moves to its next cell from {VERIFYING}, not {self.phase}")
+        self.step.status.update(phase=phase, stageStartTime=rfc3339(self.now))
+        self.event(reason, message)
+        self.phase = phase
+
     def elapsed(self) -> float:
         started = self.status.get("stageStartTime")
         return (self.now - parse_time(started)).total_seconds() if started else 0.0
@@ -192,11 +206,13 @@ MEASURED = ("database", "workload", "runners", "faults", "verify")
 
 
 def spec_hash(spec: dict) -> str:
-    """The measured spec, and spec.runToken when set (a new token re-runs an unchanged spec;
-    absent, the hash is what it was before runToken existed, so no finished run restarts)."""
+    """The measured spec, and spec.sweep and spec.runToken when set (a new token re-runs an
+    unchanged spec; absent, the hash is what it was before they existed, so no finished run
+    restarts)."""
     measured = {k: spec.get(k) for k in MEASURED}
-    if spec.get("runToken"):
-        measured["runToken"] = spec["runToken"]
+    for optional in ("sweep", "runToken"):
+        if spec.get(optional):
+            measured[optional] = spec[optional]
     return hashlib.sha256(json.dumps(measured, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -230,13 +246,17 @@ def new_run(spec: dict, status: dict, generation: int, now: dt.datetime) -> Step
     if status.get("observedGeneration") is not None:
         step.actions.append(Action.RETIRE_OLD_GENERATIONS)
     cleared = {k: None for k in status if k not in ("phase",)}
+    cells = plan.sweep_cells(spec)
     step.status = {**cleared, "phase": PENDING, "observedGeneration": generation,
                    "runGeneration": generation, "specHash": spec_hash(spec),
-                   "startTime": rfc3339(now), "stageStartTime": rfc3339(now), "conditions": []}
+                   "startTime": rfc3339(now), "stageStartTime": rfc3339(now), "conditions": [],
+                   **({"sweep": sweep.initial(cells)} if cells else {})}
+    w = spec["workload"]
+    size = (f"a sweep of {len(cells)} cells ({sorted({c.warehouses for c in cells})} warehouses x "
+            f"{sorted({c.clients for c in cells})} clients x {spec['sweep'].get('repetitions', 1)})"
+            if cells else f"{w['warehouses']} warehouses, {w['clients']} clients")
     step.events.append(Event("Normal", "RunStarted",
-                             f"generation {generation}: {spec['database']['type']}, "
-                             f"{spec['workload']['warehouses']} warehouses, "
-                             f"{spec['workload']['clients']} clients on "
+                             f"generation {generation}: {spec['database']['type']}, {size} on "
                              f"{spec['runners']['parallelism']} runner pods"))
     late = fault_injection.outside_window(spec)
     if late:
@@ -271,7 +291,11 @@ def next_step(run: plan.Run, spec: dict, status: dict, world: World, now: dt.dat
         b = _Builder(status, run.generation, now)
         if status.get("observedGeneration") != run.generation:
             _apply_in_place(b)
-        step = _fail_fast(b, spec, world) or _advance(b, active_run(run, spec, status), spec, world)
+        cells = plan.sweep_cells(spec)
+        cell = plan.current_cell(spec, status)
+        measured = plan.cell_spec(spec, cell)  # a sweep's cell measures its own workload
+        step = _fail_fast(b, measured, world) or \
+            _advance(b, plan.cell_run(active_run(run, spec, status), cell), measured, world, cells)
     return with_kstatus(step, status, run.generation, now)
 
 
@@ -371,13 +395,26 @@ def with_kstatus(step: Step, status: dict, generation: int, now: dt.datetime) ->
     return step
 
 
-def _advance(b: _Builder, run: plan.Run, spec: dict, world: World) -> Step:
-    """The phase's own logic for the run under way (`run` names its objects)."""
+def _advance(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step:
+    """The phase's own logic for the run under way (`run` names its objects; in a sweep, those
+    of the cell under way, whose workload `spec` has)."""
     status, now = b.status, b.now
     phase = status["phase"]
+    table = status.get("sweep")
+    if table and phase not in TERMINAL:
+        if sweep.awaiting_judgement(table):
+            policy = _judge_cell(b, run, spec, world, cells)
+            return _next_cell_or_finish(b, cells, policy)
+        if run.cell and table["cells"][run.cell]["state"] == sweep.PENDING:
+            b.act(Action.CREATE_RUN_OBJECTS)  # the cell's own ConfigMaps and runner RBAC
+            b.step.status["sweep"] = sweep.with_cell(table, run.cell, state=sweep.RUNNING, startTime=rfc3339(now))
+            b.event("CellStarted", f"cell {run.cell}: {sweep.label(table['cells'][run.cell])}")
+            return b.step
 
     if phase == PENDING:
         b.act(Action.CREATE_RUN_OBJECTS)
+        if table:
+            b.step.status["sweep"] = sweep.with_cell(table, 0, state=sweep.RUNNING, startTime=rfc3339(now))
         b.step.status["database"] = {"endpoints": plan.endpoints(run, spec),
                                      "release": plan.release_name(run) if plan.is_deployed(spec) else ""}
         if plan.is_deployed(spec):
@@ -480,8 +517,7 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World) -> Step:
             b.step.status["consistency"] = consistency
             if consistency["passed"]:
                 b.condition("ConsistencyVerified", True, "Passed", "all consistency conditions hold")
-                b.move(SUCCEEDED, "Succeeded", "run complete: no acknowledged order lost, "
-                                               "consistency conditions hold")
+                _measured(b, run, "run complete: no acknowledged order lost, consistency conditions hold")
             else:
                 msg = "violated consistency conditions " + ", ".join(map(str, consistency["violated"]))
                 b.condition("ConsistencyVerified", False, "Violated", msg)
@@ -492,10 +528,15 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World) -> Step:
             return b.fail("CheckFailed", f"consistency check failed: {msg}")
         elif not world.checker.exists:
             b.act(Action.CREATE_CHECK_JOB)
+            if run.cell is not None:
+                b.step.earlier_cells = tuple(c.index for c in plan.load_cells(cells, cells[run.cell])[:-1])
             b.event("CheckJobCreated", f"job {plan.job_name(run, 'checker')}")
 
     elif phase in TERMINAL:
-        if "verdict" not in status:
+        if "verdict" not in status and table:  # a sweep that failed in its current cell
+            policy = _judge_cell(b, run, spec, world, cells)
+            _sweep_verdict(b, policy)
+        elif "verdict" not in status:
             _judge_and_record(b, run, spec, world)
         if not status.get("cleanedUp"):
             if status.get("startAt"):
@@ -523,6 +564,20 @@ def regression_fails(status: dict) -> bool:
 def _judge_and_record(b: _Builder, run: plan.Run, spec: dict, world: World) -> None:
     """Once per finished run: the regression verdict against its history, the BenchmarkResult
     that records it, and the pruning of the oldest results beyond spec.history.limit."""
+    verdict, fields, policy = _record(b, run, spec, world, patched(b.status, b.step.status),
+                                      history.history_limit(spec))
+    b.step.status.update(fields)
+    if policy is not None:
+        b.condition("Regressed", verdict.outcome == regression.REGRESSED, verdict.outcome, verdict.message)
+    b.event(verdict.outcome, f"{verdict.message}; recorded as BenchmarkResult {fields['resultName']}",
+            warning=verdict.outcome in (regression.REGRESSED, regression.FAILED))
+
+
+def _record(b: _Builder, run: plan.Run, spec: dict, world: World, finished: dict,
+            limit: int) -> tuple[regression.Verdict, dict, regression.Policy | None]:
+    """The verdict of a finished run (or sweep cell) whose final status is `finished`, its
+    BenchmarkResult (WRITE_RESULT) and the pruning beyond `limit` results; returns the verdict,
+    the status fields that report it, and the regression policy (None without one)."""
     chash = regression.comparison_hash(spec)
     name = history.result_name(run)
     try:
@@ -530,23 +585,84 @@ def _judge_and_record(b: _Builder, run: plan.Run, spec: dict, world: World) -> N
     except ValueError as e:  # the CRD refuses this at apply; an older CRD may not have
         policy, verdict = None, regression.Verdict(regression.INCONCLUSIVE, str(e))
     else:
-        this = regression.Summary.of_status(name, chash, b.status)
+        this = regression.Summary.of_status(name, chash, finished)
         verdict = regression.judge(this, [e.summary for e in world.history], policy, world.named_baseline)
     on_regression = policy.on_regression if policy else "Fail"
-    b.step.status.update(verdict=verdict.outcome, regression=verdict.to_status(chash, on_regression),
-                         resultName=name)
-    if policy is not None:
-        b.condition("Regressed", verdict.outcome == regression.REGRESSED, verdict.outcome, verdict.message)
-    b.event(verdict.outcome, f"{verdict.message}; recorded as BenchmarkResult {name}",
-            warning=verdict.outcome in (regression.REGRESSED, regression.FAILED))
+    fields = {"verdict": verdict.outcome, "regression": verdict.to_status(chash, on_regression), "resultName": name}
     merged = merge_results([world.results[i] for i in sorted(world.results)]) if world.results else None
     b.act(Action.WRITE_RESULT)
-    b.step.result = history.record(run, spec, patched(b.status, b.step.status), merged, world.git,
-                                   world.database_images)
-    prune = history.to_prune(world.history, history.history_limit(spec), name)
+    b.step.result = history.record(run, spec, {**finished, **fields}, merged, world.git, world.database_images)
+    prune = history.to_prune(world.history, limit, name)
     if prune:
         b.act(Action.PRUNE_RESULTS)
         b.step.prune = prune
+    return verdict, fields, policy
+
+
+# What a sweep's cell reports in the run's status; the next cell starts without them.
+CELL_STATUS = ("startAt", "results", "durability", "consistency", "faults")
+
+
+def _measured(b: _Builder, run: plan.Run, message: str) -> None:
+    """The run (or the sweep's cell under way) measured and verified everything."""
+    table = b.current("sweep")
+    if not table:
+        b.move(SUCCEEDED, "Succeeded", message)
+        return
+    b.step.status["sweep"] = sweep.with_cell(table, run.cell, state=sweep.SUCCEEDED)
+    b.event("CellMeasured", f"cell {run.cell} ({sweep.label(table['cells'][run.cell])}): {message}")
+
+
+def _judge_cell(b: _Builder, run: plan.Run, spec: dict, world: World,
+                cells: list[plan.Cell]) -> regression.Policy | None:
+    """A finished cell's verdict against the same cell of earlier runs, its BenchmarkResult
+    and its row in status.sweep. A cell the run failed in (not yet finished) is Failed."""
+    table = b.current("sweep")
+    row = table["cells"][run.cell]
+    state = row["state"] if row["state"] in sweep.FINISHED else sweep.FAILED
+    after = patched(b.status, b.step.status)
+    finished = {**after, "phase": SUCCEEDED if state == sweep.SUCCEEDED else FAILED,
+                "startTime": row.get("startTime", after.get("startTime")), "completionTime": rfc3339(b.now)}
+    # history.limit counts runs: each run of a sweep writes one result per cell
+    verdict, fields, policy = _record(b, run, spec, world, finished, history.history_limit(spec) * len(cells))
+    results = after.get("results") or {}
+    p99 = (((results.get("transactions") or {}).get("NEW_ORDER") or {}).get("latencyMs") or {}).get("p99")
+    b.step.status["sweep"] = sweep.with_cell(
+        table, run.cell, state=state, verdict=verdict.outcome, result=fields["resultName"],
+        tpmC=results.get("tpmC"), p99NewOrderMs=p99, reason=after.get("reason") if state == sweep.FAILED else None)
+    b.event(verdict.outcome, f"cell {run.cell} ({sweep.label(row)}): {verdict.message}; recorded as "
+                             f"BenchmarkResult {fields['resultName']}",
+            warning=verdict.outcome in (regression.REGRESSED, regression.FAILED))
+    return policy
+
+
+def _next_cell_or_finish(b: _Builder, cells: list[plan.Cell], policy: regression.Policy | None) -> Step:
+    """After a cell's verdict: the next cell (loading first when its warehouse count differs),
+    or the sweep's end with the sweep's verdict."""
+    table = b.current("sweep")
+    following = table["current"] + 1
+    if following < len(cells):
+        cell = cells[following]
+        b.step.status["sweep"] = {**table, "current": following}
+        b.step.status.update({k: None for k in CELL_STATUS})
+        if cell.loads:
+            b.next_cell(LOADING, "Loading", f"cell {following}: loading {cell.warehouses} warehouses")
+        else:
+            b.next_cell(RUNNING, "Running", f"cell {following}: {cell.clients} clients")
+        return b.step
+    _sweep_verdict(b, policy)
+    b.move(SUCCEEDED, "Succeeded", sweep.message(b.current("sweep")))
+    return b.step
+
+
+def _sweep_verdict(b: _Builder, policy: regression.Policy | None) -> None:
+    """status.verdict of a sweep: the worst of its cells'."""
+    table = b.current("sweep")
+    outcome, text = sweep.verdict(table), sweep.message(table)
+    b.step.status.update(verdict=outcome, regression={"message": text,
+                                                      "onRegression": policy.on_regression if policy else "Fail"})
+    if policy is not None:
+        b.condition("Regressed", outcome == regression.REGRESSED, outcome, text)
 
 
 def _verify_durability(b: "_Builder", run: plan.Run, spec: dict, world: World) -> Step | None:
@@ -574,8 +690,7 @@ def _verify_durability(b: "_Builder", run: plan.Run, spec: dict, world: World) -
                     f"all {d['acknowledged']} acknowledged NewOrders found in {d['ledgers']} ledgers; "
                     f"{d['unknownOutcome']} of unknown outcome: {d['unknownCommitted']} committed")
         if not spec["verify"]["enabled"]:
-            b.move(SUCCEEDED, "Succeeded", "run complete: no acknowledged order lost "
-                                           "(consistency check disabled)")
+            _measured(b, run, "run complete: no acknowledged order lost (consistency check disabled)")
         return None
     if world.verifier.exists:
         return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,10 +56,12 @@ class Run:
     # the history this run's results belong to: its own name, or for a run a BenchmarkSchedule
     # made, the schedule's (each scheduled run is a new object with a new name)
     series: str = ""
+    # with spec.sweep: the cell under way, whose Jobs, ConfigMaps and result carry its index
+    cell: int | None = None
 
     @property
     def prefix(self) -> str:
-        return f"{self.name}-g{self.generation}"
+        return f"{self.name}-g{self.generation}" + ("" if self.cell is None else f"-c{self.cell}")
 
     @property
     def history_series(self) -> str:
@@ -102,7 +104,7 @@ class HelmRelease:
 # ---- names -------------------------------------------------------------------------------
 
 def release_name(run: Run) -> str:
-    return run.prefix
+    return f"{run.name}-g{run.generation}"  # one database for every cell of a sweep
 
 
 def is_release_of(run_name: str, release: str) -> bool:
@@ -129,6 +131,64 @@ def check_configmap_name(run: Run) -> str:
 def job_name(run: Run, role: str) -> str:
     """role: loader | runner | verifier | checker (also the pods' bench.tpcc.dev/role label)."""
     return f"{run.prefix}-{role}"
+
+
+# ---- sweeps ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Cell:
+    """One measurement of a sweep: a (warehouses, clients) point, repeated `repetitions` times."""
+    index: int
+    warehouses: int
+    clients: int
+    repetition: int  # 1-based
+    loads: bool      # the first cell of its warehouse count: it loads the database (again)
+
+
+def sweep_cells(spec: dict) -> list[Cell]:
+    """spec.sweep's cells in the order they run: warehouses outer (one load per size), then
+    clients, then repetitions. A list the sweep leaves out is the workload's one value."""
+    sweep, w = spec.get("sweep"), spec["workload"]
+    if not sweep:
+        return []
+    cells: list[Cell] = []
+    for warehouses in sweep.get("warehouses") or [w["warehouses"]]:
+        for clients in sweep.get("clients") or [w["clients"]]:
+            for repetition in range(1, sweep.get("repetitions", 1) + 1):
+                cells.append(Cell(len(cells), warehouses, clients, repetition, loads=not cells or
+                                  cells[-1].warehouses != warehouses))
+    return cells
+
+
+def cell_spec(spec: dict, cell: Cell | None) -> dict:
+    """The spec one cell measures: the workload with the cell's warehouses and clients, no
+    sweep. A later size's load replaces what the sweep itself loaded before, so it resets even
+    an external database (its first load still refuses a user's data unless resetBeforeLoad)."""
+    if cell is None:
+        return spec
+    workload = {**spec["workload"], "warehouses": cell.warehouses, "clients": cell.clients}
+    if cell.loads and cell.index > 0:
+        workload["resetBeforeLoad"] = True
+    return {**{k: v for k, v in spec.items() if k != "sweep"}, "workload": workload}
+
+
+def current_cell(spec: dict, status: dict) -> Cell | None:
+    """The sweep cell under way (status.sweep.current; the first before it is set)."""
+    cells = sweep_cells(spec)
+    if not cells:
+        return None
+    return cells[min((status.get("sweep") or {}).get("current", 0), len(cells) - 1)]
+
+
+def cell_run(run: Run, cell: Cell | None) -> Run:
+    return run if cell is None else replace(run, cell=cell.index)
+
+
+def load_cells(cells: list[Cell], cell: Cell) -> list[Cell]:
+    """The cells since the load `cell` runs on, up to and including it: their Deliveries all
+    count for consistency condition 11."""
+    first = max(c.index for c in cells[:cell.index + 1] if c.loads)
+    return cells[first:cell.index + 1]
 
 
 # ---- labels and ownership ------------------------------------------------------------------
@@ -399,11 +459,13 @@ def run_seed(run: Run, spec: dict) -> int:
     """The one seed of a run (clause 2.1.6.1: one C_RUN per run): spec.workload.seed, or one
     derived from the run's UID and generation, so an operator restart gives the same seed and
     a new generation a new one. The loader draws C_LOAD from it; every runner pod draws the
-    same C_RUN from it and the load's C_LOAD, and its terminals' inputs."""
+    same C_RUN from it and the load's C_LOAD, and its terminals' inputs. Each cell of a sweep
+    is a run of its own (its repetitions draw new inputs)."""
     seed = spec["workload"].get("seed")
     if seed is not None:
         return int(seed)
-    digest = hashlib.sha256(f"{run.uid}/{run.generation}".encode()).digest()
+    cell = "" if run.cell is None else f"/{run.cell}"
+    digest = hashlib.sha256(f"{run.uid}/{run.generation}{cell}".encode()).digest()
     return int.from_bytes(digest[:4], "big") >> 1  # 31 bits: fits every signed int
 
 
@@ -472,18 +534,22 @@ def verifier_job(run: Run, spec: dict, settings: Settings, pod_ips: dict[int, st
 CHECK_INPUT_DIR = "/etc/tpcc/check"
 
 
-def check_job(run: Run, spec: dict, settings: Settings) -> dict:
-    """The 12 conditions; condition 11 counts the orders delivered during the run from the
+def check_job(run: Run, spec: dict, settings: Settings, earlier_cells: tuple[int, ...] = ()) -> dict:
+    """The 12 conditions; condition 11 counts the orders delivered since the load from the
     runner pods' acknowledged Deliveries (deliveries.json, which the operator wrote into the
-    check ConfigMap before creating this Job), not from ORDERS itself."""
+    check ConfigMap before creating this Job), not from ORDERS itself. In a sweep the load is
+    shared: the deliveries of the earlier cells on it (their check ConfigMaps) count too."""
+    sources = [(run, f"{CHECK_INPUT_DIR}/deliveries.json")]
+    sources += [(replace(run, cell=i), f"{CHECK_INPUT_DIR}-c{i}/deliveries.json") for i in earlier_cells]
     args = ["check", *_common_flags(run, spec, metrics=False),
             "--warehouses", str(spec["workload"]["warehouses"]),
-            "--deliveries", f"{CHECK_INPUT_DIR}/deliveries.json",
+            *[a for _, path in sources for a in ("--deliveries", path)],
             "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
-    pod["volumes"].append({"name": "check-input", "configMap": {
-        "name": check_configmap_name(run), "items": [{"key": "deliveries.json", "path": "deliveries.json"}]}})
-    pod["containers"][0]["volumeMounts"].append({"name": "check-input", "mountPath": CHECK_INPUT_DIR,
-                                                 "readOnly": True})
+    for n, (source, path) in enumerate(sources):
+        volume = "check-input" if n == 0 else f"check-input-c{source.cell}"
+        pod["volumes"].append({"name": volume, "configMap": {
+            "name": check_configmap_name(source), "items": [{"key": "deliveries.json", "path": "deliveries.json"}]}})
+        pod["containers"][0]["volumeMounts"].append({"name": volume, "mountPath": path.rsplit("/", 1)[0],
+                                                     "readOnly": True})
     return _job(run, spec, "checker", pod, spec["verify"]["timeoutSeconds"])
-

@@ -1,0 +1,56 @@
+"""End to end on a real cluster: a 2x2 sweep (warehouses 2, 1 x clients 2, 4) on one deployed
+VoltDB. Four cells, each a full run with its own runner Job, durability verification and
+consistency check; the database is loaded twice (once per warehouse count, the second load
+replacing the first), and the check of each cell counts the Deliveries of every cell since its
+load (condition 11 fails otherwise). Four BenchmarkResults, one per cell.
+
+Needs what test_benchmarkrun_e2e needs. About deploy + 2 loads + 4 x 60 s of cluster time.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from test_benchmarkrun_e2e import ROOT, get_run, helm_releases, kubectl, manifest, wait_phase
+
+pytestmark = pytest.mark.k8s
+
+SWEEP = {"database": {"type": "voltdb"},
+         "workload": {"durationSeconds": 10, "warmupSeconds": 5},
+         "runners": {"parallelism": 2, "startDelaySeconds": 3},
+         "sweep": {"warehouses": [2, 1], "clients": [2, 4]},
+         "cleanup": {"policy": "Always"}}
+
+
+def test_a_two_by_two_sweep_gives_four_results(namespace, operator):
+    kubectl("apply", "-f", str(ROOT / "crds" / "benchmarkresult.yaml"))
+    name = "sweep-e2e"
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **SWEEP))
+    br = wait_phase(namespace, name, ("Succeeded", "Failed"), 900)
+    status = br["status"]
+    table = status["sweep"]
+    assert status["phase"] == "Succeeded", (status.get("message"), table)
+    assert (table["total"], table["succeeded"], table["failed"], table["progress"]) == (4, 4, 0, "4/4")
+    assert [(c["warehouses"], c["clients"]) for c in table["cells"]] == [(2, 2), (2, 4), (1, 2), (1, 4)]
+    assert all(c["state"] == "Succeeded" and c["verdict"] == "Pass" and c["tpmC"] > 0 for c in table["cells"])
+    assert status["verdict"] == "Pass" and "sweep of 4 cells: 4 Pass" in status["regression"]["message"]
+
+    out = kubectl("get", "benchmarkresults", "-n", namespace, "-l", f"bench.tpcc.dev/run={name}", "-o", "json")
+    results = {r["metadata"]["name"]: r["spec"] for r in json.loads(out.stdout)["items"]}
+    assert sorted(results) == sorted(c["result"] for c in table["cells"])
+    for cell in table["cells"]:
+        result = results[cell["result"]]
+        workload = result["runSpec"]["workload"]
+        assert (workload["warehouses"], workload["clients"]) == (cell["warehouses"], cell["clients"])
+        # every cell verified on its own: no acknowledged order lost, all 12 conditions hold
+        assert result["durable"] is True and result["consistent"] is True, result
+        assert result["tpmC"] == pytest.approx(cell["tpmC"])
+    # one database for the whole sweep (cleanup Always removed it at the end)
+    assert helm_releases(namespace) == [] or all(not r.startswith(name) for r in helm_releases(namespace))
+    events = kubectl("get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}",
+                     "-o", "jsonpath={.items[*].reason}").stdout.split()
+    assert events.count("LoadJobCreated") == 2 and events.count("DatabaseInstalled") == 1
+    assert events.count("CellStarted") == 3 and events.count("CellMeasured") == 4
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")
+    assert get_run(namespace, name) is None

@@ -1,0 +1,162 @@
+"""spec.sweep: every cell on one deployed database, warehouses outer and loaded once per size,
+each cell a full run with its own objects, checks and BenchmarkResult; the sweep's verdict."""
+from __future__ import annotations
+
+import pytest
+
+from runner_docs import durability_report, pod_results
+from test_phases import CHECK_OK, IPS, RUN, Driver
+from tpcc_operator import phases, plan, sweep
+from tpcc_operator.phases import Action, JobState, World
+
+SETTINGS = plan.Settings(charts_dir=plan.Path("charts"))
+
+
+@pytest.fixture
+def sweep_spec(spec_of):
+    return spec_of({"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
+                    "regression": {"baseline": {"previous": 1}, "maxTpmCDropPercent": 10},
+                    "sweep": {"warehouses": [2, 1], "clients": [2, 4]}})
+
+
+def test_cells_run_warehouses_outer_and_load_once_per_size(sweep_spec):
+    cells = plan.sweep_cells({**sweep_spec, "sweep": {**sweep_spec["sweep"], "repetitions": 2}})
+    assert [(c.warehouses, c.clients, c.repetition) for c in cells] == [
+        (2, 2, 1), (2, 2, 2), (2, 4, 1), (2, 4, 2), (1, 2, 1), (1, 2, 2), (1, 4, 1), (1, 4, 2)]
+    assert [c.index for c in cells if c.loads] == [0, 4]
+    assert plan.load_cells(cells, cells[6]) == cells[4:7]
+    # a list left out is the workload's one value
+    only_clients = plan.sweep_cells({**sweep_spec, "sweep": {"clients": [2, 4]}})
+    assert [(c.warehouses, c.clients) for c in only_clients] == [(1, 2), (1, 4)]
+    assert plan.sweep_cells({k: v for k, v in sweep_spec.items() if k != "sweep"}) == []
+
+
+def test_a_cell_measures_its_own_workload_under_its_own_names(sweep_spec):
+    cells = plan.sweep_cells(sweep_spec)
+    third = plan.cell_spec(sweep_spec, cells[2])
+    assert "sweep" not in third and (third["workload"]["warehouses"], third["workload"]["clients"]) == (1, 2)
+    assert third["workload"]["resetBeforeLoad"]  # the sweep's own earlier load is replaced
+    assert "resetBeforeLoad" not in plan.cell_spec(sweep_spec, cells[1])["workload"]
+
+    run = plan.cell_run(RUN, cells[2])
+    assert plan.release_name(run) == plan.release_name(RUN) == "bench-g2"  # one database
+    assert plan.job_name(run, "runner") == "bench-g2-c2-runner"
+    assert plan.start_configmap_name(run) == "bench-g2-c2-start"
+    job = plan.load_job(run, third, SETTINGS)
+    assert job["metadata"]["name"] == "bench-g2-c2-loader" and "--reset" in job["spec"]["template"]["spec"][
+        "containers"][0]["args"]
+    # every cell draws its own inputs (a repetition is not the same stream again)
+    assert len({plan.run_seed(plan.cell_run(RUN, c), plan.cell_spec(sweep_spec, c)) for c in cells}) == 4
+
+
+def test_the_check_of_a_cell_counts_the_deliveries_of_every_cell_on_its_load(sweep_spec):
+    cells = plan.sweep_cells(sweep_spec)
+    run = plan.cell_run(RUN, cells[3])
+    job = plan.check_job(run, plan.cell_spec(sweep_spec, cells[3]), SETTINGS, earlier_cells=(2,))
+    pod = job["spec"]["template"]["spec"]
+    args = pod["containers"][0]["args"]
+    paths = [args[i + 1] for i, a in enumerate(args) if a == "--deliveries"]
+    assert paths == ["/etc/tpcc/check/deliveries.json", "/etc/tpcc/check-c2/deliveries.json"]
+    mounted = {v["configMap"]["name"] for v in pod["volumes"] if "configMap" in v}
+    assert mounted == {"bench-g2-c3-check", "bench-g2-c2-check"}
+
+
+def _measure_cell(d: Driver, tpmc_pod: int, check=CHECK_OK) -> tuple[int, ...]:
+    """From the cell's Running phase (runner Job not created) to its check's report; returns
+    the earlier cells whose Deliveries the check counts."""
+    assert d.phase == "Running"
+    assert Action.CREATE_RUN_JOB in d.tick(World()).actions
+    start = d.tick(World(runner=JobState(exists=True), runners_ready=2)).start_at
+    docs = {0: pod_results(0, 2, tpmc_pod, 0.01), 1: pod_results(1, 2, tpmc_pod, 0.01)}
+    d.tick(World(runner=JobState(exists=True, succeeded=True), start_at=start, results=docs))
+    assert d.phase == "Verifying"
+    d.tick(World(database_ready=1, runner_pod_ips=IPS))
+    d.tick(World(verifier=JobState(exists=True, succeeded=True), durability_report=durability_report(90)))
+    check_job = d.tick(World())
+    assert check_job.actions == [Action.CREATE_CHECK_JOB]
+    d.tick(World(checker=JobState(exists=True, succeeded=True), check_report=check,
+                 results=docs))
+    return check_job.earlier_cells
+
+
+def test_a_two_by_two_sweep_runs_four_cells_on_one_database(sweep_spec):
+    d = Driver(sweep_spec)
+    d.tick()
+    assert d.status["sweep"]["progress"] == "0/4" and d.status["sweep"]["cells"][0]["state"] == "Pending"
+    d.tick()
+    assert d.phase == "Deploying" and d.status["sweep"]["cells"][0]["state"] == "Running"
+    d.tick()
+    d.tick(World(database_ready=1))
+    assert d.tick(World()).actions == [Action.CREATE_LOAD_JOB]
+    d.tick(World(load=JobState(exists=True, succeeded=True)))
+    results = []
+    for index, (load, earlier) in enumerate([(False, ()), (False, (0,)), (True, ()), (False, (2,))]):
+        if index:  # the cell's objects first, then (for a new size) its load
+            assert d.tick(World()).actions == [Action.CREATE_RUN_OBJECTS]
+            assert d.status["sweep"]["cells"][index]["state"] == "Running"
+            if load:
+                assert d.phase == "Loading" and d.tick(World()).actions == [Action.CREATE_LOAD_JOB]
+                d.tick(World(load=JobState(exists=True, succeeded=True)))
+        assert d.status.get("results") is None and d.status.get("startAt") is None  # nothing of the last cell
+        assert _measure_cell(d, 100 + index) == earlier
+        assert d.status["sweep"]["cells"][index]["state"] == "Succeeded"
+        # the judging tick: the cell's verdict and BenchmarkResult, then the next cell
+        step = d.tick(World(results={0: pod_results(0, 2, 100 + index, 0.01)}))
+        assert Action.WRITE_RESULT in step.actions and step.result.name == f"bench-g2-c{index}-uid"
+        assert step.result.spec["runSpec"]["workload"]["clients"] == plan.sweep_cells(sweep_spec)[index].clients
+        results.append(step.result)
+        row = d.status["sweep"]["cells"][index]
+        assert row["verdict"] == "Inconclusive" and row["result"] == step.result.name and row["tpmC"] > 0
+    assert d.phase == "Succeeded" and d.status["verdict"] == "Inconclusive"
+    assert d.status["sweep"] | {"cells": None} == {"current": 3, "total": 4, "progress": "4/4", "succeeded": 4,
+                                                   "failed": 0, "regressed": 0, "cells": None}
+    assert "sweep of 4 cells: 4 Inconclusive" in d.status["regression"]["message"]
+    assert d.condition("Ready")["status"] == "True"
+    # every cell compares only with itself: four comparison hashes
+    assert len({r.spec["comparisonHash"] for r in results}) == 4
+    step = d.tick()
+    assert Action.CLEAN_UP in step.actions and Action.WRITE_RESULT not in step.actions
+
+
+def test_check_jobs_name_the_earlier_cells_of_their_load(sweep_spec):
+    d = Driver(sweep_spec)
+    status = {"phase": "Verifying", "durability": {"durable": True}, "specHash": phases.spec_hash(sweep_spec),
+              "observedGeneration": 2, "runGeneration": 2,
+              "sweep": {**sweep.initial(plan.sweep_cells(sweep_spec)), "current": 3}}
+    status["sweep"] = sweep.with_cell(status["sweep"], 3, state="Running")
+    d.status = status
+    step = d.tick(World())
+    assert step.actions == [Action.CREATE_CHECK_JOB] and step.earlier_cells == (2,)
+
+
+def test_a_failed_cell_ends_the_sweep_failed_and_records_it(sweep_spec):
+    d = Driver(sweep_spec)
+    for world in (None, None, None, World(database_ready=1), World(), World(load=JobState(exists=True, succeeded=True))):
+        d.tick(world)
+    violated = {"passed": False, "conditions": [{"number": 11, "passed": False, "checked": 20, "violations": 1}]}
+    _measure_cell(d, 100, check=violated)
+    assert d.phase == "Failed" and d.status["reason"] == "ConsistencyViolated"
+    step = d.tick(World(results={0: pod_results(0, 2, 100, 0.01)}))
+    assert step.result.name == "bench-g2-c0-uid" and step.result.verdict == "Failed"
+    table = d.status["sweep"]
+    assert table["cells"][0]["state"] == "Failed" and table["cells"][0]["reason"] == "ConsistencyViolated"
+    assert [c["state"] for c in table["cells"][1:]] == ["Pending"] * 3
+    assert d.status["verdict"] == "Failed" and "3 not run" in d.status["regression"]["message"]
+    assert d.condition("Stalled")["status"] == "True"
+
+
+def test_a_regressed_cell_does_not_stop_the_sweep_but_fails_its_verdict(sweep_spec):
+    table = sweep.initial(plan.sweep_cells(sweep_spec))
+    for i, v in enumerate(["Pass", "Regressed", "Improved", "Pass"]):
+        table = sweep.with_cell(table, i, state="Succeeded", verdict=v, result=f"r{i}")
+    assert sweep.verdict(table) == "Regressed" and table["regressed"] == 1
+    assert "1 Regressed" in sweep.message(table) and "2 warehouses x 4 clients #1 (r1)" in sweep.message(table)
+    status = {"phase": "Succeeded", "verdict": sweep.verdict(table), "regression": {"onRegression": "Fail"}}
+    assert phases.regression_fails(status)
+    assert sweep.verdict(sweep.with_cell(table, 3, state="Failed", verdict="Failed")) == "Failed"
+
+
+def test_adding_a_sweep_is_a_new_run_but_runs_without_one_keep_their_hash(sweep_spec):
+    plain = {k: v for k, v in sweep_spec.items() if k != "sweep"}
+    assert phases.spec_hash(plain) != phases.spec_hash(sweep_spec)
+    assert phases.spec_hash({**plain, "sweep": None}) == phases.spec_hash(plain)
