@@ -120,7 +120,7 @@ base() {
 runner() { # the runner (and the operator, when it exists) installed in a venv: /opt/tpcc/bin/tpcc
   # The operator drives the helm CLI with the database charts: both go in the image too.
   base_rootfs
-  local srcs=("$ROOT/runner-image") operator=0 h
+  local srcs=("$ROOT/runner-image") operator=0 h otava
   if [ -f "$ROOT/operator/pyproject.toml" ]; then
     operator=1; srcs+=("$ROOT/operator")
     [ -x "$BIN/helm" ] || "$ROOT/hack/local-k8s.sh" tools
@@ -136,10 +136,14 @@ runner() { # the runner (and the operator, when it exists) installed in a venv: 
         -cf - "$(basename "$s")" | tar -C "$r/tmp/src" -xf -
       names+=("/tmp/src/$(basename "$s")")
     done
+    names[0]+="[changepoints]"  # the runner with `tpcc changepoints`; Otava itself without its dependencies
+    otava=$(grep -o 'apache-otava==[^"]*' "$ROOT/runner-image/pyproject.toml")  # (why: runner-image/pyproject.toml)
     in_root "$r" python3 -m venv /opt/tpcc >"$LOGS/image-runner.log" 2>&1
-    in_root "$r" /opt/tpcc/bin/pip install -q --disable-pip-version-check "${names[@]}" >>"$LOGS/image-runner.log" 2>&1 \
+    { in_root "$r" /opt/tpcc/bin/pip install -q --disable-pip-version-check "${names[@]}" &&
+      in_root "$r" /opt/tpcc/bin/pip install -q --disable-pip-version-check --no-deps "$otava"; } >>"$LOGS/image-runner.log" 2>&1 \
       || { tail -20 "$LOGS/image-runner.log" >&2; return 1; }
     in_root "$r" /opt/tpcc/bin/tpcc --help >/dev/null
+    in_root "$r" /opt/tpcc/bin/python -c "import otava.analysis"
     local env=()
     if [ $operator = 1 ]; then
       in_root "$r" /opt/tpcc/bin/python -c "import kopf, tpcc_operator"
