@@ -5,9 +5,9 @@ Inputs: what `tpcc run --results` writes, a BenchmarkRun as `kubectl get br X -o
 it, or a list of them (`kubectl get br -o json`); or straight from the cluster through kubectl.
 One run: tpmC over time with the warmup and every fault marked, latency percentiles per
 transaction, the durability and consistency verdicts. Several: also the tpmC trend with the
-baseline and the change points, and, where runs differ only in clients, the sweep curves.
-Reading the documents (`read_run`) and judging them (`change_points`) are pure; drawing is
-string building.
+baseline and the change points (tpcc_runner.changepoints), and, where runs differ only in
+clients, the sweep curves. Reading the documents (`read_runs`) is pure; drawing is string
+building.
 """
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import changepoints
+from .changepoints import HistoryPoint
 from .workload import TRANSACTIONS
 
 PERCENTILES = ("p50", "p90", "p95", "p99", "max")
@@ -196,56 +198,6 @@ def distinct(runs: list[Run]) -> list[Run]:
     return list(best.values())
 
 
-def change_points(values: list[float], min_shift: float = 0.05, min_segment: int = 2) -> list[int]:
-    """Indices where the level of a series moves. The segmentation with the least squared error
-    plus a penalty per change (2 ln n times the noise variance, estimated from the median
-    step between neighbours, so the level shifts themselves do not inflate it); then each
-    change must move the mean by `min_shift` of the earlier level and by three times the spread
-    within its two segments, else it goes (weakest first). Segments hold `min_segment` points."""
-    n = len(values)
-    if n < 2 * min_segment:
-        return []
-    steps = sorted(abs(b - a) for a, b in zip(values, values[1:]))
-    sigma = steps[len(steps) // 2] / 0.954  # median |x(i) - x(i-1)| of normal noise is 0.954 sigma
-    mean = sum(values) / n
-    penalty = 2 * math.log(n) * sigma ** 2 + 1e-9 * mean ** 2
-    sums, squares = [0.0], [0.0]
-    for v in values:
-        sums.append(sums[-1] + v)
-        squares.append(squares[-1] + v * v)
-
-    def sse(a: int, b: int) -> float:
-        return squares[b] - squares[a] - (sums[b] - sums[a]) ** 2 / (b - a)
-
-    cost, last = [0.0] + [math.inf] * n, [0] * (n + 1)
-    for b in range(min_segment, n + 1):
-        for a in [0] + list(range(min_segment, b - min_segment + 1)):
-            c = cost[a] + sse(a, b) + (penalty if a else 0.0)
-            if c < cost[b]:
-                cost[b], last[b] = c, a
-    cuts, b = [], n
-    while last[b]:
-        cuts.append(last[b])
-        b = last[b]
-    cuts.sort()
-    while cuts:
-        bounds = [0, *cuts, n]
-        weakest, weakest_ratio = None, 1.0
-        for i, k in enumerate(cuts):
-            a, c = bounds[i], bounds[i + 2]
-            before, after = (sums[k] - sums[a]) / (k - a), (sums[c] - sums[k]) / (c - k)
-            spread = math.sqrt((sse(a, k) + sse(k, c)) / max(1, c - a - 2))
-            shift = abs(after - before)
-            ratio = min(shift / (min_shift * abs(before)) if before else math.inf,
-                        shift / (3 * spread) if spread else math.inf)
-            if ratio < weakest_ratio:
-                weakest, weakest_ratio = k, ratio
-        if weakest is None:
-            break
-        cuts.remove(weakest)
-    return cuts
-
-
 # ---- drawing ------------------------------------------------------------------------------------
 
 PALETTE = ("#2563eb", "#ea580c", "#16a34a", "#9333ea", "#dc2626", "#0891b2", "#ca8a04")
@@ -400,20 +352,29 @@ def comparable(runs: list[Run], to: Run) -> list[Run]:
 
 
 def trend_chart(runs: list[Run], baseline: float | None) -> str:
-    measured = [(i, r) for i, r in enumerate(runs) if r.tpmc is not None]
-    values = [r.tpmc for _, r in measured]
+    """tpmC per run with the baseline and the change points of tpmC (E-Divisive, as `tpcc
+    changepoints` finds them), and every metric's change points listed below."""
+    measured = [r for r in runs if r.tpmc is not None]
     if len(measured) < 2:
         return '<p class="missing">fewer than two runs with results: no trend</p>'
-    p = _Plot([i + 1 for i, _ in measured], values + ([baseline] if baseline else []), "run (oldest first)", "tpmC",
-              integer_x=True)
+    values = [r.tpmc for r in measured]
+    p = _Plot(list(range(1, len(measured) + 1)), values + ([baseline] if baseline else []), "run (oldest first)",
+              "tpmC", integer_x=True)
     if baseline is not None:
         p.hline(baseline, "baseline", f"baseline {_num(baseline)}")
-    for k in change_points(values):
-        before, after = values[k - 1], values[k]
-        p.vline(measured[k][0] + 0.5, "change", f"change point: {_num(before)} → {_num(after)} at "
-                                                 f"{measured[k][1].name}")
-    p.line([(i + 1, r.tpmc) for i, r in measured], PALETTE[0], "tpmC per run")
-    return p.svg("trend")
+    analysis = changepoints.analyze([HistoryPoint(r.name, r.start, r.tpmc, {t: q["p99"] for t, q in r.latency_ms.items()
+                                                                            if "p99" in q}) for r in measured])
+    for c in analysis.change_points.get(changepoints.TPMC, []):
+        p.vline(c.index + 0.5, "change", f"change point: {_num(c.mean_before)} → {_num(c.mean_after)} "
+                                         f"({c.change_percent:+.1f}%) from {c.name}")
+    p.line([(i + 1, v) for i, v in enumerate(values)], PALETTE[0], "tpmC per run")
+    listed = [c for m in sorted(analysis.change_points) for c in analysis.change_points[m]]
+    items = "".join(f"<li>{html.escape(c.metric)}: mean {_num(c.mean_before)} → {_num(c.mean_after)} "
+                    f"({c.change_percent:+.1f}%, p {c.pvalue:.2g}) from run {c.index + 1}, {html.escape(c.name)}</li>"
+                    for c in listed)
+    return p.svg("trend") + (f'<ul class="changes">{items}</ul>' if items else
+                             f'<p class="missing">no change point ({html.escape(analysis.library)}, '
+                             f'p &le; {analysis.max_pvalue:g})</p>')
 
 
 def sweep_charts(runs: list[Run]) -> str:
@@ -499,7 +460,7 @@ h3{font-size:15px;margin:20px 0 6px}figure{margin:0}svg.chart{max-width:100%;hei
 .badge{display:inline-block;padding:2px 10px;border-radius:12px;font-weight:600}.badge.ok{background:#dcfce7;color:#166534}
 .badge.bad{background:#fee2e2;color:#991b1b}.badge.na{background:#f3f4f6;color:#4b5563}
 table{border-collapse:collapse;margin-top:8px;font-size:12px}td,th{padding:2px 6px;border-bottom:1px solid #f3f4f6;text-align:left}
-tr.bad td{background:#fef2f2}.missing{color:#6b7280;font-style:italic}
+tr.bad td{background:#fef2f2}.missing{color:#6b7280;font-style:italic}.changes{font-size:12px;color:#4b5563;margin:4px 0}
 """
 
 
