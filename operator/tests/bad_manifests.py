@@ -97,6 +97,9 @@ BAD = [
         "workload.warehouses * (kSafety + 1) <= 32 * replicas", "at most 32 warehouses per node"),
     Bad("warehouses-mongodb", {"database": MONGO_RS, "workload": {"warehouses": 50}},
         "deployed mongodb", "at most 32 warehouses"),
+    # change points judge a run only while their new level is recent: at least the run itself
+    Bad("changepoints-recent-zero", {"database": VOLTDB, "regression": {"changePoints": {"recentResults": 0}}},
+        "spec.regression.changePoints.recentResults", "greater than or equal to 1"),
     # faults
     Bad("fault-after-run", _faults(VOLTDB_K1, {"action": "kill-node", "afterSeconds": 400}, durationSeconds=300),
         "workload.durationSeconds", "every injection of a fault"),

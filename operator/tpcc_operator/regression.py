@@ -1,17 +1,19 @@
 """The regression judge: this run's figures against a baseline taken from the run history
 (BenchmarkResults) or from fixed numbers -> Pass / Regressed / Improved / Inconclusive / Failed,
-with each metric's value, baseline and delta.
+with each metric's value, baseline and delta; with spec.regression.changePoints, also the change
+points of the history (E-Divisive, `tpcc changepoints` in the runner image) that the run is at.
 
-Pure: the timer lists the history; this module only decides. A run that lost an acknowledged
-order or violated a consistency condition is Failed whatever its throughput, and a failed or
-regressed result is never a baseline.
+Pure: the timer lists the history and has the history analysed; this module only decides (it
+reads the analysis as JSON: numpy and the analysis library stay out of the operator). A run that
+lost an acknowledged order or violated a consistency condition is Failed whatever its
+throughput, and a failed or regressed result is never a baseline.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 PASS, REGRESSED, IMPROVED, INCONCLUSIVE, FAILED = "Pass", "Regressed", "Improved", "Inconclusive", "Failed"
@@ -47,6 +49,23 @@ class FixedBaseline:
 
 
 @dataclass(frozen=True)
+class ChangePointPolicy:
+    """spec.regression.changePoints, defaulted (absent or enabled: false is no policy)."""
+    min_history: int = 8        # fewer earlier comparable results: the change points say nothing
+    max_pvalue: float = 0.001   # the significance a change point needs (tpcc changepoints --max-pvalue)
+    recent_results: int = 5     # a change point judges while its new level holds at most this many results
+
+    @classmethod
+    def from_spec(cls, change_points: dict | None) -> "ChangePointPolicy | None":
+        if change_points is None or not change_points.get("enabled", True):
+            return None
+        defaults = cls()
+        return cls(min_history=int(change_points.get("minHistory", defaults.min_history)),
+                   max_pvalue=float(change_points.get("maxPValue", defaults.max_pvalue)),
+                   recent_results=int(change_points.get("recentResults", defaults.recent_results)))
+
+
+@dataclass(frozen=True)
 class Policy:
     """spec.regression, defaulted."""
     previous: int = 3              # median of the N most recent passing comparable results
@@ -56,6 +75,7 @@ class Policy:
     max_tpmc_drop_percent: float = 10.0
     max_p99_increase_percent: dict[str, float] = field(default_factory=lambda: {"NEW_ORDER": 50.0})
     on_regression: str = "Fail"    # Fail | Warn
+    change_points: ChangePointPolicy | None = None
 
     @classmethod
     def from_spec(cls, regression: dict | None) -> "Policy | None":
@@ -77,7 +97,8 @@ class Policy:
                                                               defaults.max_tpmc_drop_percent)),
                    max_p99_increase_percent={k: float(v) for k, v in regression.get(
                        "maxP99IncreasePercent", defaults.max_p99_increase_percent).items()},
-                   on_regression=regression.get("onRegression", defaults.on_regression))
+                   on_regression=regression.get("onRegression", defaults.on_regression),
+                   change_points=ChangePointPolicy.from_spec(regression.get("changePoints")))
 
 
 @dataclass(frozen=True)
@@ -133,18 +154,47 @@ class MetricVerdict:
 
 
 @dataclass(frozen=True)
+class ChangePointVerdict:
+    """A change point of the history that judges the run: the last of its metric, whose new
+    level the run belongs to."""
+    metric: str             # tpmC | p99Ms/<TYPE>
+    result: str             # the BenchmarkResult (or this run) the new level begins with
+    results_since: int      # results at the new level, this run included
+    mean_before: float
+    mean_after: float
+    change_percent: float   # (mean after - mean before) / mean before
+    pvalue: float
+    limit_percent: float
+    outcome: str            # Pass | Regressed | Improved
+
+    def to_status(self) -> dict[str, Any]:
+        return {"metric": self.metric, "result": self.result, "resultsSince": self.results_since,
+                "meanBefore": round(self.mean_before, 3), "meanAfter": round(self.mean_after, 3),
+                "changePercent": round(self.change_percent, 3), "pValue": float(f"{self.pvalue:.3g}"),
+                "limitPercent": self.limit_percent, "outcome": self.outcome}
+
+    def describe(self) -> str:
+        return (f"change point at {self.result}: {self.metric} {self.change_percent:+.1f}% "
+                f"(limit {self.limit_percent:g}%, p {self.pvalue:.2g}, {self.results_since} result(s) since)")
+
+
+@dataclass(frozen=True)
 class Verdict:
     outcome: str                      # one of VERDICTS
     message: str
     source: str = "none"              # previous | result | fixed | none
     baseline_results: tuple[str, ...] = ()
     metrics: tuple[MetricVerdict, ...] = ()
+    change_points: tuple[ChangePointVerdict, ...] | None = None  # None: no spec.regression.changePoints
 
     def to_status(self, comparison_hash_: str, on_regression: str) -> dict[str, Any]:
         """status.regression (the verdict itself is status.verdict)."""
-        return {"message": self.message, "comparisonHash": comparison_hash_, "onRegression": on_regression,
-                "baseline": {"source": self.source, "results": list(self.baseline_results)},
-                "metrics": [m.to_status() for m in self.metrics]}
+        out = {"message": self.message, "comparisonHash": comparison_hash_, "onRegression": on_regression,
+               "baseline": {"source": self.source, "results": list(self.baseline_results)},
+               "metrics": [m.to_status() for m in self.metrics]}
+        if self.change_points is not None:
+            out["changePoints"] = [c.to_status() for c in self.change_points]
+        return out
 
 
 def _failure(run: Summary) -> str | None:
@@ -198,14 +248,22 @@ def baseline_of(run: Summary, history: list[Summary], policy: Policy,
 
 
 def judge(run: Summary, history: list[Summary], policy: Policy | None,
-          named: Summary | None = None) -> Verdict:
+          named: Summary | None = None, analysis: dict | None = None) -> Verdict:
     """The verdict of `run`. `history`: the BenchmarkResults of this BenchmarkRun; `named`: the
-    BenchmarkResult policy.result names, if it exists."""
+    BenchmarkResult policy.result names, if it exists; `analysis`: changepoints.json of `tpcc
+    changepoints` over changepoint_history(run, history), None when not analysed."""
     failure = _failure(run)
     if failure:
         return Verdict(FAILED, f"{failure}: never compared, never a baseline")
     if policy is None:
         return Verdict(PASS, "no spec.regression: nothing compared")
+    verdict = _against_baseline(run, history, policy, named)
+    if policy.change_points is None:
+        return verdict
+    return _with_change_points(verdict, run, policy, analysis)
+
+
+def _against_baseline(run: Summary, history: list[Summary], policy: Policy, named: Summary | None) -> Verdict:
     source, used, figures, why = baseline_of(run, history, policy, named)
     names = tuple(h.name for h in used)
     if figures is None:
@@ -225,3 +283,73 @@ def judge(run: Summary, history: list[Summary], policy: Policy | None,
     shown = regressed or improved or compared
     detail = ", ".join(f"{m.name} {m.delta_percent:+.1f}% (limit {m.limit_percent:g}%)" for m in shown)
     return Verdict(outcome, f"{outcome}: {detail} against {against}", source, names, tuple(metrics))
+
+
+# ---- change points -------------------------------------------------------------------------------
+
+def changepoint_history(run: Summary, history: list[Summary], now: str) -> list[dict[str, Any]]:
+    """What `tpcc changepoints --history` reads for `run`: its comparable measured results (the
+    same comparison hash, none that failed), oldest first, and the run itself last (at its
+    completion time, or `now` before it has one). Regressed results are in: they measured the
+    level whose changes are sought, as a new normal would."""
+    earlier = sorted((h for h in history if h.name != run.name and h.comparison_hash == run.comparison_hash
+                      and _failure(h) is None), key=lambda h: (h.completed, h.name))
+    return [{"name": s.name, "time": s.completed or now, "tpmC": s.tpmc, "p99Ms": dict(s.p99_ms)}
+            for s in [*earlier, run]]
+
+
+def _judged_metrics(run: Summary, policy: Policy) -> list[tuple[str, float | None, float, bool]]:
+    """(metric, the run's value, limit, higher is better) of what the policy judges."""
+    return [(TPMC, run.tpmc, policy.max_tpmc_drop_percent, True),
+            *((P99_PREFIX + t, run.p99_ms.get(t), limit, False)
+              for t, limit in sorted(policy.max_p99_increase_percent.items()))]
+
+
+def _change_point_verdict(metric: str, found: dict, points: int, value: float, limit: float,
+                          higher_is_better: bool) -> ChangePointVerdict | None:
+    """A change beyond the limit judges the run only if the run itself is beyond the limit from
+    the old level too: a bad run just before it may have opened a 'new level' the run is not at."""
+    before, change = float(found["meanBefore"]), float(found["changePercent"])
+    if not before:
+        return None
+    own = (value - before) / before * 100.0
+    sign = -1.0 if higher_is_better else 1.0  # worse is positive
+    worse, own_worse = sign * change, sign * own
+    outcome = REGRESSED if worse > limit and own_worse > limit else \
+        IMPROVED if worse < -limit and own_worse < -limit else PASS
+    return ChangePointVerdict(metric, str(found["result"]), points - int(found["index"]), before,
+                              float(found["meanAfter"]), change, float(found["pValue"]), limit, outcome)
+
+
+def _change_points_of(run: Summary, policy: Policy, analysis: dict | None) -> tuple[list[ChangePointVerdict], str]:
+    """The change points that judge the run, or why there are none."""
+    cp = policy.change_points
+    if analysis is None:
+        return [], "change points: not analysed"
+    if analysis.get("last") != run.name:
+        return [], f"change points: the analysis ends at {analysis.get('last')}, not at this run"
+    points = int(analysis["points"])
+    if points - 1 < cp.min_history:
+        return [], f"change points: {points - 1} earlier comparable result(s), {cp.min_history} needed"
+    judged = []
+    for metric, value, limit, higher_is_better in _judged_metrics(run, policy):
+        found = ((analysis.get("metrics") or {}).get(metric) or {}).get("changePoints") or []
+        if value is None or not found or points - int(found[-1]["index"]) > cp.recent_results:
+            continue
+        verdict = _change_point_verdict(metric, found[-1], points, value, limit, higher_is_better)
+        if verdict is not None:
+            judged.append(verdict)
+    return judged, "" if judged else f"no change point in the last {cp.recent_results} results"
+
+
+def _with_change_points(verdict: Verdict, run: Summary, policy: Policy, analysis: dict | None) -> Verdict:
+    """The baseline's verdict with the change points the run is at: either side regressed is
+    Regressed, else either improved is Improved, else the baseline's verdict stands."""
+    judged, why_none = _change_points_of(run, policy, analysis)
+    outcomes = {verdict.outcome, *(c.outcome for c in judged)}
+    outcome = REGRESSED if REGRESSED in outcomes else IMPROVED if IMPROVED in outcomes else verdict.outcome
+    shown = [c for c in judged if c.outcome == outcome] or judged
+    said = "; ".join(c.describe() for c in shown) or why_none
+    message = f"{verdict.message}; {said}" if outcome == verdict.outcome else \
+        f"{outcome}: {said}; the baseline comparison: {verdict.message}"
+    return replace(verdict, outcome=outcome, message=message, change_points=tuple(judged))
