@@ -5,11 +5,16 @@ and checks it sees a real drop where it happened, the same way every time."""
 from __future__ import annotations
 
 import datetime as dt
+import importlib.metadata
 import json
 import random
 import subprocess
+import sys
+import tomllib
+from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from cli_helpers import TPCC, tpcc
 from tpcc_runner.changepoints import HistoryPoint, analyze, parse_history
@@ -170,3 +175,25 @@ def test_bad_input_is_one_line(tmp_path, args, code, needle):
     assert done.code == code
     errors = [line for line in done.stderr.splitlines() if "error" in line]
     assert len(errors) == 1 and needle in errors[0] and "Traceback" not in done.stderr
+
+
+def test_numpy_and_scipy_are_pinned_as_otava_pins_them():
+    """Otava is installed without its dependencies: the extra that brings the two its analysis
+    imports must say what Otava's own metadata says, and what is installed must satisfy it."""
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    pinned = {str(Requirement(r)) for r in pyproject["project"]["optional-dependencies"]["changepoints"]}
+    otava = [Requirement(r) for r in importlib.metadata.requires("apache-otava")]
+    assert pinned == {str(r) for r in otava if r.name in ("numpy", "scipy")}
+    assert pyproject["tool"]["tpcc-runner"]["install-without-dependencies"] == \
+        [f"apache-otava=={importlib.metadata.version('apache-otava')}"]
+    for r in otava:
+        if r.name in ("numpy", "scipy") and r.marker.evaluate():
+            assert r.specifier.contains(importlib.metadata.version(r.name)), r
+
+
+def test_the_runner_loads_numpy_only_to_analyse():
+    """`tpcc run` and its client processes import the CLI: numpy and scipy stay out of them."""
+    done = subprocess.run([sys.executable, "-c", "import sys, tpcc_runner.cli; "
+                           "print(sorted(m for m in ('numpy', 'scipy', 'otava') if m in sys.modules))"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
