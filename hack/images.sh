@@ -21,6 +21,7 @@ set -euo pipefail
 SUITE=bookworm
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 MKIMAGE=$ROOT/hack/k8s/mkimage.py
+HASH_PYCS=$ROOT/hack/k8s/hash-pycs.py
 SELF=$ROOT/hack/images.sh
 BASE_TGZ=$IMAGES/rootfs-$SUITE-python.tar.gz
 JRE_PKGS="openjdk-17-jre-headless procps" # VoltDB runs ps to report its memory use
@@ -42,7 +43,7 @@ tree_hash() {
     done
     script_hash; } | sha
 }
-script_hash() { cat "$SELF" "$MKIMAGE" | sha; }
+script_hash() { cat "$SELF" "$MKIMAGE" "$HASH_PYCS" | sha; }
 fresh_rootfs() { # dir tarball: an empty dir with the tarball unpacked
   rm -rf "$1"; mkdir -p "$1"; tar -C "$1" --numeric-owner -xzf "$2"
 }
@@ -56,7 +57,12 @@ in_root() { # rootfs command...
     mount --bind /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/certs/ca-certificates.crt" && shift 2 &&
     exec env -u PIP_FIND_LINKS PIP_CERT=/etc/ssl/certs/ca-certificates.crt chroot "$@"' sh "$r" "$PIP_CACHE" "$r" "$@"
 }
-finish_rootfs() { # rootfs: leave no build traces
+finish_rootfs() { # rootfs: leave no build traces; .pyc files that stay valid with mkimage.py's zero mtimes
+  if [ -x "$1/usr/bin/python3" ]; then
+    install -m 644 "$HASH_PYCS" "$1/tmp/hash-pycs.py"
+    in_root "$1" python3 /tmp/hash-pycs.py /usr/lib /opt >/dev/null
+    rm -f "$1/tmp/hash-pycs.py"
+  fi
   rm -rf "$1/tmp/src" "$1/var/lib/apt/lists/"* "$1/var/cache/apt/"*.bin "$1/var/cache/apt/archives/"*.deb "$1/root/.cache"
   printf 'nameserver 127.0.0.1\n' >"$1/etc/resolv.conf" # the kubelet mounts the real one
 }

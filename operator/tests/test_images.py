@@ -3,7 +3,10 @@ Docker engine here) build the same operator image: the same packages, helm, the 
 the chart's values say they are."""
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -33,3 +36,48 @@ def test_the_local_image_has_the_same_contents():
 def test_helm_is_the_version_the_local_cluster_uses():
     local = re.search(r"helm (v\d+\.\d+\.\d+)", (ROOT / "hack" / "local-k8s.sh").read_text()).group(1)
     assert f"ARG HELM_VERSION={local}" in DOCKERFILE
+
+
+# Python as in the image: it writes .pyc files, and no SOURCE_DATE_EPOCH makes them hash-based
+PYTHON_ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "SOURCE_DATE_EPOCH")}
+
+
+def _import(pkg_dir: Path, code: str = "import mod") -> str:
+    return subprocess.run([sys.executable, "-c", code], cwd=pkg_dir, env=PYTHON_ENV, capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def _import_rewrites_pyc(pkg_dir: Path) -> bool:
+    """Import the module in a fresh interpreter: does Python recompile it (a stale .pyc)?"""
+    pyc = next((pkg_dir / "__pycache__").glob("mod.*.pyc"))
+    before = pyc.read_bytes()
+    _import(pkg_dir)
+    return pyc.read_bytes() != before
+
+
+def test_pycs_stay_valid_when_the_image_zeroes_every_mtime(tmp_path):
+    """mkimage.py writes every file with mtime 0: a .pyc compiled at build time is then stale
+    and Python recompiles its module at every start (the operator's RSS paid ~60 MB for
+    kubernetes.client); hash-pycs.py makes them checked-hash, valid whatever the mtime."""
+    src = tmp_path / "mod.py"
+    src.write_text("VALUE = 1\n")
+
+    def built_then_packed():  # a .pyc written at build time, then the image's zero mtimes
+        os.utime(src, (1_700_000_000, 1_700_000_000))
+        _import(tmp_path)
+        os.utime(src, (0, 0))
+
+    built_then_packed()
+    assert _import_rewrites_pyc(tmp_path)  # stale: compiled again
+    built_then_packed()
+    subprocess.run([sys.executable, str(ROOT / "hack" / "k8s" / "hash-pycs.py"), str(tmp_path)], check=True)
+    assert not _import_rewrites_pyc(tmp_path)
+    src.write_text("VALUE = 2\n")  # same size, same zero mtime: only the hash sees the edit
+    os.utime(src, (0, 0))
+    assert _import(tmp_path, "import mod; print(mod.VALUE)") == "2"
+
+
+def test_every_image_gets_hash_based_pycs():
+    finish = IMAGES_SH[IMAGES_SH.index("finish_rootfs() {"):]
+    assert "hash-pycs.py /usr/lib /opt" in finish[:finish.index("\n}")]
+    assert '"$HASH_PYCS"' in IMAGES_SH[IMAGES_SH.index("script_hash() {"):].splitlines()[0]
