@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
+import signal
 import shutil
 import subprocess
 import tempfile
@@ -78,8 +80,10 @@ def _problems(events: list[dict]) -> list[str]:
 def visit(page: Path, script: str, width: int = 900) -> PageVisit:
     """Loads `page`, settles, runs `script` (an expression whose value is JSON), screenshots."""
     with tempfile.TemporaryDirectory(prefix="chromium-") as profile:
+        # its own process group: the renderer and helper processes go with it, before the
+        # profile they write into is removed
         proc = subprocess.Popen([binary(), *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
             port = None
             deadline = time.time() + 60
@@ -117,5 +121,5 @@ def visit(page: Path, script: str, width: int = 900) -> PageVisit:
             s.ws.close()
             return PageVisit(_problems(s.events), value["result"].get("value"), base64.b64decode(shot["data"]))
         finally:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
