@@ -125,9 +125,9 @@ def test_too_little_history_leaves_the_baseline_verdict():
     verdict, _ = judged([6000.0] * 4 + [4800.0] * 2, seed=0, fixed=4800.0)
     assert verdict.outcome == "Pass" and verdict.change_points == ()
     assert verdict.message.endswith("; change points: 5 earlier comparable result(s), 8 needed")
-    # and with no baseline either: Inconclusive, as without change points
+    # and with no baseline either: Inconclusive, as without change points; no analysis needed
     run = results([6000.0], seed=0)[-1]
-    verdict = judge(run, [], Policy(change_points=CHANGE_POINTS), analysis=analysed(run, []))
+    verdict = judge(run, [], Policy(change_points=CHANGE_POINTS), analysis=None)
     assert verdict.outcome == "Inconclusive" and "0 earlier comparable result(s), 8 needed" in verdict.message
 
 

@@ -251,7 +251,8 @@ def judge(run: Summary, history: list[Summary], policy: Policy | None,
           named: Summary | None = None, analysis: dict | None = None) -> Verdict:
     """The verdict of `run`. `history`: the BenchmarkResults of this BenchmarkRun; `named`: the
     BenchmarkResult policy.result names, if it exists; `analysis`: changepoints.json of `tpcc
-    changepoints` over changepoint_history(run, history), None when not analysed."""
+    changepoints` over changepoint_history(run, history, now), None when not analysed (needed
+    only with policy.change_points and at least min_history earlier comparable results)."""
     failure = _failure(run)
     if failure:
         return Verdict(FAILED, f"{failure}: never compared, never a baseline")
@@ -260,7 +261,7 @@ def judge(run: Summary, history: list[Summary], policy: Policy | None,
     verdict = _against_baseline(run, history, policy, named)
     if policy.change_points is None:
         return verdict
-    return _with_change_points(verdict, run, policy, analysis)
+    return _with_change_points(verdict, run, history, policy, analysis)
 
 
 def _against_baseline(run: Summary, history: list[Summary], policy: Policy, named: Summary | None) -> Verdict:
@@ -321,16 +322,19 @@ def _change_point_verdict(metric: str, found: dict, points: int, value: float, l
                               float(found["meanAfter"]), change, float(found["pValue"]), limit, outcome)
 
 
-def _change_points_of(run: Summary, policy: Policy, analysis: dict | None) -> tuple[list[ChangePointVerdict], str]:
-    """The change points that judge the run, or why there are none."""
+def _change_points_of(run: Summary, history: list[Summary], policy: Policy,
+                      analysis: dict | None) -> tuple[list[ChangePointVerdict], str]:
+    """The change points that judge the run, or why there are none (too little history needs
+    no analysis)."""
     cp = policy.change_points
+    earlier = len(changepoint_history(run, history, "")) - 1
+    if earlier < cp.min_history:
+        return [], f"change points: {earlier} earlier comparable result(s), {cp.min_history} needed"
     if analysis is None:
         return [], "change points: not analysed"
     if analysis.get("last") != run.name:
         return [], f"change points: the analysis ends at {analysis.get('last')}, not at this run"
     points = int(analysis["points"])
-    if points - 1 < cp.min_history:
-        return [], f"change points: {points - 1} earlier comparable result(s), {cp.min_history} needed"
     judged = []
     for metric, value, limit, higher_is_better in _judged_metrics(run, policy):
         found = ((analysis.get("metrics") or {}).get(metric) or {}).get("changePoints") or []
@@ -342,10 +346,11 @@ def _change_points_of(run: Summary, policy: Policy, analysis: dict | None) -> tu
     return judged, "" if judged else f"no change point in the last {cp.recent_results} results"
 
 
-def _with_change_points(verdict: Verdict, run: Summary, policy: Policy, analysis: dict | None) -> Verdict:
+def _with_change_points(verdict: Verdict, run: Summary, history: list[Summary], policy: Policy,
+                        analysis: dict | None) -> Verdict:
     """The baseline's verdict with the change points the run is at: either side regressed is
     Regressed, else either improved is Improved, else the baseline's verdict stands."""
-    judged, why_none = _change_points_of(run, policy, analysis)
+    judged, why_none = _change_points_of(run, history, policy, analysis)
     outcomes = {verdict.outcome, *(c.outcome for c in judged)}
     outcome = REGRESSED if REGRESSED in outcomes else IMPROVED if IMPROVED in outcomes else verdict.outcome
     shown = [c for c in judged if c.outcome == outcome] or judged
