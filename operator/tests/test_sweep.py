@@ -6,7 +6,7 @@ import pytest
 
 from runner_docs import durability_report, pod_results
 from test_phases import CHECK_OK, IPS, RUN, Driver
-from tpcc_operator import phases, plan, sweep
+from tpcc_operator import history, phases, plan, regression, sweep
 from tpcc_operator.phases import Action, JobState, World
 
 SETTINGS = plan.Settings(charts_dir=plan.Path("charts"))
@@ -160,3 +160,54 @@ def test_adding_a_sweep_is_a_new_run_but_runs_without_one_keep_their_hash(sweep_
     plain = {k: v for k, v in sweep_spec.items() if k != "sweep"}
     assert phases.spec_hash(plain) != phases.spec_hash(sweep_spec)
     assert phases.spec_hash({**plain, "sweep": None}) == phases.spec_hash(plain)
+
+
+# ---- spec.regression.changePoints: the analyzer Job before the verdict ------------------------
+
+def _history(spec: dict, n: int) -> list[history.Entry]:
+    chash = regression.comparison_hash(spec)
+    return [history.Entry(regression.Summary(f"earlier-g{i}-uid", chash, 100.0, {"NEW_ORDER": 10.0}, verdict="Pass",
+                                             completed=f"2025-01-01T0{i}:00:00Z")) for i in range(n)]
+
+
+@pytest.fixture
+def change_point_run(spec_of):
+    return spec_of({"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
+                    "regression": {"baseline": {"previous": 3}, "changePoints": {"minHistory": 3}}})
+
+
+def _finished(spec) -> Driver:
+    d = Driver(spec)
+    d.status = {"phase": "Succeeded", "specHash": phases.spec_hash(spec), "observedGeneration": 2,
+                "runGeneration": 2, "startAt": "2025-01-01T12:00:00Z", "completionTime": "2025-01-01T12:05:00Z",
+                "results": {"tpmC": 100.0, "transactions": {}}, "durability": {"durable": True},
+                "consistency": {"passed": True}}
+    return d
+
+
+def test_change_points_are_analysed_in_a_job_before_the_verdict_and_the_cleanup(change_point_run):
+    d = _finished(change_point_run)
+    step = d.tick(World(history=_history(change_point_run, 3)))
+    assert step.actions == [Action.CREATE_ANALYSIS_JOB] and "verdict" not in d.status
+    assert [p["name"] for p in step.analysis_input] == [f"earlier-g{i}-uid" for i in range(3)] + ["bench-g2-uid"]
+    assert step.max_pvalue == 0.001 and d.condition("Ready")["reason"] == "Judging"
+    job = plan.analyzer_job(plan.cell_run(RUN, None), change_point_run, SETTINGS, step.max_pvalue)
+    assert job["metadata"]["name"] == "bench-g2-analyzer"
+    assert job["spec"]["template"]["spec"]["containers"][0]["args"][:3] == [
+        "changepoints", "--history", "/etc/tpcc/analysis/history.json"]
+    # the Job still running: nothing judged, nothing cleaned up
+    assert d.tick(World(history=_history(change_point_run, 3), analyzer=JobState(exists=True))).actions == []
+    analysis = {"points": 4, "metrics": {}}
+    step = d.tick(World(history=_history(change_point_run, 3), analyzer=JobState(exists=True, succeeded=True), change_points=analysis))
+    assert Action.WRITE_RESULT in step.actions and Action.CLEAN_UP in step.actions
+    assert "changePoints" in d.status["regression"] and d.status["verdict"] in ("Pass", "Inconclusive")
+
+
+def test_too_little_history_or_a_failed_run_is_judged_without_an_analysis(change_point_run):
+    d = _finished(change_point_run)
+    step = d.tick(World(history=_history(change_point_run, 2)))
+    assert Action.CREATE_ANALYSIS_JOB not in step.actions and "verdict" in d.status
+    d = _finished(change_point_run)
+    d.status["phase"] = "Failed"
+    assert Action.CREATE_ANALYSIS_JOB not in d.tick(World(history=_history(change_point_run, 5))).actions
+    assert d.status["verdict"] == "Failed"

@@ -109,6 +109,9 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: dict, cfg: pla
         kube.release_runners(run)
     elif action is Action.WRITE_DELIVERIES:
         kube.write_check_input(run, "deliveries.json", json.dumps(step.deliveries))
+    elif action is Action.CREATE_ANALYSIS_JOB:
+        kube.write_check_input(run, "history.json", json.dumps(step.analysis_input))
+        kube.create(plan.analyzer_job(run, spec, cfg, step.max_pvalue))
     elif action is Action.CREATE_CHECK_JOB:
         kube.create(plan.check_job(run, spec, cfg, step.earlier_cells))
     elif action is Action.KILL_POD and step.kill.method == faults.KILL_PROCESS:

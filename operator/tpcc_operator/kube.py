@@ -434,6 +434,10 @@ def _observe_finished(run: plan.Run, spec: dict, world: World) -> None:
     if named:
         found = get_result(ns, named)
         world.named_baseline = history.summary_of(found).summary if found else None
+    if (spec.get("regression") or {}).get("changePoints"):
+        world.analyzer = job_state(ns, plan.job_name(run, "analyzer"))
+        if world.analyzer.succeeded or world.analyzer.failed:
+            world.change_points = _json(configmap_data(ns, plan.check_configmap_name(run)).get("changepoints.json"))
     if plan.is_deployed(spec):
         pods = core().list_namespaced_pod(ns, label_selector=_selector(plan.database_pod_selector(run))).items
         world.database_images = sorted({c.image for p in pods for c in p.spec.containers})

@@ -45,6 +45,7 @@ class Action(str, enum.Enum):
     RELEASE_RUNNERS = "release-runners"        # ledgersVerified: the runner pods may exit
     WRITE_DELIVERIES = "write-deliveries"      # the runs' Deliveries for condition 11 -> check ConfigMap
     CREATE_CHECK_JOB = "create-check-job"
+    CREATE_ANALYSIS_JOB = "create-analysis-job"  # change points: history.json -> check ConfigMap, then the Job
     KILL_POD = "kill-pod"                      # fault injection: delete the chosen database pod
     WRITE_RESULT = "write-result"              # the finished run's BenchmarkResult + its ConfigMap
     PRUNE_RESULTS = "prune-results"            # the run's oldest BenchmarkResults beyond history.limit
@@ -98,6 +99,8 @@ class World:
     # images, the GitOps source (results: the runner pods' documents, for the full results)
     history: list[history.Entry] = field(default_factory=list)
     named_baseline: regression.Summary | None = None
+    analyzer: JobState = field(default_factory=JobState)  # with spec.regression.changePoints
+    change_points: dict | None = None  # changepoints.json
     database_images: list[str] = field(default_factory=list)
     git: history.GitSource | None = None
 
@@ -121,6 +124,8 @@ class Step:
     prune: list[str] = field(default_factory=list)  # with PRUNE_RESULTS: BenchmarkResult names
     deliveries: dict = field(default_factory=dict)  # with WRITE_DELIVERIES: deliveries.json
     earlier_cells: tuple[int, ...] = ()  # with CREATE_CHECK_JOB in a sweep: cells on the same load
+    analysis_input: list[dict] = field(default_factory=list)  # with CREATE_ANALYSIS_JOB: history.json
+    max_pvalue: float = 0.0  # with CREATE_ANALYSIS_JOB
 
 
 def patched(status: dict, patch: dict) -> dict:
@@ -403,8 +408,8 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[p
     table = status.get("sweep")
     if table and phase not in TERMINAL:
         if sweep.awaiting_judgement(table):
-            policy = _judge_cell(b, run, spec, world, cells)
-            return _next_cell_or_finish(b, cells, policy)
+            judged, policy = _judge_cell(b, run, spec, world, cells)
+            return _next_cell_or_finish(b, cells, policy) if judged else b.step
         if run.cell and table["cells"][run.cell]["state"] == sweep.PENDING:
             b.act(Action.CREATE_RUN_OBJECTS)  # the cell's own ConfigMaps and runner RBAC
             b.step.status["sweep"] = sweep.with_cell(table, run.cell, state=sweep.RUNNING, startTime=rfc3339(now))
@@ -534,10 +539,12 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[p
 
     elif phase in TERMINAL:
         if "verdict" not in status and table:  # a sweep that failed in its current cell
-            policy = _judge_cell(b, run, spec, world, cells)
+            _, policy = _judge_cell(b, run, spec, world, cells)
             _sweep_verdict(b, policy)
         elif "verdict" not in status:
             _judge_and_record(b, run, spec, world)
+            if "verdict" not in b.step.status:  # the change-point analysis first; cleanup after
+                return b.step
         if not status.get("cleanedUp"):
             if status.get("startAt"):
                 b.act(Action.RELEASE_RUNNERS)  # runner pods holding their ledgers exit now
@@ -564,8 +571,11 @@ def regression_fails(status: dict) -> bool:
 def _judge_and_record(b: _Builder, run: plan.Run, spec: dict, world: World) -> None:
     """Once per finished run: the regression verdict against its history, the BenchmarkResult
     that records it, and the pruning of the oldest results beyond spec.history.limit."""
-    verdict, fields, policy = _record(b, run, spec, world, patched(b.status, b.step.status),
-                                      history.history_limit(spec))
+    finished = patched(b.status, b.step.status)
+    analysed, analysis = _change_point_analysis(b, run, spec, world, finished)
+    if not analysed:
+        return
+    verdict, fields, policy = _record(b, run, spec, world, finished, history.history_limit(spec), analysis)
     b.step.status.update(fields)
     if policy is not None:
         b.condition("Regressed", verdict.outcome == regression.REGRESSED, verdict.outcome, verdict.message)
@@ -573,11 +583,39 @@ def _judge_and_record(b: _Builder, run: plan.Run, spec: dict, world: World) -> N
             warning=verdict.outcome in (regression.REGRESSED, regression.FAILED))
 
 
-def _record(b: _Builder, run: plan.Run, spec: dict, world: World, finished: dict,
-            limit: int) -> tuple[regression.Verdict, dict, regression.Policy | None]:
-    """The verdict of a finished run (or sweep cell) whose final status is `finished`, its
-    BenchmarkResult (WRITE_RESULT) and the pruning beyond `limit` results; returns the verdict,
-    the status fields that report it, and the regression policy (None without one)."""
+def _change_point_analysis(b: _Builder, run: plan.Run, spec: dict, world: World,
+                           finished: dict) -> tuple[bool, dict | None]:
+    """With spec.regression.changePoints, before a measured run (or cell) is judged: one
+    analyzer Job over its comparable history. (done, changepoints.json or None): None when
+    there is nothing to analyse (no policy, a failed run, too little history) or the Job failed,
+    which the verdict's message then says."""
+    try:
+        policy = regression.Policy.from_spec(spec.get("regression"))
+    except ValueError:  # _record reports it
+        return True, None
+    wanted = policy.change_points if policy else None
+    if wanted is None or finished.get("phase") == FAILED:
+        return True, None
+    this = regression.Summary.of_status(history.result_name(run), regression.comparison_hash(spec), finished)
+    points = regression.changepoint_history(this, [e.summary for e in world.history], rfc3339(b.now))
+    if len(points) - 1 < wanted.min_history:
+        return True, None
+    if world.analyzer.succeeded or world.analyzer.failed:
+        return True, world.change_points
+    if not world.analyzer.exists:
+        b.act(Action.CREATE_ANALYSIS_JOB)
+        b.step.analysis_input, b.step.max_pvalue = points, wanted.max_pvalue
+        b.event("AnalysisJobCreated", f"job {plan.job_name(run, 'analyzer')}: change points over "
+                                      f"{len(points)} results")
+    return False, None
+
+
+def _record(b: _Builder, run: plan.Run, spec: dict, world: World, finished: dict, limit: int,
+            analysis: dict | None = None) -> tuple[regression.Verdict, dict, regression.Policy | None]:
+    """The verdict of a finished run (or sweep cell) whose final status is `finished` (and its
+    change points' `analysis`), its BenchmarkResult (WRITE_RESULT) and the pruning beyond `limit`
+    results; returns the verdict, the status fields that report it, and the regression policy
+    (None without one)."""
     chash = regression.comparison_hash(spec)
     name = history.result_name(run)
     try:
@@ -586,7 +624,8 @@ def _record(b: _Builder, run: plan.Run, spec: dict, world: World, finished: dict
         policy, verdict = None, regression.Verdict(regression.INCONCLUSIVE, str(e))
     else:
         this = regression.Summary.of_status(name, chash, finished)
-        verdict = regression.judge(this, [e.summary for e in world.history], policy, world.named_baseline)
+        verdict = regression.judge(this, [e.summary for e in world.history], policy, world.named_baseline,
+                                   analysis)
     on_regression = policy.on_regression if policy else "Fail"
     fields = {"verdict": verdict.outcome, "regression": verdict.to_status(chash, on_regression), "resultName": name}
     merged = merge_results([world.results[i] for i in sorted(world.results)]) if world.results else None
@@ -614,17 +653,22 @@ def _measured(b: _Builder, run: plan.Run, message: str) -> None:
 
 
 def _judge_cell(b: _Builder, run: plan.Run, spec: dict, world: World,
-                cells: list[plan.Cell]) -> regression.Policy | None:
+                cells: list[plan.Cell]) -> tuple[bool, regression.Policy | None]:
     """A finished cell's verdict against the same cell of earlier runs, its BenchmarkResult
-    and its row in status.sweep. A cell the run failed in (not yet finished) is Failed."""
+    and its row in status.sweep. A cell the run failed in (not yet finished) is Failed.
+    Returns (judged: False while its change points are analysed, the regression policy)."""
     table = b.current("sweep")
     row = table["cells"][run.cell]
     state = row["state"] if row["state"] in sweep.FINISHED else sweep.FAILED
     after = patched(b.status, b.step.status)
     finished = {**after, "phase": SUCCEEDED if state == sweep.SUCCEEDED else FAILED,
                 "startTime": row.get("startTime", after.get("startTime")), "completionTime": rfc3339(b.now)}
+    analysed, analysis = _change_point_analysis(b, run, spec, world, finished)
+    if not analysed:
+        return False, None
     # history.limit counts runs: each run of a sweep writes one result per cell
-    verdict, fields, policy = _record(b, run, spec, world, finished, history.history_limit(spec) * len(cells))
+    verdict, fields, policy = _record(b, run, spec, world, finished, history.history_limit(spec) * len(cells),
+                                      analysis)
     results = after.get("results") or {}
     p99 = (((results.get("transactions") or {}).get("NEW_ORDER") or {}).get("latencyMs") or {}).get("p99")
     b.step.status["sweep"] = sweep.with_cell(
@@ -633,7 +677,7 @@ def _judge_cell(b: _Builder, run: plan.Run, spec: dict, world: World,
     b.event(verdict.outcome, f"cell {run.cell} ({sweep.label(row)}): {verdict.message}; recorded as "
                              f"BenchmarkResult {fields['resultName']}",
             warning=verdict.outcome in (regression.REGRESSED, regression.FAILED))
-    return policy
+    return True, policy
 
 
 def _next_cell_or_finish(b: _Builder, cells: list[plan.Cell], policy: regression.Policy | None) -> Step:

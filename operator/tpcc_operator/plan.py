@@ -129,7 +129,7 @@ def check_configmap_name(run: Run) -> str:
 
 
 def job_name(run: Run, role: str) -> str:
-    """role: loader | runner | verifier | checker (also the pods' bench.tpcc.dev/role label)."""
+    """role: loader | runner | verifier | checker | analyzer (also the pods' bench.tpcc.dev/role label)."""
     return f"{run.prefix}-{role}"
 
 
@@ -553,3 +553,20 @@ def check_job(run: Run, spec: dict, settings: Settings, earlier_cells: tuple[int
         pod["containers"][0]["volumeMounts"].append({"name": volume, "mountPath": path.rsplit("/", 1)[0],
                                                      "readOnly": True})
     return _job(run, spec, "checker", pod, spec["verify"]["timeoutSeconds"])
+
+
+ANALYSIS_INPUT_DIR = "/etc/tpcc/analysis"
+
+
+def analyzer_job(run: Run, spec: dict, settings: Settings, max_pvalue: float) -> dict:
+    """E-Divisive change points over the run's comparable history (tpcc changepoints, Apache
+    Otava, in the runner image: the operator never loads numpy): history.json, which the
+    operator wrote into the check ConfigMap, in; changepoints.json out."""
+    args = ["changepoints", "--history", f"{ANALYSIS_INPUT_DIR}/history.json", "--max-pvalue", repr(max_pvalue),
+            "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
+    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
+    pod["volumes"].append({"name": "history", "configMap": {
+        "name": check_configmap_name(run), "items": [{"key": "history.json", "path": "history.json"}]}})
+    pod["containers"][0]["volumeMounts"].append({"name": "history", "mountPath": ANALYSIS_INPUT_DIR,
+                                                 "readOnly": True})
+    return _job(run, spec, "analyzer", pod, spec["verify"]["timeoutSeconds"])
