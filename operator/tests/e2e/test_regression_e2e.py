@@ -24,7 +24,10 @@ RUN = {"database": {"type": "voltdb"},
        # noise between two equal runs on a shared 2-core node stays well inside 30 %; the slowed
        # database loses far more than that
        "regression": {"baseline": {"previous": 2}, "maxTpmCDropPercent": 30,
-                      "maxP99IncreasePercent": {"NEW_ORDER": 300}},
+                      "maxP99IncreasePercent": {"NEW_ORDER": 300},
+                      # the third run has two earlier results: its change points are analysed
+                      # in an analyzer Job (tpcc changepoints in the runner image)
+                      "changePoints": {"minHistory": 2}},
        "cleanup": {"policy": "Always"},
        "runToken": "1"}
 SLOW_VALUES = {"sitesPerHost": 1, "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}}
@@ -77,6 +80,11 @@ def test_three_runs_pass_then_regress(namespace, operator):
     assert (ready["status"], stalled["status"], stalled["reason"]) == ("False", "True", "Regressed")
     tpmc = next(m for m in status["regression"]["metrics"] if m["name"] == "tpmC")
     assert tpmc["deltaPercent"] < -30 and tpmc["outcome"] == "Regressed"
+    # the analyzer Job ran and its changepoints.json was read (too little history before)
+    assert "1 earlier comparable result(s), 2 needed" in second["status"]["regression"]["message"]
+    message = status["regression"]["message"]
+    assert "not analysed" not in message and "change point" in message, message
+    assert isinstance(status["regression"]["changePoints"], list)
 
     # the history: three immutable results, each with its full results in a ConfigMap it owns
     history = results_of(namespace, name)
