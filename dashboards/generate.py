@@ -289,6 +289,25 @@ def dashboard() -> dict:
                 "properties": [{"id": "decimals", "value": 1}]}]},
            "options": {"showHeader": True, "cellHeight": "sm"}},
           w=24, h=8)
+    # a sweep's throughput-vs-clients curves: one bar group per client count, one bar per warehouse count
+    L.add({"type": "barchart", "title": "Sweep: tpmC by clients and warehouses",
+           "description": "The measured cells of the selected sweeps (spec.sweep), tpmC averaged over "
+                          "repetitions: the throughput-vs-clients curves, one series per warehouse count. "
+                          "Each cell's full results are its BenchmarkResult.",
+           "datasource": DS,
+           "targets": [target(f"avg by (warehouses, clients) (tpcc_operator_sweep_cell_tpmc{{{SEL}}})", "",
+                              instant=True, fmt="table")],
+           "transformations": [
+               {"id": "groupingToMatrix", "options": {"rowField": "clients", "columnField": "warehouses",
+                                                     "valueField": "Value", "emptyValue": "null"}},
+               {"id": "convertFieldType", "options": {"conversions": [
+                   {"targetField": "clients\\warehouses", "destinationType": "number"}]}},
+               {"id": "sortBy", "options": {"sort": [{"field": "clients\\warehouses"}]}}],
+           "fieldConfig": {"defaults": {"unit": "short", "displayName": "${__field.name} warehouses"},
+                           "overrides": []},
+           "options": {"xField": "clients\\warehouses", "orientation": "vertical", "showValue": "auto",
+                       "legend": {"displayMode": "list", "placement": "bottom", "showLegend": True}}},
+          w=24, h=8)
     L.add(stat("BenchmarkRuns by phase", "BenchmarkRun resources per phase (all namespaces the "
                "operator watches).",
                [target("sum by (phase) (tpcc_operator_runs)", "{{phase}}", instant=True)]), w=12, h=5)

@@ -87,3 +87,19 @@ def test_the_regression_verdict_and_its_deltas():
     m.forget("ns", "r")
     assert sample(m, "tpcc_operator_run_verdict", verdict="Pass", **labels) is None
     assert sample(m, "tpcc_operator_run_regression_delta_percent", metric="tpmC", **labels) is None
+
+
+def test_a_sweeps_measured_cells_are_its_curves():
+    m = OperatorMetrics()
+    cells = [{"warehouses": 2, "clients": 4, "repetition": 1, "state": "Succeeded", "tpmC": 900.0},
+             {"warehouses": 2, "clients": 8, "repetition": 1, "state": "Running"}]
+    m.observe("ns", "s", SPEC, {"phase": "Running", "sweep": {"cells": cells}})
+    cell = dict(namespace="ns", run="s", db="voltdb", warehouses="2", repetition="1")
+    assert sample(m, "tpcc_operator_sweep_cell_tpmc", clients="4", **cell) == 900.0
+    assert sample(m, "tpcc_operator_sweep_cell_tpmc", clients="8", **cell) is None  # not measured yet
+    m.observe("ns", "s", SPEC, {"phase": "Pending", "sweep": {"cells": [{**c, "state": "Pending", "tpmC": None}
+                                                                       for c in cells]}})
+    assert sample(m, "tpcc_operator_sweep_cell_tpmc", clients="4", **cell) is None  # a new generation
+    m.observe("ns", "s", SPEC, {"phase": "Running", "sweep": {"cells": cells}})
+    m.forget("ns", "s")
+    assert sample(m, "tpcc_operator_sweep_cell_tpmc", clients="4", **cell) is None

@@ -47,10 +47,14 @@ class OperatorMetrics:
         self.delta = Gauge("tpcc_operator_run_regression_delta_percent",
                            "Each compared metric (tpmC, p99Ms/<TYPE>) against the run's baseline, in percent",
                            RUN_LABELS + ("metric",), registry=r)
+        # a sweep's curves: one series per finished cell (status.sweep.cells), as its BenchmarkResults
+        self.sweep_cell_tpmc = Gauge("tpcc_operator_sweep_cell_tpmc", "tpmC of each measured cell of a sweep",
+                                     RUN_LABELS + ("warehouses", "clients", "repetition"), registry=r)
         self._phase: dict[tuple[str, str], tuple[str, str]] = {}  # (ns, run) -> (db, phase)
         self._fault_actions: dict[tuple[str, str], set[str]] = {}
         self._verdict: dict[tuple[str, str], str] = {}
         self._delta_metrics: dict[tuple[str, str], set[str]] = {}
+        self._sweep_cells: dict[tuple[str, str], set[tuple[str, str, str]]] = {}
         self._run_gauges = (self.tpmc, self.baseline_tpmc, self.failed, self.consistency_passed,
                             self.durability_lost, self.fault_recovery)
 
@@ -88,6 +92,16 @@ class OperatorMetrics:
         recovered = [f["recoverySeconds"] for f in faults if f.get("state") == RECOVERED]
         self._set_or_clear(self.fault_recovery, labels, recovered[-1] if recovered else None)
         self._observe_verdict(key, labels, status)
+        self._observe_sweep(key, labels, status)
+
+    def _observe_sweep(self, key: tuple[str, str], labels: tuple[str, ...], status: dict) -> None:
+        cells = {(str(c["warehouses"]), str(c["clients"]), str(c["repetition"])): c["tpmC"]
+                 for c in (status.get("sweep") or {}).get("cells", []) if c.get("tpmC") is not None}
+        for cell in self._sweep_cells.get(key, set()) - set(cells):  # a new generation
+            self._set_or_clear(self.sweep_cell_tpmc, (*labels, *cell), None)
+        for cell, tpmc in cells.items():
+            self.sweep_cell_tpmc.labels(*labels, *cell).set(tpmc)
+        self._sweep_cells[key] = set(cells)
 
     def _observe_verdict(self, key: tuple[str, str], labels: tuple[str, ...], status: dict) -> None:
         verdict = status.get("verdict")
@@ -119,6 +133,8 @@ class OperatorMetrics:
                 self._set_or_clear(self.verdict, (namespace, name, old[0], verdict), None)
             for metric in self._delta_metrics.pop((namespace, name), set()):
                 self._set_or_clear(self.delta, (namespace, name, old[0], metric), None)
+            for cell in self._sweep_cells.pop((namespace, name), set()):
+                self._set_or_clear(self.sweep_cell_tpmc, (namespace, name, old[0], *cell), None)
 
     @staticmethod
     def _set_or_clear(gauge: Gauge, labels: tuple[str, ...], value) -> None:
