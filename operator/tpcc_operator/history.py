@@ -79,7 +79,7 @@ class ResultRecord:
     labels: dict[str, str] = field(default_factory=dict)
 
 
-def _p99(results: dict) -> dict[str, float]:
+def p99_by_type(results: dict) -> dict[str, float]:
     return {t: v["latencyMs"]["p99"] for t, v in (results.get("transactions") or {}).items()
             if (v.get("latencyMs") or {}).get("p99") is not None}
 
@@ -104,7 +104,7 @@ def record(run: plan.Run, spec: dict, status: dict, merged: dict | None, git: Gi
         **{f"measure{k.title()}": results[k] for k in ("start", "end") if results.get(k)},
         **({"tpmC": results["tpmC"]} if results.get("tpmC") is not None else {}),
         **{k: results[k] for k in ("efficiency", "efficiencyReason", "measuredSeconds", "seed") if k in results},
-        "p99Ms": _p99(results),
+        "p99Ms": p99_by_type(results),
         "latencyMs": {t: v.get("latencyMs") or {} for t, v in (results.get("transactions") or {}).items()},
         **({"durable": regression.durable_of(durability), "lost": durability.get("lost", 0)}
            if regression.durable_of(durability) is not None else {}),

@@ -571,11 +571,10 @@ def regression_fails(status: dict) -> bool:
 def _judge_and_record(b: _Builder, run: plan.Run, spec: dict, world: World) -> None:
     """Once per finished run: the regression verdict against its history, the BenchmarkResult
     that records it, and the pruning of the oldest results beyond spec.history.limit."""
-    finished = patched(b.status, b.step.status)
-    analysed, analysis = _change_point_analysis(b, run, spec, world, finished)
-    if not analysed:
+    recorded = _record(b, run, spec, world, patched(b.status, b.step.status), history.history_limit(spec))
+    if recorded is None:
         return
-    verdict, fields, policy = _record(b, run, spec, world, finished, history.history_limit(spec), analysis)
+    verdict, fields, policy = recorded
     b.step.status.update(fields)
     if policy is not None:
         b.condition("Regressed", verdict.outcome == regression.REGRESSED, verdict.outcome, verdict.message)
@@ -583,39 +582,31 @@ def _judge_and_record(b: _Builder, run: plan.Run, spec: dict, world: World) -> N
             warning=verdict.outcome in (regression.REGRESSED, regression.FAILED))
 
 
-def _change_point_analysis(b: _Builder, run: plan.Run, spec: dict, world: World,
-                           finished: dict) -> tuple[bool, dict | None]:
+def _change_point_analysis(b: _Builder, run: plan.Run, world: World, this: regression.Summary,
+                           earlier: list[regression.Summary], policy: regression.Policy | None) -> tuple[bool, dict | None]:
     """With spec.regression.changePoints, before a measured run (or cell) is judged: one
     analyzer Job over its comparable history. (done, changepoints.json or None): None when
-    there is nothing to analyse (no policy, a failed run, too little history) or the Job failed,
-    which the verdict's message then says."""
-    try:
-        policy = regression.Policy.from_spec(spec.get("regression"))
-    except ValueError:  # _record reports it
-        return True, None
-    wanted = policy.change_points if policy else None
-    if wanted is None or finished.get("phase") == FAILED:
-        return True, None
-    this = regression.Summary.of_status(history.result_name(run), regression.comparison_hash(spec), finished)
-    points = regression.changepoint_history(this, [e.summary for e in world.history], rfc3339(b.now))
-    if len(points) - 1 < wanted.min_history:
+    there is nothing to analyse (regression.analysis_input) or the Job failed, which the
+    verdict's message then says."""
+    points = regression.analysis_input(this, earlier, policy, rfc3339(b.now))
+    if points is None:
         return True, None
     if world.analyzer.succeeded or world.analyzer.failed:
         return True, world.change_points
     if not world.analyzer.exists:
         b.act(Action.CREATE_ANALYSIS_JOB)
-        b.step.analysis_input, b.step.max_pvalue = points, wanted.max_pvalue
+        b.step.analysis_input, b.step.max_pvalue = points, policy.change_points.max_pvalue
         b.event("AnalysisJobCreated", f"job {plan.job_name(run, 'analyzer')}: change points over "
                                       f"{len(points)} results")
     return False, None
 
 
-def _record(b: _Builder, run: plan.Run, spec: dict, world: World, finished: dict, limit: int,
-            analysis: dict | None = None) -> tuple[regression.Verdict, dict, regression.Policy | None]:
-    """The verdict of a finished run (or sweep cell) whose final status is `finished` (and its
-    change points' `analysis`), its BenchmarkResult (WRITE_RESULT) and the pruning beyond `limit`
-    results; returns the verdict, the status fields that report it, and the regression policy
-    (None without one)."""
+def _record(b: _Builder, run: plan.Run, spec: dict, world: World, finished: dict,
+            limit: int) -> tuple[regression.Verdict, dict, regression.Policy | None] | None:
+    """The verdict of a finished run (or sweep cell) whose final status is `finished`, its
+    BenchmarkResult (WRITE_RESULT) and the pruning beyond `limit` results; returns the verdict,
+    the status fields that report it, and the regression policy (None without one), or None
+    while its change points are being analysed."""
     chash = regression.comparison_hash(spec)
     name = history.result_name(run)
     try:
@@ -624,8 +615,11 @@ def _record(b: _Builder, run: plan.Run, spec: dict, world: World, finished: dict
         policy, verdict = None, regression.Verdict(regression.INCONCLUSIVE, str(e))
     else:
         this = regression.Summary.of_status(name, chash, finished)
-        verdict = regression.judge(this, [e.summary for e in world.history], policy, world.named_baseline,
-                                   analysis)
+        earlier = [e.summary for e in world.history]
+        analysed, analysis = _change_point_analysis(b, run, world, this, earlier, policy)
+        if not analysed:
+            return None
+        verdict = regression.judge(this, earlier, policy, world.named_baseline, analysis)
     on_regression = policy.on_regression if policy else "Fail"
     fields = {"verdict": verdict.outcome, "regression": verdict.to_status(chash, on_regression), "resultName": name}
     merged = merge_results([world.results[i] for i in sorted(world.results)]) if world.results else None
@@ -663,14 +657,13 @@ def _judge_cell(b: _Builder, run: plan.Run, spec: dict, world: World,
     after = patched(b.status, b.step.status)
     finished = {**after, "phase": SUCCEEDED if state == sweep.SUCCEEDED else FAILED,
                 "startTime": row.get("startTime", after.get("startTime")), "completionTime": rfc3339(b.now)}
-    analysed, analysis = _change_point_analysis(b, run, spec, world, finished)
-    if not analysed:
-        return False, None
     # history.limit counts runs: each run of a sweep writes one result per cell
-    verdict, fields, policy = _record(b, run, spec, world, finished, history.history_limit(spec) * len(cells),
-                                      analysis)
+    recorded = _record(b, run, spec, world, finished, history.history_limit(spec) * len(cells))
+    if recorded is None:
+        return False, None
+    verdict, fields, policy = recorded
     results = after.get("results") or {}
-    p99 = (((results.get("transactions") or {}).get("NEW_ORDER") or {}).get("latencyMs") or {}).get("p99")
+    p99 = history.p99_by_type(results).get("NEW_ORDER")
     b.step.status["sweep"] = sweep.with_cell(
         table, run.cell, state=state, verdict=verdict.outcome, result=fields["resultName"],
         tpmC=results.get("tpmC"), p99NewOrderMs=p99, reason=after.get("reason") if state == sweep.FAILED else None)

@@ -299,6 +299,17 @@ def changepoint_history(run: Summary, history: list[Summary], now: str) -> list[
             for s in [*earlier, run]]
 
 
+def analysis_input(run: Summary, history: list[Summary], policy: Policy | None, now: str) -> list[dict] | None:
+    """What `tpcc changepoints` must analyse before `run` is judged, or None when its change
+    points cannot judge it: no changePoints policy, a failed run, or fewer than minHistory earlier
+    comparable results (the judge says so without an analysis)."""
+    cp = policy.change_points if policy else None
+    if cp is None or _failure(run) is not None:
+        return None
+    points = changepoint_history(run, history, now)
+    return points if len(points) - 1 >= cp.min_history else None
+
+
 def _judged_metrics(run: Summary, policy: Policy) -> list[tuple[str, float | None, float, bool]]:
     """(metric, the run's value, limit, higher is better) of what the policy judges."""
     return [(TPMC, run.tpmc, policy.max_tpmc_drop_percent, True),
@@ -327,8 +338,8 @@ def _change_points_of(run: Summary, history: list[Summary], policy: Policy,
     """The change points that judge the run, or why there are none (too little history needs
     no analysis)."""
     cp = policy.change_points
-    earlier = len(changepoint_history(run, history, "")) - 1
-    if earlier < cp.min_history:
+    if analysis_input(run, history, policy, "") is None:
+        earlier = len(changepoint_history(run, history, "")) - 1
         return [], f"change points: {earlier} earlier comparable result(s), {cp.min_history} needed"
     if analysis is None:
         return [], "change points: not analysed"
