@@ -51,10 +51,8 @@ class OperatorMetrics:
         self.sweep_cell_tpmc = Gauge("tpcc_operator_sweep_cell_tpmc", "tpmC of each measured cell of a sweep",
                                      RUN_LABELS + ("warehouses", "clients", "repetition"), registry=r)
         self._phase: dict[tuple[str, str], tuple[str, str]] = {}  # (ns, run) -> (db, phase)
-        self._fault_actions: dict[tuple[str, str], set[str]] = {}
-        self._verdict: dict[tuple[str, str], str] = {}
-        self._delta_metrics: dict[tuple[str, str], set[str]] = {}
-        self._sweep_cells: dict[tuple[str, str], set[tuple[str, str, str]]] = {}
+        # (ns, run) -> gauge -> the label values beyond RUN_LABELS of the run's series in it
+        self._series: dict[tuple[str, str], dict[Gauge, set[tuple[str, ...]]]] = {}
         self._run_gauges = (self.tpmc, self.baseline_tpmc, self.failed, self.consistency_passed,
                             self.durability_lost, self.fault_recovery)
 
@@ -84,40 +82,34 @@ class OperatorMetrics:
         for f in faults:
             if f.get("state") in (INJECTED, RECOVERED):
                 killed[f["action"]] = killed.get(f["action"], 0) + 1
-        for action in self._fault_actions.get(key, set()) - set(killed):  # a new generation
-            self._set_or_clear(self.fault_injections, (*labels, action), None)
-        for action, n in killed.items():
-            self.fault_injections.labels(*labels, action).set(n)
-        self._fault_actions[key] = set(killed)
+        self._set_series(self.fault_injections, key, labels, {(action,): n for action, n in killed.items()})
         recovered = [f["recoverySeconds"] for f in faults if f.get("state") == RECOVERED]
         self._set_or_clear(self.fault_recovery, labels, recovered[-1] if recovered else None)
         self._observe_verdict(key, labels, status)
         self._observe_sweep(key, labels, status)
 
-    def _observe_sweep(self, key: tuple[str, str], labels: tuple[str, ...], status: dict) -> None:
-        cells = {(str(c["warehouses"]), str(c["clients"]), str(c["repetition"])): c["tpmC"]
-                 for c in (status.get("sweep") or {}).get("cells", []) if c.get("tpmC") is not None}
-        for cell in self._sweep_cells.get(key, set()) - set(cells):  # a new generation
-            self._set_or_clear(self.sweep_cell_tpmc, (*labels, *cell), None)
-        for cell, tpmc in cells.items():
-            self.sweep_cell_tpmc.labels(*labels, *cell).set(tpmc)
-        self._sweep_cells[key] = set(cells)
-
     def _observe_verdict(self, key: tuple[str, str], labels: tuple[str, ...], status: dict) -> None:
         verdict = status.get("verdict")
-        old = self._verdict.pop(key, None)
-        if old and old != verdict:
-            self._set_or_clear(self.verdict, (*labels, old), None)
-        if verdict:
-            self.verdict.labels(*labels, verdict).set(1)
-            self._verdict[key] = verdict
-        deltas = {m["name"]: m["deltaPercent"] for m in (status.get("regression") or {}).get("metrics", [])
-                  if "deltaPercent" in m}
-        for metric in self._delta_metrics.get(key, set()) - set(deltas):
-            self._set_or_clear(self.delta, (*labels, metric), None)
-        for metric, value in deltas.items():
-            self.delta.labels(*labels, metric).set(value)
-        self._delta_metrics[key] = set(deltas)
+        self._set_series(self.verdict, key, labels, {(verdict,): 1} if verdict else {})
+        self._set_series(self.delta, key, labels, {(m["name"],): m["deltaPercent"] for m in
+                                                   (status.get("regression") or {}).get("metrics", [])
+                                                   if "deltaPercent" in m})
+
+    def _observe_sweep(self, key: tuple[str, str], labels: tuple[str, ...], status: dict) -> None:
+        self._set_series(self.sweep_cell_tpmc, key, labels,
+                         {(str(c["warehouses"]), str(c["clients"]), str(c["repetition"])): c["tpmC"]
+                          for c in (status.get("sweep") or {}).get("cells", []) if c.get("tpmC") is not None})
+
+    def _set_series(self, gauge: Gauge, key: tuple[str, str], labels: tuple[str, ...],
+                    values: dict[tuple[str, ...], float]) -> None:
+        """The run's series of a gauge with labels beyond RUN_LABELS: these values, and the series
+        its status no longer has (a new generation's) removed."""
+        had = self._series.setdefault(key, {})
+        for extra in had.get(gauge, set()) - set(values):
+            self._set_or_clear(gauge, (*labels, *extra), None)
+        for extra, value in values.items():
+            gauge.labels(*labels, *extra).set(value)
+        had[gauge] = set(values)
 
     def forget(self, namespace: str, name: str) -> None:
         """The run is gone: drop its series."""
@@ -126,15 +118,9 @@ class OperatorMetrics:
             self.runs.remove(namespace, name, *old)
             for gauge in self._run_gauges:
                 self._set_or_clear(gauge, (namespace, name, old[0]), None)
-            for action in self._fault_actions.pop((namespace, name), set()):
-                self._set_or_clear(self.fault_injections, (namespace, name, old[0], action), None)
-            verdict = self._verdict.pop((namespace, name), None)
-            if verdict:
-                self._set_or_clear(self.verdict, (namespace, name, old[0], verdict), None)
-            for metric in self._delta_metrics.pop((namespace, name), set()):
-                self._set_or_clear(self.delta, (namespace, name, old[0], metric), None)
-            for cell in self._sweep_cells.pop((namespace, name), set()):
-                self._set_or_clear(self.sweep_cell_tpmc, (namespace, name, old[0], *cell), None)
+            for gauge, extras in self._series.pop((namespace, name), {}).items():
+                for extra in extras:
+                    self._set_or_clear(gauge, (namespace, name, old[0], *extra), None)
 
     @staticmethod
     def _set_or_clear(gauge: Gauge, labels: tuple[str, ...], value) -> None:
