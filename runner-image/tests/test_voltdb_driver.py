@@ -425,6 +425,25 @@ def test_a_lost_order_delivered_during_the_run_fails_condition_11_given_the_runn
                                    f"expected {DELIVERED + 1} ({DELIVERED} initially + 1 acknowledged Deliveries)")
 
 
+def test_a_sweeps_later_cell_counts_the_deliveries_of_every_cell_on_its_load(loaded):
+    """Two sweep cells measured on one load: the second cell's check (as the operator's checker
+    sums the check ConfigMaps of both) holds only with the first cell's Deliveries counted too,
+    and then sees an order the first cell delivered that the database lost."""
+    def cell() -> tuple[RunDeliveries, list]:
+        delivered = loaded.delivery({"w_id": 1, "o_carrier_id": 4, "ol_delivery_d": T0})["delivered"]
+        return RunDeliveries(delivered={(1, d): 1 for d, _ in delivered}), delivered
+    (first, first_orders), (second, _) = cell(), cell()
+    assert 11 in {r.number for r in loaded.check_consistency([1, 2], second) if not r.passed}
+    both = RunDeliveries()
+    both.merge(first)
+    both.merge(second)
+    assert not [r for r in loaded.check_consistency([1, 2], both) if not r.passed]
+    d, o = first_orders[0]  # delivered by the first cell, then lost
+    sql(loaded, "DELETE FROM order_line WHERE ol_w_id = 1 AND ol_d_id = ? AND ol_o_id = ?;", d, o)
+    sql(loaded, "DELETE FROM orders WHERE o_w_id = 1 AND o_d_id = ? AND o_id = ?;", d, o)
+    assert 11 in {r.number for r in loaded.check_consistency([1, 2], both) if not r.passed}
+
+
 def test_checking_what_was_not_loaded_is_an_error(loaded):
     with pytest.raises(NotLoaded, match="warehouse 3"):
         loaded.check_consistency([1, 3])
