@@ -215,6 +215,10 @@ def observed(voltdb, tmp_path_factory):  # noqa: F811  (fixture)
         for metric, delta in (("tpmC", 100.0), ("p99Ms/NEW_ORDER", -5.0)):
             operator.set("tpcc_operator_run_regression_delta_percent", delta, namespace=NAMESPACE, run=RUN,
                          db=DB, metric=metric)
+        # as the first cell of a sweep (warehouses 1 x clients 1, 2): its tpmC and a sample's
+        for clients, tpmc in ((1, obs.results["tpmC"]), (2, obs.results["tpmC"] * 1.8)):
+            operator.set("tpcc_operator_sweep_cell_tpmc", tpmc, namespace=NAMESPACE, run=RUN, db=DB,
+                         warehouses="1", clients=str(clients), repetition="1")
         operator.push()
         _wait("Prometheus to scrape the final operator metrics",
               lambda: obs.instant(f'tpcc_operator_run_tpmc{{run="{RUN}"}}', time.time()), 10)
