@@ -197,6 +197,30 @@ def test_no_victim_is_skipped_and_the_schedule_goes_on(spec):
     assert r.faults[1]["state"] == "Injecting"
 
 
+@pytest.mark.parametrize("verify", [True, False])
+def test_a_run_whose_fault_was_skipped_fails_however_clean_its_checks(spec, verify):
+    """The database came through every check, but one of the two failovers the spec asked for
+    never happened: not a pass."""
+    spec["verify"]["enabled"] = verify
+    skipped = {"number": 2, "action": "kill-node", "state": "Skipped",
+               "message": "pod bench-g2-1 is not running and ready"}
+    recovered = {"number": 1, "action": "kill-node", "state": "Recovered", "target": "bench-g2-1"}
+    verifying = {"phase": "Verifying", "observedGeneration": 2, "startAt": START}
+    if verify:
+        verifying["durability"] = {"durable": True}
+        world = World(checker=JobState(True, True), check_report={"passed": True, "conditions": [
+            {"number": n, "passed": True, "checked": 1, "violations": 0} for n in range(1, 13)]})
+    else:
+        world = World(verifier=JobState(True, True), durability_report=durability_report(90))
+    clean = next_step(RUN, spec, {**verifying, "faults": [recovered, dict(recovered, number=2)]}, world, at(200))
+    assert clean.status["phase"] == "Succeeded", clean.status.get("message")
+    step = next_step(RUN, spec, {**verifying, "faults": [recovered, skipped]}, world, at(200))
+    assert step.status["phase"] == "Failed" and step.status["reason"] == "FaultNotInjected"
+    assert step.status["message"] == ("fault 2 (kill-node) was not injected: pod bench-g2-1 is not running "
+                                      "and ready; the durability verdict covers only the faults injected")
+    assert [(e.type, e.reason) for e in step.events][-1] == ("Warning", "FaultNotInjected")
+
+
 def test_nothing_is_injected_after_the_measured_interval(spec):
     r = Run(spec)
     r.tick(30, ALL_READY)

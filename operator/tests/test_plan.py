@@ -319,6 +319,16 @@ def test_a_sharded_mongodb_is_reached_through_every_mongos_by_name(sharded_mongo
     assert len(plan.endpoints(RUN, defaults)) == 2 and plan.database_pod_count(defaults) == 3 + 2 + 2
 
 
+def test_faults_on_a_sharded_mongodb_are_refused_before_the_install(sharded_mongo):
+    kill = {"action": "kill-primary", "afterSeconds": 10, "everySeconds": 10, "count": 1}
+    assert plan.helm_release(RUN, sharded_mongo, SETTINGS).values["topology"] == "sharded"
+    sharded_mongo["faults"] = [kill]
+    with pytest.raises(plan.chart_policy.ReleaseRefused, match="spec.faults are not supported on a sharded mongodb"):
+        plan.helm_release(RUN, sharded_mongo, SETTINGS)
+    sharded_mongo["database"]["deploy"]["values"]["topology"] = "replicaset"
+    assert plan.helm_release(RUN, sharded_mongo, SETTINGS).values["topology"] == "replicaset"
+
+
 def test_sharded_defaults_are_the_charts():
     values = yaml.safe_load((CHARTS / "mongodb" / "values.yaml").read_text())["sharded"]
     assert plan.SHARDED_DEFAULTS == {"shards": values["shards"], "configServers": values["configServers"],

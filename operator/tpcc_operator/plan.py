@@ -244,6 +244,12 @@ def helm_release(run: Run, spec: dict, settings: Settings) -> HelmRelease:
         decided["kfactor"] = d["kSafety"]
     values = _deep_merge(d["values"], decided)
     chart_policy.check_values(db, d["chart"], values, settings.charts_dir)
+    if spec.get("faults") and db == "mongodb" and mongodb_topology(spec).sharded:
+        # refused before the install: kill-node counts the pods of one replica set, and a
+        # mongos pod has no mongod to kill (the schema cannot see inside deploy.values)
+        raise chart_policy.ReleaseRefused(
+            "spec.faults are not supported on a sharded mongodb (database.deploy.values.topology: "
+            "sharded): inject them into a replica set (topology: replicaset)")
     return HelmRelease(name=release_name(run), namespace=run.namespace, chart=chart,
                        version=d["version"], values=values)
 
