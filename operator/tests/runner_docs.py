@@ -9,13 +9,15 @@ WARMUP = 10.0
 
 
 def pod_results(shard: int, shards: int, new_orders: int, latency_s: float, clients: int = 4,
-                seconds: int = 60, late_seconds: float = 0.01) -> dict:
+                seconds: int = 60, late_seconds: float = 0.01, errors: dict[str, int] | None = None) -> dict:
     """One pod's results.json: new_orders spread evenly over its measured seconds; a pod
-    late_seconds after the barrier (beyond the warmup) measured fewer seconds."""
+    late_seconds after the barrier (beyond the warmup) measured fewer seconds; `errors` per
+    transaction type on top of its commits."""
     stats = {t: TypeStats() for t in TRANSACTIONS}
     for t in TRANSACTIONS:
         n = new_orders if t == "NEW_ORDER" else max(1, new_orders // 10)
         stats[t].counts["committed"] = n
+        stats[t].counts["errors"] = (errors or {}).get(t, 0)
         for _ in range(n):
             record_latency(stats[t].histogram, latency_s)
     stats["NEW_ORDER"].counts["rollbacks"] = 1

@@ -221,6 +221,31 @@ def test_a_run_whose_fault_was_skipped_fails_however_clean_its_checks(spec, veri
     assert [(e.type, e.reason) for e in step.events][-1] == ("Warning", "FaultNotInjected")
 
 
+def test_a_database_that_refuses_one_transaction_type_fails_the_run_however_good_its_tpmc(spec):
+    """Every Payment of one pod ends in an error (a driver bug, a procedure the database
+    rejects): the runner counts them and goes on, NewOrders still commit, durability and the
+    consistency conditions can still hold. The error budget fails the run."""
+    spec["runners"]["parallelism"] = 2
+    good = {0: pod_results(0, 2, 500, .01), 1: pod_results(1, 2, 500, .01, errors={"DELIVERY": 3})}
+    bad = {0: pod_results(0, 2, 500, .01, errors={"PAYMENT": 950}), 1: pod_results(1, 2, 500, .01)}
+    verifying = {"phase": "Verifying", "observedGeneration": 2, "startAt": START, "durability": {"durable": True}}
+    world = World(checker=JobState(True, True), check_report={"passed": True, "conditions": []})
+
+    def finish(docs: dict) -> dict:
+        results = phases.run_status([docs[0], docs[1]])
+        return next_step(RUN, spec, {**verifying, "results": results}, world, at(300)).status
+
+    assert finish(good)["phase"] == "Succeeded"  # 3 of 103 Deliveries: 2.9%, under the default 10%
+    failed = finish(bad)
+    assert failed["phase"] == "Failed" and failed["reason"] == "TooManyErrors"
+    assert failed["message"] == ("errors above workload.maxErrorPercent (10%): "
+                                 "PAYMENT 950 of 1050 attempts (90.5%)")
+    spec["workload"]["maxErrorPercent"] = 2.5
+    assert "DELIVERY 3 of 103 attempts (2.9%)" in finish(good)["message"]
+    spec["workload"]["maxErrorPercent"] = 100
+    assert finish(bad)["phase"] == "Succeeded"
+
+
 def test_nothing_is_injected_after_the_measured_interval(spec):
     r = Run(spec)
     r.tick(30, ALL_READY)

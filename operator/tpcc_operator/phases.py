@@ -23,7 +23,7 @@ from tpcc_runner.results import merge_results
 from . import failures
 from . import faults as fault_injection
 from . import history, plan, regression, sweep
-from .results import (consistency_status, durability_status, late_runners_message, run_deliveries,
+from .results import (consistency_status, durability_status, error_budget_message, late_runners_message, run_deliveries,
                       run_status)
 from .timestamps import parse_time, rfc3339
 
@@ -522,7 +522,7 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[p
             b.step.status["consistency"] = consistency
             if consistency["passed"]:
                 b.condition("ConsistencyVerified", True, "Passed", "all consistency conditions hold")
-                _measured(b, run, "run complete: no acknowledged order lost, consistency conditions hold")
+                _measured(b, run, spec, "run complete: no acknowledged order lost, consistency conditions hold")
             else:
                 msg = "violated consistency conditions " + ", ".join(map(str, consistency["violated"]))
                 b.condition("ConsistencyVerified", False, "Violated", msg)
@@ -636,15 +636,19 @@ def _record(b: _Builder, run: plan.Run, spec: dict, world: World, finished: dict
 CELL_STATUS = ("startAt", "results", "durability", "consistency", "faults")
 
 
-def _measured(b: _Builder, run: plan.Run, message: str) -> None:
+def _measured(b: _Builder, run: plan.Run, spec: dict, message: str) -> None:
     """The run (or the sweep's cell under way) measured and verified everything, unless a fault
-    the spec asked for was never injected: a durability verdict that covers fewer failovers than
-    the spec says is not a pass (a replica set naming no primary skips a kill-primary, too)."""
+    the spec asked for was never injected (a durability verdict that covers fewer failovers than
+    the spec says is not a pass; a replica set naming no primary skips a kill-primary, too) or
+    the database refused too much of the work."""
     skipped = [f for f in b.current("faults") or [] if f["state"] == fault_injection.SKIPPED]
     if skipped:
         b.fail("FaultNotInjected", "; ".join(
             f"fault {f['number']} ({f['action']}) was not injected: {f['message']}" for f in skipped)
             + "; the durability verdict covers only the faults injected")
+        return
+    if errors := error_budget_message(b.current("results") or {}, spec["workload"]["maxErrorPercent"]):
+        b.fail("TooManyErrors", errors)
         return
     table = b.current("sweep")
     if not table:
@@ -735,7 +739,7 @@ def _verify_durability(b: "_Builder", run: plan.Run, spec: dict, world: World) -
                     f"all {d['acknowledged']} acknowledged NewOrders found in {d['ledgers']} ledgers; "
                     f"{d['unknownOutcome']} of unknown outcome: {d['unknownCommitted']} committed")
         if not spec["verify"]["enabled"]:
-            _measured(b, run, "run complete: no acknowledged order lost (consistency check disabled)")
+            _measured(b, run, spec, "run complete: no acknowledged order lost (consistency check disabled)")
         return None
     if world.verifier.exists:
         return None

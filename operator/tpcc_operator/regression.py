@@ -25,15 +25,17 @@ NO_DATA = "NoData"  # a metric the run or the baseline lacks: not compared
 TPMC = "tpmC"
 P99_PREFIX = "p99Ms/"
 
-# Workload fields that shape only the load or the connection, not what is measured.
-LOAD_ONLY = ("loadWorkers", "loadTimeoutSeconds", "connectTimeoutSeconds", "resetBeforeLoad")
+# Workload fields that shape only the load, the connection or the run's own pass/fail gate,
+# not what is measured.
+NOT_COMPARED = ("loadWorkers", "loadTimeoutSeconds", "connectTimeoutSeconds", "resetBeforeLoad",
+                "maxErrorPercent")
 
 
 def comparison_hash(spec: dict) -> str:
     """What two runs must share to be compared: the database type, the workload, the runner pods
     and the faults. Not the database's image, version, chart values or topology — those are what
     a change under test alters — and not runToken, cleanup, regression or history."""
-    workload = {k: v for k, v in (spec.get("workload") or {}).items() if k not in LOAD_ONLY}
+    workload = {k: v for k, v in (spec.get("workload") or {}).items() if k not in NOT_COMPARED}
     runners = spec.get("runners") or {}
     compared = {"database": (spec.get("database") or {}).get("type"), "workload": workload,
                 "runners": {"parallelism": runners.get("parallelism"), "resources": runners.get("resources")},

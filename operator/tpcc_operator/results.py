@@ -83,6 +83,21 @@ def late_runners_message(results: dict[str, Any]) -> str | None:
             f"startAt: {pods}")
 
 
+def error_budget_message(results: dict[str, Any], max_percent: float) -> str | None:
+    """Why the run fails with reason TooManyErrors, or None: a transaction type more of whose
+    attempts than workload.maxErrorPercent ended in an error. Rollbacks are the spec's and
+    unknown outcomes are the durability verifier's; errors are the database (or the driver)
+    refusing work, which the runner counts and goes on from, so tpmC alone would not show it."""
+    over = []
+    for name, t in sorted((results.get("transactions") or {}).items()):
+        attempts = t["executed"] + t["errors"] + t["unknown"]
+        if attempts and 100.0 * t["errors"] / attempts > max_percent:
+            over.append(f"{name} {t['errors']} of {attempts} attempts ({100.0 * t['errors'] / attempts:.1f}%)")
+    if not over:
+        return None
+    return f"errors above workload.maxErrorPercent ({max_percent:g}%): " + ", ".join(over)
+
+
 def durability_status(report: dict[str, Any]) -> dict[str, Any]:
     """status.durability from the verifier's durability.json (the judge is the runner's
     durability.judge, over the ledgers of all runner pods at once)."""
