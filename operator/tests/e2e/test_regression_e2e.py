@@ -21,9 +21,9 @@ pytestmark = pytest.mark.k8s
 RUN = {"database": {"type": "voltdb"},
        "workload": {"warehouses": 1, "clients": 4, "durationSeconds": 20, "warmupSeconds": 10},
        "runners": {"parallelism": 1},
-       # noise between two equal runs on a shared 2-core node stays well inside 30 %; the slowed
-       # database loses far more than that
-       "regression": {"baseline": {"previous": 2}, "maxTpmCDropPercent": 30,
+       # two equal 20 s runs on a shared 2-core node have measured 53,151 and 82,734 tpmC (-36 %):
+       # the limit sits well above that noise; the slowed database (200m CPU) loses far more
+       "regression": {"baseline": {"previous": 2}, "maxTpmCDropPercent": 60,
                       "maxP99IncreasePercent": {"NEW_ORDER": 300},
                       # the third run has two earlier results: its change points are analysed
                       # in an analyzer Job (tpcc changepoints in the runner image)
@@ -79,7 +79,9 @@ def test_three_runs_pass_then_regress(namespace, operator):
     ready, stalled = condition(third, "Ready"), condition(third, "Stalled")
     assert (ready["status"], stalled["status"], stalled["reason"]) == ("False", "True", "Regressed")
     tpmc = next(m for m in status["regression"]["metrics"] if m["name"] == "tpmC")
-    assert tpmc["deltaPercent"] < -30 and tpmc["outcome"] == "Regressed"
+    print("tpmC of the three runs:", [r["status"].get("results", {}).get("tpmC") for r in (first, second, third)],
+          "third against its baseline:", tpmc)
+    assert tpmc["deltaPercent"] < -60 and tpmc["outcome"] == "Regressed"
     # the analyzer Job ran and its changepoints.json was read (too little history before)
     assert "1 earlier comparable result(s), 2 needed" in second["status"]["regression"]["message"]
     message = status["regression"]["message"]
