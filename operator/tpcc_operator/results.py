@@ -91,8 +91,9 @@ def error_budget_message(results: dict[str, Any], max_percent: float) -> str | N
     over = []
     for name, t in sorted((results.get("transactions") or {}).items()):
         attempts = t["executed"] + t["errors"] + t["unknown"]
-        if attempts and 100.0 * t["errors"] / attempts > max_percent:
-            over.append(f"{name} {t['errors']} of {attempts} attempts ({100.0 * t['errors'] / attempts:.1f}%)")
+        percent = 100.0 * t["errors"] / attempts if attempts else 0.0
+        if percent > max_percent:
+            over.append(f"{name} {t['errors']} of {attempts} attempts ({percent:.1f}%)")
     if not over:
         return None
     return f"errors above workload.maxErrorPercent ({max_percent:g}%): " + ", ".join(over)
