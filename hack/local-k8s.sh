@@ -41,6 +41,27 @@ wait_for() { # seconds description command...
   for ((i = 0; i < n; i++)); do "$@" >/dev/null 2>&1 && return 0; sleep 1; done
   log "TIMEOUT waiting for $what"; return 1
 }
+# A host process this script started is ready when its check passes; one that exited, or is not
+# ready in time, stops the script with the last lines of its log (a dead process must never pass
+# for a started one: a provisioner that died at once left claims Pending for ten minutes).
+alive() { # name: the process of the pid file exists and is no zombie (right after `start` it may not
+  # have exec'd its program yet, so `running`'s name check would be too early)
+  local pid state; pid=$(cat "$RUN/$1.pid" 2>/dev/null) || return 1
+  state=$(ps -o stat= -p "$pid" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "${state#Z}" = "$state" ]
+}
+wait_ready() { # name seconds command...
+  local name=$1 n=$2 i; shift 2
+  for ((i = 0; i < n; i++)); do
+    if ! alive "$name"; then
+      log "$name exited; the last lines of $LOGS/$name.log:"; tail -20 "$LOGS/$name.log" >&2; return 1
+    fi
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 1
+  done
+  log "$name not ready after ${n}s ($*); the last lines of $LOGS/$name.log:"; tail -20 "$LOGS/$name.log" >&2
+  return 1
+}
 running() { # name: is the process of the pid file alive and still that program (not a reused pid)?
   [ -f "$RUN/$1.pid" ] && tr '\0' ' ' <"/proc/$(cat "$RUN/$1.pid")/cmdline" 2>/dev/null | grep -q -- "$1"
 }
@@ -214,7 +235,7 @@ up() { # etcd + kube-apiserver + kube-controller-manager + kube-scheduler + Core
     --listen-peer-urls http://127.0.0.1:23800 --initial-advertise-peer-urls http://127.0.0.1:23800 \
     --initial-cluster localk8s=http://127.0.0.1:23800 --listen-metrics-urls http://127.0.0.1:23810 \
     --quota-backend-bytes 2147483648
-  wait_for 30 etcd curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+  wait_ready etcd 30 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
   # --advertise-address: the lease endpoint reconciler publishes it as the `kubernetes` Service endpoint
   start kube-apiserver "$BIN/kube-apiserver" --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
     --bind-address="$GATEWAY_IP" --secure-port="$APISERVER_PORT" --advertise-address="$GATEWAY_IP" \
@@ -225,7 +246,7 @@ up() { # etcd + kube-apiserver + kube-controller-manager + kube-scheduler + Core
     --service-account-issuer="https://kubernetes.default.svc.$DNS_DOMAIN" \
     --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
     --service-cluster-ip-range="$SERVICE_CIDR" --allow-privileged=true --profiling=false
-  wait_for 90 kube-apiserver kubectl get --raw /readyz
+  wait_ready kube-apiserver 90 kubectl get --raw /readyz
   local common=(--kubeconfig="$PKI/admin.kubeconfig" --authentication-kubeconfig="$PKI/admin.kubeconfig"
     --authorization-kubeconfig="$PKI/admin.kubeconfig" --bind-address=127.0.0.1 --leader-elect=false)
   start kube-controller-manager "$BIN/kube-controller-manager" "${common[@]}" --secure-port=20257 \
@@ -233,6 +254,8 @@ up() { # etcd + kube-apiserver + kube-controller-manager + kube-scheduler + Core
     --cluster-signing-cert-file="$PKI/ca.crt" --cluster-signing-key-file="$PKI/ca.key" \
     --use-service-account-credentials=true --allocate-node-cidrs=false --cluster-name=localk8s
   start kube-scheduler "$BIN/kube-scheduler" "${common[@]}" --secure-port=20259
+  wait_ready kube-controller-manager 60 curl -sfk https://127.0.0.1:20257/healthz
+  wait_ready kube-scheduler 60 curl -sfk https://127.0.0.1:20259/healthz
   coredns_up
   storage_up
   wait_for 60 "default service account" kubectl -n default get serviceaccount default
@@ -272,7 +295,7 @@ EOF
 }
 EOF
   start coredns "$BIN/coredns" -conf "$RUN/Corefile"
-  wait_for 30 CoreDNS curl -sf http://127.0.0.1:20281/ready
+  wait_ready coredns 30 curl -sf http://127.0.0.1:20281/ready
 }
 
 storage_up() { # PersistentVolumes for the charts' volumeClaimTemplates: default StorageClass local-hostpath
@@ -288,7 +311,11 @@ provisioner: tpcc.dev/hostpath
 reclaimPolicy: Delete
 volumeBindingMode: Immediate
 EOF
-  start hostpath_provisioner "$VENV/bin/python" "$ROOT/hack/k8s/hostpath_provisioner.py" --root "$RUN/volumes"
+  "$ROOT/hack/python-env.sh"  # the provisioner's kubernetes client (cheap when the venv is current)
+  running hostpath_provisioner || rm -f "$RUN/hostpath_provisioner.ready"
+  start hostpath_provisioner "$VENV/bin/python" "$ROOT/hack/k8s/hostpath_provisioner.py" --root "$RUN/volumes" \
+    --ready-file "$RUN/hostpath_provisioner.ready"
+  wait_ready hostpath_provisioner 60 test -f "$RUN/hostpath_provisioner.ready"
 }
 
 start_node() { # containerd + kubelet + kube-proxy; node $NODE_NAME
@@ -326,7 +353,7 @@ EOF
   {"type": "loopback"}]}
 EOF
   start containerd containerd --config "$RUN/containerd.toml"
-  wait_for 30 containerd ctr -a "$CSOCK" version
+  wait_ready containerd 30 ctr -a "$CSOCK" version
   "$ROOT/hack/images.sh" pause import
   restart_if_changed kubelet "$RUN/kubelet-config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
@@ -368,9 +395,9 @@ iptables: {localhostNodePorts: false}
 conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 EOF
   start kube-proxy "$BIN/kube-proxy" --config="$RUN/kube-proxy.yaml"
-  wait_for 60 kubelet curl -sf http://127.0.0.1:20248/healthz
-  wait_for 120 "node Ready" kubectl wait --for=condition=Ready "node/$NODE_NAME" --timeout=2s
-  wait_for 30 kube-proxy curl -sf http://127.0.0.1:20256/healthz
+  wait_ready kubelet 60 curl -sf http://127.0.0.1:20248/healthz
+  wait_ready kubelet 120 kubectl wait --for=condition=Ready "node/$NODE_NAME" --timeout=2s
+  wait_ready kube-proxy 30 curl -sf http://127.0.0.1:20256/healthz
   log "node: Ready in $(( $(now) - t ))s"
 }
 

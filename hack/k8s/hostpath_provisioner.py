@@ -4,7 +4,10 @@ hostPath PersistentVolume in its own directory under --root; a Released volume o
 is deleted, directory and all. What a cloud's CSI driver does, for one machine, so the charts'
 volumeClaimTemplates work here as on a real cluster.
 
-  hostpath_provisioner.py --root DIR [--interval 2] [--once]
+  hostpath_provisioner.py --root DIR [--interval 2] [--once] [--ready-file FILE]
+
+--ready-file is touched after every pass that reached the API server, so the script that
+started the provisioner can tell a working one from one that only started (hack/local-k8s.sh).
 
 Directories are mode 0777: the kubelet applies no fsGroup to hostPath volumes, and the database
 pods run as non-root users of their own.
@@ -124,6 +127,7 @@ def main() -> int:
     p.add_argument("--root", type=Path, required=True)
     p.add_argument("--interval", type=float, default=2.0)
     p.add_argument("--once", action="store_true")
+    p.add_argument("--ready-file", type=Path)
     args = p.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     kubernetes.config.load_kube_config(os.environ.get("KUBECONFIG"))
@@ -133,6 +137,8 @@ def main() -> int:
     while True:
         try:
             act(core, decide(*observe(core, storage)), root)
+            if args.ready_file:
+                args.ready_file.touch()
         except (ApiException, OSError, kubernetes.config.ConfigException) as e:
             log.warning("%s", str(e).splitlines()[0])
         if args.once:

@@ -1,29 +1,93 @@
-"""Prints a BenchmarkRun's outcome from `kubectl get br NAME -o json` on stdin; exit 0 only
-if it Succeeded (hack/demo.sh)."""
+"""Prints a BenchmarkRun's outcome from `kubectl get br NAME -o json` on stdin: throughput, the
+mix and latency percentiles per transaction, faults, durability, consistency and the verdict;
+exit 0 only if it Succeeded (hack/demo.sh). Every field but the phase may be missing: a run that
+failed early has no results, one without think time no efficiency, one without faults no faults.
+"""
+from __future__ import annotations
+
 import json
 import sys
 
-status = json.load(sys.stdin).get("status") or {}
-if status.get("phase") != "Succeeded":
-    print(f"{status.get('phase')}: {status.get('reason')}: {status.get('message')}")
-results = status.get("results") or {}
-if results:
-    print(f"tpmC {results['tpmC']}  efficiency {results['efficiency']}%  committed {results['committed']}  "
-          f"aborts {results['aborts']}  errors {results['errors']}  unknown {results['unknown']}  "
-          f"runner pods {results['runnerPods']}")
-    for name, t in results["transactions"].items():
-        lat = t["latencyMs"]
-        print(f"  {name:<13}{t['executed']:>9}{t['mixPercent']:>7.1f}%  p50 {lat['p50']:.2f} ms  "
-              f"p99 {lat['p99']:.2f} ms")
-for f in status.get("faults") or []:
-    print(f"fault {f['number']} {f['action']} {f.get('target', '')}: {f['state']}"
-          + (f" after {f['recoverySeconds']} s" if "recoverySeconds" in f else ""))
-durability = status.get("durability")
-if durability:
-    print(f"durability: {durability['acknowledged']} acknowledged NewOrders, {durability['found']} found, "
-          f"{durability['lost']} lost, {durability['unknownOutcome']} of unknown outcome")
-consistency = status.get("consistency")
-if consistency:
-    print("consistency: " + ("all 12 conditions hold" if consistency["passed"]
-                             else f"violated {consistency['violated']}"))
-sys.exit(0 if status.get("phase") == "Succeeded" else 1)
+
+def _results(results: dict) -> list[str]:
+    if not results:
+        return []
+    efficiency = (f"efficiency {results['efficiency']}%" if results.get("efficiency") is not None
+                  else f"efficiency n/a ({results['efficiencyReason']})" if results.get("efficiencyReason")
+                  else "")
+    lines = [f"tpmC {results.get('tpmC')} over {results.get('measuredSeconds', '?')} s from "
+             f"{results.get('runnerPods', '?')} runner pods; committed {results.get('committed')}, "
+             f"rollbacks {results.get('aborts')}, errors {results.get('errors')}, "
+             f"unknown {results.get('unknown')}, retries {results.get('retries', 0)}"]
+    if efficiency:
+        lines.append(efficiency)
+    transactions = results.get("transactions") or {}
+    if transactions:
+        lines.append(f"  {'transaction':<13}{'executed':>9}{'mix':>8}{'p50 ms':>9}{'p90 ms':>9}"
+                     f"{'p99 ms':>9}{'max ms':>9}")
+    for name, t in transactions.items():
+        lat = t.get("latencyMs") or {}
+        cells = "".join(f"{lat[p]:>9.2f}" if p in lat else f"{'-':>9}" for p in ("p50", "p90", "p99", "max"))
+        lines.append(f"  {name:<13}{t.get('executed', 0):>9}{t.get('mixPercent', 0):>7.1f}%{cells}")
+    if "responseTimesPassed" in results:
+        lines.append("response times (clause 5.2.5.3, 90th percentile): "
+                     + ("within the limits" if results["responseTimesPassed"] else "LIMIT EXCEEDED"))
+    return lines
+
+
+def _fault(f: dict) -> str:
+    line = f"fault {f.get('number')} {f.get('action')} ({f.get('method', 'delete-pod')})"
+    if f.get("target"):
+        line += f" {f['target']}"
+    line += f": {f.get('state')}"
+    if "recoverySeconds" in f:
+        line += f", back after {f['recoverySeconds']} s"
+    if f.get("message"):
+        line += f": {f['message']}"
+    return line
+
+
+def _durability(d: dict) -> list[str]:
+    if not d:
+        return []
+    lines = [f"durability: {d.get('acknowledged')} acknowledged NewOrders, {d.get('found')} found, "
+             f"{d.get('lost')} lost, {d.get('unknownOutcome', 0)} of unknown outcome"
+             + ("" if d.get("durable", True) else ": NOT DURABLE")]
+    lines += [f"  lost: {e}" for e in d.get("lostExamples") or []]
+    return lines
+
+
+def _consistency(c: dict) -> list[str]:
+    if not c:
+        return []
+    if c.get("passed"):
+        return [f"consistency: all {len(c.get('conditions') or []) or 12} conditions hold"]
+    return [f"consistency: violated conditions {c.get('violated')}"]
+
+
+def summary(run: dict) -> tuple[list[str], int]:
+    """The lines to print and the exit code for one BenchmarkRun object."""
+    name = (run.get("metadata") or {}).get("name", "?")
+    status = run.get("status") or {}
+    phase = status.get("phase")
+    lines = [f"BenchmarkRun {name}: {phase or 'no status yet'}"
+             + (f" ({status['reason']}: {status.get('message')})" if status.get("reason") else "")]
+    lines += _results(status.get("results") or {})
+    lines += [_fault(f) for f in status.get("faults") or []]
+    lines += _durability(status.get("durability") or {})
+    lines += _consistency(status.get("consistency") or {})
+    if status.get("verdict"):
+        regression = status.get("regression") or {}
+        lines.append(f"verdict: {status['verdict']}"
+                     + (f" ({regression['message']})" if regression.get("message") else ""))
+    return lines, 0 if phase == "Succeeded" else 1
+
+
+def main() -> int:
+    lines, code = summary(json.load(sys.stdin))
+    print("\n".join(lines))
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,8 +59,9 @@ def test_operator_chart_ships_the_crd_unchanged():
 
 def test_operator_chart(tmp_path):
     docs = render("tpcc-operator", "--include-crds")
-    assert {d["kind"] for d in docs} == {"CustomResourceDefinition", "ServiceAccount", "Role",
-                                        "RoleBinding", "Deployment", "Service"}
+    assert {d["kind"] for d in docs} == {"CustomResourceDefinition", "ServiceAccount", "Role", "RoleBinding",
+                                        "ClusterRole", "ClusterRoleBinding", "Deployment", "Service",
+                                        "ConfigMap", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
     dep = by_kind(docs, "Deployment")[0]["spec"]
     assert dep["replicas"] == 1 and dep["strategy"] == {"type": "Recreate"}
     pod = dep["template"]["spec"]
@@ -75,6 +77,7 @@ def test_operator_chart(tmp_path):
     assert svc["spec"]["ports"][0]["name"] == "metrics"
     assert svc["spec"]["selector"].items() <= pod_labels(dep).items()
     assert json.loads(env["TPCC_POD_RESOURCES"])["limits"]["memory"] == "2Gi"
+    assert env["TPCC_CLUSTER_WIDE"] == "false"  # kopf's cluster scanning off: the Role cannot list CRDs
     rules = by_kind(docs, "Role")[0]["rules"]
     granted = {(g, r): set(rule["verbs"]) for rule in rules for g in rule["apiGroups"] for r in rule["resources"]}
     assert granted[("", "pods")] == {"get", "list", "watch", "delete"}  # delete: fault injection only
@@ -169,7 +172,12 @@ def granted(rules: list[dict]) -> dict:
 
 def test_operator_rbac_is_a_role_in_the_watched_namespace_unless_cluster_wide():
     docs = render("tpcc-operator", "--set", "watchNamespace=bench")
-    assert not by_kind(docs, "ClusterRole") and not by_kind(docs, "ClusterRoleBinding")
+    # the one cluster-scoped grant of namespaced mode: reads of nodes and StorageClasses
+    [reads] = by_kind(docs, "ClusterRole")
+    assert granted(reads["rules"]) == {("", "nodes"): {"get", "list"}, ("storage.k8s.io", "storageclasses"): {"get", "list"}}
+    assert [b["roleRef"]["name"] for b in by_kind(docs, "ClusterRoleBinding")] == [reads["metadata"]["name"]]
+    off = render("tpcc-operator", "--set", "watchNamespace=bench", "--set", "schedulingReads=false")
+    assert not by_kind(off, "ClusterRole") and not by_kind(off, "ClusterRoleBinding")
     role, binding = by_kind(docs, "Role")[0], by_kind(docs, "RoleBinding")[0]
     assert role["metadata"]["namespace"] == binding["metadata"]["namespace"] == "bench"
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "rel", "namespace": "ns"}]
@@ -184,7 +192,8 @@ def test_operator_rbac_is_a_role_in_the_watched_namespace_unless_cluster_wide():
 def test_every_permission_is_documented():
     """charts/tpcc-operator/README.md names every (apiGroup, resource) the ClusterRole can grant."""
     readme = (CHARTS / "tpcc-operator" / "README.md").read_text()
-    rules = by_kind(render("tpcc-operator", "--set", "clusterWide=true"), "ClusterRole")[0]["rules"]
+    rules = [r for role in by_kind(render("tpcc-operator", "--set", "clusterWide=true"), "ClusterRole")
+             for r in role["rules"]]
     for group, resource in granted(rules):
         assert f"`{resource}`" in readme, resource
 
@@ -314,3 +323,29 @@ def test_the_operator_may_install_everything_the_database_charts_render(chart, v
     for kind in sorted({d["kind"] for d in render(chart, *values)}):
         assert kind in RESOURCES, f"{chart} renders a {kind}: add it to RESOURCES and to the operator's Role"
         assert HELM_VERBS <= rules.get(RESOURCES[kind], set()), f"{chart}: the operator may not manage {kind}"
+
+
+def test_the_admission_policy_is_generated_from_the_charts_schemas():
+    out = subprocess.run([sys.executable, str(ROOT / "hack" / "gen-admission.py"), "--check"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def test_the_admission_policy_holds_the_allow_list_and_binds_the_watched_namespace():
+    docs = render("tpcc-operator", "--set", "watchNamespace=bench",
+                  "--set-json", 'allowedCharts=["oci://r.example/voltdb", "/charts/mine"]')
+    params = by_kind(docs, "ConfigMap")[0]
+    assert params["metadata"]["name"] == "rel-admission" and params["metadata"]["namespace"] == "ns"
+    assert params["data"]["allowedCharts"] == "oci://r.example/voltdb\n/charts/mine"
+    policies = {p["metadata"]["name"]: p for p in by_kind(docs, "ValidatingAdmissionPolicy")}
+    assert set(policies) == {"rel-benchmarkruns", "rel-benchmarkschedules"}
+    for binding in by_kind(docs, "ValidatingAdmissionPolicyBinding"):
+        assert binding["spec"]["policyName"] in policies and binding["spec"]["validationActions"] == ["Deny"]
+        assert binding["spec"]["paramRef"] == {"name": "rel-admission", "namespace": "ns",
+                                               "parameterNotFoundAction": "Deny"}
+        assert binding["spec"]["matchResources"]["namespaceSelector"] == {
+            "matchLabels": {"kubernetes.io/metadata.name": "bench"}}
+    wide = by_kind(render("tpcc-operator", "--set", "clusterWide=true"), "ValidatingAdmissionPolicyBinding")
+    assert all("namespaceSelector" not in (b["spec"].get("matchResources") or {}) for b in wide)
+    off = render("tpcc-operator", "--set", "admissionPolicy.enabled=false")
+    assert not by_kind(off, "ValidatingAdmissionPolicy") and not by_kind(off, "ConfigMap")

@@ -208,3 +208,75 @@ def test_a_failing_helm_cli_raises_a_one_line_error(tmp_path, monkeypatch):
 def voltdb(spec_of):
     return spec_of({"database": {"type": "voltdb"}, "workload": {"clients": 8}, "runners": {"parallelism": 2}})
 
+
+
+# ---- pods the scheduler cannot place ---------------------------------------------------------
+
+NODE = {"cpu": 2.0, "memory": 24e9}
+NO_PROVISIONER = ("ExternalProvisioning: Waiting for a volume to be created either by the external provisioner "
+                  "'tpcc.dev/hostpath' or manually by the system administrator")
+UNBOUND = "0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims."
+
+
+def claim(age: float, storage_class="local-hostpath", exists=True, phase="Pending", **kw) -> failures.ClaimState:
+    return failures.ClaimState("data-bench-g2-0", phase, storage_class, exists, age, NO_PROVISIONER, **kw)
+
+
+def unplaced(claims=(), unschedulable=UNBOUND, **requests) -> PodState:
+    return PodState("bench-g2-0", 50, unschedulable=unschedulable, requests=requests, claims=tuple(claims))
+
+
+def test_a_claim_no_provisioner_answers_fails_the_deploy_with_the_claims_words(spec_of):
+    d = in_phase(spec_of({"database": {"type": "voltdb"}}), "Deploying")
+    d.tick(World(pods=[unplaced([claim(failures.CLAIM_GRACE_SECONDS - 5)])], largest_node=NODE))
+    assert d.phase == "Deploying"  # a provisioner may still answer
+    assert "pod bench-g2-0 not scheduled yet (claims data-bench-g2-0 not bound yet)" in d.status["message"]
+    assert UNBOUND in d.status["message"]
+    d.tick(World(pods=[unplaced([claim(failures.CLAIM_GRACE_SECONDS + 1)])], largest_node=NODE))
+    message = failed_with(d, "StorageUnavailable")
+    assert "claim data-bench-g2-0: no volume after 46s from the provisioner of StorageClass 'local-hostpath'" in message
+    assert NO_PROVISIONER in message and UNBOUND in message
+    assert d.condition("DatabaseReady")["reason"] == "StorageUnavailable"
+
+
+def test_a_missing_storage_class_fails_at_once():
+    placed = failures.scheduling([unplaced([claim(1, "fast-ssd", exists=False)])], NODE)
+    assert placed.permanent and placed.reason == "StorageUnavailable"
+    assert "claim data-bench-g2-0: StorageClass 'fast-ssd' does not exist" in placed.message
+
+
+def test_a_claim_without_class_and_without_default_fails_after_the_grace():
+    assert not failures.scheduling([unplaced([claim(10, "")])], NODE).permanent
+    placed = failures.scheduling([unplaced([claim(60, "")])], NODE)
+    assert placed.permanent and "names no StorageClass, the cluster has no default one" in placed.message
+
+
+def test_a_claim_that_waits_for_its_pod_is_no_storage_problem():
+    """WaitForFirstConsumer: no volume until the pod has a node; the pod's own cause decides."""
+    busy = "0/1 nodes are available: 1 Insufficient cpu."
+    placed = failures.scheduling([unplaced([claim(300, waits_for_pod=True)], busy, cpu=1.0)], NODE)
+    assert not placed.permanent and busy in placed.message
+
+
+def test_a_request_larger_than_any_node_fails_and_a_busy_node_waits(spec_of):
+    busy = "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: ..."
+    d = in_phase(spec_of({"database": {"type": "voltdb"}}), "Loading")
+    d.tick(World(load=JobState(exists=True), pods=[unplaced(unschedulable=busy, cpu=1.5)], largest_node=NODE))
+    assert d.phase == "Loading"
+    assert d.status["message"].startswith(f"since {d.status['stageStartTime']}: waiting for load job bench-g2-loader")
+    assert f"pod bench-g2-0 not scheduled yet; the scheduler: {busy}" in d.status["message"]
+    d.tick(World(load=JobState(exists=True), pods=[unplaced(unschedulable=busy, cpu=64.0)], largest_node=NODE))
+    message = failed_with(d, "Unschedulable")
+    assert message.startswith("pod bench-g2-0 requests cpu 64, more than any node can allocate (largest: 2)")
+    assert busy in message
+    assert d.condition("Loaded")["reason"] == "Unschedulable"
+
+
+def test_without_node_facts_no_request_is_judged_too_large():
+    """The operator may lack the RBAC to list nodes: unknown never fails a run."""
+    placed = failures.scheduling([unplaced(unschedulable="Insufficient memory", memory=1e15)], {})
+    assert not placed.permanent
+
+
+def test_scheduled_pods_and_bound_claims_are_no_problem():
+    assert failures.scheduling([PodState("a", 5), unplaced([claim(500, phase="Bound")], "")], NODE) is None

@@ -291,7 +291,8 @@ def test_new_generation_starts_a_new_run(voltdb):
     step = d.tick()
     assert step.actions == [Action.RETIRE_OLD_GENERATIONS]
     assert d.status["phase"] == "Pending" and d.status["observedGeneration"] == 2
-    assert "results" not in d.status and "startAt" not in d.status and "message" not in d.status
+    assert "results" not in d.status and "startAt" not in d.status
+    assert d.status["message"].endswith("creating the run's objects")  # the old run's message is gone
 
 
 def test_ttl_deletes_the_run(spec_of):
@@ -318,3 +319,32 @@ def test_results_that_cannot_be_merged_fail_the_run_with_the_reason(voltdb):
     d.tick(World(runner=JobState(True), results={0: pod_results(0, 2, 5, .01), 1: other_seed}))
     assert d.phase == "Failed" and d.status["reason"] == "ResultsInconsistent"
     assert "seed" in d.status["message"]
+
+
+def test_every_wait_says_what_it_waits_for_and_since_when(voltdb):
+    """status.message while a run works names the phase's wait, its timeout and, when a pod is
+    the hold-up, that pod's own words; each phase's move says where the run moved."""
+    from tpcc_operator.failures import PodState
+
+    d = Driver(voltdb)
+    d.tick()
+    assert d.status["message"] == f"since {d.status['stageStartTime']}: creating the run's objects"
+    d.tick()
+    assert d.phase == "Deploying" and d.status["message"] == "helm release bench-g2"
+    d.tick()  # installs
+    d.tick(World(database_ready=0, database_waiting="bench-g2-0: ContainerCreating"))
+    assert d.status["message"] == (f"since {d.status['stageStartTime']}: waiting for the database pods to be "
+                                   "ready: 0/1 (timeout 600s); bench-g2-0: ContainerCreating")
+    d.tick(World(database_ready=1))
+    assert d.phase == "Loading"
+    d.tick(World(load=JobState(exists=True), pods=[PodState("bench-g2-loader-x", 30, "ContainerCreating")]))
+    assert "waiting for load job bench-g2-loader to load 1 warehouses (timeout 900s); " \
+           "pod bench-g2-loader-x: ContainerCreating" in d.status["message"]
+    d.tick(World(load=JobState(exists=True, succeeded=True)))
+    d.tick(World(runner=JobState(exists=True), runners_ready=1))
+    assert "waiting for the runner pods to connect and be ready: 1/2 (timeout" in d.status["message"]
+    d.tick(World(runner=JobState(exists=True), runners_ready=2))
+    d.tick(World(runner=JobState(exists=True)))
+    assert d.status["message"].endswith(f"measuring: 2 runner pods started at {d.status['startAt']}, 30s warmup + "
+                                        "300s measured; results due at " + phases.rfc3339(
+                                            phases.parse_time(d.status["startAt"]) + dt.timedelta(seconds=330)))

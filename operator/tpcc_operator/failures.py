@@ -6,7 +6,7 @@ backoff. kube.py only fetches the facts (PodState, the error's status code and t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Waiting reasons that do not resolve by themselves: the image name, the pull, the container's
 # configuration (a missing Secret or key). A short grace lets a registry hiccup pass.
@@ -30,13 +30,29 @@ MAX_BACKOFF_SECONDS = 60
 
 
 @dataclass(frozen=True)
+class ClaimState:
+    """A PersistentVolumeClaim a pod that is not scheduled mounts, as the cluster reports it."""
+    name: str
+    phase: str                 # Pending | Bound | Lost
+    storage_class: str         # "" when the claim names none (and no default class filled it in)
+    class_exists: bool         # the StorageClass it names exists
+    age_seconds: float
+    last_event: str = ""       # the claim's latest Event, "Reason: message" (the provisioner's words)
+    waits_for_pod: bool = False  # WaitForFirstConsumer and no node chosen yet: the pod decides first
+
+
+@dataclass(frozen=True)
 class PodState:
-    """One container of a pod as the kubelet reports it (the pods here have one container)."""
+    """One container of a pod as the kubelet reports it (the pods here have one container), and,
+    while the scheduler has not placed it, why not."""
     name: str
     age_seconds: float
     waiting_reason: str = ""
     waiting_message: str = ""
     image: str = ""
+    unschedulable: str = ""    # the scheduler's message (condition PodScheduled=False, Unschedulable)
+    requests: dict[str, float] = field(default_factory=dict)   # cpu in cores, memory in bytes
+    claims: tuple[ClaimState, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,6 +74,68 @@ def stuck_pod(pods: list[PodState], image_only: bool = False) -> str | None:
             if pod.waiting_message:
                 detail += f": {pod.waiting_message}"
             return f"pod {pod.name}: {detail}"[:500]
+    return None
+
+
+# A claim no volume was made for in this long is not waiting for a busy provisioner: a cloud's
+# CSI driver makes one in seconds; none is running, or it refuses the claim.
+CLAIM_GRACE_SECONDS = 45
+
+
+@dataclass(frozen=True)
+class Scheduling:
+    """Why a pod is not scheduled: for good (`permanent`: the run fails with `reason`), or for
+    now (a busy node: the run waits, and `message` says for what)."""
+    permanent: bool
+    reason: str
+    message: str
+
+
+def _claim_problem(claim: ClaimState) -> str | None:
+    """Why this unbound claim will get no volume, or None while it may still get one."""
+    if claim.phase == "Bound" or claim.waits_for_pod:
+        return None
+    if claim.storage_class and not claim.class_exists:
+        return f"claim {claim.name}: StorageClass {claim.storage_class!r} does not exist"
+    if claim.age_seconds < CLAIM_GRACE_SECONDS:
+        return None
+    if not claim.storage_class:
+        return (f"claim {claim.name} names no StorageClass, the cluster has no default one, and no "
+                f"PersistentVolume bound it in {int(claim.age_seconds)}s")
+    said = f" ({claim.last_event})" if claim.last_event else ""
+    return (f"claim {claim.name}: no volume after {int(claim.age_seconds)}s from the provisioner of "
+            f"StorageClass {claim.storage_class!r}{said}: is that provisioner running?")
+
+
+def _too_big(pod: PodState, largest_node: dict[str, float]) -> str | None:
+    """A request no node can hold even when empty (the largest allocatable of each resource)."""
+    for resource, wanted in sorted(pod.requests.items()):
+        most = largest_node.get(resource)
+        if most is not None and wanted > most:
+            unit = " bytes" if resource == "memory" else ""
+            return (f"pod {pod.name} requests {resource} {wanted:g}{unit}, more than any node can "
+                    f"allocate (largest: {most:g}{unit})")
+    return None
+
+
+def scheduling(pods: list[PodState], largest_node: dict[str, float]) -> Scheduling | None:
+    """The first pod the scheduler cannot place, judged: a claim that gets no volume (no such
+    StorageClass, no provisioner answering) or a request larger than every node will not resolve
+    by itself; anything else (a node busy with other pods) may. The scheduler's own message is
+    kept in both."""
+    for pod in pods:
+        claim_problems = [m for m in map(_claim_problem, pod.claims) if m]
+        if not pod.unschedulable and not claim_problems:
+            continue
+        said = f"; the scheduler: {pod.unschedulable}" if pod.unschedulable else ""
+        if claim_problems:
+            return Scheduling(True, "StorageUnavailable", (f"pod {pod.name} cannot be scheduled: "
+                                                           + "; ".join(claim_problems) + said)[:900])
+        if too_big := _too_big(pod, largest_node):
+            return Scheduling(True, "Unschedulable", f"{too_big}{said}"[:900])
+        pending = [c.name for c in pod.claims if c.phase != "Bound"]
+        waits = f" (claims {', '.join(pending)} not bound yet)" if pending else ""
+        return Scheduling(False, "Unschedulable", f"pod {pod.name} not scheduled yet{waits}{said}"[:900])
     return None
 
 

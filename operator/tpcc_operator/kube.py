@@ -2,6 +2,7 @@
 delete by label, and drive the `helm` CLI. No decisions here (they are in phases.py)."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -210,6 +211,8 @@ def _why_not_ready(pod) -> str:
             return f"{pod.metadata.name}: {waiting.reason}"
         if cs.restart_count:
             return f"{pod.metadata.name}: restarted {cs.restart_count} times"
+    if pod.status.phase == "Running":
+        return f"{pod.metadata.name}: running, not ready yet (readiness probe)"
     return f"{pod.metadata.name}: {pod.status.phase}"
 
 
@@ -221,18 +224,103 @@ def database_pods(namespace: str, labels: dict[str, str]) -> tuple[int, str]:
 
 
 def pod_states(namespace: str, labels: dict[str, str], now: dt.datetime) -> list[failures.PodState]:
-    """Each pod's first waiting container, for failures.stuck_pod."""
+    """Each pod's first waiting container, for failures.stuck_pod; for a pod the scheduler has not
+    placed, its message, requests and claims, for failures.scheduling."""
     out = []
     for pod in core().list_namespaced_pod(namespace, label_selector=_selector(labels)).items:
         created = pod.metadata.creation_timestamp
         age = (now - created).total_seconds() if created else 0.0
         waiting = [(cs.state.waiting, cs.image) for cs in pod.status.container_statuses or []
                    if cs.state and cs.state.waiting]
-        if waiting:
-            w, image = waiting[0]
-            out.append(failures.PodState(pod.metadata.name, age, w.reason or "", w.message or "", image))
-        else:
-            out.append(failures.PodState(pod.metadata.name, age))
+        w, image = waiting[0] if waiting else (None, "")
+        state = failures.PodState(pod.metadata.name, age, (w.reason or "") if w else "",
+                                  (w.message or "") if w else "", image)
+        if not pod.spec.node_name and not pod.metadata.deletion_timestamp:
+            state = dataclasses.replace(state, unschedulable=_unschedulable(pod), requests=_requests(pod),
+                                        claims=tuple(_claim_state(namespace, v.persistent_volume_claim.claim_name, now)
+                                                     for v in pod.spec.volumes or [] if v.persistent_volume_claim))
+        out.append(state)
+    return out
+
+
+def _unschedulable(pod) -> str:
+    return next((c.message or c.reason or "" for c in pod.status.conditions or []
+                 if c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable"), "")
+
+
+def _requests(pod) -> dict[str, float]:
+    """What the scheduler places the pod by: the sum of its containers' requests (init
+    containers run one at a time: the largest of them counts, if larger)."""
+    def total(containers) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for c in containers or []:
+            for resource, value in ((c.resources and c.resources.requests) or {}).items():
+                if resource in ("cpu", "memory"):
+                    out[resource] = out.get(resource, 0.0) + float(kubernetes.utils.parse_quantity(value))
+        return out
+    main, init = total(pod.spec.containers), [total([c]) for c in pod.spec.init_containers or []]
+    return {r: max([main.get(r, 0.0)] + [i.get(r, 0.0) for i in init]) for r in ("cpu", "memory")
+            if r in main or any(r in i for i in init)}
+
+
+def _claim_state(namespace: str, name: str, now: dt.datetime) -> failures.ClaimState:
+    """A claim, whether its StorageClass exists, and its latest Event (the provisioner's words).
+    What the operator may not read (no RBAC for StorageClasses) counts as existing: unknown is
+    never a reason to fail a run."""
+    try:
+        claim = core().read_namespaced_persistent_volume_claim(name, namespace)
+    except ApiException as e:
+        if e.status in (403, 404):  # not made yet by the StatefulSet, or not ours to read
+            return failures.ClaimState(name, "Pending", "", True, 0.0)
+        raise
+    if claim.status.phase == "Bound":
+        return failures.ClaimState(name, "Bound", claim.spec.storage_class_name or "", True, 0.0)
+    sc_name = claim.spec.storage_class_name or ""
+    exists, waits = True, False
+    if sc_name:
+        try:
+            sc = kubernetes.client.StorageV1Api(_api_client()).read_storage_class(sc_name)
+            waits = (sc.volume_binding_mode == "WaitForFirstConsumer" and not (claim.metadata.annotations or {})
+                     .get("volume.kubernetes.io/selected-node"))
+        except ApiException as e:
+            if e.status != 404 and e.status != 403:
+                raise
+            exists = e.status == 403
+    created = claim.metadata.creation_timestamp
+    return failures.ClaimState(name, claim.status.phase or "Pending", sc_name, exists,
+                               (now - created).total_seconds() if created else 0.0,
+                               _last_event(namespace, "PersistentVolumeClaim", name), waits)
+
+
+def _last_event(namespace: str, kind: str, name: str) -> str:
+    try:
+        events = core().list_namespaced_event(
+            namespace, field_selector=f"involvedObject.kind={kind},involvedObject.name={name}").items
+    except ApiException as e:
+        if e.status == 403:
+            return ""
+        raise
+    if not events:
+        return ""
+    last = max(events, key=lambda e: e.last_timestamp or e.event_time or e.metadata.creation_timestamp)
+    return f"{last.reason}: {(last.message or '').strip()}"
+
+
+def largest_node() -> dict[str, float]:
+    """The largest allocatable cpu (cores) and memory (bytes) of any node; {} when the operator
+    may not list nodes (then no request is judged too large)."""
+    try:
+        nodes = core().list_node().items
+    except ApiException as e:
+        if e.status == 403:
+            return {}
+        raise
+    out: dict[str, float] = {}
+    for node in nodes:
+        for resource in ("cpu", "memory"):
+            value = (node.status.allocatable or {}).get(resource)
+            if value is not None:
+                out[resource] = max(out.get(resource, 0.0), float(kubernetes.utils.parse_quantity(value)))
     return out
 
 
@@ -388,6 +476,8 @@ def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.
         # Verifying runs the verifier (durability) first, then the checker
         role = "verifier" if phase == VERIFYING and "durability" not in status else JOB_ROLE[phase]
         world.pods = pod_states(ns, {"job-name": plan.job_name(run, role)}, now)
+    if any(p.unschedulable for p in world.pods):
+        world.largest_node = largest_node()
     if phase == LOADING:
         world.load = job_state(ns, plan.job_name(run, "loader"))
     elif phase == RUNNING:

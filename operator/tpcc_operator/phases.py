@@ -22,7 +22,7 @@ from tpcc_runner.results import merge_results
 
 from . import failures
 from . import faults as fault_injection
-from . import history, plan, regression, sweep
+from . import history, plan, regression, sweep, waiting
 from .results import (consistency_status, durability_status, error_budget_message, late_runners_message, run_deliveries,
                       run_status)
 from .timestamps import parse_time, rfc3339
@@ -95,6 +95,7 @@ class World:
     primary: str | None = None        # MongoDB: the pod the replica set names primary
     # the pods of the phase's workload (database pods while Deploying, else the phase's Job)
     pods: list[failures.PodState] = field(default_factory=list)
+    largest_node: dict[str, float] = field(default_factory=dict)  # with an unscheduled pod: cpu, memory
     # finished, not yet judged: the run's BenchmarkResults, the named baseline, the database's
     # images, the GitOps source (results: the runner pods' documents, for the full results)
     history: list[history.Entry] = field(default_factory=list)
@@ -176,7 +177,7 @@ class _Builder:
     def move(self, phase: str, reason: str, message: str) -> None:
         if not can_move(self.phase, phase):
             raise ValueError(f"phase may not move from {self.phase} to {phase}")
-        self.step.status.update(phase=phase, stageStartTime=rfc3339(self.now))
+        self.step.status.update(phase=phase, stageStartTime=rfc3339(self.now), message=message)
         if phase in TERMINAL:
             self.step.status["completionTime"] = rfc3339(self.now)
             self.condition("Succeeded", phase == SUCCEEDED, reason, message)
@@ -197,7 +198,7 @@ class _Builder:
         back, as the (cell, phase) pair still only moves forward."""
         if self.phase != VERIFYING or phase not in (LOADING, RUNNING):
             raise ValueError(f"a sweep moves to its next cell from {VERIFYING}, not {self.phase}")
-        self.step.status.update(phase=phase, stageStartTime=rfc3339(self.now))
+        self.step.status.update(phase=phase, stageStartTime=rfc3339(self.now), message=message)
         self.event(reason, message)
         self.phase = phase
 
@@ -255,6 +256,7 @@ def new_run(spec: dict, status: dict, generation: int, now: dt.datetime) -> Step
     step.status = {**cleared, "phase": PENDING, "observedGeneration": generation,
                    "runGeneration": generation, "specHash": spec_hash(spec),
                    "startTime": rfc3339(now), "stageStartTime": rfc3339(now), "conditions": [],
+                   "message": waiting.message("creating the run's objects", rfc3339(now)),
                    **({"sweep": sweep.initial(cells)} if cells else {})}
     w = spec["workload"]
     size = (f"a sweep of {len(cells)} cells ({sorted({c.warehouses for c in cells})} warehouses x "
@@ -299,9 +301,23 @@ def next_step(run: plan.Run, spec: dict, status: dict, world: World, now: dt.dat
         cells = plan.sweep_cells(spec)
         cell = plan.current_cell(spec, status)
         measured = plan.cell_spec(spec, cell)  # a sweep's cell measures its own workload
-        step = _fail_fast(b, measured, world) or \
-            _advance(b, plan.cell_run(active_run(run, spec, status), cell), measured, world, cells)
+        under_way = plan.cell_run(active_run(run, spec, status), cell)
+        step = _fail_fast(b, measured, world) or _advance(b, under_way, measured, world, cells)
+        _say_what_it_waits_for(step, under_way, measured, status, world)
     return with_kstatus(step, status, run.generation, now)
+
+
+def _say_what_it_waits_for(step: Step, run: plan.Run, spec: dict, status: dict, world: World) -> None:
+    """status.message of a run that stays in its phase: what it waits for and since when (a step
+    that moves the run says where it moved, in move())."""
+    if "stageStartTime" in step.status:
+        return
+    after = patched(status, step.status)
+    text = waiting.describe(after.get("phase"), run, spec, after, world)
+    if text:
+        wanted = waiting.message(text, after.get("stageStartTime"))
+        if wanted != status.get("message"):
+            step.status["message"] = wanted
 
 
 def _apply_in_place(b: _Builder) -> None:
@@ -335,6 +351,10 @@ def _fail_fast(b: _Builder, spec: dict, world: World) -> Step | None:
             reason = failures.stuck_reason(stuck)
             b.condition(PHASE_CONDITION[b.phase], False, reason, stuck)
             return b.fail(reason, stuck)
+        placed = failures.scheduling(world.pods, world.largest_node)
+        if placed and placed.permanent:
+            b.condition(PHASE_CONDITION[b.phase], False, placed.reason, placed.message)
+            return b.fail(placed.reason, placed.message)
     return None
 
 
@@ -436,7 +456,7 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[p
             b.condition("DatabaseReady", True, "Ready", f"{replicas}/{replicas} pods ready")
             b.move(LOADING, "Loading", f"database ready; loading {spec['workload']['warehouses']} warehouses")
         elif b.elapsed() > timeout:
-            detail = world.database_waiting or _condition_message(status, "DatabaseReady")
+            detail = waiting.pod_detail(world) or world.database_waiting or _condition_message(status, "DatabaseReady")
             msg = f"database not ready after {timeout}s: {world.database_ready}/{replicas} pods ready"
             msg += f" ({detail})" if detail else ""
             b.condition("DatabaseReady", False, "NotReady", msg)
@@ -456,6 +476,7 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[p
             b.move(RUNNING, "Running", f"starting {spec['runners']['parallelism']} runner pods")
         elif b.elapsed() > plan.load_timeout(spec):
             msg = f"not loaded after {plan.load_timeout(spec)}s"
+            msg += f" ({detail})" if (detail := waiting.pod_detail(world)) else ""
             b.condition("Loaded", False, "LoadTimedOut", msg)
             return b.fail("LoadTimedOut", msg)
         elif not world.load.exists:
@@ -507,6 +528,7 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[p
                 elif b.elapsed() > spec["runners"]["readyTimeoutSeconds"]:
                     msg = (f"{world.runners_ready}/{n} runner pods ready after "
                            f"{spec['runners']['readyTimeoutSeconds']}s")
+                    msg += f" ({detail})" if (detail := waiting.pod_detail(world)) else ""
                     b.condition("RunCompleted", False, "RunnersNotReady", msg)
                     return b.fail("RunnersNotReady", msg)
             else:

@@ -68,3 +68,54 @@ def test_a_garbage_resource_quantity_fails_within_90s(namespace, operator):  # n
     assert "InvalidSpec" in warnings(namespace, name)
     kstatus_failed(br)
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=60s")
+
+
+def test_a_claim_no_provisioner_serves_fails_within_90s_in_the_claims_words(namespace, operator):
+    """A StorageClass whose provisioner is not running: the database pod's claim stays Pending; the
+    run fails StorageUnavailable (not DatabaseNotReady ten minutes later), quoting the scheduler
+    and the claim's Event."""
+    storage_class = f"nobody-{namespace[-6:]}"
+    kubectl("apply", "-f", "-", input=json.dumps({
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": storage_class},
+        "provisioner": "example.com/nobody", "volumeBindingMode": "Immediate"}))
+    name = "no-provisioner"
+    try:
+        kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, database={
+            "type": "voltdb", "deploy": {"values": {"persistence": {"storageClass": storage_class}}}}))
+        t0 = time.time()
+        br = failed_within(namespace, name, 90)
+        status = br["status"]
+        assert status["reason"] == "StorageUnavailable", status
+        assert f"from the provisioner of StorageClass '{storage_class}'" in status["message"]
+        assert "external provisioner 'example.com/nobody'" in status["message"]  # the claim's Event
+        assert "unbound immediate PersistentVolumeClaims" in status["message"]  # the scheduler
+        assert "StorageUnavailable" in warnings(namespace, name)
+        kstatus_failed(br)
+        print(f"StorageUnavailable after {time.time() - t0:.0f} s")
+    finally:
+        kubectl("delete", "benchmarkrun", name, "-n", namespace, "--ignore-not-found", "--timeout=120s", check=False)
+        kubectl("delete", "storageclass", storage_class, "--ignore-not-found", check=False)
+
+
+def test_a_pod_larger_than_the_node_fails_and_one_that_waits_for_room_says_so(namespace, operator):
+    """cpu 64 fits no node: Failed Unschedulable at once. cpu equal to the whole node fits it
+    empty but not beside the pods already there: the run waits, and its message says why."""
+    waits, too_big = "waits-for-room", "too-big"
+    node_cpu = kubectl("get", "nodes", "-o", "jsonpath={.items[0].status.allocatable.cpu}").stdout
+    try:
+        kubectl("apply", "-n", namespace, "-f", "-", input=manifest(too_big, database={
+            "type": "voltdb", "deploy": {"values": {"resources": {"requests": {"cpu": "64"}}}}}))
+        kubectl("apply", "-n", namespace, "-f", "-", input=manifest(waits, database={
+            "type": "voltdb", "deploy": {"values": {"resources": {"requests": {"cpu": node_cpu}}}}}))
+        br = failed_within(namespace, too_big, 60)
+        assert br["status"]["reason"] == "Unschedulable"
+        assert br["status"]["message"].startswith(f"pod {too_big}-g1-0 requests cpu 64, more than any node can "
+                                                  f"allocate (largest: {float(node_cpu):g})"), br["status"]
+        assert "Insufficient cpu" in br["status"]["message"]
+        waiting = get_run(namespace, waits)["status"]
+        assert waiting["phase"] == "Deploying", waiting
+        assert f"pod {waits}-g1-0 not scheduled yet" in waiting["message"], waiting
+        assert "Insufficient cpu" in waiting["message"] and waiting["message"].startswith("since ")
+    finally:
+        kubectl("delete", "benchmarkrun", too_big, waits, "-n", namespace, "--ignore-not-found", "--timeout=120s",
+                check=False)

@@ -354,7 +354,8 @@ class VoltDBDriver(Driver):
             Path(str(resources.files("tpcc_runner").joinpath("voltdb/tpcc-procs.jar")))
         if not path.is_file():
             raise DriverError(f"VoltDB stored procedures jar {path} is missing: "
-                              "build it with `hack/voltdb.sh procs`")
+                              "build it with `hack/voltdb.sh procs` before `pip install "
+                              "./runner-image`, or give --driver-opt procs_jar=PATH")
         return path.read_bytes()
 
     def create_schema(self, reset: bool) -> None:

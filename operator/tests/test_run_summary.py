@@ -1,0 +1,78 @@
+"""hack/k8s/run_summary.py, the summary hack/demo.sh prints, against the statuses the operator
+writes now: a real e2e run's (results without efficiency: no think time), a run with faults, and
+runs that failed before and after they measured."""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "hack" / "k8s" / "run_summary.py"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "gitops"
+_spec = importlib.util.spec_from_file_location("run_summary", SCRIPT)
+run_summary = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(run_summary)
+
+
+def fixture(name: str) -> dict:
+    return json.loads((FIXTURES / name).read_text())
+
+
+def test_a_real_succeeded_run_prints_throughput_mix_percentiles_and_verdicts():
+    run = fixture("e2e/succeeded-voltdb-e2e.json")
+    lines, code = run_summary.summary(run)
+    text = "\n".join(lines)
+    assert code == 0 and "efficiency" not in run["status"]["results"]
+    assert lines[0] == "BenchmarkRun voltdb-e2e: Succeeded"
+    assert "tpmC 42132 over 20 s from 2 runner pods; committed 31372, rollbacks 132, errors 0" in text
+    assert "efficiency n/a (no keying/think times" in text
+    new_order = next(line for line in lines if line.strip().startswith("NEW_ORDER"))
+    assert new_order.split()[:3] == ["NEW_ORDER", "14176", "45.0%"]
+    assert new_order.split()[3:] == ["1.21", "2.01", "4.01", "407.55"]  # p50 p90 p99 max
+    assert "durability: 16906 acknowledged NewOrders, 16906 found, 0 lost" in text
+    assert "consistency: all 12 conditions hold" in text and "verdict: Pass" in text
+
+
+def test_faults_are_listed_with_their_recovery_or_why_they_were_skipped():
+    run = fixture("e2e/succeeded-voltdb-e2e.json")
+    run["status"]["faults"] = [
+        {"number": 1, "action": "kill-random-member", "method": "delete-pod", "state": "Recovered",
+         "target": "voltdb-e2e-g1-2", "targetUID": "u1", "injectedTime": "2026-11-23T17:17:35Z",
+         "recoveredTime": "2026-11-23T17:18:05Z", "recoverySeconds": 30.0},
+        {"number": 2, "action": "kill-primary", "method": "kill-process", "state": "Skipped",
+         "message": "no Ready member to kill"}]
+    lines, _ = run_summary.summary(run)
+    assert "fault 1 kill-random-member (delete-pod) voltdb-e2e-g1-2: Recovered, back after 30.0 s" in lines
+    assert "fault 2 kill-primary (kill-process): Skipped: no Ready member to kill" in lines
+
+
+def test_a_run_that_lost_orders_exits_1_naming_the_loss():
+    lines, code = run_summary.summary(fixture("failed-durability.json"))
+    text = "\n".join(lines)
+    assert code == 1 and "Failed (DurabilityLost: 3 of 90 acknowledged NewOrders lost" in lines[0]
+    assert "90 acknowledged NewOrders, 87 found, 3 lost, 1 of unknown outcome: NOT DURABLE" in text
+    assert "  lost: order (w=1, d=3, o_id=3001)" in text
+
+
+def test_a_run_that_failed_before_measuring_exits_1_with_its_reason_only():
+    lines, code = run_summary.summary(fixture("e2e/failed-unreachable.json"))
+    assert code == 1 and len(lines) == 1
+    assert lines[0].startswith("BenchmarkRun unreachable: Failed (LoadFailed: load failed: pod unreachable-g1-loader")
+
+
+def test_a_run_with_efficiency_and_no_status_yet():
+    run = fixture("e2e/succeeded-voltdb-e2e.json")
+    with_think_time = copy.deepcopy(run)
+    with_think_time["status"]["results"]["efficiency"] = 97.3
+    assert "efficiency 97.3%" in run_summary.summary(with_think_time)[0]
+    assert run_summary.summary({"metadata": {"name": "new"}}) == (["BenchmarkRun new: no status yet"], 1)
+
+
+def test_the_script_reads_kubectl_json_on_stdin():
+    out = subprocess.run([sys.executable, str(SCRIPT)], input=(FIXTURES / "e2e/succeeded-voltdb-e2e.json").read_text(),
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("BenchmarkRun voltdb-e2e: Succeeded\ntpmC 42132")
