@@ -61,7 +61,7 @@ def test_operator_chart(tmp_path):
     docs = render("tpcc-operator", "--include-crds")
     assert {d["kind"] for d in docs} == {"CustomResourceDefinition", "ServiceAccount", "Role", "RoleBinding",
                                         "ClusterRole", "ClusterRoleBinding", "Deployment", "Service",
-                                        "ConfigMap", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+                                        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
     dep = by_kind(docs, "Deployment")[0]["spec"]
     assert dep["replicas"] == 1 and dep["strategy"] == {"type": "Recreate"}
     pod = dep["template"]["spec"]
@@ -334,18 +334,16 @@ def test_the_admission_policy_is_generated_from_the_charts_schemas():
 def test_the_admission_policy_holds_the_allow_list_and_binds_the_watched_namespace():
     docs = render("tpcc-operator", "--set", "watchNamespace=bench",
                   "--set-json", 'allowedCharts=["oci://r.example/voltdb", "/charts/mine"]')
-    params = by_kind(docs, "ConfigMap")[0]
-    assert params["metadata"]["name"] == "rel-admission" and params["metadata"]["namespace"] == "ns"
-    assert params["data"]["allowedCharts"] == "oci://r.example/voltdb\n/charts/mine"
     policies = {p["metadata"]["name"]: p for p in by_kind(docs, "ValidatingAdmissionPolicy")}
     assert set(policies) == {"rel-benchmarkruns", "rel-benchmarkschedules"}
+    for policy in policies.values():
+        allowed = {v["name"]: v["expression"] for v in policy["spec"]["variables"]}["allowed"]
+        assert json.loads(allowed) == ["oci://r.example/voltdb", "/charts/mine"]  # a CEL list literal
     for binding in by_kind(docs, "ValidatingAdmissionPolicyBinding"):
         assert binding["spec"]["policyName"] in policies and binding["spec"]["validationActions"] == ["Deny"]
-        assert binding["spec"]["paramRef"] == {"name": "rel-admission", "namespace": "ns",
-                                               "parameterNotFoundAction": "Deny"}
         assert binding["spec"]["matchResources"]["namespaceSelector"] == {
             "matchLabels": {"kubernetes.io/metadata.name": "bench"}}
     wide = by_kind(render("tpcc-operator", "--set", "clusterWide=true"), "ValidatingAdmissionPolicyBinding")
     assert all("namespaceSelector" not in (b["spec"].get("matchResources") or {}) for b in wide)
     off = render("tpcc-operator", "--set", "admissionPolicy.enabled=false")
-    assert not by_kind(off, "ValidatingAdmissionPolicy") and not by_kind(off, "ConfigMap")
+    assert not by_kind(off, "ValidatingAdmissionPolicy") and not by_kind(off, "ValidatingAdmissionPolicyBinding")

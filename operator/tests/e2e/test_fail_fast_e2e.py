@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from test_benchmarkrun_e2e import get_run, kubectl, manifest
+from test_benchmarkrun_e2e import get_run, kubectl, manifest, wait_for
 
 pytestmark = pytest.mark.k8s
 
@@ -111,11 +111,14 @@ def test_a_pod_larger_than_the_node_fails_and_one_that_waits_for_room_says_so(na
         assert br["status"]["reason"] == "Unschedulable"
         assert br["status"]["message"].startswith(f"pod {too_big}-g1-0 requests cpu 64, more than any node can "
                                                   f"allocate (largest: {float(node_cpu):g})"), br["status"]
-        assert "Insufficient cpu" in br["status"]["message"]
-        waiting = get_run(namespace, waits)["status"]
-        assert waiting["phase"] == "Deploying", waiting
-        assert f"pod {waits}-g1-0 not scheduled yet" in waiting["message"], waiting
-        assert "Insufficient cpu" in waiting["message"] and waiting["message"].startswith("since ")
+        assert "; the scheduler: 0/1 nodes are available" in br["status"]["message"]
+
+        def waiting_for_cpu():
+            status = get_run(namespace, waits)["status"]
+            assert status["phase"] == "Deploying", status
+            return "Insufficient cpu" in status["message"] and status  # the scheduler's words, once it retried
+        waiting = wait_for("the waiting run's message to name the cpu", waiting_for_cpu, 60)
+        assert f"pod {waits}-g1-0 not scheduled yet" in waiting["message"] and waiting["message"].startswith("since ")
     finally:
         kubectl("delete", "benchmarkrun", too_big, waits, "-n", namespace, "--ignore-not-found", "--timeout=120s",
                 check=False)
