@@ -482,7 +482,7 @@ def chart_rules() -> str:
     """The same groups for `tpl`: Prometheus templates escaped, thresholds from values."""
     text = _yaml(rule_groups()).replace("{{", '{{ "{{" }}')
     for p in PARAMS.values():
-        text = text.replace(p.token(), "{{ .Values.monitoring.prometheusRule.%s }}" % p.name)
+        text = text.replace(p.token(), f"{{{{ .Values.monitoring.prometheusRule.{p.name} }}}}")
     return text
 
 

@@ -135,14 +135,16 @@ def policy(kind: str) -> str:
         "  failurePolicy: Fail",
         "  matchConstraints:",
         "    resourceRules:",
-        f"    - {{apiGroups: [bench.tpcc.dev], apiVersions: [\"*\"], operations: [CREATE, UPDATE], resources: [{kind}]}}",
+        (f"    - {{apiGroups: [bench.tpcc.dev], apiVersions: [\"*\"], operations: [CREATE, UPDATE], "
+         f"resources: [{kind}]}}"),
         "  # only what changes the spec: kopf's finalizer and annotation updates of a run created before",
         "  # the policy (or under an older schema) must still pass, or the run could never be deleted",
         "  matchConditions:",
         "  - {name: spec-changed, expression: \"request.operation == 'CREATE' || object.spec != oldObject.spec\"}",
         "  variables:",
         f"  - {{name: db, expression: {yaml_str(f'{root}.database')}}}",
-        "  - {name: chart, expression: \"has(variables.db.deploy) && has(variables.db.deploy.chart) ? variables.db.deploy.chart : ''\"}",
+        ("  - {name: chart, expression: "
+         "\"has(variables.db.deploy) && has(variables.db.deploy.chart) ? variables.db.deploy.chart : ''\"}"),
         "  - {name: shipped, expression: \"variables.chart == '' || variables.chart == variables.db.type\"}",
         "  # allowedCharts compiled in as a CEL list (a ConfigMap as paramKind is refused at random on",
         "  # some API servers: kubernetes/kubernetes#130887, #133827)",
@@ -152,7 +154,8 @@ def policy(kind: str) -> str:
         "  validations:",
         "  - expression: \"variables.shipped || variables.chart in variables.allowed\"",
         "    messageExpression: " + yaml_str(
-            f'"{path}.database.deploy.chart " + variables.chart + " is not allowed: leave it empty for the operator\'s "'
+            f'"{path}.database.deploy.chart " + variables.chart'
+            ' + " is not allowed: leave it empty for the operator\'s "'
             ' + variables.db.type + " chart, or use one of the operator\'s allowedCharts ("'
             ' + (variables.allowed.filter(c, c != "").size() > 0 ? variables.allowed.filter(c, c != "").join(", ")'
             ' : "none") + ")"'),

@@ -28,6 +28,8 @@ setup() {
 }
 
 unit() {
+  log "lint (ruff check, ruff.toml)"
+  "$VENV/bin/ruff" check "$ROOT"
   log "unit tests"
   "${PYTEST[@]}" -m "not db and not k8s" "$ROOT/runner-image/tests" "$ROOT/operator/tests"
 }

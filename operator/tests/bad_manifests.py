@@ -136,7 +136,8 @@ BAD = [
     Bad("duration-over-a-week", {"database": VOLTDB, "workload": {"durationSeconds": 10000000}},
         "spec.workload.durationSeconds", "less than or equal to 604800"),
     # sweeps
-    Bad("sweep-empty", {"database": VOLTDB, "sweep": {"repetitions": 2}}, "sweep", "a list of warehouses or of clients"),
+    Bad("sweep-empty", {"database": VOLTDB, "sweep": {"repetitions": 2}},
+        "sweep", "a list of warehouses or of clients"),
     Bad("sweep-warehouses-twice", {"database": VOLTDB, "sweep": {"warehouses": [1, 2, 1]}},
         "sweep.warehouses", "distinct values"),
     Bad("sweep-clients-not-per-pod", {"database": VOLTDB, "runners": {"parallelism": 2}, "sweep": {"clients": [2, 3]}},

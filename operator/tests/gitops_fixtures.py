@@ -17,7 +17,7 @@ from pathlib import Path
 
 from crd_schema import defaulted_spec
 from runner_docs import durability_report, pod_results
-from test_phases import CHECK_OK, IPS, RUN, Driver
+from test_phases import CHECK_OK, IPS, Driver
 from tpcc_operator.phases import JobState, World
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "gitops"
@@ -132,7 +132,8 @@ def build() -> dict[str, dict]:
     d.tick(World())
     violated = copy.deepcopy(CHECK_OK)
     violated["passed"] = False
-    violated["conditions"][1].update(passed=False, violations=1, example="w=1 d=3: D_NEXT_O_ID-1 3001 != max(O_ID) 3002")
+    violated["conditions"][1].update(passed=False, violations=1,
+                                     example="w=1 d=3: D_NEXT_O_ID-1 3001 != max(O_ID) 3002")
     d.tick(World(checker=JobState(exists=True, failed=True), check_report=violated))
     out["failed-consistency"] = as_object(d)
     assert set(out) == set(EXPECTED), set(out) ^ set(EXPECTED)

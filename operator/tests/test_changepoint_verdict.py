@@ -10,12 +10,10 @@ import random
 import subprocess
 import sys
 
-import pytest
-
 import crd_schema
+import pytest
 from test_crd import _undeclared
-from tpcc_operator.regression import (ChangePointPolicy, FixedBaseline, Policy, Summary, changepoint_history,
-                                      judge)
+from tpcc_operator.regression import ChangePointPolicy, FixedBaseline, Policy, Summary, changepoint_history, judge
 from tpcc_runner.changepoints import analyze, parse_history
 
 HASH = "h"

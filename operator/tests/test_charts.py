@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -10,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from crd_schema import CRD_PATH, ROOT
 from tpcc_operator import chart_policy, plan
 
@@ -174,7 +174,8 @@ def test_operator_rbac_is_a_role_in_the_watched_namespace_unless_cluster_wide():
     docs = render("tpcc-operator", "--set", "watchNamespace=bench")
     # the one cluster-scoped grant of namespaced mode: reads of nodes and StorageClasses
     [reads] = by_kind(docs, "ClusterRole")
-    assert granted(reads["rules"]) == {("", "nodes"): {"get", "list"}, ("storage.k8s.io", "storageclasses"): {"get", "list"}}
+    assert granted(reads["rules"]) == {("", "nodes"): {"get", "list"},
+                                       ("storage.k8s.io", "storageclasses"): {"get", "list"}}
     assert [b["roleRef"]["name"] for b in by_kind(docs, "ClusterRoleBinding")] == [reads["metadata"]["name"]]
     off = render("tpcc-operator", "--set", "watchNamespace=bench", "--set", "schedulingReads=false")
     assert not by_kind(off, "ClusterRole") and not by_kind(off, "ClusterRoleBinding")
@@ -259,7 +260,8 @@ def test_mongodb_sharded_topology_renders_config_servers_shards_and_routers():
     assert len(set(selectors)) == len(selectors)
     args = {n: {c["name"]: c for c in s["spec"]["template"]["spec"]["containers"]} for n, s in sets.items()}
     assert "--configsvr" in args["rel-cfg"]["mongod"]["args"] and "--replSet=cfg" in args["rel-cfg"]["mongod"]["args"]
-    assert "--shardsvr" in args["rel-shard1"]["mongod"]["args"] and "--replSet=shard1" in args["rel-shard1"]["mongod"]["args"]
+    assert ("--shardsvr" in args["rel-shard1"]["mongod"]["args"]
+            and "--replSet=shard1" in args["rel-shard1"]["mongod"]["args"])
     mongos = args["rel-mongos"]["mongos"]["args"]
     assert mongos[0] == "mongos" and "--keyFile=/keyfile/keyfile" in mongos
     assert ("--configdb=cfg/rel-cfg-0.rel-hl.ns.svc.cluster.local:27017,rel-cfg-1.rel-hl.ns.svc.cluster.local:27017,"
@@ -347,3 +349,31 @@ def test_the_admission_policy_holds_the_allow_list_and_binds_the_watched_namespa
     assert all("namespaceSelector" not in (b["spec"].get("matchResources") or {}) for b in wide)
     off = render("tpcc-operator", "--set", "admissionPolicy.enabled=false")
     assert not by_kind(off, "ValidatingAdmissionPolicy") and not by_kind(off, "ValidatingAdmissionPolicyBinding")
+
+
+@pytest.mark.parametrize("keyword", [{"anyOf": [{"type": "string"}]}, {"minLength": 1}, {"const": 3}])
+def test_a_schema_keyword_the_operator_does_not_check_is_refused_not_skipped(keyword):
+    with pytest.raises(ValueError, match="which the operator does not check"):
+        chart_policy.schema_violations({"type": "object", "properties": {"x": keyword}}, {"x": "a"}, "values")
+
+
+@pytest.mark.parametrize("chart", chart_policy.SHIPPED_CHARTS)
+def test_the_shipped_charts_use_only_keywords_the_operator_checks(chart):
+    schema = json.loads((CHARTS / chart / "values.schema.json").read_text())
+    assert chart_policy.schema_violations(schema, {}, "values") == []
+
+
+def test_the_readmes_helm_install_with_docker_built_images_deploys_those_images():
+    """README.md: images built with plain Docker and the chart pointed at them (the tags match)."""
+    text = " ".join((ROOT / "README.md").read_text().split())
+    install = re.search(r"`helm install tpcc charts/tpcc-operator ((?:--set \S+ ?)+)`", text)
+    assert install, "the README's helm install line is gone"
+    built = re.findall(r"`docker build -f (\S+) -t (\S+) \.`", text)
+    assert {f for f, _ in built} == {"runner-image/Dockerfile", "operator/Dockerfile"}
+    sets = [a for s in install.group(1).split("--set") if (a := s.strip())]
+    docs = render("tpcc-operator", *[x for s in sets for x in ("--set", s)])
+    container = by_kind(docs, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    tags = {f: ref if ":" in ref.rsplit("/", 1)[-1] else f"{ref}:latest" for f, ref in built}  # docker's default tag
+    assert container["image"] == tags["operator/Dockerfile"]
+    assert env["TPCC_RUNNER_IMAGE"] == tags["runner-image/Dockerfile"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-
 from crd_schema import crd_schema, defaulted_spec, load_crd
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,7 +96,6 @@ def test_validation_rules_and_enums():
 # ---- validation at apply, offline (e2e/test_validation_e2e.py asks the real API server) --------
 
 import pytest  # noqa: E402
-
 from bad_manifests import BAD  # noqa: E402
 from crd_schema import validate  # noqa: E402
 from doc_examples import doc_manifests  # noqa: E402
@@ -164,7 +162,8 @@ def test_the_status_schema_keeps_every_field_the_operator_writes():
     assert all(isinstance(e, str) for e in durability["lostExamples"])
     condition = consistency_status({"passed": True, "conditions": [
         {"number": 11, "passed": True, "checked": 2, "violations": 0, "example": "x", "note": "from deliveries"}]})
-    assert set(condition["conditions"][0]) <= set(status["consistency"]["properties"]["conditions"]["items"]["properties"])
+    assert set(condition["conditions"][0]) <= set(
+        status["consistency"]["properties"]["conditions"]["items"]["properties"])
 
 
 def _undeclared(value, schema: dict, path: str):

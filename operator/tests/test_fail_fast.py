@@ -8,7 +8,6 @@ import os
 import stat
 
 import pytest
-
 from test_phases import RUN, Driver
 from tpcc_operator import failures, kube, phases, plan
 from tpcc_operator.failures import PodState

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-
 from runner_docs import durability_report, pod_results
 from tpcc_operator import faults, phases, plan
 from tpcc_operator.faults import DatabasePod, Injection

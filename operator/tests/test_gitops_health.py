@@ -12,11 +12,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-import yaml
-
 import gitops_fixtures
 import kstatus_rules
+import pytest
+import yaml
 from gitops_fixtures import E2E_EXPECTED, E2E_FIXTURES, EXPECTED, FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -191,3 +190,12 @@ def test_argocd_snippets_hold_the_lua_files_unchanged():
     patch = yaml.safe_load((ARGOCD / "argocd-cm-patch.yaml").read_text())["data"]
     want = {HEALTH_KEY.format(kind=kind): text for kind, text in scripts.items()}
     assert values == want and patch == want
+
+
+@pytest.mark.parametrize("lua", ["lua5.1", "lua5.4"])
+def test_a_working_run_shows_argo_cd_what_it_waits_for(lua, tmp_path):
+    loading = json.loads((FIXTURES / "loading.json").read_text())
+    status, message = argo_health(lua, "BenchmarkRun", loading, tmp_path)
+    assert status == "Progressing"
+    assert message == f"Loading: {loading['status']['message']}"
+    assert message.startswith("Loading: since ") and "waiting for load job bench-g2-loader" in message

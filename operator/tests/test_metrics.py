@@ -1,6 +1,5 @@
 """Operator metrics follow the run's status: phase series move, results appear, deletion clears."""
 from prometheus_client import generate_latest
-
 from tpcc_operator.metrics import OperatorMetrics
 
 SPEC = {"database": {"type": "voltdb"}, "baselineTpmC": 1000.0}

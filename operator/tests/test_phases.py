@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-
 from runner_docs import durability_report, pod_results
 from tpcc_operator import phases, plan
 from tpcc_operator.phases import Action, JobState, World, can_move, next_step

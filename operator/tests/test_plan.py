@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from tpcc_operator import plan
 
 RUN = plan.Run(name="bench", namespace="perf", uid="uid-1", generation=3)

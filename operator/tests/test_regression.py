@@ -6,10 +6,9 @@ from __future__ import annotations
 import copy
 import datetime as dt
 
+import crd_schema
 import pytest
 import yaml
-
-import crd_schema
 from runner_docs import durability_report, pod_results
 from test_phases import CHECK_OK, T0, Driver
 from test_spec_edits_and_kstatus import kstatus
@@ -267,8 +266,9 @@ def test_the_record_and_its_configmap():
     status = {"phase": "Succeeded", "results": run_status(docs), "verdict": "Pass", "completionTime": "t",
               "regression": regression.Verdict("Pass", "ok").to_status("abc", "Fail"),
               "durability": durability_status(durability_report(9)), "consistency": consistency_status(CHECK_OK)}
-    git = history.GitSource.from_metadata({"annotations": {"argocd.argoproj.io/tracking-id": "app:bench.tpcc.dev/BenchmarkRun:perf/bench",
-                                                           history.ANNOTATION_REVISION: "a1b2c3"}})
+    git = history.GitSource.from_metadata({"annotations": {
+        "argocd.argoproj.io/tracking-id": "app:bench.tpcc.dev/BenchmarkRun:perf/bench",
+        history.ANNOTATION_REVISION: "a1b2c3"}})
     from tpcc_runner.results import merge_results
     rec = history.record(run, spec, status, merge_results(docs), git, ["local/voltdb:10.1.1"])
     obj = history.result_object(rec, "local/tpcc-runner:dev")

@@ -7,9 +7,7 @@ import datetime as dt
 from zoneinfo import ZoneInfo
 
 import pytest
-
-from tpcc_operator.schedule import (Cron, InvalidSchedule, OwnedRun, decide, run_name, run_object,
-                                    template_refused)
+from tpcc_operator.schedule import Cron, InvalidSchedule, OwnedRun, decide, run_name, run_object, template_refused
 
 UTC = dt.timezone.utc
 NEW_YORK = ZoneInfo("America/New_York")
@@ -31,7 +29,8 @@ def times(cron: str, after: str, until: str, tz=UTC) -> list[str]:
      ["2026-03-02T10:20", "2026-03-02T10:40", "2026-03-02T11:00"]),  # (after, until]
     ("0 3 * * *", "2026-03-01T00:00", "2026-03-03T12:00", ["2026-03-01T03:00", "2026-03-02T03:00", "2026-03-03T03:00"]),
     ("@hourly", "2026-03-02T10:30", "2026-03-02T12:30", ["2026-03-02T11:00", "2026-03-02T12:00"]),
-    ("0 0 * * MON-FRI", "2026-03-06T00:00", "2026-03-10T00:00", ["2026-03-09T00:00", "2026-03-10T00:00"]),  # skips Sat, Sun
+    ("0 0 * * MON-FRI", "2026-03-06T00:00", "2026-03-10T00:00",
+     ["2026-03-09T00:00", "2026-03-10T00:00"]),  # skips Sat, Sun
     ("30 1 1,15 * *", "2026-03-01T00:00", "2026-04-01T02:00",
      ["2026-03-01T01:30", "2026-03-15T01:30", "2026-04-01T01:30"]),
     ("5/20 9 * jan,Mar *", "2026-03-02T00:00", "2026-03-02T23:59", ["2026-03-02T09:05", "2026-03-02T09:25",
@@ -48,7 +47,8 @@ def test_start_times(cron, after, until, want):
 @pytest.mark.parametrize("cron, says", [
     ("* * * *", "has 4 fields"), ("60 * * * *", "minute"), ("* 24 * * *", "hour"), ("* * 0 * *", "day of month"),
     ("* * * 13 *", "month"), ("* * * * 8", "day of week"), ("*/0 * * * *", "step"), ("5-1 * * * *", "reversed"),
-    ("@every 5m", "unknown macro"), ("0 0 30 2 *", "no day that exists"), ("x * * * *", "not a number"), ("", "0 fields"),
+    ("@every 5m", "unknown macro"), ("0 0 30 2 *", "no day that exists"), ("x * * * *", "not a number"),
+    ("", "0 fields"),
 ])
 def test_invalid_cron_says_why(cron, says):
     with pytest.raises(InvalidSchedule, match=says):

@@ -9,7 +9,6 @@ import re
 
 import pytest
 import yaml
-
 from crd_schema import ROOT, apply_defaults, crd_schema, violations
 from doc_examples import YAML_BLOCK
 from test_crd import SCHEMA_KEYS, walk

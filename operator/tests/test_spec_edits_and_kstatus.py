@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-
 from test_phases import Driver
 from tpcc_operator import phases, plan
 from tpcc_operator.phases import Action, JobState, World, active_run, next_step

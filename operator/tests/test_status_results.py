@@ -4,7 +4,6 @@ status.durability."""
 from __future__ import annotations
 
 import pytest
-
 from runner_docs import WARMUP, durability_report, pod_results
 from tpcc_operator.results import consistency_status, durability_status, late_runners_message, run_status
 

@@ -3,7 +3,6 @@ each cell a full run with its own objects, checks and BenchmarkResult; the sweep
 from __future__ import annotations
 
 import pytest
-
 from runner_docs import durability_report, pod_results
 from test_phases import CHECK_OK, IPS, RUN, Driver
 from tpcc_operator import history, phases, plan, regression, sweep
@@ -131,7 +130,8 @@ def test_check_jobs_name_the_earlier_cells_of_their_load(sweep_spec):
 
 def test_a_failed_cell_ends_the_sweep_failed_and_records_it(sweep_spec):
     d = Driver(sweep_spec)
-    for world in (None, None, None, World(database_ready=1), World(), World(load=JobState(exists=True, succeeded=True))):
+    for world in (None, None, None, World(database_ready=1), World(),
+                  World(load=JobState(exists=True, succeeded=True))):
         d.tick(world)
     violated = {"passed": False, "conditions": [{"number": 11, "passed": False, "checked": 20, "violations": 1}]}
     _measure_cell(d, 100, check=violated)
@@ -198,7 +198,8 @@ def test_change_points_are_analysed_in_a_job_before_the_verdict_and_the_cleanup(
     # the Job still running: nothing judged, nothing cleaned up
     assert d.tick(World(history=_history(change_point_run, 3), analyzer=JobState(exists=True))).actions == []
     analysis = {"points": 4, "metrics": {}}
-    step = d.tick(World(history=_history(change_point_run, 3), analyzer=JobState(exists=True, succeeded=True), change_points=analysis))
+    step = d.tick(World(history=_history(change_point_run, 3), analyzer=JobState(exists=True, succeeded=True),
+                        change_points=analysis))
     assert Action.WRITE_RESULT in step.actions and Action.CLEAN_UP in step.actions
     assert "changePoints" in d.status["regression"] and d.status["verdict"] in ("Pass", "Inconclusive")
 

@@ -60,8 +60,19 @@ def _is(value: Any, type_: str) -> bool:
     return isinstance(value, _TYPES[type_])
 
 
+# The JSON Schema keywords judged here (the ones the database charts' values.schema.json use, as
+# hack/gen-admission.py compiles them to CEL); a schema with any other is refused, never half-checked.
+KEYWORDS = frozenset({"type", "enum", "pattern", "minimum", "maximum", "maxLength", "maxItems", "required",
+                      "properties", "additionalProperties", "propertyNames", "items", "description", "$schema",
+                      "title"})
+
+
 def schema_violations(schema: dict, value: Any, path: str) -> list[str]:
     """The JSON Schema keywords the charts' values.schema.json use; one message per problem."""
+    unknown = set(schema) - KEYWORDS
+    if unknown:
+        raise ValueError(f"{path}: the chart's values.schema.json uses {sorted(unknown)}, which the operator "
+                         "does not check")
     types = schema.get("type")
     if types is not None:
         types = [types] if isinstance(types, str) else types

@@ -21,8 +21,7 @@ from kubernetes.client.rest import ApiException
 
 from . import failures, faults, history, kube, plan, schedule
 from .metrics import OperatorMetrics
-from .phases import (CLEANUP_ACTIONS, Action, Step, World, action_failed, active_run, next_step,
-                     patched)
+from .phases import CLEANUP_ACTIONS, Action, Step, World, action_failed, active_run, next_step, patched
 from .timestamps import parse_time, rfc3339
 
 TICK_SECONDS = float(os.environ.get("TPCC_TICK_SECONDS", "3"))
@@ -56,7 +55,8 @@ def configure(settings: kopf.OperatorSettings, **_):
     settings.background.cancellation_polling = 2
     # kopf logs every successful timer call: one line per run per tick says nothing
     logging.getLogger("kopf.objects").addFilter(
-        lambda record: not record.getMessage().startswith(("Timer 'drive' succeeded", "Timer 'keep_schedule' succeeded")))
+        lambda record: not record.getMessage().startswith(
+            ("Timer 'drive' succeeded", "Timer 'keep_schedule' succeeded")))
     settings.posting.level = logging.INFO
     # Sync handlers run in this many threads (default: cores + 4, each thread its own malloc
     # arena): a tick is short, a Helm install holds one thread for at most HELM_TIMEOUT_SECONDS.

@@ -40,7 +40,7 @@ class GitSource:
     revision: str    # bench.tpcc.dev/git-revision, "" when not given
 
     @classmethod
-    def from_metadata(cls, metadata: dict) -> "GitSource | None":
+    def from_metadata(cls, metadata: dict) -> GitSource | None:
         labels, annotations = metadata.get("labels") or {}, metadata.get("annotations") or {}
         revision = annotations.get(ANNOTATION_REVISION, "")
         if "argocd.argoproj.io/tracking-id" in annotations:

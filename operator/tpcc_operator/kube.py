@@ -9,7 +9,8 @@ import os
 import re
 import subprocess
 import tempfile
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import kubernetes
 from kubernetes.client.rest import ApiException

@@ -20,11 +20,16 @@ from typing import Any
 
 from tpcc_runner.results import merge_results
 
-from . import failures
+from . import failures, history, plan, regression, sweep, waiting
 from . import faults as fault_injection
-from . import history, plan, regression, sweep, waiting
-from .results import (consistency_status, durability_status, error_budget_message, late_runners_message, run_deliveries,
-                      run_status)
+from .results import (
+    consistency_status,
+    durability_status,
+    error_budget_message,
+    late_runners_message,
+    run_deliveries,
+    run_status,
+)
 from .timestamps import parse_time, rfc3339
 
 PENDING, DEPLOYING, LOADING, RUNNING, VERIFYING = "Pending", "Deploying", "Loading", "Running", "Verifying"
@@ -273,7 +278,7 @@ def new_run(spec: dict, status: dict, generation: int, now: dt.datetime) -> Step
     return step
 
 
-def _inject_faults(b: "_Builder", run: plan.Run, spec: dict, world: World) -> None:
+def _inject_faults(b: _Builder, run: plan.Run, spec: dict, world: World) -> None:
     """One move of fault injection (see faults.py), while the runners measure and, for
     recovery only, before the consistency check."""
     start_at = b.status.get("startAt") or b.step.status.get("startAt")
@@ -605,7 +610,8 @@ def _judge_and_record(b: _Builder, run: plan.Run, spec: dict, world: World) -> N
 
 
 def _change_point_analysis(b: _Builder, run: plan.Run, world: World, this: regression.Summary,
-                           earlier: list[regression.Summary], policy: regression.Policy | None) -> tuple[bool, dict | None]:
+                           earlier: list[regression.Summary],
+                           policy: regression.Policy | None) -> tuple[bool, dict | None]:
     """With spec.regression.changePoints, before a measured run (or cell) is judged: one
     analyzer Job over its comparable history. (done, changepoints.json or None): None when
     there is nothing to analyse (regression.analysis_input) or the Job failed, which the
@@ -736,7 +742,7 @@ def _sweep_verdict(b: _Builder, policy: regression.Policy | None) -> None:
         b.condition("Regressed", outcome == regression.REGRESSED, outcome, text)
 
 
-def _verify_durability(b: "_Builder", run: plan.Run, spec: dict, world: World) -> Step | None:
+def _verify_durability(b: _Builder, run: plan.Run, spec: dict, world: World) -> Step | None:
     """The durability step of Verifying: once the faults are over and the database is whole
     again, one verifier Job reads the ledgers of all runner pods and judges them together;
     then the runner pods are released. Returns the Step if the run fails."""

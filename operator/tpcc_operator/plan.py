@@ -76,7 +76,7 @@ class PodResources:
     limits: dict[str, str] = field(default_factory=lambda: {"cpu": "2", "memory": "2Gi"})
 
     @classmethod
-    def parse(cls, text: str) -> "PodResources":
+    def parse(cls, text: str) -> PodResources:
         """From JSON {"requests": {...}, "limits": {...}} (the chart's podResources)."""
         doc = json.loads(text)
         return cls(requests=dict(doc.get("requests") or {}), limits=dict(doc.get("limits") or {}))

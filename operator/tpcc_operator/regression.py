@@ -58,7 +58,7 @@ class ChangePointPolicy:
     recent_results: int = 5     # a change point judges while its new level holds at most this many results
 
     @classmethod
-    def from_spec(cls, change_points: dict | None) -> "ChangePointPolicy | None":
+    def from_spec(cls, change_points: dict | None) -> ChangePointPolicy | None:
         if change_points is None or not change_points.get("enabled", True):
             return None
         defaults = cls()
@@ -80,7 +80,7 @@ class Policy:
     change_points: ChangePointPolicy | None = None
 
     @classmethod
-    def from_spec(cls, regression: dict | None) -> "Policy | None":
+    def from_spec(cls, regression: dict | None) -> Policy | None:
         """None without spec.regression (nothing is compared)."""
         if regression is None:
             return None
@@ -117,7 +117,7 @@ class Summary:
     completed: str = ""             # RFC 3339; orders the history
 
     @classmethod
-    def of_status(cls, name: str, comparison_hash_: str, status: dict) -> "Summary":
+    def of_status(cls, name: str, comparison_hash_: str, status: dict) -> Summary:
         """This run's figures from its BenchmarkRun status."""
         results = status.get("results") or {}
         durability = status.get("durability") or {}

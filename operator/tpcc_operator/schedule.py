@@ -8,8 +8,8 @@ skipped by a DST jump do not run; wall times repeated when clocks go back run on
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from . import plan
@@ -85,7 +85,7 @@ class Cron:
     any_weekday: bool
 
     @classmethod
-    def parse(cls, text: str) -> "Cron":
+    def parse(cls, text: str) -> Cron:
         expanded = MACROS.get(text.strip().lower(), text) if text.strip().startswith("@") else text
         if expanded.startswith("@"):
             raise InvalidSchedule(f"unknown macro {text!r} (one of {', '.join(sorted(MACROS))})")
@@ -152,7 +152,7 @@ class ScheduleSpec:
     failed_limit: int
 
     @classmethod
-    def parse(cls, spec: dict) -> "ScheduleSpec":
+    def parse(cls, spec: dict) -> ScheduleSpec:
         """The schema already checked types and bounds; the cron text and the zone name are ours."""
         zone = spec.get("timeZone") or "UTC"
         try:
@@ -178,7 +178,7 @@ class OwnedRun:
         return self.phase in TERMINAL
 
     @classmethod
-    def from_object(cls, obj: dict) -> "OwnedRun":
+    def from_object(cls, obj: dict) -> OwnedRun:
         meta, status = obj["metadata"], obj.get("status") or {}
         done = status.get("completionTime")
         return cls(meta["name"], parse_time(meta["creationTimestamp"]), status.get("phase"),

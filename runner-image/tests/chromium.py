@@ -7,8 +7,8 @@ import base64
 import json
 import os
 import re
-import signal
 import shutil
+import signal
 import subprocess
 import tempfile
 import time

@@ -10,13 +10,12 @@ import json
 import random
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
-from packaging.requirements import Requirement
-
+import tomllib
 from cli_helpers import TPCC, tpcc
+from packaging.requirements import Requirement
 from tpcc_runner.changepoints import HistoryPoint, analyze, parse_history
 
 NIGHT = dt.datetime(2026, 1, 1, 2, 0, tzinfo=dt.timezone.utc)

@@ -2,7 +2,6 @@
 import socket
 
 import pytest
-
 from cli_helpers import tpcc
 
 

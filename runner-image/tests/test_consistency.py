@@ -6,10 +6,19 @@ import json
 from decimal import Decimal
 
 import pytest
-
 from cli_helpers import tpcc
-from tpcc_runner.consistency import (CustomerRow, DistrictRow, OrderRow, RunDeliveries, WarehouseData,
-                                     cents_of, dollars, evaluate, read_deliveries, report)
+from tpcc_runner.consistency import (
+    CustomerRow,
+    DistrictRow,
+    OrderRow,
+    RunDeliveries,
+    WarehouseData,
+    cents_of,
+    dollars,
+    evaluate,
+    read_deliveries,
+    report,
+)
 
 DISTRICTS, ORDERS, NEW_ORDERS = 2, 4, 2
 INITIALLY_DELIVERED = ORDERS - NEW_ORDERS

@@ -4,10 +4,19 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-
-from tpcc_runner.durability import (LedgerRecord, OrderIdentity, StoredOrder, acknowledged_keys,
-                                    epoch_ms, from_epoch_ms, identity_of_new_order, judge,
-                                    lines_digest, parse_record, unknown_lookups)
+from tpcc_runner.durability import (
+    LedgerRecord,
+    OrderIdentity,
+    StoredOrder,
+    acknowledged_keys,
+    epoch_ms,
+    from_epoch_ms,
+    identity_of_new_order,
+    judge,
+    lines_digest,
+    parse_record,
+    unknown_lookups,
+)
 
 T0 = dt.datetime(2026, 11, 23, 12, 0, 0, 123000)
 

@@ -7,19 +7,18 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pymongo
 import pytest
-from voltdbclient import FastSerializer, VoltProcedure
-
 from cli_helpers import tpcc
+from secantus_server import secantus  # noqa: F401  (fixture)
 from tpcc_runner.drivers import make_driver
 from tpcc_runner.drivers.base import ConnectionOptions, Driver
 from tpcc_runner.durability import LedgerRecord, identity_of_new_order
-from secantus_server import secantus  # noqa: F401  (fixture)
 from voltdb_server import voltdb  # noqa: F401  (fixture)
+from voltdbclient import FastSerializer, VoltProcedure
 
 pytestmark = pytest.mark.db
 ITEMS, CUSTOMERS = 200, 30

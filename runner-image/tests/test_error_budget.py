@@ -5,11 +5,10 @@ the budget (workload.maxErrorPercent) must fail the run and name Payment alone."
 from __future__ import annotations
 
 import pytest
-from voltdbclient import FastSerializer, VoltProcedure
-
 from cli_helpers import tpcc
 from tpcc_operator.results import error_budget_message, run_status
 from voltdb_server import voltdb  # noqa: F401  (fixture)
+from voltdbclient import FastSerializer, VoltProcedure
 
 pytestmark = pytest.mark.db
 

@@ -9,7 +9,6 @@ import subprocess
 import time
 
 import pytest
-
 from cli_helpers import TPCC, tpcc
 from voltdb_server import voltdb_cluster  # noqa: F401  (fixture)
 

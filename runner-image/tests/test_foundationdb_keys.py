@@ -12,11 +12,17 @@ import random
 import time
 
 import pytest
-
 from tpcc_runner.drivers.base import ConnectionOptions, DriverError, Unreachable
-from tpcc_runner.drivers.foundationdb import (LIBFDB_C_MISSING, FoundationDBDriver, Keyspace,
-                                              cluster_file_contents, counter_bytes,
-                                              counter_cents, load_batches, unit_clear_ranges)
+from tpcc_runner.drivers.foundationdb import (
+    LIBFDB_C_MISSING,
+    FoundationDBDriver,
+    Keyspace,
+    cluster_file_contents,
+    counter_bytes,
+    counter_cents,
+    load_batches,
+    unit_clear_ranges,
+)
 from tpcc_runner.schema import TABLES
 
 HAS_BINDING = importlib.util.find_spec("fdb") is not None

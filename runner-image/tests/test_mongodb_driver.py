@@ -9,14 +9,21 @@ import time
 import pymongo
 import pytest
 from bson.int64 import Int64
-
 from secantus_server import own_secantus, secantus  # noqa: F401  (pytest fixtures)
 from tpcc_runner.consistency import RunDeliveries
-from tpcc_runner.drivers.base import (ConnectionLost, ConnectionOptions, LoadMeta, NotLoaded,
-                                      RetryableError, UnknownOutcome, Unreachable, UserAbort)
-from tpcc_runner.drivers.mongodb import INDEXES, OPTION_DEFAULTS, SHARD_KEYS, MongoDBDriver, topology_of
-from tpcc_runner.loader import require_loaded
+from tpcc_runner.drivers.base import (
+    ConnectionLost,
+    ConnectionOptions,
+    LoadMeta,
+    NotLoaded,
+    RetryableError,
+    UnknownOutcome,
+    Unreachable,
+    UserAbort,
+)
+from tpcc_runner.drivers.mongodb import INDEXES, OPTIONS, SHARD_KEYS, MongoDBDriver, topology_of
 from tpcc_runner.durability import StoredOrder, epoch_ms
+from tpcc_runner.loader import require_loaded
 from tpcc_runner.schema import TABLES
 
 WAREHOUSES, DISTRICTS, CUSTOMERS, ORDERS, NEW_ORDERS, ITEMS = 2, 2, 6, 6, 3, 20
@@ -164,8 +171,8 @@ def counts(mongo, drv) -> dict[str, int]:
 
 def snapshot(mongo, drv) -> dict[str, list]:
     db = db_of(mongo, drv)
-    return {t: sorted((repr(sorted((k, v) for k, v in doc.items() if k != "_id"))
-                       for doc in db[t].find()))
+    return {t: sorted(repr(sorted((k, v) for k, v in doc.items() if k != "_id"))
+                       for doc in db[t].find())
             for t in db.list_collection_names()}
 
 
@@ -469,7 +476,7 @@ def test_every_option_the_studies_compared_appears_in_describe(secantus):
     d = make_driver(secantus, **studied)
     try:
         described = d.describe()
-        assert [k for k in OPTION_DEFAULTS if DESCRIBED_AS.get(k, k) not in described] == []
+        assert [o.name for o in OPTIONS if DESCRIBED_AS.get(o.name, o.name) not in described] == []
         assert {k: described[DESCRIBED_AS.get(k, k)] for k in studied} == {
             "schema": "denormalized", "find_and_modify": False, "batch_writes": False,
             "read_concern": "snapshot", "write_concern": 1, "read_preference": "secondaryPreferred",

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from cli_helpers import TPCC
 from secantus_server import free_port
 from voltdb_server import voltdb  # noqa: F401  (fixture)

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from voltdb_server import ROOT, VoltDBServer, _start
 
 pytestmark = pytest.mark.db

@@ -10,9 +10,8 @@ import re
 import shutil
 from pathlib import Path
 
-import pytest
-
 import chromium
+import pytest
 from tpcc_runner.cli import main
 from tpcc_runner.report import distinct, read_runs, render
 from tpcc_runner.results import PodWindow, TypeStats, build_results, record_latency

@@ -8,17 +8,16 @@ import socket
 import subprocess
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pymongo
 import pytest
-from voltdbclient import FastSerializer, VoltProcedure
-
 from cli_helpers import TPCC, tpcc
-from tpcc_runner.schema import TABLES
 from secantus_server import secantus  # noqa: F401  (fixture)
+from tpcc_runner.schema import TABLES
 from voltdb_server import voltdb  # noqa: F401  (fixture)
+from voltdbclient import FastSerializer, VoltProcedure
 
 pytestmark = pytest.mark.db
 

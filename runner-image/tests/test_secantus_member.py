@@ -12,7 +12,6 @@ import time
 import pymongo
 import pytest
 from pymongo.write_concern import WriteConcern
-
 from secantus_server import free_port
 
 pytestmark = pytest.mark.db

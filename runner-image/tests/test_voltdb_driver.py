@@ -9,14 +9,19 @@ import time
 from decimal import Decimal
 
 import pytest
-
 from tpcc_runner.consistency import RunDeliveries
-from tpcc_runner.drivers.base import (ConnectionLost, ConnectionOptions, LoadMeta, NotLoaded,
-                                      UnknownOutcome, Unreachable, UserAbort)
+from tpcc_runner.drivers.base import (
+    ConnectionLost,
+    ConnectionOptions,
+    LoadMeta,
+    NotLoaded,
+    UnknownOutcome,
+    Unreachable,
+    UserAbort,
+)
 from tpcc_runner.drivers.voltdb import VoltDBDriver, ddl_columns
 from tpcc_runner.durability import StoredOrder, epoch_ms
 from tpcc_runner.schema import TABLES
-
 from voltdb_server import voltdb, voltdb_cluster  # noqa: F401  (fixtures)
 
 WAREHOUSES, DISTRICTS, CUSTOMERS, ORDERS, NEW_ORDERS, ITEMS = 2, 2, 5, 5, 2, 20
@@ -499,7 +504,7 @@ def test_connect_to_a_closed_port_is_unreachable_within_the_timeout():
 def test_bad_options_are_clear_errors():
     with pytest.raises(ValueError, match="bad VoltDB endpoint"):
         VoltDBDriver(ConnectionOptions(endpoints=["host:notaport"]))
-    with pytest.raises(ValueError, match="bad driver option call_timeout='soon'"):
+    with pytest.raises(ValueError, match="voltdb: driver option call_timeout must be seconds > 0, got 'soon'"):
         VoltDBDriver(ConnectionOptions(extra={"call_timeout": "soon"}))
 
 
@@ -511,7 +516,7 @@ def test_losing_a_node_raises_and_reconnects_to_a_live_one(voltdb_cluster):
         d.load_unit(key, tables)
     d.write_meta(meta())
     assert d.describe()["k_factor"] == 1
-    victim = voltdb_cluster.endpoints.index("%s:%d" % d._endpoint)
+    victim = voltdb_cluster.endpoints.index("{}:{}".format(*d._endpoint))
     voltdb_cluster.kill_node(victim)
     outcomes = []
     for k in range(20):
@@ -522,7 +527,7 @@ def test_losing_a_node_raises_and_reconnects_to_a_live_one(voltdb_cluster):
         except (ConnectionLost, UnknownOutcome) as e:
             outcomes.append(type(e).__name__)
     assert outcomes[0] in ("ConnectionLost", "UnknownOutcome") and outcomes[-1] == "ok", outcomes
-    assert "%s:%d" % d._endpoint != voltdb_cluster.endpoints[victim]
+    assert "{}:{}".format(*d._endpoint) != voltdb_cluster.endpoints[victim]
     assert all(r.passed for r in d.check_consistency([1, 2]))
     voltdb_cluster.restart_node(victim)
     assert d.describe()["hosts"] == 3

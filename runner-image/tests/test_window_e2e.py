@@ -8,11 +8,10 @@ import subprocess
 import time
 
 import pytest
-
 from cli_helpers import TPCC, tpcc
 from secantus_server import secantus  # noqa: F401  (fixture)
 from tpcc_runner.results import merge_results
-from tpcc_runner.workload import load_constants, run_constants, CConstants
+from tpcc_runner.workload import CConstants, load_constants, run_constants
 
 pytestmark = pytest.mark.db
 SEED = 7

@@ -4,7 +4,6 @@ import datetime as dt
 import random
 
 import pytest
-
 from tpcc_runner import workload as w
 
 

@@ -34,7 +34,7 @@ class HistoryPoint:
     p99_ms: dict[str, float] = field(default_factory=dict)  # transaction type -> p99 latency
 
     @classmethod
-    def from_json(cls, doc: Any, where: str) -> "HistoryPoint":
+    def from_json(cls, doc: Any, where: str) -> HistoryPoint:
         if not isinstance(doc, dict) or not isinstance(doc.get("name"), str) or not isinstance(doc.get("time"), str):
             raise ValueError(f"{where}: expected an object with name and time (RFC 3339), got {str(doc)[:80]}")
         p99 = doc.get("p99Ms") or {}

@@ -27,7 +27,8 @@ from .ledger import LedgerWriter, read_ledgers, verify
 from .loader import constants_of, load, require_loaded, scale_of
 from .metrics import RunnerMetrics
 from .redact import RedactingFilter, redact
-from .report import add_parser as add_report_parser, cmd_report
+from .report import add_parser as add_report_parser
+from .report import cmd_report
 from .results import LATE_START_SECONDS, TIMELINE_STEP_SECONDS, PodWindow, build_results, summary
 from .workload import Scale, parse_mix, run_constants, spec_deviations
 

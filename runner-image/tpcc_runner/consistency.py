@@ -12,9 +12,10 @@ DISTRICT row, payments of a missing customer) are violations reported by row."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Iterable
+from typing import Any
 
 Cents = int | Decimal
 
@@ -165,7 +166,7 @@ class RunDeliveries:
         for d in districts or ():
             self.delivered[(w, d)] = self.delivered.get((w, d), 0) + 1
 
-    def merge(self, other: "RunDeliveries") -> None:
+    def merge(self, other: RunDeliveries) -> None:
         for k, n in other.delivered.items():
             self.delivered[k] = self.delivered.get(k, 0) + n
         for w, n in other.unknown_outcome.items():
@@ -177,7 +178,7 @@ class RunDeliveries:
                 "deliveries_unknown_outcome": {str(w): n for w, n in sorted(self.unknown_outcome.items())}}
 
     @classmethod
-    def from_json(cls, doc: Any, source: str = "deliveries") -> "RunDeliveries":
+    def from_json(cls, doc: Any, source: str = "deliveries") -> RunDeliveries:
         """{"deliveries": {"W:D": n, ...}, "deliveries_unknown_outcome": {"W": n, ...}}, as in a
         runner's results document; ValueError (one line) on anything else."""
         def count(v: Any, where: str) -> int:

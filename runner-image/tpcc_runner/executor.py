@@ -15,12 +15,11 @@ from typing import Any
 
 from .consistency import RunDeliveries
 from .drivers import make_driver
+from .drivers.base import ConnectionLost, ConnectionOptions, DriverError, RetryableError, UnknownOutcome, UserAbort
 from .durability import LedgerRecord, identity_of_new_order
-from .drivers.base import (ConnectionLost, ConnectionOptions, DriverError, RetryableError,
-                           UnknownOutcome, UserAbort)
 from .metrics import LATENCY_BUCKETS, bucket_index
 from .results import OUTCOMES, TIMELINE_STEP_SECONDS, TypeStats, record_latency
-from .workload import CConstants, DELIVERY, NEW_ORDER, Scale, TRANSACTIONS, Terminal
+from .workload import DELIVERY, NEW_ORDER, TRANSACTIONS, CConstants, Scale, Terminal
 
 log = logging.getLogger("tpcc.executor")
 REPORT_INTERVAL = 1.0
@@ -61,7 +60,7 @@ class Window:
     end: float       # end of the measured window
 
     @classmethod
-    def of(cls, start: float, plan: RunPlan) -> "Window":
+    def of(cls, start: float, plan: RunPlan) -> Window:
         return cls(start, start + plan.warmup, start + plan.warmup + plan.duration)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from typing import Iterator
+from collections.abc import Iterator
 
 from .workload import CConstants, Scale, TpccRandom, last_name
 

@@ -9,11 +9,19 @@ from __future__ import annotations
 import os
 import urllib.error
 import urllib.request
-from typing import Iterable, Iterator, TextIO
+from collections.abc import Iterable, Iterator
+from typing import TextIO
 
 from .drivers.base import Driver
-from .durability import (DurabilityVerdict, LedgerRecord, OrderIdentity, acknowledged_keys, judge,
-                         parse_record, unknown_lookups)
+from .durability import (
+    DurabilityVerdict,
+    LedgerRecord,
+    OrderIdentity,
+    acknowledged_keys,
+    judge,
+    parse_record,
+    unknown_lookups,
+)
 
 BATCH = 1000
 

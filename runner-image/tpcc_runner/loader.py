@@ -5,7 +5,7 @@ import datetime as dt
 import multiprocessing as mp
 import random
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from .drivers import make_driver
 from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta, NotLoaded, utcnow

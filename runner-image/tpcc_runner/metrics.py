@@ -7,7 +7,7 @@ import collections
 import socketserver
 import threading
 import time
-from typing import Iterable
+from collections.abc import Iterable
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, make_wsgi_app

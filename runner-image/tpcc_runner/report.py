@@ -154,7 +154,8 @@ def _from_benchmarkresult(obj: dict) -> Run:
     start = str(rec.get("measureStart", rec.get("startTime", "")))
     faults = []
     for i, f in enumerate(rec.get("faults") or []):
-        injected = (_time(f["injectedTime"]) - _time(start)).total_seconds() if f.get("injectedTime") and start else None
+        injected = ((_time(f["injectedTime"]) - _time(start)).total_seconds()
+                    if f.get("injectedTime") and start else None)
         recovered = injected + float(f["recoverySeconds"]) if injected is not None and "recoverySeconds" in f else None
         faults.append(Fault(i + 1, str(f.get("action", "")), str(f.get("target", "")), str(f.get("state", "")),
                             injected, recovered))
@@ -166,7 +167,8 @@ def _from_benchmarkresult(obj: dict) -> Run:
         tpmc=float(rec["tpmC"]) if rec.get("tpmC") is not None else None,
         warmup_seconds=float(workload.get("warmupSeconds", 0)), measured_seconds=float(rec.get("measuredSeconds", 0)),
         latency_ms=rec.get("latencyMs") or {}, faults=faults,
-        consistency=Consistency(bool(rec["consistent"]), [Condition(n, False, 0, 0, "") for n in rec.get("violated", [])])
+        consistency=Consistency(bool(rec["consistent"]),
+                                [Condition(n, False, 0, 0, "") for n in rec.get("violated", [])])
         if "consistent" in rec else None,
         durability=Durability(bool(rec["durable"]), 0, 0, int(rec.get("lost", 0)), 0, 0) if "durable" in rec else None,
         phase=str(rec.get("phase", "")), reason=str(rec.get("reason", "")), verdict=str(rec.get("verdict", "")),
@@ -271,7 +273,8 @@ class _Plot:
         x = self.x(at)
         self.parts.append(f'<line class="{css}" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{H - BOTTOM}">'
                           f'<title>{html.escape(title)}</title></line>'
-                          f'<text class="marker-label" x="{x + 3:.1f}" y="{TOP + 12}">{html.escape(title.split(":")[0])}</text>')
+                          f'<text class="marker-label" x="{x + 3:.1f}" y="{TOP + 12}">'
+                          f'{html.escape(title.split(":")[0])}</text>')
 
     def hline(self, at: float, css: str, title: str) -> None:
         y = self.y(at)
@@ -327,7 +330,8 @@ def latency_chart(run: Run) -> str:
     decade = lo
     while decade <= hi:
         parts.append(f'<line class="grid" x1="{LEFT}" y1="{y(decade):.1f}" x2="{W - RIGHT}" y2="{y(decade):.1f}"/>'
-                     f'<text class="tick" x="{LEFT - 6}" y="{y(decade) + 4:.1f}" text-anchor="end">{_num(decade)}</text>')
+                     f'<text class="tick" x="{LEFT - 6}" y="{y(decade) + 4:.1f}" text-anchor="end">'
+                     f'{_num(decade)}</text>')
         decade *= 10
     group = (W - LEFT - RIGHT) / max(1, len(types))
     bar = group * 0.8 / len(PERCENTILES)
@@ -339,7 +343,8 @@ def latency_chart(run: Run) -> str:
             v = run.latency_ms[t].get(q, 0)
             top = y(v)
             parts.append(f'<rect class="bar" x="{gx + j * bar:.1f}" y="{top:.1f}" width="{bar - 1:.1f}" '
-                         f'height="{H - BOTTOM - top:.1f}" fill="{PALETTE[j]}"><title>{t} {q}: {v:.2f} ms</title></rect>')
+                         f'height="{H - BOTTOM - top:.1f}" fill="{PALETTE[j]}">'
+                         f'<title>{t} {q}: {v:.2f} ms</title></rect>')
     legend = "".join(f'<span class="key"><i style="background:{PALETTE[j]}"></i>{q}</span>'
                      for j, q in enumerate(PERCENTILES))
     return (f'<figure><svg class="chart" data-chart="latency" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
@@ -447,20 +452,26 @@ def _run_section(run: Run) -> str:
 
 
 CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2937;margin:24px auto;max-width:820px;padding:0 16px}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2937;\
+margin:24px auto;max-width:820px;padding:0 16px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;border-bottom:1px solid #e5e7eb;padding-bottom:4px;margin-top:32px}
 h3{font-size:15px;margin:20px 0 6px}figure{margin:0}svg.chart{max-width:100%;height:auto;background:#fff}
 .axis{stroke:#6b7280}.grid{stroke:#eef0f3}.tick,.label,.marker-label{font-size:11px;fill:#4b5563}
 .series{fill:none;stroke-width:2}.warmup{fill:#e5e7eb;opacity:.7}.fault{fill:#fecaca;opacity:.6}
-.fault-line{stroke:#dc2626;stroke-width:1.5;stroke-dasharray:4 3}.baseline{stroke:#16a34a;stroke-width:1.5;stroke-dasharray:6 4}
+.fault-line{stroke:#dc2626;stroke-width:1.5;stroke-dasharray:4 3}\
+.baseline{stroke:#16a34a;stroke-width:1.5;stroke-dasharray:6 4}
 .change{stroke:#9333ea;stroke-width:1.5;stroke-dasharray:2 3}figcaption{font-size:12px;color:#4b5563}
 .key{margin-right:14px}.key i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
-.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:8px 0}.facts dt{color:#6b7280}.facts dd{margin:0}
+.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:8px 0}\
+.facts dt{color:#6b7280}.facts dd{margin:0}
 .verdicts{display:grid;grid-template-columns:1fr 1fr;gap:16px;margin-top:16px}.verdicts p{margin:6px 0}
-.badge{display:inline-block;padding:2px 10px;border-radius:12px;font-weight:600}.badge.ok{background:#dcfce7;color:#166534}
+.badge{display:inline-block;padding:2px 10px;border-radius:12px;font-weight:600}\
+.badge.ok{background:#dcfce7;color:#166534}
 .badge.bad{background:#fee2e2;color:#991b1b}.badge.na{background:#f3f4f6;color:#4b5563}
-table{border-collapse:collapse;margin-top:8px;font-size:12px}td,th{padding:2px 6px;border-bottom:1px solid #f3f4f6;text-align:left}
-tr.bad td{background:#fef2f2}.missing{color:#6b7280;font-style:italic}.changes{font-size:12px;color:#4b5563;margin:4px 0}
+table{border-collapse:collapse;margin-top:8px;font-size:12px}\
+td,th{padding:2px 6px;border-bottom:1px solid #f3f4f6;text-align:left}
+tr.bad td{background:#fef2f2}.missing{color:#6b7280;font-style:italic}\
+.changes{font-size:12px;color:#4b5563;margin:4px 0}
 """
 
 

@@ -47,7 +47,7 @@ class TypeStats:
     retries: int = 0
     histogram: HdrHistogram = field(default_factory=new_histogram)
 
-    def add(self, other: "TypeStats") -> None:
+    def add(self, other: TypeStats) -> None:
         for k in OUTCOMES:
             self.counts[k] += other.counts[k]
         self.retries += other.retries
@@ -61,7 +61,7 @@ class TypeStats:
                 "histogram": self.histogram.encode().decode()}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TypeStats":
+    def from_dict(cls, d: dict[str, Any]) -> TypeStats:
         return cls({k: int(d[k]) for k in OUTCOMES}, int(d["retries"]),
                    decode_histogram(d["histogram"]))
 
@@ -92,7 +92,7 @@ class PodWindow:
         return {**asdict(self), "late_seconds": round(self.late_seconds, 3)}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "PodWindow":
+    def from_dict(cls, d: dict[str, Any]) -> PodWindow:
         return cls(*(float(d[f.name]) for f in fields(cls)))
 
 

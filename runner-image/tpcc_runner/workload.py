@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 import random
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .drivers.base import utcnow
 

@@ -31,10 +31,14 @@ if stalled ~= nil and stalled.status ~= "True" then
   stalled = nil
 end
 -- Failed, or Succeeded but Regressed under onRegression: Fail (Stalled=True, reason Regressed)
-if status.phase == "Failed" or stalled ~= nil then
+if status.phase == "Failed" then
   hs.status = "Degraded"
-  hs.message = (status.reason or (stalled and stalled.reason) or "Failed") .. ": "
-    .. (status.message or (stalled and stalled.message) or "")
+  hs.message = (status.reason or "Failed") .. ": " .. (status.message or "")
+  return hs
+end
+if stalled ~= nil then
+  hs.status = "Degraded"
+  hs.message = (stalled.reason or "Stalled") .. ": " .. (stalled.message or "")
   return hs
 end
 
@@ -51,7 +55,12 @@ end
 local reconciling = condition(status, "Reconciling")
 if reconciling ~= nil and reconciling.status == "True" then
   hs.status = "Progressing"
-  hs.message = reconciling.message or ("phase " .. status.phase)
+  -- while it works, status.message says what it waits for and since when
+  if status.phase ~= "Succeeded" and status.message ~= nil then
+    hs.message = status.phase .. ": " .. status.message
+  else
+    hs.message = reconciling.message or ("phase " .. status.phase)
+  end
   return hs
 end
 

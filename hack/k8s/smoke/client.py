@@ -1,7 +1,11 @@
 """Runs in a pod of the smoke namespace; exits non-zero on the first failure.
 Checks: Service names resolve and connect (ClusterIP via kube-proxy), headless StatefulSet pod names
 resolve to the pods, and the API answers through the `kubernetes` Service with the pod's token."""
-import json, os, socket, ssl, urllib.request
+import json
+import os
+import socket
+import ssl
+import urllib.request
 
 SA = "/var/run/secrets/kubernetes.io/serviceaccount"
 NS = open(f"{SA}/namespace").read().strip()

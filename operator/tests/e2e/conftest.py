@@ -7,9 +7,17 @@ import subprocess
 import time
 
 import pytest
-
-from test_benchmarkrun_e2e import (ROOT, RUNNER_IMAGE, VOLTDB_IMAGE, _cluster_reachable, _namespace,
-                                   _node_images, _unavailable, kubectl, wait_for)
+from test_benchmarkrun_e2e import (
+    ROOT,
+    RUNNER_IMAGE,
+    VOLTDB_IMAGE,
+    _cluster_reachable,
+    _namespace,
+    _node_images,
+    _unavailable,
+    kubectl,
+    wait_for,
+)
 
 SECANTUS_IMAGE = "local/secantus:dev"
 

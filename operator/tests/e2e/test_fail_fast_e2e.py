@@ -8,7 +8,6 @@ import json
 import time
 
 import pytest
-
 from test_benchmarkrun_e2e import get_run, kubectl, manifest, wait_for
 
 pytestmark = pytest.mark.k8s

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import SECANTUS_IMAGE
 from test_benchmarkrun_e2e import kubectl, manifest, wait_for, wait_phase
+
 pytestmark = pytest.mark.k8s
 
 MONGODB_RUN = dict(

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from test_benchmarkrun_e2e import ROOT, get_run, kubectl, manifest, wait_for
 
 pytestmark = pytest.mark.k8s

@@ -12,7 +12,6 @@ import json
 import re
 
 import pytest
-
 from test_benchmarkrun_e2e import get_run, kubectl, wait_for
 
 pytestmark = pytest.mark.k8s

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from test_benchmarkrun_e2e import ROOT, get_run, helm_releases, kubectl, manifest, wait_for, wait_phase
 
 pytestmark = pytest.mark.k8s

@@ -1,6 +1,7 @@
 """Never dangerous, on the real API server: the corpus of bad manifests is rejected at apply with
 a message naming the field; a foreign chart or values the chart does not offer are refused at
-apply by the chart's ValidatingAdmissionPolicy and, without it, end Failed within 90 s; every documented example passes a
+apply by the chart's ValidatingAdmissionPolicy and, without it, end Failed within 90 s; every \
+documented example passes a
 server-side dry-run; the operator's ServiceAccount holds only the namespaced permissions.
 """
 from __future__ import annotations
@@ -53,7 +54,8 @@ REFUSED_RELEASES = [
      "database.deploy.values.privileged: not a value of this chart"),
     ("hostpath-injection", {"type": "voltdb", "deploy": {"values": {"dataVolume": {
         "sizeLimit": "1Gi}\n      - name: host\n        hostPath: {path: /"}}}},
-     "database.deploy.values.dataVolume.sizeLimit: must be string, matching", "database.deploy.values.dataVolume.sizeLimit"),
+     "database.deploy.values.dataVolume.sizeLimit: must be string, matching",
+     "database.deploy.values.dataVolume.sizeLimit"),
     ("mongod-arg-injection", {"type": "mongodb", "deploy": {"values": {"extraArgs": ["--bind_ip_all", "x; rm -rf /"]}}},
      "database.deploy.values.extraArgs[*]: must be string, matching", "database.deploy.values.extraArgs[1]"),
     ("label-key-injection", {"type": "mongodb", "deploy": {"values": {"podLabels": {"a\nb": "c"}}}},

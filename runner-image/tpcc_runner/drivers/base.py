@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import abc
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..consistency import ConditionResult, RunDeliveries, WarehouseData, evaluate
 
@@ -91,7 +92,7 @@ class LoadMeta:
         return dict(self.__dict__)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "LoadMeta":
+    def from_dict(cls, d: dict[str, Any]) -> LoadMeta:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__})
 
 
@@ -205,11 +206,11 @@ class Driver(abc.ABC):
 
     # -- the durability ledger (durability.py judges; these only fetch) -------------------
     @abc.abstractmethod
-    def stored_orders(self, keys: list[tuple[int, int, int]]) -> dict[tuple[int, int, int], "StoredOrder"]:
+    def stored_orders(self, keys: list[tuple[int, int, int]]) -> dict[tuple[int, int, int], StoredOrder]:
         """The order stored under each (w_id, d_id, o_id) that exists, with its lines."""
 
     @abc.abstractmethod
-    def orders_entered_at(self, w_id: int, d_id: int, c_id: int, entry_ms: int) -> list["StoredOrder"]:
+    def orders_entered_at(self, w_id: int, d_id: int, c_id: int, entry_ms: int) -> list[StoredOrder]:
         """The orders of customer (w_id, d_id, c_id) whose O_ENTRY_D is entry_ms (epoch
         milliseconds, UTC): where a NewOrder of unknown outcome is if it committed."""
 

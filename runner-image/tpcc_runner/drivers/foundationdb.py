@@ -29,18 +29,37 @@ import re
 import struct
 import tempfile
 import uuid
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
-from ..durability import StoredOrder
 from ..consistency import CustomerRow, DistrictRow, OrderRow, WarehouseData
+from ..durability import StoredOrder
 from ..schema import TABLES
-from .base import (ConnectionLost, ConnectionOptions, Driver, DriverError,
-                   LoadMeta, NotLoaded, RetryableError, UnknownOutcome, Unreachable, UserAbort)
+from . import options
+from .base import (
+    ConnectionLost,
+    ConnectionOptions,
+    Driver,
+    DriverError,
+    LoadMeta,
+    NotLoaded,
+    RetryableError,
+    UnknownOutcome,
+    Unreachable,
+    UserAbort,
+)
 
 DEFAULT_PORT = 4500
 DEFAULT_API_VERSION = 710
 DEFAULT_DIRECTORY = "tpcc"
 DEFAULT_TXN_TIMEOUT = 10.0      # seconds; FDB itself aborts a transaction older than 5 s
+OPTIONS = (
+    options.Option("api_version", DEFAULT_API_VERSION, options.integer, "the binding's API version"),
+    options.Option("directory", DEFAULT_DIRECTORY, options.text, "the directory layer path, '/'-separated"),
+    options.Option("txn_timeout", DEFAULT_TXN_TIMEOUT, options.seconds, "client-side bound on a transaction"),
+    options.Option("cluster_file", None, options.text, "an existing cluster file (else one from the endpoints)"),
+    options.Option("cluster_id", None, options.text, "description:ID of the cluster file made from the endpoints"),
+)
 LOAD_BATCH_BYTES = 1_000_000    # FDB's limit is 10 MB per transaction; < 1 MB is its advice
 SCAN_CHUNK = 10_000             # rows per transaction of a consistency-check scan
 LOOKUP_CHUNK = 1_000            # point reads per transaction of existing_orders
@@ -249,12 +268,13 @@ def _load_client(api_version: int):
 class FoundationDBDriver(Driver):
     name = "foundationdb"
 
-    def __init__(self, options: ConnectionOptions):
-        super().__init__(options)
-        extra = options.extra
-        self.api_version = int(extra.get("api_version", DEFAULT_API_VERSION))
-        self.directory = tuple(extra.get("directory", DEFAULT_DIRECTORY).split("/"))
-        self.txn_timeout = float(extra.get("txn_timeout", DEFAULT_TXN_TIMEOUT))
+    def __init__(self, connection: ConnectionOptions):
+        super().__init__(connection)
+        opt = options.parse("foundationdb", OPTIONS, connection.extra)
+        self.api_version = opt["api_version"]
+        self.directory = tuple(opt["directory"].split("/"))
+        self.txn_timeout = opt["txn_timeout"]
+        self.cluster_file_option, self.cluster_id = opt["cluster_file"], opt["cluster_id"]
         self.fdb = None
         self.db = None
         self.keys: Keyspace | None = None
@@ -286,19 +306,18 @@ class FoundationDBDriver(Driver):
 
     def _cluster_file_contents(self) -> str | None:
         """What to write into a temporary cluster file, or None to use an existing one."""
-        extra = self.options.extra
-        if "cluster_file" in extra:
-            if not os.path.isfile(extra["cluster_file"]):
-                raise Unreachable(f"FoundationDB cluster file {extra['cluster_file']} not found")
+        if self.cluster_file_option is not None:
+            if not os.path.isfile(self.cluster_file_option):
+                raise Unreachable(f"FoundationDB cluster file {self.cluster_file_option} not found")
             return None
         if not self.options.endpoints:
             return None
-        return cluster_file_contents(extra.get("cluster_id"), self.options.endpoints)
+        return cluster_file_contents(self.cluster_id, self.options.endpoints)
 
     def _cluster_file(self, contents: str | None) -> str | None:
         if contents is None:
             # None: the client's default, $FDB_CLUSTER_FILE or /etc/foundationdb/fdb.cluster
-            return self.options.extra.get("cluster_file")
+            return self.cluster_file_option
         # The client rewrites its cluster file when the coordinators change: a private copy.
         fd, path = tempfile.mkstemp(prefix="tpcc-fdb-", suffix=".cluster")
         with os.fdopen(fd, "w") as f:

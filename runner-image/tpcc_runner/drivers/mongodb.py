@@ -46,23 +46,35 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 
 import pymongo
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
 from pymongo import DeleteOne, InsertOne, MongoClient, ReturnDocument, UpdateMany, UpdateOne, errors
 from pymongo.read_concern import ReadConcern
 from pymongo.read_preferences import ReadPreference
 from pymongo.write_concern import WriteConcern
 
-from bson.decimal128 import Decimal128
-from bson.int64 import Int64
-
 from ..consistency import Cents, CustomerRow, DistrictRow, OrderRow, WarehouseData
 from ..durability import StoredOrder, from_epoch_ms
 from ..schema import MONEY_COLUMNS, TABLES
-from .base import (ConnectionLost, ConnectionOptions, Driver, DriverError, LoadMeta,
-                   NotLoaded, RetryableError, UnknownOutcome, Unreachable, UserAbort, utcnow)
+from . import options
+from .base import (
+    ConnectionLost,
+    ConnectionOptions,
+    Driver,
+    DriverError,
+    LoadMeta,
+    NotLoaded,
+    RetryableError,
+    UnknownOutcome,
+    Unreachable,
+    UserAbort,
+    utcnow,
+)
 
 DEFAULT_PORT = 27017
 META = "tpcc_meta"
@@ -74,24 +86,32 @@ READ_PREFERENCES = {
     "secondaryPreferred": ReadPreference.SECONDARY_PREFERRED,
     "nearest": ReadPreference.NEAREST,
 }
-OPTION_DEFAULTS = {
-    "schema": "denormalized",
-    "find_and_modify": "true",
-    "batch_writes": "true",
-    "read_concern": "majority",
-    "write_concern": "majority",
-    "read_preference": "primary",
-    "causal": "false",
-    "retry_writes": "true",
-    "database": "tpcc",
-    "uri": "",
-    "replica_set": "",
-    "auth_source": "",
-    "txn_timeout": "60",
-    "commit_retries": "3",
-}
-BOOLEANS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
+
+def _write_concern(value: str) -> str | int:
+    if value == "majority":
+        return value
+    if not (value.isdigit() and int(value) >= 1):
+        raise options.Want("majority or a number of members >= 1")
+    return int(value)
+
+
+OPTIONS = (
+    options.Option("schema", "denormalized", options.choice(*SCHEMAS)),
+    options.Option("find_and_modify", True, options.boolean),
+    options.Option("batch_writes", True, options.boolean),
+    options.Option("read_concern", "majority", options.choice("local", "majority", "snapshot")),
+    options.Option("write_concern", "majority", _write_concern),
+    options.Option("read_preference", "primary", options.choice(*READ_PREFERENCES)),
+    options.Option("causal", False, options.boolean),
+    options.Option("retry_writes", True, options.boolean),
+    options.Option("database", "tpcc", options.text),
+    options.Option("uri", "", options.text),
+    options.Option("replica_set", "", options.text),
+    options.Option("auth_source", "", options.text),
+    options.Option("txn_timeout", 60.0, options.seconds),
+    options.Option("commit_retries", 3, options.count),
+)
 # The paper's index set (py-tpcc TABLE_INDEXES) with two changes: each table's primary key is
 # its own unique index (py-tpcc made the first, wider index unique, which does not stop a
 # duplicate key), and equality fields lead so that range scans (StockLevel's last 20 orders,
@@ -168,43 +188,18 @@ def _null(expr: Any) -> dict:
 class MongoDBDriver(Driver):
     name = "mongodb"
 
-    def __init__(self, options: ConnectionOptions):
-        super().__init__(options)
-        unknown = set(options.extra) - set(OPTION_DEFAULTS)
-        if unknown:
-            raise ValueError(f"mongodb: unknown driver option(s) {', '.join(sorted(unknown))} "
-                             f"(known: {', '.join(OPTION_DEFAULTS)})")
-        opt = {**OPTION_DEFAULTS, **options.extra}
+    def __init__(self, connection: ConnectionOptions):
+        super().__init__(connection)
+        opt = options.parse("mongodb", OPTIONS, connection.extra)
         self.schema = opt["schema"]
-        if self.schema not in SCHEMAS:
-            raise ValueError(f"mongodb: schema must be one of {'|'.join(SCHEMAS)}, got {self.schema!r}")
-        self.find_and_modify = self._bool(opt, "find_and_modify")
-        self.batch_writes = self._bool(opt, "batch_writes")
-        self.causal = self._bool(opt, "causal")
-        self.retry_writes = self._bool(opt, "retry_writes")
-        if opt["read_concern"] not in ("local", "majority", "snapshot"):
-            raise ValueError(f"mongodb: read_concern must be local|majority|snapshot, got {opt['read_concern']!r}")
-        self.read_concern = opt["read_concern"]
-        wc = opt["write_concern"]
-        if wc != "majority" and not (wc.isdigit() and int(wc) >= 1):
-            raise ValueError(f"mongodb: write_concern must be majority or a number of members >= 1, got {wc!r}")
-        self.write_concern = int(wc) if wc.isdigit() else wc
-        if opt["read_preference"] not in READ_PREFERENCES:
-            raise ValueError(f"mongodb: read_preference must be one of {'|'.join(READ_PREFERENCES)}, "
-                             f"got {opt['read_preference']!r}")
+        self.find_and_modify, self.batch_writes = opt["find_and_modify"], opt["batch_writes"]
+        self.causal, self.retry_writes = opt["causal"], opt["retry_writes"]
+        self.read_concern, self.write_concern = opt["read_concern"], opt["write_concern"]
         self.read_preference = opt["read_preference"]
-        self.database_name = opt["database"]
-        self.uri = opt["uri"]
-        self.replica_set = opt["replica_set"]
-        self.auth_source = opt["auth_source"]
-        try:
-            self.txn_timeout = float(opt["txn_timeout"])
-            self.commit_retries = int(opt["commit_retries"])
-        except ValueError:
-            raise ValueError("mongodb: txn_timeout and commit_retries must be numbers") from None
-        if self.txn_timeout <= 0 or self.commit_retries < 0:
-            raise ValueError("mongodb: txn_timeout must be > 0 and commit_retries >= 0")
-        if not self.uri and not options.endpoints:
+        self.database_name, self.uri = opt["database"], opt["uri"]
+        self.replica_set, self.auth_source = opt["replica_set"], opt["auth_source"]
+        self.txn_timeout, self.commit_retries = opt["txn_timeout"], opt["commit_retries"]
+        if not self.uri and not connection.endpoints:
             raise ValueError("mongodb: give endpoints (host[:port]) or driver option uri=")
         self.client: MongoClient | None = None
         self.db: pymongo.database.Database | None = None
@@ -212,13 +207,6 @@ class MongoDBDriver(Driver):
         self._server_version = "unknown"
         self.topology = "unknown"
         self._districts: int | None = None
-
-    @staticmethod
-    def _bool(opt: dict[str, str], key: str) -> bool:
-        try:
-            return BOOLEANS[opt[key].lower()]
-        except KeyError:
-            raise ValueError(f"mongodb: {key} must be true or false, got {opt[key]!r}") from None
 
     # -- lifecycle ---------------------------------------------------------------------
     def _build_uri(self) -> str:

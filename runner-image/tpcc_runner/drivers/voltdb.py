@@ -23,18 +23,29 @@ import socket
 import struct
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import voltdbclient
 
 from ..consistency import CustomerRow, DistrictRow, OrderRow, WarehouseData, cents_of
 from ..durability import StoredOrder
 from ..schema import TABLES
-from .base import (ConnectionLost, ConnectionOptions, Driver, DriverError,
-                   LoadMeta, RetryableError, Unreachable, UnknownOutcome, UserAbort)
+from . import options
+from .base import (
+    ConnectionLost,
+    ConnectionOptions,
+    Driver,
+    DriverError,
+    LoadMeta,
+    RetryableError,
+    UnknownOutcome,
+    Unreachable,
+    UserAbort,
+)
 
 # voltdbclient prints its errors to stdout unless told to log them.
 voltdbclient.use_logging()
@@ -209,14 +220,11 @@ def _parse_endpoint(text: str) -> tuple[str, int]:
     return host, port
 
 
-def _seconds(extra: dict[str, str], key: str, default: float) -> float:
-    try:
-        value = float(extra.get(key, default))
-    except ValueError:
-        value = -1
-    if value <= 0:
-        raise ValueError(f"bad driver option {key}={extra[key]!r} (want seconds > 0)")
-    return value
+OPTIONS = (
+    options.Option("call_timeout", 60.0, options.seconds, "a transaction's outcome is unknown after this"),
+    options.Option("load_timeout", 600.0, options.seconds, "one load unit"),
+    options.Option("procs_jar", None, options.text, "the stored procedures jar to load"),
+)
 
 
 def _first_line(text: str | None) -> str:
@@ -226,12 +234,12 @@ def _first_line(text: str | None) -> str:
 class VoltDBDriver(Driver):
     name = "voltdb"
 
-    def __init__(self, options: ConnectionOptions):
-        super().__init__(options)
-        self.endpoints = [_parse_endpoint(e) for e in (options.endpoints or ["127.0.0.1"])]
-        self.call_timeout = _seconds(options.extra, "call_timeout", 60)
-        self.load_timeout = _seconds(options.extra, "load_timeout", 600)
-        self.procs_jar = options.extra.get("procs_jar")
+    def __init__(self, connection: ConnectionOptions):
+        super().__init__(connection)
+        opt = options.parse("voltdb", OPTIONS, connection.extra)
+        self.endpoints = [_parse_endpoint(e) for e in (connection.endpoints or ["127.0.0.1"])]
+        self.call_timeout, self.load_timeout = opt["call_timeout"], opt["load_timeout"]
+        self.procs_jar = opt["procs_jar"]
         self._conn: _Serializer | None = None
         self._endpoint: tuple[str, int] | None = None
         # Clients start on different nodes so a cluster's nodes share the work.
@@ -468,7 +476,7 @@ class VoltDBDriver(Driver):
         found = {}
         for (w, d), ids in by_district.items():
             for i in range(0, len(ids), 1000):
-                found.update(self._orders(w, d, "o_id IN (%s)" % ",".join(map(str, ids[i:i + 1000]))))
+                found.update(self._orders(w, d, f"o_id IN ({','.join(map(str, ids[i:i + 1000]))})"))
         return found
 
     def orders_entered_at(self, w_id: int, d_id: int, c_id: int, entry_ms: int) -> list[StoredOrder]:
