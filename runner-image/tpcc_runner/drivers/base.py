@@ -14,7 +14,8 @@ error, never allowed to kill the runner):
 - `ConnectionLost`: the connection is gone and the transaction did not commit; the driver
   has tried to reconnect (or will on the next call).
 - `Unreachable`: `connect()` could not reach the database within its timeout.
-- `NotLoaded`: the database has no (or a partial) TPC-C load for what was asked.
+- `NotLoaded`: the database has no (or a partial) TPC-C load for what was asked, or a row a
+  transaction reads is not there (every driver says so with this one error).
 """
 from __future__ import annotations
 

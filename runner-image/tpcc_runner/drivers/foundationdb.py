@@ -54,11 +54,11 @@ DEFAULT_API_VERSION = 710
 DEFAULT_DIRECTORY = "tpcc"
 DEFAULT_TXN_TIMEOUT = 10.0      # seconds; FDB itself aborts a transaction older than 5 s
 OPTIONS = (
-    options.Option("api_version", DEFAULT_API_VERSION, options.integer, "the binding's API version"),
-    options.Option("directory", DEFAULT_DIRECTORY, options.text, "the directory layer path, '/'-separated"),
-    options.Option("txn_timeout", DEFAULT_TXN_TIMEOUT, options.seconds, "client-side bound on a transaction"),
-    options.Option("cluster_file", None, options.text, "an existing cluster file (else one from the endpoints)"),
-    options.Option("cluster_id", None, options.text, "description:ID of the cluster file made from the endpoints"),
+    options.Option("api_version", DEFAULT_API_VERSION, options.integer),  # the binding's API version
+    options.Option("directory", DEFAULT_DIRECTORY, options.text),  # the directory layer path, '/'-separated
+    options.Option("txn_timeout", DEFAULT_TXN_TIMEOUT, options.seconds),  # client-side bound on a transaction
+    options.Option("cluster_file", None, options.text),  # an existing cluster file (else one from the endpoints)
+    options.Option("cluster_id", None, options.text),  # description:ID of the cluster file made from the endpoints
 )
 LOAD_BATCH_BYTES = 1_000_000    # FDB's limit is 10 MB per transaction; < 1 MB is its advice
 SCAN_CHUNK = 10_000             # rows per transaction of a consistency-check scan

@@ -43,7 +43,6 @@ find_and_modify=false there for anything but small data.
 """
 from __future__ import annotations
 
-import re
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -60,6 +59,7 @@ from pymongo.write_concern import WriteConcern
 
 from ..consistency import Cents, CustomerRow, DistrictRow, OrderRow, WarehouseData
 from ..durability import StoredOrder, from_epoch_ms
+from ..redact import redact
 from ..schema import MONEY_COLUMNS, TABLES
 from . import options
 from .base import (
@@ -150,10 +150,6 @@ def _one_line(e: BaseException, limit: int = 300) -> str:
     return " ".join(text.split())[:limit] or type(e).__name__
 
 
-def _redact(uri: str) -> str:
-    return re.sub(r"//[^@/]*@", "//***@", uri)
-
-
 def _cents(dollars: float) -> Int64:
     """Money is stored as int64 cents (exact sums; int64 so W_YTD never overflows int32)."""
     return Int64(round(dollars * 100))
@@ -233,7 +229,7 @@ class MongoDBDriver(Driver):
             kwargs.update(username=self.options.username, password=self.options.password or "")
         if self.auth_source:
             kwargs["authSource"] = self.auth_source
-        where = _redact(uri)
+        where = redact(uri)
         try:
             self.client = MongoClient(uri, **kwargs)
             with pymongo.timeout(self.options.connect_timeout):
@@ -270,7 +266,7 @@ class MongoDBDriver(Driver):
         return {
             "db": self.name,
             "server_version": self._server_version,
-            "uri": _redact(self._build_uri()),
+            "uri": redact(self._build_uri()),
             "database": self.database_name,
             "schema_variant": self.schema,
             "read_concern": self.read_concern,
@@ -511,12 +507,12 @@ class MongoDBDriver(Driver):
         if c_id is not None:
             c = cust.find_one({"c_w_id": w_id, "c_d_id": d_id, "c_id": c_id}, projection, session=s)
             if c is None:
-                raise LookupError(f"mongodb: no customer w_id={w_id} d_id={d_id} c_id={c_id}")
+                raise NotLoaded(f"mongodb: no customer w_id={w_id} d_id={d_id} c_id={c_id}")
             return c
         found = list(cust.find({"c_w_id": w_id, "c_d_id": d_id, "c_last": c_last}, projection,
                                session=s).sort("c_first", 1))
         if not found:
-            raise LookupError(f"mongodb: no customer w_id={w_id} d_id={d_id} c_last={c_last!r}")
+            raise NotLoaded(f"mongodb: no customer w_id={w_id} d_id={d_id} c_last={c_last!r}")
         # clause 2.5.2.2: the customer at position ceil(n/2) of those sorted by c_first
         return found[(len(found) - 1) // 2]
 
@@ -537,11 +533,11 @@ class MongoDBDriver(Driver):
             if d is not None:
                 district.update_one(dkey, {"$inc": {"d_next_o_id": 1}}, session=s)
         if d is None:
-            raise LookupError(f"mongodb: no district w_id={w_id} d_id={d_id}")
+            raise NotLoaded(f"mongodb: no district w_id={w_id} d_id={d_id}")
         o_id = d["d_next_o_id"]
         w = self._coll("warehouse").find_one({"w_id": w_id}, {"_id": 0, "w_tax": 1}, session=s)
         if w is None:
-            raise LookupError(f"mongodb: no warehouse w_id={w_id}")
+            raise NotLoaded(f"mongodb: no warehouse w_id={w_id}")
         c = self._customer(s, w_id, d_id, c_id, None,
                            {"_id": 0, "c_discount": 1, "c_last": 1, "c_credit": 1})
 
@@ -573,7 +569,7 @@ class MongoDBDriver(Driver):
             key = (ln["supply_w_id"], ln["i_id"])
             st = stock.get(key)
             if st is None:
-                raise LookupError(f"mongodb: no stock s_w_id={key[0]} s_i_id={key[1]}")
+                raise NotLoaded(f"mongodb: no stock s_w_id={key[0]} s_i_id={key[1]}")
             qty = ln["quantity"]
             # clause 2.4.2.2: take qty, restocking by 91 when fewer than 10 would remain
             if st["s_quantity"] >= qty + 10:
@@ -659,7 +655,7 @@ class MongoDBDriver(Driver):
             if doc is not None:
                 coll.update_one(key, {"$inc": {field: amount}}, session=s)
         if doc is None:
-            raise LookupError(f"mongodb: no {table} {key}")
+            raise NotLoaded(f"mongodb: no {table} {key}")
         return doc
 
     # -- OrderStatus (clause 2.6) -------------------------------------------------------
@@ -759,7 +755,7 @@ class MongoDBDriver(Driver):
         d = self._reader("district").find_one({"d_w_id": w_id, "d_id": d_id},
                                               {"_id": 0, "d_next_o_id": 1}, session=s)
         if d is None:
-            raise LookupError(f"mongodb: no district w_id={w_id} d_id={d_id}")
+            raise NotLoaded(f"mongodb: no district w_id={w_id} d_id={d_id}")
         nxt = d["d_next_o_id"]
         last20 = {"$gte": nxt - 20, "$lt": nxt}
         if self.schema == "denormalized":

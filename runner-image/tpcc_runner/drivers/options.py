@@ -3,7 +3,7 @@ once per driver and parsed the same way for every database: an unknown key or a 
 wrong kind is one clear error naming the driver, the option and what it wants, before anything
 connects (a typo is never ignored).
 
-    OPTIONS = (Option("call_timeout", 60.0, seconds, "seconds a procedure call may take"), ...)
+    OPTIONS = (Option("call_timeout", 60.0, seconds), ...)   # the driver's docstring says what each does
     opts = parse("voltdb", OPTIONS, connection_options.extra)   # {"call_timeout": 60.0, ...}
 """
 from __future__ import annotations
@@ -22,7 +22,6 @@ class Option:
     name: str
     default: Any            # already parsed (None: unset)
     parse: Callable[[str], Any]
-    help: str = ""
 
 
 def seconds(text: str) -> float:

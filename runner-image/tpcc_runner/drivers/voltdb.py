@@ -221,9 +221,9 @@ def _parse_endpoint(text: str) -> tuple[str, int]:
 
 
 OPTIONS = (
-    options.Option("call_timeout", 60.0, options.seconds, "a transaction's outcome is unknown after this"),
-    options.Option("load_timeout", 600.0, options.seconds, "one load unit"),
-    options.Option("procs_jar", None, options.text, "the stored procedures jar to load"),
+    options.Option("call_timeout", 60.0, options.seconds),  # a transaction's outcome is unknown after this
+    options.Option("load_timeout", 600.0, options.seconds),  # one load unit
+    options.Option("procs_jar", None, options.text),  # the stored procedures jar to load
 )
 
 
