@@ -425,6 +425,177 @@ def with_kstatus(step: Step, status: dict, generation: int, now: dt.datetime) ->
     return step
 
 
+def _pending(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step | None:
+    """Create the run's objects; deploy the database, or load an external one."""
+    now = b.now
+    table = b.status.get("sweep")
+    b.act(Action.CREATE_RUN_OBJECTS)
+    if table:
+        b.step.status["sweep"] = sweep.with_cell(table, 0, state=sweep.RUNNING, startTime=rfc3339(now))
+    b.step.status["database"] = {"endpoints": plan.endpoints(run, spec),
+                                 "release": plan.release_name(run) if plan.is_deployed(spec) else ""}
+    if plan.is_deployed(spec):
+        b.move(DEPLOYING, "Deploying", f"helm release {plan.release_name(run)}")
+    else:
+        b.condition("DatabaseReady", True, "External", "external database")
+        b.move(LOADING, "Loading", f"loading {spec['workload']['warehouses']} warehouses")
+
+
+def _deploying(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step | None:
+    """Install the release, then wait for its pods (readyTimeoutSeconds)."""
+    status = b.status
+    database = status.get("database") or {}
+    replicas = plan.database_pod_count(spec)
+    timeout = spec["database"]["readyTimeoutSeconds"]
+    if database.get("installed") and world.database_ready >= replicas:
+        b.condition("DatabaseReady", True, "Ready", f"{replicas}/{replicas} pods ready")
+        b.move(LOADING, "Loading", f"database ready; loading {spec['workload']['warehouses']} warehouses")
+    elif b.elapsed() > timeout:
+        detail = waiting.pod_detail(world) or world.database_waiting or _condition_message(status, "DatabaseReady")
+        msg = f"database not ready after {timeout}s: {world.database_ready}/{replicas} pods ready"
+        msg += f" ({detail})" if detail else ""
+        b.condition("DatabaseReady", False, "NotReady", msg)
+        return b.fail("DatabaseNotReady", msg)
+    elif not database.get("installed"):
+        b.act(Action.INSTALL_DATABASE)
+        b.step.status["database"] = {**database, "installed": True}
+        b.event("DatabaseInstalled", f"helm release {plan.release_name(run)} installed; "
+                                     f"waiting for {replicas} pods to be ready")
+
+
+def _loading(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step | None:
+    """One load Job; the run moves on when it succeeded."""
+    if world.load.failed:
+        b.condition("Loaded", False, "LoadFailed", world.load.message)
+        return b.fail("LoadFailed", f"load failed: {world.load.message}")
+    if world.load.succeeded:
+        b.condition("Loaded", True, "Loaded", f"{spec['workload']['warehouses']} warehouses loaded")
+        b.move(RUNNING, "Running", f"starting {spec['runners']['parallelism']} runner pods")
+    elif b.elapsed() > plan.load_timeout(spec):
+        msg = f"not loaded after {plan.load_timeout(spec)}s"
+        msg += f" ({detail})" if (detail := waiting.pod_detail(world)) else ""
+        b.condition("Loaded", False, "LoadTimedOut", msg)
+        return b.fail("LoadTimedOut", msg)
+    elif not world.load.exists:
+        b.act(Action.CREATE_LOAD_JOB)
+        b.event("LoadJobCreated", f"job {plan.job_name(run, 'loader')}")
+
+
+def _running(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step | None:
+    """The runner Job, the barrier, faults while measuring, the merged results."""
+    status, now = b.status, b.now
+    n = spec["runners"]["parallelism"]
+    if world.runner.failed:
+        b.condition("RunCompleted", False, "RunFailed", world.runner.message)
+        return b.fail("RunFailed", f"run failed: {world.runner.message}")
+    missing = sorted(set(range(n)) - set(world.results))
+    if status.get("startAt") and not missing:
+        # Every pod's window is over; the pods now hold their ledgers for the verifier.
+        docs = [world.results[i] for i in range(n)]
+        try:
+            results = run_status(docs)
+            deliveries = run_deliveries(docs)
+        except ValueError as e:  # pods that disagree on seed, constants or window
+            msg = f"runner pods' results cannot be merged: {e}"
+            b.condition("RunCompleted", False, "ResultsInconsistent", msg)
+            return b.fail("ResultsInconsistent", msg)
+        b.step.status["results"] = results
+        b.act(Action.WRITE_DELIVERIES)
+        b.step.deliveries = deliveries
+        if late := late_runners_message(results):
+            b.condition("RunCompleted", False, "RunnerLate", late)
+            return b.fail("RunnerLate", late)
+        b.condition("RunCompleted", True, "Completed", f"tpmC {results['tpmC']:.1f} from {n} pods")
+        b.move(VERIFYING, "Verifying", f"tpmC {results['tpmC']:.1f}; verifying durability")
+    elif world.runner.succeeded:
+        msg = f"runner pods {missing} wrote no results"
+        b.condition("RunCompleted", False, "ResultsMissing", msg)
+        return b.fail("ResultsMissing", msg)
+    else:
+        if not world.runner.exists:
+            b.act(Action.CREATE_RUN_JOB)
+            b.event("RunJobCreated", f"job {plan.job_name(run, 'runner')}: {n} pods, "
+                                     f"{plan.clients_per_pod(spec)} clients each")
+        if not status.get("startAt"):
+            if world.start_at:  # written before a restart, status not yet: adopt it
+                b.step.status["startAt"] = world.start_at
+            elif world.runners_ready >= n:
+                start_at = rfc3339(now + dt.timedelta(seconds=spec["runners"]["startDelaySeconds"]))
+                b.act(Action.WRITE_START_AT)
+                b.step.start_at = start_at
+                b.step.status["startAt"] = start_at
+                b.event("RunnersReady", f"all {n} runner pods ready; starting at {start_at}")
+            elif b.elapsed() > spec["runners"]["readyTimeoutSeconds"]:
+                msg = (f"{world.runners_ready}/{n} runner pods ready after "
+                       f"{spec['runners']['readyTimeoutSeconds']}s")
+                msg += f" ({detail})" if (detail := waiting.pod_detail(world)) else ""
+                b.condition("RunCompleted", False, "RunnersNotReady", msg)
+                return b.fail("RunnersNotReady", msg)
+        else:
+            _inject_faults(b, run, spec, world)
+
+
+def _verifying(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step | None:
+    """Durability (the verifier Job over every ledger), then consistency (the checker Job)."""
+    status = b.status
+    if "durability" not in status:
+        failed = _verify_durability(b, run, spec, world)
+        if failed:
+            return failed
+    elif world.check_report is not None and (world.checker.succeeded or world.checker.failed):
+        consistency = consistency_status(world.check_report)
+        b.step.status["consistency"] = consistency
+        if consistency["passed"]:
+            b.condition("ConsistencyVerified", True, "Passed", "all consistency conditions hold")
+            _measured(b, run, spec, "run complete: no acknowledged order lost, consistency conditions hold")
+        else:
+            msg = "violated consistency conditions " + ", ".join(map(str, consistency["violated"]))
+            b.condition("ConsistencyVerified", False, "Violated", msg)
+            return b.fail("ConsistencyViolated", msg)
+    elif world.checker.failed or world.checker.succeeded:
+        msg = world.checker.message or "the check wrote no report"
+        b.condition("ConsistencyVerified", False, "CheckFailed", msg)
+        return b.fail("CheckFailed", f"consistency check failed: {msg}")
+    elif not world.checker.exists:
+        b.act(Action.CREATE_CHECK_JOB)
+        if run.cell is not None:
+            b.step.earlier_cells = tuple(c.index for c in plan.load_cells(cells, cells[run.cell])[:-1])
+        b.event("CheckJobCreated", f"job {plan.job_name(run, 'checker')}")
+
+
+def _finished(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step | None:
+    """The verdict and BenchmarkResult once, the cleanup policy once, the ttl."""
+    status, now = b.status, b.now
+    phase = b.status["phase"]
+    table = b.status.get("sweep")
+    if "verdict" not in status and table:  # a sweep that failed in its current cell
+        _, policy = _judge_cell(b, run, spec, world, cells)
+        _sweep_verdict(b, policy)
+    elif "verdict" not in status:
+        _judge_and_record(b, run, spec, world)
+        if "verdict" not in b.step.status:  # the change-point analysis first; cleanup after
+            return b.step
+    if not status.get("cleanedUp"):
+        if status.get("startAt"):
+            b.act(Action.RELEASE_RUNNERS)  # runner pods holding their ledgers exit now
+        policy = spec["cleanup"]["policy"]
+        # a regression that fails the verdict keeps the database to look into, as a failure
+        succeeded = phase == SUCCEEDED and not regression_fails(patched(status, b.step.status))
+        if policy == "Always" or (policy == "OnSuccess" and succeeded):
+            b.act(Action.CLEAN_UP)
+            b.event("CleanedUp", f"cleanup policy {policy}: removed the database and Jobs")
+        b.step.status["cleanedUp"] = True
+    ttl = spec["cleanup"].get("ttlSecondsAfterFinished")
+    done = status.get("completionTime")
+    if ttl is not None and done and (now - parse_time(done)).total_seconds() >= ttl:
+        b.act(Action.DELETE_RUN)
+
+
+# What each phase does on a tick (each may end the run Failed: it returns that Step).
+PHASE_STEPS = {PENDING: _pending, DEPLOYING: _deploying, LOADING: _loading, RUNNING: _running,
+               VERIFYING: _verifying, SUCCEEDED: _finished, FAILED: _finished}
+
+
 def _advance(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step:
     """The phase's own logic for the run under way (`run` names its objects; in a sweep, those
     of the cell under way, whose workload `spec` has)."""
@@ -441,152 +612,7 @@ def _advance(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[p
             b.event("CellStarted", f"cell {run.cell}: {sweep.label(table['cells'][run.cell])}")
             return b.step
 
-    if phase == PENDING:
-        b.act(Action.CREATE_RUN_OBJECTS)
-        if table:
-            b.step.status["sweep"] = sweep.with_cell(table, 0, state=sweep.RUNNING, startTime=rfc3339(now))
-        b.step.status["database"] = {"endpoints": plan.endpoints(run, spec),
-                                     "release": plan.release_name(run) if plan.is_deployed(spec) else ""}
-        if plan.is_deployed(spec):
-            b.move(DEPLOYING, "Deploying", f"helm release {plan.release_name(run)}")
-        else:
-            b.condition("DatabaseReady", True, "External", "external database")
-            b.move(LOADING, "Loading", f"loading {spec['workload']['warehouses']} warehouses")
-
-    elif phase == DEPLOYING:
-        database = status.get("database") or {}
-        replicas = plan.database_pod_count(spec)
-        timeout = spec["database"]["readyTimeoutSeconds"]
-        if database.get("installed") and world.database_ready >= replicas:
-            b.condition("DatabaseReady", True, "Ready", f"{replicas}/{replicas} pods ready")
-            b.move(LOADING, "Loading", f"database ready; loading {spec['workload']['warehouses']} warehouses")
-        elif b.elapsed() > timeout:
-            detail = waiting.pod_detail(world) or world.database_waiting or _condition_message(status, "DatabaseReady")
-            msg = f"database not ready after {timeout}s: {world.database_ready}/{replicas} pods ready"
-            msg += f" ({detail})" if detail else ""
-            b.condition("DatabaseReady", False, "NotReady", msg)
-            return b.fail("DatabaseNotReady", msg)
-        elif not database.get("installed"):
-            b.act(Action.INSTALL_DATABASE)
-            b.step.status["database"] = {**database, "installed": True}
-            b.event("DatabaseInstalled", f"helm release {plan.release_name(run)} installed; "
-                                         f"waiting for {replicas} pods to be ready")
-
-    elif phase == LOADING:
-        if world.load.failed:
-            b.condition("Loaded", False, "LoadFailed", world.load.message)
-            return b.fail("LoadFailed", f"load failed: {world.load.message}")
-        if world.load.succeeded:
-            b.condition("Loaded", True, "Loaded", f"{spec['workload']['warehouses']} warehouses loaded")
-            b.move(RUNNING, "Running", f"starting {spec['runners']['parallelism']} runner pods")
-        elif b.elapsed() > plan.load_timeout(spec):
-            msg = f"not loaded after {plan.load_timeout(spec)}s"
-            msg += f" ({detail})" if (detail := waiting.pod_detail(world)) else ""
-            b.condition("Loaded", False, "LoadTimedOut", msg)
-            return b.fail("LoadTimedOut", msg)
-        elif not world.load.exists:
-            b.act(Action.CREATE_LOAD_JOB)
-            b.event("LoadJobCreated", f"job {plan.job_name(run, 'loader')}")
-
-    elif phase == RUNNING:
-        n = spec["runners"]["parallelism"]
-        if world.runner.failed:
-            b.condition("RunCompleted", False, "RunFailed", world.runner.message)
-            return b.fail("RunFailed", f"run failed: {world.runner.message}")
-        missing = sorted(set(range(n)) - set(world.results))
-        if status.get("startAt") and not missing:
-            # Every pod's window is over; the pods now hold their ledgers for the verifier.
-            docs = [world.results[i] for i in range(n)]
-            try:
-                results = run_status(docs)
-                deliveries = run_deliveries(docs)
-            except ValueError as e:  # pods that disagree on seed, constants or window
-                msg = f"runner pods' results cannot be merged: {e}"
-                b.condition("RunCompleted", False, "ResultsInconsistent", msg)
-                return b.fail("ResultsInconsistent", msg)
-            b.step.status["results"] = results
-            b.act(Action.WRITE_DELIVERIES)
-            b.step.deliveries = deliveries
-            if late := late_runners_message(results):
-                b.condition("RunCompleted", False, "RunnerLate", late)
-                return b.fail("RunnerLate", late)
-            b.condition("RunCompleted", True, "Completed", f"tpmC {results['tpmC']:.1f} from {n} pods")
-            b.move(VERIFYING, "Verifying", f"tpmC {results['tpmC']:.1f}; verifying durability")
-        elif world.runner.succeeded:
-            msg = f"runner pods {missing} wrote no results"
-            b.condition("RunCompleted", False, "ResultsMissing", msg)
-            return b.fail("ResultsMissing", msg)
-        else:
-            if not world.runner.exists:
-                b.act(Action.CREATE_RUN_JOB)
-                b.event("RunJobCreated", f"job {plan.job_name(run, 'runner')}: {n} pods, "
-                                         f"{plan.clients_per_pod(spec)} clients each")
-            if not status.get("startAt"):
-                if world.start_at:  # written before a restart, status not yet: adopt it
-                    b.step.status["startAt"] = world.start_at
-                elif world.runners_ready >= n:
-                    start_at = rfc3339(now + dt.timedelta(seconds=spec["runners"]["startDelaySeconds"]))
-                    b.act(Action.WRITE_START_AT)
-                    b.step.start_at = start_at
-                    b.step.status["startAt"] = start_at
-                    b.event("RunnersReady", f"all {n} runner pods ready; starting at {start_at}")
-                elif b.elapsed() > spec["runners"]["readyTimeoutSeconds"]:
-                    msg = (f"{world.runners_ready}/{n} runner pods ready after "
-                           f"{spec['runners']['readyTimeoutSeconds']}s")
-                    msg += f" ({detail})" if (detail := waiting.pod_detail(world)) else ""
-                    b.condition("RunCompleted", False, "RunnersNotReady", msg)
-                    return b.fail("RunnersNotReady", msg)
-            else:
-                _inject_faults(b, run, spec, world)
-
-    elif phase == VERIFYING:
-        if "durability" not in status:
-            failed = _verify_durability(b, run, spec, world)
-            if failed:
-                return failed
-        elif world.check_report is not None and (world.checker.succeeded or world.checker.failed):
-            consistency = consistency_status(world.check_report)
-            b.step.status["consistency"] = consistency
-            if consistency["passed"]:
-                b.condition("ConsistencyVerified", True, "Passed", "all consistency conditions hold")
-                _measured(b, run, spec, "run complete: no acknowledged order lost, consistency conditions hold")
-            else:
-                msg = "violated consistency conditions " + ", ".join(map(str, consistency["violated"]))
-                b.condition("ConsistencyVerified", False, "Violated", msg)
-                return b.fail("ConsistencyViolated", msg)
-        elif world.checker.failed or world.checker.succeeded:
-            msg = world.checker.message or "the check wrote no report"
-            b.condition("ConsistencyVerified", False, "CheckFailed", msg)
-            return b.fail("CheckFailed", f"consistency check failed: {msg}")
-        elif not world.checker.exists:
-            b.act(Action.CREATE_CHECK_JOB)
-            if run.cell is not None:
-                b.step.earlier_cells = tuple(c.index for c in plan.load_cells(cells, cells[run.cell])[:-1])
-            b.event("CheckJobCreated", f"job {plan.job_name(run, 'checker')}")
-
-    elif phase in TERMINAL:
-        if "verdict" not in status and table:  # a sweep that failed in its current cell
-            _, policy = _judge_cell(b, run, spec, world, cells)
-            _sweep_verdict(b, policy)
-        elif "verdict" not in status:
-            _judge_and_record(b, run, spec, world)
-            if "verdict" not in b.step.status:  # the change-point analysis first; cleanup after
-                return b.step
-        if not status.get("cleanedUp"):
-            if status.get("startAt"):
-                b.act(Action.RELEASE_RUNNERS)  # runner pods holding their ledgers exit now
-            policy = spec["cleanup"]["policy"]
-            # a regression that fails the verdict keeps the database to look into, as a failure
-            succeeded = phase == SUCCEEDED and not regression_fails(patched(status, b.step.status))
-            if policy == "Always" or (policy == "OnSuccess" and succeeded):
-                b.act(Action.CLEAN_UP)
-                b.event("CleanedUp", f"cleanup policy {policy}: removed the database and Jobs")
-            b.step.status["cleanedUp"] = True
-        ttl = spec["cleanup"].get("ttlSecondsAfterFinished")
-        done = status.get("completionTime")
-        if ttl is not None and done and (now - parse_time(done)).total_seconds() >= ttl:
-            b.act(Action.DELETE_RUN)
-    return b.step
+    return PHASE_STEPS[phase](b, run, spec, world, cells) or b.step
 
 
 def regression_fails(status: dict) -> bool:
