@@ -284,9 +284,9 @@ def _claim_state(namespace: str, name: str, now: dt.datetime) -> failures.ClaimS
             waits = (sc.volume_binding_mode == "WaitForFirstConsumer" and not (claim.metadata.annotations or {})
                      .get("volume.kubernetes.io/selected-node"))
         except ApiException as e:
-            if e.status != 404 and e.status != 403:
+            if e.status not in (403, 404):
                 raise
-            exists = e.status == 403
+            exists = e.status == 403  # not ours to read: unknown, so not missing
     created = claim.metadata.creation_timestamp
     return failures.ClaimState(name, claim.status.phase or "Pending", sc_name, exists,
                                (now - created).total_seconds() if created else 0.0,

@@ -27,28 +27,29 @@ def pod_detail(world) -> str:
     return ""
 
 
+def _with(text: str, detail: str) -> str:
+    return f"{text}; {detail}" if detail else text
+
+
 def _deploying(run: plan.Run, spec: dict, status: dict, world) -> str:
     if not (status.get("database") or {}).get("installed"):
         return f"installing helm release {plan.release_name(run)}"
     replicas = plan.database_pod_count(spec)
-    detail = pod_detail(world) or world.database_waiting
-    return (f"waiting for the database pods to be ready: {world.database_ready}/{replicas} "
-            f"(timeout {spec['database']['readyTimeoutSeconds']}s)" + (f"; {detail}" if detail else ""))
+    return _with(f"waiting for the database pods to be ready: {world.database_ready}/{replicas} "
+                 f"(timeout {spec['database']['readyTimeoutSeconds']}s)", pod_detail(world) or world.database_waiting)
 
 
 def _loading(run: plan.Run, spec: dict, world) -> str:
-    detail = pod_detail(world)
-    return (f"waiting for load job {plan.job_name(run, 'loader')} to load {spec['workload']['warehouses']} "
-            f"warehouses (timeout {plan.load_timeout(spec)}s)" + (f"; {detail}" if detail else ""))
+    return _with(f"waiting for load job {plan.job_name(run, 'loader')} to load {spec['workload']['warehouses']} "
+                 f"warehouses (timeout {plan.load_timeout(spec)}s)", pod_detail(world))
 
 
 def _running(run: plan.Run, spec: dict, status: dict, world) -> str:
     n = spec["runners"]["parallelism"]
     start_at = status.get("startAt")
     if not start_at:
-        detail = pod_detail(world)
-        return (f"waiting for the runner pods to connect and be ready: {world.runners_ready}/{n} "
-                f"(timeout {spec['runners']['readyTimeoutSeconds']}s)" + (f"; {detail}" if detail else ""))
+        return _with(f"waiting for the runner pods to connect and be ready: {world.runners_ready}/{n} "
+                     f"(timeout {spec['runners']['readyTimeoutSeconds']}s)", pod_detail(world))
     w = spec["workload"]
     end = parse_time(start_at) + dt.timedelta(seconds=w["warmupSeconds"] + w["durationSeconds"])
     text = (f"measuring: {n} runner pods started at {start_at}, {w['warmupSeconds']}s warmup + "
@@ -62,11 +63,10 @@ def _running(run: plan.Run, spec: dict, status: dict, world) -> str:
 
 def _verifying(run: plan.Run, spec: dict, status: dict, world) -> str:
     if "durability" in status:
-        return f"waiting for consistency check job {plan.job_name(run, 'checker')}" + (
-            f"; {d}" if (d := pod_detail(world)) else "")
+        return _with(f"waiting for consistency check job {plan.job_name(run, 'checker')}", pod_detail(world))
     if world.verifier.exists:
-        return (f"waiting for verifier job {plan.job_name(run, 'verifier')} to read the durability ledgers of "
-                f"{spec['runners']['parallelism']} runner pods") + (f"; {d}" if (d := pod_detail(world)) else "")
+        return _with(f"waiting for verifier job {plan.job_name(run, 'verifier')} to read the durability ledgers "
+                     f"of {spec['runners']['parallelism']} runner pods", pod_detail(world))
     faults = status.get("faults") or []
     timeout = spec["database"]["readyTimeoutSeconds"]
     if fault_injection.in_progress(faults):
