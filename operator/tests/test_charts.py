@@ -217,7 +217,8 @@ def test_mongodb_replica_set_spreads_its_members_and_bounds_disruptions():
     assert term["podAffinityTerm"]["labelSelector"]["matchLabels"] == \
         by_kind(docs, "StatefulSet")[0]["spec"]["selector"]["matchLabels"]
     mongod = {c["name"]: c for c in pod["containers"]}["mongod"]
-    assert mongod["resources"] == {"requests": {"cpu": 1}, "limits": {"memory": "2Gi"}}
+    # a value set overrides the chart's default value by value
+    assert mongod["resources"] == {"requests": {"cpu": 1, "memory": "512Mi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
     (pdb,) = by_kind(docs, "PodDisruptionBudget")
     assert pdb["spec"]["maxUnavailable"] == 1
     assert pdb["spec"]["selector"]["matchLabels"] == by_kind(docs, "StatefulSet")[0]["spec"]["selector"]["matchLabels"]
@@ -313,11 +314,13 @@ RESOURCES = {"ConfigMap": ("", "configmaps"), "Secret": ("", "secrets"), "Servic
 HELM_VERBS = {"get", "list", "create", "update", "patch", "delete"}
 
 
-@pytest.mark.parametrize("chart, values", [
-    ("voltdb", []), ("voltdb", ["--set", "replicas=3", "--set", "kfactor=1"]),
-    ("mongodb", []), ("mongodb", ["-f", str(CHARTS / "mongodb" / "values-test-server.yaml")]),
-    ("mongodb", ["--set", "topology=sharded"]),
-], ids=["voltdb", "voltdb-k1", "mongodb", "mongodb-test-server", "mongodb-sharded"])
+VALUE_SETS = [("voltdb", []), ("voltdb", ["--set", "replicas=3", "--set", "kfactor=1"]),
+              ("mongodb", []), ("mongodb", ["-f", str(CHARTS / "mongodb" / "values-test-server.yaml")]),
+              ("mongodb", ["--set", "topology=sharded"])]
+VALUE_SET_IDS = ["voltdb", "voltdb-k1", "mongodb", "mongodb-test-server", "mongodb-sharded"]
+
+
+@pytest.mark.parametrize("chart, values", VALUE_SETS, ids=VALUE_SET_IDS)
 def test_the_operator_may_install_everything_the_database_charts_render(chart, values):
     """Helm runs with the operator's Role: a kind it may not manage fails the install (a
     PodDisruptionBudget once did, on the real cluster)."""
@@ -377,3 +380,18 @@ def test_the_readmes_helm_install_with_docker_built_images_deploys_those_images(
     tags = {f: ref if ":" in ref.rsplit("/", 1)[-1] else f"{ref}:latest" for f, ref in built}  # docker's default tag
     assert container["image"] == tags["operator/Dockerfile"]
     assert env["TPCC_RUNNER_IMAGE"] == tags["runner-image/Dockerfile"]
+
+
+@pytest.mark.parametrize("chart, values", VALUE_SETS, ids=VALUE_SET_IDS)
+def test_every_database_container_has_requests_and_limits(chart, values):
+    """A database the operator installs with the chart's defaults cannot eat the node: every
+    container (init containers too) requests and is limited in CPU and memory."""
+    for doc in render(chart, *values):
+        pod = (doc.get("spec") or {}).get("template", {}).get("spec")
+        if not pod:
+            continue
+        for container in pod.get("initContainers", []) + pod["containers"]:
+            resources = container.get("resources") or {}
+            for kind in ("requests", "limits"):
+                assert {"cpu", "memory"} <= set(resources.get(kind) or {}), \
+                    f"{chart} {doc['kind']}/{doc['metadata']['name']} {container['name']}: no {kind}"
