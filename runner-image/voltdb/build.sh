@@ -13,6 +13,8 @@ trap 'rm -rf "$classes" $tmp_jar' EXIT
 javac -nowarn --release 8 -cp "$voltdb_jar" -d "$classes" $(find "$src" -name '*.java')
 mkdir -p "$(dirname "$out")"
 tmp_jar=$(mktemp "$out.XXXXXX")
-jar cf "$tmp_jar" -C "$classes" .
+# fixed entry times: the same sources give the same jar in any clone, so the runner image built
+# from it keeps its input hash and is not rebuilt (hack/images.sh)
+jar --create --date=2000-01-01T00:00:00Z --file "$tmp_jar" -C "$classes" .
 mv "$tmp_jar" "$out"
 echo "built $out" >&2
