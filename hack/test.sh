@@ -65,7 +65,8 @@ k8s() {
   "$ROOT/hack/local-k8s.sh" all
   "$ROOT/hack/images.sh"
   eval "$("$ROOT/hack/local-k8s.sh" env)"
-  TPCC_E2E_REQUIRED=1 "${PYTEST[@]}" -m "k8s" "$ROOT/operator/tests"
+  # two workers, a module per worker at a time (operator/tests/e2e/conftest.py says why)
+  TPCC_E2E_REQUIRED=1 "${PYTEST[@]}" -n 2 --dist loadfile -m "k8s" "$ROOT/operator/tests"
 }
 
 timed() { local t; t=$(date +%s); "$@"; log "stage $1: $(( $(date +%s) - t )) s"; }

@@ -1,5 +1,10 @@
-"""The e2e modules share one session: one cluster check, the CRDs applied once, one test
-namespace and one operator release watching it (installing the operator is the slow part)."""
+"""The e2e modules share one session per worker: one cluster check, the CRDs applied once, one
+test namespace and one operator release watching it (installing the operator is the slow part).
+
+hack/test.sh runs the modules on two pytest-xdist workers (`--dist loadfile`: a module stays on
+one worker, in order), each with its own namespace and operator release: most of a run is
+waiting (a database starting, a fixed duration, a cron minute), so two at a time nearly halve
+the stage on a 2-core node."""
 from __future__ import annotations
 
 import json
@@ -20,6 +25,18 @@ from test_benchmarkrun_e2e import (
 )
 
 SECANTUS_IMAGE = "local/secantus:dev"
+
+# Seconds each module took in CI (2 cores, one at a time). Longest first, so that the two
+# workers finish together instead of one starting the 500-second module when the other is done.
+MODULE_SECONDS = {"test_mongodb_e2e.py": 720, "test_benchmarkrun_e2e.py": 700, "test_regression_e2e.py": 510,
+                  "test_schedule_e2e.py": 300, "test_sweep_e2e.py": 270, "test_validation_e2e.py": 100,
+                  "test_fail_fast_e2e.py": 60, "test_mongodb_charts_e2e.py": 30}
+
+
+def pytest_collection_modifyitems(items):
+    """Longest module first (stable: a module's tests keep their order); every worker collects
+    the same order, as xdist requires."""
+    items.sort(key=lambda item: -MODULE_SECONDS.get(item.path.name, 0))
 
 
 @pytest.fixture(scope="session")
