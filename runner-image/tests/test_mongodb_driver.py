@@ -3,12 +3,14 @@ schema, idempotent load, the five transactions' effects, error classification an
 consistency conditions, for both schema variants."""
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import time
 
 import pymongo
 import pytest
 from bson.int64 import Int64
+from pymongo import monitoring
 from secantus_server import own_secantus, secantus  # noqa: F401  (pytest fixtures)
 from tpcc_runner.consistency import RunDeliveries
 from tpcc_runner.drivers.base import (
@@ -369,18 +371,85 @@ def test_stored_orders_and_orders_entered_at_read_the_order_with_its_lines(schem
     assert schema_drv.orders_entered_at(1, 2, 4, ms) == []
 
 
-def test_read_only_transactions_on_a_read_preference_with_causal_reads(schema_drv, secantus):
+class _CommandLog(monitoring.CommandListener):
+    """The commands pymongo sends while recording (registered once, for every later client)."""
+    def __init__(self):
+        self.recording: list[dict] | None = None
+
+    def started(self, event):
+        if self.recording is not None and event.command_name not in ("hello", "isMaster", "endSessions"):
+            self.recording.append(dict(event.command))
+
+    def succeeded(self, event):
+        pass
+
+    def failed(self, event):
+        pass
+
+
+COMMAND_LOG = _CommandLog()
+monitoring.register(COMMAND_LOG)
+
+
+@contextlib.contextmanager
+def commands_sent():
+    COMMAND_LOG.recording = sent = []
+    try:
+        yield sent
+    finally:
+        COMMAND_LOG.recording = None
+
+
+def test_only_stock_level_leaves_the_transaction_for_a_read_preference(schema_drv, secantus):
+    """The VLDB paper's reads: StockLevel outside a transaction (on the read preference, in a
+    causal session); OrderStatus stays a transaction on the primary."""
     d = make_driver(secantus, schema_drv.schema, database=schema_drv.database_name,
                     read_preference="secondaryPreferred", causal="true")
     try:
-        assert d.describe()["read_only_in_transaction"] is False
+        assert d.describe()["stock_level_in_transaction"] is False
         assert d.stock_level({"w_id": 1, "d_id": 1, "threshold": 60}) == \
             schema_drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 60})
         o_id = d.new_order({"w_id": 1, "d_id": 1, "c_id": 2, "o_entry_d": T0,
                             "items": [{"i_id": 3, "supply_w_id": 1, "quantity": 1}]})["o_id"]
-        assert d.order_status({"w_id": 1, "d_id": 1, "c_id": 2, "c_last": None})["o_id"] == o_id
+        with commands_sent() as sent:
+            assert d.order_status({"w_id": 1, "d_id": 1, "c_id": 2, "c_last": None})["o_id"] == o_id
+        assert sent[0].get("startTransaction") is True and "commitTransaction" in sent[-1]
+        assert all(c.get("$readPreference", {}).get("mode", "primary") == "primary" for c in sent)
+        with commands_sent() as sent:
+            d.stock_level({"w_id": 1, "d_id": 1, "threshold": 60})
+        assert sent and not any("startTransaction" in c or "commitTransaction" in c for c in sent)
+        assert all(c["$readPreference"]["mode"] == "secondaryPreferred" for c in sent)
+        assert all(c["readConcern"]["level"] == "majority" and "afterClusterTime" in c["readConcern"]
+                   for c in sent[1:])  # causal: each read after the session's last operation
     finally:
         d.close()
+
+
+def test_without_transactions_a_rolled_back_new_order_leaves_its_first_write(schema_drv, secantus, mongo):
+    """transactions=false (the FoundationDB study's mongo3): statements commit one by one, so a
+    NewOrder that rolls back on its unused item has already taken an order id. The same
+    NewOrder in a transaction leaves no trace (test_new_order_with_unused_item_leaves_no_trace)."""
+    d = make_driver(secantus, schema_drv.schema, database=schema_drv.database_name, transactions="false")
+    try:
+        assert d.describe()["transactions"] is False
+        district = db_of(mongo, d).district
+        before = district.find_one({"d_w_id": 1, "d_id": 2})["d_next_o_id"]
+        items = [{"i_id": 3, "supply_w_id": 1, "quantity": 2}, {"i_id": ITEMS + 1000, "supply_w_id": 1, "quantity": 1}]
+        with pytest.raises(UserAbort):
+            d.new_order({"w_id": 1, "d_id": 2, "c_id": 1, "o_entry_d": T0, "items": items})
+        assert district.find_one({"d_w_id": 1, "d_id": 2})["d_next_o_id"] == before + 1
+    finally:
+        d.close()
+
+
+def test_journal_asks_for_j_in_every_write_concern(secantus):
+    d = make_driver(secantus, journal="true")
+    try:
+        assert d.db.write_concern.document == {"w": "majority", "j": True}
+        assert d.describe()["journal"] is True
+    finally:
+        d.close()
+
 
 
 def test_endpoints_make_a_replica_set_uri_without_credentials():
@@ -472,7 +541,8 @@ def test_every_option_the_studies_compared_appears_in_describe(secantus):
     client really gets retryWrites, and the topology comes from the server's hello."""
     studied = {"schema": "denormalized", "find_and_modify": "false", "batch_writes": "false",
                "read_concern": "snapshot", "write_concern": "1", "read_preference": "secondaryPreferred",
-               "causal": "true", "retry_writes": "false", "commit_retries": "5", "auth_source": "admin"}
+               "causal": "true", "retry_writes": "false", "commit_retries": "5", "auth_source": "admin",
+               "journal": "true", "transactions": "false", "stock_level_in_transaction": "false"}
     d = make_driver(secantus, **studied)
     try:
         described = d.describe()
@@ -480,7 +550,8 @@ def test_every_option_the_studies_compared_appears_in_describe(secantus):
         assert {k: described[DESCRIBED_AS.get(k, k)] for k in studied} == {
             "schema": "denormalized", "find_and_modify": False, "batch_writes": False,
             "read_concern": "snapshot", "write_concern": 1, "read_preference": "secondaryPreferred",
-            "causal": True, "retry_writes": False, "commit_retries": 5, "auth_source": "admin"}
+            "causal": True, "retry_writes": False, "commit_retries": 5, "auth_source": "admin",
+            "journal": True, "transactions": False, "stock_level_in_transaction": False}
         assert d.client.options.retry_writes is False
         assert described["topology"] == "replica_set"  # SecantusDB answers as a set's primary
     finally:

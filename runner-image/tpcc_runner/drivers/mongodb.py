@@ -7,6 +7,11 @@ sums are exact. Every TPC-C transaction runs as one multi-document transaction. 
 happened (RetryableError, UnknownOutcome, ConnectionLost, UserAbort) and never loops on a
 transient error itself, except for re-sending a commit whose result is unknown.
 
+The VLDB paper's configuration (its appendix D) is transactions with read_concern=snapshot,
+write_concern=majority, causal=true, retry_writes=false, and StockLevel outside a transaction
+(stock_level_in_transaction=false: read concern majority, in the causal session), the only
+transaction that may read from a secondary; crds/samples/papers/ holds it as a manifest.
+
 Options (`--driver-opt key=value`, defaults first):
   schema=denormalized|normalized  denormalized embeds the order lines in their ORDERS document
                                   (the paper's schema); normalized keeps nine collections
@@ -15,10 +20,16 @@ Options (`--driver-opt key=value`, defaults first):
   batch_writes=true|false         one bulk write per collection instead of one write per row
   read_concern=majority|local|snapshot   for transactions (snapshot is used as majority outside)
   write_concern=majority|<n>      commit write concern (and the loader's)
+  journal=false|true              j:true in that write concern (acknowledged once journaled)
+  transactions=true|false         false: no multi-document transactions, every statement
+                                  on its own (the FoundationDB study's "mongo3", py-tpcc's
+                                  notransactions; atomicity is then not TPC-C's)
+  stock_level_in_transaction=true|false   false: StockLevel reads outside a transaction
+                                  (clause 3.4 lets it see committed data of others)
   read_preference=primary|primaryPreferred|secondary|secondaryPreferred|nearest
-                                  transactions always read from the primary; with another
-                                  preference OrderStatus and StockLevel run outside a
-                                  transaction on that preference (as py-tpcc's secondary reads)
+                                  where StockLevel reads when it runs outside a transaction
+                                  (a non-primary preference takes it out); every other
+                                  transaction reads the primary
   causal=false|true               causally consistent session
   retry_writes=true|false         retryable writes (MongoDB drivers' retryWrites): the driver
                                   re-sends a write or commit once after a network error or
@@ -102,6 +113,9 @@ OPTIONS = (
     options.Option("batch_writes", True, options.boolean),
     options.Option("read_concern", "majority", options.choice("local", "majority", "snapshot")),
     options.Option("write_concern", "majority", _write_concern),
+    options.Option("journal", False, options.boolean),
+    options.Option("transactions", True, options.boolean),
+    options.Option("stock_level_in_transaction", True, options.boolean),
     options.Option("read_preference", "primary", options.choice(*READ_PREFERENCES)),
     options.Option("causal", False, options.boolean),
     options.Option("retry_writes", True, options.boolean),
@@ -192,6 +206,9 @@ class MongoDBDriver(Driver):
         self.causal, self.retry_writes = opt["causal"], opt["retry_writes"]
         self.read_concern, self.write_concern = opt["read_concern"], opt["write_concern"]
         self.read_preference = opt["read_preference"]
+        self.journal, self.transactions = opt["journal"], opt["transactions"]
+        # a secondary can only serve reads outside a transaction
+        self.stock_level_in_transaction = opt["stock_level_in_transaction"] and self.read_preference == "primary"
         self.database_name, self.uri = opt["database"], opt["uri"]
         self.replica_set, self.auth_source = opt["replica_set"], opt["auth_source"]
         self.txn_timeout, self.commit_retries = opt["txn_timeout"], opt["commit_retries"]
@@ -247,12 +264,12 @@ class MongoDBDriver(Driver):
             raise Unreachable(f"mongodb: no server reachable at {where} within "
                               f"{self.options.connect_timeout:g}s: {_one_line(e)}") from None
         outside_rc = "majority" if self.read_concern == "snapshot" else self.read_concern
-        # load, metadata and checks read the primary; only OrderStatus and StockLevel outside a
-        # transaction use the configured read preference (see _reader)
+        # load, metadata, checks and every transaction read the primary; only StockLevel
+        # outside a transaction uses the configured read preference (see _stock_reader)
         self.db = self.client.get_database(
             self.database_name,
             read_concern=ReadConcern(outside_rc),
-            write_concern=WriteConcern(w=self.write_concern),
+            write_concern=self._commit_write_concern(),
             read_preference=ReadPreference.PRIMARY)
 
     def close(self) -> None:
@@ -271,9 +288,10 @@ class MongoDBDriver(Driver):
             "schema_variant": self.schema,
             "read_concern": self.read_concern,
             "write_concern": self.write_concern,
+            "journal": self.journal,
             "read_preference": self.read_preference,
-            # OrderStatus and StockLevel leave the transaction for a non-primary preference
-            "read_only_in_transaction": self.read_preference == "primary",
+            "transactions": self.transactions,
+            "stock_level_in_transaction": self.transactions and self.stock_level_in_transaction,
             "causal_consistency": self.causal,
             "retry_writes": self.retry_writes,
             "topology": self.topology,
@@ -290,9 +308,12 @@ class MongoDBDriver(Driver):
             raise ConnectionLost("mongodb: not connected (call connect() first)")
         return self.db[name]
 
-    def _reader(self, name: str):
-        """A collection for the read-only transactions (inside a transaction pymongo reads
-        the primary whatever this says)."""
+    def _commit_write_concern(self) -> WriteConcern:
+        return WriteConcern(w=self.write_concern, j=True if self.journal else None)
+
+    def _stock_reader(self, name: str):
+        """A collection for StockLevel (inside a transaction pymongo reads the primary
+        whatever this says)."""
         return self._coll(name).with_options(read_preference=READ_PREFERENCES[self.read_preference])
 
     def _tables(self) -> list[str]:
@@ -441,9 +462,11 @@ class MongoDBDriver(Driver):
                 pass
             self._session = None
 
-    def _run(self, body: Callable[[Any], dict[str, Any]], read_only: bool = False) -> dict[str, Any]:
-        """Run body(session) in one transaction and commit it; errors become the contract's."""
-        in_txn = not (read_only and self.read_preference != "primary")
+    def _run(self, body: Callable[[Any], dict[str, Any]], in_transaction: bool = True) -> dict[str, Any]:
+        """Run body(session) in one transaction and commit it (or, with transactions=false or
+        in_transaction=False, statement by statement in the session); errors become the
+        contract's."""
+        in_txn = self.transactions and in_transaction
         try:
             session = self._get_session()
             try:
@@ -451,7 +474,7 @@ class MongoDBDriver(Driver):
                     if in_txn:
                         session.start_transaction(
                             read_concern=ReadConcern(self.read_concern),
-                            write_concern=WriteConcern(w=self.write_concern),
+                            write_concern=self._commit_write_concern(),
                             read_preference=ReadPreference.PRIMARY)
                     result = body(session)
             except BaseException:
@@ -503,7 +526,7 @@ class MongoDBDriver(Driver):
 
     def _customer(self, s, w_id: int, d_id: int, c_id: int | None, c_last: str | None,
                   projection: dict[str, int]) -> dict:
-        cust = self._reader("customer")
+        cust = self._coll("customer")
         if c_id is not None:
             c = cust.find_one({"c_w_id": w_id, "c_d_id": d_id, "c_id": c_id}, projection, session=s)
             if c is None:
@@ -660,7 +683,7 @@ class MongoDBDriver(Driver):
 
     # -- OrderStatus (clause 2.6) -------------------------------------------------------
     def order_status(self, p: dict[str, Any]) -> dict[str, Any]:
-        return self._run(lambda s: self._order_status(s, p), read_only=True)
+        return self._run(lambda s: self._order_status(s, p))
 
     def _order_status(self, s, p: dict[str, Any]) -> dict[str, Any]:
         w_id, d_id = p["w_id"], p["d_id"]
@@ -670,7 +693,7 @@ class MongoDBDriver(Driver):
         projection = {"_id": 0, "o_id": 1, "o_entry_d": 1, "o_carrier_id": 1}
         if self.schema == "denormalized":
             projection["order_line"] = 1
-        last = list(self._reader("orders").find(
+        last = list(self._coll("orders").find(
             {"o_w_id": w_id, "o_d_id": d_id, "o_c_id": c["c_id"]}, projection,
             session=s).sort("o_id", -1).limit(1))
         if not last:
@@ -679,7 +702,7 @@ class MongoDBDriver(Driver):
         if self.schema == "denormalized":
             lines = o.get("order_line", [])
         else:
-            lines = list(self._reader("order_line").find(
+            lines = list(self._coll("order_line").find(
                 {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": o["o_id"]},
                 {"_id": 0, "ol_i_id": 1, "ol_supply_w_id": 1, "ol_quantity": 1, "ol_amount": 1,
                  "ol_delivery_d": 1}, session=s))
@@ -748,27 +771,27 @@ class MongoDBDriver(Driver):
 
     # -- StockLevel (clause 2.8) --------------------------------------------------------
     def stock_level(self, p: dict[str, Any]) -> dict[str, Any]:
-        return self._run(lambda s: self._stock_level(s, p), read_only=True)
+        return self._run(lambda s: self._stock_level(s, p), in_transaction=self.stock_level_in_transaction)
 
     def _stock_level(self, s, p: dict[str, Any]) -> dict[str, Any]:
         w_id, d_id = p["w_id"], p["d_id"]
-        d = self._reader("district").find_one({"d_w_id": w_id, "d_id": d_id},
+        d = self._stock_reader("district").find_one({"d_w_id": w_id, "d_id": d_id},
                                               {"_id": 0, "d_next_o_id": 1}, session=s)
         if d is None:
             raise NotLoaded(f"mongodb: no district w_id={w_id} d_id={d_id}")
         nxt = d["d_next_o_id"]
         last20 = {"$gte": nxt - 20, "$lt": nxt}
         if self.schema == "denormalized":
-            i_ids = {ol["ol_i_id"] for o in self._reader("orders").find(
+            i_ids = {ol["ol_i_id"] for o in self._stock_reader("orders").find(
                 {"o_w_id": w_id, "o_d_id": d_id, "o_id": last20},
                 {"_id": 0, "order_line.ol_i_id": 1}, session=s) for ol in o.get("order_line", [])}
         else:
-            i_ids = {ol["ol_i_id"] for ol in self._reader("order_line").find(
+            i_ids = {ol["ol_i_id"] for ol in self._stock_reader("order_line").find(
                 {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": last20}, {"_id": 0, "ol_i_id": 1},
                 session=s)}
         # the threshold is applied here, not in the query: with it SecantusDB's planner drops
         # the (s_w_id, s_i_id) index; at most ~300 small documents come back
-        quantities = self._reader("stock").find(
+        quantities = self._stock_reader("stock").find(
             {"s_w_id": w_id, "s_i_id": {"$in": sorted(i_ids)}}, {"_id": 0, "s_quantity": 1},
             session=s) if i_ids else []
         return {"low_stock": sum(1 for st in quantities if st["s_quantity"] < p["threshold"])}
