@@ -96,6 +96,23 @@ def test_payment_inputs_follow_clause_2_5_1():
     assert all(1.00 <= p["h_amount"] <= 5000.00 for p in pays)
 
 
+@pytest.mark.parametrize("line_pct, pay_pct", [(0, 0), (10, 50), (100, 100)])
+def test_remote_percents_are_what_the_study_asked(line_pct, pay_pct):
+    r = w.TpccRandom(seed=7, constants=w.CConstants(123, 259, 7911))
+    inp = w.TransactionInputs(r, w.Scale(), 10, 2, 3, w.RemotePercents(line_pct, pay_pct))
+    lines = [i for _ in range(3000) for i in inp.new_order()["items"]]
+    pays = [inp.payment() for _ in range(3000)]
+    assert abs(sum(i["supply_w_id"] != 2 for i in lines) / len(lines) - line_pct / 100) < 0.02
+    assert abs(sum(p["c_w_id"] != p["w_id"] for p in pays) / len(pays) - pay_pct / 100) < 0.03
+
+
+def test_remote_percents_are_checked_and_named_as_a_deviation():
+    with pytest.raises(ValueError, match="0-100"):
+        w.RemotePercents(101, 15)
+    assert w.RemotePercents().deviation() is None
+    assert "0% and remote Payments 15%" in w.RemotePercents(0).deviation()
+
+
 def test_order_status_by_last_name_sixty_percent_and_names_exist_when_scaled_down():
     r = w.TpccRandom(seed=5, constants=w.CConstants(100, 200, 300))
     inp = w.TransactionInputs(r, w.Scale(items=1000, customers_per_district=30), 1, 1, 1)

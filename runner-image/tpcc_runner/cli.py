@@ -30,7 +30,7 @@ from .redact import RedactingFilter, redact
 from .report import add_parser as add_report_parser
 from .report import cmd_report
 from .results import LATE_START_SECONDS, TIMELINE_STEP_SECONDS, PodWindow, build_results, summary
-from .workload import Scale, parse_mix, run_constants, spec_deviations
+from .workload import RemotePercents, Scale, parse_mix, run_constants, spec_deviations
 
 log = logging.getLogger("tpcc")
 PROGRESS_SECONDS = 10.0
@@ -57,6 +57,16 @@ def _positive(kind):
             raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
         return v
     return parse
+
+
+def _percent(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"a whole percent 0-100, not {text!r}")
+    return value
 
 
 def _non_negative(text: str) -> float:
@@ -132,6 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--warmup", type=_non_negative, default=10.0, metavar="SECONDS")
     rn.add_argument("--mix", type=_mix, default=(45, 43, 4, 4, 4),
                     help="NewOrder,Payment,OrderStatus,Delivery,StockLevel percentages")
+    rn.add_argument("--remote-line-percent", type=_percent, default=1, metavar="PCT",
+                    help="NewOrder lines supplied by another warehouse (clause 2.4.1.5: 1)")
+    rn.add_argument("--remote-payment-percent", type=_percent, default=15, metavar="PCT",
+                    help="Payments by a customer of another warehouse (clause 2.5.1.2: 15)")
     rn.add_argument("--think-time", action="store_true",
                     help="keying and think times of clause 5.2.5 (default: none, as py-tpcc)")
     rn.add_argument("--max-retries", type=int, default=10)
@@ -330,7 +344,8 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
                    processes=min(args.clients, args.processes or os.cpu_count() or 1),
                    shard=shard, shards=shards, warmup=args.warmup, duration=args.duration,
                    think_time=args.think_time, max_retries=args.max_retries, seed=seed,
-                   ledger=bool(args.ledger))
+                   ledger=bool(args.ledger),
+                   remote=RemotePercents(args.remote_line_percent, args.remote_payment_percent))
     metrics.info.labels(args.db, "run", str(args.warehouses), str(args.clients),
                         f"{shard}/{shards}", __version__).set(1)
     pool = ClientPool(plan)
@@ -387,6 +402,8 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
     extra = {
         "warmup_seconds": plan.warmup, "shard": f"{shard}/{shards}",
         "options": {"db": args.db, "mix": list(plan.mix), "think_time": plan.think_time,
+                    "remote_percent": {"new_order_line": plan.remote.new_order_line,
+                                       "payment": plan.remote.payment},
                     "processes": len(pool.procs), "max_retries": plan.max_retries,
                     "driver_options": options.extra, "seed": seed,
                     "scale": {"items": meta.items, "customers_per_district": meta.customers_per_district},
@@ -395,7 +412,8 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
             paced=plan.think_time, mix=plan.mix, clients=plan.clients * plan.shards,
             warehouses=args.warehouses, items=meta.items,
             customers_per_district=meta.customers_per_district,
-            schema_variant=str(described.get("schema_variant", "")), measured_seconds=plan.duration),
+            schema_variant=str(described.get("schema_variant", "")), measured_seconds=plan.duration,
+            remote=plan.remote),
         "c_constants": {"load": constants_of(meta).to_dict(), "run": constants.to_dict()},
         "versions": {"runner": __version__, "python": platform.python_version()},
         **deliveries.to_json(),

@@ -19,7 +19,7 @@ from .drivers.base import ConnectionLost, ConnectionOptions, DriverError, Retrya
 from .durability import LedgerRecord, identity_of_new_order
 from .metrics import LATENCY_BUCKETS, bucket_index
 from .results import OUTCOMES, TIMELINE_STEP_SECONDS, TypeStats, record_latency
-from .workload import DELIVERY, NEW_ORDER, TRANSACTIONS, CConstants, Scale, Terminal
+from .workload import DELIVERY, NEW_ORDER, TRANSACTIONS, CConstants, RemotePercents, Scale, Terminal
 
 log = logging.getLogger("tpcc.executor")
 REPORT_INTERVAL = 1.0
@@ -45,6 +45,7 @@ class RunPlan:
     max_retries: int = 10
     seed: int = 0
     ledger: bool = False
+    remote: RemotePercents = RemotePercents()
 
     def client_ids(self) -> list[list[int]]:
         """Global terminal numbers of this runner, dealt over its processes. Terminals of
@@ -180,7 +181,7 @@ def execute_once(driver, txn: str, params: dict[str, Any], max_retries: int, dea
 
 def _terminal(plan: RunPlan, global_client: int, driver, acc: _Accumulator, window: Window) -> None:
     terminal = Terminal(plan.seed, global_client, plan.constants, plan.scale, plan.warehouses,
-                        plan.clients * plan.shards, plan.mix, plan.think_time)
+                        plan.clients * plan.shards, plan.mix, plan.think_time, plan.remote)
     _sleep_until(window.start)
     acc.terminal_started()
     try:

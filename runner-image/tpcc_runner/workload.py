@@ -162,11 +162,32 @@ class Scale:
         return self.orders_per_district - self.new_orders_per_district + 1
 
 
+@dataclass(frozen=True)
+class RemotePercents:
+    """How often a transaction reaches beyond its home warehouse: a NewOrder line supplied by
+    another warehouse (clause 2.4.1.5: 1 %) and a Payment by a customer of another warehouse
+    (clause 2.5.1.2: 15 %). The studies varied them (the VoltDB study ran no remote lines)."""
+    new_order_line: int = 1
+    payment: int = 15
+
+    def __post_init__(self):
+        for name, pct in (("new_order_line", self.new_order_line), ("payment", self.payment)):
+            if not 0 <= pct <= 100:
+                raise ValueError(f"remote {name} percent must be 0-100, not {pct}")
+
+    def deviation(self) -> str | None:
+        if self == RemotePercents():
+            return None
+        return (f"remote NewOrder lines {self.new_order_line}% and remote Payments {self.payment}% "
+                "(clauses 2.4.1.5 and 2.5.1.2: 1% and 15%)")
+
+
 class TransactionInputs:
     """Inputs of the five transactions for one terminal (clauses 2.4.1 - 2.8.1)."""
 
     def __init__(self, rnd: TpccRandom, scale: Scale, warehouses: int, home_w_id: int | None,
-                 stock_level_d_id: int):
+                 stock_level_d_id: int, remote: RemotePercents = RemotePercents()):
+        self.remote = remote
         self.r = rnd
         self.scale = scale
         self.warehouses = warehouses
@@ -194,8 +215,8 @@ class TransactionInputs:
             if rollback and n == ol_cnt - 1:
                 i_id = self.scale.items + 1  # an unused item: the 1% that must roll back
             supply = w_id
-            if self.warehouses > 1 and self.r.number(1, 100) == 1:
-                supply = self._other_w_id(w_id)  # 1% of lines are remote
+            if self.warehouses > 1 and self.r.number(1, 100) <= self.remote.new_order_line:
+                supply = self._other_w_id(w_id)
             items.append({"i_id": i_id, "supply_w_id": supply, "quantity": self.r.number(1, 10)})
         return {"w_id": w_id, "d_id": self.r.number(1, self.scale.districts),
                 "c_id": self.r.customer_id(self.scale.customers_per_district),
@@ -204,9 +225,9 @@ class TransactionInputs:
     def payment(self) -> dict[str, Any]:
         w_id = self._w_id()
         d_id = self.r.number(1, self.scale.districts)
-        if self.warehouses == 1 or self.r.number(1, 100) <= 85:
+        if self.warehouses == 1 or self.r.number(1, 100) > self.remote.payment:
             c_w_id, c_d_id = w_id, d_id
-        else:  # 15% pay through a remote warehouse
+        else:  # a customer of another warehouse pays through this one
             c_w_id, c_d_id = self._other_w_id(w_id), self.r.number(1, self.scale.districts)
         return {"w_id": w_id, "d_id": d_id, "c_w_id": c_w_id, "c_d_id": c_d_id,
                 "h_amount": self.r.money(100, 500_000), "h_date": utcnow(), **self._customer()}
@@ -259,10 +280,11 @@ class Terminal:
     timing: the same seed on the same load reproduces the run's transaction inputs."""
 
     def __init__(self, seed: int, global_client: int, constants: CConstants, scale: Scale,
-                 warehouses: int, total_clients: int, mix: tuple[int, ...], paced: bool):
+                 warehouses: int, total_clients: int, mix: tuple[int, ...], paced: bool,
+                 remote: RemotePercents = RemotePercents()):
         self.random = TpccRandom(seed * 1_000_003 + global_client, constants)
         home_w, stock_level_d = terminal_assignment(global_client, warehouses, total_clients)
-        self._inputs = TransactionInputs(self.random, scale, warehouses, home_w, stock_level_d)
+        self._inputs = TransactionInputs(self.random, scale, warehouses, home_w, stock_level_d, remote)
         self._deck = MixDeck(self.random.rng, mix)
         self.paced = paced
 
@@ -324,7 +346,7 @@ def response_time_verdicts(p90_seconds: dict[str, float | None]) -> dict[str, di
 
 def spec_deviations(*, paced: bool, mix: tuple[int, ...], clients: int, warehouses: int,
                     items: int, customers_per_district: int, schema_variant: str,
-                    measured_seconds: float) -> list[str]:
+                    measured_seconds: float, remote: RemotePercents = RemotePercents()) -> list[str]:
     """Every way the run departs from the TPC-C specification, one line each."""
     out = []
     if not paced:
@@ -342,6 +364,8 @@ def spec_deviations(*, paced: bool, mix: tuple[int, ...], clients: int, warehous
     if (items, customers_per_district) != (Scale.items, Scale.customers_per_district):
         out.append(f"scaled-down population: {items} items, {customers_per_district} customers "
                    f"per district (clause 4.3.3.1: {Scale.items}, {Scale.customers_per_district})")
+    if remote.deviation():
+        out.append(remote.deviation())
     if schema_variant == "denormalized":
         out.append("denormalized schema: order lines embedded in their order document "
                    "(clause 1.4 tables are not kept as separate tables)")
