@@ -98,14 +98,17 @@ def test_a_claim_no_provisioner_serves_fails_within_90s_in_the_claims_words(name
 
 def test_a_pod_larger_than_the_node_fails_and_one_that_waits_for_room_says_so(namespace, operator):
     """cpu 64 fits no node: Failed Unschedulable at once. cpu equal to the whole node fits it
-    empty but not beside the pods already there: the run waits, and its message says why."""
+    empty but not beside the pods already there: the run waits, and its message says why.
+    (Limits as high as the requests: the chart's default limit is below 64 CPUs.)"""
     waits, too_big = "waits-for-room", "too-big"
     node_cpu = kubectl("get", "nodes", "-o", "jsonpath={.items[0].status.allocatable.cpu}").stdout
     try:
         kubectl("apply", "-n", namespace, "-f", "-", input=manifest(too_big, database={
-            "type": "voltdb", "deploy": {"values": {"resources": {"requests": {"cpu": "64"}}}}}))
+            "type": "voltdb", "deploy": {"values": {"resources": {"requests": {"cpu": "64"},
+                                                                  "limits": {"cpu": "64"}}}}}))
         kubectl("apply", "-n", namespace, "-f", "-", input=manifest(waits, database={
-            "type": "voltdb", "deploy": {"values": {"resources": {"requests": {"cpu": node_cpu}}}}}))
+            "type": "voltdb", "deploy": {"values": {"resources": {"requests": {"cpu": node_cpu},
+                                                                  "limits": {"cpu": node_cpu}}}}}))
         br = failed_within(namespace, too_big, 60)
         assert br["status"]["reason"] == "Unschedulable"
         assert br["status"]["message"].startswith(f"pod {too_big}-g1-0 requests cpu 64, more than any node can "
