@@ -47,10 +47,31 @@ def pod_labels(deployment_spec: dict) -> dict:
     return deployment_spec["template"]["metadata"]["labels"]
 
 
+# Each database chart's defaults and every value set in its ci/ (the chart-testing convention).
+VALUE_SETS = [(chart, [*(["-f", str(values)] if values else [])])
+              for chart in ("voltdb", "mongodb")
+              for values in [None, *sorted((CHARTS / chart / "ci").glob("*-values.yaml"))]]
+VALUE_SET_IDS = [f"{chart}-{Path(args[1]).name.removesuffix('-values.yaml') if args else 'defaults'}"
+                 for chart, args in VALUE_SETS]
+
+
 @pytest.mark.parametrize("chart", ["tpcc-operator", "voltdb", "mongodb"])
 def test_lint(chart):
     out = helm("lint", "--strict", str(CHARTS / chart))
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("chart, values", VALUE_SETS, ids=VALUE_SET_IDS)
+def test_lint_every_ci_value_set(chart, values):
+    out = helm("lint", "--strict", str(CHARTS / chart), *values)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("chart, values", VALUE_SETS, ids=VALUE_SET_IDS)
+def test_helm_test_pod_reaches_the_release_service(chart, values):
+    (pod,) = [d for d in render(chart, *values) if d["metadata"].get("annotations", {}).get("helm.sh/hook") == "test"]
+    command = " ".join(pod["spec"]["containers"][0]["command"])
+    assert "rel" in command and ("21212" if chart == "voltdb" else "27017") in command
 
 
 def test_operator_chart_ships_the_crd_unchanged():
@@ -128,7 +149,7 @@ def test_mongodb_chart_initiates_the_replica_set():
 def test_mongodb_test_server_profile_keeps_the_contract():
     """testServer: SecantusDB in the container the operator targets, the same Services, the
     replica-set name and the pod's stable DNS name in hello, readiness = hello as primary."""
-    values = CHARTS / "mongodb" / "values-test-server.yaml"
+    values = CHARTS / "mongodb" / "ci" / "test-server-values.yaml"
     docs = render("mongodb", "-f", str(values))
     sts = by_kind(docs, "StatefulSet")[0]
     pod = sts["spec"]["template"]["spec"]
@@ -281,8 +302,8 @@ def test_mongodb_sharded_topology_renders_config_servers_shards_and_routers():
     spec = {"database": {"type": "mongodb", "deploy": {"replicas": 3, "values": {"topology": "sharded"}}}}
     assert plan.endpoints(plan.Run("bench", "ns", "u", 1), spec)[1] == \
         "bench-g1-mongos-1.bench-g1-hl.ns.svc.cluster.local:27017"
-    out = helm("template", "rel", str(CHARTS / "mongodb"), "-f", str(CHARTS / "mongodb" / "values-test-server.yaml"),
-               "--set", "topology=sharded")
+    out = helm("template", "rel", str(CHARTS / "mongodb"), "--set", "topology=sharded",
+               "-f", str(CHARTS / "mongodb" / "ci" / "test-server-values.yaml"))
     assert out.returncode != 0 and "topology: replicaset" in out.stderr
 
 
@@ -314,18 +335,13 @@ RESOURCES = {"ConfigMap": ("", "configmaps"), "Secret": ("", "secrets"), "Servic
 HELM_VERBS = {"get", "list", "create", "update", "patch", "delete"}
 
 
-VALUE_SETS = [("voltdb", []), ("voltdb", ["--set", "replicas=3", "--set", "kfactor=1"]),
-              ("mongodb", []), ("mongodb", ["-f", str(CHARTS / "mongodb" / "values-test-server.yaml")]),
-              ("mongodb", ["--set", "topology=sharded"])]
-VALUE_SET_IDS = ["voltdb", "voltdb-k1", "mongodb", "mongodb-test-server", "mongodb-sharded"]
-
 
 @pytest.mark.parametrize("chart, values", VALUE_SETS, ids=VALUE_SET_IDS)
 def test_the_operator_may_install_everything_the_database_charts_render(chart, values):
     """Helm runs with the operator's Role: a kind it may not manage fails the install (a
     PodDisruptionBudget once did, on the real cluster)."""
     rules = granted(by_kind(render("tpcc-operator", "--set", "watchNamespace=bench"), "Role")[0]["rules"])
-    for kind in sorted({d["kind"] for d in render(chart, *values)}):
+    for kind in sorted({d["kind"] for d in render(chart, "--skip-tests", *values)}):  # helm test pods: the user's
         assert kind in RESOURCES, f"{chart} renders a {kind}: add it to RESOURCES and to the operator's Role"
         assert HELM_VERBS <= rules.get(RESOURCES[kind], set()), f"{chart}: the operator may not manage {kind}"
 

@@ -104,6 +104,9 @@ volumeClaimTemplates:
   image: {{ include "mongodb.image" . }}
   imagePullPolicy: {{ .Values.image.pullPolicy | quote }}
   command: ["sh", "-c", "cp /keyfile-secret/keyfile /keyfile/keyfile && chmod 0400 /keyfile/keyfile"]
+  resources:
+    requests: {cpu: 10m, memory: 16Mi}
+    limits: {cpu: 100m, memory: 64Mi}
   securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
   volumeMounts:
   - {name: keyfile-secret, mountPath: /keyfile-secret, readOnly: true}

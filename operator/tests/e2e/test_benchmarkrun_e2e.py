@@ -198,6 +198,10 @@ def test_voltdb_run(namespace, operator):
     results = status["results"]
     assert results["tpmC"] > 0 and results["runnerPods"] == 2
     assert sorted(p["shard"] for p in results["pods"]) == [0, 1]
+    # the release the operator installed passes the chart's own `helm test`
+    out = subprocess.run(["helm", "test", status["database"]["release"], "-n", namespace, "--timeout", "120s"],
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0 and "Phase:          Succeeded" in out.stdout, out.stdout + out.stderr
     assert all(p["tpmC"] > 0 for p in results["pods"])
     assert results["transactions"]["NEW_ORDER"]["latencyMs"]["p50"] > 0
     assert status["consistency"]["passed"] and status["consistency"]["violated"] == []

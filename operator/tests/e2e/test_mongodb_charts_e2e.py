@@ -38,7 +38,7 @@ VALUE_SETS = {
     "sharded-one-member-shards": ["--set", "topology=sharded", "--set", "sharded.shards=4",
                                   "--set", "sharded.configServers=1", "--set", "sharded.mongos.replicas=1",
                                   "--set", "sharded.mongos.resources.limits.memory=512Mi"],
-    "test-server": ["-f", str(CHART / "values-test-server.yaml")],
+    "test-server": ["-f", str(CHART / "ci" / "test-server-values.yaml")],
 }
 
 
