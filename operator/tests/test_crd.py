@@ -217,3 +217,26 @@ def test_every_schema_node_uses_only_openapi_keywords(path):
         for where, node in walk(version["schema"]["openAPIV3Schema"], version["name"]):
             bad += [f"{where}: {key}" for key in node if key not in SCHEMA_KEYWORDS]
     assert bad == []
+
+
+def _undescribed(node: dict, path: str) -> list[str]:
+    out = []
+    for key, prop in (node.get("properties") or {}).items():
+        where = f"{path}.{key}"
+        if "description" not in prop:
+            out.append(where)
+        out += _undescribed(prop, where)
+        if isinstance(prop.get("items"), dict):
+            out += _undescribed(prop["items"], f"{where}[]")
+    return out
+
+
+def test_every_status_field_reads_in_kubectl_explain_and_conditions_merge_by_type():
+    for path in sorted((ROOT / "crds").glob("*.yaml")):
+        schema = yaml.safe_load(path.read_text())["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        status = schema["properties"].get("status", {})
+        assert _undescribed(status, "status") == [], path.name
+        conditions = (status.get("properties") or {}).get("conditions")
+        if conditions:  # server-side apply merges conditions by type instead of replacing the list
+            assert (conditions.get("x-kubernetes-list-type"), conditions.get("x-kubernetes-list-map-keys")) == \
+                ("map", ["type"]), path.name
