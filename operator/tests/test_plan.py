@@ -127,6 +127,13 @@ def test_one_seed_for_the_loader_and_every_runner_pod(voltdb, spec_of):
     assert flag(container(plan.load_job(RUN, chosen, SETTINGS))["args"], "--seed") == "1234"
 
 
+def test_remote_percents_reach_the_runners_only_when_given(voltdb, spec_of):
+    assert "--remote-line-percent" not in container(plan.run_job(RUN, voltdb, SETTINGS))["args"]
+    study = spec_of({"database": {"type": "voltdb"}, "workload": {"remotePercent": {"newOrderLines": 0}}})
+    args = container(plan.run_job(RUN, study, SETTINGS))["args"]
+    assert flag(args, "--remote-line-percent") == "0" and "--remote-payment-percent" not in args
+
+
 def test_pods_run_as_non_root(voltdb):
     for job in (plan.load_job(RUN, voltdb, SETTINGS), plan.run_job(RUN, voltdb, SETTINGS),
                 plan.check_job(RUN, voltdb, SETTINGS)):

@@ -485,6 +485,13 @@ def clients_per_pod(spec: dict) -> int:
     return spec["workload"]["clients"] // spec["runners"]["parallelism"]
 
 
+def remote_arguments(spec: dict) -> list[str]:
+    """workload.remotePercent as `tpcc run` flags; an absent key keeps the runner's clause value."""
+    remote = spec["workload"].get("remotePercent") or {}
+    flags = {"newOrderLines": "--remote-line-percent", "payments": "--remote-payment-percent"}
+    return [arg for key, flag in flags.items() if key in remote for arg in (flag, str(remote[key]))]
+
+
 def run_job(run: Run, spec: dict, settings: Settings) -> dict:
     """An Indexed Job of `parallelism` pods that all run at once; pod I is shard I/N and writes
     into results ConfigMap I. Each waits for startAt in the start ConfigMap (the barrier)."""
@@ -496,6 +503,7 @@ def run_job(run: Run, spec: dict, settings: Settings) -> dict:
             "--duration", str(w["durationSeconds"]), "--warmup", str(w["warmupSeconds"]),
             "--mix", mix_argument(spec), "--seed", str(run_seed(run, spec)),
             *(["--think-time"] if w["pacing"] == "spec" else []),
+            *remote_arguments(spec),
             "--shard", f"$(JOB_COMPLETION_INDEX)/{n}",
             "--start-configmap", f"{ns}/{start_configmap_name(run)}",
             "--results-configmap", f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)",
