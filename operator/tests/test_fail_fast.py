@@ -279,3 +279,23 @@ def test_without_node_facts_no_request_is_judged_too_large():
 
 def test_scheduled_pods_and_bound_claims_are_no_problem():
     assert failures.scheduling([PodState("a", 5), unplaced([claim(500, phase="Bound")], "")], NODE) is None
+
+
+REQUESTS_ABOVE_LIMITS = ('create Pod bench-g2-0 in StatefulSet bench-g2 failed error: Pod "bench-g2-0" is invalid: '
+                         'spec.containers[0].resources.requests: Invalid value: "64": must be less than or equal '
+                         'to cpu limit of 2')
+
+
+def test_a_pod_the_api_server_refuses_to_create_fails_the_deploy_in_its_words(spec_of):
+    d = in_phase(spec_of({"database": {"type": "voltdb"}}), "Deploying")
+    d.tick(World(failed_creates=[REQUESTS_ABOVE_LIMITS]))
+    message = failed_with(d, "PodRefused")
+    assert message == f"the cluster refuses to create the run's pods: {REQUESTS_ABOVE_LIMITS}"
+    assert d.condition("DatabaseReady")["reason"] == "PodRefused"
+
+
+def test_an_exceeded_quota_waits_but_a_forbidding_policy_does_not():
+    quota = 'Error creating: pods "bench-g2-loader-x" is forbidden: exceeded quota: compute, requested: cpu=1'
+    assert failures.creation_refused([quota]) is None
+    policy = 'Error creating: pods "bench-g2-loader-x" is forbidden: violates PodSecurity "restricted:latest"'
+    assert failures.creation_refused([quota, policy]).endswith(policy)

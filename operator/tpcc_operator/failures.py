@@ -139,6 +139,16 @@ def scheduling(pods: list[PodState], largest_node: dict[str, float]) -> Scheduli
     return None
 
 
+def creation_refused(failed_creates: list[str]) -> str | None:
+    """A controller (StatefulSet, Job) that cannot create the run's pods because the API server
+    refuses the pod itself: an invalid pod (requests above limits, say) or one a policy forbids
+    does not become valid by retrying. An exceeded quota may free up: that one waits."""
+    for message in failed_creates:
+        if " is invalid" in message or ("forbidden" in message and "exceeded quota" not in message):
+            return f"the cluster refuses to create the run's pods: {message}"[:900]
+    return None
+
+
 def stuck_reason(message: str) -> str:
     """The status.reason for a stuck_pod message."""
     if any(r in message for r in IMAGE_REASONS):

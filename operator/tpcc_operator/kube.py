@@ -307,6 +307,18 @@ def _last_event(namespace: str, kind: str, name: str) -> str:
     return f"{last.reason}: {(last.message or '').strip()}"
 
 
+def failed_creates(namespace: str, name_prefix: str) -> list[str]:
+    """The FailedCreate Events of the run's controllers (their names start with the run's
+    prefix): why a StatefulSet or Job has no pods."""
+    try:
+        events = core().list_namespaced_event(namespace, field_selector="reason=FailedCreate").items
+    except ApiException as e:
+        if e.status == 403:
+            return []
+        raise
+    return [(e.message or "").strip() for e in events if (e.involved_object.name or "").startswith(name_prefix)]
+
+
 def largest_node() -> dict[str, float]:
     """The largest allocatable cpu (cores) and memory (bytes) of any node; {} when the operator
     may not list nodes (then no request is judged too large)."""
@@ -479,6 +491,8 @@ def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.
         world.pods = pod_states(ns, {"job-name": plan.job_name(run, role)}, now)
     if any(p.unschedulable for p in world.pods):
         world.largest_node = largest_node()
+    if (phase == DEPLOYING and not world.database_ready) or (phase in JOB_ROLE and not world.pods):
+        world.failed_creates = failed_creates(ns, run.prefix)
     if phase == LOADING:
         world.load = job_state(ns, plan.job_name(run, "loader"))
     elif phase == RUNNING:

@@ -101,6 +101,7 @@ class World:
     # the pods of the phase's workload (database pods while Deploying, else the phase's Job)
     pods: list[failures.PodState] = field(default_factory=list)
     largest_node: dict[str, float] = field(default_factory=dict)  # with an unscheduled pod: cpu, memory
+    failed_creates: list[str] = field(default_factory=list)  # while pods are missing: why not created
     # finished, not yet judged: the run's BenchmarkResults, the named baseline, the database's
     # images, the GitOps source (results: the runner pods' documents, for the full results)
     history: list[history.Entry] = field(default_factory=list)
@@ -356,6 +357,10 @@ def _fail_fast(b: _Builder, spec: dict, world: World) -> Step | None:
             reason = failures.stuck_reason(stuck)
             b.condition(PHASE_CONDITION[b.phase], False, reason, stuck)
             return b.fail(reason, stuck)
+        refused = failures.creation_refused(world.failed_creates)
+        if refused:
+            b.condition(PHASE_CONDITION[b.phase], False, "PodRefused", refused)
+            return b.fail("PodRefused", refused)
         placed = failures.scheduling(world.pods, world.largest_node)
         if placed and placed.permanent:
             b.condition(PHASE_CONDITION[b.phase], False, placed.reason, placed.message)

@@ -124,3 +124,19 @@ def test_a_pod_larger_than_the_node_fails_and_one_that_waits_for_room_says_so(na
     finally:
         kubectl("delete", "benchmarkrun", too_big, waits, "-n", namespace, "--ignore-not-found", "--timeout=120s",
                 check=False)
+
+
+def test_a_pod_the_api_server_refuses_fails_within_60s_in_its_words(namespace, operator):
+    """Requests above the chart's default limit: the StatefulSet cannot create its pod (invalid),
+    so the run fails PodRefused with the API server's words instead of waiting 600 s."""
+    name = "refused-pod"
+    try:
+        kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, database={
+            "type": "voltdb", "deploy": {"values": {"resources": {"requests": {"cpu": "64"}}}}}))
+        br = failed_within(namespace, name, 60)
+        assert br["status"]["reason"] == "PodRefused", br["status"]
+        assert "must be less than or equal to cpu limit" in br["status"]["message"]
+        assert "PodRefused" in warnings(namespace, name)
+        kstatus_failed(br)
+    finally:
+        kubectl("delete", "benchmarkrun", name, "-n", namespace, "--ignore-not-found", "--timeout=120s", check=False)
