@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Debian packages the unit tests run for real (only what is missing): Lua 5.1 (the semantics of
-# Argo CD's gopher-lua) and 5.4 for the Argo CD health checks, Chromium to render `tpcc report`.
+# Debian packages the unit tests run for real (only what is missing): Chromium to render `tpcc
+# report`. (The Argo CD health checks' Lua 5.1 and 5.4 come with the lupa wheel.)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-pkgs=(lua5.1 lua5.4 chromium fonts-dejavu-core) missing=()
+pkgs=(chromium fonts-dejavu-core) missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 [ ${#missing[@]} = 0 ] && exit 0
 sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
