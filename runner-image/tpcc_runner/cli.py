@@ -19,6 +19,8 @@ import time
 from typing import Any
 
 from . import __version__, changepoints, k8s
+from .acid.command import add_parser as add_acid_parser
+from .acid.command import cmd_acid
 from .consistency import RunDeliveries, failed, read_deliveries, report
 from .drivers import DRIVERS, make_driver
 from .drivers.base import ConnectionOptions, Driver, DriverError
@@ -197,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     vl.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
                     help="write durability.json into this existing ConfigMap")
     add_report_parser(sub)
+    add_acid_parser(sub, common)
 
     cp = sub.add_parser("changepoints", help="E-Divisive change points of a run history (Apache Otava)")
     cp.add_argument("--history", required=True, metavar="FILE|-",
@@ -545,7 +548,7 @@ def hold_ledger(path: str, port: int, release_ref: str, timeout: float) -> None:
 
 
 COMMANDS = {"load": cmd_load, "run": cmd_run, "check": cmd_check, "verify-ledger": cmd_verify_ledger,
-            "report": cmd_report, "changepoints": cmd_changepoints}
+            "report": cmd_report, "changepoints": cmd_changepoints, "acid": cmd_acid}
 
 
 def main(argv: list[str] | None = None) -> int:

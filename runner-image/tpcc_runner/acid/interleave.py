@@ -1,0 +1,59 @@
+"""Running a second transaction while a first is held open, and telling how it behaved: it
+completed meanwhile, it waited for the first to end, or the database rolled it back. No
+database here: the adapters hand in what to run."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ..drivers.base import RetryableError
+from .clause3 import COMPLETED, ROLLED_BACK, WAITED, Overlap
+
+R = TypeVar("R")
+# How long the second transaction may take before it counts as waiting for the first: a
+# transaction of a few rows takes milliseconds, even on the Python test server.
+STALL_SECONDS = 3.0
+RETRIES = 3
+
+
+def interleave(other: Callable[[], Any], end_held: Callable[[], R], retry: bool = True,
+               stall: float = STALL_SECONDS) -> tuple[Overlap, R]:
+    """Start `other` while the held transaction is open, give it `stall` seconds, then end the
+    held one with `end_held` (its commit or rollback, with whatever it still reads first) and
+    collect `other`. A RetryableError of `other` is the database rolling it back; with `retry`
+    it runs again after the held transaction ended (as the runner's executor would), and its
+    result is the retry's. Other errors propagate."""
+    done: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            done["result"] = other()
+        except RetryableError as e:
+            done["conflict"] = str(e)
+        except Exception as e:  # handed to the caller's thread below
+            done["error"] = e
+
+    thread = threading.Thread(target=run, name="acid-other", daemon=True)
+    thread.start()
+    thread.join(stall)
+    outcome = WAITED if thread.is_alive() else (ROLLED_BACK if "conflict" in done else COMPLETED)
+    ended = end_held()
+    thread.join()
+    if "error" in done:
+        raise done["error"]
+    if "conflict" in done:
+        outcome = ROLLED_BACK
+    overlap = Overlap(outcome, done.get("result"), done.get("conflict"))
+    if outcome == ROLLED_BACK and retry:
+        overlap.result = _retried(other)
+    return overlap, ended
+
+
+def _retried(other: Callable[[], Any]) -> Any:
+    for _ in range(RETRIES - 1):
+        try:
+            return other()
+        except RetryableError:
+            continue
+    return other()
