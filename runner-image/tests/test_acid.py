@@ -18,6 +18,7 @@ from tpcc_runner.acid.clause3 import (
     TESTS,
     WAITED,
     AtomicityObservation,
+    ConsistencyObservation,
     DeliveryPaymentObservation,
     ItemPriceObservation,
     NewOrderPairObservation,
@@ -27,6 +28,7 @@ from tpcc_runner.acid.clause3 import (
     PaymentRows,
     PhantomObservation,
     judge_atomicity,
+    judge_consistency,
     judge_isolation1,
     judge_isolation2,
     judge_isolation3,
@@ -159,9 +161,19 @@ def test_a_row_appearing_in_the_re_read_is_a_phantom(judge):
     assert judge(PhantomObservation([3, 4], Overlap(COMPLETED, 5), [], False)).status == PASSED
 
 
+def test_consistency_read_during_transactions_fails_on_any_violated_condition():
+    conditions = [{"number": n, "passed": True, "example": None} for n in range(1, 13)]
+    v = judge_consistency(ConsistencyObservation(conditions, 4))
+    assert v.status == PASSED and "while 4 transactions committed" in v.reason
+    conditions[0] = {"number": 1, "passed": False, "example": "warehouse 1: W_YTD=10.00, sum(D_YTD)=12.00"}
+    v = judge_consistency(ConsistencyObservation(conditions, 4))
+    assert v.status == FAILED and v.reason == "condition 1 violated: warehouse 1: W_YTD=10.00, sum(D_YTD)=12.00"
+    assert v.observed == {"violated": [1], "concurrent": 4}
+
+
 def test_every_test_names_its_clause_steps_and_judge():
-    assert list(TESTS) == ["atomicity"] + [f"isolation{i}" for i in range(1, 10)]
-    assert [t.clause for t in TESTS.values()][1:] == [f"3.4.2.{i}" for i in range(1, 10)]
+    assert list(TESTS) == ["atomicity"] + [f"isolation{i}" for i in range(1, 10)] + ["consistency"]
+    assert [t.clause for t in TESTS.values()][1:-1] == [f"3.4.2.{i}" for i in range(1, 10)]
     assert all(t.steps and callable(t.judge) for t in TESTS.values())
 
 

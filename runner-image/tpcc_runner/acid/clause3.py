@@ -129,6 +129,14 @@ class PhantomObservation:
     t1_committed: bool
 
 
+@dataclass
+class ConsistencyObservation:
+    """The 12 conditions of clause 3.3.2 read in one snapshot while other clients committed
+    transactions, one of them between the check's read of WAREHOUSE and of DISTRICT."""
+    conditions: list[dict[str, Any]]   # consistency.ConditionResult.to_dict() of 1..12
+    concurrent: int                    # transactions committed while the check read
+
+
 # -- the judges ------------------------------------------------------------------------------
 
 def _fields(obj) -> dict[str, Any]:
@@ -283,6 +291,16 @@ def judge_isolation9(o: PhantomObservation) -> Verdict:
     return _phantom(o, "isolation9", "customer's last order")
 
 
+def judge_consistency(o: ConsistencyObservation) -> Verdict:
+    violated = [c for c in o.conditions if not c["passed"]]
+    observed = {"violated": [c["number"] for c in violated], "concurrent": o.concurrent}
+    if violated:
+        return Verdict("consistency", FAILED, "; ".join(f"condition {c['number']} violated: {c['example']}"
+                                                        for c in violated), observed)
+    return Verdict("consistency", PASSED, f"the 12 conditions held in one read while {o.concurrent} "
+                   "transactions committed, one of them between the reads of WAREHOUSE and DISTRICT", observed)
+
+
 def raised_price(price: Cents) -> Cents:
     """T3 of isolation test 7: a price raised by 10 percent, to the cent."""
     return int((Decimal(price) * Decimal("1.1")).quantize(Decimal(1), ROUND_HALF_UP))
@@ -352,6 +370,12 @@ TESTS: dict[str, AcidTest] = {t.name: t for t in (
         "T1: Order-Status of a customer, held after reading the customer's last order",
         "T2: New-Order of that customer: it waits, completes, or is rolled back",
         "T1 reads the customer's last order again: the same order; T1 commits"), judge_isolation9),
+    AcidTest("consistency", "3.3.2", "the 12 consistency conditions read in one snapshot during transactions", (
+        "other clients commit Payments and NewOrders throughout",
+        "the check reads every condition's rows in one snapshot transaction; one more Payment commits "
+        "right after it has read WAREHOUSE",
+        "all 12 conditions hold (a check reading statement by statement sees W_YTD before the Payment and "
+        "D_YTD after it)"), judge_consistency),
 )}
 
 

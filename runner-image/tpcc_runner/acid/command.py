@@ -2,7 +2,7 @@
 printed and written as JSON. The document (also `--results FILE`):
 
     {"command": "acid", "db": "mongodb", "passed": true, "seed": 7,
-     "counts": {"passed": 10, "failed": 0, "not-applicable": 0, "error": 0},
+     "counts": {"passed": 11, "failed": 0, "not-applicable": 0, "error": 0},
      "tests": [{"test": "isolation3", "clause": "3.4.2.3", "status": "passed",
                 "reason": "T2 was rolled back by the database (...) and retried after T1; ...",
                 "observed": {...the values the verdict was decided on...}}, ...],

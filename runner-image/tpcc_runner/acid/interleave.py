@@ -46,11 +46,12 @@ def interleave(other: Callable[[], Any], end_held: Callable[[], R], retry: bool 
         outcome = ROLLED_BACK
     overlap = Overlap(outcome, done.get("result"), done.get("conflict"))
     if outcome == ROLLED_BACK and retry:
-        overlap.result = _retried(other)
+        overlap.result = retried(other)
     return overlap, ended
 
 
-def _retried(other: Callable[[], Any]) -> Any:
+def retried(other: Callable[[], R]) -> R:
+    """other(), run again (up to RETRIES in all) while the database rolls it back."""
     for _ in range(RETRIES - 1):
         try:
             return other()
