@@ -12,7 +12,9 @@ import pytest
 from cli_helpers import tpcc
 from tpcc_runner.acid.clause3 import (
     COMPLETED,
+    ERROR,
     FAILED,
+    NOT_APPLICABLE,
     PASSED,
     ROLLED_BACK,
     TESTS,
@@ -42,8 +44,11 @@ from tpcc_runner.acid.clause3 import (
     pick,
     raised_price,
 )
+from tpcc_runner.acid.command import document, run_tests
 from tpcc_runner.acid.interleave import interleave
-from tpcc_runner.drivers.base import RetryableError
+from tpcc_runner.drivers.base import LoadMeta, RetryableError
+from tpcc_runner.generate import unit_keys
+from tpcc_runner.loader import scale_of
 
 ROWS = PaymentRows(w_ytd=30000000, d_ytd=3000000, c_balance=-1000, c_ytd_payment=1000, c_payment_cnt=1,
                    history_rows=1, history_amount=1000)
@@ -238,3 +243,41 @@ def test_foundationdb_has_every_test_not_applicable_with_the_reason(tmp_path):
     assert [(t["test"], t["status"]) for t in doc["tests"]] == [("atomicity", "not-applicable"),
                                                                 ("isolation3", "not-applicable")]
     assert "no server here" in doc["tests"][0]["reason"]
+
+
+class FakeReader:
+    """A loaded database's metadata, all the command reads before the tests."""
+
+    def read_meta(self) -> LoadMeta:
+        return LoadMeta(warehouses=2, items=100, districts=10, customers_per_district=30, orders_per_district=30,
+                        new_orders_per_district=9, c_last=1, c_id=1, ol_i_id=1, schema_variant="fake",
+                        loaded_at="2026-01-01T00:00:00Z", complete=True)
+
+    def describe(self) -> dict:
+        return {}
+
+    def done_units(self) -> set[str]:
+        return set(unit_keys(2, scale_of(self.read_meta())))
+
+
+class FakeAdapter:
+    """Isolation test 1 observed as a snapshot shows it, test 3 unable to run, test 9 not applicable."""
+    reader = FakeReader()
+    not_applicable = {"isolation9": "no such thing here"}
+    notes = {"isolation1": "how it was held"}
+    database_errors = (KeyError,)
+
+    def observe(self, test: str, p):
+        if test == "isolation3":
+            raise KeyError("no undelivered order")
+        return OrderStatusObservation(7, 9, Overlap(COMPLETED, 7), 9)
+
+
+def test_run_tests_judges_notes_and_reports_what_could_not_run():
+    verdicts = run_tests(FakeAdapter(), ["isolation1", "isolation3", "isolation9"], random.Random(3))
+    assert [(v.test, v.status) for v in verdicts] == [("isolation1", PASSED), ("isolation3", ERROR),
+                                                      ("isolation9", NOT_APPLICABLE)]
+    assert verdicts[0].reason.endswith("(how it was held)")
+    assert verdicts[1].reason == "could not run: 'no undelivered order'" and "pick" in verdicts[1].observed
+    doc = document("fake", 3, verdicts, {})
+    assert doc["passed"] is False and doc["counts"] == {"passed": 1, "failed": 0, "not-applicable": 1, "error": 1}

@@ -72,7 +72,7 @@ def run_tests(adapter, names: list[str], rng: random.Random) -> list[Verdict]:
         chosen = pick(rng, meta.warehouses, meta.districts, meta.customers_per_district, meta.items)
         try:
             verdict = TESTS[name].judge(adapter.observe(name, chosen))
-        except DriverError as e:
+        except (DriverError, *adapter.database_errors) as e:
             verdict = Verdict(name, ERROR, f"could not run: {e}", {"pick": dataclasses.asdict(chosen)})
         note = adapter.notes.get(name)
         verdicts.append(dataclasses.replace(verdict, reason=f"{verdict.reason} ({note})") if note else verdict)

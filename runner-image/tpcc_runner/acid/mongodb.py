@@ -139,6 +139,8 @@ class MongoDBAcid:
     name = "mongodb"
     not_applicable: dict[str, str] = {}
     notes: dict[str, str] = {}
+    # the driver's transaction bodies, run here outside its _run, raise pymongo's own errors
+    database_errors = (errors.PyMongoError,)
 
     def __init__(self, options: ConnectionOptions, weaken: str | None = None):
         if weaken is not None and weaken not in WEAKENINGS:

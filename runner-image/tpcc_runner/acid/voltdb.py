@@ -121,6 +121,8 @@ class VoltDBAcid:
                        "check` after a run); a read during transactions would need a procedure returning all of "
                        "a warehouse's rows the conditions need in one call, which is not built"}
 
+    database_errors: tuple[type[Exception], ...] = ()  # the driver maps every failure onto DriverError
+
     def __init__(self, options: ConnectionOptions, weaken: str | None = None):
         if weaken is not None and weaken not in WEAKENINGS:
             raise ValueError(f"voltdb: unknown weakening {weaken!r} (tests only: {', '.join(WEAKENINGS)})")
