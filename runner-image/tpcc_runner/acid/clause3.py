@@ -35,7 +35,7 @@ class Verdict:
     test: str
     status: str                     # PASSED, FAILED, NOT_APPLICABLE or ERROR
     reason: str                     # the case followed, the evidence of failure, or why not applicable
-    observed: dict[str, Any] = field(default_factory=dict)
+    observed: dict[str, Any] = field(default_factory=dict)  # the observation (JSON: Decimals as strings)
 
     def to_dict(self) -> dict[str, Any]:
         return {"test": self.test, "clause": TESTS[self.test].clause, "status": self.status,
@@ -139,10 +139,6 @@ class ConsistencyObservation:
 
 # -- the judges ------------------------------------------------------------------------------
 
-def _fields(obj) -> dict[str, Any]:
-    return {k: (str(v) if isinstance(v, Decimal) else v) for k, v in asdict(obj).items()}
-
-
 def _diff(expected, got) -> list[str]:
     return [f"{k} {getattr(expected, k)} expected, found {getattr(got, k)}"
             for k in expected.__dataclass_fields__ if getattr(expected, k) != getattr(got, k)]
@@ -159,7 +155,7 @@ def judge_atomicity(o: AtomicityObservation) -> Verdict:
     problems = [f"committed Payment: {d}" for d in _diff(paid(o.committed[0], o.amount), o.committed[1])]
     problems += [f"rolled-back Payment changed {d}" for d in _diff(*o.rolled_back)]
     problems += [f"rolled-back NewOrder changed {d}" for d in _diff(*o.new_order)]
-    observed = _fields(o)
+    observed = asdict(o)
     if problems:
         return Verdict("atomicity", FAILED, "; ".join(problems), observed)
     return Verdict("atomicity", PASSED, "the committed Payment changed WAREHOUSE, DISTRICT, CUSTOMER and "
@@ -187,8 +183,8 @@ def _first_sentence(text: str | None) -> str:
 
 def _verdict(test: str, problems: list[str], passed: str, o) -> Verdict:
     if problems:
-        return Verdict(test, FAILED, "; ".join(problems), _fields(o))
-    return Verdict(test, PASSED, passed, _fields(o))
+        return Verdict(test, FAILED, "; ".join(problems), asdict(o))
+    return Verdict(test, PASSED, passed, asdict(o))
 
 
 def judge_isolation1(o: OrderStatusObservation) -> Verdict:
