@@ -1,0 +1,154 @@
+"""YCSB's CoreWorkload as a stream of operations, pure: which operation, which key, which fields
+and values, how long a scan (site.ycsb.workloads.CoreWorkload's init, doInsert, doTransaction*
+and nextKeynum, in that order of draws). A store executes them; the executor times them.
+
+One CoreWorkload is shared by the client threads of a run (its counters are YCSB's shared
+state); each thread draws with its own seeded random.Random.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from .generators import (
+    AcknowledgedCounterGenerator,
+    ConstantIntegerGenerator,
+    CounterGenerator,
+    DiscreteGenerator,
+    ExponentialGenerator,
+    HotspotIntegerGenerator,
+    ScrambledZipfianGenerator,
+    SequentialGenerator,
+    SkewedLatestGenerator,
+    UniformLongGenerator,
+    ZipfianGenerator,
+    build_key_name,
+    java_int,
+)
+from .properties import OPERATIONS, Properties
+
+READ, UPDATE, INSERT, SCAN, READMODIFYWRITE = OPERATIONS
+# What YCSB's random values are made of: printable ASCII (RandomByteIterator draws ' ' + 0..95).
+_PRINTABLE = bytes(32 + b % 95 for b in range(256))
+
+
+@dataclass(frozen=True)
+class Operation:
+    kind: str                               # one of OPERATIONS
+    keynum: int
+    key: str
+    fields: tuple[str, ...] | None = None   # fields to read; None: all of them
+    values: dict[str, bytes] | None = None  # fields written (UPDATE, INSERT, READMODIFYWRITE)
+    scan_length: int = 0                    # records a SCAN reads from key on
+
+
+def random_value(rng: random.Random, length: int) -> bytes:
+    return rng.randbytes(length).translate(_PRINTABLE)
+
+
+def field_length_generator(p: Properties):
+    if p.fieldlengthdistribution == "uniform":
+        return UniformLongGenerator(p.minfieldlength, p.fieldlength)
+    if p.fieldlengthdistribution == "zipfian":
+        return ZipfianGenerator(p.minfieldlength, p.fieldlength)
+    return ConstantIntegerGenerator(p.fieldlength)
+
+
+def operation_chooser(p: Properties) -> DiscreteGenerator:
+    """The operations with a proportion > 0, in CoreWorkload.createOperationGenerator's order."""
+    return DiscreteGenerator([(share, op) for op, share in p.proportions().items() if share > 0])
+
+
+def key_chooser(p: Properties, inserted: AcknowledgedCounterGenerator):
+    first, last = p.insertstart, p.insertstart + p.records_to_load - 1
+    if p.requestdistribution == "exponential":
+        return ExponentialGenerator(p.exponential_percentile, p.recordcount * p.exponential_frac)
+    if p.requestdistribution == "sequential":
+        return SequentialGenerator(first, last)
+    if p.requestdistribution == "zipfian":
+        # sized for the keys the run's inserts will add (YCSB's fudge factor 2), so that the
+        # popular keys stay the same as records are inserted
+        expected_new_keys = int(p.operationcount * p.insertproportion * 2.0)
+        return ScrambledZipfianGenerator(first, last + 1 + expected_new_keys)
+    if p.requestdistribution == "latest":
+        return SkewedLatestGenerator(inserted)
+    if p.requestdistribution == "hotspot":
+        return HotspotIntegerGenerator(first, last, p.hotspotdatafraction, p.hotspotopnfraction)
+    return UniformLongGenerator(first, last)
+
+
+def scan_length_generator(p: Properties):
+    if p.scanlengthdistribution == "zipfian":
+        return ZipfianGenerator(p.minscanlength, p.maxscanlength)
+    return UniformLongGenerator(p.minscanlength, p.maxscanlength)
+
+
+class CoreWorkload:
+    def __init__(self, props: Properties):
+        self.props = props
+        self.fields = props.field_names()
+        self.ordered = props.insertorder == "ordered"
+        self.field_length = field_length_generator(props)
+        self.load_keys = CounterGenerator(props.insertstart)
+        self.operations = operation_chooser(props)
+        # the run's inserts continue after the loaded records; reads see only acknowledged ones
+        self.inserted = AcknowledgedCounterGenerator(props.recordcount)
+        self.key_chooser = key_chooser(props, self.inserted)
+        self.field_chooser = UniformLongGenerator(0, props.fieldcount - 1)
+        self.scan_length = scan_length_generator(props)
+
+    def key_name(self, keynum: int) -> str:
+        return build_key_name(keynum, self.ordered, self.props.zeropadding)
+
+    def _all_values(self, rng: random.Random) -> dict[str, bytes]:
+        return {f: random_value(rng, self.field_length.next_value(rng)) for f in self.fields}
+
+    def _one_value(self, rng: random.Random) -> dict[str, bytes]:
+        field = self.fields[self.field_chooser.next_value(rng)]
+        return {field: random_value(rng, self.field_length.next_value(rng))}
+
+    def _written(self, rng: random.Random) -> dict[str, bytes]:
+        return self._all_values(rng) if self.props.writeallfields else self._one_value(rng)
+
+    def _read_fields(self, rng: random.Random) -> tuple[str, ...] | None:
+        return None if self.props.readallfields else (self.fields[self.field_chooser.next_value(rng)],)
+
+    def next_load_insert(self, rng: random.Random) -> Operation:
+        """doInsert: the next record of the load (keys insertstart, insertstart + 1, ...)."""
+        keynum = self.load_keys.next_value()
+        key = self.key_name(keynum)
+        return Operation(INSERT, keynum, key, values=self._all_values(rng))
+
+    def next_keynum(self, rng: random.Random) -> int:
+        """A key of a record already acknowledged as inserted."""
+        if isinstance(self.key_chooser, ExponentialGenerator):
+            while True:
+                keynum = self.inserted.last_value() - java_int(self.key_chooser.next_value(rng))
+                if keynum >= 0:
+                    return keynum
+        while True:
+            keynum = self.key_chooser.next_value(rng)
+            if keynum <= self.inserted.last_value():
+                return keynum
+
+    def next_operation(self, rng: random.Random) -> Operation:
+        """doTransaction: the next operation of the run. An INSERT's key must be acknowledged
+        (acknowledge_insert) once it is done, failed or not, as YCSB does in a finally."""
+        kind = self.operations.next_value(rng)
+        if kind == INSERT:
+            keynum = self.inserted.next_value()
+            return Operation(INSERT, keynum, self.key_name(keynum), values=self._all_values(rng))
+        keynum = self.next_keynum(rng)
+        key = self.key_name(keynum)
+        if kind == READ:
+            return Operation(READ, keynum, key, fields=self._read_fields(rng))
+        if kind == UPDATE:
+            return Operation(UPDATE, keynum, key, values=self._written(rng))
+        if kind == SCAN:
+            length = self.scan_length.next_value(rng)
+            return Operation(SCAN, keynum, key, fields=self._read_fields(rng), scan_length=length)
+        fields = self._read_fields(rng)
+        return Operation(READMODIFYWRITE, keynum, key, fields=fields, values=self._written(rng))
+
+    def acknowledge_insert(self, op: Operation) -> None:
+        self.inserted.acknowledge(op.keynum)
