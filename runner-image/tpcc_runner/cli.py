@@ -1,5 +1,5 @@
-"""`tpcc`: load, run, check, verify-ledger, report and changepoints. Every failure is one line on stderr and a
-non-zero exit (2 for bad usage), within the connect timeout when the database is away."""
+"""`tpcc`: load, run, check, verify-ledger, report, changepoints, acid and ycsb. Every failure is one line on
+stderr and a non-zero exit (2 for bad usage), within the connect timeout when the database is away."""
 from __future__ import annotations
 
 import argparse
@@ -32,14 +32,13 @@ from .redact import RedactingFilter, redact
 from .report import add_parser as add_report_parser
 from .report import cmd_report
 from .results import LATE_START_SECONDS, TIMELINE_STEP_SECONDS, PodWindow, build_results, summary
+from .usage import UsageError
 from .workload import RemotePercents, Scale, parse_mix, run_constants, spec_deviations
+from .ycsb.command import add_parser as add_ycsb_parser
+from .ycsb.command import cmd_ycsb
 
 log = logging.getLogger("tpcc")
 PROGRESS_SECONDS = 10.0
-
-
-class UsageError(Exception):
-    pass
 
 
 class _Parser(argparse.ArgumentParser):
@@ -200,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write durability.json into this existing ConfigMap")
     add_report_parser(sub)
     add_acid_parser(sub, common)
+    add_ycsb_parser(sub, common)
 
     cp = sub.add_parser("changepoints", help="E-Divisive change points of a run history (Apache Otava)")
     cp.add_argument("--history", required=True, metavar="FILE|-",
@@ -548,7 +548,7 @@ def hold_ledger(path: str, port: int, release_ref: str, timeout: float) -> None:
 
 
 COMMANDS = {"load": cmd_load, "run": cmd_run, "check": cmd_check, "verify-ledger": cmd_verify_ledger,
-            "report": cmd_report, "changepoints": cmd_changepoints, "acid": cmd_acid}
+            "report": cmd_report, "changepoints": cmd_changepoints, "acid": cmd_acid, "ycsb": cmd_ycsb}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -85,6 +85,7 @@ class Properties:
     scanlengthdistribution: str = "uniform"
     batchsize: int = 1
     operationspertransaction: int = 1
+    dataintegrity: bool = False        # values derived from key and field; reads check them
 
     @property
     def records_to_load(self) -> int:
@@ -164,6 +165,7 @@ _SPECS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "minscanlength": ("minscanlength", _count), "maxscanlength": ("maxscanlength", _count),
     "scanlengthdistribution": ("scanlengthdistribution", _choice(*SCAN_LENGTH_DISTRIBUTIONS)),
     "batchsize": ("batchsize", _count), "operationspertransaction": ("operationspertransaction", _count),
+    "dataintegrity": ("dataintegrity", _boolean),
 }
 PROPERTY_NAMES = tuple(_SPECS)
 
@@ -217,6 +219,9 @@ def validate(p: Properties) -> None:
     if p.fieldlengthdistribution != "constant" and p.fieldlength < p.minfieldlength:
         raise PropertyError(f"property fieldlength ({p.fieldlength}) must be >= minfieldlength "
                             f"({p.minfieldlength})")
+    for name in ("target", "maxexecutiontime"):  # --target and --duration bypass the parsers
+        if not math.isfinite(getattr(p, name)) or getattr(p, name) < 0:
+            raise PropertyError(f"property {name} must be a number >= 0, got {getattr(p, name)}")
     for name in ("hotspotdatafraction", "hotspotopnfraction"):
         if not 0 <= getattr(p, name) <= 1:
             raise PropertyError(f"property {name} must be between 0 and 1, got {getattr(p, name)}")
@@ -228,5 +233,8 @@ def validate(p: Properties) -> None:
     if p.requestdistribution == "zipfian" and p.operationcount == 0 and p.insertproportion > 0:
         raise PropertyError("property operationcount must be > 0 with requestdistribution=zipfian and "
                             "inserts: YCSB sizes the zipfian key space by the inserts it expects")
+    if p.dataintegrity and p.fieldlengthdistribution != "constant":
+        raise PropertyError("property dataintegrity=true needs fieldlengthdistribution=constant "
+                            "(as YCSB: the value a read is checked against has the field's length)")
     if p.operationcount == 0 and p.maxexecutiontime == 0:
         raise PropertyError("property operationcount 0 (no limit) needs maxexecutiontime > 0")

@@ -1,0 +1,200 @@
+"""The YCSB client (executor, measurements, ledger) with no database: an in-memory store shared
+by the client threads. What a load writes (partitions, batches), how inserts grow the key space,
+dataintegrity's checks, transactions, throttling and the duration, YCSB's output format."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from tpcc_runner.drivers.base import DriverError
+from tpcc_runner.ycsb.executor import Plan, execute, shares, throttle_delay
+from tpcc_runner.ycsb.ledger import parse_ledgers, verify
+from tpcc_runner.ycsb.measurements import Measurements, status_summary, ycsb_text
+from tpcc_runner.ycsb.properties import resolve
+from tpcc_runner.ycsb.workload import CoreWorkload, deterministic_value, java_string_hash
+from ycsb_memory_store import MemoryDatabase, MemoryStore
+
+SMALL = {"recordcount": "200", "operationcount": "400", "fieldcount": "3", "fieldlength": "12",
+         "dataintegrity": "true"}
+
+
+def props_of(preset=None, **given):
+    return resolve(preset, {**SMALL, **{k: str(v) for k, v in given.items()}})
+
+
+def run(db: MemoryDatabase, props, phase: str, seed: int = 7, ledger: list | None = None):
+    plan = Plan(lambda: db.store(props), props, phase, seed)
+    return execute(plan, ledger.extend if ledger is not None else None)
+
+
+def loaded(props, seed: int = 1) -> MemoryDatabase:
+    db = MemoryDatabase()
+    outcome = run(db, props, "load", seed)
+    assert outcome.error_count == 0
+    return db
+
+
+def returns(outcome, name: str) -> dict:
+    return outcome.measurements.summary(name)["Return"]
+
+
+def test_load_partitions_and_batches():
+    db = MemoryDatabase()
+    first = run(db, props_of(insertstart=0, insertcount=120, batchsize=50, threadcount=2), "load")
+    second = run(db, props_of(insertstart=120, insertcount=80, batchsize=50), "load")
+    workload = CoreWorkload(props_of())
+    assert set(db.records) == {workload.key_name(n) for n in range(200)}
+    # 2 threads of 60 records: batches of 50 + 10 each; YCSB's BATCHED_OK for the records sent later
+    assert returns(first, "INSERT") == {"BATCHED_OK": 116, "OK": 4}
+    assert returns(second, "INSERT") == {"BATCHED_OK": 78, "OK": 2}
+    assert first.operations == 120 and second.operations == 80
+    key = workload.key_name(5)
+    assert db.records[key]["field1"] == deterministic_value(key, "field1", 12)
+
+
+def test_every_preset_reads_back_what_was_written():
+    for preset in "abcdef":
+        props = props_of(preset, threadcount=3)
+        db = loaded(props)
+        outcome = run(db, props, "run")
+        assert outcome.error_count == 0, preset
+        assert outcome.operations == 400
+        for name in outcome.measurements.names():
+            assert "UNEXPECTED_STATE" not in outcome.measurements.summary(name)["Return"], (preset, name)
+        assert sum(returns(outcome, n).get("OK", 0) for n in ("READ", "UPDATE", "INSERT", "SCAN")
+                   if n in outcome.measurements.by_name) >= 400 - (200 if preset == "f" else 0)
+
+
+def test_a_corrupt_value_is_unexpected_state():
+    props = props_of("c")
+    db = loaded(props)
+    for record in db.records.values():
+        record["field2"] = b"x" * 12
+    outcome = run(db, props, "run")
+    assert returns(outcome, "READ") == {"UNEXPECTED_STATE": 400}
+
+
+def test_a_missing_field_is_unexpected_state():
+    props = props_of("c")
+    db = loaded(props)
+    for record in db.records.values():
+        del record["field0"]
+    assert returns(run(db, props, "run"), "READ") == {"UNEXPECTED_STATE": 400}
+
+
+def test_inserts_grow_the_key_space_as_ycsb_numbers_them():
+    props = props_of("d", threadcount=2)
+    db = loaded(props)
+    outcome = run(db, props, "run")
+    inserts = returns(outcome, "INSERT")["OK"]
+    assert inserts > 0
+    workload = CoreWorkload(props)
+    # the run's inserts take keynums recordcount, recordcount + 1, ... (CoreWorkload's
+    # transactioninsertkeysequence), hashed by insertorder=hashed
+    assert set(db.records) == {workload.key_name(n) for n in range(200 + inserts)}
+
+
+def test_operations_per_transaction_group_and_undo():
+    props = props_of("a", operationspertransaction=10, threadcount=2)
+    db = loaded(props)
+    outcome = run(db, props, "run")
+    assert outcome.error_count == 0
+    assert db.transactions == 40
+    assert returns(outcome, "TRANSACTION") == {"OK": 40}
+
+
+class FailingStore(MemoryStore):
+    """Fails the 5th update of each transaction, after 4 have been written."""
+
+    def __init__(self, db, props):
+        super().__init__(db, props)
+        self.updates = 0
+
+    def transaction(self, body):
+        self.updates = 0
+        return super().transaction(body)
+
+    def update(self, key, values):
+        self.updates += 1
+        if self.updates == 5:
+            raise DriverError("injected failure")
+        return super().update(key, values)
+
+
+def test_a_failed_transaction_counts_all_its_operations_as_errors():
+    props = props_of("a", updateproportion=1, readproportion=0, operationspertransaction=10,
+                     operationcount=30, dataintegrity="false")
+    db = loaded(props)
+    before = {k: dict(v) for k, v in db.records.items()}
+    ledger: list[str] = []
+    outcome = execute(Plan(lambda: FailingStore(db, props), props, "run", 3), ledger.extend)
+    assert returns(outcome, "UPDATE") == {"ERROR": 30}
+    assert returns(outcome, "TRANSACTION") == {"ERROR": 3}
+    assert outcome.error_count == 3 and "injected failure" in outcome.errors[0]
+    assert db.records == before and ledger == []
+
+
+def test_throttle_delay_is_ycsbs_schedule():
+    assert throttle_delay(100.0, 0, 0.0, 100.5) == 0.0            # no target
+    assert throttle_delay(100.0, 10, 0.1, 100.2) == pytest.approx(0.8)
+    assert throttle_delay(100.0, 10, 0.1, 101.5) == 0.0           # behind: no wait, it catches up
+    assert shares(10, 3) == [4, 3, 3] and shares(0, 2) == [0, 0]
+
+
+def test_target_paces_the_run():
+    props = props_of("c", target=400, threadcount=2, operationcount=200)
+    outcome = run(loaded(props), props, "run")
+    assert 0.4 <= outcome.runtime_ms / 1000 <= 0.9  # 200 operations at 400/s: 0.5 s
+
+
+def test_maxexecutiontime_ends_an_unbounded_run():
+    props = props_of("c", operationcount=0, maxexecutiontime=0.5, target=1000)
+    t0 = time.monotonic()
+    outcome = run(loaded(props), props, "run")
+    assert 0.4 <= time.monotonic() - t0 <= 1.5
+    assert 350 <= outcome.operations <= 560
+
+
+def test_ledger_verifies_and_finds_a_lost_write():
+    props = props_of("d", readproportion=0.5, updateproportion=0.45, threadcount=2)
+    db, ledger = MemoryDatabase(), []
+    run(db, props, "load", ledger=ledger)
+    run(db, props, "run", ledger=ledger)
+    workload = CoreWorkload(props)
+    keys = {workload.key_name(n) for n in range(200)}
+    writes = parse_ledgers({"ledger": ledger})
+    store = db.store(props)
+    assert verify(store, writes, keys, 3)["durable"]
+    lost = sorted(writes.inserted - keys)[0]
+    del db.records[lost]
+    db.keys.remove(lost)
+    verdict = verify(store, writes, keys, 3)
+    assert not verdict["durable"] and verdict["records"] == verdict["expected_records"] - 1
+    assert verdict["lost_examples"][0] == f"insert of {lost}: no record"
+
+
+def test_java_string_hash_and_deterministic_value():
+    # the values Java 17 gives for String.hashCode and YCSB's buildDeterministicValue
+    assert java_string_hash("user1:field0") == 1621652138
+    assert java_string_hash("") == 0 and java_string_hash("a") == 97
+    assert deterministic_value("user6284781860667377211", "field3", 40) == \
+        b"user6284781860667377211:field3:-56807784"
+
+
+def test_measurements_merge_and_print_as_ycsb():
+    a, b = Measurements(), Measurements()
+    for ms in range(1, 101):
+        (a if ms % 2 else b).measure("READ", "OK", ms / 1000)
+    b.measure("READ", "ERROR", 0.5)
+    a.add(b)
+    s = a.summary("READ")
+    assert s["Operations"] == 100 and s["Return"] == {"ERROR": 1, "OK": 100}
+    assert s["50thPercentileLatency(us)"] == pytest.approx(50_000, rel=0.01)
+    assert s["99thPercentileLatency(us)"] == pytest.approx(99_000, rel=0.01)
+    text = ycsb_text(101, 2000, a).splitlines()
+    assert text[:2] == ["[OVERALL], RunTime(ms), 2000", "[OVERALL], Throughput(ops/sec), 50.5"]
+    assert "[READ], Return=ERROR, 1" in text and "[READ-FAILED], Operations, 1" in text
+    status = status_summary(101, 2000, a)
+    assert status["opsPerSecond"] == 50.5
+    assert status["operations"]["READ"]["count"] == 101 and status["operations"]["READ"]["errors"] == 1
+    assert Measurements.from_json(a.to_json()).summary("READ") == s

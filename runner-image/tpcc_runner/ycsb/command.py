@@ -1,0 +1,184 @@
+"""`tpcc ycsb load|run|verify`: YCSB's CoreWorkload against the runner's databases.
+
+    tpcc ycsb load --db mongodb --endpoints H:P --workload a -p recordcount=100000 --threads 4
+    tpcc ycsb run  --db mongodb --endpoints H:P --workload a -p operationcount=0 --duration 60 \
+                   --target 5000 --results out.json --ledger run.log
+    tpcc ycsb verify --db mongodb --endpoints H:P --workload a -p recordcount=100000 --ledger run.log
+
+load and run print YCSB's own text output on stdout ([OVERALL] RunTime(ms), Throughput(ops/sec),
+per operation Operations, AverageLatency(us), MinLatency(us), MaxLatency(us),
+95th/99thPercentileLatency(us), Return=STATUS counts) and write the same numbers, with the
+HdrHistograms, the properties and the store's settings, as JSON to --results. Properties come from
+the preset (--workload), then a YCSB property file (-P), then -p name=value, then --threads,
+--target and --duration (YCSB's threadcount, target and maxexecutiontime); a run ends when
+operationcount operations are done or maxexecutiontime has passed, whichever is first.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import logging
+import platform
+import random
+import sys
+from typing import Any
+
+from .. import __version__
+from ..drivers.base import ConnectionOptions, NotLoaded
+from ..ledger import LedgerWriter
+from ..redact import redact
+from ..usage import UsageError
+from .executor import Outcome, Plan, execute
+from .ledger import parse_ledgers, verify
+from .measurements import overall, status_summary, ycsb_text
+from .properties import PRESETS, Properties, PropertyError, resolve, with_values
+from .store import KeyValueStore, make_store
+from .workload import CoreWorkload
+
+log = logging.getLogger("tpcc.ycsb")
+
+
+def _property(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name.strip(), value
+
+
+def add_parser(sub, common: argparse.ArgumentParser) -> None:
+    workload = argparse.ArgumentParser(add_help=False)
+    g = workload.add_argument_group("workload")
+    g.add_argument("--workload", choices=sorted(PRESETS), default=None,
+                   help="YCSB's core workload preset (workloads/workloada..f); default CoreWorkload's defaults")
+    g.add_argument("-P", dest="property_file", metavar="FILE", default=None, help="a YCSB property file")
+    g.add_argument("-p", dest="properties", type=_property, action="append", default=[], metavar="NAME=VALUE",
+                   help="a CoreWorkload property, repeatable (e.g. recordcount=100000, requestdistribution=uniform)")
+    g.add_argument("--seed", type=int, default=None, help="fixes every thread's draws (default: random)")
+    yc = sub.add_parser("ycsb", help="YCSB's CoreWorkload (workloads A-F): load, run, verify")
+    phases = yc.add_subparsers(dest="phase", required=True)
+    for phase, text in (("load", "insert the records (YCSB's -load)"), ("run", "run the operations (YCSB's -t)")):
+        ph = phases.add_parser(phase, parents=[common, workload], help=text)
+        ph.add_argument("--threads", type=int, default=None, help="client threads (YCSB's threadcount)")
+        ph.add_argument("--target", type=float, default=None, help="operations per second, all threads (0: no limit)")
+        ph.add_argument("--duration", type=float, default=None, metavar="SECONDS", help="YCSB's maxexecutiontime")
+        ph.add_argument("--results", default=None, metavar="FILE", help="write the JSON results here")
+        ph.add_argument("--ledger", default=None, metavar="FILE", help="append every acknowledged write here")
+        if phase == "load":
+            ph.add_argument("--reset", action="store_true", help="drop the table's records first")
+    vf = phases.add_parser("verify", parents=[common, workload],
+                           help="every acknowledged write of the ledgers is there; the record count adds up")
+    vf.add_argument("--ledger", required=True, action="append", metavar="FILE",
+                    help="a ledger of tpcc ycsb load or run, repeatable (all of them since the load)")
+
+
+def properties_of(args) -> Properties:
+    given: dict[str, str] = {}
+    if args.property_file:
+        with open(args.property_file) as f:
+            for line in f:
+                if line.strip() and not line.lstrip().startswith("#"):
+                    name, _, value = line.partition("=")
+                    given[name.strip()] = value.strip()
+    given.update(dict(args.properties))
+    props = resolve(args.workload, given)
+    changes = {name: value for name, value in (("threadcount", getattr(args, "threads", None)),
+                                                ("target", getattr(args, "target", None)),
+                                                ("maxexecutiontime", getattr(args, "duration", None)))
+               if value is not None}
+    return with_values(props, **changes) if changes else props
+
+
+def connected_store(db: str, options: ConnectionOptions, props: Properties) -> KeyValueStore:
+    from ..cli import bounded  # cli imports this module first
+    store = make_store(db, options, props)
+    with bounded(options.connect_timeout + 5, f"connecting to {db}"):
+        store.connect()
+    return store
+
+
+def require_loaded(store: KeyValueStore, workload: CoreWorkload) -> None:
+    """A run against an empty table would only count NOT_FOUND: refuse it, naming the key."""
+    key = workload.key_name(workload.props.insertstart)
+    if store.read(key, None) is None:
+        raise NotLoaded(f"ycsb: no record {key} in table {workload.props.table}: run `tpcc ycsb load` "
+                        "with the same properties first")
+
+
+def cmd_ycsb(args, metrics) -> int:
+    from ..cli import connection_options  # cli imports this module first
+    try:
+        props = properties_of(args)
+    except PropertyError as e:
+        raise UsageError(str(e)) from None
+    options = connection_options(args)
+    if args.phase == "verify":
+        return _verify(args, options, props)
+    store = connected_store(args.db, options, props)
+    try:
+        if args.phase == "load":
+            store.create_schema(args.reset)
+        else:
+            require_loaded(store, CoreWorkload(props))
+    finally:
+        store.close()
+    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    metrics.set_phase("loading" if args.phase == "load" else "measuring")
+    ledger = LedgerWriter(args.ledger) if args.ledger else None
+    plan = Plan(functools.partial(connected_store, args.db, options, props), props, args.phase, seed)
+    try:
+        outcome = execute(plan, ledger.write if ledger else None)
+    finally:
+        if ledger:
+            ledger.close()
+    print(ycsb_text(outcome.operations, outcome.runtime_ms, outcome.measurements), flush=True)
+    doc = results_document(args, props, seed, options, outcome)
+    if args.results:
+        with open(args.results, "w") as f:
+            f.write(redact(json.dumps(doc, indent=2)) + "\n")
+    log.info("ycsb %s: %d operations in %.1f s, %.1f ops/sec, %d errors", args.phase, outcome.operations,
+             outcome.runtime_ms / 1000, doc["OVERALL"]["Throughput(ops/sec)"], outcome.error_count)
+    metrics.set_phase("done")
+    return _exit_status(args.phase, outcome)
+
+
+def _exit_status(phase: str, outcome: Outcome) -> int:
+    """A load that lost a batch is incomplete (the run's reads would miss records): a failure.
+    A run's errors are results, as in YCSB, unless nothing succeeded (the database went away)."""
+    if outcome.error_count and (phase == "load" or outcome.error_count >= outcome.operations):
+        print(f"tpcc ycsb {phase}: error: {outcome.error_count} failed; first: {redact(outcome.errors[0])}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def results_document(args, props: Properties, seed: int, options: ConnectionOptions,
+                     outcome: Outcome) -> dict[str, Any]:
+    """YCSB's numbers under YCSB's names, the HdrHistograms to merge runners exactly, the few
+    numbers for a BenchmarkRun's status (`status`), and what shaped the run."""
+    return {"command": f"ycsb {args.phase}", "db": args.db, "workload": args.workload, "seed": seed,
+            "properties": props.to_ycsb(), "driver_options": options.extra, "driver": outcome.described,
+            "OVERALL": overall(outcome.operations, outcome.runtime_ms),
+            "operations": outcome.measurements.to_json(),
+            "status": status_summary(outcome.operations, outcome.runtime_ms, outcome.measurements),
+            "errors": outcome.error_count, "error_examples": outcome.errors,
+            "versions": {"runner": __version__, "python": platform.python_version()}}
+
+
+def _verify(args, options, props: Properties) -> int:
+    sources: dict[str, Any] = {}
+    for path in args.ledger:
+        with open(path, encoding="ascii") as f:
+            sources[path] = f.readlines()
+    writes = parse_ledgers(sources)
+    workload = CoreWorkload(props)
+    loaded = {workload.key_name(n) for n in range(props.insertstart, props.insertstart + props.records_to_load)}
+    store = connected_store(args.db, options, props)
+    try:
+        verdict = verify(store, writes, loaded, props.fieldcount)
+    finally:
+        store.close()
+    print(json.dumps(verdict, indent=2))
+    for example in verdict["lost_examples"]:
+        log.error("ycsb verify: lost %s", example)
+    return 0 if verdict["durable"] else 1

@@ -1,0 +1,302 @@
+"""YCSB's client (site.ycsb.Client and ClientThread) for the runner: threadcount client threads in
+one process, each with its own store connection and its own random.Random (seeded from the run's
+seed and its thread number), sharing one CoreWorkload. A thread does its share of operationcount
+(or of the records to load), YCSB's way of splitting it, until maxexecutiontime stops it; with a
+target it paces itself to target / threadcount operations per second from its start, as
+ClientThread.throttleNanos does. Throughput counts every operation attempted, as YCSB's.
+
+Threads, not processes as the TPC-C executor has: the key counters (the load's, the run's inserts
+with their acknowledgements) are shared state that YCSB keeps in one JVM.
+"""
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from ..drivers.base import UnknownOutcome
+from .ledger import ledger_line
+from .measurements import BATCHED_OK, ERROR, NOT_FOUND, OK, UNEXPECTED_STATE, Measurements
+from .properties import Properties
+from .store import KeyValueStore
+from .workload import INSERT, READ, READMODIFYWRITE, SCAN, UPDATE, CoreWorkload, Operation
+
+log = logging.getLogger("tpcc.ycsb")
+PROGRESS_SECONDS = 10.0
+MAX_ERRORS_KEPT = 10
+# YCSB's measurement name of each operation
+MEASUREMENT = {READ: "READ", UPDATE: "UPDATE", INSERT: "INSERT", SCAN: "SCAN",
+               READMODIFYWRITE: "READ-MODIFY-WRITE"}
+
+
+class Timed(NamedTuple):
+    name: str
+    status: str
+    seconds: float
+    report_status: bool = True
+
+
+def _read_status(workload: CoreWorkload, key: str, fields: tuple[str, ...] | None,
+                 record: dict[str, bytes] | None) -> str:
+    if record is None:
+        return NOT_FOUND
+    if workload.props.dataintegrity and not workload.intact(key, fields, record):
+        return UNEXPECTED_STATE
+    return OK
+
+
+def _scan_status(workload: CoreWorkload, op: Operation, records: list) -> str:
+    if not records:
+        return NOT_FOUND
+    if workload.props.dataintegrity and not all(workload.intact(k, op.fields, r) for k, r in records):
+        return UNEXPECTED_STATE
+    return OK
+
+
+def perform(store: KeyValueStore, workload: CoreWorkload, op: Operation) -> tuple[str, list[Timed]]:
+    """Run one operation as CoreWorkload's doTransaction* does: (its status, what to measure).
+    With dataintegrity a read whose values are not those derived from key and field is
+    UNEXPECTED_STATE. Errors propagate (a transaction retries or aborts on them)."""
+    t0 = time.perf_counter()
+    if op.kind == READ:
+        status = _read_status(workload, op.key, op.fields, store.read(op.key, op.fields))
+    elif op.kind == UPDATE:
+        status = OK if store.update(op.key, op.values) else NOT_FOUND
+    elif op.kind == INSERT:
+        store.insert(op.key, op.values)
+        status = OK
+    elif op.kind == SCAN:
+        status = _scan_status(workload, op, store.scan(op.key, op.scan_length, op.fields))
+    else:  # read-modify-write: the read and the update measured each, and the whole
+        read = _read_status(workload, op.key, op.fields, store.read(op.key, op.fields))
+        t1 = time.perf_counter()
+        update = OK if store.update(op.key, op.values) else NOT_FOUND
+        t2 = time.perf_counter()
+        status = update if read == OK else read
+        return status, [Timed("READ", read, t1 - t0), Timed("UPDATE", update, t2 - t1),
+                        Timed("READ-MODIFY-WRITE", status, t2 - t0, report_status=False)]
+    return status, [Timed(MEASUREMENT[op.kind], status, time.perf_counter() - t0)]
+
+
+def written(op: Operation, status: str, known: bool = True) -> list[str]:
+    """The ledger lines of an operation's write that happened (or may have). A read-modify-write
+    whose read failed its integrity check is left out though its update may have found the
+    record: the ledger may miss a write, never claim one that did not happen."""
+    if op.kind == INSERT and (status == OK or not known):
+        return [ledger_line("I", op.key, known=known)]
+    if op.kind in (UPDATE, READMODIFYWRITE) and (status == OK or not known):
+        return [ledger_line("U", op.key, op.values, known=known)]
+    return []
+
+
+def throttle_delay(start: float, done: int, tick: float, now: float) -> float:
+    """ClientThread.throttleNanos: seconds to wait so that operation done + 1 starts no earlier
+    than start + done * tick (tick = threadcount / target seconds; 0: unthrottled). A thread that
+    fell behind does not wait until it is back on schedule, so it catches up in a burst, as YCSB's."""
+    return max(0.0, start + done * tick - now) if tick else 0.0
+
+
+def shares(total: int, threads: int) -> list[int]:
+    """Client's split of a count over the threads (0: no limit for each)."""
+    return [total // threads + (1 if i < total % threads else 0) for i in range(threads)]
+
+
+@dataclass
+class Plan:
+    new_store: Callable[[], KeyValueStore]   # a connected store, one per client thread
+    props: Properties
+    phase: str          # "load" or "run"
+    seed: int
+
+
+@dataclass
+class _Shared:
+    """What the client threads hand to the main thread while they run."""
+    stop: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    ledger: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    error_count: int = 0
+
+    def wrote(self, lines: list[str]) -> None:
+        if lines:
+            with self.lock:
+                self.ledger.extend(lines)
+
+    def failed(self, what: str, e: BaseException) -> None:
+        with self.lock:
+            self.error_count += 1
+            if len(self.errors) < MAX_ERRORS_KEPT:
+                self.errors.append(f"{what}: {type(e).__name__}: {e}")
+                log.warning("ycsb: %s", self.errors[-1])
+
+    def take_ledger(self) -> list[str]:
+        with self.lock:
+            lines, self.ledger = self.ledger, []
+        return lines
+
+
+class ClientThread:
+    def __init__(self, plan: Plan, workload: CoreWorkload, store: KeyValueStore, index: int, limit: int,
+                 shared: _Shared):
+        self.plan, self.workload, self.store, self.shared = plan, workload, store, shared
+        self.rng = random.Random(f"{plan.seed}:{index}")
+        self.limit = limit                  # operations (records on load) to do, 0: no limit
+        self.done = 0
+        self.measurements = Measurements()
+        per_thread = plan.props.target / plan.props.threadcount
+        self.tick = 1.0 / per_thread if per_thread > 0 else 0.0
+
+    def _more(self) -> bool:
+        return not self.shared.stop.is_set() and (self.limit == 0 or self.done < self.limit)
+
+    def _throttle(self, start: float) -> None:
+        while (left := throttle_delay(start, self.done, self.tick, time.perf_counter())) > 0:
+            time.sleep(left)
+
+    def _measure(self, timed: list[Timed]) -> None:
+        for t in timed:
+            self.measurements.measure(t.name, t.status, t.seconds, t.report_status)
+
+    def run(self) -> None:
+        try:
+            if self.tick and self.tick >= 0.001:  # ClientThread spreads slow threads' first operations
+                time.sleep(self.rng.random() * self.tick)
+            start = time.perf_counter()
+            step = self._load_batch if self.plan.phase == "load" else self._operations
+            while self._more():
+                step()
+                self._throttle(start)
+        except Exception as e:  # a bug outside an operation: stop the run, report it as one line
+            self.shared.failed("client thread", e)
+            self.shared.stop.set()
+
+    def _operations(self) -> None:
+        group = self.plan.props.operationspertransaction
+        n = group if self.limit == 0 else min(group, self.limit - self.done)
+        ops = [self.workload.next_operation(self.rng) for _ in range(n)]
+        try:
+            if group == 1:
+                self._one(ops[0])
+            else:
+                self._transaction(ops)
+        finally:
+            for op in ops:
+                if op.kind == INSERT:
+                    self.workload.acknowledge_insert(op)
+        self.done += n
+
+    def _one(self, op: Operation) -> None:
+        t0 = time.perf_counter()
+        try:
+            status, timed = perform(self.store, self.workload, op)
+        except Exception as e:  # a store's bug must not end the thread: YCSB's Return=ERROR
+            self.shared.failed(op.kind, e)
+            self._measure([Timed(MEASUREMENT[op.kind], ERROR, time.perf_counter() - t0)])
+            self.shared.wrote(written(op, ERROR, known=False) if isinstance(e, UnknownOutcome) else [])
+            return
+        self._measure(timed)
+        self.shared.wrote(written(op, status))
+
+    def _transaction(self, ops: list[Operation]) -> None:
+        t0 = time.perf_counter()
+
+        def body() -> list[tuple[str, list[Timed]]]:
+            return [perform(self.store, self.workload, op) for op in ops]
+        try:
+            results = self.store.transaction(body)
+        except Exception as e:
+            seconds = time.perf_counter() - t0
+            self.shared.failed(f"transaction of {len(ops)}", e)
+            self._measure([Timed(MEASUREMENT[op.kind], ERROR, seconds) for op in ops])
+            self._measure([Timed("TRANSACTION", ERROR, seconds)])
+            if isinstance(e, UnknownOutcome):
+                self.shared.wrote([line for op in ops for line in written(op, ERROR, known=False)])
+            return
+        for op, (status, timed) in zip(ops, results):
+            self._measure(timed)
+            self.shared.wrote(written(op, status))
+        self._measure([Timed("TRANSACTION", OK, time.perf_counter() - t0)])
+
+    def _load_batch(self) -> None:
+        """doInsert, batchsize records to one store.load: as with YCSB's MongoDB binding the
+        records before the last return BATCHED_OK at once (latency 0: nothing was sent), and the
+        last carries the write's latency and status."""
+        batch: list[Operation] = []
+        while len(batch) < self.plan.props.batchsize and self._more():
+            batch.append(self.workload.next_load_insert(self.rng))
+            self.done += 1
+        for _ in batch[:-1]:
+            self.measurements.measure("INSERT", BATCHED_OK, 0.0)
+        t0 = time.perf_counter()
+        try:
+            self.store.load([(op.key, op.values) for op in batch])
+        except Exception as e:
+            self.shared.failed(f"load of {len(batch)} records", e)
+            self.measurements.measure("INSERT", ERROR, time.perf_counter() - t0)
+            return
+        self.measurements.measure("INSERT", OK, time.perf_counter() - t0)
+        self.shared.wrote([ledger_line("I", op.key) for op in batch])
+
+
+@dataclass
+class Outcome:
+    measurements: Measurements
+    operations: int
+    runtime_ms: int
+    errors: list[str]
+    error_count: int
+    described: dict
+
+
+def execute(plan: Plan, on_ledger: Callable[[list[str]], None] | None = None) -> Outcome:
+    """Connect every thread's store, run them, return what they measured."""
+    props = plan.props
+    workload = CoreWorkload(props)
+    total = props.records_to_load if plan.phase == "load" else props.operationcount
+    shared = _Shared()
+    stores = []
+    try:
+        for _ in range(props.threadcount):
+            stores.append(plan.new_store())
+        described = stores[0].describe()
+        clients = [ClientThread(plan, workload, store, i, limit, shared)
+                   for i, (store, limit) in enumerate(zip(stores, shares(total, props.threadcount)))]
+        runtime = _run_threads(clients, shared, props, on_ledger or (lambda lines: None))
+    finally:
+        for store in stores:
+            store.close()
+    measurements = Measurements()
+    for c in clients:
+        measurements.add(c.measurements)
+    return Outcome(measurements, sum(c.done for c in clients), round(runtime * 1000), shared.errors,
+                   shared.error_count, described)
+
+
+def _run_threads(clients: list[ClientThread], shared: _Shared, props: Properties,
+                 on_ledger: Callable[[list[str]], None]) -> float:
+    threads = [threading.Thread(target=c.run, daemon=True, name=f"ycsb-{i}") for i, c in enumerate(clients)]
+    start = time.perf_counter()
+    deadline = start + props.maxexecutiontime if props.maxexecutiontime else None
+    last_progress, last_done = start, 0
+    for t in threads:
+        t.start()
+    while alive := [t for t in threads if t.is_alive()]:
+        # wake at the deadline, not up to a poll interval after it
+        alive[0].join(timeout=0.2 if deadline is None else min(0.2, max(0.0, deadline - time.perf_counter())))
+        now = time.perf_counter()
+        if deadline is not None and now >= deadline:
+            shared.stop.set()  # YCSB's TerminatorThread: threads finish the operation under way
+        on_ledger(shared.take_ledger())
+        if now - last_progress >= PROGRESS_SECONDS:
+            done = sum(c.done for c in clients)
+            log.info("ycsb: %.0f s, %d operations, %.1f current ops/sec", now - start, done,
+                     (done - last_done) / (now - last_progress))
+            last_progress, last_done = now, done
+    runtime = time.perf_counter() - start
+    on_ledger(shared.take_ledger())
+    return runtime

@@ -1,0 +1,126 @@
+"""What a YCSB run measured, kept and reported as YCSB does: per measurement name (READ, UPDATE,
+INSERT, SCAN, READ-MODIFY-WRITE; a failed operation's latency under NAME-FAILED, as YCSB's
+DBWrapper names it) an HdrHistogram of latencies in microseconds and the count of each Return
+status; printed in YCSB's text format (TextMeasurementsExporter with OneMeasurementHdrHistogram's
+lines) and as the same numbers in JSON.
+
+TRANSACTION is the runner's own: one per operationspertransaction group, commit included."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from ..results import decode_histogram, new_histogram, record_latency
+
+OK, ERROR, NOT_FOUND, BATCHED_OK, UNEXPECTED_STATE = "OK", "ERROR", "NOT_FOUND", "BATCHED_OK", "UNEXPECTED_STATE"
+SUCCEEDED = (OK, BATCHED_OK)  # YCSB's Status.isOk
+ORDER = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "TRANSACTION")
+
+
+@dataclass
+class Measurement:
+    histogram: Any = field(default_factory=new_histogram)
+    statuses: Counter = field(default_factory=Counter)
+
+
+class Measurements:
+    def __init__(self):
+        self.by_name: dict[str, Measurement] = {}
+
+    def _of(self, name: str) -> Measurement:
+        if name not in self.by_name:
+            self.by_name[name] = Measurement()
+        return self.by_name[name]
+
+    def measure(self, name: str, status: str, seconds: float, report_status: bool = True) -> None:
+        """One operation: its latency under name (name-FAILED unless it succeeded) and, as YCSB's
+        reportStatus, its Return status under name."""
+        record_latency(self._of(name if status in SUCCEEDED else f"{name}-FAILED").histogram, seconds)
+        if report_status:
+            self._of(name).statuses[status] += 1
+
+    def add(self, other: Measurements) -> None:
+        for name, m in other.by_name.items():
+            mine = self._of(name)
+            mine.histogram.add(m.histogram)
+            mine.statuses.update(m.statuses)
+
+    def names(self) -> list[str]:
+        def rank(name: str) -> tuple[int, str]:
+            base = name.removesuffix("-FAILED")
+            return (ORDER.index(base) if base in ORDER else len(ORDER), name)
+        return sorted(self.by_name, key=rank)
+
+    def summary(self, name: str) -> dict[str, Any]:
+        """OneMeasurementHdrHistogram's numbers (microseconds; the percentiles YCSB prints with
+        hdrhistogram.percentiles=50,95,99) and the Return counts."""
+        m = self.by_name[name]
+        h = m.histogram
+        count = h.get_total_count()
+        return {"Operations": count,
+                "AverageLatency(us)": h.get_mean_value() if count else 0.0,
+                "MinLatency(us)": h.get_min_value() if count else 0,
+                "MaxLatency(us)": h.get_max_value() if count else 0,
+                "50thPercentileLatency(us)": h.get_value_at_percentile(50) if count else 0,
+                "95thPercentileLatency(us)": h.get_value_at_percentile(95) if count else 0,
+                "99thPercentileLatency(us)": h.get_value_at_percentile(99) if count else 0,
+                "Return": dict(sorted(m.statuses.items()))}
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: {**self.summary(name), "histogram": self.by_name[name].histogram.encode().decode()}
+                for name in self.names()}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Measurements:
+        ms = cls()
+        for name, d in doc.items():
+            ms.by_name[name] = Measurement(decode_histogram(d["histogram"]), Counter(d["Return"]))
+        return ms
+
+
+def java_double(value: float) -> str:
+    """Double.toString: plain between 10^-3 and 10^7, else computerized scientific (1.5E7)."""
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        return repr(float(value))
+    mantissa, exponent = format(Decimal(repr(float(value))).normalize(), "E").split("E")
+    return f"{mantissa if '.' in mantissa else mantissa + '.0'}E{int(exponent)}"
+
+
+def status_summary(operations: int, runtime_ms: int, ms: Measurements) -> dict[str, Any]:
+    """The few numbers a BenchmarkRun's status holds: throughput and, per operation, how many were
+    attempted, the mean and percentiles of the successful ones in milliseconds and the failures
+    (any Return but OK, BATCHED_OK and NOT_FOUND)."""
+    per_operation = {}
+    for name in ms.names():
+        if name.endswith("-FAILED"):
+            continue
+        s = ms.summary(name)
+        failures = sum(n for status, n in s["Return"].items() if status not in (*SUCCEEDED, NOT_FOUND))
+        # Operations counts the successes only (failures are timed under NAME-FAILED)
+        attempted = sum(s["Return"].values()) or s["Operations"]
+        per_operation[name] = {"count": attempted, "averageMs": round(s["AverageLatency(us)"] / 1000, 3),
+                               **{f"p{p}Ms": s[f"{p}thPercentileLatency(us)"] / 1000 for p in (50, 95, 99)},
+                               "errors": failures}
+    return {"opsPerSecond": round(overall(operations, runtime_ms)["Throughput(ops/sec)"], 1),
+            "operations": per_operation}
+
+
+def overall(operations: int, runtime_ms: int) -> dict[str, float]:
+    return {"RunTime(ms)": runtime_ms,
+            "Throughput(ops/sec)": 1000.0 * operations / runtime_ms if runtime_ms else 0.0}
+
+
+def ycsb_text(operations: int, runtime_ms: int, ms: Measurements) -> str:
+    """YCSB's own output: [OVERALL] then one block per measurement, `[NAME], Key, value` lines."""
+    over = overall(operations, runtime_ms)
+    lines = [f"[OVERALL], RunTime(ms), {runtime_ms}",
+             f"[OVERALL], Throughput(ops/sec), {java_double(over['Throughput(ops/sec)'])}"]
+    for name in ms.names():
+        summary = ms.summary(name)
+        returns = summary.pop("Return")
+        for key, value in summary.items():
+            lines.append(f"[{name}], {key}, {java_double(value) if isinstance(value, float) else value}")
+        lines.extend(f"[{name}], Return={status}, {count}" for status, count in returns.items())
+    return "\n".join(lines)

@@ -1,0 +1,85 @@
+"""The contract between the YCSB executor and one database: YCSB's DB interface (read, scan,
+update, insert) plus a batched load, N operations in one transaction, and the record count the
+verifier needs. One store per client thread, like YCSB's DB instances.
+
+A store returns what YCSB's bindings return as Status.OK or NOT_FOUND (None / False) and raises
+the runner's driver errors (drivers/base.py) for everything else; the executor reports those as
+Return=ERROR. Inside `transaction` an error propagates, so the store can retry or abort the whole.
+"""
+from __future__ import annotations
+
+import abc
+import importlib
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ..drivers.base import ConnectionOptions
+from .properties import Properties
+
+T = TypeVar("T")
+Record = dict[str, bytes]
+
+STORES = {
+    "mongodb": "tpcc_runner.ycsb.mongodb:MongoDBStore",
+    "voltdb": "tpcc_runner.ycsb.voltdb:VoltDBStore",
+    "foundationdb": "tpcc_runner.ycsb.foundationdb:FoundationDBStore",
+}
+
+
+class KeyValueStore(abc.ABC):
+    name = ""
+
+    def __init__(self, connection: ConnectionOptions, props: Properties):
+        self.connection = connection
+        self.props = props
+
+    @abc.abstractmethod
+    def connect(self) -> None:
+        """Open the connection; raise Unreachable after connection.connect_timeout seconds."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def describe(self) -> dict[str, Any]:
+        return {"db": self.name}
+
+    @abc.abstractmethod
+    def create_schema(self, reset: bool) -> None:
+        """Create the table (and procedures); with reset, drop its records first."""
+
+    @abc.abstractmethod
+    def load(self, records: list[tuple[str, Record]]) -> None:
+        """Insert one batch of the load (batchsize records) at once; raise if it did not happen."""
+
+    @abc.abstractmethod
+    def read(self, key: str, fields: tuple[str, ...] | None) -> Record | None:
+        """The record's fields (all of them for None); None if there is no such record."""
+
+    @abc.abstractmethod
+    def scan(self, start_key: str, count: int, fields: tuple[str, ...] | None) -> list[tuple[str, Record]]:
+        """Up to count (key, record) pairs in key order from start_key on."""
+
+    @abc.abstractmethod
+    def update(self, key: str, values: Record) -> bool:
+        """Set these fields of the record; False if there is no such record."""
+
+    @abc.abstractmethod
+    def insert(self, key: str, values: Record) -> None:
+        """Insert a new record; raise (DriverError) if the key is there already."""
+
+    @abc.abstractmethod
+    def transaction(self, body: Callable[[], T]) -> T:
+        """Run body (which calls read/scan/update/insert) as one database transaction, retrying
+        it whole on a transient conflict; return what its committed attempt returned."""
+
+    @abc.abstractmethod
+    def count_records(self) -> int:
+        """How many records the table holds (tpcc ycsb verify)."""
+
+
+def make_store(db: str, connection: ConnectionOptions, props: Properties) -> KeyValueStore:
+    try:
+        module, cls = STORES[db].split(":")
+    except KeyError:
+        raise ValueError(f"unknown database {db!r} (choose from {', '.join(STORES)})") from None
+    return getattr(importlib.import_module(module), cls)(connection, props)
