@@ -152,7 +152,7 @@ runner() { # the runner (and the operator, when it exists) installed in a venv: 
     in_root "$r" /opt/tpcc/bin/python -c "import otava.analysis"
     local env=()
     if [ $operator = 1 ]; then
-      in_root "$r" /opt/tpcc/bin/python -c "import kopf, tpcc_operator"
+      in_root "$r" /opt/tpcc/bin/python -c "import kopf, tpcc_operator.plan"  # plan: every dependency the chart policy needs
       install -m 755 "$BIN/helm" "$r/usr/local/bin/helm"
       cp -r "$ROOT/charts" "$r/opt/tpcc/charts"
       env=(--env TPCC_CHARTS_DIR=/opt/tpcc/charts --env TPCC_HELM=/usr/local/bin/helm)

@@ -4,7 +4,8 @@ Anyone allowed to create a BenchmarkRun shapes the database pods, so: the chart 
 operator ships for database.type, or one the operator's administrator allowlisted (chart value
 allowedCharts); values for a shipped chart must satisfy its values.schema.json, which admits
 only what the chart exposes (no privileged container, hostPath, host network, service account
-or root user). Helm checks the same schema again at install.
+or root user). The values are judged by the jsonschema library with every keyword of the draft
+the schema declares, as Helm judges them again at install.
 """
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from jsonschema import Draft202012Validator, ValidationError
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
 
 SHIPPED_CHARTS = ("voltdb", "mongodb")
-_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "integer": int, "number": (int, float)}
 
 
 class ReleaseRefused(ValueError):
@@ -54,60 +57,62 @@ def _merged(base: dict, top: dict) -> dict:
     return out
 
 
-def _is(value: Any, type_: str) -> bool:
-    if type_ in ("integer", "number") and isinstance(value, bool):
-        return False
-    return isinstance(value, _TYPES[type_])
-
-
-# The JSON Schema keywords judged here (the ones the database charts' values.schema.json use, as
-# hack/gen-admission.py compiles them to CEL); a schema with any other is refused, never half-checked.
-KEYWORDS = frozenset({"type", "enum", "pattern", "minimum", "maximum", "maxLength", "maxItems", "required",
-                      "properties", "additionalProperties", "propertyNames", "items", "description", "$schema",
-                      "title"})
+def validator(schema: dict) -> Validator:
+    """A jsonschema validator of the draft the schema's $schema names, read as Helm reads it (http or
+    https: the charts write https://json-schema.org/draft-07/schema#, whose registered id is http);
+    no $schema is Draft 2020-12, Helm's default. A draft jsonschema does not know is refused."""
+    declared = schema.get("$schema")
+    if declared is None:
+        return Draft202012Validator(schema)
+    for uri in (declared, declared.replace("https://", "http://", 1), declared.replace("http://", "https://", 1)):
+        cls = validator_for({"$schema": uri}, default=None)
+        if cls is not None:
+            cls.check_schema(schema)
+            return cls(schema)
+    raise ValueError(f"the chart's values.schema.json declares $schema {declared!r}, a draft the operator "
+                     "does not know")
 
 
 def schema_violations(schema: dict, value: Any, path: str) -> list[str]:
-    """The JSON Schema keywords the charts' values.schema.json use; one message per problem."""
-    unknown = set(schema) - KEYWORDS
-    if unknown:
-        raise ValueError(f"{path}: the chart's values.schema.json uses {sorted(unknown)}, which the operator "
-                         "does not check")
-    types = schema.get("type")
-    if types is not None:
-        types = [types] if isinstance(types, str) else types
-        if not any(_is(value, t) for t in types):
-            return [f"{path}: must be {' or '.join(types)}, got {value!r}"]
-    out = []
-    if "enum" in schema and value not in schema["enum"]:
-        out.append(f"{path}: must be one of {', '.join(map(json.dumps, schema['enum']))}")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            out.append(f"{path}: must be at least {schema['minimum']}")
-        if "maximum" in schema and value > schema["maximum"]:
-            out.append(f"{path}: must be at most {schema['maximum']}")
-    if isinstance(value, (str, int)) and not isinstance(value, bool) and "pattern" in schema:
-        if not re.search(schema["pattern"], str(value)):
-            out.append(f"{path}: {str(value)!r} is not allowed here (must match {schema['pattern']})")
-    if isinstance(value, str) and len(value) > schema.get("maxLength", len(value)):
-        out.append(f"{path}: longer than {schema['maxLength']} characters")
-    if isinstance(value, list):
-        if len(value) > schema.get("maxItems", len(value)):
-            out.append(f"{path}: more than {schema['maxItems']} items")
-        for i, item in enumerate(value):
-            out += schema_violations(schema.get("items") or {}, item, f"{path}[{i}]")
-    if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        extra = schema.get("additionalProperties", True)
-        names = schema.get("propertyNames")
-        for key, sub in value.items():
-            if names is not None:
-                out += [f"{path}: key {m.split(': ', 1)[1]}" for m in schema_violations(names, key, path)]
-            if key in props:
-                out += schema_violations(props[key], sub, f"{path}.{key}")
-            elif extra is False:
-                out.append(f"{path}.{key}: not a value of this chart (allowed: {', '.join(props)})")
-            elif isinstance(extra, dict):
-                out += schema_violations(extra, sub, f"{path}.{key}")
-        out += [f"{path}.{key}: required" for key in schema.get("required") or [] if key not in value]
-    return out
+    """Every way `value` breaks the JSON schema, one message per problem, each starting with the
+    value's path (`path` for the root)."""
+    return [_message(e, path) for e in validator(schema).iter_errors(value)]
+
+
+def _where(path: str, parts) -> str:
+    return path + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts)
+
+
+def _message(error: ValidationError, path: str) -> str:
+    where = _where(path, error.absolute_path)
+    if "propertyNames" in error.absolute_schema_path:  # judged on a key: the path is its object's
+        return f"{where}: key {_says(error)}"
+    if error.validator == "additionalProperties" and error.validator_value is False:
+        allowed, patterns = error.schema.get("properties") or {}, error.schema.get("patternProperties") or {}
+        extra = [k for k in error.instance if k not in allowed and not any(re.search(p, k) for p in patterns)]
+        return "; ".join(f"{where}.{k}: not a value of this chart (allowed: {', '.join(allowed)})" for k in extra)
+    return f"{where}: {_says(error)}"
+
+
+def _says(error: ValidationError) -> str:
+    """What the value must be, in the words the operator's status and events use."""
+    word, want, value = error.validator, error.validator_value, error.instance
+    if word == "type":
+        return f"must be {' or '.join([want] if isinstance(want, str) else want)}, got {value!r}"
+    if word == "enum":
+        return f"must be one of {', '.join(map(json.dumps, want))}"
+    if word == "const":
+        return f"must be {json.dumps(want)}"
+    if word == "pattern":
+        return f"{value!r} is not allowed here (must match {want})"
+    bounds = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "more than",
+              "exclusiveMaximum": "less than"}
+    if word in bounds:
+        return f"must be {bounds[word]} {want}"
+    sizes = {"minLength": "shorter than {} characters", "maxLength": "longer than {} characters",
+             "minItems": "fewer than {} items", "maxItems": "more than {} items"}
+    if word in sizes:
+        return sizes[word].format(want)
+    if word == "anyOf":
+        return " or ".join(f"({_says(e)})" for e in error.context) + ", got " + repr(value)
+    return error.message
