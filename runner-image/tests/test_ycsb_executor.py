@@ -110,9 +110,9 @@ class FailingStore(MemoryStore):
         super().__init__(db, props)
         self.updates = 0
 
-    def transaction(self, body):
+    def transaction(self, ops):
         self.updates = 0
-        return super().transaction(body)
+        return super().transaction(ops)
 
     def update(self, key, values):
         self.updates += 1

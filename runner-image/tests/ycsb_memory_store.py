@@ -1,19 +1,16 @@
 """A KeyValueStore in memory for the YCSB executor's tests: one dict shared by the client
 threads' stores (like one database), keys in order for scans, transactions serial (one lock)
-and undone when their body raises, so a test sees exactly what committed."""
+and undone when one of their operations fails, so a test sees exactly what committed."""
 from __future__ import annotations
 
 import bisect
 import copy
 import threading
-from collections.abc import Callable
-from typing import TypeVar
 
 from tpcc_runner.drivers.base import ConnectionOptions, DriverError
 from tpcc_runner.ycsb.properties import Properties
 from tpcc_runner.ycsb.store import KeyValueStore, Record
-
-T = TypeVar("T")
+from tpcc_runner.ycsb.workload import Operation
 
 
 class MemoryDatabase:
@@ -81,11 +78,11 @@ class MemoryStore(KeyValueStore):
                 raise DriverError(f"memory: duplicate key {key}")
             self._put(key, values)
 
-    def transaction(self, body: Callable[[], T]) -> T:
+    def transaction(self, ops: list[Operation]) -> list:
         with self.db.lock:
             before = copy.deepcopy(self.db.records), list(self.db.keys)
             try:
-                result = body()
+                result = [self.apply(op) for op in ops]
             except BaseException:
                 self.db.records, self.db.keys = before
                 raise

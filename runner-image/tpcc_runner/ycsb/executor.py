@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..drivers.base import UnknownOutcome
 from .ledger import ledger_line
@@ -57,29 +57,43 @@ def _scan_status(workload: CoreWorkload, op: Operation, records: list) -> str:
     return OK
 
 
-def perform(store: KeyValueStore, workload: CoreWorkload, op: Operation) -> tuple[str, list[Timed]]:
-    """Run one operation as CoreWorkload's doTransaction* does: (its status, what to measure).
-    With dataintegrity a read whose values are not those derived from key and field is
-    UNEXPECTED_STATE. Errors propagate (a transaction retries or aborts on them)."""
-    t0 = time.perf_counter()
+def judge(workload: CoreWorkload, op: Operation, result: Any, seconds: float,
+          parts: tuple[float, float] | None = None) -> tuple[str, list[Timed]]:
+    """An operation's status and what to measure, from its result (KeyValueStore.apply's) and how
+    long it took; a read-modify-write's read and update are measured each (parts: their seconds)
+    and the whole. With dataintegrity a read whose values are not those derived from key and field
+    is UNEXPECTED_STATE."""
     if op.kind == READ:
-        status = _read_status(workload, op.key, op.fields, store.read(op.key, op.fields))
+        status = _read_status(workload, op.key, op.fields, result)
     elif op.kind == UPDATE:
-        status = OK if store.update(op.key, op.values) else NOT_FOUND
+        status = OK if result else NOT_FOUND
     elif op.kind == INSERT:
-        store.insert(op.key, op.values)
         status = OK
     elif op.kind == SCAN:
-        status = _scan_status(workload, op, store.scan(op.key, op.scan_length, op.fields))
-    else:  # read-modify-write: the read and the update measured each, and the whole
-        read = _read_status(workload, op.key, op.fields, store.read(op.key, op.fields))
-        t1 = time.perf_counter()
-        update = OK if store.update(op.key, op.values) else NOT_FOUND
-        t2 = time.perf_counter()
+        status = _scan_status(workload, op, result)
+    else:
+        record, found = result
+        read = _read_status(workload, op.key, op.fields, record)
+        update = OK if found else NOT_FOUND
         status = update if read == OK else read
-        return status, [Timed("READ", read, t1 - t0), Timed("UPDATE", update, t2 - t1),
-                        Timed("READ-MODIFY-WRITE", status, t2 - t0, report_status=False)]
-    return status, [Timed(MEASUREMENT[op.kind], status, time.perf_counter() - t0)]
+        read_seconds, update_seconds = parts or (seconds, seconds)
+        return status, [Timed("READ", read, read_seconds), Timed("UPDATE", update, update_seconds),
+                        Timed("READ-MODIFY-WRITE", status, seconds, report_status=False)]
+    return status, [Timed(MEASUREMENT[op.kind], status, seconds)]
+
+
+def perform(store: KeyValueStore, workload: CoreWorkload, op: Operation) -> tuple[str, list[Timed]]:
+    """Run one operation as CoreWorkload's doTransaction* does: (its status, what to measure).
+    Errors propagate."""
+    t0 = time.perf_counter()
+    if op.kind != READMODIFYWRITE:
+        result = store.apply(op)
+        return judge(workload, op, result, time.perf_counter() - t0)
+    record = store.read(op.key, op.fields)
+    t1 = time.perf_counter()
+    found = store.update(op.key, op.values)
+    t2 = time.perf_counter()
+    return judge(workload, op, (record, found), t2 - t0, (t1 - t0, t2 - t1))
 
 
 def written(op: Operation, status: str, known: bool = True) -> list[str]:
@@ -203,12 +217,11 @@ class ClientThread:
         self.shared.wrote(written(op, status))
 
     def _transaction(self, ops: list[Operation]) -> None:
+        """The operations as one database transaction. Each is measured with the transaction's
+        latency, commit included: its result counts only once the transaction has committed."""
         t0 = time.perf_counter()
-
-        def body() -> list[tuple[str, list[Timed]]]:
-            return [perform(self.store, self.workload, op) for op in ops]
         try:
-            results = self.store.transaction(body)
+            results = self.store.transaction(ops)
         except Exception as e:
             seconds = time.perf_counter() - t0
             self.shared.failed(f"transaction of {len(ops)}", e)
@@ -217,10 +230,12 @@ class ClientThread:
             if isinstance(e, UnknownOutcome):
                 self.shared.wrote([line for op in ops for line in written(op, ERROR, known=False)])
             return
-        for op, (status, timed) in zip(ops, results):
+        seconds = time.perf_counter() - t0
+        for op, result in zip(ops, results):
+            status, timed = judge(self.workload, op, result, seconds)
             self._measure(timed)
             self.shared.wrote(written(op, status))
-        self._measure([Timed("TRANSACTION", OK, time.perf_counter() - t0)])
+        self._measure([Timed("TRANSACTION", OK, seconds)])
 
     def _load_batch(self) -> None:
         """doInsert, batchsize records to one store.load: as with YCSB's MongoDB binding the

@@ -4,19 +4,19 @@ verifier needs. One store per client thread, like YCSB's DB instances.
 
 A store returns what YCSB's bindings return as Status.OK or NOT_FOUND (None / False) and raises
 the runner's driver errors (drivers/base.py) for everything else; the executor reports those as
-Return=ERROR. Inside `transaction` an error propagates, so the store can retry or abort the whole.
+Return=ERROR. A transaction is given its operations at once (a VoltDB transaction is one procedure call, so its
+body cannot run on the client); an error aborts the whole.
 """
 from __future__ import annotations
 
 import abc
 import importlib
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from ..drivers.base import ConnectionOptions
 from .properties import Properties
+from .workload import INSERT, READ, SCAN, UPDATE, Operation
 
-T = TypeVar("T")
 Record = dict[str, bytes]
 
 STORES = {
@@ -67,10 +67,23 @@ class KeyValueStore(abc.ABC):
     def insert(self, key: str, values: Record) -> None:
         """Insert a new record; raise (DriverError) if the key is there already."""
 
+    def apply(self, op: Operation) -> Any:
+        """One operation's result: READ the record or None, UPDATE whether the record was there,
+        INSERT None, SCAN the (key, record) pairs, READMODIFYWRITE (the record or None, found)."""
+        if op.kind == READ:
+            return self.read(op.key, op.fields)
+        if op.kind == UPDATE:
+            return self.update(op.key, op.values)
+        if op.kind == INSERT:
+            return self.insert(op.key, op.values)
+        if op.kind == SCAN:
+            return self.scan(op.key, op.scan_length, op.fields)
+        return self.read(op.key, op.fields), self.update(op.key, op.values)
+
     @abc.abstractmethod
-    def transaction(self, body: Callable[[], T]) -> T:
-        """Run body (which calls read/scan/update/insert) as one database transaction, retrying
-        it whole on a transient conflict; return what its committed attempt returned."""
+    def transaction(self, ops: list[Operation]) -> list[Any]:
+        """apply every operation, in order, as one database transaction, retried whole on a
+        transient conflict; their results. If one fails none of them is written."""
 
     @abc.abstractmethod
     def count_records(self) -> int:

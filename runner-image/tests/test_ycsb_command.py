@@ -1,0 +1,43 @@
+"""`tpcc ycsb` as a user runs it, with no database: bad input is one line and exit 2, an
+unreachable database one line and exit 1 within the connect timeout."""
+import socket
+
+import pytest
+from cli_helpers import tpcc
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["-p", "recordcont=10"], "unknown property recordcont"),
+    (["-p", "readproportion=0.7"], "must be 1, got 1.2"),
+    (["-p", "requestdistribution=pareto"], "property requestdistribution must be one of uniform|zipfian"),
+    (["-p", "dataintegrity=true", "-p", "fieldlengthdistribution=uniform"], "needs fieldlengthdistribution"),
+    (["--threads", "0"], "property threadcount must be >= 1"),
+    (["--target", "-5"], "property target must be a number >= 0"),
+    (["-p", "novalue"], "expected NAME=VALUE"),
+])
+def test_bad_properties_are_one_line_and_exit_2(args, needle):
+    done = tpcc("ycsb", "run", "--db", "mongodb", "--endpoints", "127.0.0.1:1", "--workload", "a",
+                "--metrics-port", "0", *args)
+    assert done.code == 2, done.stderr
+    assert needle in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("db", ["voltdb", "mongodb"])
+@pytest.mark.parametrize("phase", ["load", "run", "verify"])
+def test_unreachable_database_fails_within_the_timeout(db, phase, tmp_path):
+    ledger = ["--ledger", str(tmp_path / "none.log")] if phase == "verify" else []
+    if ledger:
+        (tmp_path / "none.log").write_text("")
+    done = tpcc("ycsb", phase, "--db", db, "--endpoints", f"127.0.0.1:{_closed_port()}", "--workload", "a",
+                "--connect-timeout", "3", "--metrics-port", "0", *ledger, timeout=60)
+    assert done.code == 1, done.stderr
+    assert done.seconds < 3 + 10
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tpcc ycsb: error:") and "3" in lines[0], done.stderr

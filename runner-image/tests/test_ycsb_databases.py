@@ -1,0 +1,174 @@
+"""`tpcc ycsb` against the real databases: SecantusDB (MongoDB wire protocol) and VoltDB 10.1.1.
+Workloads A-F at small scale with dataintegrity (every read checked against the value derived
+from its key and field), the records a load writes, the keys a run's inserts add, N operations
+in one transaction (and one that fails part-way writes nothing), the ledger's verification."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from cli_helpers import tpcc
+from secantus_server import secantus  # noqa: F401  (fixture)
+from tpcc_runner.drivers.base import ConnectionOptions, DriverError
+from tpcc_runner.ycsb.properties import resolve
+from tpcc_runner.ycsb.store import make_store
+from tpcc_runner.ycsb.workload import (
+    INSERT,
+    READ,
+    READMODIFYWRITE,
+    SCAN,
+    UPDATE,
+    CoreWorkload,
+    Operation,
+    deterministic_value,
+)
+from voltdb_server import voltdb  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.db
+RECORDS, OPERATIONS = 300, 300
+SMALL = ["-p", f"recordcount={RECORDS}", "-p", f"operationcount={OPERATIONS}", "-p", "fieldcount=4",
+         "-p", "fieldlength=20", "-p", "dataintegrity=true"]
+SERVER_FIXTURE = {"mongodb": "secantus", "voltdb": "voltdb"}
+
+
+@pytest.fixture(params=sorted(SERVER_FIXTURE))
+def db(request) -> tuple[str, str]:
+    """(database, endpoints) of a real server."""
+    server = request.getfixturevalue(SERVER_FIXTURE[request.param])
+    endpoints = server.endpoint if request.param == "mongodb" else ",".join(server.endpoints)
+    return request.param, endpoints
+
+
+def ycsb(db, phase: str, *args: str, tmp_path=None):
+    name, endpoints = db
+    results = tmp_path / f"{phase}.json"
+    done = tpcc("ycsb", phase, "--db", name, "--endpoints", endpoints, "--metrics-port", "0",
+                "--connect-timeout", "20", "--results", str(results), *args, timeout=300)
+    assert done.code == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return json.loads(results.read_text()), done.stdout
+
+
+def connected(db, **given):
+    name, endpoints = db
+    props = resolve(None, {"recordcount": str(RECORDS), "fieldcount": "4", "fieldlength": "20",
+                           "dataintegrity": "true", **given})
+    store = make_store(name, ConnectionOptions(endpoints=endpoints.split(","), connect_timeout=20), props)
+    store.connect()
+    return store, CoreWorkload(props)
+
+
+def load(db, tmp_path, *extra: str) -> dict:
+    doc, _ = ycsb(db, "load", "--reset", "--threads", "2", "-p", "batchsize=50", *SMALL, *extra,
+                  tmp_path=tmp_path)
+    assert doc["errors"] == 0
+    return doc
+
+
+def test_load_writes_every_record_with_its_values(db, tmp_path):
+    doc = load(db, tmp_path)
+    assert doc["OVERALL"]["RunTime(ms)"] > 0
+    assert doc["operations"]["INSERT"]["Return"] == {"BATCHED_OK": RECORDS - 6, "OK": 6}  # 2 x 150 in 50s
+    store, workload = connected(db)
+    try:
+        assert store.count_records() == RECORDS
+        for n in range(RECORDS):
+            key = workload.key_name(n)
+            assert store.read(key, None) == {f: deterministic_value(key, f, 20) for f in workload.fields}, key
+        # a scan is in key order from its start key
+        keys = sorted(workload.key_name(n) for n in range(RECORDS))
+        assert [k for k, _ in store.scan(keys[10], 5, ("field1",))] == keys[10:15]
+    finally:
+        store.close()
+
+
+def test_load_partitions_with_insertstart(db, tmp_path):
+    ycsb(db, "load", "--reset", *SMALL, "-p", "insertstart=0", "-p", "insertcount=100", tmp_path=tmp_path)
+    ycsb(db, "load", *SMALL, "-p", "insertstart=100", "-p", "insertcount=200", "-p", "batchsize=64",
+         tmp_path=tmp_path)
+    store, workload = connected(db)
+    try:
+        assert store.count_records() == RECORDS
+        assert all(store.read(workload.key_name(n), ("field0",)) for n in (0, 99, 100, 299))
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("preset", list("abcdef"))
+def test_workload_reads_back_what_was_written(db, preset, tmp_path):
+    load(db, tmp_path)
+    doc, text = ycsb(db, "run", "--workload", preset, "--threads", "2", *SMALL, "--ledger",
+                     str(tmp_path / "run.log"), tmp_path=tmp_path)
+    assert doc["errors"] == 0 and sum(s["count"] for name, s in doc["status"]["operations"].items()
+                                      if name in ("READ", "UPDATE", "INSERT", "SCAN")) >= OPERATIONS
+    for name, m in doc["operations"].items():
+        assert set(m["Return"]) <= {"OK"}, (name, m["Return"])  # no NOT_FOUND, ERROR, UNEXPECTED_STATE
+    assert text.startswith("[OVERALL], RunTime(ms), ")
+    inserted = doc["operations"].get("INSERT", {"Return": {"OK": 0}})["Return"]["OK"]
+    assert (inserted > 0) == (preset in "de")
+    store, workload = connected(db)
+    try:
+        # the run's inserts took the next keynums of YCSB's insert key sequence, and nothing else
+        assert store.count_records() == RECORDS + inserted
+        for n in range(RECORDS, RECORDS + inserted):
+            key = workload.key_name(n)
+            assert store.read(key, None) == {f: deterministic_value(key, f, 20) for f in workload.fields}
+        assert store.read(workload.key_name(RECORDS + inserted), None) is None
+    finally:
+        store.close()
+    name, endpoints = db
+    verified = tpcc("ycsb", "verify", "--db", name, "--endpoints", endpoints, "--metrics-port", "0", *SMALL,
+                    "--ledger", str(tmp_path / "run.log"))
+    assert verified.code == 0, verified.stderr + verified.stdout
+    assert json.loads(verified.stdout)["records"] == RECORDS + inserted
+
+
+def test_operations_per_transaction(db, tmp_path):
+    load(db, tmp_path)
+    doc, _ = ycsb(db, "run", "--workload", "a", "-p", "operationspertransaction=50", *SMALL, tmp_path=tmp_path)
+    assert doc["operations"]["TRANSACTION"]["Return"] == {"OK": OPERATIONS // 50}
+    assert doc["operations"]["READ"]["Return"]["OK"] + doc["operations"]["UPDATE"]["Return"]["OK"] == OPERATIONS
+
+
+def test_a_transaction_that_fails_part_way_writes_nothing(db, tmp_path):
+    load(db, tmp_path)
+    store, workload = connected(db)
+    try:
+        first, second = workload.key_name(1), workload.key_name(2)
+        changed = {"field0": b"changed in the transaction"}
+        ops = [Operation(UPDATE, 1, first, values=changed),
+               Operation(INSERT, 2, second, values={f: b"x" for f in workload.fields}),  # already there
+               Operation(UPDATE, 3, workload.key_name(3), values=changed)]
+        with pytest.raises(DriverError):
+            store.transaction(ops)
+        assert store.read(first, ("field0",)) == {"field0": deterministic_value(first, "field0", 20)}
+        assert store.read(workload.key_name(3), ("field0",))["field0"] != changed["field0"]
+        # the same operations one by one: the first update stays, so the check above can fail
+        store.apply(ops[0])
+        with pytest.raises(DriverError):
+            store.apply(ops[1])
+        assert store.read(first, ("field0",)) == changed
+    finally:
+        store.close()
+
+
+def test_transaction_results(db, tmp_path):
+    load(db, tmp_path)
+    store, workload = connected(db)
+    try:
+        key, new_key = workload.key_name(5), workload.key_name(RECORDS)
+        value = {"field2": b"rmw"}
+        results = store.transaction([
+            Operation(READ, 5, key, fields=("field1",)), Operation(UPDATE, 0, workload.key_name(RECORDS + 9),
+                                                                  values=value),
+            Operation(READMODIFYWRITE, 5, key, fields=None, values=value),
+            Operation(INSERT, RECORDS, new_key, values={f: b"new" for f in workload.fields}),
+            Operation(SCAN, 5, key, fields=("field2",), scan_length=2)])
+        assert results[0] == {"field1": deterministic_value(key, "field1", 20)}
+        assert results[1] is False                          # no such record: NOT_FOUND
+        assert results[2] == ({f: deterministic_value(key, f, 20) for f in workload.fields}, True)
+        assert results[3] is None
+        assert results[4][0] == (key, value)                # the transaction sees its own update
+        assert store.read(new_key, ("field0",)) == {"field0": b"new"}
+    finally:
+        store.close()

@@ -1,0 +1,68 @@
+package tpcc.ycsb;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.voltdb.VoltTable;
+import org.voltdb.VoltTableRow;
+import org.voltdb.VoltType;
+
+/**
+ * Several YCSB operations as one multi-partition transaction (operationspertransaction > 1, and a
+ * batch of the load). ops has one row per written field (op, kind, ycsb_key, field, field_value,
+ * scan_length); the rows of an operation are consecutive, a read or scan has one row. One result
+ * per operation: READ the record's rows (field, field_value), SCAN (ycsb_key, field, field_value),
+ * the writes found (1, or 0 for an update of a missing record). Any failure (an insert of a key
+ * already there) aborts the whole: nothing of it is written.
+ */
+public class YcsbTransaction extends YcsbBase {
+    static final byte READ = 0, UPDATE = 1, INSERT = 2, SCAN = 3, UPSERT = 4;
+
+    public VoltTable[] run(VoltTable ops) {
+        int rows = ops.getRowCount();
+        List<VoltTable> results = new ArrayList<>();
+        int first = 0;
+        while (first < rows) {
+            ops.advanceToRow(first);
+            long op = ops.getLong(0);
+            byte kind = (byte) ops.getLong(1);
+            String key = ops.getString(2);
+            int scanLength = (int) ops.getLong(5);
+            int end = first + 1;
+            while (end < rows && ops.fetchRow(end).getLong(0) == op) end++;
+            results.add(execute(kind, key, ops, first, end, scanLength));
+            first = end;
+        }
+        return results.toArray(new VoltTable[0]);
+    }
+
+    private VoltTable execute(byte kind, String key, VoltTable ops, int from, int to, int scanLength) {
+        switch (kind) {
+            case READ:
+                voltQueueSQL(readRecord, key);
+                return voltExecuteSQL()[0];
+            case SCAN:
+                voltQueueSQL(scanRecords, key, scanLength);
+                return voltExecuteSQL()[0];
+            case UPDATE:
+                return found(update(key, fieldsOf(ops, from, to), 0, to - from));
+            case INSERT:
+            case UPSERT:
+                writeFields(kind == INSERT ? insertField : upsertField, key, fieldsOf(ops, from, to), 0, to - from);
+                return found(true);
+            default:
+                throw new VoltAbortException("YcsbTransaction: unknown operation kind " + kind);
+        }
+    }
+
+    /** The (field, field_value) rows of one operation. */
+    private static VoltTable fieldsOf(VoltTable ops, int from, int to) {
+        VoltTable fields = new VoltTable(new VoltTable.ColumnInfo("field", VoltType.STRING),
+                                         new VoltTable.ColumnInfo("field_value", VoltType.VARBINARY));
+        for (int row = from; row < to; row++) {
+            VoltTableRow r = ops.fetchRow(row);
+            fields.addRow(r.getString(3), r.getVarbinary(4));
+        }
+        return fields;
+    }
+}
