@@ -9,6 +9,7 @@ import json
 import pytest
 from cli_helpers import tpcc
 from secantus_server import secantus  # noqa: F401  (fixture)
+from test_mongodb_driver import commands_sent
 from tpcc_runner.drivers.base import ConnectionOptions, DriverError
 from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.store import make_store
@@ -170,5 +171,32 @@ def test_transaction_results(db, tmp_path):
         assert results[3] is None
         assert results[4][0] == (key, value)                # the transaction sees its own update
         assert store.read(new_key, ("field0",)) == {"field0": b"new"}
+    finally:
+        store.close()
+
+
+def test_mongodb_concerns_come_from_driver_options(secantus, tmp_path):
+    """write_concern, journal and read_concern reach the commands: a transaction's commit
+    carries {w: majority, j: true}, its first statement read concern snapshot; load upserts."""
+    db = ("mongodb", secantus.endpoint)
+    load(db, tmp_path)
+    name, endpoints = db
+    props = resolve("a", {"recordcount": str(RECORDS), "fieldcount": "4", "fieldlength": "20"})
+    options = ConnectionOptions(endpoints=[endpoints], connect_timeout=20, extra={
+        "write_concern": "majority", "journal": "true", "read_concern": "snapshot"})
+    store = make_store(name, options, props)
+    store.connect()
+    workload = CoreWorkload(props)
+    try:
+        key = workload.key_name(0)
+        with commands_sent() as sent:
+            store.transaction([Operation(READ, 0, key), Operation(UPDATE, 0, key, values={"field0": b"w"})])
+            store.load([(key, {"field0": b"again"})])
+        first, commit, load_write = sent[0], sent[-2], sent[-1]
+        assert first["readConcern"]["level"] == "snapshot" and first["startTransaction"]
+        assert commit["commitTransaction"] == 1 and dict(commit["writeConcern"]) == {"w": "majority", "j": True}
+        assert load_write["update"] == "usertable" and load_write["updates"][0]["upsert"] is True
+        assert dict(load_write["writeConcern"]) == {"w": "majority", "j": True}
+        assert store.describe()["write_concern"] == "majority" and store.describe()["journal"] is True
     finally:
         store.close()
