@@ -41,3 +41,9 @@ def test_unreachable_database_fails_within_the_timeout(db, phase, tmp_path):
     assert done.seconds < 3 + 10
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tpcc ycsb: error:") and "3" in lines[0], done.stderr
+
+
+def test_ycsb_sql_creates_each_voltdb_procedure_once():
+    from tpcc_runner.ycsb.voltdb import PROCEDURES, ddl_statements, procedure_of
+    created = [procedure_of(s) for s in ddl_statements() if s.startswith("CREATE PROCEDURE")]
+    assert sorted(created) == sorted(PROCEDURES)
