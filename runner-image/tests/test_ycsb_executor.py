@@ -130,7 +130,7 @@ def test_a_failed_transaction_counts_all_its_operations_as_errors():
     outcome = execute(Plan(lambda: FailingStore(db, props), props, "run", 3), ledger.extend)
     assert returns(outcome, "UPDATE") == {"ERROR": 30}
     assert returns(outcome, "TRANSACTION") == {"ERROR": 3}
-    assert outcome.error_count == 3 and "injected failure" in outcome.errors[0]
+    assert outcome.error_count == 30 and len(outcome.errors) == 3 and "injected failure" in outcome.errors[0]
     assert db.records == before and ledger == []
 
 
@@ -198,3 +198,13 @@ def test_measurements_merge_and_print_as_ycsb():
     assert status["opsPerSecond"] == 50.5
     assert status["operations"]["READ"]["count"] == 101 and status["operations"]["READ"]["errors"] == 1
     assert Measurements.from_json(a.to_json()).summary("READ") == s
+
+
+def test_a_bug_outside_an_operation_stops_the_run_and_says_so(monkeypatch):
+    props = props_of("c", operationcount=0, maxexecutiontime=30)
+    db = loaded(props)
+    monkeypatch.setattr(CoreWorkload, "next_operation", lambda self, rng: 1 / 0)
+    t0 = time.monotonic()
+    outcome = run(db, props, "run")
+    assert time.monotonic() - t0 < 5
+    assert outcome.aborted == "client thread: ZeroDivisionError: division by zero"

@@ -144,7 +144,11 @@ def cmd_ycsb(args, metrics) -> int:
 
 def _exit_status(phase: str, outcome: Outcome) -> int:
     """A load that lost a batch is incomplete (the run's reads would miss records): a failure.
-    A run's errors are results, as in YCSB, unless nothing succeeded (the database went away)."""
+    A run's errors are results, as in YCSB, unless nothing succeeded (the database went away).
+    A client thread that stopped the run on a bug fails it."""
+    if outcome.aborted:
+        print(f"tpcc ycsb {phase}: error: {redact(outcome.aborted)}", file=sys.stderr)
+        return 1
     if outcome.error_count and (phase == "load" or outcome.error_count >= outcome.operations):
         print(f"tpcc ycsb {phase}: error: {outcome.error_count} failed; first: {redact(outcome.errors[0])}",
               file=sys.stderr)

@@ -135,15 +135,17 @@ class _Shared:
     ledger: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     error_count: int = 0
+    aborted: str | None = None     # why a client thread stopped the run (a bug, not an operation's error)
 
     def wrote(self, lines: list[str]) -> None:
         if lines:
             with self.lock:
                 self.ledger.extend(lines)
 
-    def failed(self, what: str, e: BaseException) -> None:
+    def failed(self, what: str, e: BaseException, operations: int = 1) -> None:
+        """operations: how many failed with it (a transaction's, a load batch's records)."""
         with self.lock:
-            self.error_count += 1
+            self.error_count += operations
             if len(self.errors) < MAX_ERRORS_KEPT:
                 self.errors.append(f"{what}: {type(e).__name__}: {e}")
                 log.warning("ycsb: %s", self.errors[-1])
@@ -187,6 +189,7 @@ class ClientThread:
                 self._throttle(start)
         except Exception as e:  # a bug outside an operation: stop the run, report it as one line
             self.shared.failed("client thread", e)
+            self.shared.aborted = f"client thread: {type(e).__name__}: {e}"
             self.shared.stop.set()
 
     def _operations(self) -> None:
@@ -224,7 +227,7 @@ class ClientThread:
             results = self.store.transaction(ops)
         except Exception as e:
             seconds = time.perf_counter() - t0
-            self.shared.failed(f"transaction of {len(ops)}", e)
+            self.shared.failed(f"transaction of {len(ops)}", e, len(ops))
             self._measure([Timed(MEASUREMENT[op.kind], ERROR, seconds) for op in ops])
             self._measure([Timed("TRANSACTION", ERROR, seconds)])
             if isinstance(e, UnknownOutcome):
@@ -251,7 +254,7 @@ class ClientThread:
         try:
             self.store.load([(op.key, op.values) for op in batch])
         except Exception as e:
-            self.shared.failed(f"load of {len(batch)} records", e)
+            self.shared.failed(f"load of {len(batch)} records", e, len(batch))
             self.measurements.measure("INSERT", ERROR, time.perf_counter() - t0)
             return
         self.measurements.measure("INSERT", OK, time.perf_counter() - t0)
@@ -266,6 +269,7 @@ class Outcome:
     errors: list[str]
     error_count: int
     described: dict
+    aborted: str | None = None
 
 
 def execute(plan: Plan, on_ledger: Callable[[list[str]], None] | None = None) -> Outcome:
@@ -289,7 +293,7 @@ def execute(plan: Plan, on_ledger: Callable[[list[str]], None] | None = None) ->
     for c in clients:
         measurements.add(c.measurements)
     return Outcome(measurements, sum(c.done for c in clients), round(runtime * 1000), shared.errors,
-                   shared.error_count, described)
+                   shared.error_count, described, shared.aborted)
 
 
 def _run_threads(clients: list[ClientThread], shared: _Shared, props: Properties,
