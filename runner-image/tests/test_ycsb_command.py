@@ -47,3 +47,17 @@ def test_ycsb_sql_creates_each_voltdb_procedure_once():
     from tpcc_runner.ycsb.voltdb import PROCEDURES, ddl_statements, procedure_of
     created = [procedure_of(s) for s in ddl_statements() if s.startswith("CREATE PROCEDURE")]
     assert sorted(created) == sorted(PROCEDURES)
+
+
+def test_flags_are_properties_checked_with_the_others():
+    from tpcc_runner.cli import build_parser
+    from tpcc_runner.ycsb.command import properties_of
+    from tpcc_runner.ycsb.properties import PropertyError
+
+    def props(*args):
+        return properties_of(build_parser().parse_args(["ycsb", "run", "--db", "voltdb", "--workload", "b", *args]))
+    p = props("-p", "operationcount=0", "--duration", "5", "--threads", "3", "--target", "100")
+    assert (p.operationcount, p.maxexecutiontime, p.threadcount, p.target) == (0, 5.0, 3, 100.0)
+    assert props("-p", "threadcount=2", "--threads", "4").threadcount == 4  # the flag is given last
+    with pytest.raises(PropertyError, match="needs maxexecutiontime"):
+        props("-p", "operationcount=0")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from tpcc_runner.ycsb.properties import PRESETS, PropertyError, resolve, with_values
+from tpcc_runner.ycsb.properties import PRESETS, PropertyError, resolve
 from tpcc_runner.ycsb.workload import INSERT, READ, READMODIFYWRITE, SCAN, UPDATE, CoreWorkload
 
 
@@ -51,11 +51,6 @@ def test_bad_properties_are_named(preset, overrides, message):
     with pytest.raises(PropertyError) as e:
         resolve(preset, overrides)
     assert message in str(e.value)
-
-
-def test_with_values_checks_again():
-    with pytest.raises(PropertyError, match="threadcount must be >= 1"):
-        with_values(resolve("a", {}), threadcount=0)
 
 
 def _stream(seed: int, preset: str, n: int = 300, **overrides: str):

@@ -32,7 +32,7 @@ from ..usage import UsageError
 from .executor import Outcome, Plan, execute
 from .ledger import parse_ledgers, verify
 from .measurements import overall, status_summary, ycsb_text
-from .properties import PRESETS, Properties, PropertyError, resolve, with_values
+from .properties import PRESETS, Properties, PropertyError, resolve
 from .store import KeyValueStore, make_store
 from .workload import CoreWorkload
 
@@ -81,12 +81,12 @@ def properties_of(args) -> Properties:
                     name, _, value = line.partition("=")
                     given[name.strip()] = value.strip()
     given.update(dict(args.properties))
-    props = resolve(args.workload, given)
-    changes = {name: value for name, value in (("threadcount", getattr(args, "threads", None)),
-                                                ("target", getattr(args, "target", None)),
-                                                ("maxexecutiontime", getattr(args, "duration", None)))
-               if value is not None}
-    return with_values(props, **changes) if changes else props
+    # the flags are YCSB properties given last, checked with the others (operationcount=0 needs
+    # maxexecutiontime, which --duration gives)
+    for name, flag in (("threadcount", "threads"), ("target", "target"), ("maxexecutiontime", "duration")):
+        if getattr(args, flag, None) is not None:
+            given[name] = str(getattr(args, flag))
+    return resolve(args.workload, given)
 
 
 def connected_store(db: str, options: ConnectionOptions, props: Properties) -> KeyValueStore:

@@ -14,7 +14,6 @@ transactional runners: N operations per database transaction; 1 = none).
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -193,13 +192,6 @@ def resolve(preset: str | None, overrides: dict[str, str]) -> Properties:
     return props
 
 
-def with_values(props: Properties, **changes: Any) -> Properties:
-    """A copy with some properties changed (the CLI's --threads, --target), checked again."""
-    changed = dataclasses.replace(props, **changes)
-    validate(changed)
-    return changed
-
-
 def validate(p: Properties) -> None:
     """The cross-property rules; each error names the property."""
     total = sum(p.proportions().values())
@@ -219,9 +211,6 @@ def validate(p: Properties) -> None:
     if p.fieldlengthdistribution != "constant" and p.fieldlength < p.minfieldlength:
         raise PropertyError(f"property fieldlength ({p.fieldlength}) must be >= minfieldlength "
                             f"({p.minfieldlength})")
-    for name in ("target", "maxexecutiontime"):  # --target and --duration bypass the parsers
-        if not math.isfinite(getattr(p, name)) or getattr(p, name) < 0:
-            raise PropertyError(f"property {name} must be a number >= 0, got {getattr(p, name)}")
     for name in ("hotspotdatafraction", "hotspotopnfraction"):
         if not 0 <= getattr(p, name) <= 1:
             raise PropertyError(f"property {name} must be between 0 and 1, got {getattr(p, name)}")
