@@ -12,13 +12,14 @@ import sys
 
 import crd_schema
 import pytest
+from specs import _regression, change_point_policy, regression_policy
 from test_crd import _undeclared
 from tpcc_operator.regression import ChangePointPolicy, FixedBaseline, Policy, Summary, changepoint_history, judge
 from tpcc_runner.changepoints import analyze, parse_history
 
 HASH = "h"
 NOW = "2026-02-01T00:00:00Z"
-CHANGE_POINTS = ChangePointPolicy()  # minHistory 8, p 0.001, recentResults 5
+CHANGE_POINTS = change_point_policy()  # the CRD's: minHistory 8, p 0.001, recentResults 5
 
 
 def results(levels: list[float], seed: int, new_order_p99: float = 40.0) -> list[Summary]:
@@ -41,7 +42,7 @@ def judged(levels: list[float], seed: int, fixed: float | None = None, **policy)
     """(verdict, analysis) of the last of `levels` against the others, the baseline fixed at
     `fixed` tpmC (so only the change points can move the verdict) or the previous 3."""
     *history, run = results(levels, seed)
-    policy = Policy(fixed=FixedBaseline(fixed) if fixed else None,
+    policy = regression_policy(fixed=FixedBaseline(fixed) if fixed else None,
                     change_points=policy.pop("change_points", CHANGE_POINTS), **policy)
     analysis = analysed(run, history)
     return judge(run, history, policy, analysis=analysis), analysis
@@ -77,7 +78,7 @@ def test_a_slower_tail_is_regressed_by_its_own_change_point():
     slower = [Summary(s.name, HASH, s.tpmc, {"NEW_ORDER": s.p99_ms["NEW_ORDER"] * (1.8 if i >= 12 else 1)},
                       verdict=s.verdict, completed=s.completed) for i, s in enumerate([*history, run])]
     *history, run = slower
-    policy = Policy(fixed=FixedBaseline(6000.0, {"NEW_ORDER": 72.0}), change_points=CHANGE_POINTS)
+    policy = regression_policy(fixed=FixedBaseline(6000.0, {"NEW_ORDER": 72.0}), change_points=CHANGE_POINTS)
     verdict = judge(run, history, policy, analysis=analysed(run, history))
     assert verdict.outcome == "Regressed", verdict.message
     assert [(c.metric, c.outcome) for c in verdict.change_points] == [("p99Ms/NEW_ORDER", "Regressed")]
@@ -97,7 +98,7 @@ def test_a_change_older_than_recent_results_is_the_new_normal():
     assert [c["index"] for c in analysis["metrics"]["tpmC"]["changePoints"]] == [12]
     assert verdict.outcome == "Pass" and verdict.change_points == ()
     wider, _ = judged([6000.0] * 12 + [4800.0] * 8, seed=0, fixed=4800.0,
-                      change_points=ChangePointPolicy(recent_results=8))
+                      change_points=change_point_policy(recent_results=8))
     assert wider.outcome == "Regressed" and wider.change_points[0].results_since == 8
 
 
@@ -113,7 +114,7 @@ def test_a_normal_run_after_one_bad_run_is_not_regressed():
             break
     else:
         pytest.fail("no history where the analysis opens a level at the bad run: the test proves nothing")
-    verdict = judge(run, history, Policy(change_points=CHANGE_POINTS), analysis=analysis)
+    verdict = judge(run, history, regression_policy(change_points=CHANGE_POINTS), analysis=analysis)
     assert verdict.outcome == "Pass", verdict.message
     cp, = verdict.change_points
     assert (cp.result, cp.outcome, cp.results_since) == ("nightly-g15-3fa2c", "Pass", 2)
@@ -125,19 +126,19 @@ def test_too_little_history_leaves_the_baseline_verdict():
     assert verdict.message.endswith("; change points: 5 earlier comparable result(s), 8 needed")
     # and with no baseline either: Inconclusive, as without change points; no analysis needed
     run = results([6000.0], seed=0)[-1]
-    verdict = judge(run, [], Policy(change_points=CHANGE_POINTS), analysis=None)
+    verdict = judge(run, [], regression_policy(change_points=CHANGE_POINTS), analysis=None)
     assert verdict.outcome == "Inconclusive" and "0 earlier comparable result(s), 8 needed" in verdict.message
 
 
 def test_a_missing_or_stale_analysis_judges_nothing():
     *history, run = results([6000.0] * 12 + [4800.0] * 3, seed=0)
-    policy = Policy(fixed=FixedBaseline(4800.0), change_points=CHANGE_POINTS)
+    policy = regression_policy(fixed=FixedBaseline(4800.0), change_points=CHANGE_POINTS)
     missing = judge(run, history, policy, analysis=None)
     assert missing.outcome == "Pass" and missing.message.endswith("; change points: not analysed")
     stale = judge(run, history, policy, analysis=analysed(history[-1], history[:-1]))
     assert stale.outcome == "Pass" and "the analysis ends at nightly-g14-3fa2c, not at this run" in stale.message
     # without the policy the analysis is not looked at, nor reported
-    plain = judge(run, history, Policy(fixed=FixedBaseline(4800.0)), analysis=analysed(run, history))
+    plain = judge(run, history, regression_policy(fixed=FixedBaseline(4800.0)), analysis=analysed(run, history))
     assert plain.outcome == "Pass" and "changePoints" not in plain.to_status(HASH, "Fail")
 
 
@@ -166,17 +167,16 @@ def test_the_cli_round_trip_feeds_the_judge(tmp_path):
     done = subprocess.run([sys.executable, "-m", "tpcc_runner.cli", "changepoints", "--history", str(path)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    verdict = judge(run, history, Policy(fixed=FixedBaseline(4800.0), change_points=CHANGE_POINTS),
+    verdict = judge(run, history, regression_policy(fixed=FixedBaseline(4800.0), change_points=CHANGE_POINTS),
                     analysis=json.loads(done.stdout))
     assert verdict.outcome == "Regressed" and verdict.change_points[0].result == "nightly-g13-3fa2c"
 
 
-def test_the_policy_from_the_spec_and_its_crd_defaults(spec_of):
-    assert Policy.from_spec({}).change_points is None
-    assert Policy.from_spec({"changePoints": {"enabled": False, "minHistory": 3}}).change_points is None
-    spec = spec_of({"database": {"type": "voltdb"}, "regression": {"changePoints": {}}})
-    assert Policy.from_spec(spec["regression"]).change_points == ChangePointPolicy()  # CRD defaults = the code's
-    custom = Policy.from_spec({"changePoints": {"minHistory": 12, "maxPValue": 0.01, "recentResults": 3}})
+def test_the_policy_from_the_spec_and_its_crd_defaults():
+    assert Policy.from_spec(_regression({})).change_points is None
+    assert Policy.from_spec(_regression({"changePoints": {"enabled": False, "minHistory": 3}})).change_points is None
+    assert Policy.from_spec(_regression({"changePoints": {}})).change_points == ChangePointPolicy(8, 0.001, 5)
+    custom = Policy.from_spec(_regression({"changePoints": {"minHistory": 12, "maxPValue": 0.01, "recentResults": 3}}))
     assert custom.change_points == ChangePointPolicy(min_history=12, max_pvalue=0.01, recent_results=3)
 
 

@@ -14,6 +14,7 @@ import yaml
 from crd_schema import CRD_PATH, ROOT
 from jsonschema import SchemaError
 from tpcc_operator import chart_policy, plan
+from tpcc_operator.runspec import RunSpec
 
 CHARTS = ROOT / "charts"
 
@@ -125,7 +126,7 @@ def test_voltdb_chart_renders_what_the_plan_expects():
     assert headless["metadata"]["name"] == "rel-hl" and headless["spec"]["publishNotReadyAddresses"]
     assert 'kfactor="1"' in by_kind(docs, "ConfigMap")[0]["data"]["deployment.xml"]
     # the operator's endpoints name exactly these pods and port
-    spec = {"database": {"type": "voltdb", "deploy": {"replicas": 3}}}
+    spec = RunSpec.parse({"database": {"type": "voltdb", "deploy": {"replicas": 3}}})
     assert plan.endpoints(run, spec)[0] == "bench-g1-0.bench-g1-hl.ns.svc.cluster.local:21212"
     bad = helm("template", "rel", str(CHARTS / "voltdb"), "--set", "kfactor=1")
     assert bad.returncode != 0 and "kfactor (1) must be less than replicas (1)" in bad.stderr
@@ -300,7 +301,8 @@ def test_mongodb_sharded_topology_renders_config_servers_shards_and_routers():
     assert client["spec"]["selector"]["app.kubernetes.io/component"] == "mongos"
     assert {p["metadata"]["name"] for p in by_kind(docs, "PodDisruptionBudget")} == set(sets)
     # the operator's endpoints name exactly these routers
-    spec = {"database": {"type": "mongodb", "deploy": {"replicas": 3, "values": {"topology": "sharded"}}}}
+    spec = RunSpec.parse({"database": {"type": "mongodb",
+                                       "deploy": {"replicas": 3, "values": {"topology": "sharded"}}}})
     assert plan.endpoints(plan.Run("bench", "ns", "u", 1), spec)[1] == \
         "bench-g1-mongos-1.bench-g1-hl.ns.svc.cluster.local:27017"
     out = helm("template", "rel", str(CHARTS / "mongodb"), "--set", "topology=sharded",

@@ -204,8 +204,8 @@ def test_a_failing_helm_cli_raises_a_one_line_error(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def voltdb(spec_of):
-    return spec_of({"database": {"type": "voltdb"}, "workload": {"clients": 8}, "runners": {"parallelism": 2}})
+def voltdb(document_of):
+    return document_of({"database": {"type": "voltdb"}, "workload": {"clients": 8}, "runners": {"parallelism": 2}})
 
 
 

@@ -9,6 +9,7 @@ from runner_docs import durability_report, pod_results
 from tpcc_operator import faults, phases, plan
 from tpcc_operator.faults import DatabasePod, Injection
 from tpcc_operator.phases import Action, JobState, World, next_step
+from tpcc_operator.runspec import RunSpec
 
 T0 = dt.datetime(2025, 1, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
 RUN = plan.Run("bench", "perf", "uid-1", 2)
@@ -23,11 +24,16 @@ ALL_READY = pods(("bench-g2-0", "a", True), ("bench-g2-1", "b", True), ("bench-g
 
 
 @pytest.fixture
-def spec(spec_of):
-    return spec_of({"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
-                    "workload": {"warmupSeconds": 10, "durationSeconds": 120},
-                    "faults": [{"action": "kill-node", "afterSeconds": 20, "everySeconds": 30,
-                                "count": 2, "podIndex": 1}]})
+def spec(document_of):
+    return document_of({"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+                        "workload": {"warmupSeconds": 10, "durationSeconds": 120},
+                        "faults": [{"action": "kill-node", "afterSeconds": 20, "everySeconds": 30,
+                                    "count": 2, "podIndex": 1}]})
+
+
+def step_of(spec: dict, status: dict, world: World, now: dt.datetime) -> phases.Step:
+    """One tick of the run whose object's spec is `spec`."""
+    return next_step(RUN, RunSpec.parse(spec), status, world, now)
 
 
 def at(seconds: float) -> dt.datetime:
@@ -37,15 +43,15 @@ def at(seconds: float) -> dt.datetime:
 def test_schedule_counts_from_the_measured_interval(spec):
     spec["faults"].append({"action": "kill-random-member", "afterSeconds": 35, "everySeconds": 1,
                            "count": 1, "gracePeriodSeconds": 5, "podIndex": 0})
-    got = faults.schedule(spec, T0)
+    got = faults.schedule(RunSpec.parse(spec), T0)
     assert [(i.number, i.action, (i.due - T0).total_seconds(), i.grace_seconds) for i in got] == [
         (1, "kill-node", 30, 0), (2, "kill-random-member", 45, 5), (3, "kill-node", 60, 0)]
 
 
 def test_injections_after_the_window_are_announced(spec, spec_of):
     spec["faults"][0]["count"] = 5  # due at 20, 50, 80, 110, 140 s of a 120 s window
-    assert faults.outside_window(spec) == [5]
-    step = next_step(RUN, spec, {}, World(), T0)
+    assert faults.outside_window(RunSpec.parse(spec)) == [5]
+    step = step_of(spec, {}, World(), T0)
     assert ("Warning", "FaultsOutsideWindow") in [(e.type, e.reason) for e in step.events]
 
 
@@ -99,7 +105,7 @@ class Run:
 
     def tick(self, seconds: float, pods_now: list[DatabasePod], **world) -> phases.Step:
         w = World(runner=JobState(exists=True), start_at=START, database_pods=pods_now, **world)
-        step = next_step(RUN, self.spec, self.status, w, at(seconds))
+        step = next_step(RUN, RunSpec.parse(self.spec), self.status, w, at(seconds))
         self.status = phases.patched(self.status, step.status)
         if Action.KILL_POD in step.actions:
             self.kills.append(step.kill)
@@ -133,12 +139,12 @@ def test_an_injection_is_chosen_then_killed_then_recovered(spec):
     assert r.events[0].type == "Warning"
 
 
-def test_kill_process_records_the_restart_count_and_recovers_on_a_restarted_container(spec_of):
+def test_kill_process_records_the_restart_count_and_recovers_on_a_restarted_container(document_of):
     """kill-process: the same pod (same UID) must come back with its database container's
     restartCount above the recorded one; Ready alone, or the old container, is not recovery."""
-    spec = spec_of({"database": {"type": "mongodb", "deploy": {"replicas": 1}},
-                    "workload": {"warmupSeconds": 10, "durationSeconds": 120},
-                    "faults": [{"action": "kill-primary", "method": "kill-process", "afterSeconds": 20}]})
+    spec = document_of({"database": {"type": "mongodb", "deploy": {"replicas": 1}},
+                        "workload": {"warmupSeconds": 10, "durationSeconds": 120},
+                        "faults": [{"action": "kill-primary", "method": "kill-process", "afterSeconds": 20}]})
     member = [DatabasePod("bench-g2-0", "m", True, restarts=2)]
     r = Run(spec)
     r.tick(30, member, primary="bench-g2-0")
@@ -211,9 +217,9 @@ def test_a_run_whose_fault_was_skipped_fails_however_clean_its_checks(spec, veri
             {"number": n, "passed": True, "checked": 1, "violations": 0} for n in range(1, 13)]})
     else:
         world = World(verifier=JobState(True, True), durability_report=durability_report(90))
-    clean = next_step(RUN, spec, {**verifying, "faults": [recovered, dict(recovered, number=2)]}, world, at(200))
+    clean = step_of(spec, {**verifying, "faults": [recovered, dict(recovered, number=2)]}, world, at(200))
     assert clean.status["phase"] == "Succeeded", clean.status.get("message")
-    step = next_step(RUN, spec, {**verifying, "faults": [recovered, skipped]}, world, at(200))
+    step = step_of(spec, {**verifying, "faults": [recovered, skipped]}, world, at(200))
     assert step.status["phase"] == "Failed" and step.status["reason"] == "FaultNotInjected"
     assert step.status["message"] == ("fault 2 (kill-node) was not injected: pod bench-g2-1 is not running "
                                       "and ready; the durability verdict covers only the faults injected")
@@ -232,7 +238,7 @@ def test_a_database_that_refuses_one_transaction_type_fails_the_run_however_good
 
     def finish(docs: dict) -> dict:
         results = phases.run_status([docs[0], docs[1]])
-        return next_step(RUN, spec, {**verifying, "results": results}, world, at(300)).status
+        return step_of(spec, {**verifying, "results": results}, world, at(300)).status
 
     assert finish(good)["phase"] == "Succeeded"  # 3 of 103 Deliveries: 2.9%, under the default 10%
     failed = finish(bad)
@@ -260,13 +266,13 @@ def test_durability_is_verified_only_after_recovery(spec):
                           "targetUID": "b", "gracePeriodSeconds": 0, "injectedTime": "2025-01-01T12:02:00Z"}]}
     ips = {0: "10.0.0.9"}
     down = [ALL_READY[0], ALL_READY[2]]
-    step = next_step(RUN, spec, status, World(database_pods=down, database_ready=2, runner_pod_ips=ips), at(150))
+    step = step_of(spec, status, World(database_pods=down, database_ready=2, runner_pod_ips=ips), at(150))
     assert Action.CREATE_VERIFY_JOB not in step.actions
     back = ALL_READY[:1] + pods(("bench-g2-1", "b2", True)) + ALL_READY[2:]
-    step = next_step(RUN, spec, status, World(database_pods=back, database_ready=3, runner_pod_ips=ips), at(152))
+    step = step_of(spec, status, World(database_pods=back, database_ready=3, runner_pod_ips=ips), at(152))
     assert step.actions == [Action.CREATE_VERIFY_JOB] and step.status["faults"][0]["state"] == "Recovered"
     assert step.ledger_pods == ips
-    late = next_step(RUN, spec, status, World(database_pods=down, database_ready=2), at(140 + 61))
+    late = step_of(spec, status, World(database_pods=down, database_ready=2), at(140 + 61))
     assert late.status["phase"] == "Failed" and late.status["reason"] == "DatabaseNotRecovered"
 
 
@@ -274,7 +280,7 @@ def test_a_runner_pod_gone_before_verification_fails_the_run(spec):
     spec["runners"]["parallelism"] = 2
     status = {"phase": "Verifying", "observedGeneration": 2, "startAt": START,
               "stageStartTime": "2025-01-01T12:02:20Z"}
-    step = next_step(RUN, spec, status, World(database_pods=ALL_READY, database_ready=3,
+    step = step_of(spec, status, World(database_pods=ALL_READY, database_ready=3,
                                               runner_pod_ips={1: "10.0.0.9"}), at(150))
     assert step.status["reason"] == "DurabilityUnverified"
     assert step.status["message"] == "runner pods [0] are gone: their durability ledgers cannot be verified"
@@ -284,9 +290,9 @@ def test_results_move_the_run_to_verification_while_the_pods_hold_their_ledgers(
     spec["runners"]["parallelism"] = 2
     docs = {0: pod_results(0, 2, 50, .01), 1: pod_results(1, 2, 40, .01)}
     running = {"phase": "Running", "observedGeneration": 2, "startAt": START}
-    step = next_step(RUN, spec, running, World(runner=JobState(True), results={0: docs[0]}), at(200))
+    step = step_of(spec, running, World(runner=JobState(True), results={0: docs[0]}), at(200))
     assert "phase" not in step.status  # one pod is still measuring
-    step = next_step(RUN, spec, running, World(runner=JobState(True), results=docs), at(200))
+    step = step_of(spec, running, World(runner=JobState(True), results=docs), at(200))
     assert step.status["phase"] == "Verifying" and "durability" not in step.status
     assert step.status["results"]["timeline"] == [{"t": 0, "tpmC": 540.0}]
 
@@ -294,13 +300,13 @@ def test_results_move_the_run_to_verification_while_the_pods_hold_their_ledgers(
 def test_durability_is_recorded_and_a_loss_fails_the_run(spec):
     verifying = {"phase": "Verifying", "observedGeneration": 2, "startAt": START}
     done = JobState(True, True)
-    step = next_step(RUN, spec, verifying, World(verifier=done, durability_report=durability_report(90)), at(200))
+    step = step_of(spec, verifying, World(verifier=done, durability_report=durability_report(90)), at(200))
     assert step.actions == [Action.RELEASE_RUNNERS] and "phase" not in step.status
     assert step.status["durability"] == {
         "acknowledged": 90, "found": 90, "lost": 0, "missing": 0, "replaced": 0, "duplicates": 0,
         "unknownOutcome": 1, "unknownCommitted": 0, "unknownNotCommitted": 1, "ledgers": 2,
         "lostExamples": [], "durable": True}
-    step = next_step(RUN, spec, verifying, World(verifier=JobState(True, failed=True),
+    step = step_of(spec, verifying, World(verifier=JobState(True, failed=True),
                                                  durability_report=durability_report(90, lost=2)), at(200))
     assert step.actions == [Action.RELEASE_RUNNERS]
     assert step.status["phase"] == "Failed" and step.status["reason"] == "DurabilityLost"
@@ -308,7 +314,7 @@ def test_durability_is_recorded_and_a_loss_fails_the_run(spec):
                                              "by a later order under the same O_ID, 0 acknowledged twice), "
                                              "e.g. order (w=1, d=3, o_id=3001) of customer 1")
     assert len(step.status["durability"]["lostExamples"]) == 2
-    crashed = next_step(RUN, spec, verifying, World(verifier=JobState(True, failed=True, message="boom")), at(200))
+    crashed = step_of(spec, verifying, World(verifier=JobState(True, failed=True, message="boom")), at(200))
     assert crashed.status["reason"] == "DurabilityUnverified" and "boom" in crashed.status["message"]
 
 
@@ -316,12 +322,12 @@ def test_next_due_names_the_injection_to_choose_a_victim_for_now(spec):
     """What the timer asks before observing: the replica set is asked for its primary only
     when this is an injection."""
     start = phases.parse_time(START)
-    assert faults.next_due(spec, [], start, at(29)) is None
-    assert faults.next_due(spec, [], start, at(30)).number == 1
+    assert faults.next_due(RunSpec.parse(spec), [], start, at(29)) is None
+    assert faults.next_due(RunSpec.parse(spec), [], start, at(30)).number == 1
     injecting = [{"number": 1, "action": "kill-node", "state": "Injecting"}]
-    assert faults.next_due(spec, injecting, start, at(61)) is None  # one at a time
+    assert faults.next_due(RunSpec.parse(spec), injecting, start, at(61)) is None  # one at a time
     recovered = [{"number": 1, "action": "kill-node", "state": "Recovered"}]
-    assert faults.next_due(spec, recovered, start, at(61)).number == 2
-    assert faults.next_due(spec, recovered, start, at(130)) is None  # the interval is over
+    assert faults.next_due(RunSpec.parse(spec), recovered, start, at(61)).number == 2
+    assert faults.next_due(RunSpec.parse(spec), recovered, start, at(130)) is None  # the interval is over
     both = recovered + [{"number": 2, "action": "kill-node", "state": "Skipped"}]
-    assert faults.next_due(spec, both, start, at(100)) is None  # the schedule is done
+    assert faults.next_due(RunSpec.parse(spec), both, start, at(100)) is None  # the schedule is done

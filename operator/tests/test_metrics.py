@@ -1,8 +1,9 @@
 """Operator metrics follow the run's status: phase series move, results appear, deletion clears."""
 from prometheus_client import generate_latest
 from tpcc_operator.metrics import OperatorMetrics
+from tpcc_operator.runspec import RunSpec
 
-SPEC = {"database": {"type": "voltdb"}, "baselineTpmC": 1000.0}
+SPEC = RunSpec.parse({"database": {"type": "voltdb"}, "baselineTpmC": 1000.0})
 
 
 def sample(m: OperatorMetrics, name: str, **labels) -> float | None:

@@ -2,12 +2,14 @@
 restarts repeat idempotent actions, a new generation starts a new run."""
 from __future__ import annotations
 
+import copy
 import datetime as dt
 
 import pytest
 from runner_docs import durability_report, pod_results
 from tpcc_operator import phases, plan
 from tpcc_operator.phases import Action, JobState, World, can_move, next_step
+from tpcc_operator.runspec import RunSpec
 
 T0 = dt.datetime(2025, 1, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
 RUN = plan.Run("bench", "perf", "uid", 2)
@@ -23,18 +25,25 @@ def apply(status: dict, step: phases.Step) -> dict:
 class Driver:
     """Feeds next_step successive worlds, applying each step to the status."""
 
-    def __init__(self, spec, run=RUN):
-        self.spec, self.run, self.status, self.now = spec, run, {}, T0
+    def __init__(self, spec: dict | RunSpec, run=RUN):
+        # the object's spec as stored, which a test may edit between ticks; read each tick
+        document = spec.document if isinstance(spec, RunSpec) else spec
+        self.spec, self.run, self.status, self.now = copy.deepcopy(dict(document)), run, {}, T0
         self.actions: list[Action] = []
         self.events: list[phases.Event] = []
 
     def tick(self, world: World | None = None, after: float = 3) -> phases.Step:
         self.now += dt.timedelta(seconds=after)
-        step = next_step(self.run, self.spec, self.status, world or World(), self.now)
+        step = next_step(self.run, self.typed, self.status, world or World(), self.now)
         self.status = apply(self.status, step)
         self.actions += step.actions
         self.events += step.events
         return step
+
+    @property
+    def typed(self) -> RunSpec:
+        """The spec as the operator reads it this tick."""
+        return RunSpec.parse(self.spec)
 
     @property
     def phase(self):
@@ -45,8 +54,8 @@ class Driver:
 
 
 @pytest.fixture
-def voltdb(spec_of):
-    return spec_of({"database": {"type": "voltdb"}, "workload": {"clients": 8},
+def voltdb(document_of):
+    return document_of({"database": {"type": "voltdb"}, "workload": {"clients": 8},
                     "runners": {"parallelism": 2}})
 
 
@@ -208,7 +217,7 @@ def test_helm_failures_are_retried_until_the_timeout_and_reported(voltdb):
     # a failed install: the handler records a HelmFailed condition and does not apply the step
     d.status["conditions"] = phases.set_condition([], "DatabaseReady", False, "HelmFailed",
                                                   "helm upgrade: chart not found", 2, d.now)
-    assert next_step(RUN, voltdb, d.status, World(), d.now).actions == [Action.INSTALL_DATABASE]
+    assert next_step(RUN, RunSpec.parse(voltdb), d.status, World(), d.now).actions == [Action.INSTALL_DATABASE]
     d.tick(World(), after=61)
     assert d.phase == "Failed" and "chart not found" in d.status["message"]
 

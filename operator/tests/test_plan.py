@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from specs import edited
 from tpcc_operator import plan
 
 RUN = plan.Run(name="bench", namespace="perf", uid="uid-1", generation=3)
@@ -58,8 +59,8 @@ def test_voltdb_endpoints_are_pod_dns_names(voltdb):
 
 
 def test_helm_release_values(voltdb):
-    voltdb["database"]["deploy"]["values"] = {"replicas": 99, "image": {"repository": "x"},
-                                              "podLabels": {"team": "db"}}
+    voltdb = edited(voltdb, "database.deploy.values", {"replicas": 99, "image": {"repository": "x"},
+                                                       "podLabels": {"team": "db"}})
     rel = plan.helm_release(RUN, voltdb, SETTINGS)
     assert rel.name == "bench-g3" and rel.namespace == "perf" and rel.chart == str(CHARTS / "voltdb")
     assert rel.values["replicas"] == 3 and rel.values["kfactor"] == 1  # the spec decides
@@ -101,7 +102,7 @@ def test_run_job_is_an_indexed_barrier_job(voltdb):
     assert flag(args, "--hold-ledger") == "perf/bench-g3-start"
     assert flag(args, "--ledger-port") == str(plan.LEDGER_PORT)
     hold = int(flag(args, "--hold-timeout"))
-    assert hold == plan.ledger_hold_seconds(voltdb) > voltdb["verify"]["timeoutSeconds"]
+    assert hold == plan.ledger_hold_seconds(voltdb) > voltdb.verify.timeout_seconds
     assert s["activeDeadlineSeconds"] > hold + 60 + 5
     # Ready = all its terminals connected (the runner's /ready), not merely the server up
     assert c["readinessProbe"]["httpGet"] == {"path": "/ready", "port": "metrics"}
@@ -152,7 +153,7 @@ def test_loader_has_no_api_token_and_resets(voltdb):
     assert args[0] == "load" and "--reset" in args and flag(args, "--workers") == "4"
     assert job["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
     assert job["spec"]["activeDeadlineSeconds"] == 900  # from the size: 1 warehouse
-    voltdb["workload"]["resetBeforeLoad"] = False
+    voltdb = edited(voltdb, "workload.resetBeforeLoad", False)
     assert "--reset" not in container(plan.load_job(RUN, voltdb, SETTINGS))["args"]
 
 
@@ -170,7 +171,7 @@ def test_external_credentials_come_from_the_secret(external_mongo):
     assert flag(c["args"], "--endpoints") == "m-0.db:27017,m-1.db:27017"
     opts = [c["args"][i + 1] for i, a in enumerate(c["args"]) if a == "--driver-opt"]
     assert opts == ["find_and_modify=true", "write_concern=majority"]
-    assert not plan.is_deployed(external_mongo)
+    assert not external_mongo.database.deployed
 
 
 def test_runner_rbac_is_limited_to_its_configmaps(voltdb):
@@ -253,7 +254,7 @@ def test_every_pod_gets_default_requests_and_limits(voltdb):
 
 
 def test_spec_resources_override_the_defaults_value_by_value(voltdb):
-    voltdb["runners"]["resources"] = {"requests": {"memory": "3Gi"}, "limits": {"cpu": "4"}}
+    voltdb = edited(voltdb, "runners.resources", {"requests": {"memory": "3Gi"}, "limits": {"cpu": "4"}})
     settings = replace(SETTINGS, pod_resources=plan.PodResources.parse(
         '{"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}}'))
     resources = container(plan.run_job(RUN, voltdb, settings))["resources"]
@@ -264,17 +265,17 @@ def test_spec_resources_override_the_defaults_value_by_value(voltdb):
 def test_an_external_database_is_never_reset_unless_asked(external_mongo):
     args = container(plan.load_job(RUN, external_mongo, SETTINGS))["args"]
     assert "--reset" not in args and "--refuse-existing" in args
-    external_mongo["workload"]["resetBeforeLoad"] = False
+    external_mongo = edited(external_mongo, "workload.resetBeforeLoad", False)
     args = container(plan.load_job(RUN, external_mongo, SETTINGS))["args"]
     assert "--reset" not in args and "--refuse-existing" in args
-    external_mongo["workload"]["resetBeforeLoad"] = True
+    external_mongo = edited(external_mongo, "workload.resetBeforeLoad", True)
     args = container(plan.load_job(RUN, external_mongo, SETTINGS))["args"]
     assert "--reset" in args and "--refuse-existing" not in args
 
 
 def test_a_deployed_database_is_reset_unless_told_to_resume(voltdb):
     assert "--reset" in container(plan.load_job(RUN, voltdb, SETTINGS))["args"]
-    voltdb["workload"]["resetBeforeLoad"] = False
+    voltdb = edited(voltdb, "workload.resetBeforeLoad", False)
     args = container(plan.load_job(RUN, voltdb, SETTINGS))["args"]
     assert "--reset" not in args and "--refuse-existing" not in args
 
@@ -288,7 +289,7 @@ def test_the_verifier_reads_every_runner_pods_ledger(voltdb):
     assert ledgers == [f"http://10.0.0.6:{plan.LEDGER_PORT}/ledger", f"http://10.0.0.7:{plan.LEDGER_PORT}/ledger"]
     assert flag(args, "--results-configmap") == "perf/bench-g3-check"
     assert job["metadata"]["name"] == "bench-g3-verifier"
-    assert job["spec"]["activeDeadlineSeconds"] == voltdb["verify"]["timeoutSeconds"]
+    assert job["spec"]["activeDeadlineSeconds"] == voltdb.verify.timeout_seconds
     assert job["spec"]["template"]["spec"]["automountServiceAccountToken"] is True
 
 
@@ -328,10 +329,10 @@ def test_a_sharded_mongodb_is_reached_through_every_mongos_by_name(sharded_mongo
 def test_faults_on_a_sharded_mongodb_are_refused_before_the_install(sharded_mongo):
     kill = {"action": "kill-primary", "afterSeconds": 10, "everySeconds": 10, "count": 1}
     assert plan.helm_release(RUN, sharded_mongo, SETTINGS).values["topology"] == "sharded"
-    sharded_mongo["faults"] = [kill]
+    sharded_mongo = edited(sharded_mongo, "faults", [kill])
     with pytest.raises(plan.chart_policy.ReleaseRefused, match="spec.faults are not supported on a sharded mongodb"):
         plan.helm_release(RUN, sharded_mongo, SETTINGS)
-    sharded_mongo["database"]["deploy"]["values"]["topology"] = "replicaset"
+    sharded_mongo = edited(sharded_mongo, "database.deploy.values.topology", "replicaset")
     assert plan.helm_release(RUN, sharded_mongo, SETTINGS).values["topology"] == "replicaset"
 
 

@@ -10,12 +10,14 @@ import crd_schema
 import pytest
 import yaml
 from runner_docs import durability_report, pod_results
+from specs import _regression, regression_policy
 from test_phases import CHECK_OK, T0, Driver
 from test_spec_edits_and_kstatus import kstatus
 from tpcc_operator import history, phases, plan, regression
 from tpcc_operator.phases import Action, JobState, World
 from tpcc_operator.regression import Policy, Summary, comparison_hash, judge
 from tpcc_operator.results import consistency_status, durability_status, run_status
+from tpcc_operator.runspec import RunSpec
 
 HASH = "h"
 
@@ -27,7 +29,7 @@ def summary(name: str, tpmc: float, p99: float = 10.0, verdict: str = "", comple
 
 HISTORY = [summary("r1", 1000, 10.0, "Pass", 1), summary("r2", 1040, 10.4, "Pass", 2),
            summary("r3", 980, 9.8, "Inconclusive", 3)]
-POLICY = Policy()  # previous 3, tpmC -10%, NEW_ORDER p99 +50%
+POLICY = regression_policy()  # the CRD's: previous 3, tpmC -10%, NEW_ORDER p99 +50%
 
 
 def test_a_run_30_percent_slower_is_regressed():
@@ -64,11 +66,11 @@ def test_faster_throughput_does_not_hide_a_slower_tail():
 
 
 @pytest.mark.parametrize("history_,policy", [
-    ([], Policy()),
-    (HISTORY[:2], Policy(min_results=3)),
+    ([], regression_policy()),
+    (HISTORY[:2], regression_policy(min_results=3)),
     # only results of another comparison, regressed or failed ones, or the run itself: no baseline
     ([summary("other", 1000, hash="x", verdict="Pass"), summary("bad", 1000, verdict="Regressed"),
-      summary("lost", 1000, verdict="Failed"), summary("now", 1000, verdict="Pass")], Policy()),
+      summary("lost", 1000, verdict="Failed"), summary("now", 1000, verdict="Pass")], regression_policy()),
 ])
 def test_too_little_history_is_inconclusive(history_, policy):
     v = judge(summary("now", 100.0), history_, policy)  # even a 90 % drop: nothing to compare with
@@ -84,7 +86,7 @@ def test_a_run_that_lost_data_fails_whatever_its_throughput(broken):
     faster = summary("now", 5000.0, 1.0, **broken)
     assert judge(faster, HISTORY, POLICY).outcome == "Failed"
     assert judge(faster, [], None).outcome == "Failed"  # without spec.regression too
-    assert judge(faster, HISTORY, Policy(fixed=regression.FixedBaseline(10.0))).outcome == "Failed"
+    assert judge(faster, HISTORY, regression_policy(fixed=regression.FixedBaseline(10.0))).outcome == "Failed"
 
 
 def test_the_baseline_is_the_median_of_the_newest_comparable_passing_results():
@@ -93,28 +95,30 @@ def test_the_baseline_is_the_median_of_the_newest_comparable_passing_results():
     other = summary("other", 100.0, 99.0, "Pass", 5, hash="x")  # another workload
     v = judge(summary("now", 1000.0), [old_fast, regressed, other, *HISTORY], POLICY)
     assert set(v.baseline_results) == {"r1", "r2", "r3"} and v.metrics[0].baseline == 1000.0
-    v = judge(summary("now", 1000.0), HISTORY, Policy(previous=1))
+    v = judge(summary("now", 1000.0), HISTORY, regression_policy(previous=1))
     assert v.baseline_results == ("r3",) and v.metrics[0].baseline == 980.0
 
 
 def test_a_named_result_or_fixed_numbers():
     named = summary("golden", 2000.0, 5.0, "Pass")
-    v = judge(summary("now", 1000.0), HISTORY, Policy(result="golden"), named)
+    v = judge(summary("now", 1000.0), HISTORY, regression_policy(result="golden"), named)
     assert v.outcome == "Regressed" and v.source == "result" and v.baseline_results == ("golden",)
-    assert judge(summary("now", 1000.0), HISTORY, Policy(result="golden"), None).outcome == "Inconclusive"
-    fixed = Policy(fixed=regression.FixedBaseline(900.0, {"NEW_ORDER": 10.0}))
+    assert judge(summary("now", 1000.0), HISTORY, regression_policy(result="golden"), None).outcome == "Inconclusive"
+    fixed = regression_policy(fixed=regression.FixedBaseline(900.0, {"NEW_ORDER": 10.0}))
     v = judge(summary("now", 1000.0), [], fixed)
     assert v.outcome == "Improved" and v.source == "fixed" and v.metrics[0].baseline == 900.0
 
 
 def test_policy_from_the_spec():
-    p = Policy.from_spec({"baseline": {"previous": 5, "minResults": 2}, "maxTpmCDropPercent": 5,
-                          "maxP99IncreasePercent": {"NEW_ORDER": 20, "PAYMENT": 30}, "onRegression": "Warn"})
+    p = Policy.from_spec(_regression({"baseline": {"previous": 5, "minResults": 2}, "maxTpmCDropPercent": 5,
+                                      "maxP99IncreasePercent": {"NEW_ORDER": 20, "PAYMENT": 30},
+                                      "onRegression": "Warn"}))
     assert (p.previous, p.min_results, p.max_tpmc_drop_percent, p.on_regression) == (5, 2, 5.0, "Warn")
     assert p.max_p99_increase_percent == {"NEW_ORDER": 20.0, "PAYMENT": 30.0}
-    assert Policy.from_spec(None) is None and Policy.from_spec({}) == Policy()
+    assert Policy.from_spec(None) is None and Policy.from_spec(_regression({})) == regression_policy()
+    assert (regression_policy().previous, regression_policy().min_results) == (3, 1)  # no baseline: the previous 3
     with pytest.raises(ValueError, match="one of previous, result, fixed"):
-        Policy.from_spec({"baseline": {"previous": 2, "result": "x"}})
+        Policy.from_spec(_regression({"baseline": {"previous": 2, "result": "x"}}))
 
 
 def test_what_is_compared():
@@ -125,10 +129,10 @@ def test_what_is_compared():
     same["runToken"] = "again"
     same["workload"]["loadWorkers"] = 8
     same["workload"]["maxErrorPercent"] = 2.5  # the run's own pass/fail gate, not what it measures
-    assert comparison_hash(same) == comparison_hash(base)
+    assert comparison_hash(RunSpec.parse(same)) == comparison_hash(RunSpec.parse(base))
     other = copy.deepcopy(base)
     other["workload"]["clients"] = 8
-    assert comparison_hash(other) != comparison_hash(base)
+    assert comparison_hash(RunSpec.parse(other)) != comparison_hash(RunSpec.parse(base))
 
 
 # ---- through the state machine: three runs of one spec, re-run by runToken ----------------------
@@ -171,8 +175,8 @@ def rerun(d: Driver, token: str) -> None:
 
 
 @pytest.fixture
-def guarded(spec_of):
-    return spec_of({"database": {"type": "voltdb"}, "workload": {"clients": 8}, "runners": {"parallelism": 2},
+def guarded(document_of):
+    return document_of({"database": {"type": "voltdb"}, "workload": {"clients": 8}, "runners": {"parallelism": 2},
                     "regression": {"baseline": {"previous": 2}, "maxTpmCDropPercent": 10}})
 
 
@@ -241,8 +245,8 @@ def test_a_status_that_hides_a_loss_is_still_failed():
     status = {"phase": "Succeeded", "results": run_status(docs),
               "durability": durability_status(durability_report(90, lost=1)),
               "consistency": consistency_status(CHECK_OK)}
-    assert judge(Summary.of_status("x", HASH, status), [], Policy(fixed=regression.FixedBaseline(1.0))).outcome \
-        == "Failed"
+    fixed = regression_policy(fixed=regression.FixedBaseline(1.0))
+    assert judge(Summary.of_status("x", HASH, status), [], fixed).outcome == "Failed"
 
 
 def test_history_is_pruned_to_its_limit(guarded):
@@ -270,7 +274,7 @@ def test_the_record_and_its_configmap():
         "argocd.argoproj.io/tracking-id": "app:bench.tpcc.dev/BenchmarkRun:perf/bench",
         history.ANNOTATION_REVISION: "a1b2c3"}})
     from tpcc_runner.results import merge_results
-    rec = history.record(run, spec, status, merge_results(docs), git, ["local/voltdb:10.1.1"])
+    rec = history.record(run, RunSpec.parse(spec), status, merge_results(docs), git, ["local/voltdb:10.1.1"])
     obj = history.result_object(rec, "local/tpcc-runner:dev")
     s = obj["spec"]
     assert (s["run"], s["verdict"], s["comparisonHash"], s["runToken"], s["durable"], s["consistent"]) == \
@@ -311,12 +315,12 @@ def test_run_token_starts_a_new_run_once(guarded):
     d.tick()
     before = d.status["specHash"]
     d.status.update(phase="Succeeded", completionTime=phases.rfc3339(T0), verdict="Pass", cleanedUp=True)
-    assert phases.spec_hash(guarded) == before  # no token: the hash is what it always was
+    assert phases.spec_hash(RunSpec.parse(guarded)) == before  # no token: the hash is what it always was
     rerun(d, "a")
     d.status.update(phase="Succeeded", verdict="Pass", cleanedUp=True)
     # the same token seen again (resync, restart) starts nothing
     for _ in range(3):
-        step = phases.next_step(d.run, copy.deepcopy(d.spec), copy.deepcopy(d.status), World(), d.now)
+        step = phases.next_step(d.run, d.typed, copy.deepcopy(d.status), World(), d.now)
         assert Action.RETIRE_OLD_GENERATIONS not in step.actions and d.status["specHash"] != before
 
 
@@ -388,5 +392,5 @@ def test_the_runs_of_a_schedule_share_one_history():
     assert scheduled.history_series == "nightly" and plan.Run("bench", "perf", "u", 1).history_series == "bench"
     spec = {"database": {"type": "voltdb"}, "workload": {}, "runners": {}}
     status = {"verdict": "Pass", "phase": "Succeeded", "regression": {"comparisonHash": "c0ffee"}}
-    rec = history.record(scheduled, spec, status, None, None, [])
+    rec = history.record(scheduled, RunSpec.parse(spec), status, None, None, [])
     assert rec.labels[plan.LABEL_SERIES] == "nightly" and rec.labels[plan.LABEL_RUN] == "nightly-29412345"

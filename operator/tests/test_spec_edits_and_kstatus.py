@@ -26,8 +26,8 @@ def kstatus(generation: int, status: dict) -> str:
 
 
 @pytest.fixture
-def voltdb(spec_of):
-    return spec_of({"database": {"type": "voltdb"}, "workload": {"clients": 8}, "runners": {"parallelism": 2}})
+def voltdb(document_of):
+    return document_of({"database": {"type": "voltdb"}, "workload": {"clients": 8}, "runners": {"parallelism": 2}})
 
 
 def every_condition_observes(d: Driver, generation: int) -> bool:
@@ -108,7 +108,7 @@ def test_edits_that_measure_nothing_apply_in_place(voltdb, edit):
     assert every_condition_observes(d, 3) and kstatus(3, d.status) == "Current"
     assert [e.reason for e in step.events] == ["SpecUpdated"]
     # the run's objects keep their generation-2 names
-    assert active_run(d.run, d.spec, d.status).prefix == "bench-g2"
+    assert active_run(d.run, d.typed, d.status).prefix == "bench-g2"
 
 
 def test_a_new_cleanup_policy_applies_to_a_finished_run(voltdb):
@@ -136,7 +136,7 @@ def test_edits_that_change_the_measurement_start_a_new_run(voltdb, edit):
     assert step.actions == [Action.RETIRE_OLD_GENERATIONS]
     assert d.phase == "Pending" and "results" not in d.status
     assert d.status["runGeneration"] == d.status["observedGeneration"] == 3
-    assert active_run(d.run, d.spec, d.status).prefix == "bench-g3"
+    assert active_run(d.run, d.typed, d.status).prefix == "bench-g3"
     assert kstatus(3, d.status) == "InProgress"
 
 
@@ -162,7 +162,7 @@ def test_a_restart_or_resync_never_starts_a_run(voltdb, phase):
     d.tick()
     d.status["phase"] = phase
     for _ in range(3):  # the same spec and status seen again, as after an operator restart
-        step = next_step(d.run, copy.deepcopy(d.spec), copy.deepcopy(d.status), World(), d.now)
+        step = next_step(d.run, d.typed, copy.deepcopy(d.status), World(), d.now)
         assert "RunStarted" not in [e.reason for e in step.events]
         assert Action.RETIRE_OLD_GENERATIONS not in step.actions
 
@@ -173,4 +173,4 @@ def test_a_status_from_before_spec_hashes_is_continued(voltdb):
     d.status = {"phase": "Loading", "observedGeneration": 2, "stageStartTime": phases.rfc3339(d.now)}
     step = d.tick(World(load=JobState(exists=True)))
     assert d.phase == "Loading" and "RunStarted" not in [e.reason for e in step.events]
-    assert active_run(d.run, d.spec, d.status).generation == 2
+    assert active_run(d.run, d.typed, d.status).generation == 2

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 from runner_docs import durability_report, pod_results
+from specs import edited
 from test_phases import CHECK_OK, IPS, RUN, Driver
 from tpcc_operator import history, phases, plan, regression, sweep
 from tpcc_operator.phases import Action, JobState, World
+from tpcc_operator.runspec import RunSpec
 
 SETTINGS = plan.Settings(charts_dir=plan.Path("charts"))
 
@@ -19,23 +21,23 @@ def sweep_spec(spec_of):
 
 
 def test_cells_run_warehouses_outer_and_load_once_per_size(sweep_spec):
-    cells = plan.sweep_cells({**sweep_spec, "sweep": {**sweep_spec["sweep"], "repetitions": 2}})
+    cells = plan.sweep_cells(edited(sweep_spec, "sweep.repetitions", 2))
     assert [(c.warehouses, c.clients, c.repetition) for c in cells] == [
         (2, 2, 1), (2, 2, 2), (2, 4, 1), (2, 4, 2), (1, 2, 1), (1, 2, 2), (1, 4, 1), (1, 4, 2)]
     assert [c.index for c in cells if c.loads] == [0, 4]
     assert plan.load_cells(cells, cells[6]) == cells[4:7]
     # a list left out is the workload's one value
-    only_clients = plan.sweep_cells({**sweep_spec, "sweep": {"clients": [2, 4]}})
+    only_clients = plan.sweep_cells(edited(sweep_spec, "sweep", {"clients": [2, 4]}))
     assert [(c.warehouses, c.clients) for c in only_clients] == [(1, 2), (1, 4)]
-    assert plan.sweep_cells({k: v for k, v in sweep_spec.items() if k != "sweep"}) == []
+    assert plan.sweep_cells(edited(sweep_spec, "sweep", None)) == []
 
 
 def test_a_cell_measures_its_own_workload_under_its_own_names(sweep_spec):
     cells = plan.sweep_cells(sweep_spec)
     third = plan.cell_spec(sweep_spec, cells[2])
-    assert "sweep" not in third and (third["workload"]["warehouses"], third["workload"]["clients"]) == (1, 2)
-    assert third["workload"]["resetBeforeLoad"]  # the sweep's own earlier load is replaced
-    assert "resetBeforeLoad" not in plan.cell_spec(sweep_spec, cells[1])["workload"]
+    assert third.sweep is None and (third.workload.warehouses, third.workload.clients) == (1, 2)
+    assert third.workload.reset_before_load  # the sweep's own earlier load is replaced
+    assert plan.cell_spec(sweep_spec, cells[1]).workload.reset_before_load is None
 
     run = plan.cell_run(RUN, cells[2])
     assert plan.release_name(run) == plan.release_name(RUN) == "bench-g2"  # one database
@@ -157,9 +159,9 @@ def test_a_regressed_cell_does_not_stop_the_sweep_but_fails_its_verdict(sweep_sp
 
 
 def test_adding_a_sweep_is_a_new_run_but_runs_without_one_keep_their_hash(sweep_spec):
-    plain = {k: v for k, v in sweep_spec.items() if k != "sweep"}
+    plain = edited(sweep_spec, "sweep", None)
     assert phases.spec_hash(plain) != phases.spec_hash(sweep_spec)
-    assert phases.spec_hash({**plain, "sweep": None}) == phases.spec_hash(plain)
+    assert phases.spec_hash(RunSpec.parse({**plain.document, "sweep": None})) == phases.spec_hash(plain)
 
 
 # ---- spec.regression.changePoints: the analyzer Job before the verdict ------------------------

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .runspec import Resources, RunSpec
+
 # Waiting reasons that do not resolve by themselves: the image name, the pull, the container's
 # configuration (a missing Secret or key). A short grace lets a registry hiccup pass.
 STUCK_WAITING = ("InvalidImageName", "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull",
@@ -158,13 +160,13 @@ def stuck_reason(message: str) -> str:
     return "ContainerConfigError"
 
 
-def spec_problems(spec: dict) -> list[str]:
+def spec_problems(spec: RunSpec) -> list[str]:
     """What the API server would refuse later (a 400 that names no field), found before
     anything is created."""
     problems = []
-    resources = spec.get("runners", {}).get("resources") or {}
-    for kind in ("requests", "limits"):
-        for resource, value in sorted((resources.get(kind) or {}).items()):
+    resources = spec.runners.resources or Resources()
+    for kind, values in (("requests", resources.requests), ("limits", resources.limits)):
+        for resource, value in sorted((values or {}).items()):
             if not QUANTITY.match(str(value)):
                 problems.append(f"spec.runners.resources.{kind}.{resource}: {value!r} is not a "
                                 "Kubernetes quantity (e.g. 500m, 2, 512Mi, 1Gi)")

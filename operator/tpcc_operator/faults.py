@@ -32,6 +32,7 @@ import datetime as dt
 import random
 from dataclasses import dataclass, field
 
+from .runspec import RunSpec
 from .timestamps import parse_time, rfc3339
 
 INJECTING, INJECTED, RECOVERED, SKIPPED = "Injecting", "Injected", "Recovered", "Skipped"
@@ -72,25 +73,29 @@ class Decision:
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
 
 
-def schedule(spec: dict, start_at: dt.datetime) -> list[Injection]:
+def measured_end(spec: RunSpec, start_at: dt.datetime) -> dt.datetime:
+    """The end of the measured interval of runners released at start_at."""
+    return start_at + dt.timedelta(seconds=spec.workload.warmup_seconds + spec.workload.duration_seconds)
+
+
+def schedule(spec: RunSpec, start_at: dt.datetime) -> list[Injection]:
     """Every injection of spec.faults, timed from the start of the measured interval
     (startAt + warmup), in order of due time."""
-    measure = start_at + dt.timedelta(seconds=spec["workload"]["warmupSeconds"])
+    measure = start_at + dt.timedelta(seconds=spec.workload.warmup_seconds)
     out = []
-    for f in spec.get("faults") or []:
-        for k in range(f.get("count", 1)):
-            due = measure + dt.timedelta(seconds=f.get("afterSeconds", 60) + k * f.get("everySeconds", 60))
-            out.append((due, f["action"], f.get("gracePeriodSeconds", 0), f.get("podIndex", 0),
-                        f.get("method", DELETE_POD)))
+    for f in spec.faults or ():
+        for k in range(f.count):
+            due = measure + dt.timedelta(seconds=f.after_seconds + k * f.every_seconds)
+            out.append((due, f.action, f.grace_period_seconds, f.pod_index, f.method))
     out.sort(key=lambda x: x[0])
     return [Injection(i + 1, a, due, g, p, m) for i, (due, a, g, p, m) in enumerate(out)]
 
 
-def outside_window(spec: dict) -> list[int]:
+def outside_window(spec: RunSpec) -> list[int]:
     """Numbers of the injections due at or after the end of the measured interval: they are
     never injected."""
     zero = dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)
-    end = zero + dt.timedelta(seconds=spec["workload"]["warmupSeconds"] + spec["workload"]["durationSeconds"])
+    end = measured_end(spec, zero)
     return [i.number for i in schedule(spec, zero) if i.due >= end]
 
 
@@ -127,15 +132,14 @@ def choose_victim(injection: Injection, db: str, release: str, pods: list[Databa
     return random.Random(f"{seed}/{injection.number}").choice(ready)
 
 
-def decide(spec: dict, faults: list[dict], start_at: dt.datetime, now: dt.datetime, release: str,
+def decide(spec: RunSpec, faults: list[dict], start_at: dt.datetime, now: dt.datetime, release: str,
            pods: list[DatabasePod], primary: str | None, seed: str) -> Decision:
     """The next move of fault injection while the runners measure."""
-    db = spec["database"]["type"]
+    db = spec.database.type
     entries = [dict(e) for e in faults]
     last = entries[-1] if entries else None
     d = Decision()
-    end = start_at + dt.timedelta(seconds=spec["workload"]["warmupSeconds"]
-                                  + spec["workload"]["durationSeconds"])
+    end = measured_end(spec, start_at)
     if last and last["state"] == INJECTING and now >= end:
         last.update(state=SKIPPED, message="the measured interval ended before the kill")
         d.events.append(("Warning", "FaultSkipped", f"fault {last['number']}: {last['message']}"))
@@ -186,16 +190,14 @@ def came_back(entry: dict, pod: DatabasePod) -> bool:
     return entry.get("method") == KILL_PROCESS and pod.restarts > entry.get("targetRestarts", 0)
 
 
-def next_due(spec: dict, faults: list[dict], start_at: dt.datetime, now: dt.datetime) -> Injection | None:
+def next_due(spec: RunSpec, faults: list[dict], start_at: dt.datetime, now: dt.datetime) -> Injection | None:
     """The injection whose victim is to be chosen now: the next in the schedule, once due,
     while the measured interval lasts and no other injection is in progress."""
     plan = schedule(spec, start_at)
     if in_progress(faults) or len(faults) >= len(plan):
         return None
     nxt = plan[len(faults)]
-    end = start_at + dt.timedelta(seconds=spec["workload"]["warmupSeconds"]
-                                  + spec["workload"]["durationSeconds"])
-    return nxt if nxt.due <= now < end else None
+    return nxt if nxt.due <= now < measured_end(spec, start_at) else None
 
 
 def in_progress(faults: list[dict]) -> bool:

@@ -21,7 +21,8 @@ from kubernetes.client.rest import ApiException
 
 from . import failures, faults, history, kube, plan, schedule
 from .metrics import OperatorMetrics
-from .phases import CLEANUP_ACTIONS, Action, Step, World, action_failed, active_run, next_step, patched
+from .phases import CLEANUP_ACTIONS, Action, Step, World, action_failed, active_run, next_step, patched, spec_unreadable
+from .runspec import RunSpec, SpecError
 from .timestamps import parse_time, rfc3339
 
 TICK_SECONDS = float(os.environ.get("TPCC_TICK_SECONDS", "3"))
@@ -71,7 +72,7 @@ class ActionFailed(Exception):
         self.action, self.error = action, error
 
 
-def perform(step: Step, run: plan.Run, spec: dict, logger: logging.Logger) -> None:
+def perform(step: Step, run: plan.Run, spec: RunSpec, logger: logging.Logger) -> None:
     """The step's actions in order; the first that fails raises ActionFailed, judged."""
     cfg = settings()
     for action in step.actions:
@@ -90,7 +91,7 @@ def perform(step: Step, run: plan.Run, spec: dict, logger: logging.Logger) -> No
             raise ActionFailed(action, failures.ActionError(False, "Unreachable", str(e)[:500])) from e
 
 
-def _perform_one(action: Action, step: Step, run: plan.Run, spec: dict, cfg: plan.Settings,
+def _perform_one(action: Action, step: Step, run: plan.Run, spec: RunSpec, cfg: plan.Settings,
                  logger: logging.Logger) -> None:
     if action is Action.RETIRE_OLD_GENERATIONS:
         kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
@@ -118,7 +119,7 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: dict, cfg: pla
     elif action is Action.CREATE_CHECK_JOB:
         kube.create(plan.check_job(run, spec, cfg, step.earlier_cells))
     elif action is Action.KILL_POD and step.kill.method == faults.KILL_PROCESS:
-        killed = kube.kill_process(run.namespace, step.kill, plan.DATABASE_CONTAINERS[spec["database"]["type"]])
+        killed = kube.kill_process(run.namespace, step.kill, plan.DATABASE_CONTAINERS[spec.database.type])
         logger.info("%s: database process of pod %s %s", run.prefix, step.kill.pod,
                     "killed" if killed else "already restarted or gone")
     elif action is Action.WRITE_RESULT:
@@ -131,7 +132,7 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: dict, cfg: pla
         killed = kube.kill_pod(run.namespace, step.kill)
         logger.info("%s: pod %s %s", run.prefix, step.kill.pod, "deleted" if killed else "already gone")
     elif action is Action.CLEAN_UP:
-        if plan.is_deployed(spec):
+        if spec.database.deployed:
             kube.helm_uninstall(run.namespace, plan.release_name(run))
         kube.delete_after_run(run)
     elif action is Action.DELETE_RUN:
@@ -143,14 +144,19 @@ def drive(name: str, namespace: str, logger: logging.Logger, retry: int, **_):
     body = kube.get_run(namespace, name)  # fresh: the watch may lag behind our last patch
     if body is None or body["metadata"].get("deletionTimestamp"):
         return
-    meta, spec, status = body["metadata"], body["spec"], body.get("status") or {}
+    meta, status = body["metadata"], body.get("status") or {}
     run = plan.Run(name, namespace, meta["uid"], meta["generation"],
                    series=(meta.get("labels") or {}).get(plan.LABEL_SCHEDULE, ""))
+    now = dt.datetime.now(dt.timezone.utc)
+    try:
+        spec = RunSpec.parse(body["spec"], settings().charts_dir)
+    except SpecError as e:
+        _record(body, namespace, name, status, spec_unreadable(run, status, str(e), now))
+        return
     active = active_run(run, spec, status)  # None: this tick starts a new run
     # in a sweep: the cell under way, with the workload it measures
     cell = plan.current_cell(spec, status) if active else None
     active, measured = plan.cell_run(active, cell) if active else None, plan.cell_spec(spec, cell)
-    now = dt.datetime.now(dt.timezone.utc)
     try:
         world = kube.observe(active, measured, status, status.get("phase"), now) if active else World()
     except (ApiException, urllib3.exceptions.HTTPError) as e:
@@ -169,11 +175,15 @@ def drive(name: str, namespace: str, logger: logging.Logger, retry: int, **_):
             kopf.warn(body, reason=reason, message=f"{e.action.value}: {e.error.message} "
                                                    f"(retrying in {delay:.0f}s)")
             raise kopf.TemporaryError(e.error.message, delay=delay) from e
+    _record(body, namespace, name, status, step)
+    METRICS.observe(namespace, name, spec, patched(status, step.status))
+
+
+def _record(body: dict, namespace: str, name: str, status: dict, step: Step) -> None:
     if step.status:
         kube.patch_status(namespace, name, step.status)
     for e in step.events:
         kopf.event(body, type=e.type, reason=e.reason, message=e.message)
-    METRICS.observe(namespace, name, spec, patched(status, step.status))
 
 
 @kopf.on.delete(plan.GROUP, plan.VERSION, plan.PLURAL)

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import plan, regression
+from .runspec import RunSpec
 
 RESULT_PLURAL = "benchmarkresults"
 RESULT_KIND = "BenchmarkResult"
 LABEL_VERDICT = f"{plan.GROUP}/verdict"
 LABEL_RESULT = f"{plan.GROUP}/result"
-DEFAULT_HISTORY_LIMIT = 50
 # A ConfigMap holds at most 1 MiB: the JSON is compressed above this, trimmed if still too large.
 PLAIN_LIMIT_BYTES = 256 * 1024
 CONFIGMAP_LIMIT_BYTES = 900 * 1024
@@ -73,7 +73,7 @@ class ResultRecord:
     run: str
     db: str
     verdict: str
-    spec: dict[str, Any]
+    spec: RunSpec[str, Any]
     full_results: dict[str, Any]
     owner: dict | None = None  # the BenchmarkRun's owner reference when spec.history.deleteWithRun
     labels: dict[str, str] = field(default_factory=dict)
@@ -84,7 +84,7 @@ def p99_by_type(results: dict) -> dict[str, float]:
             if (v.get("latencyMs") or {}).get("p99") is not None}
 
 
-def record(run: plan.Run, spec: dict, status: dict, merged: dict | None, git: GitSource | None,
+def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git: GitSource | None,
            database_images: list[str]) -> ResultRecord:
     """The record of a finished run from its final status (verdict included) and the merged
     results of its runner pods (None when the run never measured)."""
@@ -95,7 +95,7 @@ def record(run: plan.Run, spec: dict, status: dict, merged: dict | None, git: Gi
     name = result_name(run)
     body: dict[str, Any] = {
         "run": run.name, "runUID": run.uid, "runGeneration": run.generation,
-        **({"runToken": spec["runToken"]} if spec.get("runToken") else {}),
+        **({"runToken": spec.run_token} if spec.run_token else {}),
         "phase": status.get("phase"),
         **({"reason": status["reason"]} if status.get("reason") else {}),
         "verdict": status["verdict"], "regression": status["regression"],
@@ -112,20 +112,20 @@ def record(run: plan.Run, spec: dict, status: dict, merged: dict | None, git: Gi
            if "passed" in consistency else {}),
         "faults": [{k: f[k] for k in ("action", "state", "target", "injectedTime", "recoverySeconds") if k in f}
                    for f in status.get("faults") or []],
-        "database": {"type": spec["database"]["type"], "images": sorted(database_images),
+        "database": {"type": spec.database.type, "images": sorted(database_images),
                      **({"version": str(options["driver"]["server_version"])}
                         if (options.get("driver") or {}).get("server_version") else {}),
                      "release": (status.get("database") or {}).get("release", "")},
         **({"git": git.to_spec()} if git else {}),
-        "runSpec": spec,
+        "runSpec": dict(spec.document),
         "resultsConfigMap": name,
     }
     full = {"results": merged, "durability": durability or None, "consistency": consistency or None,
             "faults": status.get("faults") or []}
-    keep = (spec.get("history") or {}).get("deleteWithRun", False)
+    keep = spec.history.delete_with_run
     labels = {plan.LABEL_MANAGED_BY: plan.MANAGER, plan.LABEL_RUN: run.name, plan.LABEL_SERIES: run.history_series,
-              plan.LABEL_DB: spec["database"]["type"], LABEL_VERDICT: status["verdict"]}
-    return ResultRecord(name, run.namespace, run.name, spec["database"]["type"], status["verdict"], body, full,
+              plan.LABEL_DB: spec.database.type, LABEL_VERDICT: status["verdict"]}
+    return ResultRecord(name, run.namespace, run.name, spec.database.type, status["verdict"], body, full,
                         owner={**plan.owner_reference(run), "controller": False} if keep else None,
                         labels=labels)
 
@@ -191,5 +191,5 @@ def to_prune(history: list[Entry], limit: int, written: str) -> list[str]:
     return sorted(s.name for s in others[max(limit - 1, 0):])
 
 
-def history_limit(spec: dict) -> int:
-    return int((spec.get("history") or {}).get("limit", DEFAULT_HISTORY_LIMIT))
+def history_limit(spec: RunSpec) -> int:
+    return spec.history.limit

@@ -17,6 +17,7 @@ from kubernetes.client.rest import ApiException
 
 from . import failures, faults, history, plan, schedule, sweep
 from .phases import DEPLOYING, LOADING, RUNNING, TERMINAL, VERIFYING, JobState, World
+from .runspec import RunSpec
 from .timestamps import parse_time
 
 HELM = os.environ.get("TPCC_HELM", "helm")
@@ -470,17 +471,17 @@ def _json(text: str | None) -> dict | None:
 JOB_ROLE = {LOADING: "loader", RUNNING: "runner", VERIFYING: "checker"}
 
 
-def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.datetime) -> World:
+def observe(run: plan.Run, spec: RunSpec, status: dict, phase: str | None, now: dt.datetime) -> World:
     """What the current phase's decision needs, and nothing more."""
     ns = run.namespace
     world = World()
-    if phase in (RUNNING, VERIFYING) and spec.get("faults") and plan.is_deployed(spec):
+    if phase in (RUNNING, VERIFYING) and spec.faults and spec.database.deployed:
         world.database_pods = pods_of(ns, plan.database_pod_selector(run),
-                                      plan.DATABASE_CONTAINERS[spec["database"]["type"]])
+                                      plan.DATABASE_CONTAINERS[spec.database.type])
         start_at = status.get("startAt")
         due = start_at and faults.next_due(spec, status.get("faults") or [], parse_time(start_at), now)
         # the replica set is asked only when a kill-primary victim is to be chosen now
-        if due and due.action == "kill-primary" and spec["database"]["type"] == "mongodb":
+        if due and due.action == "kill-primary" and spec.database.type == "mongodb":
             world.primary = replica_set_primary(plan.endpoints(run, spec))
     if phase == DEPLOYING:
         world.database_ready, world.database_waiting = database_pods(ns, plan.database_pod_selector(run))
@@ -501,10 +502,9 @@ def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.
         if world.runner.exists and not world.start_at:
             world.runners_ready = ready_pods(ns, {"job-name": plan.job_name(run, "runner")})
         # each pod writes its results when its window ends: not looked for every tick before
-        window_end = world.start_at and parse_time(world.start_at) + dt.timedelta(
-            seconds=spec["workload"]["warmupSeconds"] + spec["workload"]["durationSeconds"])
+        window_end = world.start_at and faults.measured_end(spec, parse_time(world.start_at))
         if world.runner.exists and window_end and now >= window_end:
-            for i in range(spec["runners"]["parallelism"]):
+            for i in range(spec.runners.parallelism):
                 doc = _json(configmap_data(ns, plan.results_configmap_name(run, i)).get("results.json"))
                 if doc is not None:
                     world.results[i] = doc
@@ -514,7 +514,7 @@ def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.
             world.durability_report = _json(
                 configmap_data(ns, plan.check_configmap_name(run)).get("durability.json"))
         elif not world.verifier.exists:
-            if plan.is_deployed(spec):
+            if spec.database.deployed:
                 world.database_ready, _ = database_pods(ns, plan.database_pod_selector(run))
             world.runner_pod_ips = runner_pod_ips(ns, plan.job_name(run, "runner"))
     elif phase == VERIFYING:
@@ -526,24 +526,25 @@ def observe(run: plan.Run, spec: dict, status: dict, phase: str | None, now: dt.
     return world
 
 
-def _observe_finished(run: plan.Run, spec: dict, world: World) -> None:
+def _observe_finished(run: plan.Run, spec: RunSpec, world: World) -> None:
     """Once per finished run, for its verdict and BenchmarkResult: the runner pods' documents
     (still in their ConfigMaps), the run's history, the named baseline, the database's images."""
     ns = run.namespace
-    for i in range(spec["runners"]["parallelism"]):
+    for i in range(spec.runners.parallelism):
         doc = _json(configmap_data(ns, plan.results_configmap_name(run, i)).get("results.json"))
         if doc is not None:
             world.results[i] = doc
     world.history = [history.summary_of(o) for o in list_results(ns, run.history_series)]
-    named = ((spec.get("regression") or {}).get("baseline") or {}).get("result")
+    baseline = spec.regression.baseline if spec.regression else None
+    named = baseline.result if baseline else None
     if named:
         found = get_result(ns, named)
         world.named_baseline = history.summary_of(found).summary if found else None
-    if (spec.get("regression") or {}).get("changePoints"):
+    if spec.regression and spec.regression.change_points:
         world.analyzer = job_state(ns, plan.job_name(run, "analyzer"))
         if world.analyzer.succeeded or world.analyzer.failed:
             world.change_points = _json(configmap_data(ns, plan.check_configmap_name(run)).get("changepoints.json"))
-    if plan.is_deployed(spec):
+    if spec.database.deployed:
         pods = core().list_namespaced_pod(ns, label_selector=_selector(plan.database_pod_selector(run))).items
         world.database_images = sorted({c.image for p in pods for c in p.spec.containers})
 

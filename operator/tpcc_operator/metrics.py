@@ -6,6 +6,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollecto
 
 from .faults import INJECTED, RECOVERED
 from .phases import FAILED, SUCCEEDED
+from .runspec import RunSpec
 
 RUN_LABELS = ("namespace", "run", "db")
 
@@ -56,9 +57,9 @@ class OperatorMetrics:
         self._run_gauges = (self.tpmc, self.baseline_tpmc, self.failed, self.consistency_passed,
                             self.durability_lost, self.fault_recovery)
 
-    def observe(self, namespace: str, name: str, spec: dict, status: dict) -> None:
+    def observe(self, namespace: str, name: str, spec: RunSpec, status: dict) -> None:
         """Set the run's series from its spec and (fresh) status."""
-        db = spec["database"]["type"]
+        db = spec.database.type
         key = (namespace, name)
         phase = status.get("phase")
         old = self._phase.get(key)
@@ -70,7 +71,7 @@ class OperatorMetrics:
         labels = (namespace, name, db)
         results = status.get("results") or {}
         self._set_or_clear(self.tpmc, labels, results.get("tpmC"))
-        self._set_or_clear(self.baseline_tpmc, labels, spec.get("baselineTpmC"))
+        self._set_or_clear(self.baseline_tpmc, labels, spec.baseline_tpm_c)
         ended = {SUCCEEDED: 0, FAILED: 1}.get(phase)
         self._set_or_clear(self.failed, labels, ended)
         consistency = status.get("consistency") or {}

@@ -30,6 +30,7 @@ from .results import (
     run_deliveries,
     run_status,
 )
+from .runspec import RunSpec
 from .timestamps import parse_time, rfc3339
 
 PENDING, DEPLOYING, LOADING, RUNNING, VERIFYING = "Pending", "Deploying", "Loading", "Running", "Verifying"
@@ -217,14 +218,14 @@ class _Builder:
 MEASURED = ("database", "workload", "runners", "faults", "verify")
 
 
-def spec_hash(spec: dict) -> str:
+def spec_hash(spec: RunSpec) -> str:
     """The measured spec, and spec.sweep and spec.runToken when set (a new token re-runs an
     unchanged spec; absent, the hash is what it was before they existed, so no finished run
     restarts)."""
-    measured = {k: spec.get(k) for k in MEASURED}
+    measured = {k: spec.section(k) for k in MEASURED}
     for optional in ("sweep", "runToken"):
-        if spec.get(optional):
-            measured[optional] = spec[optional]
+        if spec.section(optional):
+            measured[optional] = spec.section(optional)
     return hashlib.sha256(json.dumps(measured, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -234,7 +235,7 @@ def run_generation(status: dict) -> int | None:
     return status.get("runGeneration", status.get("observedGeneration"))
 
 
-def starts_new_run(spec: dict, status: dict, generation: int) -> bool:
+def starts_new_run(spec: RunSpec, status: dict, generation: int) -> bool:
     """A new run when there is none yet or the measured part of the spec changed. A status
     without specHash (an older operator's) compares generations as that operator did."""
     if not status.get("phase"):
@@ -244,7 +245,7 @@ def starts_new_run(spec: dict, status: dict, generation: int) -> bool:
     return status["specHash"] != spec_hash(spec)
 
 
-def active_run(run: plan.Run, spec: dict, status: dict) -> plan.Run | None:
+def active_run(run: plan.Run, spec: RunSpec, status: dict) -> plan.Run | None:
     """The run whose objects exist: `run` (metadata.generation) under the generation that
     started it; None when this tick starts a new run."""
     if starts_new_run(spec, status, run.generation):
@@ -252,7 +253,7 @@ def active_run(run: plan.Run, spec: dict, status: dict) -> plan.Run | None:
     return dataclasses.replace(run, generation=run_generation(status))
 
 
-def new_run(spec: dict, status: dict, generation: int, now: dt.datetime) -> Step:
+def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> Step:
     """A new measurement: forget the previous run's status and retire its objects."""
     step = Step()
     if status.get("observedGeneration") is not None:
@@ -264,13 +265,13 @@ def new_run(spec: dict, status: dict, generation: int, now: dt.datetime) -> Step
                    "startTime": rfc3339(now), "stageStartTime": rfc3339(now), "conditions": [],
                    "message": waiting.message("creating the run's objects", rfc3339(now)),
                    **({"sweep": sweep.initial(cells)} if cells else {})}
-    w = spec["workload"]
+    w = spec.workload
     size = (f"a sweep of {len(cells)} cells ({sorted({c.warehouses for c in cells})} warehouses x "
-            f"{sorted({c.clients for c in cells})} clients x {spec['sweep'].get('repetitions', 1)})"
-            if cells else f"{w['warehouses']} warehouses, {w['clients']} clients")
+            f"{sorted({c.clients for c in cells})} clients x {spec.sweep.repetitions})"
+            if spec.sweep else f"{w.warehouses} warehouses, {w.clients} clients")
     step.events.append(Event("Normal", "RunStarted",
-                             f"generation {generation}: {spec['database']['type']}, {size} on "
-                             f"{spec['runners']['parallelism']} runner pods"))
+                             f"generation {generation}: {spec.database.type}, {size} on "
+                             f"{spec.runners.parallelism} runner pods"))
     late = fault_injection.outside_window(spec)
     if late:
         step.events.append(Event("Warning", "FaultsOutsideWindow",
@@ -279,11 +280,11 @@ def new_run(spec: dict, status: dict, generation: int, now: dt.datetime) -> Step
     return step
 
 
-def _inject_faults(b: _Builder, run: plan.Run, spec: dict, world: World) -> None:
+def _inject_faults(b: _Builder, run: plan.Run, spec: RunSpec, world: World) -> None:
     """One move of fault injection (see faults.py), while the runners measure and, for
     recovery only, before the consistency check."""
     start_at = b.status.get("startAt") or b.step.status.get("startAt")
-    if not spec.get("faults") or not start_at:
+    if not spec.faults or not start_at:
         return
     d = fault_injection.decide(spec, b.status.get("faults") or [], parse_time(start_at), b.now,
                                plan.release_name(run), world.database_pods, world.primary, run.uid)
@@ -296,7 +297,7 @@ def _inject_faults(b: _Builder, run: plan.Run, spec: dict, world: World) -> None
         b.step.events.append(Event(type_, reason, message))
 
 
-def next_step(run: plan.Run, spec: dict, status: dict, world: World, now: dt.datetime) -> Step:
+def next_step(run: plan.Run, spec: RunSpec, status: dict, world: World, now: dt.datetime) -> Step:
     """`run` carries metadata.generation; the run under way may have started at an earlier one."""
     if starts_new_run(spec, status, run.generation):
         step = new_run(spec, status, run.generation, now)
@@ -313,7 +314,7 @@ def next_step(run: plan.Run, spec: dict, status: dict, world: World, now: dt.dat
     return with_kstatus(step, status, run.generation, now)
 
 
-def _say_what_it_waits_for(step: Step, run: plan.Run, spec: dict, status: dict, world: World) -> None:
+def _say_what_it_waits_for(step: Step, run: plan.Run, spec: RunSpec, status: dict, world: World) -> None:
     """status.message of a run that stays in its phase: what it waits for and since when (a step
     that moves the run says where it moved, in move())."""
     if "stageStartTime" in step.status:
@@ -344,7 +345,7 @@ PHASE_CONDITION = {DEPLOYING: "DatabaseReady", LOADING: "Loaded", RUNNING: "RunC
                    VERIFYING: "ConsistencyVerified"}
 
 
-def _fail_fast(b: _Builder, spec: dict, world: World) -> Step | None:
+def _fail_fast(b: _Builder, spec: RunSpec, world: World) -> Step | None:
     """Permanent problems found before the phase's own logic: a spec the API server would
     refuse, a pod that will never start (bad image, missing Secret)."""
     if b.phase == PENDING:
@@ -374,6 +375,17 @@ ACTION_PHASE = {Action.INSTALL_DATABASE: DEPLOYING, Action.CREATE_LOAD_JOB: LOAD
                 Action.CREATE_CHECK_JOB: VERIFYING}
 # Actions that clean up: their failures never change the run's verdict.
 CLEANUP_ACTIONS = (Action.RETIRE_OLD_GENERATIONS, Action.CLEAN_UP, Action.DELETE_RUN)
+
+
+def spec_unreadable(run: plan.Run, status: dict, message: str, now: dt.datetime) -> Step:
+    """A spec the typed model cannot read (the CRD admits none; an older CRD might): the run
+    ends Failed with reason InvalidSpec and the field named, once."""
+    b = _Builder(status, run.generation, now)
+    if b.phase in TERMINAL:
+        return Step()
+    if b.phase is None:
+        b.move(PENDING, "Pending", "reading the spec")
+    return with_kstatus(b.fail("InvalidSpec", message), status, run.generation, now)
 
 
 def action_failed(run: plan.Run, status: dict, action: Action, error: failures.ActionError,
@@ -430,7 +442,7 @@ def with_kstatus(step: Step, status: dict, generation: int, now: dt.datetime) ->
     return step
 
 
-def _pending(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step | None:
+def _pending(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
     """Create the run's objects; deploy the database, or load an external one."""
     now = b.now
     table = b.status.get("sweep")
@@ -438,23 +450,23 @@ def _pending(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[p
     if table:
         b.step.status["sweep"] = sweep.with_cell(table, 0, state=sweep.RUNNING, startTime=rfc3339(now))
     b.step.status["database"] = {"endpoints": plan.endpoints(run, spec),
-                                 "release": plan.release_name(run) if plan.is_deployed(spec) else ""}
-    if plan.is_deployed(spec):
+                                 "release": plan.release_name(run) if spec.database.deployed else ""}
+    if spec.database.deployed:
         b.move(DEPLOYING, "Deploying", f"helm release {plan.release_name(run)}")
     else:
         b.condition("DatabaseReady", True, "External", "external database")
-        b.move(LOADING, "Loading", f"loading {spec['workload']['warehouses']} warehouses")
+        b.move(LOADING, "Loading", f"loading {spec.workload.warehouses} warehouses")
 
 
-def _deploying(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step | None:
+def _deploying(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
     """Install the release, then wait for its pods (readyTimeoutSeconds)."""
     status = b.status
     database = status.get("database") or {}
     replicas = plan.database_pod_count(spec)
-    timeout = spec["database"]["readyTimeoutSeconds"]
+    timeout = spec.database.ready_timeout_seconds
     if database.get("installed") and world.database_ready >= replicas:
         b.condition("DatabaseReady", True, "Ready", f"{replicas}/{replicas} pods ready")
-        b.move(LOADING, "Loading", f"database ready; loading {spec['workload']['warehouses']} warehouses")
+        b.move(LOADING, "Loading", f"database ready; loading {spec.workload.warehouses} warehouses")
     elif b.elapsed() > timeout:
         detail = waiting.pod_detail(world) or world.database_waiting or _condition_message(status, "DatabaseReady")
         msg = f"database not ready after {timeout}s: {world.database_ready}/{replicas} pods ready"
@@ -468,14 +480,14 @@ def _deploying(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list
                                      f"waiting for {replicas} pods to be ready")
 
 
-def _loading(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step | None:
+def _loading(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
     """One load Job; the run moves on when it succeeded."""
     if world.load.failed:
         b.condition("Loaded", False, "LoadFailed", world.load.message)
         return b.fail("LoadFailed", f"load failed: {world.load.message}")
     if world.load.succeeded:
-        b.condition("Loaded", True, "Loaded", f"{spec['workload']['warehouses']} warehouses loaded")
-        b.move(RUNNING, "Running", f"starting {spec['runners']['parallelism']} runner pods")
+        b.condition("Loaded", True, "Loaded", f"{spec.workload.warehouses} warehouses loaded")
+        b.move(RUNNING, "Running", f"starting {spec.runners.parallelism} runner pods")
     elif b.elapsed() > plan.load_timeout(spec):
         msg = f"not loaded after {plan.load_timeout(spec)}s"
         msg += f" ({detail})" if (detail := waiting.pod_detail(world)) else ""
@@ -486,10 +498,10 @@ def _loading(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[p
         b.event("LoadJobCreated", f"job {plan.job_name(run, 'loader')}")
 
 
-def _running(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step | None:
+def _running(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
     """The runner Job, the barrier, faults while measuring, the merged results."""
     status, now = b.status, b.now
-    n = spec["runners"]["parallelism"]
+    n = spec.runners.parallelism
     if world.runner.failed:
         b.condition("RunCompleted", False, "RunFailed", world.runner.message)
         return b.fail("RunFailed", f"run failed: {world.runner.message}")
@@ -525,14 +537,14 @@ def _running(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[p
             if world.start_at:  # written before a restart, status not yet: adopt it
                 b.step.status["startAt"] = world.start_at
             elif world.runners_ready >= n:
-                start_at = rfc3339(now + dt.timedelta(seconds=spec["runners"]["startDelaySeconds"]))
+                start_at = rfc3339(now + dt.timedelta(seconds=spec.runners.start_delay_seconds))
                 b.act(Action.WRITE_START_AT)
                 b.step.start_at = start_at
                 b.step.status["startAt"] = start_at
                 b.event("RunnersReady", f"all {n} runner pods ready; starting at {start_at}")
-            elif b.elapsed() > spec["runners"]["readyTimeoutSeconds"]:
+            elif b.elapsed() > spec.runners.ready_timeout_seconds:
                 msg = (f"{world.runners_ready}/{n} runner pods ready after "
-                       f"{spec['runners']['readyTimeoutSeconds']}s")
+                       f"{spec.runners.ready_timeout_seconds}s")
                 msg += f" ({detail})" if (detail := waiting.pod_detail(world)) else ""
                 b.condition("RunCompleted", False, "RunnersNotReady", msg)
                 return b.fail("RunnersNotReady", msg)
@@ -540,7 +552,7 @@ def _running(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[p
             _inject_faults(b, run, spec, world)
 
 
-def _verifying(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step | None:
+def _verifying(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
     """Durability (the verifier Job over every ledger), then consistency (the checker Job)."""
     status = b.status
     if "durability" not in status:
@@ -568,7 +580,7 @@ def _verifying(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list
         b.event("CheckJobCreated", f"job {plan.job_name(run, 'checker')}")
 
 
-def _finished(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step | None:
+def _finished(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
     """The verdict and BenchmarkResult once, the cleanup policy once, the ttl."""
     status, now = b.status, b.now
     phase = b.status["phase"]
@@ -583,14 +595,14 @@ def _finished(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[
     if not status.get("cleanedUp"):
         if status.get("startAt"):
             b.act(Action.RELEASE_RUNNERS)  # runner pods holding their ledgers exit now
-        policy = spec["cleanup"]["policy"]
+        policy = spec.cleanup.policy
         # a regression that fails the verdict keeps the database to look into, as a failure
         succeeded = phase == SUCCEEDED and not regression_fails(patched(status, b.step.status))
         if policy == "Always" or (policy == "OnSuccess" and succeeded):
             b.act(Action.CLEAN_UP)
             b.event("CleanedUp", f"cleanup policy {policy}: removed the database and Jobs")
         b.step.status["cleanedUp"] = True
-    ttl = spec["cleanup"].get("ttlSecondsAfterFinished")
+    ttl = spec.cleanup.ttl_seconds_after_finished
     done = status.get("completionTime")
     if ttl is not None and done and (now - parse_time(done)).total_seconds() >= ttl:
         b.act(Action.DELETE_RUN)
@@ -601,7 +613,7 @@ PHASE_STEPS = {PENDING: _pending, DEPLOYING: _deploying, LOADING: _loading, RUNN
                VERIFYING: _verifying, SUCCEEDED: _finished, FAILED: _finished}
 
 
-def _advance(b: _Builder, run: plan.Run, spec: dict, world: World, cells: list[plan.Cell]) -> Step:
+def _advance(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step:
     """The phase's own logic for the run under way (`run` names its objects; in a sweep, those
     of the cell under way, whose workload `spec` has)."""
     status, now = b.status, b.now
@@ -626,7 +638,7 @@ def regression_fails(status: dict) -> bool:
         (status.get("regression") or {}).get("onRegression", "Fail") != "Warn"
 
 
-def _judge_and_record(b: _Builder, run: plan.Run, spec: dict, world: World) -> None:
+def _judge_and_record(b: _Builder, run: plan.Run, spec: RunSpec, world: World) -> None:
     """Once per finished run: the regression verdict against its history, the BenchmarkResult
     that records it, and the pruning of the oldest results beyond spec.history.limit."""
     recorded = _record(b, run, spec, world, patched(b.status, b.step.status), history.history_limit(spec))
@@ -660,7 +672,7 @@ def _change_point_analysis(b: _Builder, run: plan.Run, world: World, this: regre
     return False, None
 
 
-def _record(b: _Builder, run: plan.Run, spec: dict, world: World, finished: dict,
+def _record(b: _Builder, run: plan.Run, spec: RunSpec, world: World, finished: dict,
             limit: int) -> tuple[regression.Verdict, dict, regression.Policy | None] | None:
     """The verdict of a finished run (or sweep cell) whose final status is `finished`, its
     BenchmarkResult (WRITE_RESULT) and the pruning beyond `limit` results; returns the verdict,
@@ -669,7 +681,7 @@ def _record(b: _Builder, run: plan.Run, spec: dict, world: World, finished: dict
     chash = regression.comparison_hash(spec)
     name = history.result_name(run)
     try:
-        policy = regression.Policy.from_spec(spec.get("regression"))
+        policy = regression.Policy.from_spec(spec.regression)
     except ValueError as e:  # the CRD refuses this at apply; an older CRD may not have
         policy, verdict = None, regression.Verdict(regression.INCONCLUSIVE, str(e))
     else:
@@ -695,7 +707,7 @@ def _record(b: _Builder, run: plan.Run, spec: dict, world: World, finished: dict
 CELL_STATUS = ("startAt", "results", "durability", "consistency", "faults")
 
 
-def _measured(b: _Builder, run: plan.Run, spec: dict, message: str) -> None:
+def _measured(b: _Builder, run: plan.Run, spec: RunSpec, message: str) -> None:
     """The run (or the sweep's cell under way) measured and verified everything, unless a fault
     the spec asked for was never injected (a durability verdict that covers fewer failovers than
     the spec says is not a pass; a replica set naming no primary skips a kill-primary, too) or
@@ -706,7 +718,7 @@ def _measured(b: _Builder, run: plan.Run, spec: dict, message: str) -> None:
             f"fault {f['number']} ({f['action']}) was not injected: {f['message']}" for f in skipped)
             + "; the durability verdict covers only the faults injected")
         return
-    if errors := error_budget_message(b.current("results") or {}, spec["workload"]["maxErrorPercent"]):
+    if errors := error_budget_message(b.current("results") or {}, spec.workload.max_error_percent):
         b.fail("TooManyErrors", errors)
         return
     table = b.current("sweep")
@@ -717,7 +729,7 @@ def _measured(b: _Builder, run: plan.Run, spec: dict, message: str) -> None:
     b.event("CellMeasured", f"cell {run.cell} ({sweep.label(table['cells'][run.cell])}): {message}")
 
 
-def _judge_cell(b: _Builder, run: plan.Run, spec: dict, world: World,
+def _judge_cell(b: _Builder, run: plan.Run, spec: RunSpec, world: World,
                 cells: list[plan.Cell]) -> tuple[bool, regression.Policy | None]:
     """A finished cell's verdict against the same cell of earlier runs, its BenchmarkResult
     and its row in status.sweep. A cell the run failed in (not yet finished) is Failed.
@@ -773,12 +785,12 @@ def _sweep_verdict(b: _Builder, policy: regression.Policy | None) -> None:
         b.condition("Regressed", outcome == regression.REGRESSED, outcome, text)
 
 
-def _verify_durability(b: _Builder, run: plan.Run, spec: dict, world: World) -> Step | None:
+def _verify_durability(b: _Builder, run: plan.Run, spec: RunSpec, world: World) -> Step | None:
     """The durability step of Verifying: once the faults are over and the database is whole
     again, one verifier Job reads the ledgers of all runner pods and judges them together;
     then the runner pods are released. Returns the Step if the run fails."""
-    n = spec["runners"]["parallelism"]
-    timeout = spec["database"]["readyTimeoutSeconds"]
+    n = spec.runners.parallelism
+    timeout = spec.database.ready_timeout_seconds
     if world.verifier.succeeded or world.verifier.failed:
         b.act(Action.RELEASE_RUNNERS)
         if world.durability_report is None:
@@ -797,7 +809,7 @@ def _verify_durability(b: _Builder, run: plan.Run, spec: dict, world: World) -> 
         b.condition("Durable", True, "NoLoss",
                     f"all {d['acknowledged']} acknowledged NewOrders found in {d['ledgers']} ledgers; "
                     f"{d['unknownOutcome']} of unknown outcome: {d['unknownCommitted']} committed")
-        if not spec["verify"]["enabled"]:
+        if not spec.verify.enabled:
             _measured(b, run, spec, "run complete: no acknowledged order lost (consistency check disabled)")
         return None
     if world.verifier.exists:
@@ -805,7 +817,7 @@ def _verify_durability(b: _Builder, run: plan.Run, spec: dict, world: World) -> 
     # Verified only after the last fault has recovered and every member is back.
     _inject_faults(b, run, spec, world)
     faults = b.step.status.get("faults", b.status.get("faults") or [])
-    replicas = plan.database_pod_count(spec) if plan.is_deployed(spec) else 0
+    replicas = plan.database_pod_count(spec) if spec.database.deployed else 0
     if not fault_injection.in_progress(faults) and world.database_ready >= replicas:
         gone = sorted(set(range(n)) - set(world.runner_pod_ips))
         if gone:

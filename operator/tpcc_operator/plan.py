@@ -1,6 +1,6 @@
 """Spec -> plan of objects: every name, label, manifest and Helm release a BenchmarkRun needs.
 
-Pure functions of (the run's identity, its defaulted spec, operator settings). Names carry the
+Pure functions of (the run's identity, its typed spec (runspec.RunSpec), operator settings). Names carry the
 generation, so a retry or an operator restart recreates exactly the same objects (a create
 that answers 409 means "already done") and a new generation never collides with the old one.
 """
@@ -16,6 +16,7 @@ from typing import Any
 from kubernetes.utils import parse_quantity
 
 from . import chart_policy
+from .runspec import CredentialsRef, RemotePercent, Resources, RunSpec
 
 GROUP = "bench.tpcc.dev"
 VERSION = "v1alpha1"
@@ -42,8 +43,6 @@ CLIENT_PORTS = {"voltdb": 21212, "mongodb": 27017}
 # the charts write its pid to /tmp/database.pid.
 DATABASE_CONTAINERS = {"voltdb": "voltdb", "mongodb": "mongod"}
 KILL_PROCESS_COMMAND = ("sh", "-c", 'kill -KILL "$(cat /tmp/database.pid)"')
-# The TPC-C mix as `tpcc run --mix` takes it: NewOrder, Payment, OrderStatus, Delivery, StockLevel.
-MIX_ORDER = ("newOrder", "payment", "orderStatus", "delivery", "stockLevel")
 
 
 @dataclass(frozen=True)
@@ -145,34 +144,36 @@ class Cell:
     loads: bool      # the first cell of its warehouse count: it loads the database (again)
 
 
-def sweep_cells(spec: dict) -> list[Cell]:
+def sweep_cells(spec: RunSpec) -> list[Cell]:
     """spec.sweep's cells in the order they run: warehouses outer (one load per size), then
     clients, then repetitions. A list the sweep leaves out is the workload's one value."""
-    sweep, w = spec.get("sweep"), spec["workload"]
+    sweep, w = spec.sweep, spec.workload
     if not sweep:
         return []
     cells: list[Cell] = []
-    for warehouses in sweep.get("warehouses") or [w["warehouses"]]:
-        for clients in sweep.get("clients") or [w["clients"]]:
-            for repetition in range(1, sweep.get("repetitions", 1) + 1):
+    for warehouses in sweep.warehouses or [w.warehouses]:
+        for clients in sweep.clients or [w.clients]:
+            for repetition in range(1, sweep.repetitions + 1):
                 cells.append(Cell(len(cells), warehouses, clients, repetition, loads=not cells or
                                   cells[-1].warehouses != warehouses))
     return cells
 
 
-def cell_spec(spec: dict, cell: Cell | None) -> dict:
+def cell_spec(spec: RunSpec, cell: Cell | None) -> RunSpec:
     """The spec one cell measures: the workload with the cell's warehouses and clients, no
     sweep. A later size's load replaces what the sweep itself loaded before, so it resets even
     an external database (its first load still refuses a user's data unless resetBeforeLoad)."""
     if cell is None:
         return spec
-    workload = {**spec["workload"], "warehouses": cell.warehouses, "clients": cell.clients}
+    document = dict(spec.document)
+    workload = {**document["workload"], "warehouses": cell.warehouses, "clients": cell.clients}
     if cell.loads and cell.index > 0:
         workload["resetBeforeLoad"] = True
-    return {**{k: v for k, v in spec.items() if k != "sweep"}, "workload": workload}
+    document.pop("sweep")
+    return RunSpec.parse({**document, "workload": workload})
 
 
-def current_cell(spec: dict, status: dict) -> Cell | None:
+def current_cell(spec: RunSpec, status: dict) -> Cell | None:
     """The sweep cell under way (status.sweep.current; the first before it is set)."""
     cells = sweep_cells(spec)
     if not cells:
@@ -193,10 +194,10 @@ def load_cells(cells: list[Cell], cell: Cell) -> list[Cell]:
 
 # ---- labels and ownership ------------------------------------------------------------------
 
-def labels(run: Run, spec: dict | None = None, role: str | None = None) -> dict[str, str]:
+def labels(run: Run, spec: RunSpec | None = None, role: str | None = None) -> dict[str, str]:
     out = {LABEL_MANAGED_BY: MANAGER, LABEL_RUN: run.name, LABEL_GENERATION: str(run.generation)}
     if spec is not None:
-        out[LABEL_DB] = spec["database"]["type"]
+        out[LABEL_DB] = spec.database.type
     if role is not None:
         out[LABEL_ROLE] = role
     return out
@@ -207,24 +208,12 @@ def owner_reference(run: Run) -> dict:
             "controller": True, "blockOwnerDeletion": True}
 
 
-def _metadata(run: Run, name: str, spec: dict | None = None, role: str | None = None) -> dict:
+def _metadata(run: Run, name: str, spec: RunSpec | None = None, role: str | None = None) -> dict:
     return {"name": name, "namespace": run.namespace, "labels": labels(run, spec, role),
             "ownerReferences": [owner_reference(run)]}
 
 
 # ---- the database ------------------------------------------------------------------------
-
-def is_deployed(spec: dict) -> bool:
-    return "external" not in spec["database"]
-
-
-def deploy_spec(spec: dict) -> dict:
-    """database.deploy with its defaults (an absent deploy means 'deploy with defaults')."""
-    d = spec["database"].get("deploy") or {}
-    return {"chart": d.get("chart", ""), "version": d.get("version", ""),
-            "replicas": d.get("replicas", 1), "kSafety": d.get("kSafety", 0),
-            "values": d.get("values") or {}}
-
 
 def _deep_merge(base: dict, top: dict) -> dict:
     out = dict(base)
@@ -233,25 +222,25 @@ def _deep_merge(base: dict, top: dict) -> dict:
     return out
 
 
-def helm_release(run: Run, spec: dict, settings: Settings) -> HelmRelease:
+def helm_release(run: Run, spec: RunSpec, settings: Settings) -> HelmRelease:
     """The release of the database: the user's values, then what the spec decides on top.
     Raises chart_policy.ReleaseRefused for a chart or values the operator will not install."""
-    db = spec["database"]["type"]
-    d = deploy_spec(spec)
-    chart = chart_policy.chart_reference(db, d["chart"], settings.charts_dir, settings.allowed_charts)
-    decided: dict[str, Any] = {"replicas": d["replicas"], "podLabels": labels(run, spec, "database")}
+    db = spec.database.type
+    d = spec.deploy
+    chart = chart_policy.chart_reference(db, d.chart, settings.charts_dir, settings.allowed_charts)
+    decided: dict[str, Any] = {"replicas": d.replicas, "podLabels": labels(run, spec, "database")}
     if db == "voltdb":
-        decided["kfactor"] = d["kSafety"]
-    values = _deep_merge(d["values"], decided)
-    chart_policy.check_values(db, d["chart"], values, settings.charts_dir)
-    if spec.get("faults") and db == "mongodb" and mongodb_topology(spec).sharded:
+        decided["kfactor"] = d.k_safety
+    values = _deep_merge(dict(d.values or {}), decided)
+    chart_policy.check_values(db, d.chart, values, settings.charts_dir)
+    if spec.faults and db == "mongodb" and mongodb_topology(spec).sharded:
         # refused before the install: kill-node counts the pods of one replica set, and a
         # mongos pod has no mongod to kill (the schema cannot see inside deploy.values)
         raise chart_policy.ReleaseRefused(
             "spec.faults are not supported on a sharded mongodb (database.deploy.values.topology: "
             "sharded): inject them into a replica set (topology: replicaset)")
     return HelmRelease(name=release_name(run), namespace=run.namespace, chart=chart,
-                       version=d["version"], values=values)
+                       version=d.version, values=values)
 
 
 @dataclass(frozen=True)
@@ -273,23 +262,23 @@ class MongoTopology:
 SHARDED_DEFAULTS = {"shards": 2, "configServers": 3, "mongos": 2}
 
 
-def mongodb_topology(spec: dict) -> MongoTopology:
-    d = deploy_spec(spec)
-    values = d["values"]
+def mongodb_topology(spec: RunSpec) -> MongoTopology:
+    d = spec.deploy
+    values = d.values or {}  # the chart's values: its schema, not the CRD's, says their shape
     if values.get("topology", "replicaset") != "sharded":
-        return MongoTopology(False, d["replicas"])
+        return MongoTopology(False, d.replicas)
     sharded = values.get("sharded") or {}
-    return MongoTopology(True, d["replicas"], sharded.get("shards", SHARDED_DEFAULTS["shards"]),
+    return MongoTopology(True, d.replicas, sharded.get("shards", SHARDED_DEFAULTS["shards"]),
                          sharded.get("configServers", SHARDED_DEFAULTS["configServers"]),
                          (sharded.get("mongos") or {}).get("replicas", SHARDED_DEFAULTS["mongos"]))
 
 
-def database_pod_count(spec: dict) -> int:
+def database_pod_count(spec: RunSpec) -> int:
     """How many pods a deployed database runs when all are up (the readiness the operator
     waits for): every member, and with a sharded mongodb the config servers and routers."""
-    if spec["database"]["type"] == "mongodb":
+    if spec.database.type == "mongodb":
         return mongodb_topology(spec).pods
-    return deploy_spec(spec)["replicas"]
+    return spec.deploy.replicas
 
 
 def database_pod_selector(run: Run) -> dict[str, str]:
@@ -297,18 +286,18 @@ def database_pod_selector(run: Run) -> dict[str, str]:
     return {LABEL_RUN: run.name, LABEL_GENERATION: str(run.generation), LABEL_ROLE: "database"}
 
 
-def endpoints(run: Run, spec: dict) -> list[str]:
+def endpoints(run: Run, spec: RunSpec) -> list[str]:
     """host:port of every database node: the pods' stable DNS names behind the chart's
     headless Service `<release>-hl` (no Service VIP needed), or the external endpoints.
     A sharded mongodb is reached through its routers only (StatefulSet `<release>-mongos`),
     each by name: a transaction is pinned to one mongos, which a VIP balancing every
     connection anew would not keep."""
-    if not is_deployed(spec):
-        return list(spec["database"]["external"]["endpoints"])
+    if spec.database.external is not None:
+        return list(spec.database.external.endpoints)
     rel = release_name(run)
-    db = spec["database"]["type"]
+    db = spec.database.type
     port = CLIENT_PORTS[db]
-    pods, count = rel, deploy_spec(spec)["replicas"]
+    pods, count = rel, spec.deploy.replicas
     if db == "mongodb" and (topology := mongodb_topology(spec)).sharded:
         pods, count = f"{rel}-mongos", topology.mongos
     return [f"{pods}-{i}.{rel}-hl.{run.namespace}.svc.{CLUSTER_DOMAIN}:{port}" for i in range(count)]
@@ -316,22 +305,22 @@ def endpoints(run: Run, spec: dict) -> list[str]:
 
 # ---- runner RBAC and ConfigMaps -------------------------------------------------------------
 
-def configmaps(run: Run, spec: dict) -> list[dict]:
+def configmaps(run: Run, spec: RunSpec) -> list[dict]:
     """The start ConfigMap (the barrier: the operator adds startAt) and one results ConfigMap
     per runner pod plus one for the check: the runners patch their JSON into them, so the
     results outlive the pods."""
     names = [start_configmap_name(run)]
-    names += [results_configmap_name(run, i) for i in range(spec["runners"]["parallelism"])]
+    names += [results_configmap_name(run, i) for i in range(spec.runners.parallelism)]
     names.append(check_configmap_name(run))
     return [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": _metadata(run, n), "data": {}}
             for n in names]
 
 
-def runner_rbac(run: Run, spec: dict) -> list[dict]:
+def runner_rbac(run: Run, spec: RunSpec) -> list[dict]:
     """ServiceAccount + Role + RoleBinding: the runner pods may read the start ConfigMap and
     read/patch their results ConfigMaps, nothing else."""
     sa = service_account_name(run)
-    writable = [results_configmap_name(run, i) for i in range(spec["runners"]["parallelism"])]
+    writable = [results_configmap_name(run, i) for i in range(spec.runners.parallelism)]
     writable.append(check_configmap_name(run))
     return [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _metadata(run, sa),
@@ -350,64 +339,66 @@ def runner_rbac(run: Run, spec: dict) -> list[dict]:
     ]
 
 
-def run_objects(run: Run, spec: dict) -> list[dict]:
+def run_objects(run: Run, spec: RunSpec) -> list[dict]:
     """Everything created once when a run begins, in creation order."""
     return runner_rbac(run, spec) + configmaps(run, spec)
 
 
 # ---- Jobs ------------------------------------------------------------------------------------
 
-def _common_flags(run: Run, spec: dict, metrics: bool) -> list[str]:
-    w = spec["workload"]
-    flags = ["--db", spec["database"]["type"], "--endpoints", ",".join(endpoints(run, spec)),
-             "--connect-timeout", str(w["connectTimeoutSeconds"]),
-             "--metrics-port", str(spec["runners"]["metricsPort"] if metrics else 0)]
-    for key, value in sorted((w.get("driverOptions") or {}).items()):
+def _common_flags(run: Run, spec: RunSpec, metrics: bool) -> list[str]:
+    w = spec.workload
+    flags = ["--db", spec.database.type, "--endpoints", ",".join(endpoints(run, spec)),
+             "--connect-timeout", str(w.connect_timeout_seconds),
+             "--metrics-port", str(spec.runners.metrics_port if metrics else 0)]
+    for key, value in sorted((w.driver_options or {}).items()):
         flags += ["--driver-opt", f"{key}={value}"]
     return flags
 
 
-def _credentials_env(spec: dict) -> list[dict]:
+def _credentials_env(spec: RunSpec) -> list[dict]:
     """The runner's database user: external.credentialsSecretRef, or for a deployed mongodb
     with auth the chart's root user (auth.existingSecret and its keys, chart defaults
     username/password)."""
-    ref = spec["database"].get("external", {}).get("credentialsSecretRef")
-    if is_deployed(spec) and spec["database"]["type"] == "mongodb":
-        auth = deploy_spec(spec)["values"].get("auth") or {}
+    external = spec.database.external
+    ref = external.credentials_secret_ref if external else None
+    if external is None and spec.database.type == "mongodb":
+        auth = (spec.deploy.values or {}).get("auth") or {}  # the chart's values
         if auth.get("enabled"):
-            ref = {"name": auth.get("existingSecret", ""), "usernameKey": auth.get("usernameKey", "username"),
-                   "passwordKey": auth.get("passwordKey", "password")}
+            ref = CredentialsRef(auth.get("existingSecret", ""), auth.get("usernameKey", "username"),
+                                 auth.get("passwordKey", "password"))
     if not ref:
         return []
-    return [{"name": env, "valueFrom": {"secretKeyRef": {"name": ref["name"], "key": ref[key]}}}
-            for env, key in (("TPCC_DB_USERNAME", "usernameKey"), ("TPCC_DB_PASSWORD", "passwordKey"))]
+    return [{"name": env, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": key}}}
+            for env, key in (("TPCC_DB_USERNAME", ref.username_key), ("TPCC_DB_PASSWORD", ref.password_key))]
 
 
-def mix_argument(spec: dict) -> str:
-    mix = spec["workload"]["mix"]
-    return ",".join(str(mix[k]) for k in MIX_ORDER)
+def mix_argument(spec: RunSpec) -> str:
+    """The TPC-C mix as `tpcc run --mix` takes it: NewOrder, Payment, OrderStatus, Delivery, StockLevel."""
+    mix = spec.workload.mix
+    return ",".join(str(n) for n in (mix.new_order, mix.payment, mix.order_status, mix.delivery, mix.stock_level))
 
 
-def pod_resources(spec: dict, settings: Settings) -> dict:
+def pod_resources(spec: RunSpec, settings: Settings) -> dict:
     """The operator's defaults, overridden value by value by runners.resources; a default
     limit below a request the user raised is raised to it (else the API server refuses the Job)."""
-    mine = spec["runners"].get("resources") or {}
-    requests = {**settings.pod_resources.requests, **(mine.get("requests") or {})}
-    limits = {**settings.pod_resources.limits, **(mine.get("limits") or {})}
+    mine = spec.runners.resources or Resources()
+    requests = {**settings.pod_resources.requests, **(mine.requests or {})}
+    limits = {**settings.pod_resources.limits, **(mine.limits or {})}
     for resource, request in requests.items():
-        user_limit = resource in (mine.get("limits") or {})
+        user_limit = resource in (mine.limits or {})
         if resource in limits and not user_limit and parse_quantity(request) > parse_quantity(limits[resource]):
             limits[resource] = request
     return {"requests": requests, "limits": limits}
 
 
-def _pod_spec(run: Run, spec: dict, settings: Settings, args: list[str], *,
+def _pod_spec(run: Run, spec: RunSpec, settings: Settings, args: list[str], *,
               api_token: bool, metrics: bool) -> dict:
-    r = spec["runners"]
+    r = spec.runners
     container: dict[str, Any] = {
         "name": "tpcc",
-        "image": r.get("image") or settings.runner_image,
-        "imagePullPolicy": r["imagePullPolicy"],
+        "image": r.image or settings.runner_image,
+        "imagePullPolicy": r.image_pull_policy,
         "command": ["tpcc"],
         "args": args,
         "env": [{"name": "HOME", "value": "/tmp"}] + _credentials_env(spec),
@@ -419,7 +410,7 @@ def _pod_spec(run: Run, spec: dict, settings: Settings, args: list[str], *,
         "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
     }
     if metrics:
-        container["ports"] = [{"name": "metrics", "containerPort": r["metricsPort"], "protocol": "TCP"}]
+        container["ports"] = [{"name": "metrics", "containerPort": r.metrics_port, "protocol": "TCP"}]
     return {
         "restartPolicy": "Never",
         "serviceAccountName": service_account_name(run),
@@ -432,7 +423,7 @@ def _pod_spec(run: Run, spec: dict, settings: Settings, args: list[str], *,
     }
 
 
-def _job(run: Run, spec: dict, role: str, pod: dict, deadline: int, **job_spec: Any) -> dict:
+def _job(run: Run, spec: RunSpec, role: str, pod: dict, deadline: int, **job_spec: Any) -> dict:
     meta = _metadata(run, job_name(run, role), spec, role)
     return {
         "apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
@@ -441,68 +432,69 @@ def _job(run: Run, spec: dict, role: str, pod: dict, deadline: int, **job_spec: 
     }
 
 
-def load_job(run: Run, spec: dict, settings: Settings) -> dict:
-    w = spec["workload"]
+def load_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
+    w = spec.workload
     args = ["load", *_common_flags(run, spec, metrics=True),
-            "--warehouses", str(w["warehouses"]), "--workers", str(w["loadWorkers"]),
+            "--warehouses", str(w.warehouses), "--workers", str(w.load_workers),
             "--seed", str(run_seed(run, spec))]
     if reset_before_load(spec):
         args.append("--reset")
-    elif not is_deployed(spec):
+    elif not spec.database.deployed:
         args.append("--refuse-existing")  # never touch a user's own TPC-C data unasked
     pod = _pod_spec(run, spec, settings, args, api_token=False, metrics=True)
     return _job(run, spec, "loader", pod, load_timeout(spec))
 
 
-def load_timeout(spec: dict) -> int:
+def load_timeout(spec: RunSpec) -> int:
     """workload.loadTimeoutSeconds, or from the size: 10 minutes plus 5 for each warehouse
     a loader worker has to load."""
-    w = spec["workload"]
-    return w.get("loadTimeoutSeconds") or 600 + 300 * -(-w["warehouses"] // w["loadWorkers"])
+    w = spec.workload
+    return w.load_timeout_seconds or 600 + 300 * -(-w.warehouses // w.load_workers)
 
 
-def run_seed(run: Run, spec: dict) -> int:
+def run_seed(run: Run, spec: RunSpec) -> int:
     """The one seed of a run (clause 2.1.6.1: one C_RUN per run): spec.workload.seed, or one
     derived from the run's UID and generation, so an operator restart gives the same seed and
     a new generation a new one. The loader draws C_LOAD from it; every runner pod draws the
     same C_RUN from it and the load's C_LOAD, and its terminals' inputs. Each cell of a sweep
     is a run of its own (its repetitions draw new inputs)."""
-    seed = spec["workload"].get("seed")
+    seed = spec.workload.seed
     if seed is not None:
-        return int(seed)
+        return seed
     cell = "" if run.cell is None else f"/{run.cell}"
     digest = hashlib.sha256(f"{run.uid}/{run.generation}{cell}".encode()).digest()
     return int.from_bytes(digest[:4], "big") >> 1  # 31 bits: fits every signed int
 
 
-def reset_before_load(spec: dict) -> bool:
+def reset_before_load(spec: RunSpec) -> bool:
     """workload.resetBeforeLoad as written; unset: only a database deployed for this run
     (new, empty) is reset, an external one never."""
-    return spec["workload"].get("resetBeforeLoad", is_deployed(spec))
+    reset = spec.workload.reset_before_load
+    return spec.database.deployed if reset is None else reset
 
 
-def clients_per_pod(spec: dict) -> int:
-    return spec["workload"]["clients"] // spec["runners"]["parallelism"]
+def clients_per_pod(spec: RunSpec) -> int:
+    return spec.workload.clients // spec.runners.parallelism
 
 
-def remote_arguments(spec: dict) -> list[str]:
+def remote_arguments(spec: RunSpec) -> list[str]:
     """workload.remotePercent as `tpcc run` flags; an absent key keeps the runner's clause value."""
-    remote = spec["workload"].get("remotePercent") or {}
-    flags = {"newOrderLines": "--remote-line-percent", "payments": "--remote-payment-percent"}
-    return [arg for key, flag in flags.items() if key in remote for arg in (flag, str(remote[key]))]
+    remote = spec.workload.remote_percent or RemotePercent()
+    flags = (("--remote-line-percent", remote.new_order_lines), ("--remote-payment-percent", remote.payments))
+    return [arg for flag, percent in flags if percent is not None for arg in (flag, str(percent))]
 
 
-def run_job(run: Run, spec: dict, settings: Settings) -> dict:
+def run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
     """An Indexed Job of `parallelism` pods that all run at once; pod I is shard I/N and writes
     into results ConfigMap I. Each waits for startAt in the start ConfigMap (the barrier)."""
-    w, r = spec["workload"], spec["runners"]
-    n = r["parallelism"]
+    w, r = spec.workload, spec.runners
+    n = r.parallelism
     ns = run.namespace
     args = ["run", *_common_flags(run, spec, metrics=True),
-            "--warehouses", str(w["warehouses"]), "--clients", str(clients_per_pod(spec)),
-            "--duration", str(w["durationSeconds"]), "--warmup", str(w["warmupSeconds"]),
+            "--warehouses", str(w.warehouses), "--clients", str(clients_per_pod(spec)),
+            "--duration", str(w.duration_seconds), "--warmup", str(w.warmup_seconds),
             "--mix", mix_argument(spec), "--seed", str(run_seed(run, spec)),
-            *(["--think-time"] if w["pacing"] == "spec" else []),
+            *(["--think-time"] if w.pacing == "spec" else []),
             *remote_arguments(spec),
             "--shard", f"$(JOB_COMPLETION_INDEX)/{n}",
             "--start-configmap", f"{ns}/{start_configmap_name(run)}",
@@ -517,16 +509,16 @@ def run_job(run: Run, spec: dict, settings: Settings) -> dict:
     pod["containers"][0]["readinessProbe"] = {
         "httpGet": {"path": "/ready", "port": "metrics"}, "periodSeconds": 2, "failureThreshold": 1}
     # Backstop only: the operator fails the run itself when the pods are not Ready in time.
-    deadline = (r["readyTimeoutSeconds"] + r["startDelaySeconds"] + w["warmupSeconds"]
-                + w["durationSeconds"] + ledger_hold_seconds(spec) + 300)
+    deadline = (r.ready_timeout_seconds + r.start_delay_seconds + w.warmup_seconds
+                + w.duration_seconds + ledger_hold_seconds(spec) + 300)
     return _job(run, spec, "runner", pod, deadline, completionMode="Indexed",
                 completions=n, parallelism=n)
 
 
-def ledger_hold_seconds(spec: dict) -> int:
+def ledger_hold_seconds(spec: RunSpec) -> int:
     """How long a runner pod holds its ledger after its window: the faults' recovery, then
     the verifier's deadline, then slack for the operator's ticks."""
-    return spec["database"]["readyTimeoutSeconds"] + spec["verify"]["timeoutSeconds"] + 120
+    return spec.database.ready_timeout_seconds + spec.verify.timeout_seconds + 120
 
 
 def ledger_urls(pod_ips: dict[int, str]) -> list[str]:
@@ -534,7 +526,7 @@ def ledger_urls(pod_ips: dict[int, str]) -> list[str]:
     return [f"http://{pod_ips[shard]}:{LEDGER_PORT}/ledger" for shard in sorted(pod_ips)]
 
 
-def verifier_job(run: Run, spec: dict, settings: Settings, pod_ips: dict[int, str]) -> dict:
+def verifier_job(run: Run, spec: RunSpec, settings: Settings, pod_ips: dict[int, str]) -> dict:
     """The durability verification: once per run, over the ledgers of all runner pods
     together (a key acknowledged by two pods is a lost order), after the faults are over;
     durability.json goes into the check ConfigMap."""
@@ -542,13 +534,13 @@ def verifier_job(run: Run, spec: dict, settings: Settings, pod_ips: dict[int, st
             *[a for url in ledger_urls(pod_ips) for a in ("--ledger", url)],
             "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
-    return _job(run, spec, "verifier", pod, spec["verify"]["timeoutSeconds"])
+    return _job(run, spec, "verifier", pod, spec.verify.timeout_seconds)
 
 
 CHECK_INPUT_DIR = "/etc/tpcc/check"
 
 
-def check_job(run: Run, spec: dict, settings: Settings, earlier_cells: tuple[int, ...] = ()) -> dict:
+def check_job(run: Run, spec: RunSpec, settings: Settings, earlier_cells: tuple[int, ...] = ()) -> dict:
     """The 12 conditions; condition 11 counts the orders delivered since the load from the
     runner pods' acknowledged Deliveries (deliveries.json, which the operator wrote into the
     check ConfigMap before creating this Job), not from ORDERS itself. In a sweep the load is
@@ -556,7 +548,7 @@ def check_job(run: Run, spec: dict, settings: Settings, earlier_cells: tuple[int
     sources = [(run, f"{CHECK_INPUT_DIR}/deliveries.json")]
     sources += [(replace(run, cell=i), f"{CHECK_INPUT_DIR}-c{i}/deliveries.json") for i in earlier_cells]
     args = ["check", *_common_flags(run, spec, metrics=False),
-            "--warehouses", str(spec["workload"]["warehouses"]),
+            "--warehouses", str(spec.workload.warehouses),
             *[a for _, path in sources for a in ("--deliveries", path)],
             "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
@@ -566,13 +558,13 @@ def check_job(run: Run, spec: dict, settings: Settings, earlier_cells: tuple[int
             "name": check_configmap_name(source), "items": [{"key": "deliveries.json", "path": "deliveries.json"}]}})
         pod["containers"][0]["volumeMounts"].append({"name": volume, "mountPath": path.rsplit("/", 1)[0],
                                                      "readOnly": True})
-    return _job(run, spec, "checker", pod, spec["verify"]["timeoutSeconds"])
+    return _job(run, spec, "checker", pod, spec.verify.timeout_seconds)
 
 
 ANALYSIS_INPUT_DIR = "/etc/tpcc/analysis"
 
 
-def analyzer_job(run: Run, spec: dict, settings: Settings, max_pvalue: float) -> dict:
+def analyzer_job(run: Run, spec: RunSpec, settings: Settings, max_pvalue: float) -> dict:
     """E-Divisive change points over the run's comparable history (tpcc changepoints, Apache
     Otava, in the runner image: the operator never loads numpy): history.json, which the
     operator wrote into the check ConfigMap, in; changepoints.json out."""
@@ -583,4 +575,4 @@ def analyzer_job(run: Run, spec: dict, settings: Settings, max_pvalue: float) ->
         "name": check_configmap_name(run), "items": [{"key": "history.json", "path": "history.json"}]}})
     pod["containers"][0]["volumeMounts"].append({"name": "history", "mountPath": ANALYSIS_INPUT_DIR,
                                                  "readOnly": True})
-    return _job(run, spec, "analyzer", pod, spec["verify"]["timeoutSeconds"])
+    return _job(run, spec, "analyzer", pod, spec.verify.timeout_seconds)

@@ -16,6 +16,8 @@ import statistics
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from . import runspec
+
 PASS, REGRESSED, IMPROVED, INCONCLUSIVE, FAILED = "Pass", "Regressed", "Improved", "Inconclusive", "Failed"
 VERDICTS = (PASS, REGRESSED, IMPROVED, INCONCLUSIVE, FAILED)
 # Results whose figures may serve as a baseline: the run succeeded and was not a regression.
@@ -31,15 +33,16 @@ NOT_COMPARED = ("loadWorkers", "loadTimeoutSeconds", "connectTimeoutSeconds", "r
                 "maxErrorPercent")
 
 
-def comparison_hash(spec: dict) -> str:
+def comparison_hash(spec: runspec.RunSpec) -> str:
     """What two runs must share to be compared: the database type, the workload, the runner pods
     and the faults. Not the database's image, version, chart values or topology — those are what
-    a change under test alters — and not runToken, cleanup, regression or history."""
-    workload = {k: v for k, v in (spec.get("workload") or {}).items() if k not in NOT_COMPARED}
-    runners = spec.get("runners") or {}
-    compared = {"database": (spec.get("database") or {}).get("type"), "workload": workload,
+    a change under test alters — and not runToken, cleanup, regression or history. Defined over
+    the spec's JSON, as recorded in every BenchmarkResult (comparisonHash)."""
+    workload = {k: v for k, v in spec.section("workload").items() if k not in NOT_COMPARED}
+    runners = spec.section("runners")
+    compared = {"database": spec.database.type, "workload": workload,
                 "runners": {"parallelism": runners.get("parallelism"), "resources": runners.get("resources")},
-                "faults": spec.get("faults") or []}
+                "faults": spec.section("faults") or []}
     return hashlib.sha256(json.dumps(compared, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -53,54 +56,49 @@ class FixedBaseline:
 @dataclass(frozen=True)
 class ChangePointPolicy:
     """spec.regression.changePoints, defaulted (absent or enabled: false is no policy)."""
-    min_history: int = 8        # fewer earlier comparable results: the change points say nothing
-    max_pvalue: float = 0.001   # the significance a change point needs (tpcc changepoints --max-pvalue)
-    recent_results: int = 5     # a change point judges while its new level holds at most this many results
+    min_history: int      # fewer earlier comparable results: the change points say nothing
+    max_pvalue: float     # the significance a change point needs (tpcc changepoints --max-pvalue)
+    recent_results: int   # a change point judges while its new level holds at most this many results
 
     @classmethod
-    def from_spec(cls, change_points: dict | None) -> ChangePointPolicy | None:
-        if change_points is None or not change_points.get("enabled", True):
+    def from_spec(cls, change_points: runspec.ChangePoints | None) -> ChangePointPolicy | None:
+        if change_points is None or not change_points.enabled:
             return None
-        defaults = cls()
-        return cls(min_history=int(change_points.get("minHistory", defaults.min_history)),
-                   max_pvalue=float(change_points.get("maxPValue", defaults.max_pvalue)),
-                   recent_results=int(change_points.get("recentResults", defaults.recent_results)))
+        return cls(min_history=change_points.min_history, max_pvalue=change_points.max_p_value,
+                   recent_results=change_points.recent_results)
 
 
 @dataclass(frozen=True)
 class Policy:
-    """spec.regression, defaulted."""
-    previous: int = 3              # median of the N most recent passing comparable results
-    min_results: int = 1           # fewer comparable passing results: Inconclusive
-    result: str | None = None      # or one named BenchmarkResult
-    fixed: FixedBaseline | None = None  # or fixed numbers
-    max_tpmc_drop_percent: float = 10.0
-    max_p99_increase_percent: dict[str, float] = field(default_factory=lambda: {"NEW_ORDER": 50.0})
-    on_regression: str = "Fail"    # Fail | Warn
-    change_points: ChangePointPolicy | None = None
+    """spec.regression as the judge reads it (the CRD holds the defaults)."""
+    min_results: int               # fewer comparable passing results: Inconclusive
+    max_tpmc_drop_percent: float
+    max_p99_increase_percent: dict[str, float]
+    on_regression: str             # Fail | Warn
+    change_points: ChangePointPolicy | None
+    # baseline: the median of the `previous` most recent passing comparable results (3 when
+    # the spec names no baseline: the CRD cannot default one of three exclusive fields), or
+    # one named BenchmarkResult, or fixed numbers
+    previous: int = 3
+    result: str | None = None
+    fixed: FixedBaseline | None = None
 
     @classmethod
-    def from_spec(cls, regression: dict | None) -> Policy | None:
+    def from_spec(cls, regression: runspec.Regression | None) -> Policy | None:
         """None without spec.regression (nothing is compared)."""
         if regression is None:
             return None
-        baseline = regression.get("baseline") or {}
-        if sum(k in baseline for k in ("previous", "result", "fixed")) > 1:
+        baseline = regression.baseline_or_defaults
+        if sum(x is not None for x in (baseline.previous, baseline.result, baseline.fixed)) > 1:
             raise ValueError("spec.regression.baseline: give one of previous, result, fixed")
-        fixed = baseline.get("fixed")
-        defaults = cls()
-        return cls(previous=int(baseline.get("previous", defaults.previous)),
-                   min_results=int(baseline.get("minResults", defaults.min_results)),
-                   result=baseline.get("result"),
-                   fixed=FixedBaseline(fixed.get("tpmC"), {k: float(v) for k, v in
-                                                           (fixed.get("p99Ms") or {}).items()})
-                   if fixed is not None else None,
-                   max_tpmc_drop_percent=float(regression.get("maxTpmCDropPercent",
-                                                              defaults.max_tpmc_drop_percent)),
-                   max_p99_increase_percent={k: float(v) for k, v in regression.get(
-                       "maxP99IncreasePercent", defaults.max_p99_increase_percent).items()},
-                   on_regression=regression.get("onRegression", defaults.on_regression),
-                   change_points=ChangePointPolicy.from_spec(regression.get("changePoints")))
+        fixed = baseline.fixed
+        return cls(previous=cls.previous if baseline.previous is None else baseline.previous,
+                   min_results=baseline.min_results, result=baseline.result,
+                   fixed=FixedBaseline(fixed.tpm_c, dict(fixed.p99_ms or {})) if fixed else None,
+                   max_tpmc_drop_percent=regression.max_tpm_c_drop_percent,
+                   max_p99_increase_percent=dict(regression.max_p99_increase_percent),
+                   on_regression=regression.on_regression,
+                   change_points=ChangePointPolicy.from_spec(regression.change_points))
 
 
 @dataclass(frozen=True)

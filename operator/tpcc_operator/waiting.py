@@ -7,10 +7,9 @@ wait that ends in a timeout has already named its cause in the status.
 """
 from __future__ import annotations
 
-import datetime as dt
-
 from . import failures, plan
 from . import faults as fault_injection
+from .runspec import RunSpec
 from .timestamps import parse_time, rfc3339
 
 DEPLOYING, LOADING, RUNNING, VERIFYING = "Deploying", "Loading", "Running", "Verifying"
@@ -31,29 +30,29 @@ def _with(text: str, detail: str) -> str:
     return f"{text}; {detail}" if detail else text
 
 
-def _deploying(run: plan.Run, spec: dict, status: dict, world) -> str:
+def _deploying(run: plan.Run, spec: RunSpec, status: dict, world) -> str:
     if not (status.get("database") or {}).get("installed"):
         return f"installing helm release {plan.release_name(run)}"
     replicas = plan.database_pod_count(spec)
     return _with(f"waiting for the database pods to be ready: {world.database_ready}/{replicas} "
-                 f"(timeout {spec['database']['readyTimeoutSeconds']}s)", pod_detail(world) or world.database_waiting)
+                 f"(timeout {spec.database.ready_timeout_seconds}s)", pod_detail(world) or world.database_waiting)
 
 
-def _loading(run: plan.Run, spec: dict, world) -> str:
-    return _with(f"waiting for load job {plan.job_name(run, 'loader')} to load {spec['workload']['warehouses']} "
+def _loading(run: plan.Run, spec: RunSpec, world) -> str:
+    return _with(f"waiting for load job {plan.job_name(run, 'loader')} to load {spec.workload.warehouses} "
                  f"warehouses (timeout {plan.load_timeout(spec)}s)", pod_detail(world))
 
 
-def _running(run: plan.Run, spec: dict, status: dict, world) -> str:
-    n = spec["runners"]["parallelism"]
+def _running(run: plan.Run, spec: RunSpec, status: dict, world) -> str:
+    n = spec.runners.parallelism
     start_at = status.get("startAt")
     if not start_at:
         return _with(f"waiting for the runner pods to connect and be ready: {world.runners_ready}/{n} "
-                     f"(timeout {spec['runners']['readyTimeoutSeconds']}s)", pod_detail(world))
-    w = spec["workload"]
-    end = parse_time(start_at) + dt.timedelta(seconds=w["warmupSeconds"] + w["durationSeconds"])
-    text = (f"measuring: {n} runner pods started at {start_at}, {w['warmupSeconds']}s warmup + "
-            f"{w['durationSeconds']}s measured; results due at {rfc3339(end)}")
+                     f"(timeout {spec.runners.ready_timeout_seconds}s)", pod_detail(world))
+    w = spec.workload
+    end = fault_injection.measured_end(spec, parse_time(start_at))
+    text = (f"measuring: {n} runner pods started at {start_at}, {w.warmup_seconds}s warmup + "
+            f"{w.duration_seconds}s measured; results due at {rfc3339(end)}")
     faults = status.get("faults") or []
     if fault_injection.in_progress(faults):
         last = faults[-1]
@@ -61,24 +60,24 @@ def _running(run: plan.Run, spec: dict, status: dict, world) -> str:
     return text
 
 
-def _verifying(run: plan.Run, spec: dict, status: dict, world) -> str:
+def _verifying(run: plan.Run, spec: RunSpec, status: dict, world) -> str:
     if "durability" in status:
         return _with(f"waiting for consistency check job {plan.job_name(run, 'checker')}", pod_detail(world))
     if world.verifier.exists:
         return _with(f"waiting for verifier job {plan.job_name(run, 'verifier')} to read the durability ledgers "
-                     f"of {spec['runners']['parallelism']} runner pods", pod_detail(world))
+                     f"of {spec.runners.parallelism} runner pods", pod_detail(world))
     faults = status.get("faults") or []
-    timeout = spec["database"]["readyTimeoutSeconds"]
+    timeout = spec.database.ready_timeout_seconds
     if fault_injection.in_progress(faults):
         last = faults[-1]
         return (f"waiting for fault {last['number']}'s pod {last.get('target')} to be back and ready "
                 f"before verifying durability (timeout {timeout}s)")
-    replicas = plan.database_pod_count(spec) if plan.is_deployed(spec) else 0
+    replicas = plan.database_pod_count(spec) if spec.database.deployed else 0
     return (f"waiting for the database pods to be ready before verifying durability: "
             f"{world.database_ready}/{replicas} (timeout {timeout}s)")
 
 
-def describe(phase: str, run: plan.Run, spec: dict, status: dict, world) -> str:
+def describe(phase: str, run: plan.Run, spec: RunSpec, status: dict, world) -> str:
     """What the run under way (or the sweep's cell under way) waits for in `phase`, as `world`
     (what the timer observed for that phase) shows it."""
     if phase == DEPLOYING:

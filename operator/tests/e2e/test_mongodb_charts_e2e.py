@@ -16,9 +16,9 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the unit tests' modules
 
-from crd_schema import defaulted_spec  # noqa: E402
 from test_benchmarkrun_e2e import ROOT, kubectl  # noqa: E402
 from tpcc_operator import plan  # noqa: E402
+from tpcc_operator.runspec import RunSpec  # noqa: E402
 
 pytestmark = pytest.mark.k8s
 
@@ -79,7 +79,7 @@ def test_the_values_the_operator_installs_for_the_paper_sample_are_accepted(clus
     """crds/samples/mongodb-replicaset.yaml through the operator's own plan: the release values
     it would install render and pass the API server, and the endpoints name those pods."""
     sample = yaml.safe_load((ROOT / "crds" / "samples" / "mongodb-replicaset.yaml").read_text())
-    spec = defaulted_spec(sample["spec"])
+    spec = RunSpec.parse(sample["spec"])
     run = plan.Run(sample["metadata"]["name"], namespace, "uid", 1)
     release = plan.helm_release(run, spec, plan.Settings(charts_dir=ROOT / "charts"))
     values = tmp_path / "values.yaml"

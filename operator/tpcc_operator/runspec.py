@@ -1,0 +1,327 @@
+"""BenchmarkRun's spec as types, read once at the edge (`RunSpec.parse`) and passed around as such.
+
+Defaults live in one place, the CRD: the API server applies them to every object it stores, and
+`parse` applies the same CRD's defaults (structural defaulting, as the API server does) to a spec
+that did not come through it (a test's, a schedule's template), so both read alike. A field is
+`X | None` exactly when the CRD neither requires nor defaults it; `test_runspec` holds every
+dataclass and the CRD's schema to each other, field by field, in both directions.
+
+The parsed document is kept (`RunSpec.document`) for what is defined over the JSON itself: the
+spec and comparison hashes, and the copy recorded in each BenchmarkResult.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import os
+import re
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+# the operator chart carries the CRDs (and the image carries the charts: TPCC_CHARTS_DIR)
+CRD_FILE = Path("tpcc-operator") / "crds" / "benchmarkrun.yaml"
+_REPO_CHARTS = Path(__file__).resolve().parents[2] / "charts"
+
+
+class SpecError(ValueError):
+    """A spec the CRD's schema would not have admitted; the message names the field."""
+
+
+def _json(name: str) -> dict:
+    """Field metadata: the JSON name, where camelCase of the Python name is not it."""
+    return {"json": name}
+
+
+@dataclass(frozen=True)
+class CredentialsRef:
+    name: str
+    username_key: str
+    password_key: str
+
+
+@dataclass(frozen=True)
+class External:
+    endpoints: tuple[str, ...]
+    credentials_secret_ref: CredentialsRef | None = None
+
+
+@dataclass(frozen=True)
+class Deploy:
+    chart: str
+    version: str
+    replicas: int
+    k_safety: int
+    values: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Database:
+    type: str
+    ready_timeout_seconds: int
+    deploy: Deploy | None = None
+    external: External | None = None
+
+    @property
+    def deployed(self) -> bool:
+        return self.external is None
+
+
+@dataclass(frozen=True)
+class Mix:
+    new_order: int
+    payment: int
+    order_status: int
+    delivery: int
+    stock_level: int
+
+
+@dataclass(frozen=True)
+class RemotePercent:
+    new_order_lines: int | None = None
+    payments: int | None = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    warehouses: int
+    clients: int
+    duration_seconds: int
+    warmup_seconds: int
+    load_workers: int
+    connect_timeout_seconds: int
+    max_error_percent: float
+    mix: Mix
+    pacing: str
+    reset_before_load: bool | None = None
+    load_timeout_seconds: int | None = None
+    seed: int | None = None
+    remote_percent: RemotePercent | None = None
+    driver_options: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Resources:
+    requests: Mapping[str, Any] | None = None
+    limits: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Runners:
+    parallelism: int
+    image: str
+    image_pull_policy: str
+    metrics_port: int
+    start_delay_seconds: int
+    ready_timeout_seconds: int
+    resources: Resources | None = None
+
+
+@dataclass(frozen=True)
+class Verify:
+    enabled: bool
+    timeout_seconds: int
+
+
+@dataclass(frozen=True)
+class Cleanup:
+    policy: str
+    ttl_seconds_after_finished: int | None = None
+
+
+@dataclass(frozen=True)
+class Sweep:
+    repetitions: int
+    warehouses: tuple[int, ...] | None = None
+    clients: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class History:
+    limit: int
+    delete_with_run: bool
+
+
+@dataclass(frozen=True)
+class FixedBaseline:
+    tpm_c: float | None = field(default=None, metadata=_json("tpmC"))
+    p99_ms: Mapping[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class Baseline:
+    min_results: int
+    previous: int | None = None
+    result: str | None = None
+    fixed: FixedBaseline | None = None
+
+
+@dataclass(frozen=True)
+class ChangePoints:
+    enabled: bool
+    min_history: int
+    max_p_value: float = field(metadata=_json("maxPValue"))
+    recent_results: int
+
+
+@dataclass(frozen=True)
+class Regression:
+    max_tpm_c_drop_percent: float = field(metadata=_json("maxTpmCDropPercent"))
+    max_p99_increase_percent: Mapping[str, float]
+    on_regression: str
+    baseline: Baseline | None = None
+    change_points: ChangePoints | None = None
+
+    @property
+    def baseline_or_defaults(self) -> Baseline:
+        """baseline; absent, the CRD's defaults for one."""
+        return self.baseline or defaulted(Baseline, "regression", "baseline")
+
+
+@dataclass(frozen=True)
+class Fault:
+    action: str
+    method: str
+    pod_index: int
+    after_seconds: int
+    every_seconds: int
+    count: int
+    grace_period_seconds: int
+    allow_data_loss: bool
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    database: Database
+    workload: Workload
+    runners: Runners
+    verify: Verify
+    cleanup: Cleanup
+    history: History
+    faults: tuple[Fault, ...] | None = None
+    sweep: Sweep | None = None
+    regression: Regression | None = None
+    baseline_tpm_c: float | None = field(default=None, metadata=_json("baselineTpmC"))
+    run_token: str | None = None
+    # the defaulted JSON document this was parsed from (not a field of the CRD)
+    document: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False,
+                                        metadata={"document": True})
+
+    @classmethod
+    def parse(cls, spec: Mapping[str, Any], charts_dir: Path | None = None) -> RunSpec:
+        """The typed spec of a BenchmarkRun's `spec`, with the CRD's defaults applied.
+        Raises SpecError naming the field for what the CRD's schema rules out by type."""
+        document = apply_defaults(crd_spec_schema(charts_dir), copy.deepcopy(dict(spec)))
+        return dataclasses.replace(_build(cls, document, "spec"), document=document)
+
+    @property
+    def deploy(self) -> Deploy:
+        """database.deploy; absent (and no external database) means the CRD's defaults."""
+        return self.database.deploy or defaulted(Deploy, "database", "deploy")
+
+    def section(self, name: str) -> Any:
+        """A top-level section as JSON (for hashes and records, which are defined over it)."""
+        return copy.deepcopy(self.document.get(name))
+
+
+# ---- the CRD and its defaults ----------------------------------------------------------------
+
+@functools.cache
+def _crd_spec_schema(path: Path) -> dict:
+    crd = yaml.safe_load(path.read_text())
+    return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+
+
+def crd_spec_schema(charts_dir: Path | None = None) -> dict:
+    return _crd_spec_schema((charts_dir or _charts_dir()) / CRD_FILE)
+
+
+def _charts_dir() -> Path:
+    return Path(os.environ.get("TPCC_CHARTS_DIR", _REPO_CHARTS))
+
+
+def defaulted(cls: type, *path: str) -> Any:
+    """The section at `path` (under spec) written as `{}`: the CRD's defaults for it."""
+    schema = crd_spec_schema()
+    for key in path:
+        schema = schema["properties"][key]
+    return _build(cls, apply_defaults(schema, {}), ".".join(("spec", *path)))
+
+
+def apply_defaults(schema: Mapping[str, Any], value: Any) -> Any:
+    """Structural defaulting as the API server does it: an absent property with a default gets
+    it, then every present object is defaulted in turn (arrays item by item)."""
+    if isinstance(value, dict):
+        for key, sub in (schema.get("properties") or {}).items():
+            if key not in value and "default" in sub:
+                value[key] = copy.deepcopy(sub["default"])
+            if key in value:
+                value[key] = apply_defaults(sub, value[key])
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for key in value:
+                value[key] = apply_defaults(extra, value[key])
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        value = [apply_defaults(schema["items"], v) for v in value]
+    return value
+
+
+# ---- JSON -> dataclasses -----------------------------------------------------------------------
+
+def json_name(f: dataclasses.Field) -> str:
+    return f.metadata.get("json") or re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), f.name)
+
+
+def spec_fields(cls: type) -> list[dataclasses.Field]:
+    """The fields of a spec dataclass that are fields of the CRD."""
+    return [f for f in dataclasses.fields(cls) if not f.metadata.get("document")]
+
+
+_type_hints = functools.cache(typing.get_type_hints)
+
+
+def _build(cls: type, data: Any, path: str) -> Any:
+    if not isinstance(data, Mapping):
+        raise SpecError(f"{path}: expected an object, got {type(data).__name__}")
+    hints = _type_hints(cls)
+    kwargs = {}
+    for f in spec_fields(cls):
+        key, where = json_name(f), f"{path}.{json_name(f)}"
+        if key in data and data[key] is not None:
+            kwargs[f.name] = _convert(hints[f.name], data[key], where)
+        elif f.default is dataclasses.MISSING:
+            raise SpecError(f"{where}: required")
+    return cls(**kwargs)
+
+
+def _convert(hint: Any, value: Any, path: str) -> Any:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return _convert(next(a for a in args if a is not type(None)), value, path)
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value, path)
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise SpecError(f"{path}: expected a list, got {type(value).__name__}")
+        return tuple(_convert(args[0], v, f"{path}[{i}]") for i, v in enumerate(value))
+    if origin is Mapping:
+        if not isinstance(value, Mapping):
+            raise SpecError(f"{path}: expected an object, got {type(value).__name__}")
+        if args and args[1] is float:
+            return {k: _scalar(float, v, f"{path}.{k}") for k, v in value.items()}
+        return copy.deepcopy(dict(value))
+    return _scalar(hint, value, path)
+
+
+def _scalar(hint: type, value: Any, path: str) -> Any:
+    if hint is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, hint) and not (hint is int and isinstance(value, bool)):
+        return value
+    raise SpecError(f"{path}: expected {hint.__name__}, got {type(value).__name__} {value!r}")
