@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from tpcc_runner.drivers.base import DriverError
+from tpcc_runner.drivers.base import DriverError, UnknownOutcome
 from tpcc_runner.ycsb.executor import Plan, execute, shares, throttle_delay
 from tpcc_runner.ycsb.ledger import parse_ledgers, verify
 from tpcc_runner.ycsb.measurements import Measurements, status_summary, ycsb_text
@@ -208,3 +208,22 @@ def test_a_bug_outside_an_operation_stops_the_run_and_says_so(monkeypatch):
     outcome = run(db, props, "run")
     assert time.monotonic() - t0 < 5
     assert outcome.aborted == "client thread: ZeroDivisionError: division by zero"
+
+
+class LostAnswerStore(MemoryStore):
+    """Writes a load batch, then loses the answer: the outcome is unknown to the client."""
+
+    def load(self, records):
+        super().load(records)
+        raise UnknownOutcome("answer lost")
+
+
+def test_a_load_batch_of_unknown_outcome_is_in_the_ledger_as_unknown():
+    props = props_of(recordcount=20, batchsize=10)
+    db, ledger = MemoryDatabase(), []
+    outcome = execute(Plan(lambda: LostAnswerStore(db, props), props, "load", 1), ledger.extend)
+    assert outcome.error_count == 20 and returns(outcome, "INSERT") == {"BATCHED_OK": 18, "ERROR": 2}
+    writes = parse_ledgers({"ledger": ledger})
+    assert len(writes.unknown_inserts) == 20 and not writes.inserted
+    verdict = verify(db.store(props), writes, set(), 3)
+    assert verdict["durable"] and verdict["expected_records"] == [0, 20]
