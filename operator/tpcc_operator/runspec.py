@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 # the operator chart carries the CRDs (and the image carries the charts: TPCC_CHARTS_DIR)
-CRD_FILE = Path("tpcc-operator") / "crds" / "benchmarkrun.yaml"
+CRDS = Path("tpcc-operator") / "crds"
 _REPO_CHARTS = Path(__file__).resolve().parents[2] / "charts"
 
 
@@ -238,8 +238,9 @@ def _crd_spec_schema(path: Path) -> dict:
     return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
 
 
-def crd_spec_schema(charts_dir: Path | None = None) -> dict:
-    return _crd_spec_schema((charts_dir or _charts_dir()) / CRD_FILE)
+def crd_spec_schema(charts_dir: Path | None = None, crd: str = "benchmarkrun.yaml") -> dict:
+    """The schema of `spec` in one of the operator's CRDs."""
+    return _crd_spec_schema((charts_dir or _charts_dir()) / CRDS / crd)
 
 
 def _charts_dir() -> Path:

@@ -7,12 +7,13 @@ skipped by a DST jump do not run; wall times repeated when clocks go back run on
 """
 from __future__ import annotations
 
+import copy
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from . import plan
+from . import plan, runspec
 from .phases import SUCCEEDED, TERMINAL, Event, set_condition
 from .timestamps import parse_time, rfc3339
 
@@ -153,15 +154,28 @@ class ScheduleSpec:
 
     @classmethod
     def parse(cls, spec: dict) -> ScheduleSpec:
-        """The schema already checked types and bounds; the cron text and the zone name are ours."""
-        zone = spec.get("timeZone") or "UTC"
+        """The schema already checked types and bounds (and holds the defaults, applied here as
+        the API server applies them); the cron text and the zone name are ours to check."""
+        spec = defaulted(spec)
+        zone = spec["timeZone"]
         try:
             tz = ZoneInfo(zone)
         except (ZoneInfoNotFoundError, ValueError) as e:
             raise InvalidSchedule(f"timeZone {zone!r} is not an IANA time zone") from e
-        return cls(Cron.parse(spec.get("schedule", "")), tz, bool(spec.get("suspend")),
-                   spec.get("concurrencyPolicy") or FORBID, spec.get("startingDeadlineSeconds"),
-                   spec.get("successfulRunsHistoryLimit", 3), spec.get("failedRunsHistoryLimit", 1))
+        return cls(Cron.parse(spec["schedule"]), tz, spec["suspend"], spec["concurrencyPolicy"],
+                   spec.get("startingDeadlineSeconds"), *history_limits(spec))
+
+
+def defaulted(spec: dict) -> dict:
+    """A BenchmarkSchedule's spec with the CRD's defaults."""
+    return runspec.apply_defaults(runspec.crd_spec_schema(crd="benchmarkschedule.yaml"), copy.deepcopy(spec))
+
+
+def history_limits(spec: dict) -> tuple[int, int]:
+    """(successfulRunsHistoryLimit, failedRunsHistoryLimit), defaulted: these apply even to a
+    schedule whose cron text is invalid."""
+    spec = defaulted(spec)
+    return spec["successfulRunsHistoryLimit"], spec["failedRunsHistoryLimit"]
 
 
 @dataclass(frozen=True)
@@ -232,7 +246,7 @@ def decide(name: str, spec: dict, generation: int, status: dict, created: dt.dat
         sched = ScheduleSpec.parse(spec)
     except InvalidSchedule as e:
         d.status["conditions"] = _conditions(status, generation, now, False, "InvalidSchedule", str(e))
-        d.delete = _pruned(live, spec.get("successfulRunsHistoryLimit", 3), spec.get("failedRunsHistoryLimit", 1))
+        d.delete = _pruned(live, *history_limits(spec))
         return d
     d.delete = _pruned(live, sched.successful_limit, sched.failed_limit)
 
