@@ -164,12 +164,14 @@ def test_transaction_results(db, tmp_path):
                                                                   values=value),
             Operation(READMODIFYWRITE, 5, key, fields=None, values=value),
             Operation(INSERT, RECORDS, new_key, values={f: b"new" for f in workload.fields}),
-            Operation(SCAN, 5, key, fields=("field2",), scan_length=2)])
+            Operation(SCAN, 5, key, fields=("field2",), scan_length=2),
+            Operation(READ, RECORDS, new_key, fields=("field3",))])
         assert results[0] == {"field1": deterministic_value(key, "field1", 20)}
         assert results[1] is False                          # no such record: NOT_FOUND
         assert results[2] == ({f: deterministic_value(key, f, 20) for f in workload.fields}, True)
         assert results[3] is None
         assert results[4][0] == (key, value)                # the transaction sees its own update
+        assert results[5] == {"field3": b"new"}             # and its own insert
         assert store.read(new_key, ("field0",)) == {"field0": b"new"}
     finally:
         store.close()

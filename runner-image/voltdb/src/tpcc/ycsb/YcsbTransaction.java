@@ -18,7 +18,12 @@ import org.voltdb.VoltType;
 public class YcsbTransaction extends YcsbBase {
     static final byte READ = 0, UPDATE = 1, INSERT = 2, SCAN = 3, UPSERT = 4;
 
+    /** Writes queued and not yet executed: inserts and upserts go to the partitions
+     * MAX_BATCH statements at a time (one round per batch, not per record, in a load). */
+    private int queued;
+
     public VoltTable[] run(VoltTable ops) {
+        queued = 0;  // VoltDB reuses a procedure's instance
         int rows = ops.getRowCount();
         List<VoltTable> results = new ArrayList<>();
         int first = 0;
@@ -33,10 +38,25 @@ public class YcsbTransaction extends YcsbBase {
             results.add(execute(kind, key, ops, first, end, scanLength));
             first = end;
         }
+        flush();
         return results.toArray(new VoltTable[0]);
     }
 
+    private void flush() {
+        if (queued > 0) voltExecuteSQL();
+        queued = 0;
+    }
+
     private VoltTable execute(byte kind, String key, VoltTable ops, int from, int to, int scanLength) {
+        if (kind == INSERT || kind == UPSERT) {
+            for (int row = from; row < to; row++) {
+                VoltTableRow r = ops.fetchRow(row);
+                voltQueueSQL(kind == INSERT ? insertField : upsertField, key, r.getString(3), r.getVarbinary(4));
+                if (++queued == MAX_BATCH) flush();
+            }
+            return found(true);
+        }
+        flush();  // a read sees the writes before it
         switch (kind) {
             case READ:
                 voltQueueSQL(readRecord, key);
@@ -46,10 +66,6 @@ public class YcsbTransaction extends YcsbBase {
                 return voltExecuteSQL()[0];
             case UPDATE:
                 return found(update(key, fieldsOf(ops, from, to), 0, to - from));
-            case INSERT:
-            case UPSERT:
-                writeFields(kind == INSERT ? insertField : upsertField, key, fieldsOf(ops, from, to), 0, to - from);
-                return found(true);
             default:
                 throw new VoltAbortException("YcsbTransaction: unknown operation kind " + kind);
         }
