@@ -1,5 +1,5 @@
 """Prints a BenchmarkRun's outcome from `kubectl get br NAME -o json` on stdin: throughput, the
-mix and latency percentiles per transaction, faults, durability, consistency and the verdict;
+mix and latency percentiles per transaction, faults, durability, consistency, ACID tests and the verdict;
 exit 0 only if it Succeeded (hack/demo.sh). Every field but the phase may be missing: a run that
 failed early has no results, one without think time no efficiency, one without faults no faults.
 """
@@ -65,6 +65,15 @@ def _consistency(c: dict) -> list[str]:
     return [f"consistency: violated conditions {c.get('violated')}"]
 
 
+def _acid(a: dict) -> list[str]:
+    if not a:
+        return []
+    counts = ", ".join(f"{n} {state}" for state, n in (a.get("counts") or {}).items() if n)
+    lines = [f"ACID tests: {counts}" + ("" if a.get("passed") else ": FAILED")]
+    return lines + [f"  {t['test']} {t['status']}: {t.get('reason', '')}" for t in a.get("tests") or []
+                    if t.get("status") in ("failed", "error", "not-applicable")]
+
+
 def summary(run: dict) -> tuple[list[str], int]:
     """The lines to print and the exit code for one BenchmarkRun object."""
     name = (run.get("metadata") or {}).get("name", "?")
@@ -76,6 +85,7 @@ def summary(run: dict) -> tuple[list[str], int]:
     lines += [_fault(f) for f in status.get("faults") or []]
     lines += _durability(status.get("durability") or {})
     lines += _consistency(status.get("consistency") or {})
+    lines += _acid(status.get("acid") or {})
     if status.get("verdict"):
         regression = status.get("regression") or {}
         lines.append(f"verdict: {status['verdict']}"

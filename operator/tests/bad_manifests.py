@@ -149,4 +149,7 @@ BAD = [
         "sweep", "at most 50 cells"),
     Bad("sweep-warehouses-beyond-the-node", {"database": VOLTDB, "sweep": {"warehouses": [1, 64]}},
         "sweep.warehouses", "at most 32 warehouses"),
+    # ACID tests
+    Bad("acid-unknown-test", {"database": VOLTDB, "verify": {"acid": {"enabled": True, "tests": ["isolation10"]}}},
+        "spec.verify.acid.tests[0]", "Unsupported value"),
 ]

@@ -48,3 +48,15 @@ def durability_report(acknowledged: int, lost: int = 0, ledgers: int = 2) -> dic
               for i, r in enumerate(records)}
     records.append(LedgerRecord(False, 1, 3, None, OrderIdentity(7, 1_735_689_700_000, 6, "00000000")))
     return judge(records, stored, {}, ledgers).to_dict()
+
+
+def acid_report(failed: dict[str, str] | None = None, not_applicable: dict[str, str] | None = None) -> dict:
+    """acid.json as `tpcc acid` writes it: every test passed but those named failed (their
+    evidence) or not applicable (the reason)."""
+    from tpcc_runner.acid.clause3 import FAILED, NOT_APPLICABLE, PASSED, TESTS, Verdict
+    from tpcc_runner.acid.command import document
+    failed, not_applicable = failed or {}, not_applicable or {}
+    verdicts = [Verdict(name, FAILED, failed[name]) if name in failed else
+                Verdict(name, NOT_APPLICABLE, not_applicable[name]) if name in not_applicable else
+                Verdict(name, PASSED, "the second transaction waited for the first") for name in TESTS]
+    return document("voltdb", 7, verdicts, {"db": "voltdb"})

@@ -76,3 +76,15 @@ def test_the_script_reads_kubectl_json_on_stdin():
     out = subprocess.run([sys.executable, str(SCRIPT)], input=(FIXTURES / "e2e/succeeded-voltdb-e2e.json").read_text(),
                          capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("BenchmarkRun voltdb-e2e: Succeeded\ntpmC 42132")
+
+
+def test_acid_tests_are_counted_and_the_failed_ones_named():
+    from runner_docs import acid_report
+    from tpcc_operator.results import acid_status
+    run = fixture("e2e/succeeded-voltdb-e2e.json")
+    run["status"]["acid"] = acid_status(acid_report(not_applicable={"consistency": "no snapshot read"}))
+    text = "\n".join(run_summary.summary(run)[0])
+    assert "ACID tests: 10 passed, 1 not-applicable" in text and "consistency not-applicable: no snapshot" in text
+    run["status"]["acid"] = acid_status(acid_report(failed={"isolation1": "dirty read of O_ID 3001"}))
+    text = "\n".join(run_summary.summary(run)[0])
+    assert "ACID tests: 10 passed, 1 failed: FAILED" in text and "isolation1 failed: dirty read of O_ID 3001" in text

@@ -118,6 +118,8 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: RunSpec, cfg: 
         kube.create(plan.analyzer_job(run, spec, cfg, step.max_pvalue))
     elif action is Action.CREATE_CHECK_JOB:
         kube.create(plan.check_job(run, spec, cfg, step.earlier_cells))
+    elif action is Action.CREATE_ACID_JOB:
+        kube.create(plan.acid_job(run, spec, cfg))
     elif action is Action.KILL_POD and step.kill.method == faults.KILL_PROCESS:
         killed = kube.kill_process(run.namespace, step.kill, plan.DATABASE_CONTAINERS[spec.database.type])
         logger.info("%s: database process of pod %s %s", run.prefix, step.kill.pod,

@@ -73,7 +73,7 @@ class ResultRecord:
     run: str
     db: str
     verdict: str
-    spec: RunSpec[str, Any]
+    spec: dict[str, Any]
     full_results: dict[str, Any]
     owner: dict | None = None  # the BenchmarkRun's owner reference when spec.history.deleteWithRun
     labels: dict[str, str] = field(default_factory=dict)
@@ -91,6 +91,7 @@ def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git:
     results = status.get("results") or {}
     durability = status.get("durability") or {}
     consistency = status.get("consistency") or {}
+    acid = status.get("acid") or {}
     options = (merged or {}).get("options") or {}
     name = result_name(run)
     body: dict[str, Any] = {
@@ -110,6 +111,9 @@ def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git:
            if regression.durable_of(durability) is not None else {}),
         **({"consistent": consistency["passed"], "violated": consistency.get("violated", [])}
            if "passed" in consistency else {}),
+        **({"acid": {"passed": acid["passed"], "counts": acid["counts"],
+                     "failed": [t["test"] for t in acid["tests"] if t["status"] in ("failed", "error")]}}
+           if acid else {}),
         "faults": [{k: f[k] for k in ("action", "state", "target", "injectedTime", "recoverySeconds") if k in f}
                    for f in status.get("faults") or []],
         "database": {"type": spec.database.type, "images": sorted(database_images),
@@ -121,6 +125,7 @@ def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git:
         "resultsConfigMap": name,
     }
     full = {"results": merged, "durability": durability or None, "consistency": consistency or None,
+            "acid": acid or None,
             "faults": status.get("faults") or []}
     keep = spec.history.delete_with_run
     labels = {plan.LABEL_MANAGED_BY: plan.MANAGER, plan.LABEL_RUN: run.name, plan.LABEL_SERIES: run.history_series,

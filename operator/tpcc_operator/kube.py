@@ -468,7 +468,7 @@ def _json(text: str | None) -> dict | None:
 
 
 # The Job whose pods a phase watches for a start that will never happen.
-JOB_ROLE = {LOADING: "loader", RUNNING: "runner", VERIFYING: "checker"}
+JOB_ROLE = {LOADING: "loader", RUNNING: "runner", VERIFYING: "checker"}  # Verifying: plan.verifying_role
 
 
 def observe(run: plan.Run, spec: RunSpec, status: dict, phase: str | None, now: dt.datetime) -> World:
@@ -487,8 +487,7 @@ def observe(run: plan.Run, spec: RunSpec, status: dict, phase: str | None, now: 
         world.database_ready, world.database_waiting = database_pods(ns, plan.database_pod_selector(run))
         world.pods = pod_states(ns, plan.database_pod_selector(run), now)
     elif phase in JOB_ROLE:
-        # Verifying runs the verifier (durability) first, then the checker
-        role = "verifier" if phase == VERIFYING and "durability" not in status else JOB_ROLE[phase]
+        role = plan.verifying_role(spec, status) if phase == VERIFYING else JOB_ROLE[phase]
         world.pods = pod_states(ns, {"job-name": plan.job_name(run, role)}, now)
     if any(p.unschedulable for p in world.pods):
         world.largest_node = largest_node()
@@ -517,10 +516,14 @@ def observe(run: plan.Run, spec: RunSpec, status: dict, phase: str | None, now: 
             if spec.database.deployed:
                 world.database_ready, _ = database_pods(ns, plan.database_pod_selector(run))
             world.runner_pod_ips = runner_pod_ips(ns, plan.job_name(run, "runner"))
-    elif phase == VERIFYING:
+    elif phase == VERIFYING and plan.verifying_role(spec, status) == "checker":
         world.checker = job_state(ns, plan.job_name(run, "checker"))
         if world.checker.succeeded or world.checker.failed:
             world.check_report = _json(configmap_data(ns, plan.check_configmap_name(run)).get("check.json"))
+    elif phase == VERIFYING and spec.verify.acid_tests is not None and "acid" not in status:
+        world.acid = job_state(ns, plan.job_name(run, "acid"))
+        if world.acid.succeeded or world.acid.failed:
+            world.acid_report = _json(configmap_data(ns, plan.check_configmap_name(run)).get("acid.json"))
     if (phase in TERMINAL and "verdict" not in status) or sweep.awaiting_judgement(status.get("sweep")):
         _observe_finished(run, spec, world)
     return world

@@ -23,6 +23,7 @@ from tpcc_runner.results import merge_results
 from . import failures, history, plan, regression, sweep, waiting
 from . import faults as fault_injection
 from .results import (
+    acid_status,
     consistency_status,
     durability_status,
     error_budget_message,
@@ -51,6 +52,7 @@ class Action(str, enum.Enum):
     RELEASE_RUNNERS = "release-runners"        # ledgersVerified: the runner pods may exit
     WRITE_DELIVERIES = "write-deliveries"      # the runs' Deliveries for condition 11 -> check ConfigMap
     CREATE_CHECK_JOB = "create-check-job"
+    CREATE_ACID_JOB = "create-acid-job"        # spec.verify.acid: the ACID tests after the check
     CREATE_ANALYSIS_JOB = "create-analysis-job"  # change points: history.json -> check ConfigMap, then the Job
     KILL_POD = "kill-pod"                      # fault injection: delete the chosen database pod
     WRITE_RESULT = "write-result"              # the finished run's BenchmarkResult + its ConfigMap
@@ -96,6 +98,8 @@ class World:
     durability_report: dict | None = None  # durability.json
     checker: JobState = field(default_factory=JobState)
     check_report: dict | None = None  # check.json
+    acid: JobState = field(default_factory=JobState)  # with spec.verify.acid
+    acid_report: dict | None = None   # acid.json
     # with spec.faults, while Running and Verifying:
     database_pods: list[fault_injection.DatabasePod] = field(default_factory=list)
     primary: str | None = None        # MongoDB: the pod the replica set names primary
@@ -372,7 +376,7 @@ def _fail_fast(b: _Builder, spec: RunSpec, world: World) -> Step | None:
 # The phase an action belongs to (whose condition its permanent failure turns False).
 ACTION_PHASE = {Action.INSTALL_DATABASE: DEPLOYING, Action.CREATE_LOAD_JOB: LOADING,
                 Action.CREATE_RUN_JOB: RUNNING, Action.WRITE_START_AT: RUNNING,
-                Action.CREATE_CHECK_JOB: VERIFYING}
+                Action.CREATE_CHECK_JOB: VERIFYING, Action.CREATE_ACID_JOB: VERIFYING}
 # Actions that clean up: their failures never change the run's verdict.
 CLEANUP_ACTIONS = (Action.RETIRE_OLD_GENERATIONS, Action.CLEAN_UP, Action.DELETE_RUN)
 
@@ -553,22 +557,43 @@ def _running(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: lis
 
 
 def _verifying(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
-    """Durability (the verifier Job over every ledger), then consistency (the checker Job)."""
-    status = b.status
-    if "durability" not in status:
+    """Durability (the verifier Job over every ledger), consistency (the checker Job), then the
+    ACID tests (their Job); the run (or cell) is measured when the last of them has passed."""
+    job = plan.verifying_role(spec, b.status)
+    if job == "verifier":
         failed = _verify_durability(b, run, spec, world)
-        if failed:
-            return failed
-    elif world.check_report is not None and (world.checker.succeeded or world.checker.failed):
+    elif job == "checker":
+        failed = _check_consistency(b, run, world, cells)
+    elif spec.verify.acid_tests is not None and "acid" not in b.status:
+        failed = _test_acid(b, run, world)
+    else:
+        failed = None
+    if not failed and _all_verified(spec, patched(b.status, b.step.status)):
+        _measured(b, run, spec, "run complete: " + ", ".join(_what_held(spec)))
+    return failed
+
+
+def _all_verified(spec: RunSpec, status: dict) -> bool:
+    return "durability" in status and ("consistency" in status or not spec.verify.enabled) and \
+        ("acid" in status or spec.verify.acid_tests is None)
+
+
+def _what_held(spec: RunSpec) -> list[str]:
+    held = ["no acknowledged order lost"]
+    held += ["consistency conditions hold"] if spec.verify.enabled else ["consistency check disabled"]
+    held += ["ACID tests passed"] if spec.verify.acid_tests is not None else []
+    return held
+
+
+def _check_consistency(b: _Builder, run: plan.Run, world: World, cells: list[plan.Cell]) -> Step | None:
+    if world.check_report is not None and (world.checker.succeeded or world.checker.failed):
         consistency = consistency_status(world.check_report)
         b.step.status["consistency"] = consistency
-        if consistency["passed"]:
-            b.condition("ConsistencyVerified", True, "Passed", "all consistency conditions hold")
-            _measured(b, run, spec, "run complete: no acknowledged order lost, consistency conditions hold")
-        else:
+        if not consistency["passed"]:
             msg = "violated consistency conditions " + ", ".join(map(str, consistency["violated"]))
             b.condition("ConsistencyVerified", False, "Violated", msg)
             return b.fail("ConsistencyViolated", msg)
+        b.condition("ConsistencyVerified", True, "Passed", "all consistency conditions hold")
     elif world.checker.failed or world.checker.succeeded:
         msg = world.checker.message or "the check wrote no report"
         b.condition("ConsistencyVerified", False, "CheckFailed", msg)
@@ -578,6 +603,30 @@ def _verifying(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: l
         if run.cell is not None:
             b.step.earlier_cells = tuple(c.index for c in plan.load_cells(cells, cells[run.cell])[:-1])
         b.event("CheckJobCreated", f"job {plan.job_name(run, 'checker')}")
+    return None
+
+
+def _test_acid(b: _Builder, run: plan.Run, world: World) -> Step | None:
+    """The ACID tests' Job; a test that failed or could not run fails the run with its reason."""
+    if world.acid_report is not None and (world.acid.succeeded or world.acid.failed):
+        acid = acid_status(world.acid_report)
+        b.step.status["acid"] = acid
+        counts = ", ".join(f"{n} {s}" for s, n in acid["counts"].items() if n)
+        if not acid["passed"]:
+            bad = [t for t in acid["tests"] if t["status"] in ("failed", "error")]
+            msg = f"ACID tests: {counts}; " + "; ".join(f"{t['test']} {t['status']}: {t['reason']}" for t in bad)
+            b.condition("ACIDVerified", False, "ACIDTestFailed", msg[:1000])
+            return b.fail("ACIDTestFailed", msg[:1000])
+        b.condition("ACIDVerified", True, "Passed", f"ACID tests: {counts}")
+        b.event("ACIDVerified", f"ACID tests: {counts}")
+    elif world.acid.failed or world.acid.succeeded:
+        msg = world.acid.message or "the ACID tests wrote no report"
+        b.condition("ACIDVerified", False, "ACIDTestsFailed", msg)
+        return b.fail("ACIDUnverified", f"ACID tests could not run: {msg}")
+    elif not world.acid.exists:
+        b.act(Action.CREATE_ACID_JOB)
+        b.event("ACIDJobCreated", f"job {plan.job_name(run, 'acid')}")
+    return None
 
 
 def _finished(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
@@ -809,8 +858,6 @@ def _verify_durability(b: _Builder, run: plan.Run, spec: RunSpec, world: World) 
         b.condition("Durable", True, "NoLoss",
                     f"all {d['acknowledged']} acknowledged NewOrders found in {d['ledgers']} ledgers; "
                     f"{d['unknownOutcome']} of unknown outcome: {d['unknownCommitted']} committed")
-        if not spec.verify.enabled:
-            _measured(b, run, spec, "run complete: no acknowledged order lost (consistency check disabled)")
         return None
     if world.verifier.exists:
         return None

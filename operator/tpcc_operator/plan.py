@@ -128,7 +128,7 @@ def check_configmap_name(run: Run) -> str:
 
 
 def job_name(run: Run, role: str) -> str:
-    """role: loader | runner | verifier | checker | analyzer (also the pods' bench.tpcc.dev/role label)."""
+    """role: loader | runner | verifier | checker | acid | analyzer (also the pods' bench.tpcc.dev/role label)."""
     return f"{run.prefix}-{role}"
 
 
@@ -537,6 +537,17 @@ def verifier_job(run: Run, spec: RunSpec, settings: Settings, pod_ips: dict[int,
     return _job(run, spec, "verifier", pod, spec.verify.timeout_seconds)
 
 
+def verifying_role(spec: RunSpec, status: dict) -> str:
+    """The role of the Job a run in Verifying is at: the verifier (durability), then the checker (consistency, unless
+    verify.enabled is false), then the ACID tests (with verify.acid; once per run, so a sweep's
+    later cells skip them)."""
+    if "durability" not in status:
+        return "verifier"
+    if spec.verify.enabled and "consistency" not in status:
+        return "checker"
+    return "acid"
+
+
 CHECK_INPUT_DIR = "/etc/tpcc/check"
 
 
@@ -559,6 +570,18 @@ def check_job(run: Run, spec: RunSpec, settings: Settings, earlier_cells: tuple[
         pod["containers"][0]["volumeMounts"].append({"name": volume, "mountPath": path.rsplit("/", 1)[0],
                                                      "readOnly": True})
     return _job(run, spec, "checker", pod, spec.verify.timeout_seconds)
+
+
+def acid_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
+    """The ACID tests of clause 3 (`tpcc acid`) against the loaded database, after the
+    consistency check; acid.json goes into the check ConfigMap. The run's seed picks the rows."""
+    tests = spec.verify.acid_tests
+    args = ["acid", *_common_flags(run, spec, metrics=False),
+            *(["--tests", ",".join(tests)] if tests else []),
+            "--seed", str(run_seed(run, spec)),
+            "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
+    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
+    return _job(run, spec, "acid", pod, spec.verify.timeout_seconds)
 
 
 ANALYSIS_INPUT_DIR = "/etc/tpcc/analysis"

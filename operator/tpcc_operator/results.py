@@ -114,6 +114,16 @@ def durability_status(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def acid_status(report: dict[str, Any]) -> dict[str, Any]:
+    """status.acid from acid.json: each test's verdict and reason (the observed values stay in
+    the BenchmarkResult's ConfigMap); passed only when no test failed or could not run."""
+    tests = [{"test": str(t["test"]), "clause": str(t.get("clause", "")), "status": str(t["status"]),
+              "reason": str(t.get("reason", ""))[:1000]} for t in report.get("tests", [])]
+    counts = {s: sum(t["status"] == s for t in tests) for s in ("passed", "failed", "not-applicable", "error")}
+    return {"passed": bool(report.get("passed")) and not (counts["failed"] or counts["error"]),
+            "seed": int(report.get("seed", 0)), "counts": counts, "tests": tests}
+
+
 def consistency_status(report: dict[str, Any]) -> dict[str, Any]:
     """status.consistency from check.json."""
     conditions = [{"number": c["number"], "passed": bool(c["passed"]), "checked": c.get("checked", 0),

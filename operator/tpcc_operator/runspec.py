@@ -124,9 +124,23 @@ class Runners:
 
 
 @dataclass(frozen=True)
+class Acid:
+    enabled: bool
+    tests: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
 class Verify:
     enabled: bool
     timeout_seconds: int
+    acid: Acid | None = None
+
+    @property
+    def acid_tests(self) -> tuple[str, ...] | None:
+        """The ACID tests to run (() for all of them), or None: not asked for."""
+        if self.acid is None or not self.acid.enabled:
+            return None
+        return self.acid.tests or ()
 
 
 @dataclass(frozen=True)

@@ -61,8 +61,11 @@ def _running(run: plan.Run, spec: RunSpec, status: dict, world) -> str:
 
 
 def _verifying(run: plan.Run, spec: RunSpec, status: dict, world) -> str:
-    if "durability" in status:
+    job = plan.verifying_role(spec, status)
+    if job == "checker":
         return _with(f"waiting for consistency check job {plan.job_name(run, 'checker')}", pod_detail(world))
+    if job == "acid":
+        return _with(f"waiting for the ACID tests' job {plan.job_name(run, 'acid')}", pod_detail(world))
     if world.verifier.exists:
         return _with(f"waiting for verifier job {plan.job_name(run, 'verifier')} to read the durability ledgers "
                      f"of {spec.runners.parallelism} runner pods", pod_detail(world))

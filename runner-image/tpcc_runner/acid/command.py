@@ -25,6 +25,7 @@ import sys
 from collections import Counter
 from typing import Any
 
+from .. import k8s
 from ..drivers.base import DriverError, NotLoaded
 from ..loader import require_loaded
 from ..redact import redact
@@ -51,6 +52,8 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
                     help=f"which tests (default all: {','.join(TESTS)})")
     ac.add_argument("--results", default=None, metavar="FILE", help="also write the JSON here")
     ac.add_argument("--seed", type=int, default=None, help="fixes the randomly selected rows")
+    ac.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
+                    help="write acid.json into this existing ConfigMap (the operator's check ConfigMap)")
 
 
 def make_adapter(db: str, options, weaken: str | None = None):
@@ -106,6 +109,8 @@ def cmd_acid(args, metrics) -> int:
     if args.results:
         with open(args.results, "w") as f:
             f.write(text + "\n")
+    if args.results_configmap:
+        k8s.write_configmap_key(args.results_configmap, "acid.json", text)
     print(f"acid: {doc['counts']} -> {'passed' if doc['passed'] else 'FAILED'}", file=sys.stderr)
     metrics.set_phase("done")
     return 0 if doc["passed"] else 1
