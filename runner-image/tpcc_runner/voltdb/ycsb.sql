@@ -15,4 +15,5 @@ CREATE PROCEDURE YcsbScan AS
   SELECT ycsb_key, field, field_value FROM usertable WHERE ycsb_key >= ? ORDER BY ycsb_key, field LIMIT ?;
 CREATE PROCEDURE PARTITION ON TABLE usertable COLUMN ycsb_key PARAMETER 0 FROM CLASS tpcc.ycsb.YcsbInsert;
 CREATE PROCEDURE PARTITION ON TABLE usertable COLUMN ycsb_key PARAMETER 0 FROM CLASS tpcc.ycsb.YcsbUpdate;
+CREATE PROCEDURE PARTITION ON TABLE usertable COLUMN ycsb_key PARAMETER 0 FROM CLASS tpcc.ycsb.YcsbUpsert;
 CREATE PROCEDURE FROM CLASS tpcc.ycsb.YcsbTransaction;

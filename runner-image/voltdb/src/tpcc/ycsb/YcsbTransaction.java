@@ -8,18 +8,17 @@ import org.voltdb.VoltTableRow;
 import org.voltdb.VoltType;
 
 /**
- * Several YCSB operations as one multi-partition transaction (operationspertransaction > 1, and a
- * batch of the load). ops has one row per written field (op, kind, ycsb_key, field, field_value,
- * scan_length); the rows of an operation are consecutive, a read or scan has one row. One result
+ * Several YCSB operations as one multi-partition transaction (operationspertransaction > 1). ops
+ * has one row per written field (op, kind, ycsb_key, field, field_value, scan_length); the rows of an operation are consecutive, a read or scan has one row. One result
  * per operation: READ the record's rows (field, field_value), SCAN (ycsb_key, field, field_value),
  * the writes found (1, or 0 for an update of a missing record). Any failure (an insert of a key
  * already there) aborts the whole: nothing of it is written.
  */
 public class YcsbTransaction extends YcsbBase {
-    static final byte READ = 0, UPDATE = 1, INSERT = 2, SCAN = 3, UPSERT = 4;
+    static final byte READ = 0, UPDATE = 1, INSERT = 2, SCAN = 3;
 
-    /** Writes queued and not yet executed: inserts and upserts go to the partitions
-     * MAX_BATCH statements at a time (one round per batch, not per record, in a load). */
+    /** Inserts queued and not yet executed: they go to the partitions MAX_BATCH statements at a
+     * time, not one round per record. */
     private int queued;
 
     public VoltTable[] run(VoltTable ops) {
@@ -48,10 +47,10 @@ public class YcsbTransaction extends YcsbBase {
     }
 
     private VoltTable execute(byte kind, String key, VoltTable ops, int from, int to, int scanLength) {
-        if (kind == INSERT || kind == UPSERT) {
+        if (kind == INSERT) {
             for (int row = from; row < to; row++) {
                 VoltTableRow r = ops.fetchRow(row);
-                voltQueueSQL(kind == INSERT ? insertField : upsertField, key, r.getString(3), r.getVarbinary(4));
+                voltQueueSQL(insertField, key, r.getString(3), r.getVarbinary(4));
                 if (++queued == MAX_BATCH) flush();
             }
             return found(true);
