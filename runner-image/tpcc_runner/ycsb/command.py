@@ -7,8 +7,9 @@
 
 load and run print YCSB's own text output on stdout ([OVERALL] RunTime(ms), Throughput(ops/sec),
 per operation Operations, AverageLatency(us), MinLatency(us), MaxLatency(us),
-95th/99thPercentileLatency(us), Return=STATUS counts) and write the same numbers, with the
-HdrHistograms, the properties and the store's settings, as JSON to --results. Properties come from
+50th/95th/99thPercentileLatency(us), Return=STATUS counts) and write the same numbers, with the
+HdrHistograms, a summary for a BenchmarkRun's status, the properties and the store's settings, as
+JSON to --results. Properties come from
 the preset (--workload), then a YCSB property file (-P), then -p name=value, then --threads,
 --target and --duration (YCSB's threadcount, target and maxexecutiontime); a run ends when
 operationcount operations are done or maxexecutiontime has passed, whichever is first.
