@@ -227,3 +227,21 @@ def test_a_load_batch_of_unknown_outcome_is_in_the_ledger_as_unknown():
     assert len(writes.unknown_inserts) == 20 and not writes.inserted
     verdict = verify(db.store(props), writes, set(), 3)
     assert verdict["durable"] and verdict["expected_records"] == [0, 20]
+
+
+def test_operations_are_counted_for_prometheus_while_they_run():
+    from prometheus_client import generate_latest
+    from tpcc_runner.metrics import RunnerMetrics
+    props = props_of("a", threadcount=2)
+    db, metrics = loaded(props), RunnerMetrics()
+    seen_at_start = []
+
+    def connected(counts):
+        seen_at_start.append(counts())
+        metrics.ycsb.source = counts
+    outcome = execute(Plan(lambda: db.store(props), props, "run", 5), None, connected)
+    assert seen_at_start == [{}]
+    text = generate_latest(metrics.registry).decode()
+    for name in ("READ", "UPDATE"):
+        ok = returns(outcome, name)["OK"]
+        assert f'tpcc_ycsb_operations_total{{operation="{name}",status="OK"}} {float(ok)}' in text

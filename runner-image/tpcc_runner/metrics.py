@@ -7,11 +7,11 @@ import collections
 import socketserver
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, make_wsgi_app
-from prometheus_client.core import HistogramMetricFamily
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 
 from .workload import TRANSACTIONS
 
@@ -24,6 +24,23 @@ TPMC_WINDOW_SECONDS = 10.0
 def bucket_index(seconds: float) -> int:
     """Index of the first bucket whose upper bound holds the value (len = +Inf)."""
     return bisect.bisect_left(LATENCY_BUCKETS, seconds)
+
+
+class _YcsbCollector:
+    """`tpcc ycsb`'s operations by measurement name and Return status, read from the running
+    client threads' counts at each scrape (source: () -> {(name, status): count})."""
+
+    def __init__(self) -> None:
+        self.source: Callable[[], dict[tuple[str, str], int]] | None = None
+
+    def collect(self) -> Iterable[CounterMetricFamily]:
+        if self.source is None:
+            return
+        family = CounterMetricFamily("tpcc_ycsb_operations", "YCSB operations by operation and "
+                                     "Return status (OK, NOT_FOUND, ERROR, ...)", labels=["operation", "status"])
+        for (name, status), count in sorted(self.source().items()):
+            family.add_metric([name, status], count)
+        yield family
 
 
 class _LatencyCollector:
@@ -87,6 +104,8 @@ class RunnerMetrics:
                                  ["condition"], registry=r)
         self.latency = _LatencyCollector()
         r.register(self.latency)
+        self.ycsb = _YcsbCollector()
+        r.register(self.ycsb)
         self._new_orders: collections.deque[tuple[float, int]] = collections.deque()
         self.current_tpmc = 0.0
         for t in TRANSACTIONS:

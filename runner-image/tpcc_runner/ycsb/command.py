@@ -127,8 +127,11 @@ def cmd_ycsb(args, metrics) -> int:
     metrics.set_phase("loading" if args.phase == "load" else "measuring")
     ledger = LedgerWriter(args.ledger) if args.ledger else None
     plan = Plan(functools.partial(connected_store, args.db, options, props), props, args.phase, seed)
+    def connected(counts) -> None:  # /ready and the operation counters, as tpcc run's
+        metrics.ycsb.source = counts
+        metrics.ready.set()
     try:
-        outcome = execute(plan, ledger.write if ledger else None)
+        outcome = execute(plan, ledger.write if ledger else None, connected)
     finally:
         if ledger:
             ledger.close()
