@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
 # Starts/stops SecantusDB (a MongoDB wire-protocol server in Python, single-node replica set
 # "secantus"), the test server for the pymongo driver.
-#   hack/secantus.sh start [--port P] [--dir D]   # waits until it answers ping; prints the port
+#   hack/secantus.sh start [--port P] [--dir D] [--sync-on-commit]   # waits until it answers ping; prints the port
+# --sync-on-commit fsyncs the journal at every commit (as mongod's j:true): without it an
+# acknowledged write can be lost when the process is killed (SIGKILL) before the next sync.
 #   hack/secantus.sh stop  [--dir D]
 #   hack/secantus.sh status [--dir D]
 # Data, log and pid file live in D (default $WORK/secantus).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { echo "usage: $0 start [--port P] [--dir D] | stop [--dir D] | status [--dir D]" >&2; exit 2; }
+usage() { echo "usage: $0 start [--port P] [--dir D] [--sync-on-commit] | stop [--dir D] | status [--dir D]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 cmd=$1; shift
 port=27017
 dir=$WORK/secantus
+sync=()
 start_timeout=${SECANTUS_START_TIMEOUT:-60}
 while [ $# -gt 0 ]; do
   case $1 in
     --port) [ $# -ge 2 ] || usage; port=$2; shift 2 ;;
     --dir) [ $# -ge 2 ] || usage; dir=$2; shift 2 ;;
+    --sync-on-commit) sync=(--sync-on-commit); shift ;;
     *) usage ;;
   esac
 done
@@ -49,7 +53,7 @@ case $cmd in
     mkdir -p "$dir/data"
     # setsid: its own process group, so stop ends the daemon and nothing else
     setsid "$VENV/bin/secantusd-py" --host 127.0.0.1 --port "$port" --storage-path "$dir/data" \
-      --log-level WARNING >"$dir/secantusd.log" 2>&1 </dev/null &
+      --log-level WARNING ${sync[@]+"${sync[@]}"} >"$dir/secantusd.log" 2>&1 </dev/null &
     echo $! >"$pidfile"
     echo "$port" >"$dir/port"
     deadline=$((SECONDS + start_timeout))

@@ -149,6 +149,9 @@ BAD = [
         "sweep", "at most 50 cells"),
     Bad("sweep-warehouses-beyond-the-node", {"database": VOLTDB, "sweep": {"warehouses": [1, 64]}},
         "sweep.warehouses", "at most 32 warehouses"),
+    # the loss of the whole system
+    Bad("kill-all-without-allow-data-loss", {"database": VOLTDB_K1, "faults": [{"action": "kill-all"}]},
+        "spec", "set allowDataLoss: true on it"),
     # ACID tests
     Bad("acid-unknown-test", {"database": VOLTDB, "verify": {"acid": {"enabled": True, "tests": ["isolation10"]}}},
         "spec.verify.acid.tests[0]", "Unsupported value"),

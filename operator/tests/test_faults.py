@@ -108,7 +108,7 @@ class Run:
         step = next_step(RUN, RunSpec.parse(self.spec), self.status, w, at(seconds))
         self.status = phases.patched(self.status, step.status)
         if Action.KILL_POD in step.actions:
-            self.kills.append(step.kill)
+            self.kills += step.kills
         self.events += step.events
         return step
 
@@ -126,7 +126,7 @@ def test_an_injection_is_chosen_then_killed_then_recovered(spec):
                          "state": "Injecting", "target": "bench-g2-1", "targetUID": "b"}]
     assert r.kills == []  # recorded first, killed on the next tick
     step = r.tick(33, ALL_READY)
-    assert step.actions == [Action.KILL_POD] and step.kill == faults.Kill("bench-g2-1", "b", 0)
+    assert step.actions == [Action.KILL_POD] and step.kills == [faults.Kill("bench-g2-1", "b", 0)]
     assert r.faults[0]["state"] == "Injected" and r.faults[0]["injectedTime"] == "2025-01-01T12:00:33Z"
     # the pod is gone, then back with a new UID but not ready, then ready: recovered
     gone = [ALL_READY[0], ALL_READY[2]]
@@ -150,7 +150,7 @@ def test_kill_process_records_the_restart_count_and_recovers_on_a_restarted_cont
     r.tick(30, member, primary="bench-g2-0")
     assert r.faults[0]["method"] == "kill-process" and r.faults[0]["targetRestarts"] == 2
     step = r.tick(33, member)
-    assert step.kill == faults.Kill("bench-g2-0", "m", 0, "kill-process", 2)
+    assert step.kills == [faults.Kill("bench-g2-0", "m", 0, "kill-process", 2)]
     assert "killed the database process of pod bench-g2-0" in r.events[0].message
     # still the old container (the kill has not landed yet), even though Ready: not recovered
     assert r.tick(34, member).status == {}
@@ -162,11 +162,13 @@ def test_kill_process_records_the_restart_count_and_recovers_on_a_restarted_cont
 
 
 def test_kill_process_counts_a_replaced_pod_as_back():
-    entry = {"targetUID": "m", "method": "kill-process", "targetRestarts": 0}
-    assert faults.came_back(entry, DatabasePod("p", "m2", True, restarts=0))
-    assert not faults.came_back(entry, DatabasePod("p", "m", True, restarts=0))
+    entry = {"target": "p", "targetUID": "m", "method": "kill-process", "targetRestarts": 0}
+    (victim,) = faults.victims_of(entry)
+    assert faults.came_back(entry, victim, DatabasePod("p", "m2", True, restarts=0))
+    assert not faults.came_back(entry, victim, DatabasePod("p", "m", True, restarts=0))
     # delete-pod: a restarted container of the same pod is not the new pod the delete makes
-    assert not faults.came_back({"targetUID": "m"}, DatabasePod("p", "m", True, restarts=5))
+    deleted = {"target": "p", "targetUID": "m"}
+    assert not faults.came_back(deleted, faults.victims_of(deleted)[0], DatabasePod("p", "m", True, restarts=5))
 
 
 def test_a_restart_between_kill_and_status_kills_the_same_pod_only(spec):
@@ -178,7 +180,7 @@ def test_a_restart_between_kill_and_status_kills_the_same_pod_only(spec):
     first = r.tick(33, ALL_READY)
     r.status = before  # the status patch after the kill was lost
     again = r.tick(35, [ALL_READY[0], ALL_READY[2]] + pods(("bench-g2-1", "b2", False)))
-    assert first.kill == again.kill == faults.Kill("bench-g2-1", "b", 0)
+    assert first.kills == again.kills == [faults.Kill("bench-g2-1", "b", 0)]
 
 
 def test_injections_wait_for_the_previous_recovery(spec):
@@ -305,7 +307,7 @@ def test_durability_is_recorded_and_a_loss_fails_the_run(spec):
     assert step.status["durability"] == {
         "acknowledged": 90, "found": 90, "lost": 0, "missing": 0, "replaced": 0, "duplicates": 0,
         "unknownOutcome": 1, "unknownCommitted": 0, "unknownNotCommitted": 1, "ledgers": 2,
-        "lostExamples": [], "durable": True}
+        "lostExamples": [], "durable": True, "databaseEmpty": False}
     step = step_of(spec, verifying, World(verifier=JobState(True, failed=True),
                                                  durability_report=durability_report(90, lost=2)), at(200))
     assert step.actions == [Action.RELEASE_RUNNERS]
@@ -331,3 +333,46 @@ def test_next_due_names_the_injection_to_choose_a_victim_for_now(spec):
     assert faults.next_due(RunSpec.parse(spec), recovered, start, at(130)) is None  # the interval is over
     both = recovered + [{"number": 2, "action": "kill-node", "state": "Skipped"}]
     assert faults.next_due(RunSpec.parse(spec), both, start, at(100)) is None  # the schedule is done
+
+
+# ---- kill-all: the loss of the whole system (clause 3.5.3) -------------------------------------
+
+@pytest.fixture
+def whole(document_of):
+    return document_of({"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+                        "workload": {"warmupSeconds": 10, "durationSeconds": 120},
+                        "faults": [{"action": "kill-all", "method": "kill-process", "afterSeconds": 20,
+                                    "allowDataLoss": True}]})
+
+
+def test_kill_all_kills_every_pod_at_once_and_recovers_when_all_are_back(whole):
+    r = Run(whole)
+    r.tick(30, ALL_READY)
+    entry = r.faults[0]
+    assert entry["state"] == "Injecting" and entry["target"] == "all 3 pods: bench-g2-0, bench-g2-1, bench-g2-2"
+    assert [t["pod"] for t in entry["targets"]] == ["bench-g2-0", "bench-g2-1", "bench-g2-2"]
+    step = r.tick(33, ALL_READY)
+    assert step.actions == [Action.KILL_POD]
+    assert step.kills == [faults.Kill(p.name, p.uid, 0, "kill-process", 0) for p in ALL_READY]
+    assert "killed the database process of all 3 pods: bench-g2-0" in r.events[-1].message
+    # two came back (restarted containers), the third not yet: not recovered
+    restarted = [DatabasePod(p.name, p.uid, True, restarts=1) for p in ALL_READY]
+    assert r.tick(40, restarted[:2] + [DatabasePod("bench-g2-2", "c", True, restarts=0)]).status == {}
+    r.tick(45, restarted)
+    assert r.faults[0]["state"] == "Recovered" and r.faults[0]["recoverySeconds"] == 12.0
+
+
+def test_kill_all_waits_for_nothing_and_skips_when_a_pod_is_down(whole):
+    r = Run(whole)
+    r.tick(30, [ALL_READY[0], DatabasePod("bench-g2-1", "b", False), ALL_READY[2]])
+    assert r.faults[0]["state"] == "Skipped" and "bench-g2-1" in r.faults[0]["message"] and r.kills == []
+
+
+def test_a_restart_between_kill_all_and_status_kills_the_same_pods_only(whole):
+    r = Run(whole)
+    r.tick(30, ALL_READY)
+    before = dict(r.status)
+    first = r.tick(33, ALL_READY)
+    r.status = before  # the status patch after the kills was lost: the same preconditions again
+    again = r.tick(35, [DatabasePod(p.name, p.uid, False, restarts=1) for p in ALL_READY])
+    assert first.kills == again.kills and len(again.kills) == 3

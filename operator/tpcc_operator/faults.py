@@ -22,6 +22,11 @@ An injection that finds no victim is Skipped with a message. Injections never ov
 next one waits until the previous has recovered (killing a second node of a k=1 cluster
 while the first is still down would take the database down, which is another test).
 
+kill-all kills every database pod at once (the loss of the whole system, clause 3.5.3): all
+must be ready to choose them; it has recovered when every one has come back. On a database that
+keeps its data in memory only (VoltDB CE: no command log) that loses everything acknowledged,
+which the durability verdict then counts: the finding, not a test failure.
+
 What "primary" means per database: MongoDB, the member the replica set names primary in
 `hello`; VoltDB has none (every node leads some partitions, k-safety keeps copies on the
 others), so kill-primary kills a random member, as kill-random-member does.
@@ -42,7 +47,7 @@ DELETE_POD, KILL_PROCESS = "delete-pod", "kill-process"
 @dataclass(frozen=True)
 class Injection:
     number: int       # 1-based, in schedule order across all of spec.faults
-    action: str       # kill-primary | kill-node | kill-random-member
+    action: str       # kill-primary | kill-node | kill-random-member | kill-all
     due: dt.datetime
     grace_seconds: int
     pod_index: int    # kill-node's victim ordinal
@@ -69,7 +74,7 @@ class Kill:
 @dataclass
 class Decision:
     faults: list[dict] | None = None   # the new status.faults (None: unchanged)
-    kill: Kill | None = None
+    kills: list[Kill] = field(default_factory=list)  # one victim, or every pod (kill-all)
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
 
 
@@ -112,6 +117,18 @@ def primary_pod(hello: dict | None) -> str | None:
     return host.rsplit(":", 1)[0].split(".", 1)[0] or None
 
 
+def choose_victims(injection: Injection, db: str, release: str, pods: list[DatabasePod],
+                   primary: str | None, seed: str) -> list[DatabasePod] | str:
+    """The pods to kill (every one for kill-all, else one), or why there are none."""
+    if injection.action != "kill-all":
+        victim = choose_victim(injection, db, release, pods, primary, seed)
+        return victim if isinstance(victim, str) else [victim]
+    down = sorted(p.name for p in pods if not p.ready)
+    if not pods or down:
+        return f"not every database pod is ready ({', '.join(down) or 'none found'})"
+    return sorted(pods, key=lambda p: p.name)
+
+
 def choose_victim(injection: Injection, db: str, release: str, pods: list[DatabasePod],
                   primary: str | None, seed: str) -> DatabasePod | str:
     """The pod to kill, or why there is none. Deterministic for a given seed (the run's UID),
@@ -146,19 +163,21 @@ def decide(spec: RunSpec, faults: list[dict], start_at: dt.datetime, now: dt.dat
     elif last and last["state"] == INJECTING:
         last.update(state=INJECTED, injectedTime=rfc3339(now))
         method = last.get("method", DELETE_POD)
-        d.kill = Kill(last["target"], last["targetUID"], last["gracePeriodSeconds"], method,
-                      last.get("targetRestarts", 0))
-        what = (f"killed the database process of pod {last['target']} (SIGKILL)" if method == KILL_PROCESS
-                else f"deleted pod {last['target']} with grace period {last['gracePeriodSeconds']}s")
+        d.kills = [Kill(t["pod"], t["uid"], last["gracePeriodSeconds"], method, t["restarts"])
+                   for t in victims_of(last)]
+        who = last["target"] if "targets" in last else f"pod {last['target']}"
+        what = (f"killed the database process of {who} (SIGKILL)" if method == KILL_PROCESS
+                else f"deleted {who} with grace period {last['gracePeriodSeconds']}s")
         d.events.append(("Warning", "FaultInjected", f"fault {last['number']} ({last['action']}): {what}"))
     elif last and last["state"] == INJECTED:
         by_name = {p.name: p for p in pods}
-        back = by_name.get(last["target"])
-        if back and came_back(last, back) and all(p.ready for p in pods):
+        victims = victims_of(last)
+        back = [by_name.get(t["pod"]) for t in victims]
+        if all(p and came_back(last, t, p) for t, p in zip(victims, back)) and all(p.ready for p in pods):
             seconds = round((now - parse_time(last["injectedTime"])).total_seconds(), 1)
             last.update(state=RECOVERED, recoveredTime=rfc3339(now), recoverySeconds=seconds)
             if last.get("method") == KILL_PROCESS:
-                last["restartCount"] = back.restarts
+                last["restartCount"] = back[0].restarts
             d.events.append(("Normal", "FaultRecovered",
                              f"fault {last['number']}: {last['target']} is back and ready after {seconds}s"))
         else:
@@ -169,25 +188,35 @@ def decide(spec: RunSpec, faults: list[dict], start_at: dt.datetime, now: dt.dat
             return d
         entry = {"number": nxt.number, "action": nxt.action, "method": nxt.method,
                  "dueTime": rfc3339(nxt.due), "gracePeriodSeconds": nxt.grace_seconds}
-        victim = choose_victim(nxt, db, release, pods, primary, seed)
-        if isinstance(victim, str):
-            entry.update(state=SKIPPED, message=victim)
-            d.events.append(("Warning", "FaultSkipped", f"fault {nxt.number} ({nxt.action}): {victim}"))
+        victims = choose_victims(nxt, db, release, pods, primary, seed)
+        if isinstance(victims, str):
+            entry.update(state=SKIPPED, message=victims)
+            d.events.append(("Warning", "FaultSkipped", f"fault {nxt.number} ({nxt.action}): {victims}"))
+        elif nxt.action == "kill-all":
+            entry.update(state=INJECTING, target=f"all {len(victims)} pods: {', '.join(v.name for v in victims)}",
+                         targets=[{"pod": v.name, "uid": v.uid, "restarts": v.restarts} for v in victims])
         else:
-            entry.update(state=INJECTING, target=victim.name, targetUID=victim.uid)
+            entry.update(state=INJECTING, target=victims[0].name, targetUID=victims[0].uid)
             if nxt.method == KILL_PROCESS:
-                entry["targetRestarts"] = victim.restarts
+                entry["targetRestarts"] = victims[0].restarts
         entries.append(entry)
     d.faults = entries
     return d
 
 
-def came_back(entry: dict, pod: DatabasePod) -> bool:
-    """Whether the victim of an Injected entry is a new incarnation: a new pod after a delete;
+def victims_of(entry: dict) -> list[dict]:
+    """The pods an entry kills, each {pod, uid, restarts}: kill-all's targets, or its one target."""
+    if "targets" in entry:
+        return entry["targets"]
+    return [{"pod": entry["target"], "uid": entry["targetUID"], "restarts": entry.get("targetRestarts", 0)}]
+
+
+def came_back(entry: dict, victim: dict, pod: DatabasePod) -> bool:
+    """Whether a victim of an Injected entry is a new incarnation: a new pod after a delete;
     after a process kill, its container restarted (or the pod was replaced after all)."""
-    if pod.uid != entry["targetUID"]:
+    if pod.uid != victim["uid"]:
         return True
-    return entry.get("method") == KILL_PROCESS and pod.restarts > entry.get("targetRestarts", 0)
+    return entry.get("method") == KILL_PROCESS and pod.restarts > victim["restarts"]
 
 
 def next_due(spec: RunSpec, faults: list[dict], start_at: dt.datetime, now: dt.datetime) -> Injection | None:

@@ -120,25 +120,31 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: RunSpec, cfg: 
         kube.create(plan.check_job(run, spec, cfg, step.earlier_cells))
     elif action is Action.CREATE_ACID_JOB:
         kube.create(plan.acid_job(run, spec, cfg))
-    elif action is Action.KILL_POD and step.kill.method == faults.KILL_PROCESS:
-        killed = kube.kill_process(run.namespace, step.kill, plan.DATABASE_CONTAINERS[spec.database.type])
-        logger.info("%s: database process of pod %s %s", run.prefix, step.kill.pod,
-                    "killed" if killed else "already restarted or gone")
+    elif action is Action.KILL_POD:
+        for kill in step.kills:  # kill-all: every pod at once, as close together as the API allows
+            _kill(run, spec, kill, logger)
     elif action is Action.WRITE_RESULT:
         if not kube.write_result(step.result, cfg.runner_image):
             logger.warning("%s: BenchmarkResult %s not written: its CRD is not installed "
                            "(kubectl apply -f crds/benchmarkresult.yaml)", run.prefix, step.result.name)
     elif action is Action.PRUNE_RESULTS:
         kube.delete_results(run.namespace, step.prune)
-    elif action is Action.KILL_POD:
-        killed = kube.kill_pod(run.namespace, step.kill)
-        logger.info("%s: pod %s %s", run.prefix, step.kill.pod, "deleted" if killed else "already gone")
     elif action is Action.CLEAN_UP:
         if spec.database.deployed:
             kube.helm_uninstall(run.namespace, plan.release_name(run))
         kube.delete_after_run(run)
     elif action is Action.DELETE_RUN:
         kube.delete_run(run.namespace, run.name)
+
+
+def _kill(run: plan.Run, spec: RunSpec, kill: faults.Kill, logger: logging.Logger) -> None:
+    if kill.method == faults.KILL_PROCESS:
+        killed = kube.kill_process(run.namespace, kill, plan.DATABASE_CONTAINERS[spec.database.type])
+        logger.info("%s: database process of pod %s %s", run.prefix, kill.pod,
+                    "killed" if killed else "already restarted or gone")
+    else:
+        killed = kube.kill_pod(run.namespace, kill)
+        logger.info("%s: pod %s %s", run.prefix, kill.pod, "deleted" if killed else "already gone")
 
 
 @kopf.timer(plan.GROUP, plan.VERSION, plan.PLURAL, interval=TICK_SECONDS)

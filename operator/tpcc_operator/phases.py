@@ -54,7 +54,7 @@ class Action(str, enum.Enum):
     CREATE_CHECK_JOB = "create-check-job"
     CREATE_ACID_JOB = "create-acid-job"        # spec.verify.acid: the ACID tests after the check
     CREATE_ANALYSIS_JOB = "create-analysis-job"  # change points: history.json -> check ConfigMap, then the Job
-    KILL_POD = "kill-pod"                      # fault injection: delete the chosen database pod
+    KILL_POD = "kill-pod"                      # fault injection: kill the chosen database pod(s)
     WRITE_RESULT = "write-result"              # the finished run's BenchmarkResult + its ConfigMap
     PRUNE_RESULTS = "prune-results"            # the run's oldest BenchmarkResults beyond history.limit
     CLEAN_UP = "clean-up"                      # per cleanup.policy
@@ -130,7 +130,7 @@ class Step:
     actions: list[Action] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     start_at: str | None = None  # with WRITE_START_AT
-    kill: fault_injection.Kill | None = None  # with KILL_POD
+    kills: list[fault_injection.Kill] = field(default_factory=list)  # with KILL_POD: one pod, or all
     ledger_pods: dict[int, str] = field(default_factory=dict)  # with CREATE_VERIFY_JOB: shard -> pod IP
     result: history.ResultRecord | None = None  # with WRITE_RESULT
     prune: list[str] = field(default_factory=list)  # with PRUNE_RESULTS: BenchmarkResult names
@@ -294,9 +294,9 @@ def _inject_faults(b: _Builder, run: plan.Run, spec: RunSpec, world: World) -> N
                                plan.release_name(run), world.database_pods, world.primary, run.uid)
     if d.faults is not None:
         b.step.status["faults"] = d.faults
-    if d.kill:
+    if d.kills:
         b.act(Action.KILL_POD)
-        b.step.kill = d.kill
+        b.step.kills = d.kills
     for type_, reason, message in d.events:
         b.step.events.append(Event(type_, reason, message))
 
@@ -853,6 +853,7 @@ def _verify_durability(b: _Builder, run: plan.Run, spec: RunSpec, world: World) 
                    f"({d['missing']} missing, {d['replaced']} replaced by a later order under the same "
                    f"O_ID, {d['duplicates']} acknowledged twice)")
             msg += f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else ""
+            msg += "; the database came back without its TPC-C load" if d["databaseEmpty"] else ""
             b.condition("Durable", False, "AcknowledgedOrdersLost", msg)
             return b.fail("DurabilityLost", msg)
         b.condition("Durable", True, "NoLoss",

@@ -109,6 +109,7 @@ def durability_status(report: dict[str, Any]) -> dict[str, Any]:
     out["unknownNotCommitted"] = int(report.get("unknown_not_committed", 0))
     out["ledgers"] = int(report.get("ledgers", 0))
     out["lostExamples"] = [str(e) for e in report.get("lost_examples", [])][:10]
+    out["databaseEmpty"] = bool(report.get("database_empty"))
     # a report that claims durable with a loss in its counts is not durable
     out["durable"] = bool(report.get("durable")) and out["lost"] == 0
     return out

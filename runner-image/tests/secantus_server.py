@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import pathlib
+import signal
 import socket
 import subprocess
+import time
 from dataclasses import dataclass
 
 import pytest
@@ -31,13 +33,35 @@ class SecantusServer:
     def endpoint(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start(self) -> None:
-        subprocess.run([str(SCRIPT), "start", "--port", str(self.port), "--dir", str(self.dir)],
+    def start(self, sync_on_commit: bool = False) -> None:
+        """sync_on_commit: fsync the journal at every commit (mongod's j:true); without it an
+        acknowledged write is lost when the process is killed before the next sync."""
+        subprocess.run([str(SCRIPT), "start", "--port", str(self.port), "--dir", str(self.dir),
+                        *(["--sync-on-commit"] if sync_on_commit else [])],
                        check=True, stdout=subprocess.DEVNULL, timeout=120)
+
+    def crash(self) -> None:
+        """SIGKILL the server's process group, as a node dies, and wait until it is gone (an
+        unreaped zombie counts as gone: it holds no files or sockets)."""
+        pidfile = self.dir / "secantusd.pid"
+        pid = int(pidfile.read_text())
+        os.killpg(pid, signal.SIGKILL)
+        deadline = time.time() + 30
+        while time.time() < deadline and _alive(pid):
+            time.sleep(0.1)
+        pidfile.unlink()
 
     def stop(self) -> None:
         subprocess.run([str(SCRIPT), "stop", "--dir", str(self.dir)], check=True,
                        stdout=subprocess.DEVNULL, timeout=60)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def _server(tmp_path_factory, name: str):

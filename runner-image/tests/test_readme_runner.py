@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from voltdb_server import ROOT, VoltDBServer, _start
+from voltdb_server import ROOT, VoltDBServer, start_voltdb
 
 pytestmark = pytest.mark.db
 
@@ -57,7 +57,7 @@ def tpcc_executable() -> list[str]:
 def fresh_voltdb(tmp_path_factory) -> VoltDBServer:
     """A just-started node, as `hack/voltdb.sh start` gives the reader (the session's shared
     `voltdb` holds other tests' loads, which the README's load without --reset refuses)."""
-    server = _start(tmp_path_factory.mktemp("voltdb-readme"), 1, 0)
+    server = start_voltdb(tmp_path_factory.mktemp("voltdb-readme"), 1, 0)
     yield server
     server.script("stop")
 

@@ -56,7 +56,7 @@ def _free_base_port() -> int:
     raise RuntimeError("no free port range for VoltDB")
 
 
-def _start(tmp: Path, nodes: int, kfactor: int) -> VoltDBServer:
+def start_voltdb(tmp: Path, nodes: int, kfactor: int) -> VoltDBServer:
     for step in ("fetch", "procs"):
         subprocess.run([str(SCRIPT), step], check=True, timeout=900)
     server = VoltDBServer([], tmp)
@@ -69,7 +69,7 @@ def _start(tmp: Path, nodes: int, kfactor: int) -> VoltDBServer:
 @pytest.fixture(scope="session")
 def voltdb(tmp_path_factory) -> VoltDBServer:
     """One VoltDB node (2 sites: 2 partitions), for the whole session."""
-    server = _start(tmp_path_factory.mktemp("voltdb"), 1, 0)
+    server = start_voltdb(tmp_path_factory.mktemp("voltdb"), 1, 0)
     yield server
     server.script("stop")
 
@@ -77,6 +77,6 @@ def voltdb(tmp_path_factory) -> VoltDBServer:
 @pytest.fixture(scope="module")
 def voltdb_cluster(tmp_path_factory) -> VoltDBServer:
     """Three nodes with k-safety 1: any one node may die."""
-    server = _start(tmp_path_factory.mktemp("voltdb-cluster"), 3, 1)
+    server = start_voltdb(tmp_path_factory.mktemp("voltdb-cluster"), 3, 1)
     yield server
     server.script("stop")

@@ -123,6 +123,9 @@ class DurabilityVerdict:
     unknown_not_committed: int = 0
     ledgers: int = 0
     lost_examples: list[str] = field(default_factory=list)
+    # the database held no TPC-C load when verified: it came back empty (VoltDB CE after every
+    # node died: no command log), so nothing acknowledged is there
+    database_empty: bool = False
 
     @property
     def lost(self) -> int:
@@ -137,7 +140,8 @@ class DurabilityVerdict:
                 "missing": self.missing, "replaced": self.replaced, "duplicates": self.duplicates,
                 "unknown_outcome": self.unknown_outcome, "unknown_committed": self.unknown_committed,
                 "unknown_not_committed": self.unknown_not_committed, "ledgers": self.ledgers,
-                "durable": self.durable, "lost_examples": self.lost_examples}
+                "durable": self.durable, "lost_examples": self.lost_examples,
+                "database_empty": self.database_empty}
 
 
 def acknowledged_keys(records: Iterable[LedgerRecord]) -> list[tuple[int, int, int]]:

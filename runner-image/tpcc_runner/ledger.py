@@ -6,6 +6,7 @@ A ledger is a text file (or the same text served over HTTP by a runner pod that 
 for the verifier), one `LedgerRecord.line()` per line."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import urllib.error
 import urllib.request
@@ -73,7 +74,12 @@ def read_ledgers(sources: list[str], timeout: float = 30.0) -> list[LedgerRecord
 
 
 def verify(driver: Driver, records: list[LedgerRecord], ledgers: int) -> DurabilityVerdict:
-    """Fetch what the database holds for the records, then judge (durability.judge)."""
+    """Fetch what the database holds for the records, then judge (durability.judge). A database
+    that holds no TPC-C load at all (not even its schema, after a whole-system crash it did not
+    survive) holds none of them: every acknowledged order is lost, which the verdict says."""
+    if driver.read_meta() is None:
+        nothing = judge(records, {}, {key: [] for key in unknown_lookups(records)}, ledgers)
+        return dataclasses.replace(nothing, database_empty=True)
     stored: dict[tuple[int, int, int], OrderIdentity] = {}
     keys = acknowledged_keys(records)
     for i in range(0, len(keys), BATCH):
