@@ -126,12 +126,12 @@ base() {
 runner() { # the runner (and the operator, when it exists) installed in a venv: /opt/tpcc/bin/tpcc
   # The operator drives the helm CLI with the database charts: both go in the image too.
   base_rootfs
-  local srcs=("$ROOT/runner-image") operator=0 h otava
+  local srcs=("$ROOT/runner-image") operator=0 h
   if [ -f "$ROOT/operator/pyproject.toml" ]; then
     operator=1; srcs+=("$ROOT/operator")
     [ -x "$BIN/helm" ] || "$ROOT/hack/local-k8s.sh" tools
   fi
-  h=$({ sha <"$BASE_TGZ"; tree_hash "${srcs[@]}"
+  h=$({ sha <"$BASE_TGZ"; tree_hash "${srcs[@]}"; sha <"$ROOT/constraints.txt"
         [ $operator = 0 ] || { tree_hash "$ROOT/charts"; sha <"$BIN/helm"; }; } | sha)
   if ! built runner "$h"; then
     local t r=$SCRATCH/runner s names=(); t=$(now)
@@ -143,10 +143,11 @@ runner() { # the runner (and the operator, when it exists) installed in a venv: 
       names+=("/tmp/src/$(basename "$s")")
     done
     names[0]+="[changepoints]"  # the runner with `tpcc changepoints`; Otava itself without its dependencies
-    otava=$(grep -o 'apache-otava==[^"]*' "$ROOT/runner-image/pyproject.toml")  # (why: runner-image/pyproject.toml)
+    install -m 644 "$ROOT/constraints.txt" "$r/tmp/src/constraints.txt"  # every package at the venv's version
     in_root "$r" python3 -m venv /opt/tpcc >"$LOGS/image-runner.log" 2>&1
-    { in_root "$r" /opt/tpcc/bin/pip install -q --disable-pip-version-check "${names[@]}" &&
-      in_root "$r" /opt/tpcc/bin/pip install -q --disable-pip-version-check --no-deps "$otava"; } >>"$LOGS/image-runner.log" 2>&1 \
+    { in_root "$r" /opt/tpcc/bin/pip install -q --disable-pip-version-check -c /tmp/src/constraints.txt "${names[@]}" &&
+      in_root "$r" /opt/tpcc/bin/pip install -q --disable-pip-version-check -c /tmp/src/constraints.txt --no-deps \
+        -r /tmp/src/runner-image/requirements-no-deps.txt; } >>"$LOGS/image-runner.log" 2>&1 \
       || { tail -20 "$LOGS/image-runner.log" >&2; return 1; }
     in_root "$r" /opt/tpcc/bin/tpcc --help >/dev/null
     in_root "$r" /opt/tpcc/bin/python -c "import otava.analysis"
@@ -210,12 +211,15 @@ secantus() { # the MongoDB-wire test server as a replica-set member (charts/mong
   local pin h
   pin=$(grep -o 'secantusdb==[^"]*' "$ROOT/runner-image/pyproject.toml") \
     || { log "images: no secantusdb== pin in runner-image/pyproject.toml"; return 1; }
-  h=$({ sha <"$BASE_TGZ"; echo "$pin"; sha <"$ROOT/hack/secantus/member.py"; script_hash; } | sha)
+  h=$({ sha <"$BASE_TGZ"; echo "$pin"; sha <"$ROOT/constraints.txt"; sha <"$ROOT/hack/secantus/member.py"; script_hash; } \
+       | sha)
   if ! built secantus "$h"; then
     local t r=$SCRATCH/secantus; t=$(now)
     fresh_rootfs "$r" "$BASE_TGZ"
     in_root "$r" python3 -m venv /opt/secantus >"$LOGS/image-secantus.log" 2>&1
-    in_root "$r" /opt/secantus/bin/pip install -q --disable-pip-version-check "$pin" >>"$LOGS/image-secantus.log" 2>&1 \
+    install -D -m 644 "$ROOT/constraints.txt" "$r/tmp/src/constraints.txt"  # its dependencies at the venv's versions
+    in_root "$r" /opt/secantus/bin/pip install -q --disable-pip-version-check -c /tmp/src/constraints.txt "$pin" \
+      >>"$LOGS/image-secantus.log" 2>&1 \
       || { tail -20 "$LOGS/image-secantus.log" >&2; return 1; }
     install -m 644 "$ROOT/hack/secantus/member.py" "$r/opt/secantus/member.py"
     in_root "$r" /opt/secantus/bin/python /opt/secantus/member.py --help >/dev/null
