@@ -1,8 +1,9 @@
 """End to end on a real cluster, with disks: a MongoDB BenchmarkRun deployed by the operator
 through Helm with the charts/mongodb test-server profile (SecantusDB as a one-member replica
-set, data on a PersistentVolumeClaim), w:majority, its primary's process SIGKILLed twice during
-the measured interval (kill-primary, method kill-process: a crash-restart on the same volume),
-then 0 acknowledged NewOrders lost or replaced and 12/12 consistency; and a 3-node k=1 VoltDB
+set, data on a PersistentVolumeClaim), w:majority, its primary's process SIGKILLed during the
+measured interval (kill-primary, method kill-process: a crash-restart on the same volume) and then
+every member's at once (kill-all: the whole system), then 0 acknowledged NewOrders lost or
+replaced and 12/12 consistency; and a 3-node k=1 VoltDB
 whose node 2 is killed the same way and rejoins on its own voltdbroot.
 
 Needs the images local/tpcc-runner:dev (with this operator), local/voltdb:10.1.1 and
@@ -29,8 +30,9 @@ MONGODB_RUN = dict(
               "driverOptions": {"write_concern": "majority", "read_concern": "majority",
                                 "schema": "denormalized", "find_and_modify": "false"}},
     runners={"parallelism": 1, "imagePullPolicy": "Never"},
-    faults=[{"action": "kill-primary", "method": "kill-process", "afterSeconds": 30, "everySeconds": 50,
-             "count": 2}],
+    # a failover of the primary, then the loss of the whole system (clause 3.5.3): kill-all
+    faults=[{"action": "kill-primary", "method": "kill-process", "afterSeconds": 30},
+            {"action": "kill-all", "method": "kill-process", "afterSeconds": 80}],
     cleanup={"policy": "Never"},
 )
 
@@ -62,7 +64,7 @@ def assert_crash_restarts(status: dict, count: int, victim: str, uid: str) -> No
     assert all(f["recoverySeconds"] > 0 for f in faults)
 
 
-def test_mongodb_test_server_kill_primary_twice(namespace, operator):
+def test_mongodb_test_server_kill_primary_then_kill_all(namespace, operator):
     name = "mongodb-e2e"
     kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **MONGODB_RUN))
     wait_phase(namespace, name, ("Loading", "Running"), timeout=600)
@@ -76,7 +78,10 @@ def test_mongodb_test_server_kill_primary_twice(namespace, operator):
     br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=3600)
     status = br["status"]
     assert status["phase"] == "Succeeded", f"{status.get('reason')}: {status.get('message')}"
-    assert_crash_restarts(status, 2, member, before["metadata"]["uid"])
+    primary, whole = status["faults"]
+    assert_crash_restarts({"faults": [primary]}, 1, member, before["metadata"]["uid"])
+    assert (whole["action"], whole["state"], whole["target"]) == ("kill-all", "Recovered", f"all 1 pods: {member}")
+    assert whole["targets"] == [{"pod": member, "uid": before["metadata"]["uid"], "restarts": primary["restartCount"]}]
     assert restarts(pod(namespace, member), "mongod") >= restarts(before, "mongod") + 2
     durability = status["durability"]
     assert durability["durable"] and durability["lost"] == durability["replaced"] == 0
@@ -86,7 +91,8 @@ def test_mongodb_test_server_kill_primary_twice(namespace, operator):
     events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json",
                                 "--field-selector", f"involvedObject.name={name}").stdout)["items"]
     injected = [e["message"] for e in events if e["reason"] == "FaultInjected"]
-    assert injected and all(f"killed the database process of pod {member}" in m for m in injected)
+    assert len(injected) == 2 and f"killed the database process of pod {member}" in injected[0]
+    assert f"killed the database process of all 1 pods: {member}" in injected[1]
 
     # the claim goes with the release
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
