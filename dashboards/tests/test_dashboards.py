@@ -201,11 +201,12 @@ def test_monitoring_objects_are_off_by_default():
 
 def test_podmonitor_selects_runner_pods_and_labels_them_with_namespace_run_db():
     from tpcc_operator.plan import Run, labels
+    from tpcc_operator.runspec import RunSpec
     (pm,) = by_kind(render(*ALL_ON), "PodMonitor")
     spec = pm["spec"]
     assert spec["namespaceSelector"] == {"any": True}
     run = Run("r1", "bench", "uid", 1)
-    db_spec = {"database": {"type": "voltdb"}}
+    db_spec = RunSpec.parse({"database": {"type": "voltdb"}})
     for role, scraped in (("loader", True), ("runner", True), ("checker", True), ("database", False)):
         assert _selects(spec["selector"], labels(run, db_spec, role)) is scraped, role
     assert not _selects(spec["selector"], {"app.kubernetes.io/managed-by": "Helm"})
