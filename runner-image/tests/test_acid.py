@@ -45,7 +45,7 @@ from tpcc_runner.acid.clause3 import (
     raised_price,
 )
 from tpcc_runner.acid.command import document, run_tests
-from tpcc_runner.acid.interleave import interleave
+from tpcc_runner.acid.interleave import StillWaiting, interleave
 from tpcc_runner.drivers.base import LoadMeta, RetryableError
 from tpcc_runner.generate import unit_keys
 from tpcc_runner.loader import scale_of
@@ -228,6 +228,13 @@ def test_other_errors_of_the_second_transaction_propagate_after_the_held_one_end
 
 # -- the command without a database --------------------------------------------------------------
 
+def test_a_transaction_still_waiting_after_the_held_one_ended_is_reported():
+    never = threading.Event()
+    with pytest.raises(StillWaiting, match="still waited 0 s after the held one ended"):
+        interleave(lambda: never.wait(30), lambda: None, stall=0.1, release=0.2)
+    never.set()
+
+
 def test_unknown_tests_are_a_usage_error():
     done = tpcc("acid", "--db", "mongodb", "--endpoints", "127.0.0.1:1", "--tests", "isolation1,isolation10")
     assert done.code == 2 and "unknown test(s) isolation10" in done.stderr
@@ -281,3 +288,13 @@ def test_run_tests_judges_notes_and_reports_what_could_not_run():
     assert verdicts[1].reason == "could not run: 'no undelivered order'" and "pick" in verdicts[1].observed
     doc = document("fake", 3, verdicts, {})
     assert doc["passed"] is False and doc["counts"] == {"passed": 1, "failed": 0, "not-applicable": 1, "error": 1}
+
+
+class HangingAdapter(FakeAdapter):
+    def observe(self, test: str, p):
+        raise StillWaiting("the second transaction still waited 60 s after the held one ended")
+
+
+def test_a_test_that_timed_out_fails_with_what_it_waited_for():
+    (verdict,) = run_tests(HangingAdapter(), ["isolation3"], random.Random(3))
+    assert verdict.status == FAILED and "still waited 60 s" in verdict.reason

@@ -30,6 +30,7 @@ from ..drivers.base import DriverError, NotLoaded
 from ..loader import require_loaded
 from ..redact import redact
 from .clause3 import ERROR, FAILED, NOT_APPLICABLE, TESTS, Verdict, pick
+from .interleave import StillWaiting
 
 log = logging.getLogger("tpcc")
 ADAPTERS = {"mongodb": "tpcc_runner.acid.mongodb:MongoDBAcid", "voltdb": "tpcc_runner.acid.voltdb:VoltDBAcid"}
@@ -75,6 +76,8 @@ def run_tests(adapter, names: list[str], rng: random.Random) -> list[Verdict]:
         chosen = pick(rng, meta.warehouses, meta.districts, meta.customers_per_district, meta.items)
         try:
             verdict = TESTS[name].judge(adapter.observe(name, chosen))
+        except StillWaiting as e:  # a lock the database never released is a failure, not an error
+            verdict = Verdict(name, FAILED, str(e), {"pick": dataclasses.asdict(chosen)})
         except (DriverError, *adapter.database_errors) as e:
             verdict = Verdict(name, ERROR, f"could not run: {e}", {"pick": dataclasses.asdict(chosen)})
         note = adapter.notes.get(name)

@@ -15,15 +15,23 @@ R = TypeVar("R")
 # transaction of a few rows takes milliseconds, even on the Python test server.
 STALL_SECONDS = 3.0
 RETRIES = 3
+# How long the second transaction may still take once the held one has ended: a database that
+# keeps it waiting past that (a lock never released, a hung server) fails the test.
+RELEASE_SECONDS = 60.0
+
+
+class StillWaiting(Exception):
+    """The second transaction did not finish after the held one ended: what it waited for."""
 
 
 def interleave(other: Callable[[], Any], end_held: Callable[[], R], retry: bool = True,
-               stall: float = STALL_SECONDS) -> tuple[Overlap, R]:
+               stall: float = STALL_SECONDS, release: float = RELEASE_SECONDS) -> tuple[Overlap, R]:
     """Start `other` while the held transaction is open, give it `stall` seconds, then end the
     held one with `end_held` (its commit or rollback, with whatever it still reads first) and
-    collect `other`. A RetryableError of `other` is the database rolling it back; with `retry`
-    it runs again after the held transaction ended (as the runner's executor would), and its
-    result is the retry's. Other errors propagate."""
+    collect `other`, which must end within `release` seconds after (else StillWaiting). A
+    RetryableError of `other` is the database rolling it back; with `retry` it runs again after
+    the held transaction ended (as the runner's executor would), and its result is the retry's.
+    Other errors propagate."""
     done: dict[str, Any] = {}
 
     def run() -> None:
@@ -39,7 +47,10 @@ def interleave(other: Callable[[], Any], end_held: Callable[[], R], retry: bool 
     thread.join(stall)
     outcome = WAITED if thread.is_alive() else (ROLLED_BACK if "conflict" in done else COMPLETED)
     ended = end_held()
-    thread.join()
+    thread.join(release)
+    if thread.is_alive():
+        raise StillWaiting(f"the second transaction still waited {release:.0f} s after the held one "
+                           f"ended ({'committed or rolled back' if ended is None else ended!r})")
     if "error" in done:
         raise done["error"]
     if "conflict" in done:
