@@ -191,3 +191,22 @@ def test_a_failed_run_shows_its_verdicts(tmp_path):
     page = render(read_runs(doc, "failed.json"))
     assert "3 acknowledged NewOrders lost" in page and "violated: 3" in page and "w=1 d=2: NO gap" in page
     assert 'data-chart="trend"' not in page  # one run: no history
+
+
+def test_the_acid_tests_of_a_run_and_of_its_record_are_shown():
+    run = benchmarkrun(runner_doc(5000), "acid-run", [], None)
+    run["status"]["acid"] = {"passed": False, "seed": 7,
+                             "counts": {"passed": 9, "failed": 1, "not-applicable": 1, "error": 0},
+                             "tests": [{"test": "isolation3", "clause": "3.4.2.3", "status": "failed",
+                                        "reason": "lost update: D_NEXT_O_ID rose by 1 for 2 NewOrders"},
+                                       {"test": "consistency", "clause": "3.3.2", "status": "not-applicable",
+                                        "reason": "no snapshot read <here>"}]}
+    page = render(read_runs(run, "cluster"))
+    assert 'data-chart="acid"' in page and "9 passed, 1 failed, 1 not-applicable" in page
+    assert "lost update: D_NEXT_O_ID rose by 1" in page and "no snapshot read &lt;here&gt;" in page
+    record = {"kind": "BenchmarkResult", "metadata": {"name": "acid-run-g1-abcde"},
+              "spec": {"tpmC": 1.0, "verdict": "Failed", "database": {"type": "voltdb"}, "runSpec": {},
+                       "acid": {"passed": False, "counts": {"passed": 10, "failed": 1}, "failed": ["isolation5"]}}}
+    (rec,) = read_runs(record, "cluster")
+    assert rec.acid.tests == [("isolation5", "failed", "")] and not rec.acid.passed
+    assert 'data-chart="acid"' not in render(read_runs(runner_doc(5000), "plain.json"))  # not asked for

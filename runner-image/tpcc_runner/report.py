@@ -65,6 +65,13 @@ class Consistency:
 
 
 @dataclass
+class Acid:
+    passed: bool
+    counts: dict[str, int]
+    tests: list[tuple[str, str, str]]  # (test, status, reason); a BenchmarkResult names only the failed
+
+
+@dataclass
 class Run:
     """One run, whatever document it came from."""
     name: str
@@ -80,6 +87,7 @@ class Run:
     faults: list[Fault] = field(default_factory=list)
     durability: Durability | None = None
     consistency: Consistency | None = None
+    acid: Acid | None = None         # spec.verify.acid's tests
     phase: str = ""                  # BenchmarkRun phase; "" for a runner document
     reason: str = ""
     verdict: str = ""                # status.verdict (Pass/Regressed/Improved/Inconclusive)
@@ -107,6 +115,15 @@ def _consistency(d: dict | None) -> Consistency | None:
                             int(c.get("violations", 0)), str(c.get("example") or ""))
                   for c in d.get("conditions", [])]
     return Consistency(bool(d.get("passed")) and all(c.passed for c in conditions), conditions)
+
+
+def _acid(d: dict | None) -> Acid | None:
+    """status.acid, or the BenchmarkResult's summary of it (counts and the failed tests)."""
+    if not d:
+        return None
+    tests = [(str(t["test"]), str(t["status"]), str(t.get("reason", ""))) for t in d.get("tests") or []]
+    tests += [(str(name), "failed", "") for name in d.get("failed") or []]
+    return Acid(bool(d.get("passed")), {k: int(v) for k, v in (d.get("counts") or {}).items()}, tests)
 
 
 def _from_runner(doc: dict, name: str) -> Run:
@@ -142,7 +159,8 @@ def _from_benchmarkrun(obj: dict) -> Run:
         timeline=[(float(p["t"]), float(p["tpmC"])) for p in results.get("timeline", [])],
         latency_ms={t: v["latencyMs"] for t, v in (results.get("transactions") or {}).items()},
         faults=faults, durability=_durability(status.get("durability")),
-        consistency=_consistency(status.get("consistency")), phase=str(status.get("phase", "")),
+        consistency=_consistency(status.get("consistency")), acid=_acid(status.get("acid")),
+        phase=str(status.get("phase", "")),
         reason=str(status.get("reason", "")), verdict=str(status.get("verdict", "")),
         baseline=float(baseline) if baseline is not None else None)
 
@@ -171,6 +189,7 @@ def _from_benchmarkresult(obj: dict) -> Run:
                                 [Condition(n, False, 0, 0, "") for n in rec.get("violated", [])])
         if "consistent" in rec else None,
         durability=Durability(bool(rec["durable"]), 0, 0, int(rec.get("lost", 0)), 0, 0) if "durable" in rec else None,
+        acid=_acid(rec.get("acid")),
         phase=str(rec.get("phase", "")), reason=str(rec.get("reason", "")), verdict=str(rec.get("verdict", "")),
         baseline=float(baseline) if baseline is not None else None)
 
@@ -428,7 +447,18 @@ def _verdicts(run: Run) -> str:
         + '<table><tr><th>clause 3.3.2.</th><th>verdict</th><th>checked</th><th>violations</th>'
           f'<th>example</th></tr>{rows}</table>')
     return (f'<div class="verdicts" data-chart="verdicts"><section><h3>Durability</h3>{durability}</section>'
-            f'<section><h3>Consistency</h3>{consistency}</section></div>')
+            f'<section><h3>Consistency</h3>{consistency}</section>{_acid_section(run.acid, badge)}</div>')
+
+
+def _acid_section(a: Acid | None, badge) -> str:
+    if a is None:
+        return ""
+    counts = ", ".join(f"{n} {state}" for state, n in a.counts.items() if n)
+    rows = "".join(f'<tr class="{"bad" if status in ("failed", "error") else "ok"}"><td>{html.escape(test)}'
+                   f'</td><td>{html.escape(status)}</td><td>{html.escape(reason)}</td></tr>'
+                   for test, status, reason in a.tests)
+    return (f'<section data-chart="acid"><h3>ACID tests (clause 3)</h3>{badge(a.passed, counts or "none run")}'
+            f'<table><tr><th>test</th><th>verdict</th><th>reason or evidence</th></tr>{rows}</table></section>')
 
 
 def _run_section(run: Run) -> str:
