@@ -3,6 +3,7 @@ ledger, a corrupted row, an interrupted and resumed load."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 import pymongo
 import pytest
 from cli_helpers import TPCC, tpcc
-from secantus_server import secantus  # noqa: F401  (fixture)
+from secantus_server import own_secantus, secantus  # noqa: F401  (fixtures)
 from tpcc_runner.schema import TABLES
 from voltdb_server import voltdb  # noqa: F401  (fixture)
 from voltdbclient import FastSerializer, VoltProcedure
@@ -230,3 +231,39 @@ def test_mongodb_driver_options_appear_in_the_results(secantus, tmp_path):
         "read_concern": "snapshot", "write_concern": 1, "read_preference": "primaryPreferred",
         "causal_consistency": True, "retry_writes": False, "database": "tpcc_options",
         "topology": "replica_set"}
+
+
+@pytest.fixture(params=["voltdb", "mongodb"])
+def killable(request) -> Target:
+    """A loaded database of the test's own: the killed runner's transactions the server aborts
+    (or, for a while, holds open) must not reach any other test."""
+    if request.param == "voltdb":
+        target = _volt_target(request.getfixturevalue("voltdb").endpoints[0])
+    else:
+        target = _mongo_target(request.getfixturevalue("own_secantus").endpoint, "denormalized")
+    done = tpcc("load", *target.args(), "--warehouses", "1", "--workers", "1", "--reset",
+                "--items", "1000", "--customers-per-district", "30")
+    assert done.code == 0, done.stderr
+    return target
+
+
+def test_runner_processes_killed_mid_run_leave_no_partial_transaction(killable):
+    """Every runner process SIGKILLed while its terminals are in transactions (clause 3.2.2's
+    atomicity under a client crash): whatever was in flight is all or nothing, so the 12
+    conditions still hold over every order touched (condition 11 from ORDERS itself: the
+    killed run's acknowledged Deliveries died with it)."""
+    target = killable
+    run = subprocess.Popen([*TPCC, "run", *target.args(), "--warehouses", "1", "--clients", "2",
+                            "--duration", "120", "--warmup", "1"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    before = target.count_orders()
+    deadline = time.time() + 120
+    while target.count_orders() < before + 20 and time.time() < deadline and run.poll() is None:
+        time.sleep(0.5)  # until the terminals are committing
+    assert run.poll() is None, run.stderr.read()
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait(30)
+    assert run.returncode == -signal.SIGKILL
+    done = tpcc("check", *target.args(), "--warehouses", "1")
+    assert done.code == 0, done.stdout + done.stderr
+    assert done.json()["passed"] and target.count_orders() > before + 20
