@@ -145,13 +145,21 @@ BAD = [
     Bad("sweep-clients-not-per-pod", {"database": VOLTDB, "runners": {"parallelism": 2}, "sweep": {"clients": [2, 3]}},
         "sweep.clients", "multiple of runners.parallelism"),
     Bad("sweep-too-many-cells", {"database": VOLTDB, "sweep": {"warehouses": [1, 2, 3], "clients": list(range(1, 11)),
-                                                               "repetitions": 2}},
-        "sweep", "at most 50 cells"),
+                                                               "repetitions": 7}},
+        "sweep", "at most 200 cells"),
     Bad("sweep-warehouses-beyond-the-node", {"database": VOLTDB, "sweep": {"warehouses": [1, 64]}},
         "sweep.warehouses", "at most 32 warehouses"),
     # the loss of the whole system
     Bad("kill-all-without-allow-data-loss", {"database": VOLTDB_K1, "faults": [{"action": "kill-all"}]},
         "spec", "set allowDataLoss: true on it"),
+    # YCSB
+    Bad("ycsb-block-on-tpcc", {"database": VOLTDB, "workload": {"ycsb": {"workload": "a"}}},
+        "spec.workload", "workload.ycsb is for workload.kind ycsb"),
+    Bad("ycsb-unknown-preset", {"database": VOLTDB, "workload": {"kind": "ycsb", "ycsb": {"workload": "g"}}},
+        "spec.workload.ycsb.workload", "Unsupported value"),
+    Bad("ycsb-with-faults", {"database": VOLTDB_K1, "workload": {"kind": "ycsb"},
+                             "faults": [{"action": "kill-node"}]},
+        "spec", "workload.kind ycsb runs without faults"),
     # ACID tests
     Bad("acid-unknown-test", {"database": VOLTDB, "verify": {"acid": {"enabled": True, "tests": ["isolation10"]}}},
         "spec.verify.acid.tests[0]", "Unsupported value"),

@@ -60,3 +60,17 @@ def acid_report(failed: dict[str, str] | None = None, not_applicable: dict[str, 
                 Verdict(name, NOT_APPLICABLE, not_applicable[name]) if name in not_applicable else
                 Verdict(name, PASSED, "the second transaction waited for the first") for name in TESTS]
     return document("voltdb", 7, verdicts, {"db": "voltdb"})
+
+
+def ycsb_pod_results(shard: int, shards: int, reads: int, updates: int, latency_s: float) -> dict:
+    """One YCSB runner pod's results.json (workload A) with its operations measured by the
+    runner's own Measurements, released at START_AT for 20 s."""
+    from tpcc_runner.ycsb.measurements import OK, Measurements
+    from tpcc_runner.ycsb.properties import resolve
+    ms = Measurements()
+    for name, n in (("READ", reads), ("UPDATE", updates)):
+        for _ in range(n):
+            ms.measure(name, OK, latency_s)
+    return {"kind": "ycsb", "command": "ycsb run", "db": "voltdb", "workload": "a",
+            "properties": resolve("a", {"recordcount": "1000"}).to_ycsb(), "operations": ms.to_json(),
+            "shard": f"{shard}/{shards}", "window": {"start": START_AT, "end": START_AT + 20}}

@@ -28,7 +28,7 @@ def test_identity_and_columns():
     assert version["name"] == "v1alpha1" and version["served"] and version["storage"]
     assert version["subresources"] == {"status": {}}
     assert [c["name"] for c in version["additionalPrinterColumns"]] == \
-        ["Phase", "DB", "Warehouses", "Clients", "tpmC", "Verdict", "Sweep", "Age"]
+        ["Phase", "DB", "Warehouses", "Clients", "tpmC", "Ops/s", "Verdict", "Sweep", "Age"]
 
 
 def test_structural():

@@ -109,8 +109,11 @@ def test_a_two_by_two_sweep_runs_four_cells_on_one_database(sweep_spec):
         row = d.status["sweep"]["cells"][index]
         assert row["verdict"] == "Inconclusive" and row["result"] == step.result.name and row["tpmC"] > 0
     assert d.phase == "Succeeded" and d.status["verdict"] == "Inconclusive"
-    assert d.status["sweep"] | {"cells": None} == {"current": 3, "total": 4, "progress": "4/4", "succeeded": 4,
-                                                   "failed": 0, "regressed": 0, "cells": None}
+    assert d.status["sweep"] | {"cells": None, "configurations": None} == {
+        "current": 3, "total": 4, "progress": "4/4", "succeeded": 4, "failed": 0, "regressed": 0, "cells": None,
+        "configurations": None, "comparisons": []}  # one repetition each: nothing to compare
+    assert [(c["warehouses"], c["clients"], c["tpmC"]["n"]) for c in d.status["sweep"]["configurations"]] == [
+        (2, 2, 1), (2, 4, 1), (1, 2, 1), (1, 4, 1)]
     assert "sweep of 4 cells: 4 Inconclusive" in d.status["regression"]["message"]
     assert d.condition("Ready")["status"] == "True"
     # every cell compares only with itself: four comparison hashes

@@ -104,6 +104,7 @@ def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git:
         **{k: status[k] for k in ("startTime", "completionTime") if status.get(k)},
         **{f"measure{k.title()}": results[k] for k in ("start", "end") if results.get(k)},
         **({"tpmC": results["tpmC"]} if results.get("tpmC") is not None else {}),
+        **({"opsPerSecond": status["ycsb"]["opsPerSecond"]} if status.get("ycsb") else {}),
         **{k: results[k] for k in ("efficiency", "efficiencyReason", "measuredSeconds", "seed") if k in results},
         "p99Ms": p99_by_type(results),
         "latencyMs": {t: v.get("latencyMs") or {} for t, v in (results.get("transactions") or {}).items()},

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tpcc_runner.results import merge_results
+from tpcc_runner.ycsb.results import merge as merge_ycsb
 
 from . import failures, history, plan, regression, sweep, waiting
 from . import faults as fault_injection
@@ -30,6 +31,7 @@ from .results import (
     late_runners_message,
     run_deliveries,
     run_status,
+    ycsb_status,
 )
 from .runspec import RunSpec
 from .timestamps import parse_time, rfc3339
@@ -510,6 +512,8 @@ def _running(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: lis
         b.condition("RunCompleted", False, "RunFailed", world.runner.message)
         return b.fail("RunFailed", f"run failed: {world.runner.message}")
     missing = sorted(set(range(n)) - set(world.results))
+    if status.get("startAt") and not missing and spec.workload.kind == plan.YCSB:
+        return _ycsb_measured(b, run, spec, [world.results[i] for i in range(n)])
     if status.get("startAt") and not missing:
         # Every pod's window is over; the pods now hold their ledgers for the verifier.
         docs = [world.results[i] for i in range(n)]
@@ -554,6 +558,22 @@ def _running(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: lis
                 return b.fail("RunnersNotReady", msg)
         else:
             _inject_faults(b, run, spec, world)
+
+
+def _ycsb_measured(b: _Builder, run: plan.Run, spec: RunSpec, docs: list[dict]) -> Step | None:
+    """A YCSB run ends with its pods' results merged (tpcc_runner.ycsb.results): no ledger, no
+    consistency check (TPC-C's), so it succeeds from Running."""
+    try:
+        merged = ycsb_status(docs)
+    except ValueError as e:  # pods that disagree on the workload or its properties
+        msg = f"runner pods' results cannot be merged: {e}"
+        b.condition("RunCompleted", False, "ResultsInconsistent", msg)
+        return b.fail("ResultsInconsistent", msg)
+    b.step.status["ycsb"] = merged
+    text = f"{merged['opsPerSecond']:.1f} operations/s from {len(docs)} pods"
+    b.condition("RunCompleted", True, "Completed", text)
+    _measured(b, run, spec, f"run complete: YCSB workload {merged['workload']}, {text}")
+    return None
 
 
 def _verifying(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
@@ -742,7 +762,8 @@ def _record(b: _Builder, run: plan.Run, spec: RunSpec, world: World, finished: d
         verdict = regression.judge(this, earlier, policy, world.named_baseline, analysis)
     on_regression = policy.on_regression if policy else "Fail"
     fields = {"verdict": verdict.outcome, "regression": verdict.to_status(chash, on_regression), "resultName": name}
-    merged = merge_results([world.results[i] for i in sorted(world.results)]) if world.results else None
+    docs = [world.results[i] for i in sorted(world.results)]
+    merged = None if not docs else merge_ycsb(docs) if spec.workload.kind == plan.YCSB else merge_results(docs)
     b.act(Action.WRITE_RESULT)
     b.step.result = history.record(run, spec, {**finished, **fields}, merged, world.git, world.database_images)
     prune = history.to_prune(world.history, limit, name)
@@ -825,8 +846,10 @@ def _next_cell_or_finish(b: _Builder, cells: list[plan.Cell], policy: regression
 
 
 def _sweep_verdict(b: _Builder, policy: regression.Policy | None) -> None:
-    """status.verdict of a sweep: the worst of its cells'."""
+    """status.verdict of a sweep: the worst of its cells'; the statistics of its configurations."""
     table = b.current("sweep")
+    b.step.status["sweep"] = table = {**table, "configurations": sweep.configurations(table),
+                                      "comparisons": sweep.comparisons(table)}
     outcome, text = sweep.verdict(table), sweep.message(table)
     b.step.status.update(verdict=outcome, regression={"message": text,
                                                       "onRegression": policy.on_regression if policy else "Fail"})

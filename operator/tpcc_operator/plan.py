@@ -432,14 +432,32 @@ def _job(run: Run, spec: RunSpec, role: str, pod: dict, deadline: int, **job_spe
     }
 
 
+YCSB = "ycsb"
+
+
+def ycsb_arguments(spec: RunSpec, phase: str) -> list[str]:
+    """workload.ycsb as `tpcc ycsb load|run` flags: the preset, then every property as `-p`
+    (the spec's own properties last, so they win). A run is bounded by its duration only."""
+    y = spec.workload.ycsb_or_defaults
+    props = {"recordcount": y.record_count, "batchsize": y.batch_size,
+             "operationspertransaction": y.operations_per_transaction,
+             **({"operationcount": 0} if phase == "run" else {}), **(y.properties or {})}
+    return ["ycsb", phase, "--workload", y.workload,
+            *[a for name, value in sorted(props.items()) for a in ("-p", f"{name}={value}")]]
+
+
 def load_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
     w = spec.workload
-    args = ["load", *_common_flags(run, spec, metrics=True),
-            "--warehouses", str(w.warehouses), "--workers", str(w.load_workers),
-            "--seed", str(run_seed(run, spec))]
+    if w.kind == YCSB:
+        args = [*ycsb_arguments(spec, "load"), *_common_flags(run, spec, metrics=True),
+                "--threads", str(w.load_workers), "--seed", str(run_seed(run, spec))]
+    else:
+        args = ["load", *_common_flags(run, spec, metrics=True),
+                "--warehouses", str(w.warehouses), "--workers", str(w.load_workers),
+                "--seed", str(run_seed(run, spec))]
     if reset_before_load(spec):
         args.append("--reset")
-    elif not spec.database.deployed:
+    elif not spec.database.deployed and w.kind != YCSB:
         args.append("--refuse-existing")  # never touch a user's own TPC-C data unasked
     pod = _pod_spec(run, spec, settings, args, api_token=False, metrics=True)
     return _job(run, spec, "loader", pod, load_timeout(spec))
@@ -490,6 +508,8 @@ def run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
     w, r = spec.workload, spec.runners
     n = r.parallelism
     ns = run.namespace
+    if w.kind == YCSB:
+        return _ycsb_run_job(run, spec, settings)
     args = ["run", *_common_flags(run, spec, metrics=True),
             "--warehouses", str(w.warehouses), "--clients", str(clients_per_pod(spec)),
             "--duration", str(w.duration_seconds), "--warmup", str(w.warmup_seconds),
@@ -513,6 +533,26 @@ def run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
                 + w.duration_seconds + ledger_hold_seconds(spec) + 300)
     return _job(run, spec, "runner", pod, deadline, completionMode="Indexed",
                 completions=n, parallelism=n)
+
+
+def _ycsb_run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
+    """The YCSB runner pods: the same barrier and results ConfigMaps as TPC-C's; pod I inserts
+    into its own slice of the key space (--shard), the target is shared out among the pods."""
+    w, r = spec.workload, spec.runners
+    n, ns = r.parallelism, run.namespace
+    target = w.ycsb_or_defaults.target_ops_per_second
+    args = [*ycsb_arguments(spec, "run"), *_common_flags(run, spec, metrics=True),
+            "--threads", str(clients_per_pod(spec)), "--seed", str(run_seed(run, spec)),
+            "--duration", str(w.warmup_seconds + w.duration_seconds),
+            *(["--target", repr(target / n)] if target else []),
+            "--shard", f"$(JOB_COMPLETION_INDEX)/{n}",
+            "--start-configmap", f"{ns}/{start_configmap_name(run)}",
+            "--results-configmap", f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)"]
+    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=True)
+    pod["containers"][0]["readinessProbe"] = {
+        "httpGet": {"path": "/ready", "port": "metrics"}, "periodSeconds": 2, "failureThreshold": 1}
+    deadline = r.ready_timeout_seconds + r.start_delay_seconds + w.warmup_seconds + w.duration_seconds + 300
+    return _job(run, spec, "runner", pod, deadline, completionMode="Indexed", completions=n, parallelism=n)
 
 
 def ledger_hold_seconds(spec: RunSpec) -> int:

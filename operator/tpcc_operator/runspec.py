@@ -89,7 +89,18 @@ class RemotePercent:
 
 
 @dataclass(frozen=True)
+class Ycsb:
+    workload: str
+    record_count: int
+    operations_per_transaction: int
+    batch_size: int
+    target_ops_per_second: float | None = None
+    properties: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
 class Workload:
+    kind: str
     warehouses: int
     clients: int
     duration_seconds: int
@@ -104,6 +115,12 @@ class Workload:
     seed: int | None = None
     remote_percent: RemotePercent | None = None
     driver_options: Mapping[str, Any] | None = None
+    ycsb: Ycsb | None = None
+
+    @property
+    def ycsb_or_defaults(self) -> Ycsb:
+        """ycsb; absent (kind: ycsb without the block), the CRD's defaults for it."""
+        return self.ycsb or defaulted(Ycsb, "workload", "ycsb")
 
 
 @dataclass(frozen=True)

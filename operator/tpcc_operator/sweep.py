@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import plan, regression
+from . import plan, regression, sweep_stats
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
 FINISHED = (SUCCEEDED, FAILED)
@@ -55,6 +55,40 @@ def verdict(sweep: dict) -> str:
     """The sweep's verdict from its judged cells (cells never run do not count)."""
     judged = {c["verdict"] for c in sweep["cells"] if "verdict" in c}
     return next((v for v in SEVERITY if v in judged), regression.INCONCLUSIVE)
+
+
+def configurations(sweep: dict) -> list[dict[str, Any]]:
+    """status.sweep.configurations: tpmC over each (warehouses, clients)'s succeeded repetitions."""
+    out = []
+    for (warehouses, clients), values in _measured(sweep).items():
+        out.append({"warehouses": warehouses, "clients": clients,
+                    "tpmC": sweep_stats.summary(values).to_status()})
+    return out
+
+
+def comparisons(sweep: dict) -> list[dict[str, Any]]:
+    """status.sweep.comparisons: each configuration against the next client count at the same
+    warehouses, where both were repeated (one value each says nothing about spread)."""
+    measured = _measured(sweep)
+    out = []
+    for (warehouses, clients), values in measured.items():
+        following = min((c for w, c in measured if w == warehouses and c > clients), default=None)
+        other = measured.get((warehouses, following))
+        if other is None or len(values) < 2 or len(other) < 2:
+            continue
+        _, p = sweep_stats.mann_whitney_u(values, other)
+        change = (sweep_stats.summary(other).median / sweep_stats.summary(values).median - 1) * 100
+        out.append({"warehouses": warehouses, "clients": [clients, following],
+                    "medianChangePercent": round(change, 2), "pValue": round(p, 6)})
+    return out
+
+
+def _measured(sweep: dict) -> dict[tuple[int, int], list[float]]:
+    by_configuration: dict[tuple[int, int], list[float]] = {}
+    for c in sweep["cells"]:
+        if c["state"] == SUCCEEDED and c.get("tpmC") is not None:
+            by_configuration.setdefault((c["warehouses"], c["clients"]), []).append(float(c["tpmC"]))
+    return by_configuration
 
 
 def message(sweep: dict) -> str:

@@ -27,13 +27,14 @@ SECANTUS_IMAGE = "local/secantus:dev"
 # hack/test.sh runs the e2e modules as two pytest sessions at once (TPCC_E2E_SHARE=a and =b), each
 # with its own namespace and operator release: most of a run is waiting (a database starting, a
 # fixed duration, a cron minute). The shares are balanced by what each module took with two at
-# a time on 2 cores: a = MongoDB failovers 830 s + regression 410 = 1,240 s; b = VoltDB runs and
-# failover 480 + sweep 360 + schedule 270 + fail-fast 150 + validation and chart objects 80 =
-# 1,340 s. (Not pytest-xdist: its loadgroup cannot pin modules together under pytest 9, and its
-# queue prefetches, so two long modules can wait on one worker while the other idles.)
-SHARES = {"test_mongodb_e2e.py": "a", "test_regression_e2e.py": "a", "test_fail_fast_e2e.py": "b",
-          "test_mongodb_charts_e2e.py": "b", "test_benchmarkrun_e2e.py": "b", "test_schedule_e2e.py": "b",
-          "test_sweep_e2e.py": "b", "test_validation_e2e.py": "b"}
+# a time on 2 cores: a = MongoDB failovers 830 s + regression 410 + YCSB ~150 = ~1,390 s; b = VoltDB
+# runs (with the ACID tests) and failover ~540 + sweep 360 + schedule 270 + fail-fast 150 + validation
+# and chart objects 80 = ~1,400 s. (Not pytest-xdist: its loadgroup cannot pin modules together
+# under pytest 9, and its queue prefetches, so two long modules can wait on one worker while the
+# other idles.)
+SHARES = {"test_mongodb_e2e.py": "a", "test_regression_e2e.py": "a", "test_ycsb_e2e.py": "a",
+          "test_fail_fast_e2e.py": "b", "test_mongodb_charts_e2e.py": "b", "test_benchmarkrun_e2e.py": "b",
+          "test_schedule_e2e.py": "b", "test_sweep_e2e.py": "b", "test_validation_e2e.py": "b"}
 
 
 def pytest_collection_modifyitems(config, items):

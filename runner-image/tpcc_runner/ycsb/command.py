@@ -23,9 +23,10 @@ import logging
 import platform
 import random
 import sys
+import time
 from typing import Any
 
-from .. import __version__
+from .. import __version__, k8s
 from ..drivers.base import ConnectionOptions, NotLoaded
 from ..ledger import LedgerWriter
 from ..redact import redact
@@ -67,10 +68,31 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         ph.add_argument("--ledger", default=None, metavar="FILE", help="append every acknowledged write here")
         if phase == "load":
             ph.add_argument("--reset", action="store_true", help="drop the table's records first")
+        else:
+            _add_pod_arguments(ph)
     vf = phases.add_parser("verify", parents=[common, workload],
                            help="every acknowledged write of the ledgers is there; the record count adds up")
     vf.add_argument("--ledger", required=True, action="append", metavar="FILE",
                     help="a ledger of tpcc ycsb load or run, repeatable (all of them since the load)")
+
+
+def _add_pod_arguments(ph: argparse.ArgumentParser) -> None:
+    """What a runner pod of the operator is given: its shard, the barrier, its results ConfigMap."""
+    ph.add_argument("--shard", type=_shard, default=(0, 1), metavar="I/N",
+                    help="runner I of N: its draws are seeded apart (seed + I)")
+    ph.add_argument("--start-configmap", default=None, metavar="NAMESPACE/NAME",
+                    help="once every thread is connected, wait for key startAt in this ConfigMap and start then")
+    ph.add_argument("--start-timeout", type=float, default=900.0, metavar="SECONDS",
+                    help="how long to wait for startAt (default 900)")
+    ph.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
+                    help="write the JSON results as results.json into this existing ConfigMap")
+
+
+def _shard(text: str) -> tuple[int, int]:
+    index, sep, count = text.partition("/")
+    if not (sep and index.isdigit() and count.isdigit() and 0 <= int(index) < int(count)):
+        raise argparse.ArgumentTypeError(f"expected I/N with 0 <= I < N, got {text!r}")
+    return int(index), int(count)
 
 
 def properties_of(args) -> Properties:
@@ -107,7 +129,7 @@ def require_loaded(store: KeyValueStore, workload: CoreWorkload) -> None:
 
 
 def cmd_ycsb(args, metrics) -> int:
-    from ..cli import connection_options  # cli imports this module first
+    from ..cli import _parse_time, connection_options  # cli imports this module first
     try:
         props = properties_of(args)
     except PropertyError as e:
@@ -124,12 +146,19 @@ def cmd_ycsb(args, metrics) -> int:
     finally:
         store.close()
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    shard = getattr(args, "shard", (0, 1))
     metrics.set_phase("loading" if args.phase == "load" else "measuring")
     ledger = LedgerWriter(args.ledger) if args.ledger else None
-    plan = Plan(functools.partial(connected_store, args.db, options, props), props, args.phase, seed)
-    def connected(counts) -> None:  # /ready and the operation counters, as tpcc run's
+    plan = Plan(functools.partial(connected_store, args.db, options, props), props, args.phase, seed + shard[0])
+    window: dict[str, float] = {}
+
+    def connected(counts) -> None:  # /ready and the operation counters, as tpcc run's; the barrier
         metrics.ycsb.source = counts
         metrics.ready.set()
+        if getattr(args, "start_configmap", None):
+            start_at = _parse_time(k8s.wait_for_key(args.start_configmap, "startAt", args.start_timeout))
+            time.sleep(max(0.0, start_at - time.time()))
+        window["start"] = time.time()
     try:
         outcome = execute(plan, ledger.write if ledger else None, connected)
     finally:
@@ -137,9 +166,16 @@ def cmd_ycsb(args, metrics) -> int:
             ledger.close()
     print(ycsb_text(outcome.operations, outcome.runtime_ms, outcome.measurements), flush=True)
     doc = results_document(args, props, seed, options, outcome)
+    if args.phase == "run":
+        start = window.get("start", time.time())
+        doc.update(kind="ycsb", shard=f"{shard[0]}/{shard[1]}", threads=props.threadcount,
+                   window={"start": start, "end": start + outcome.runtime_ms / 1000})
+    text = redact(json.dumps(doc, indent=2))
     if args.results:
         with open(args.results, "w") as f:
-            f.write(redact(json.dumps(doc, indent=2)) + "\n")
+            f.write(text + "\n")
+    if getattr(args, "results_configmap", None):
+        k8s.write_configmap_key(args.results_configmap, "results.json", text)
     log.info("ycsb %s: %d operations in %.1f s, %.1f ops/sec, %d errors", args.phase, outcome.operations,
              outcome.runtime_ms / 1000, doc["OVERALL"]["Throughput(ops/sec)"], outcome.error_count)
     metrics.set_phase("done")

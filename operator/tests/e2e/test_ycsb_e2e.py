@@ -1,0 +1,51 @@
+"""End to end on a real cluster: a YCSB BenchmarkRun (workload.kind ycsb, workload A) against a
+VoltDB the operator deploys: the load Job loads the records, two runner pods run behind the
+barrier, each inserting into its own slice, and the merged results land in status.ycsb and the
+BenchmarkResult. Needs local/tpcc-runner:dev and local/voltdb:10.1.1 (hack/images.sh)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_benchmarkrun_e2e import RUN_LABEL, kubectl, manifest, wait_for, wait_phase
+
+pytestmark = pytest.mark.k8s
+
+YCSB_RUN = dict(
+    database={"type": "voltdb", "readyTimeoutSeconds": 300,
+              "deploy": {"replicas": 1, "values": {"image": {"pullPolicy": "Never"}}}},
+    workload={"kind": "ycsb", "clients": 4, "durationSeconds": 20, "warmupSeconds": 0, "loadWorkers": 2,
+              "ycsb": {"workload": "a", "recordCount": 2000, "batchSize": 50,
+                       "properties": {"dataintegrity": "true"}}},
+    runners={"parallelism": 2, "imagePullPolicy": "Never"},
+    cleanup={"policy": "Never"},
+)
+
+
+def test_ycsb_workload_a_on_voltdb(namespace, operator):
+    name = "ycsb-e2e"
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **YCSB_RUN))
+    br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=900)
+    status = br["status"]
+    assert status["phase"] == "Succeeded", f"{status.get('reason')}: {status.get('message')}"
+    ycsb = status["ycsb"]
+    assert ycsb["workload"] == "a" and ycsb["runnerPods"] == 2 and ycsb["opsPerSecond"] > 0
+    assert ycsb["properties"]["recordcount"] == "2000" and ycsb["properties"]["dataintegrity"] == "true"
+    operations = ycsb["operations"]
+    # workload A: reads and updates only, every read's values as written (dataintegrity)
+    assert set(operations) >= {"READ", "UPDATE"} and operations["READ"]["count"] > 0
+    assert all(op["errors"] == 0 for op in operations.values()), operations
+    assert operations["READ"]["latencyMs"]["p99"] >= operations["READ"]["latencyMs"]["p50"] > 0
+    assert "results" not in status and "durability" not in status  # TPC-C's, not YCSB's
+    jobs = json.loads(kubectl("get", "jobs", "-n", namespace, "-l", f"{RUN_LABEL}={name}",
+                              "-o", "json").stdout)["items"]
+    assert sorted(j["metadata"]["name"] for j in jobs) == [f"{name}-g1-loader", f"{name}-g1-runner"]
+
+    def recorded():
+        out = kubectl("get", "benchmarkresults", "-n", namespace, "-l", f"{RUN_LABEL}={name}", "-o", "json")
+        items = json.loads(out.stdout)["items"]
+        return items[0] if items else None
+    result = wait_for("the BenchmarkResult", recorded, 60)
+    assert result["spec"]["opsPerSecond"] == ycsb["opsPerSecond"]
+    assert result["spec"]["runSpec"]["workload"]["kind"] == "ycsb"
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")

@@ -1,0 +1,71 @@
+"""The sweep's statistics against scipy's (in the test environment only: the operator has no numpy)."""
+from __future__ import annotations
+
+import random
+
+import pytest
+from scipy import stats
+from tpcc_operator import sweep_stats as statistics
+from tpcc_operator.runspec import RunSpec
+
+
+@pytest.mark.parametrize("n1, n2", [(1, 1), (2, 3), (3, 3), (5, 5), (4, 9), (10, 12), (20, 20)])
+def test_mann_whitney_u_exact_matches_scipy(n1, n2):
+    rng = random.Random(n1 * 100 + n2)
+    for shift in (0.0, 0.5, 2.0):
+        a = [rng.gauss(0, 1) for _ in range(n1)]
+        b = [rng.gauss(shift, 1) for _ in range(n2)]
+        u, p = statistics.mann_whitney_u(a, b)
+        expected = stats.mannwhitneyu(a, b, alternative="two-sided", method="exact")
+        assert u == expected.statistic and p == pytest.approx(expected.pvalue, rel=1e-9)
+
+
+@pytest.mark.parametrize("n1, n2", [(25, 30), (8, 40)])
+def test_mann_whitney_u_normal_and_ties_match_scipy(n1, n2):
+    rng = random.Random(7)
+    a = [rng.randint(0, 10) for _ in range(n1)]  # ties
+    b = [rng.randint(2, 12) for _ in range(n2)]
+    u, p = statistics.mann_whitney_u(a, b)
+    expected = stats.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic", use_continuity=True)
+    assert u == expected.statistic and p == pytest.approx(expected.pvalue, rel=1e-9)
+
+
+def test_a_clear_difference_is_significant_and_none_is_not():
+    faster = [1010.0, 1020.0, 1030.0, 1040.0, 1050.0]
+    slower = [900.0, 910.0, 920.0, 930.0, 940.0]
+    assert statistics.mann_whitney_u(faster, slower)[1] < 0.01
+    assert statistics.mann_whitney_u(faster, list(faster))[1] == 1.0
+
+
+def test_the_confidence_interval_is_students():
+    values = [98.0, 102.0, 100.0, 97.0, 103.0]
+    s = statistics.summary(values)
+    mean, sem = stats.tmean(values), stats.sem(values)
+    low, high = stats.t.interval(0.95, len(values) - 1, loc=mean, scale=sem)
+    assert s.ci95 == pytest.approx((low, high), rel=1e-4)
+    assert (s.median, s.minimum, s.maximum, s.n) == (100.0, 97.0, 103.0, 5)
+    assert statistics.summary([5.0]).ci95 is None and statistics.summary([5.0]).to_status()["best"] == 5.0
+    assert all(statistics.T_975[df - 1] == pytest.approx(stats.t.ppf(0.975, df), abs=5e-4) for df in range(1, 31))
+
+
+def test_a_sweeps_configurations_and_the_next_client_counts_comparison():
+    from tpcc_operator import plan, sweep
+    spec = RunSpec.parse({"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
+                          "sweep": {"warehouses": [1], "clients": [2, 4, 8], "repetitions": 3}})
+    table = sweep.initial(plan.sweep_cells(spec))
+    tpmc = {2: [500.0, 510.0, 505.0], 4: [900.0, 880.0, 910.0], 8: [905.0, 890.0]}
+    for i, cell in enumerate(table["cells"]):
+        values = tpmc[cell["clients"]]
+        if cell["repetition"] <= len(values):
+            table = sweep.with_cell(table, i, state="Succeeded", tpmC=values[cell["repetition"] - 1])
+        else:
+            table = sweep.with_cell(table, i, state="Failed")  # not counted
+    configurations = sweep.configurations(table)
+    assert [(c["clients"], c["tpmC"]["n"], c["tpmC"]["median"], c["tpmC"]["best"]) for c in configurations] == [
+        (2, 3, 505.0, 510.0), (4, 3, 900.0, 910.0), (8, 2, 897.5, 905.0)]
+    assert configurations[0]["tpmC"]["ci95"][0] < 505.0 < configurations[0]["tpmC"]["ci95"][1]
+    first, second = sweep.comparisons(table)
+    assert first["clients"] == [2, 4] and first["medianChangePercent"] == pytest.approx(78.22, abs=0.01)
+    # 3 against 3, all of one above all of the other: the smallest exact p-value there is, 2/20
+    assert first["pValue"] == pytest.approx(0.1)
+    assert second["clients"] == [4, 8] and second["pValue"] > 0.5  # saturated: no difference
