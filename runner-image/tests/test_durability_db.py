@@ -199,19 +199,19 @@ def test_voltdb_ce_killed_whole_keeps_nothing_and_the_verdict_counts_it(tmp_path
     assert (v["acknowledged"], v["found"], v["lost"], v["missing"]) == (5, 0, 5, 5)
 
 
-@pytest.mark.parametrize("sync_on_commit, lost", [(True, 0), (False, 5)], ids=["fsync-per-commit", "no-fsync"])
-def test_mongodb_wire_killed_whole_keeps_what_its_journal_synced(own_secantus, tmp_path, sync_on_commit, lost):
+def test_mongodb_wire_killed_whole_keeps_what_its_journal_synced(own_secantus, tmp_path):
     """SecantusDB (WiredTiger) killed with SIGKILL and started again on its own files. Syncing its
     journal at every commit (as mongod's j:true, and the cluster profile's member does), every
-    NewOrder acknowledged under w:majority, j:true is there; without (the server's default, which
-    ignores the client's j), the last ones are gone, and the verdict counts each."""
+    NewOrder acknowledged under w:majority, j:true is there. (Without it, the server's default,
+    which ignores the client's j, what was acknowledged since its last background sync is gone:
+    here once all 5, once none, as the kill fell; too timing-bound to assert.)"""
     own_secantus.stop()
-    own_secantus.start(sync_on_commit=sync_on_commit)
+    own_secantus.start(sync_on_commit=True)
     target = _loaded(_mongo(own_secantus.endpoint, "denormalized"))
     target.driver_opts.append("journal=true")
     ledger = _commit_five(target, tmp_path)
     own_secantus.crash()
-    own_secantus.start(sync_on_commit=sync_on_commit)
+    own_secantus.start(sync_on_commit=True)
     code, v = verify(target, ledger)
-    assert v["database_empty"] is False and (code == 0) == (lost == 0), v
-    assert (v["acknowledged"], v["found"], v["lost"]) == (5, 5 - lost, lost)
+    assert code == 0 and v["database_empty"] is False, v
+    assert (v["acknowledged"], v["found"], v["lost"]) == (5, 5, 0)

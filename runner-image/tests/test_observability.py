@@ -88,9 +88,10 @@ def finite(result: list[dict]) -> list[float]:
 def _pod_target(port: int, role: str) -> dict:
     """A static target carrying the Kubernetes SD labels of the operator's pod for `role`."""
     from tpcc_operator.plan import Run, labels
+    from tpcc_operator.runspec import RunSpec
     meta = {"__meta_kubernetes_namespace": NAMESPACE,
             "__meta_kubernetes_pod_name": f"{RUN}-1-{role}-0"}
-    for k, v in labels(Run(RUN, NAMESPACE, "uid", 1), {"database": {"type": DB}}, role).items():
+    for k, v in labels(Run(RUN, NAMESPACE, "uid", 1), RunSpec.parse({"database": {"type": DB}}), role).items():
         meta["__meta_kubernetes_pod_label_" + re.sub(r"[^a-zA-Z0-9_]", "_", k)] = v
     return {"targets": [f"127.0.0.1:{port}"], "labels": meta}
 

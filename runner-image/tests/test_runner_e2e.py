@@ -137,8 +137,9 @@ def test_run_commits_keeps_the_mix_and_leaves_no_trace_of_rollbacks(target, load
     executed = sum(t["executed"] for t in tx.values())
     for name, pct in zip(["NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL"],
                          [45, 43, 4, 4, 4]):
-        # the deck keeps every 100 draws exact; partial decks of each client bound the drift
-        slack = 1.0 if executed >= 2000 else 100.0 * target.clients * 5 / executed
+        # the deck keeps every 100 draws exact; each client's partial deck drifts: the cards of one
+        # type in its first k draws are hypergeometric, sd at most 2.5 cards: 3 sd per client
+        slack = 1.0 if executed >= 2000 else 100.0 * target.clients * 8 / executed
         assert abs(tx[name]["mix_percent"] - pct) <= slack, (name, tx[name]["mix_percent"], executed)
         assert tx[name]["errors"] == 0 and tx[name]["unknown"] == 0
     assert doc["c_constants"]["run"]["c_last"] != doc["c_constants"]["load"]["c_last"]
