@@ -31,7 +31,6 @@ from .results import (
     late_runners_message,
     run_deliveries,
     run_status,
-    ycsb_status,
 )
 from .runspec import RunSpec
 from .timestamps import parse_time, rfc3339
@@ -564,7 +563,7 @@ def _ycsb_measured(b: _Builder, run: plan.Run, spec: RunSpec, docs: list[dict]) 
     """A YCSB run ends with its pods' results merged (tpcc_runner.ycsb.results): no ledger, no
     consistency check (TPC-C's), so it succeeds from Running."""
     try:
-        merged = ycsb_status(docs)
+        merged = merge_ycsb(docs)  # already status.ycsb's shape (the CRD schema)
     except ValueError as e:  # pods that disagree on the workload or its properties
         msg = f"runner pods' results cannot be merged: {e}"
         b.condition("RunCompleted", False, "ResultsInconsistent", msg)

@@ -505,11 +505,11 @@ def remote_arguments(spec: RunSpec) -> list[str]:
 def run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
     """An Indexed Job of `parallelism` pods that all run at once; pod I is shard I/N and writes
     into results ConfigMap I. Each waits for startAt in the start ConfigMap (the barrier)."""
+    if spec.workload.kind == YCSB:
+        return _ycsb_run_job(run, spec, settings)
     w, r = spec.workload, spec.runners
     n = r.parallelism
     ns = run.namespace
-    if w.kind == YCSB:
-        return _ycsb_run_job(run, spec, settings)
     args = ["run", *_common_flags(run, spec, metrics=True),
             "--warehouses", str(w.warehouses), "--clients", str(clients_per_pod(spec)),
             "--duration", str(w.duration_seconds), "--warmup", str(w.warmup_seconds),

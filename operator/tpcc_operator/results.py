@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from tpcc_runner.results import LATE_START_SECONDS, merge_deliveries, merge_results
-from tpcc_runner.ycsb.results import merge as merge_ycsb
 
 
 def _shard_index(doc: dict) -> int:
@@ -114,21 +113,6 @@ def durability_status(report: dict[str, Any]) -> dict[str, Any]:
     # a report that claims durable with a loss in its counts is not durable
     out["durable"] = bool(report.get("durable")) and out["lost"] == 0
     return out
-
-
-def ycsb_status(docs: list[dict[str, Any]]) -> dict[str, Any]:
-    """status.ycsb from the YCSB runner pods' documents: the runner's own merge (ValueError when
-    they disagree), without the histograms (the BenchmarkResult's ConfigMap keeps them)."""
-    merged = merge_ycsb(docs)
-    operations = {name: {"count": int(op.get("count", 0)), "errors": int(op.get("errors", 0)),
-                         "latencyMs": {k: float(v) for k, v in (op.get("latencyMs") or {}).items()
-                                       if v is not None}}
-                  for name, op in (merged.get("operations") or {}).items()}
-    return {"kind": "ycsb", "workload": str(merged.get("workload", "")), "opsPerSecond": float(merged["opsPerSecond"]),
-            "runnerPods": int(merged.get("runnerPods", len(docs))), "start": str(merged.get("start", "")),
-            "end": str(merged.get("end", "")),
-            "properties": {k: str(v) for k, v in (merged.get("properties") or {}).items()},
-            "operations": operations}
 
 
 def acid_status(report: dict[str, Any]) -> dict[str, Any]:
