@@ -368,7 +368,8 @@ TESTS: dict[str, AcidTest] = {t.name: t for t in (
         "T1 reads the customer's last order again: the same order; T1 commits"), judge_isolation9),
     AcidTest("consistency", "3.3.2", "the 12 consistency conditions read in one snapshot during transactions", (
         "other clients commit Payments and NewOrders throughout",
-        "the check reads every condition's rows in one snapshot transaction; one more Payment commits "
+        "the check reads each warehouse's rows for every condition in one snapshot transaction; one more "
+        "Payment commits "
         "right after it has read WAREHOUSE",
         "all 12 conditions hold (a check reading statement by statement sees W_YTD before the Payment and "
         "D_YTD after it)"), judge_consistency),

@@ -3,12 +3,14 @@ completed meanwhile, it waited for the first to end, or the database rolled it b
 database here: the adapters hand in what to run."""
 from __future__ import annotations
 
+import contextlib
+import random
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from ..drivers.base import RetryableError
-from .clause3 import COMPLETED, ROLLED_BACK, WAITED, Overlap
+from ..drivers.base import Driver, LoadMeta, RetryableError
+from .clause3 import COMPLETED, ROLLED_BACK, WAITED, Overlap, pick
 
 R = TypeVar("R")
 # How long the second transaction may take before it counts as waiting for the first: a
@@ -69,3 +71,34 @@ def retried(other: Callable[[], R]) -> R:
         except RetryableError:
             continue
     return other()
+
+
+@contextlib.contextmanager
+def transactions_meanwhile(make_driver: Callable[[], Driver], meta: LoadMeta) -> Iterator[list[int]]:
+    """Another client's Payments and NewOrders, on a connection of its own, for as long as the
+    with-block runs. Yields [how many committed], which that client's thread keeps counting."""
+    committed = [0]
+    stop = threading.Event()
+
+    def commit() -> None:
+        driver = make_driver()
+        driver.connect()
+        rng = random.Random(meta.c_id)
+        try:
+            while not stop.is_set():
+                chosen = pick(rng, meta.warehouses, meta.districts, meta.customers_per_district, meta.items)
+                try:
+                    driver.payment(chosen.payment()) if committed[0] % 2 else driver.new_order(chosen.new_order())
+                    committed[0] += 1
+                except RetryableError:
+                    continue
+        finally:
+            driver.close()
+
+    thread = threading.Thread(target=commit, daemon=True)
+    thread.start()
+    try:
+        yield committed
+    finally:
+        stop.set()
+        thread.join()

@@ -20,8 +20,6 @@ back; a reader completes and sees the snapshot it started with.
 from __future__ import annotations
 
 import dataclasses
-import random
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -30,7 +28,7 @@ from pymongo import errors
 from pymongo.read_concern import ReadConcern
 from pymongo.read_preferences import ReadPreference
 
-from ..drivers.base import ConnectionOptions, DriverError, LoadMeta, NotLoaded, RetryableError, UserAbort
+from ..drivers.base import ConnectionOptions, DriverError, NotLoaded, UserAbort
 from ..drivers.mongodb import MongoDBDriver, _InvalidItem, _stored_cents
 from .clause3 import (
     AtomicityObservation,
@@ -43,10 +41,9 @@ from .clause3 import (
     PaymentRows,
     PhantomObservation,
     Pick,
-    pick,
     raised_price,
 )
-from .interleave import interleave, retried
+from .interleave import interleave, retried, transactions_meanwhile
 
 WEAKENINGS = ("no-transaction", "reads-outside-transaction")
 R = TypeVar("R")
@@ -67,25 +64,6 @@ class _ReadsOutsideTransaction:
         def outside(*args, session=None, **kwargs):
             return attr(*args, **kwargs)
         return outside
-
-
-class _InSession:
-    """A collection whose reads run in `session` (the check's snapshot) and are reported to
-    `after_read` by collection name, so a test can commit a transaction between two of them."""
-
-    def __init__(self, collection, name: str, session, after_read: Callable[[str], None]):
-        self._collection, self._name, self._session, self._after_read = collection, name, session, after_read
-
-    def __getattr__(self, name: str):
-        attr = getattr(self._collection, name)
-        if name not in _ReadsOutsideTransaction.READS:
-            return attr
-
-        def inside(*args, **kwargs):
-            result = attr(*args, session=self._session, **kwargs)
-            self._after_read(self._name)
-            return result
-        return inside
 
 
 def _conflict(e: errors.PyMongoError) -> bool:
@@ -347,42 +325,23 @@ class MongoDBAcid:
 
 
     def consistency(self, p: Pick) -> ConsistencyObservation:
+        """The driver's own snapshot check (one snapshot transaction per warehouse) while another
+        client commits, and one more Payment of the warehouse it reads first right after it read
+        WAREHOUSE. A driver without transactions reads statement by statement."""
         meta = self.reader.read_meta()
-        committed: list[int] = [0]  # by the other client, counted in its thread
-        stop = threading.Event()
-        background = threading.Thread(target=self._transactions, args=(meta, stop, committed), daemon=True)
-        background.start()
-        held = _Held(self.held, read_concern="snapshot")
         paid_between: list[int] = []
         first_warehouse = dataclasses.replace(p, w_id=1)  # check_consistency reads warehouse 1 first
-
-        def after_read(collection: str) -> None:
-            """One Payment of the warehouse the check reads first, right after it read WAREHOUSE."""
-            if collection == "warehouse" and not paid_between:
-                paid_between.append(retried(lambda: self.other.payment(first_warehouse.payment()))["c_id"])
         plain = self.held._coll
-        self.held._coll = lambda name: _InSession(plain(name), name, held.session, after_read)
+
+        def coll(name: str):
+            if name == "district" and not paid_between:  # WAREHOUSE is read, DISTRICT not yet
+                paid_between.append(retried(lambda: self.other.payment(first_warehouse.payment()))["c_id"])
+            return plain(name)
+        self.held._coll = coll
         try:
-            results = self.held.check_consistency(range(1, meta.warehouses + 1))
+            with transactions_meanwhile(lambda: MongoDBDriver(self.other.options), meta) as committed:
+                results = self.held.check_consistency(range(1, meta.warehouses + 1),
+                                                      snapshot=self.held.transactions)
         finally:
             self.held._coll = plain
-            held.abort()
-            stop.set()
-            background.join()
         return ConsistencyObservation([r.to_dict() for r in results], committed[0] + len(paid_between))
-
-    def _transactions(self, meta: LoadMeta, stop: threading.Event, committed: list[int]) -> None:
-        """Another client's Payments and NewOrders until `stop` (on a connection of its own)."""
-        driver = MongoDBDriver(self.other.options)
-        driver.connect()
-        rng = random.Random(meta.c_id)
-        try:
-            while not stop.is_set():
-                chosen = pick(rng, meta.warehouses, meta.districts, meta.customers_per_district, meta.items)
-                try:
-                    driver.payment(chosen.payment()) if committed[0] % 2 else driver.new_order(chosen.new_order())
-                    committed[0] += 1
-                except RetryableError:
-                    continue
-        finally:
-            driver.close()

@@ -31,6 +31,7 @@ from ..drivers.base import ConnectionOptions, DriverError, NotLoaded, UserAbort
 from ..drivers.voltdb import DECIMAL, INTEGER, STRING, TIMESTAMP, VARBINARY, VoltDBDriver
 from .clause3 import (
     AtomicityObservation,
+    ConsistencyObservation,
     DeliveryPaymentObservation,
     ItemPriceObservation,
     NewOrderPairObservation,
@@ -41,7 +42,7 @@ from .clause3 import (
     Pick,
     raised_price,
 )
-from .interleave import interleave
+from .interleave import interleave, retried, transactions_meanwhile
 
 WEAKENINGS = ("separate-calls",)
 HOLD_MS = 1500
@@ -81,6 +82,8 @@ NOTES = {
     "isolation7": REREAD.format(reader="T2", what="I_PRICE of x, then x and y,", hold=HOLD_MS, other="T3",
                                 more="T3, the price update, is multi-partition (ITEM is replicated) and waits "
                                      "for every partition; T2 is only the New-Order's price reads"),
+    "consistency": "the check reads each warehouse with one multi-partition procedure call (ConsistencyRead), one "
+                   "transaction; the weakened check reads WAREHOUSE in one call and the rest in another",
     "isolation8": REREAD.format(reader="T1", what="the district's NEW-ORDER rows (Delivery's query)", hold=HOLD_MS,
                                 other="T2", more="not a whole Delivery"),
     "isolation9": REREAD.format(reader="T1", what="the customer's last order (Order-Status's query)",
@@ -115,11 +118,7 @@ def _ids(table) -> list[int]:
 
 class VoltDBAcid:
     name = "voltdb"
-    not_applicable = {
-        "consistency": "VoltDB's check reads a warehouse with one ad-hoc statement per table, each its own "
-                       "transaction, so it is one consistent read only while nothing else runs (run `tpcc "
-                       "check` after a run); a read during transactions would need a procedure returning all of "
-                       "a warehouse's rows the conditions need in one call, which is not built"}
+    not_applicable: dict[str, str] = {}
 
     database_errors: tuple[type[Exception], ...] = ()  # the driver maps every failure onto DriverError
 
@@ -351,3 +350,26 @@ class VoltDBAcid:
 
     def isolation9(self, p: Pick) -> PhantomObservation:
         return self._phantom_test(p, "AcidRereadLastOrder", [(INTEGER, p.w_id), (INTEGER, p.d_id), (INTEGER, p.c_id)])
+
+    def consistency(self, p: Pick) -> ConsistencyObservation:
+        """The check while another client commits; one more Payment of the warehouse it reads first
+        commits right after the ConsistencyRead call that read WAREHOUSE. Weakened, that call reads
+        WAREHOUSE alone and the rest is a second call: the Payment falls between them."""
+        meta = self.reader.read_meta()
+        paid_between: list[int] = []
+        first_warehouse = dataclasses.replace(p, w_id=1)  # check_consistency reads warehouse 1 first
+        read = self.held.consistency_read
+
+        def read_with_a_payment(w: int, first: int, last: int) -> list[list[list]]:
+            split = 1 if self.weaken else last  # after WAREHOUSE, or after the whole read
+            tables = read(w, first, split)
+            if not paid_between:
+                paid_between.append(retried(lambda: self.other.payment(first_warehouse.payment()))["c_id"])
+            return tables + (read(w, split, last) if split < last else [])
+        self.held.consistency_read = read_with_a_payment
+        try:
+            with transactions_meanwhile(lambda: VoltDBDriver(self.other.options), meta) as committed:
+                results = self.held.check_consistency(range(1, meta.warehouses + 1))
+        finally:
+            del self.held.consistency_read  # the class's method again
+        return ConsistencyObservation([r.to_dict() for r in results], committed[0] + len(paid_between))

@@ -57,6 +57,11 @@ class Unreachable(DriverError):
     """The database could not be reached within the connect timeout."""
 
 
+class SnapshotUnavailable(DriverError):
+    """The database (or its driver) cannot read what the consistency check needs in one
+    snapshot, so a check while transactions run could report violations that are not there."""
+
+
 class NotLoaded(DriverError):
     """The database is not loaded (or only partly) for the requested warehouses."""
 
@@ -178,13 +183,14 @@ class Driver(abc.ABC):
         district's last 20 orders."""
 
     # -- verification ------------------------------------------------------------------
-    def check_consistency(self, warehouses: Iterable[int],
-                          deliveries: RunDeliveries | None = None) -> list[ConditionResult]:
+    def check_consistency(self, warehouses: Iterable[int], deliveries: RunDeliveries | None = None,
+                          snapshot: bool = False) -> list[ConditionResult]:
         """All 12 consistency conditions of clause 3.3.2.1-12, exact (every row), for the
         given warehouses, judged by consistency.Evaluator from what consistency_data fetches
         (one warehouse in memory at a time). Returns one ConditionResult per condition, 1..12.
         deliveries: the runners' acknowledged Deliveries for condition 11 (None: counted from
-        ORDERS)."""
+        ORDERS). snapshot: each warehouse read as one committed state (consistency_snapshot),
+        for a check while transactions run."""
         meta = self.read_meta()
         if meta is None:
             raise NotLoaded(f"{self.name}: no TPC-C load recorded in this database: nothing to check")
@@ -195,7 +201,8 @@ class Driver(abc.ABC):
         if beyond:
             raise NotLoaded(f"{self.name}: warehouse {beyond[0]} is not loaded (the load has "
                             f"warehouses 1-{meta.warehouses})")
-        return evaluate((self.consistency_data(w, meta) for w in ws), meta.districts,
+        read = self.consistency_snapshot if snapshot else self.consistency_data
+        return evaluate((read(w, meta) for w in ws), meta.districts,
                         meta.orders_per_district - meta.new_orders_per_district, deliveries)
 
     @abc.abstractmethod
@@ -204,6 +211,12 @@ class Driver(abc.ABC):
         DISTRICT rows, HISTORY sums per district and per customer, ORDERS, NEW-ORDER ids,
         ORDER-LINE aggregates per order (orphans included) and CUSTOMER money, all money in
         exact cents. Rows of districts beyond meta.districts are included too."""
+
+    def consistency_snapshot(self, w: int, meta: LoadMeta) -> WarehouseData:
+        """consistency_data as one committed state while other clients commit: a driver whose
+        consistency_data reads in one transaction returns it; one that cannot, says why."""
+        raise SnapshotUnavailable(f"{self.name}: the consistency check cannot read a warehouse in one "
+                                  f"snapshot here: run it while no transactions run")
 
     # -- the durability ledger (durability.py judges; these only fetch) -------------------
     @abc.abstractmethod

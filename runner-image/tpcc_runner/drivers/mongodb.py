@@ -212,6 +212,7 @@ class MongoDBDriver(Driver):
         self.database_name, self.uri = opt["database"], opt["uri"]
         self.replica_set, self.auth_source = opt["replica_set"], opt["auth_source"]
         self.txn_timeout, self.commit_retries = opt["txn_timeout"], opt["commit_retries"]
+        self._snapshot_session = None  # consistency_snapshot's, while consistency_data reads in it
         if not self.uri and not connection.endpoints:
             raise ValueError("mongodb: give endpoints (host[:port]) or driver option uri=")
         self.client: MongoClient | None = None
@@ -835,6 +836,20 @@ class MongoDBDriver(Driver):
                           for ol in sorted(lines[o["o_id"]], key=lambda ol: ol["ol_number"])))
                 for o in orders}
 
+    def consistency_snapshot(self, w: int, meta: LoadMeta) -> WarehouseData:
+        """consistency_data in one transaction with read concern "snapshot": what it reads is one
+        committed state however many clients commit meanwhile. One warehouse per transaction
+        keeps it within MongoDB's transaction lifetime (transactionLifetimeLimitSeconds, 60 s by
+        default) for warehouses of the specified size."""
+        with self._admin_errors(f"reading warehouse {w} in one snapshot"), self.client.start_session() as session:
+            with session.start_transaction(read_concern=ReadConcern("snapshot"),
+                                           read_preference=ReadPreference.PRIMARY):
+                self._snapshot_session = session
+                try:
+                    return self.consistency_data(w, meta)
+                finally:
+                    self._snapshot_session = None
+
     def consistency_data(self, w: int, meta: LoadMeta) -> WarehouseData:
         """Fetch warehouse w for consistency.Evaluator, in the schema variant the load stored
         (whatever the schema option says). ORDER-LINE documents in the order_line collection
@@ -843,12 +858,13 @@ class MongoDBDriver(Driver):
             raise NotLoaded(f"mongodb: the load metadata names schema {meta.schema_variant!r}, "
                             f"not one of {'|'.join(SCHEMAS)}")
         wh = WarehouseData(w)
+        session = self._snapshot_session  # None: plain reads, each on its own
         with self._admin_errors(f"reading warehouse {w} for the consistency check"):
-            doc = self._coll("warehouse").find_one({"w_id": w}, {"_id": 0, "w_ytd": 1})
+            doc = self._coll("warehouse").find_one({"w_id": w}, {"_id": 0, "w_ytd": 1}, session=session)
             if doc is not None:
                 wh.ytd = _stored_cents(doc.get("w_ytd"))
             for r in self._coll("district").find({"d_w_id": w}, {"_id": 0, "d_id": 1, "d_ytd": 1,
-                                                                 "d_next_o_id": 1}):
+                                                                 "d_next_o_id": 1}, session=session):
                 wh.district(r["d_id"]).row = DistrictRow(_stored_cents(r.get("d_ytd")),
                                                          r.get("d_next_o_id") or 0)
             for r in self._aggregate("history", [
@@ -871,14 +887,15 @@ class MongoDBDriver(Driver):
                                   "delivered_amount": {"$sum": {"$map": {
                                       "input": delivered, "as": "l", "in": "$$l.ol_amount"}}}}}])
             else:
-                orders = self._coll("orders").find({"o_w_id": w}, order_fields)
+                orders = self._coll("orders").find({"o_w_id": w}, order_fields, session=session)
             for o in orders:
                 dd = wh.district(o["o_d_id"])
                 dd.orders[o["o_id"]] = OrderRow(o.get("o_c_id"), o.get("o_carrier_id"), o.get("o_ol_cnt") or 0)
                 if "lines" in o:
                     dd.order_lines(o["o_id"]).add(o["lines"], o["lines"] - o["delivered_lines"],
                                                   _stored_cents(o["delivered_amount"]))
-            for r in self._coll("new_order").find({"no_w_id": w}, {"_id": 0, "no_d_id": 1, "no_o_id": 1}):
+            for r in self._coll("new_order").find({"no_w_id": w}, {"_id": 0, "no_d_id": 1, "no_o_id": 1},
+                                                 session=session):
                 wh.district(r["no_d_id"]).new_orders.add(r["no_o_id"])
             undated = _null("$ol_delivery_d")
             for r in self._aggregate("order_line", [
@@ -889,13 +906,14 @@ class MongoDBDriver(Driver):
                 wh.district(r["_id"]["d"]).order_lines(r["_id"]["o"]).add(
                     r["n"], r["undelivered"], _stored_cents(r["amount"]))
             for c in self._coll("customer").find({"c_w_id": w}, {"_id": 0, "c_d_id": 1, "c_id": 1,
-                                                                 "c_balance": 1, "c_ytd_payment": 1}):
+                                                                 "c_balance": 1, "c_ytd_payment": 1},
+                                                session=session):
                 wh.district(c["c_d_id"]).customers[c["c_id"]] = CustomerRow(
                     _stored_cents(c.get("c_balance")), _stored_cents(c.get("c_ytd_payment")))
         return wh
 
     def _aggregate(self, table: str, pipeline: list[dict]) -> list[dict]:
-        return list(self._coll(table).aggregate(pipeline, allowDiskUse=True))
+        return list(self._coll(table).aggregate(pipeline, allowDiskUse=True, session=self._snapshot_session))
 
     # -- errors outside transactions ---------------------------------------------------
     def _admin_errors(self, doing: str):

@@ -69,7 +69,7 @@ TXN_RESTART, TXN_MISPARTITIONED, TXN_MISROUTED = -8, -10, -11
 APP_STATUS_INVALID_ITEM = 1
 
 PROCEDURES = ("NewOrder", "NewOrderMP", "Payment", "PaymentMP", "OrderStatus", "Delivery",
-              "StockLevel", "LoadItems", "LoadWarehouse", "LoadStock", "LoadDistrict")
+              "StockLevel", "ConsistencyRead", "LoadItems", "LoadWarehouse", "LoadStock", "LoadDistrict")
 BOOKKEEPING_TABLES = ("tpcc_meta", "tpcc_load_unit")
 DISTRICT_TABLES = ("customer", "history", "orders", "order_line", "new_order")
 
@@ -218,6 +218,34 @@ def _parse_endpoint(text: str) -> tuple[str, int]:
     if not 0 < port < 65536:
         raise ValueError(f"bad VoltDB endpoint {text!r}: port out of range")
     return host, port
+
+
+# ConsistencyRead.java's reads, in its order: what consistency_rows takes apart.
+CONSISTENCY_READS = ("warehouse", "district", "paid_here", "paid_by_customer", "orders", "new_order",
+                     "order_line", "customer")
+
+
+def consistency_rows(w: int, tables: list[list[list]]) -> WarehouseData:
+    """ConsistencyRead's rows of warehouse w (every read of CONSISTENCY_READS) as WarehouseData."""
+    rows = dict(zip(CONSISTENCY_READS, tables, strict=True))
+    wh = WarehouseData(w)
+    for (ytd,) in rows["warehouse"]:
+        wh.ytd = cents_of(ytd)
+    for d, ytd, next_o_id in rows["district"]:
+        wh.district(d).row = DistrictRow(cents_of(ytd), next_o_id or 0)
+    for d, paid in rows["paid_here"]:
+        wh.district(d).paid_here = cents_of(paid)
+    for d, c, paid in rows["paid_by_customer"]:
+        wh.district(d).pay(c, cents_of(paid))
+    for d, o, c, carrier, ol_cnt in rows["orders"]:
+        wh.district(d).orders[o] = OrderRow(c, carrier, ol_cnt or 0)
+    for d, o in rows["new_order"]:
+        wh.district(d).new_orders.add(o)
+    for d, o, n, undelivered, amount in rows["order_line"]:
+        wh.district(d).order_lines(o).add(n, undelivered, cents_of(amount))
+    for d, c, balance, ytd_payment in rows["customer"]:
+        wh.district(d).customers[c] = CustomerRow(cents_of(balance), cents_of(ytd_payment))
+    return wh
 
 
 OPTIONS = (
@@ -500,34 +528,16 @@ class VoltDBDriver(Driver):
         return {(w, d, o): StoredOrder(c, entry, cnt, tuple(lines[o])) for o, c, entry, cnt in orders}
 
     def consistency_data(self, w: int, meta: LoadMeta) -> WarehouseData:
-        """Warehouse w for consistency.Evaluator: rows, aggregated per order or customer in SQL
-        where that is exact (counts, DECIMAL sums)."""
-        def rows(sql: str) -> list[list]:
-            return self._sql(sql, (INTEGER, w), timeout=self.load_timeout)
+        """Warehouse w for consistency.Evaluator: its rows, aggregated per order or customer in
+        SQL where that is exact (counts, DECIMAL sums), read by ConsistencyRead in one transaction,
+        so the conditions hold in what it returns even while transactions commit."""
+        return consistency_rows(w, self.consistency_read(w, 0, len(CONSISTENCY_READS)))
 
-        wh = WarehouseData(w)
-        for (ytd,) in rows("SELECT w_ytd FROM warehouse WHERE w_id = ?;"):
-            wh.ytd = cents_of(ytd)
-        for d, ytd, next_o_id in rows("SELECT d_id, d_ytd, d_next_o_id FROM district WHERE d_w_id = ?;"):
-            wh.district(d).row = DistrictRow(cents_of(ytd), next_o_id or 0)
-        for d, paid in rows("SELECT h_d_id, SUM(h_amount) FROM history WHERE h_w_id = ? GROUP BY h_d_id;"):
-            wh.district(d).paid_here = cents_of(paid)
-        # A remote payment's HISTORY row lives in the paying warehouse's partition: this one
-        # runs across all partitions.
-        for d, c, paid in rows("SELECT h_c_d_id, h_c_id, SUM(h_amount) FROM history WHERE h_c_w_id = ? "
-                               "GROUP BY h_c_d_id, h_c_id;"):
-            wh.district(d).pay(c, cents_of(paid))
-        for d, o, c, carrier, ol_cnt in rows("SELECT o_d_id, o_id, o_c_id, o_carrier_id, o_ol_cnt "
-                                             "FROM orders WHERE o_w_id = ?;"):
-            wh.district(d).orders[o] = OrderRow(c, carrier, ol_cnt or 0)
-        for d, o in rows("SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = ?;"):
-            wh.district(d).new_orders.add(o)
-        for d, o, n, undelivered, amount in rows(
-                "SELECT ol_d_id, ol_o_id, COUNT(*), SUM(CASE WHEN ol_delivery_d IS NULL THEN 1 ELSE 0 END), "
-                "SUM(CASE WHEN ol_delivery_d IS NULL THEN NULL ELSE ol_amount END) "
-                "FROM order_line WHERE ol_w_id = ? GROUP BY ol_d_id, ol_o_id;"):
-            wh.district(d).order_lines(o).add(n, undelivered, cents_of(amount))
-        for d, c, balance, ytd_payment in rows("SELECT c_d_id, c_id, c_balance, c_ytd_payment FROM customer "
-                                               "WHERE c_w_id = ?;"):
-            wh.district(d).customers[c] = CustomerRow(cents_of(balance), cents_of(ytd_payment))
-        return wh
+    def consistency_snapshot(self, w: int, meta: LoadMeta) -> WarehouseData:
+        return self.consistency_data(w, meta)  # already one transaction
+
+    def consistency_read(self, w: int, first: int, last: int) -> list[list[list]]:
+        """ConsistencyRead's reads [first, last) of CONSISTENCY_READS for warehouse w, as rows."""
+        response = self._call("ConsistencyRead", [(INTEGER, w), (INTEGER, first), (INTEGER, last)],
+                              writes=False, timeout=self.load_timeout)
+        return [table.tuples for table in response.tables]

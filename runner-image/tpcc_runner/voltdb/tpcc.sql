@@ -88,6 +88,8 @@ CREATE PROCEDURE FROM CLASS tpcc.procedures.PaymentMP;
 CREATE PROCEDURE PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 FROM CLASS tpcc.procedures.OrderStatus;
 CREATE PROCEDURE PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 FROM CLASS tpcc.procedures.Delivery;
 CREATE PROCEDURE PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 FROM CLASS tpcc.procedures.StockLevel;
+-- The consistency check's reads of one warehouse, in one transaction (ConsistencyRead.java says why).
+CREATE PROCEDURE FROM CLASS tpcc.procedures.ConsistencyRead;
 -- Loading: one transaction per load unit, rows and done-marker together.
 CREATE PROCEDURE FROM CLASS tpcc.procedures.LoadItems;
 CREATE PROCEDURE PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 FROM CLASS tpcc.procedures.LoadWarehouse;
