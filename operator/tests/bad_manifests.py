@@ -167,4 +167,11 @@ BAD = [
     # ACID tests
     Bad("acid-unknown-test", {"database": VOLTDB, "verify": {"acid": {"enabled": True, "tests": ["isolation10"]}}},
         "spec.verify.acid.tests[0]", "Unsupported value"),
+    # consistency checks after the load and during the run
+    Bad("ycsb-consistency-during-run", {"database": VOLTDB, "workload": {"kind": "ycsb"},
+                                        "verify": {"duringRun": True}},
+        "spec", "workload.kind ycsb has none"),
+    Bad("consistency-during-a-fault", {"database": VOLTDB_K1, "verify": {"duringRun": True},
+                                       "faults": [{"action": "kill-node"}]},
+        "spec", "verify.duringRun cannot be combined with faults"),
 ]

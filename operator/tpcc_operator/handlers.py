@@ -105,6 +105,8 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: RunSpec, cfg: 
         kube.create(plan.load_job(run, spec, cfg))
     elif action is Action.CREATE_RUN_JOB:
         kube.create(plan.run_job(run, spec, cfg))
+    elif action is Action.CREATE_MIDCHECK_JOB:
+        kube.create(plan.midcheck_job(run, spec, cfg))
     elif action is Action.WRITE_START_AT:
         kube.write_start_at(run, step.start_at)
     elif action is Action.CREATE_VERIFY_JOB:

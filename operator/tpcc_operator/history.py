@@ -112,6 +112,8 @@ def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git:
            if regression.durable_of(durability) is not None else {}),
         **({"consistent": consistency["passed"], "violated": consistency.get("violated", [])}
            if "passed" in consistency else {}),
+        **{f"consistent{when}": status[f"consistency{when}"]["passed"] for when in ("AfterLoad", "DuringRun")
+           if status.get(f"consistency{when}")},
         **({"acid": {"passed": acid["passed"], "counts": acid["counts"],
                      "failed": [t["test"] for t in acid["tests"] if t["status"] in ("failed", "error")]}}
            if acid else {}),
@@ -126,6 +128,8 @@ def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git:
         "resultsConfigMap": name,
     }
     full = {"results": merged, "durability": durability or None, "consistency": consistency or None,
+            "consistencyAfterLoad": status.get("consistencyAfterLoad"),
+            "consistencyDuringRun": status.get("consistencyDuringRun"),
             "acid": acid or None,
             "faults": status.get("faults") or []}
     keep = spec.history.delete_with_run

@@ -495,9 +495,13 @@ def observe(run: plan.Run, spec: RunSpec, status: dict, phase: str | None, now: 
         world.failed_creates = failed_creates(ns, run.prefix)
     if phase == LOADING:
         world.load = job_state(ns, plan.job_name(run, "loader"))
+        if spec.verify.after_load and (world.load.succeeded or world.load.failed):
+            world.load_check_report = _json(configmap_data(ns, plan.check_configmap_name(run)).get("load-check.json"))
     elif phase == RUNNING:
         world.runner = job_state(ns, plan.job_name(run, "runner"))
         world.start_at = configmap_data(ns, plan.start_configmap_name(run)).get("startAt")
+        if spec.verify.during_run:
+            world.midcheck = job_state(ns, plan.job_name(run, "midcheck"))
         if world.runner.exists and not world.start_at:
             world.runners_ready = ready_pods(ns, {"job-name": plan.job_name(run, "runner")})
         # each pod writes its results when its window ends: not looked for every tick before
@@ -507,6 +511,10 @@ def observe(run: plan.Run, spec: RunSpec, status: dict, phase: str | None, now: 
                 doc = _json(configmap_data(ns, plan.results_configmap_name(run, i)).get("results.json"))
                 if doc is not None:
                     world.results[i] = doc
+    elif phase == VERIFYING and plan.verifying_role(spec, status) == "midcheck":
+        world.midcheck = job_state(ns, plan.job_name(run, "midcheck"))
+        if world.midcheck.succeeded or world.midcheck.failed:
+            world.midcheck_report = _json(configmap_data(ns, plan.check_configmap_name(run)).get(plan.MIDCHECK_KEY))
     elif phase == VERIFYING and "durability" not in status:
         world.verifier = job_state(ns, plan.job_name(run, "verifier"))
         if world.verifier.succeeded or world.verifier.failed:

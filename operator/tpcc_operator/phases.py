@@ -27,6 +27,7 @@ from .results import (
     acid_status,
     consistency_status,
     durability_status,
+    during_run_status,
     error_budget_message,
     late_runners_message,
     run_deliveries,
@@ -48,6 +49,7 @@ class Action(str, enum.Enum):
     INSTALL_DATABASE = "install-database"      # helm upgrade --install
     CREATE_LOAD_JOB = "create-load-job"
     CREATE_RUN_JOB = "create-run-job"
+    CREATE_MIDCHECK_JOB = "create-midcheck-job"  # verify.duringRun: the check half-way through the run
     WRITE_START_AT = "write-start-at"          # release the barrier: startAt in the start ConfigMap
     CREATE_VERIFY_JOB = "create-verify-job"    # durability: the ledgers of all runner pods
     RELEASE_RUNNERS = "release-runners"        # ledgersVerified: the runner pods may exit
@@ -90,11 +92,14 @@ class World:
     database_ready: int = 0           # Ready pods of the deployed database
     database_waiting: str = ""        # why a database pod is not ready (e.g. "db-0: ErrImagePull")
     load: JobState = field(default_factory=JobState)
+    load_check_report: dict | None = None  # verify.afterLoad: the load Job's load-check.json
     runner: JobState = field(default_factory=JobState)
     runners_ready: int = 0            # Ready runner pods (connected, waiting at the barrier)
     start_at: str | None = None       # startAt found in the start ConfigMap
     results: dict[int, dict] = field(default_factory=dict)   # shard -> results.json
     runner_pod_ips: dict[int, str] = field(default_factory=dict)  # running runner pods: shard -> IP
+    midcheck: JobState = field(default_factory=JobState)  # verify.duringRun
+    midcheck_report: dict | None = None  # midcheck.json
     verifier: JobState = field(default_factory=JobState)
     durability_report: dict | None = None  # durability.json
     checker: JobState = field(default_factory=JobState)
@@ -376,7 +381,7 @@ def _fail_fast(b: _Builder, spec: RunSpec, world: World) -> Step | None:
 
 # The phase an action belongs to (whose condition its permanent failure turns False).
 ACTION_PHASE = {Action.INSTALL_DATABASE: DEPLOYING, Action.CREATE_LOAD_JOB: LOADING,
-                Action.CREATE_RUN_JOB: RUNNING, Action.WRITE_START_AT: RUNNING,
+                Action.CREATE_RUN_JOB: RUNNING, Action.WRITE_START_AT: RUNNING, Action.CREATE_MIDCHECK_JOB: RUNNING,
                 Action.CREATE_CHECK_JOB: VERIFYING, Action.CREATE_ACID_JOB: VERIFYING}
 # Actions that clean up: their failures never change the run's verdict.
 CLEANUP_ACTIONS = (Action.RETIRE_OLD_GENERATIONS, Action.CLEAN_UP, Action.DELETE_RUN)
@@ -486,12 +491,25 @@ def _deploying(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: l
 
 
 def _loading(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
-    """One load Job; the run moves on when it succeeded."""
+    """One load Job (with verify.afterLoad, checking what it loaded); the run moves on when it
+    succeeded."""
+    if world.load_check_report is not None and (world.load.failed or world.load.succeeded):
+        consistency = consistency_status(world.load_check_report)
+        b.step.status["consistencyAfterLoad"] = consistency
+        if not consistency["passed"]:
+            msg = "the loaded database violates consistency conditions " + ", ".join(map(str, consistency["violated"]))
+            b.condition("Loaded", False, "LoadInconsistent", msg)
+            return b.fail("LoadInconsistent", msg)
     if world.load.failed:
         b.condition("Loaded", False, "LoadFailed", world.load.message)
         return b.fail("LoadFailed", f"load failed: {world.load.message}")
+    if world.load.succeeded and spec.verify.after_load and world.load_check_report is None:
+        msg = "the load Job succeeded but wrote no consistency report (load-check.json)"
+        b.condition("Loaded", False, "LoadFailed", msg)
+        return b.fail("LoadFailed", msg)
     if world.load.succeeded:
-        b.condition("Loaded", True, "Loaded", f"{spec.workload.warehouses} warehouses loaded")
+        held = "; consistency conditions hold" if spec.verify.after_load else ""
+        b.condition("Loaded", True, "Loaded", f"{spec.workload.warehouses} warehouses loaded{held}")
         b.move(RUNNING, "Running", f"starting {spec.runners.parallelism} runner pods")
     elif b.elapsed() > plan.load_timeout(spec):
         msg = f"not loaded after {plan.load_timeout(spec)}s"
@@ -557,6 +575,18 @@ def _running(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: lis
                 return b.fail("RunnersNotReady", msg)
         else:
             _inject_faults(b, run, spec, world)
+            _start_midcheck(b, run, spec, world)
+
+
+def _start_midcheck(b: _Builder, run: plan.Run, spec: RunSpec, world: World) -> None:
+    """verify.duringRun: the check Job, once, when the measured interval starts (its pod starts
+    and reads while the runners' transactions commit)."""
+    if not spec.verify.during_run or world.midcheck.exists or "consistencyDuringRun" in b.status:
+        return
+    if b.now >= parse_time(b.status["startAt"]) + dt.timedelta(seconds=spec.workload.warmup_seconds):
+        b.act(Action.CREATE_MIDCHECK_JOB)
+        b.event("DuringRunCheckJobCreated", f"job {plan.job_name(run, 'midcheck')}: the consistency "
+                                         f"conditions read while the runners' transactions commit")
 
 
 def _ycsb_measured(b: _Builder, run: plan.Run, spec: RunSpec, docs: list[dict]) -> Step | None:
@@ -579,7 +609,9 @@ def _verifying(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: l
     """Durability (the verifier Job over every ledger), consistency (the checker Job), then the
     ACID tests (their Job); the run (or cell) is measured when the last of them has passed."""
     job = plan.verifying_role(spec, b.status)
-    if job == "verifier":
+    if job == "midcheck":
+        failed = _check_during_run(b, run, spec, world)
+    elif job == "verifier":
         failed = _verify_durability(b, run, spec, world)
     elif job == "checker":
         failed = _check_consistency(b, run, world, cells)
@@ -594,11 +626,13 @@ def _verifying(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: l
 
 def _all_verified(spec: RunSpec, status: dict) -> bool:
     return "durability" in status and ("consistency" in status or not spec.verify.enabled) and \
-        ("acid" in status or spec.verify.acid_tests is None)
+        ("acid" in status or spec.verify.acid_tests is None) and \
+        ("consistencyDuringRun" in status or not spec.verify.during_run)
 
 
 def _what_held(spec: RunSpec) -> list[str]:
-    held = ["no acknowledged order lost"]
+    held = ["consistency conditions held during the run"] if spec.verify.during_run else []
+    held += ["no acknowledged order lost"]
     held += ["consistency conditions hold"] if spec.verify.enabled else ["consistency check disabled"]
     held += ["ACID tests passed"] if spec.verify.acid_tests is not None else []
     return held
@@ -622,6 +656,31 @@ def _check_consistency(b: _Builder, run: plan.Run, world: World, cells: list[pla
         if run.cell is not None:
             b.step.earlier_cells = tuple(c.index for c in plan.load_cells(cells, cells[run.cell])[:-1])
         b.event("CheckJobCreated", f"job {plan.job_name(run, 'checker')}")
+    return None
+
+
+def _check_during_run(b: _Builder, run: plan.Run, spec: RunSpec, world: World) -> Step | None:
+    """The report of the check Job started with the measured interval (created now if the run
+    ended before that, which whileRunning then says)."""
+    if world.midcheck_report is not None and (world.midcheck.succeeded or world.midcheck.failed):
+        start_at = parse_time(b.status["startAt"])
+        consistency = during_run_status(world.midcheck_report, start_at, fault_injection.measured_end(spec, start_at))
+        b.step.status["consistencyDuringRun"] = consistency
+        if not consistency["passed"]:
+            msg = "violated consistency conditions while transactions ran: " + \
+                ", ".join(map(str, consistency["violated"]))
+            b.condition("ConsistencyVerified", False, "ViolatedDuringRun", msg)
+            return b.fail("ConsistencyViolatedDuringRun", msg)
+        b.event("ConsistentDuringRun", f"the consistency conditions held in a read from {consistency['startedAt']} "
+                                       f"to {consistency['finishedAt']}")
+    elif world.midcheck.failed or world.midcheck.succeeded:
+        msg = world.midcheck.message or "the check wrote no report"
+        b.condition("ConsistencyVerified", False, "CheckFailed", msg)
+        return b.fail("CheckFailed", f"consistency check during the run failed: {msg}")
+    elif not world.midcheck.exists:
+        b.act(Action.CREATE_MIDCHECK_JOB)
+        b.event("DuringRunCheckJobCreated", f"job {plan.job_name(run, 'midcheck')}: created after the run ended",
+                warning=True)
     return None
 
 
@@ -773,7 +832,8 @@ def _record(b: _Builder, run: plan.Run, spec: RunSpec, world: World, finished: d
 
 
 # What a sweep's cell reports in the run's status; the next cell starts without them.
-CELL_STATUS = ("startAt", "results", "durability", "consistency", "faults")
+CELL_STATUS = ("startAt", "results", "durability", "consistency", "consistencyAfterLoad", "consistencyDuringRun",
+               "faults")
 
 
 def _measured(b: _Builder, run: plan.Run, spec: RunSpec, message: str) -> None:

@@ -128,7 +128,8 @@ def check_configmap_name(run: Run) -> str:
 
 
 def job_name(run: Run, role: str) -> str:
-    """role: loader | runner | verifier | checker | acid | analyzer (also the pods' bench.tpcc.dev/role label)."""
+    """role: loader | runner | midcheck | verifier | checker | acid | analyzer (also the pods'
+    bench.tpcc.dev/role label)."""
     return f"{run.prefix}-{role}"
 
 
@@ -459,7 +460,9 @@ def load_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
         args.append("--reset")
     elif not spec.database.deployed and w.kind != YCSB:
         args.append("--refuse-existing")  # never touch a user's own TPC-C data unasked
-    pod = _pod_spec(run, spec, settings, args, api_token=False, metrics=True)
+    if spec.verify.after_load:  # load-check.json into the check ConfigMap, which needs the API
+        args += ["--check", "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
+    pod = _pod_spec(run, spec, settings, args, api_token=spec.verify.after_load, metrics=True)
     return _job(run, spec, "loader", pod, load_timeout(spec))
 
 
@@ -578,9 +581,12 @@ def verifier_job(run: Run, spec: RunSpec, settings: Settings, pod_ips: dict[int,
 
 
 def verifying_role(spec: RunSpec, status: dict) -> str:
-    """The role of the Job a run in Verifying is at: the verifier (durability), then the checker (consistency, unless
-    verify.enabled is false), then the ACID tests (with verify.acid; once per run, so a sweep's
-    later cells skip them)."""
+    """The role of the Job a run in Verifying is at: the check while transactions ran (with
+    verify.duringRun, until its report is in), the verifier (durability), then the checker
+    (consistency, unless verify.enabled is false), then the ACID tests (with verify.acid; once
+    per run, so a sweep's later cells skip them)."""
+    if spec.verify.during_run and "consistencyDuringRun" not in status:
+        return "midcheck"
     if "durability" not in status:
         return "verifier"
     if spec.verify.enabled and "consistency" not in status:
@@ -610,6 +616,20 @@ def check_job(run: Run, spec: RunSpec, settings: Settings, earlier_cells: tuple[
         pod["containers"][0]["volumeMounts"].append({"name": volume, "mountPath": path.rsplit("/", 1)[0],
                                                      "readOnly": True})
     return _job(run, spec, "checker", pod, spec.verify.timeout_seconds)
+
+
+MIDCHECK_KEY = "midcheck.json"
+
+
+def midcheck_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
+    """verify.duringRun: the 12 conditions read while the runners' transactions commit, each
+    warehouse in one snapshot (`tpcc check --snapshot`); condition 11 counts from ORDERS, as the
+    runners' Deliveries are not known yet."""
+    args = ["check", "--snapshot", *_common_flags(run, spec, metrics=False),
+            "--warehouses", str(spec.workload.warehouses),
+            "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}", "--results-key", MIDCHECK_KEY]
+    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
+    return _job(run, spec, "midcheck", pod, spec.verify.timeout_seconds)
 
 
 def acid_job(run: Run, spec: RunSpec, settings: Settings) -> dict:

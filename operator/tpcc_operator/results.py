@@ -7,9 +7,12 @@ timelines) and names it the Kubernetes way.
 """
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from tpcc_runner.results import LATE_START_SECONDS, merge_deliveries, merge_results
+
+from .timestamps import parse_time
 
 
 def _shard_index(doc: dict) -> int:
@@ -135,3 +138,14 @@ def consistency_status(report: dict[str, Any]) -> dict[str, Any]:
     violated = sorted(c["number"] for c in conditions if not c["passed"])
     return {"passed": bool(report.get("passed")) and not violated, "violated": violated,
             "conditions": conditions}
+
+
+def during_run_status(report: dict[str, Any], runners_from: dt.datetime, runners_to: dt.datetime) -> dict[str, Any]:
+    """status.consistencyDuringRun from the check's report: the conditions, when it read, and
+    whether it began reading while the runners' transactions committed (from startAt to the end
+    of the measured interval)."""
+    out = consistency_status(report)
+    started, finished = str(report.get("started_at", "")), str(report.get("finished_at", ""))
+    out.update(startedAt=started, finishedAt=finished,
+               whileRunning=bool(started) and runners_from <= parse_time(started) < runners_to)
+    return out

@@ -150,6 +150,8 @@ class Acid:
 class Verify:
     enabled: bool
     timeout_seconds: int
+    after_load: bool
+    during_run: bool
     acid: Acid | None = None
 
     @property
