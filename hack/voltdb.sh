@@ -4,6 +4,8 @@
 #   hack/voltdb.sh fetch          server classpath -> $TPCC_CACHE/voltdb/{lib,stub-classes}
 #   hack/voltdb.sh procs          TPC-C stored procedures -> runner-image/tpcc_runner/voltdb/tpcc-procs.jar
 #   hack/voltdb.sh start [--nodes N] [--kfactor K] [--base-port P] [--dir D] [--timeout S]
+#                        [--users NAME:PASSWORD:ROLE,...]   security on, with these users (ROLE:
+#                        administrator, or user: SQL and every procedure, no DDL or @UpdateClasses)
 #   hack/voltdb.sh stop [--dir D]
 #   hack/voltdb.sh kill-node I [--dir D]      kill -9 node I (0-based)
 #   hack/voltdb.sh restart-node I [--dir D]   rerun node I's probe command: it rejoins live
@@ -83,18 +85,28 @@ java_opts() {  # node directory: one line
     $(grep -v '^\s*$' "$HERE/jvmopts.txt")
 }
 
-deployment() {  # kfactor (the host count is given to `probe`)
-  cat <<EOF
-<?xml version="1.0"?>
-<deployment>
-  <cluster sitesperhost="2" kfactor="$1"/>
-  <httpd enabled="false"/>
-</deployment>
-EOF
+deployment() {  # kfactor [users: NAME:PASSWORD:ROLE,...] (the host count is given to `probe`)
+  local user name password role
+  echo '<?xml version="1.0"?>'
+  echo '<deployment>'
+  echo "  <cluster sitesperhost=\"2\" kfactor=\"$1\"/>"
+  echo '  <httpd enabled="false"/>'
+  if [ -n "${2:-}" ]; then
+    echo '  <security enabled="true" provider="hash"/>'
+    echo '  <users>'
+    for user in ${2//,/ }; do
+      IFS=: read -r name password role <<<"$user"
+      [[ $name =~ ^[A-Za-z0-9_]+$ && $password =~ ^[A-Za-z0-9_]+$ && $role =~ ^(administrator|user)$ ]] \
+        || die "--users wants NAME:PASSWORD:ROLE (letters, digits, _; ROLE administrator or user): $user"
+      echo "    <user name=\"$name\" password=\"$password\" roles=\"$role\"/>"
+    done
+    echo '  </users>'
+  fi
+  echo '</deployment>'
 }
 
 parse_opts() {
-  NODES=1 KFACTOR=0 BASE_PORT=21212 TIMEOUT=180
+  NODES=1 KFACTOR=0 BASE_PORT=21212 TIMEOUT=180 USERS=
   while [ $# -gt 0 ]; do
     case "$1" in
       --nodes) NODES=$2; shift 2 ;;
@@ -102,6 +114,7 @@ parse_opts() {
       --base-port) BASE_PORT=$2; shift 2 ;;
       --dir) DIR=$2; shift 2 ;;
       --timeout) TIMEOUT=$2; shift 2 ;;
+      --users) USERS=$2; shift 2 ;;
       *) die "unknown option $1" ;;
     esac
   done
@@ -147,7 +160,7 @@ start() {
   started=$(date +%s)
   STARTING=1
   rm -rf "$DIR"/node*
-  deployment "$KFACTOR" >"$DIR/deployment.xml"
+  deployment "$KFACTOR" "$USERS" >"$DIR/deployment.xml"
   for ((i = 0; i < NODES; i++)); do mesh+="${mesh:+,}127.0.0.1:$((BASE_PORT + 32 + i))"; done
   for ((i = 0; i < NODES; i++)); do
     nd=$DIR/node$i

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -21,7 +22,9 @@ class Done:
         return json.loads(self.stdout)
 
 
-def tpcc(*args: str, timeout: float = 600) -> Done:
+def tpcc(*args: str, timeout: float = 600, env: dict[str, str] | None = None) -> Done:
+    """`tpcc ARGS`; env: variables added to this process's (e.g. TPCC_DB_USERNAME)."""
     t0 = time.time()
-    p = subprocess.run([*TPCC, *args], capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run([*TPCC, *args], capture_output=True, text=True, timeout=timeout,
+                       env={**os.environ, **env} if env else None)
     return Done(p.returncode, p.stdout, p.stderr, time.time() - t0)

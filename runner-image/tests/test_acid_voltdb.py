@@ -11,7 +11,7 @@ from tpcc_runner.acid.clause3 import FAILED, TESTS
 from tpcc_runner.acid.command import make_adapter, run_tests
 from tpcc_runner.acid.voltdb import PROCEDURES
 from tpcc_runner.drivers.base import ConnectionOptions
-from voltdb_server import voltdb  # noqa: F401  (pytest fixture)
+from voltdb_server import start_voltdb, voltdb  # noqa: F401  (pytest fixture)
 
 SCALE = ["--warehouses", "1", "--items", "200", "--customers-per-district", "60"]
 
@@ -76,3 +76,30 @@ def test_the_weakened_check_fails_because_a_payment_fell_between_its_two_reads(w
     # W_YTD read before the Payment, D_YTD and HISTORY after it
     assert {1, 8} <= set(verdict.observed["violated"]), verdict
     assert verdict.reason.startswith("condition 1 violated: warehouse 1: W_YTD=")
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory):
+    """VoltDB with security on: an administrator loads, a plain user (SQL and procedures) tests."""
+    server = start_voltdb(tmp_path_factory.mktemp("voltdb-secured"), 1, 0,
+                          "--users", "admin:adm1:administrator,tester:t1:user")
+    yield server
+    server.script("stop")
+
+
+def test_a_user_who_may_not_add_the_test_procedures_gets_not_applicable_with_the_reason(secured):
+    as_admin = {"TPCC_DB_USERNAME": "admin", "TPCC_DB_PASSWORD": "adm1"}
+    done = tpcc("load", "--db", "voltdb", "--endpoints", secured.endpoints[0], *SCALE, "--workers", "1",
+                "--reset", "--seed", "3", "--metrics-port", "0", env=as_admin)
+    assert done.code == 0, done.stderr
+    done = tpcc("acid", "--db", "voltdb", "--endpoints", secured.endpoints[0], "--seed", "5", "--metrics-port", "0",
+                env={"TPCC_DB_USERNAME": "tester", "TPCC_DB_PASSWORD": "t1"})
+    doc = done.json()
+    assert done.code == 0 and doc["counts"] == {"passed": 0, "failed": 0, "not-applicable": 11, "error": 0}
+    assert all(t["reason"].startswith("not permitted for this user: @UpdateClasses: User tester does not have "
+                                      "admin permission") and "the administrator role" in t["reason"]
+               for t in doc["tests"])
+    # the same database as its administrator: the tests run
+    done = tpcc("acid", "--db", "voltdb", "--endpoints", secured.endpoints[0], "--tests", "atomicity",
+                "--metrics-port", "0", env=as_admin)
+    assert done.code == 0 and done.json()["counts"]["passed"] == 1, done.stderr

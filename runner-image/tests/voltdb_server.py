@@ -56,12 +56,13 @@ def _free_base_port() -> int:
     raise RuntimeError("no free port range for VoltDB")
 
 
-def start_voltdb(tmp: Path, nodes: int, kfactor: int) -> VoltDBServer:
+def start_voltdb(tmp: Path, nodes: int, kfactor: int, *options: str) -> VoltDBServer:
+    """options: more of hack/voltdb.sh start's (e.g. --users)."""
     for step in ("fetch", "procs"):
         subprocess.run([str(SCRIPT), step], check=True, timeout=900)
     server = VoltDBServer([], tmp)
     out = server.script("start", "--nodes", str(nodes), "--kfactor", str(kfactor),
-                        "--base-port", str(_free_base_port()))
+                        "--base-port", str(_free_base_port()), *options)
     server.endpoints = out.splitlines()[-1].split(",")
     return server
 

@@ -26,7 +26,7 @@ from collections import Counter
 from typing import Any
 
 from .. import k8s
-from ..drivers.base import DriverError, NotLoaded
+from ..drivers.base import DriverError, NotLoaded, NotPermitted
 from ..loader import require_loaded
 from ..redact import redact
 from .clause3 import ERROR, FAILED, NOT_APPLICABLE, TESTS, Verdict, pick
@@ -34,6 +34,7 @@ from .interleave import StillWaiting
 
 log = logging.getLogger("tpcc")
 ADAPTERS = {"mongodb": "tpcc_runner.acid.mongodb:MongoDBAcid", "voltdb": "tpcc_runner.acid.voltdb:VoltDBAcid"}
+NOT_PERMITTED = "not permitted for this user: {error}; the tests need a user allowed to {needs}"
 NO_ADAPTER = {"foundationdb": "no ACID adapter for FoundationDB: there is no server here to build and test "
                               "one against (docs/foundationdb.md)"}
 
@@ -78,6 +79,8 @@ def run_tests(adapter, names: list[str], rng: random.Random) -> list[Verdict]:
             verdict = TESTS[name].judge(adapter.observe(name, chosen))
         except StillWaiting as e:  # a lock the database never released is a failure, not an error
             verdict = Verdict(name, FAILED, str(e), {"pick": dataclasses.asdict(chosen)})
+        except NotPermitted as e:  # the user's roles, not the database's isolation
+            verdict = Verdict(name, NOT_APPLICABLE, NOT_PERMITTED.format(needs=adapter.needs, error=e))
         except (DriverError, *adapter.database_errors) as e:
             verdict = Verdict(name, ERROR, f"could not run: {e}", {"pick": dataclasses.asdict(chosen)})
         note = adapter.notes.get(name)
@@ -100,13 +103,14 @@ def cmd_acid(args, metrics) -> int:
         doc = document(args.db, seed, [Verdict(n, NOT_APPLICABLE, NO_ADAPTER[args.db]) for n in args.tests], {})
     else:
         adapter = make_adapter(args.db, connection_options(args))
-        adapter.connect()
         try:
-            metrics.set_phase("checking")
-            verdicts = run_tests(adapter, args.tests, random.Random(seed))
-            doc = document(args.db, seed, verdicts, adapter.describe())
-        finally:
+            adapter.connect()
+        except NotPermitted as e:  # e.g. VoltDB: adding the test procedures needs admin
             adapter.close()
+            reason = NOT_PERMITTED.format(needs=adapter.needs, error=e)
+            doc = document(args.db, seed, [Verdict(n, NOT_APPLICABLE, reason) for n in args.tests], {})
+        else:
+            doc = _run_connected(args, adapter, seed, metrics)
     text = redact(json.dumps(doc, indent=2, default=str))
     print(text)
     if args.results:
@@ -117,3 +121,11 @@ def cmd_acid(args, metrics) -> int:
     print(f"acid: {doc['counts']} -> {'passed' if doc['passed'] else 'FAILED'}", file=sys.stderr)
     metrics.set_phase("done")
     return 0 if doc["passed"] else 1
+
+
+def _run_connected(args, adapter, seed: int, metrics) -> dict[str, Any]:
+    try:
+        metrics.set_phase("checking")
+        return document(args.db, seed, run_tests(adapter, args.tests, random.Random(seed)), adapter.describe())
+    finally:
+        adapter.close()

@@ -116,6 +116,7 @@ class _Held:
 class MongoDBAcid:
     name = "mongodb"
     not_applicable: dict[str, str] = {}
+    needs = "read and write the TPC-C collections in transactions (the readWrite role on its database)"
     notes: dict[str, str] = {}
     # the driver's transaction bodies, run here outside its _run, raise pymongo's own errors
     database_errors = (errors.PyMongoError,)

@@ -119,6 +119,7 @@ def _ids(table) -> list[int]:
 class VoltDBAcid:
     name = "voltdb"
     not_applicable: dict[str, str] = {}
+    needs = "add the test procedures (@UpdateClasses and CREATE PROCEDURE: the administrator role)"
 
     database_errors: tuple[type[Exception], ...] = ()  # the driver maps every failure onto DriverError
 

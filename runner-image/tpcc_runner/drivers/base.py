@@ -14,6 +14,7 @@ error, never allowed to kill the runner):
 - `ConnectionLost`: the connection is gone and the transaction did not commit; the driver
   has tried to reconnect (or will on the next call).
 - `Unreachable`: `connect()` could not reach the database within its timeout.
+- `NotPermitted`: the database refused the call for the connection's user.
 - `NotLoaded`: the database has no (or a partial) TPC-C load for what was asked, or a row a
   transaction reads is not there (every driver says so with this one error).
 """
@@ -55,6 +56,10 @@ class ConnectionLost(DriverError):
 
 class Unreachable(DriverError):
     """The database could not be reached within the connect timeout."""
+
+
+class NotPermitted(DriverError):
+    """The database refused the call for the connection's user (its roles or privileges)."""
 
 
 class SnapshotUnavailable(DriverError):

@@ -80,6 +80,7 @@ from .base import (
     DriverError,
     LoadMeta,
     NotLoaded,
+    NotPermitted,
     RetryableError,
     UnknownOutcome,
     Unreachable,
@@ -88,6 +89,7 @@ from .base import (
 )
 
 DEFAULT_PORT = 27017
+UNAUTHORIZED = 13  # the server's error code for an operation the user's roles do not allow
 META = "tpcc_meta"
 SCHEMAS = ("denormalized", "normalized")
 READ_PREFERENCES = {
@@ -503,6 +505,8 @@ class MongoDBDriver(Driver):
             return RetryableError(msg)  # write conflict, lock timeout, transaction aborted
         if isinstance(e, errors.ExecutionTimeout):
             return RetryableError(msg)  # our txn_timeout expired on the server; nothing committed
+        if isinstance(e, errors.OperationFailure) and e.code == UNAUTHORIZED:
+            return NotPermitted(msg)
         return e  # anything else is a bug or bad data: the executor counts it as an error
 
     def _commit(self, session) -> None:
@@ -933,6 +937,8 @@ class _AdminErrors:
         if e is None or not isinstance(e, errors.PyMongoError):
             return False
         msg = f"mongodb: {self.doing}: {_one_line(e)}"
+        if isinstance(e, errors.OperationFailure) and e.code == UNAUTHORIZED:
+            raise NotPermitted(msg) from None
         if isinstance(e, errors.NotPrimaryError):
             raise RetryableError(msg) from None
         if isinstance(e, errors.ConnectionFailure):

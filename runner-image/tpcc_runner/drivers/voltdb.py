@@ -41,6 +41,7 @@ from .base import (
     Driver,
     DriverError,
     LoadMeta,
+    NotPermitted,
     RetryableError,
     UnknownOutcome,
     Unreachable,
@@ -62,11 +63,14 @@ DECIMAL_SCALE = 12  # VoltDB's fixed DECIMAL scale
 EPOCH = dt.datetime(1970, 1, 1)
 
 # org.voltdb.client.ClientResponse status codes.
-SUCCESS, USER_ABORT = 1, -1
+SUCCESS, USER_ABORT, UNEXPECTED_FAILURE = 1, -1, -3
 CONNECTION_LOST, SERVER_UNAVAILABLE, CONNECTION_TIMEOUT, RESPONSE_UNKNOWN = -4, -5, -6, -7
 TXN_RESTART, TXN_MISPARTITIONED, TXN_MISROUTED = -8, -10, -11
 # Set by the procedures on the TPC-C rollback (NewOrderBase.INVALID_ITEM).
 APP_STATUS_INVALID_ITEM = 1
+# How VoltDB (security enabled) refuses a call the user's roles do not allow: "User tester does not
+# have admin permission" (status UNEXPECTED_FAILURE, so only its words tell it apart).
+NOT_PERMITTED = re.compile(r"\bdoes not have \w+ permission\b")
 
 PROCEDURES = ("NewOrder", "NewOrderMP", "Payment", "PaymentMP", "OrderStatus", "Delivery",
               "StockLevel", "ConsistencyRead", "LoadItems", "LoadWarehouse", "LoadStock", "LoadDistrict")
@@ -359,6 +363,8 @@ class VoltDBDriver(Driver):
             raise (UnknownOutcome if writes else RetryableError)(text)
         if status in (SERVER_UNAVAILABLE, TXN_RESTART, TXN_MISPARTITIONED, TXN_MISROUTED):
             raise RetryableError(text)
+        if status == UNEXPECTED_FAILURE and NOT_PERMITTED.search(text):
+            raise NotPermitted(text)
         raise DriverError(text)
 
     def _sql(self, sql: str, *params: tuple[int, Any], writes: bool = False,
