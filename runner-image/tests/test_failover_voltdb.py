@@ -56,3 +56,14 @@ def test_kill_a_node_twice_during_a_run_loses_no_acknowledged_order(voltdb_clust
     # the ledger holds every NewOrder of unknown outcome, also those finishing after the window
     assert v["unknown_outcome"] >= doc["transactions"]["NEW_ORDER"]["unknown"]
     assert tpcc("check", *common).code == 0
+
+
+def test_the_acid_tests_pass_on_the_three_node_cluster_after_the_failovers(voltdb_cluster):
+    """Clause 3's tests on the k=1 cluster the run above killed a node of twice (each
+    partition's transactions run serially on every replica)."""
+    done = tpcc("acid", "--db", "voltdb", "--endpoints", ",".join(voltdb_cluster.endpoints), "--seed", "9",
+                "--metrics-port", "0")
+    doc = done.json()
+    assert done.code == 0, [(t["test"], t["reason"]) for t in doc["tests"] if t["status"] != "passed"]
+    assert doc["counts"] == {"passed": 11, "failed": 0, "not-applicable": 0, "error": 0}
+    assert doc["driver"]["k_factor"] == 1 and doc["driver"]["hosts"] == 3
