@@ -4,13 +4,17 @@ from its key and field), the records a load writes, the keys a run's inserts add
 in one transaction (and one that fails part-way writes nothing), the ledger's verification."""
 from __future__ import annotations
 
+import functools
+import http.server
 import json
+import threading
 
 import pytest
 from cli_helpers import tpcc
 from secantus_server import secantus  # noqa: F401  (fixture)
 from test_mongodb_driver import commands_sent
 from tpcc_runner.drivers.base import ConnectionOptions, DriverError
+from tpcc_runner.drivers.voltdb import STRING
 from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.store import make_store
 from tpcc_runner.ycsb.workload import (
@@ -202,3 +206,40 @@ def test_mongodb_concerns_come_from_driver_options(secantus, tmp_path):
         assert store.describe()["write_concern"] == "majority" and store.describe()["journal"] is True
     finally:
         store.close()
+
+
+def _delete_record(store, key: str) -> None:
+    """What a database losing an acknowledged insert leaves: the record gone (native delete)."""
+    if hasattr(store, "collection"):
+        assert store.collection.delete_one({"_id": key}).deleted_count == 1
+    else:
+        store.driver._sql("DELETE FROM usertable WHERE ycsb_key = ?;", (STRING, key), writes=True)
+
+
+def test_verify_reads_the_ledger_from_a_pod_url_and_fails_on_a_lost_insert(db, tmp_path):
+    load(db, tmp_path)
+    ledger = tmp_path / "run.log"
+    doc, _ = ycsb(db, "run", "--workload", "d", "--threads", "1", *SMALL, "--ledger", str(ledger), tmp_path=tmp_path)
+    inserted = doc["operations"]["INSERT"]["Return"]["OK"]
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/run.log"  # as the operator reads a runner pod's
+    name, endpoints = db
+    verify = ("ycsb", "verify", "--db", name, "--endpoints", endpoints, "--metrics-port", "0", *SMALL,
+              "--ledger", url)
+    try:
+        verified = tpcc(*verify)
+        assert verified.code == 0, verified.stderr
+        assert json.loads(verified.stdout)["records"] == RECORDS + inserted
+        store, workload = connected(db)
+        try:
+            _delete_record(store, workload.key_name(RECORDS))  # the run's first insert
+        finally:
+            store.close()
+        verified = tpcc(*verify)
+    finally:
+        server.shutdown()
+    verdict = json.loads(verified.stdout)
+    assert verified.code == 1 and not verdict["durable"] and verdict["lost"] == 1 and verdict["ledgers"] == 1
+    assert verdict["lost_examples"] == [f"insert of {workload.key_name(RECORDS)}: no record"]

@@ -46,7 +46,8 @@ class LedgerWriter:
         self.f.close()
 
 
-def _lines(source: str, timeout: float) -> Iterator[str]:
+def ledger_lines(source: str, timeout: float) -> Iterator[str]:
+    """The lines of a ledger: a file path, or the http URL of a runner pod holding one."""
     if source.startswith(("http://", "https://")):
         try:
             with urllib.request.urlopen(source, timeout=timeout) as r:
@@ -63,7 +64,7 @@ def read_ledgers(sources: list[str], timeout: float = 30.0) -> list[LedgerRecord
     """Every record of every ledger (file paths or http URLs), each tagged with its source."""
     records = []
     for source in sources:
-        for n, line in enumerate(_lines(source, timeout), 1):
+        for n, line in enumerate(ledger_lines(source, timeout), 1):
             if not line.strip():
                 continue
             try:

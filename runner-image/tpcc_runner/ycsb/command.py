@@ -28,7 +28,7 @@ from typing import Any
 
 from .. import __version__, k8s
 from ..drivers.base import ConnectionOptions, NotLoaded
-from ..ledger import LedgerWriter
+from ..ledger import LedgerWriter, ledger_lines
 from ..redact import redact
 from ..usage import UsageError
 from .executor import Outcome, Plan, execute
@@ -72,8 +72,13 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
             _add_pod_arguments(ph)
     vf = phases.add_parser("verify", parents=[common, workload],
                            help="every acknowledged write of the ledgers is there; the record count adds up")
-    vf.add_argument("--ledger", required=True, action="append", metavar="FILE",
-                    help="a ledger of tpcc ycsb load or run, repeatable (all of them since the load)")
+    vf.add_argument("--ledger", required=True, action="append", metavar="FILE|URL",
+                    help="a ledger of tpcc ycsb load or run (a file, or the http URL of a runner pod "
+                         "holding one), repeatable (all of them since the load)")
+    vf.add_argument("--fetch-timeout", type=float, default=60.0, metavar="SECONDS",
+                    help="give up reading a ledger URL after this long (default 60)")
+    vf.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
+                    help="write the verdict as durability.json into this existing ConfigMap")
 
 
 def _add_pod_arguments(ph: argparse.ArgumentParser) -> None:
@@ -86,6 +91,11 @@ def _add_pod_arguments(ph: argparse.ArgumentParser) -> None:
                     help="how long to wait for startAt (default 900)")
     ph.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
                     help="write the JSON results as results.json into this existing ConfigMap")
+    ph.add_argument("--hold-ledger", default=None, metavar="NAMESPACE/NAME",
+                    help="after the results, serve --ledger over HTTP on --ledger-port until key "
+                         "ledgersVerified appears in this ConfigMap (the operator's verifier reads them)")
+    ph.add_argument("--ledger-port", type=int, default=9101)
+    ph.add_argument("--hold-timeout", type=float, default=1800.0, metavar="SECONDS")
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -129,7 +139,7 @@ def require_loaded(store: KeyValueStore, workload: CoreWorkload) -> None:
 
 
 def cmd_ycsb(args, metrics) -> int:
-    from ..cli import _parse_time, connection_options  # cli imports this module first
+    from ..cli import _parse_time, connection_options, hold_ledger  # cli imports this module first
     try:
         props = properties_of(args)
     except PropertyError as e:
@@ -137,6 +147,8 @@ def cmd_ycsb(args, metrics) -> int:
     options = connection_options(args)
     if args.phase == "verify":
         return _verify(args, options, props)
+    if getattr(args, "hold_ledger", None) and not args.ledger:
+        raise UsageError("--hold-ledger needs --ledger FILE")
     store = connected_store(args.db, options, props)
     try:
         if args.phase == "load":
@@ -179,7 +191,10 @@ def cmd_ycsb(args, metrics) -> int:
     log.info("ycsb %s: %d operations in %.1f s, %.1f ops/sec, %d errors", args.phase, outcome.operations,
              outcome.runtime_ms / 1000, doc["OVERALL"]["Throughput(ops/sec)"], outcome.error_count)
     metrics.set_phase("done")
-    return _exit_status(args.phase, outcome)
+    code = _exit_status(args.phase, outcome)
+    if getattr(args, "hold_ledger", None):
+        hold_ledger(args.ledger, args.ledger_port, args.hold_ledger, args.hold_timeout)
+    return code
 
 
 def _exit_status(phase: str, outcome: Outcome) -> int:
@@ -210,10 +225,7 @@ def results_document(args, props: Properties, seed: int, options: ConnectionOpti
 
 
 def _verify(args, options, props: Properties) -> int:
-    sources: dict[str, Any] = {}
-    for path in args.ledger:
-        with open(path, encoding="ascii") as f:
-            sources[path] = f.readlines()
+    sources = {source: list(ledger_lines(source, args.fetch_timeout)) for source in args.ledger}
     writes = parse_ledgers(sources)
     workload = CoreWorkload(props)
     loaded = {workload.key_name(n) for n in range(props.insertstart, props.insertstart + props.records_to_load)}
@@ -222,7 +234,11 @@ def _verify(args, options, props: Properties) -> int:
         verdict = verify(store, writes, loaded, props.fieldcount)
     finally:
         store.close()
-    print(json.dumps(verdict, indent=2))
+    verdict["ledgers"] = len(sources)
+    text = json.dumps(verdict, indent=2)
+    print(text)
+    if args.results_configmap:
+        k8s.write_configmap_key(args.results_configmap, "durability.json", text)
     for example in verdict["lost_examples"]:
         log.error("ycsb verify: lost %s", example)
     return 0 if verdict["durable"] else 1
