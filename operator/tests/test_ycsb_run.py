@@ -49,6 +49,19 @@ def test_the_run_job_is_the_barrier_job_with_each_pods_shard(spec_of):
     assert job["spec"]["completionMode"] == "Indexed" and job["spec"]["parallelism"] == 2
     pod = job["spec"]["template"]["spec"]["containers"][0]
     assert pod["readinessProbe"]["httpGet"]["path"] == "/ready" and pod["resources"]["limits"]
+    # every acknowledged write in the pod's ledger, held for the verifier as tpcc run holds its own
+    assert flag(args, "--hold-ledger") == "perf/bench-g3-start" and flag(args, "--ledger") == "/tmp/ledger.log"
+    assert {"name": "ledger", "containerPort": plan.LEDGER_PORT, "protocol": "TCP"} in pod["ports"]
+
+
+def test_the_verifier_checks_the_pods_ledgers_with_the_workloads_properties(spec_of):
+    spec = spec_of({"database": {"type": "voltdb"},
+                    "workload": {"kind": "ycsb", "ycsb": {"workload": "d", "recordCount": 5000}}})
+    args = args_of(plan.verifier_job(RUN, spec, SETTINGS, {0: "10.0.0.7", 1: "10.0.0.8"}))
+    assert args[:4] == ["ycsb", "verify", "--workload", "d"] and properties(args)["recordcount"] == "5000"
+    assert [args[i + 1] for i, a in enumerate(args) if a == "--ledger"] == [
+        f"http://10.0.0.7:{plan.LEDGER_PORT}/ledger", f"http://10.0.0.8:{plan.LEDGER_PORT}/ledger"]
+    assert flag(args, "--results-configmap") == "perf/bench-g3-check"
 
 
 def test_a_spec_property_overrides_what_the_operator_passes(spec_of):
@@ -63,7 +76,12 @@ def test_kind_ycsb_without_its_block_runs_the_crds_defaults(spec_of):
     assert args_of(plan.load_job(RUN, spec, SETTINGS))[:4] == ["ycsb", "load", "--workload", "a"]
 
 
-def test_a_ycsb_run_succeeds_with_its_pods_results_merged(document_of):
+YCSB_VERIFIED = {"durable": True, "records": 1012, "expected_records": [1010, 1013], "acknowledged_inserts": 10,
+                 "acknowledged_updates": 140, "unknown_outcome": {"inserts": 3, "updates": 1}, "lost": 0,
+                 "lost_examples": [], "ledgers": 2}
+
+
+def test_a_ycsb_run_succeeds_with_its_pods_results_merged_and_its_writes_verified(document_of):
     from runner_docs import ycsb_pod_results
     from test_phases import Driver
     from tpcc_operator.phases import Action, JobState, World
@@ -74,7 +92,7 @@ def test_a_ycsb_run_succeeds_with_its_pods_results_merged(document_of):
     d.tick(World(runner=JobState(True), results={0: docs[0]}))
     assert d.phase == "Running"  # one pod's results: wait for the other
     d.tick(World(runner=JobState(True), results=docs))
-    assert d.phase == "Succeeded" and "durability" not in d.status  # no ledger, no check: TPC-C's
+    assert d.phase == "Verifying"  # the pods hold their ledgers for the verifier
     ycsb = d.status["ycsb"]
     assert ycsb["opsPerSecond"] == 100.0 and ycsb["runnerPods"] == 2  # 2,000 operations in 20 s
     assert ycsb["operations"]["READ"]["count"] == 1850 and ycsb["operations"]["UPDATE"]["errors"] == 0
@@ -82,6 +100,15 @@ def test_a_ycsb_run_succeeds_with_its_pods_results_merged(document_of):
     update = ycsb["operations"]["UPDATE"]["latencyMs"]  # 100 at 2 ms and 50 at 4 ms
     assert update["p50"] == pytest.approx(2.0, abs=0.01) and update["p99"] == pytest.approx(4.0, abs=0.01)
     assert "YCSB workload a, 100.0 operations/s from 2 pods" in d.status["message"]
+    step = d.tick(World(runner_pod_ips={0: "10.0.0.7", 1: "10.0.0.8"}, database_ready=3))
+    assert step.actions == [Action.CREATE_VERIFY_JOB]
+    d.tick(World(verifier=JobState(True, True), durability_report=YCSB_VERIFIED))
+    assert d.phase == "Succeeded" and "consistency" not in d.status  # no consistency check: TPC-C's
+    assert d.status["durability"] | {} == {
+        "acknowledged": 150, "found": 150, "lost": 0, "unknownOutcome": 4, "ledgers": 2, "records": 1012,
+        "expectedRecords": "1010-1013", "lostExamples": [], "databaseEmpty": False, "durable": True}
+    assert d.condition("Durable")["message"].startswith("all 150 acknowledged YCSB writes found in 2 ledgers")
+    assert d.status["message"].endswith("no acknowledged write lost")
     step = d.tick(World(runner=JobState(True, True), results=docs))
     assert Action.WRITE_RESULT in step.actions and step.result.spec["opsPerSecond"] == 100.0
     assert step.result.full_results["results"]["runnerPods"] == 2  # the merged document, histograms' figures
@@ -97,3 +124,17 @@ def test_pods_of_different_ycsb_runs_fail_the_run(document_of):
     other = ycsb_pod_results(1, 2, 10, 10, .001) | {"workload": "b"}
     d.tick(World(runner=JobState(True), results={0: ycsb_pod_results(0, 2, 10, 10, .001), 1: other}))
     assert (d.phase, d.status["reason"]) == ("Failed", "ResultsInconsistent")
+
+
+def test_a_lost_ycsb_write_fails_the_run_with_the_record_count(document_of):
+    from test_phases import Driver
+    from tpcc_operator.phases import JobState, World
+    d = Driver(document_of({"database": {"type": "voltdb"}, "workload": {"kind": "ycsb"}}))
+    d.status = {"phase": "Verifying", "observedGeneration": 2, "startAt": "2025-01-01T00:00:00Z"}
+    lost = {**YCSB_VERIFIED, "durable": False, "records": 1009, "lost": 1,
+            "lost_examples": ["insert of user6284781860667377211: no record"]}
+    d.tick(World(verifier=JobState(True, False, True, "exit 1"), durability_report=lost))
+    assert (d.phase, d.status["reason"]) == ("Failed", "DurabilityLost")
+    assert d.status["message"] == ("1 of 150 acknowledged YCSB writes lost (1009 records, 1010-1013 expected), "
+                                   "e.g. insert of user6284781860667377211: no record")
+    assert d.condition("Durable")["reason"] == "AcknowledgedWritesLost"

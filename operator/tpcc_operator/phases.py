@@ -32,6 +32,7 @@ from .results import (
     late_runners_message,
     run_deliveries,
     run_status,
+    ycsb_durability_status,
 )
 from .runspec import RunSpec
 from .timestamps import parse_time, rfc3339
@@ -590,8 +591,8 @@ def _start_midcheck(b: _Builder, run: plan.Run, spec: RunSpec, world: World) -> 
 
 
 def _ycsb_measured(b: _Builder, run: plan.Run, spec: RunSpec, docs: list[dict]) -> Step | None:
-    """A YCSB run ends with its pods' results merged (tpcc_runner.ycsb.results): no ledger, no
-    consistency check (TPC-C's), so it succeeds from Running."""
+    """A YCSB run's pods' results merged (tpcc_runner.ycsb.results); Verifying then checks every
+    acknowledged write of their ledgers (no consistency check: that is TPC-C's)."""
     try:
         merged = merge_ycsb(docs)  # already status.ycsb's shape (the CRD schema)
     except ValueError as e:  # pods that disagree on the workload or its properties
@@ -601,7 +602,7 @@ def _ycsb_measured(b: _Builder, run: plan.Run, spec: RunSpec, docs: list[dict]) 
     b.step.status["ycsb"] = merged
     text = f"{merged['opsPerSecond']:.1f} operations/s from {len(docs)} pods"
     b.condition("RunCompleted", True, "Completed", text)
-    _measured(b, run, spec, f"run complete: YCSB workload {merged['workload']}, {text}")
+    b.move(VERIFYING, "Verifying", f"YCSB workload {merged['workload']}, {text}; verifying durability")
     return None
 
 
@@ -625,12 +626,14 @@ def _verifying(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: l
 
 
 def _all_verified(spec: RunSpec, status: dict) -> bool:
-    return "durability" in status and ("consistency" in status or not spec.verify.enabled) and \
+    return "durability" in status and ("consistency" in status or not spec.checks_consistency) and \
         ("acid" in status or spec.verify.acid_tests is None) and \
         ("consistencyDuringRun" in status or not spec.verify.during_run)
 
 
 def _what_held(spec: RunSpec) -> list[str]:
+    if spec.workload.kind == plan.YCSB:
+        return ["no acknowledged write lost"]
     held = ["consistency conditions held during the run"] if spec.verify.during_run else []
     held += ["no acknowledged order lost"]
     held += ["consistency conditions hold"] if spec.verify.enabled else ["consistency check disabled"]
@@ -916,6 +919,19 @@ def _sweep_verdict(b: _Builder, policy: regression.Policy | None) -> None:
         b.condition("Regressed", outcome == regression.REGRESSED, outcome, text)
 
 
+def _ycsb_durable(b: _Builder, d: dict) -> Step | None:
+    b.step.status["durability"] = d
+    counted = f"{d['records']} records, {d['expectedRecords']} expected"
+    if not d["durable"]:
+        msg = f"{d['lost']} of {d['acknowledged']} acknowledged YCSB writes lost ({counted})"
+        msg += f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else ""
+        b.condition("Durable", False, "AcknowledgedWritesLost", msg)
+        return b.fail("DurabilityLost", msg)
+    b.condition("Durable", True, "NoLoss", f"all {d['acknowledged']} acknowledged YCSB writes found in {d['ledgers']} "
+                                           f"ledgers ({counted}); {d['unknownOutcome']} of unknown outcome")
+    return None
+
+
 def _verify_durability(b: _Builder, run: plan.Run, spec: RunSpec, world: World) -> Step | None:
     """The durability step of Verifying: once the faults are over and the database is whole
     again, one verifier Job reads the ledgers of all runner pods and judges them together;
@@ -928,6 +944,8 @@ def _verify_durability(b: _Builder, run: plan.Run, spec: RunSpec, world: World) 
             msg = world.verifier.message or "the verifier wrote no report"
             b.condition("Durable", False, "VerificationFailed", msg)
             return b.fail("DurabilityUnverified", f"durability verification failed: {msg}")
+        if spec.workload.kind == plan.YCSB:
+            return _ycsb_durable(b, ycsb_durability_status(world.durability_report))
         d = durability_status(world.durability_report)
         b.step.status["durability"] = d
         if not d["durable"]:

@@ -550,11 +550,16 @@ def _ycsb_run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
             *(["--target", repr(target / n)] if target else []),
             "--shard", f"$(JOB_COMPLETION_INDEX)/{n}",
             "--start-configmap", f"{ns}/{start_configmap_name(run)}",
-            "--results-configmap", f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)"]
+            "--results-configmap", f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)",
+            # every acknowledged write, held for the verifier as tpcc run holds its NewOrders
+            "--ledger", "/tmp/ledger.log", "--hold-ledger", f"{ns}/{start_configmap_name(run)}",
+            "--ledger-port", str(LEDGER_PORT), "--hold-timeout", str(ledger_hold_seconds(spec))]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=True)
+    pod["containers"][0]["ports"].append({"name": "ledger", "containerPort": LEDGER_PORT, "protocol": "TCP"})
     pod["containers"][0]["readinessProbe"] = {
         "httpGet": {"path": "/ready", "port": "metrics"}, "periodSeconds": 2, "failureThreshold": 1}
-    deadline = r.ready_timeout_seconds + r.start_delay_seconds + w.warmup_seconds + w.duration_seconds + 300
+    deadline = (r.ready_timeout_seconds + r.start_delay_seconds + w.warmup_seconds + w.duration_seconds
+                + ledger_hold_seconds(spec) + 300)
     return _job(run, spec, "runner", pod, deadline, completionMode="Indexed", completions=n, parallelism=n)
 
 
@@ -572,8 +577,10 @@ def ledger_urls(pod_ips: dict[int, str]) -> list[str]:
 def verifier_job(run: Run, spec: RunSpec, settings: Settings, pod_ips: dict[int, str]) -> dict:
     """The durability verification: once per run, over the ledgers of all runner pods
     together (a key acknowledged by two pods is a lost order), after the faults are over;
-    durability.json goes into the check ConfigMap."""
-    args = ["verify-ledger", *_common_flags(run, spec, metrics=False),
+    durability.json goes into the check ConfigMap. YCSB's: every acknowledged write and the
+    record count (`tpcc ycsb verify`, with the workload's properties)."""
+    command = ycsb_arguments(spec, "verify") if spec.workload.kind == YCSB else ["verify-ledger"]
+    args = [*command, *_common_flags(run, spec, metrics=False),
             *[a for url in ledger_urls(pod_ips) for a in ("--ledger", url)],
             "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
@@ -589,7 +596,7 @@ def verifying_role(spec: RunSpec, status: dict) -> str:
         return "midcheck"
     if "durability" not in status:
         return "verifier"
-    if spec.verify.enabled and "consistency" not in status:
+    if spec.checks_consistency and "consistency" not in status:
         return "checker"
     return "acid"
 

@@ -149,3 +149,22 @@ def during_run_status(report: dict[str, Any], runners_from: dt.datetime, runners
     out.update(startedAt=started, finishedAt=finished,
                whileRunning=bool(started) and runners_from <= parse_time(started) < runners_to)
     return out
+
+
+def ycsb_durability_status(report: dict[str, Any]) -> dict[str, Any]:
+    """status.durability from `tpcc ycsb verify`'s verdict over the runner pods' ledgers: the
+    acknowledged writes (inserts, and records updated) and the record count against the load's
+    keys plus the acknowledged inserts (a range when some inserts' outcome is unknown)."""
+    expected = report.get("expected_records", 0)
+    low, high = expected if isinstance(expected, list) else (expected, expected)
+    unknown = report.get("unknown_outcome") or {}
+    acknowledged = int(report.get("acknowledged_inserts", 0)) + int(report.get("acknowledged_updates", 0))
+    lost, records = int(report.get("lost", 0)), int(report.get("records", 0))
+    return {"acknowledged": acknowledged, "found": acknowledged - lost, "lost": lost,
+            "unknownOutcome": int(unknown.get("inserts", 0)) + int(unknown.get("updates", 0)),
+            "ledgers": int(report.get("ledgers", 0)), "records": records,
+            "expectedRecords": str(low) if low == high else f"{low}-{high}",
+            "lostExamples": [str(e) for e in report.get("lost_examples", [])][:10],
+            "databaseEmpty": records == 0 and int(low) > 0,
+            # a report that claims durable with a loss in its counts is not durable
+            "durable": bool(report.get("durable")) and lost == 0}

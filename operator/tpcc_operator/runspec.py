@@ -254,6 +254,11 @@ class RunSpec:
         return dataclasses.replace(_build(cls, document, "spec"), document=document)
 
     @property
+    def checks_consistency(self) -> bool:
+        """verify.enabled, for a workload that has TPC-C's consistency conditions (YCSB has none)."""
+        return self.verify.enabled and self.workload.kind != "ycsb"
+
+    @property
     def deploy(self) -> Deploy:
         """database.deploy; absent (and no external database) means the CRD's defaults."""
         return self.database.deploy or defaulted(Deploy, "database", "deploy")
