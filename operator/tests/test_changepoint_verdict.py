@@ -29,7 +29,7 @@ def results(levels: list[float], seed: int, new_order_p99: float = 40.0) -> list
     out = [Summary(f"nightly-g{i + 1}-3fa2c", HASH, round(rng.gauss(level, level * 0.03), 1),
                    {"NEW_ORDER": round(rng.gauss(new_order_p99, new_order_p99 * 0.05), 2)}, verdict="Pass",
                    completed=f"2026-01-{i + 1:02d}T02:00:00Z") for i, level in enumerate(levels)]
-    out[-1] = Summary(out[-1].name, HASH, out[-1].tpmc, out[-1].p99_ms)  # in status: no completionTime yet
+    out[-1] = Summary(out[-1].name, HASH, out[-1].throughput, out[-1].p99_ms)  # in status: no completionTime yet
     return out
 
 
@@ -75,7 +75,7 @@ def test_a_rise_is_improved(seed):
 
 def test_a_slower_tail_is_regressed_by_its_own_change_point():
     *history, run = results([6000.0] * 15, seed=1)
-    slower = [Summary(s.name, HASH, s.tpmc, {"NEW_ORDER": s.p99_ms["NEW_ORDER"] * (1.8 if i >= 12 else 1)},
+    slower = [Summary(s.name, HASH, s.throughput, {"NEW_ORDER": s.p99_ms["NEW_ORDER"] * (1.8 if i >= 12 else 1)},
                       verdict=s.verdict, completed=s.completed) for i, s in enumerate([*history, run])]
     *history, run = slower
     policy = regression_policy(fixed=FixedBaseline(6000.0, {"NEW_ORDER": 72.0}), change_points=CHANGE_POINTS)

@@ -23,7 +23,7 @@ HASH = "h"
 
 
 def summary(name: str, tpmc: float, p99: float = 10.0, verdict: str = "", completed: int = 0, **kw) -> Summary:
-    return Summary(name=name, comparison_hash=kw.pop("hash", HASH), tpmc=tpmc, p99_ms={"NEW_ORDER": p99},
+    return Summary(name=name, comparison_hash=kw.pop("hash", HASH), throughput=tpmc, p99_ms={"NEW_ORDER": p99},
                    verdict=verdict, completed=f"2025-01-01T12:{completed:02d}:00Z", **kw)
 
 

@@ -138,3 +138,30 @@ def test_a_lost_ycsb_write_fails_the_run_with_the_record_count(document_of):
     assert d.status["message"] == ("1 of 150 acknowledged YCSB writes lost (1009 records, 1010-1013 expected), "
                                    "e.g. insert of user6284781860667377211: no record")
     assert d.condition("Durable")["reason"] == "AcknowledgedWritesLost"
+
+
+def test_a_ycsb_run_is_judged_on_its_operations_per_second_and_operation_p99(spec_of):
+    from specs import regression_policy
+    from tpcc_operator import history
+    from tpcc_operator.regression import REGRESSED, Summary, judge
+    spec = spec_of({"database": {"type": "voltdb"}, "workload": {"kind": "ycsb"}})
+
+    def status(ops: float, read_p99: float, completed: str) -> dict:
+        return {"phase": "Succeeded", "completionTime": completed, "durability": {"lost": 0, "durable": True},
+                "ycsb": {"opsPerSecond": ops, "operations": {
+                    "READ": {"count": 900, "latencyMs": {"p99": read_p99}},
+                    "UPDATE": {"count": 100, "latencyMs": {"p99": 9.0}}}}}
+    # three earlier runs as their BenchmarkResults hold them, then one 20 % slower
+    earlier = []
+    for i, ops in enumerate((1000.0, 1010.0, 990.0)):
+        st = {**status(ops, 2.0, f"2025-01-0{i + 1}T00:00:00Z"), "verdict": "Pass",
+              "regression": {"comparisonHash": "c0ffee", "message": ""}}
+        rec = history.record(RUN, spec, st, None, None, [])
+        assert rec.spec["opsPerSecond"] == ops and rec.spec["p99Ms"] == {"READ": 2.0, "UPDATE": 9.0}
+        earlier.append(history.summary_of({"metadata": {"name": f"r{i}"}, "spec": rec.spec}).summary)
+    run = Summary.of_status("now", "c0ffee", status(800.0, 2.1, ""))
+    assert run.throughput_metric == "opsPerSecond" and earlier[0].throughput_metric == "opsPerSecond"
+    verdict = judge(run, earlier, regression_policy(max_tpmc_drop_percent=10.0,
+                                                    max_p99_increase_percent={"READ": 50.0}))
+    assert verdict.outcome == REGRESSED and verdict.message.startswith("Regressed: opsPerSecond -20.0% (limit 10%)")
+    assert {m.name: m.outcome for m in verdict.metrics} == {"opsPerSecond": REGRESSED, "p99Ms/READ": "Pass"}

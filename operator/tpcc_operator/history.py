@@ -106,7 +106,8 @@ def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git:
         **({"tpmC": results["tpmC"]} if results.get("tpmC") is not None else {}),
         **({"opsPerSecond": status["ycsb"]["opsPerSecond"]} if status.get("ycsb") else {}),
         **{k: results[k] for k in ("efficiency", "efficiencyReason", "measuredSeconds", "seed") if k in results},
-        "p99Ms": p99_by_type(results),
+        "p99Ms": regression.p99_of(status["ycsb"].get("operations") or {}, "count") if status.get("ycsb")
+        else p99_by_type(results),
         "latencyMs": {t: v.get("latencyMs") or {} for t, v in (results.get("transactions") or {}).items()},
         **({"durable": regression.durable_of(durability), "lost": durability.get("lost", 0)}
            if regression.durable_of(durability) is not None else {}),
@@ -188,7 +189,9 @@ def summary_of(obj: dict) -> Entry:
     """A listed BenchmarkResult -> what the judge and the pruning need."""
     spec = obj.get("spec") or {}
     return Entry(regression.Summary(
-        name=obj["metadata"]["name"], comparison_hash=spec.get("comparisonHash", ""), tpmc=spec.get("tpmC"),
+        name=obj["metadata"]["name"], comparison_hash=spec.get("comparisonHash", ""),
+        throughput=spec["opsPerSecond"] if "opsPerSecond" in spec else spec.get("tpmC"),
+        throughput_metric=regression.OPS_PER_SECOND if "opsPerSecond" in spec else regression.TPMC,
         p99_ms={k: float(v) for k, v in (spec.get("p99Ms") or {}).items()},
         failed=spec.get("phase") == "Failed", durable=spec.get("durable"), consistent=spec.get("consistent"),
         verdict=spec.get("verdict", ""), completed=spec.get("completionTime", "")), spec.get("runUID", ""))

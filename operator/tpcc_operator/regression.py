@@ -25,6 +25,7 @@ BASELINE_VERDICTS = (PASS, IMPROVED, INCONCLUSIVE)
 NO_DATA = "NoData"  # a metric the run or the baseline lacks: not compared
 
 TPMC = "tpmC"
+OPS_PER_SECOND = "opsPerSecond"  # a YCSB run's throughput
 P99_PREFIX = "p99Ms/"
 
 # Workload fields that shape only the load, the connection or the run's own pass/fail gate,
@@ -50,8 +51,8 @@ def comparison_hash(spec: runspec.RunSpec) -> str:
 
 @dataclass(frozen=True)
 class FixedBaseline:
-    """Numbers given in the spec instead of a history."""
-    tpmc: float | None = None
+    """Numbers given in the spec instead of a history (or the median of the history's)."""
+    throughput: float | None = None
     p99_ms: dict[str, float] = field(default_factory=dict)
 
 
@@ -108,26 +109,38 @@ class Summary:
     """The comparable figures of one run (the run judged, or a BenchmarkResult of the history)."""
     name: str
     comparison_hash: str
-    tpmc: float | None
-    p99_ms: dict[str, float] = field(default_factory=dict)  # transaction type -> p99 latency
+    throughput: float | None        # tpmC, or a YCSB run's operations per second
+    p99_ms: dict[str, float] = field(default_factory=dict)  # transaction (YCSB: operation) type -> p99
     failed: bool = False            # the run ended Failed (any reason)
     durable: bool | None = None     # None: not verified
     consistent: bool | None = None  # None: not checked
     verdict: str = ""               # the result's own verdict (history); "" for the run judged
     completed: str = ""             # RFC 3339; orders the history
+    throughput_metric: str = TPMC   # what throughput is: tpmC | opsPerSecond
 
     @classmethod
     def of_status(cls, name: str, comparison_hash_: str, status: dict) -> Summary:
-        """This run's figures from its BenchmarkRun status."""
-        results = status.get("results") or {}
+        """This run's figures from its BenchmarkRun status (status.ycsb for a YCSB run)."""
         durability = status.get("durability") or {}
         consistency = status.get("consistency") or {}
-        p99 = {t: float(v["latencyMs"]["p99"]) for t, v in (results.get("transactions") or {}).items()
-               if (v.get("latencyMs") or {}).get("p99") is not None and v.get("executed", 1) > 0}
-        return cls(name=name, comparison_hash=comparison_hash_, tpmc=results.get("tpmC"), p99_ms=p99,
+        if status.get("ycsb"):
+            ycsb = status["ycsb"]
+            throughput, metric = ycsb.get("opsPerSecond"), OPS_PER_SECOND
+            p99 = p99_of(ycsb.get("operations") or {}, "count")
+        else:
+            results = status.get("results") or {}
+            throughput, metric = results.get("tpmC"), TPMC
+            p99 = p99_of(results.get("transactions") or {}, "executed")
+        return cls(name=name, comparison_hash=comparison_hash_, throughput=throughput, p99_ms=p99,
                    failed=status.get("phase") == "Failed", durable=durable_of(durability),
                    consistent=consistency["passed"] if "passed" in consistency else None,
-                   completed=status.get("completionTime", ""))
+                   completed=status.get("completionTime", ""), throughput_metric=metric)
+
+
+def p99_of(types: dict[str, dict], counted: str) -> dict[str, float]:
+    """type -> p99 latency (ms) of the transaction or operation types that ran (`counted` > 0)."""
+    return {t: float(v["latencyMs"]["p99"]) for t, v in types.items()
+            if (v.get("latencyMs") or {}).get("p99") is not None and v.get(counted, 1) > 0}
 
 
 def durable_of(durability: dict) -> bool | None:
@@ -207,7 +220,7 @@ def _failure(run: Summary) -> str | None:
         return "a consistency condition was violated"
     if run.failed:
         return "the run failed"
-    if run.tpmc is None:
+    if run.throughput is None:
         return "the run has no results"
     return None
 
@@ -236,15 +249,15 @@ def baseline_of(run: Summary, history: list[Summary], policy: Policy,
             return "result", [], None, f"baseline result {policy.result} not found"
         if named.verdict not in BASELINE_VERDICTS:
             return "result", [named], None, f"baseline result {named.name} is {named.verdict or 'unjudged'}"
-        return "result", [named], FixedBaseline(named.tpmc, dict(named.p99_ms)), ""
+        return "result", [named], FixedBaseline(named.throughput, dict(named.p99_ms)), ""
     comparable = sorted((h for h in history if h.name != run.name and h.comparison_hash == run.comparison_hash
-                         and h.verdict in BASELINE_VERDICTS and h.tpmc is not None),
+                         and h.verdict in BASELINE_VERDICTS and h.throughput is not None),
                         key=lambda h: h.completed, reverse=True)[:policy.previous]
     if len(comparable) < policy.min_results:
         return "previous", comparable, None, (f"{len(comparable)} comparable passing result(s) in the history, "
                                               f"{policy.min_results} needed")
     types = {t for h in comparable for t in h.p99_ms}
-    figures = FixedBaseline(_median([h.tpmc for h in comparable]),
+    figures = FixedBaseline(_median([h.throughput for h in comparable]),
                             {t: _median([h.p99_ms[t] for h in comparable if t in h.p99_ms]) for t in types})
     return "previous", comparable, figures, ""
 
@@ -271,7 +284,8 @@ def _against_baseline(run: Summary, history: list[Summary], policy: Policy, name
     names = tuple(h.name for h in used)
     if figures is None:
         return Verdict(INCONCLUSIVE, why, source, names)
-    metrics = [_compare(TPMC, run.tpmc, figures.tpmc, policy.max_tpmc_drop_percent, higher_is_better=True)]
+    metrics = [_compare(run.throughput_metric, run.throughput, figures.throughput, policy.max_tpmc_drop_percent,
+                        higher_is_better=True)]
     for type_, limit in sorted(policy.max_p99_increase_percent.items()):
         metrics.append(_compare(P99_PREFIX + type_, run.p99_ms.get(type_), figures.p99_ms.get(type_), limit,
                                 higher_is_better=False))
@@ -297,7 +311,8 @@ def changepoint_history(run: Summary, history: list[Summary], now: str) -> list[
     level whose changes are sought, as a new normal would."""
     earlier = sorted((h for h in history if h.name != run.name and h.comparison_hash == run.comparison_hash
                       and _failure(h) is None), key=lambda h: (h.completed, h.name))
-    return [{"name": s.name, "time": s.completed or now, "tpmC": s.tpmc, "p99Ms": dict(s.p99_ms)}
+    # `tpcc changepoints` calls the throughput series tpmC whatever it measures (_change_points_of)
+    return [{"name": s.name, "time": s.completed or now, "tpmC": s.throughput, "p99Ms": dict(s.p99_ms)}
             for s in [*earlier, run]]
 
 
@@ -314,7 +329,7 @@ def analysis_input(run: Summary, history: list[Summary], policy: Policy | None, 
 
 def _judged_metrics(run: Summary, policy: Policy) -> list[tuple[str, float | None, float, bool]]:
     """(metric, the run's value, limit, higher is better) of what the policy judges."""
-    return [(TPMC, run.tpmc, policy.max_tpmc_drop_percent, True),
+    return [(run.throughput_metric, run.throughput, policy.max_tpmc_drop_percent, True),
             *((P99_PREFIX + t, run.p99_ms.get(t), limit, False)
               for t, limit in sorted(policy.max_p99_increase_percent.items()))]
 
@@ -350,7 +365,8 @@ def _change_points_of(run: Summary, history: list[Summary], policy: Policy,
     points = int(analysis["points"])
     judged = []
     for metric, value, limit, higher_is_better in _judged_metrics(run, policy):
-        found = ((analysis.get("metrics") or {}).get(metric) or {}).get("changePoints") or []
+        series = TPMC if metric == run.throughput_metric else metric  # the analysis's name (changepoint_history)
+        found = ((analysis.get("metrics") or {}).get(series) or {}).get("changePoints") or []
         if value is None or not found or points - int(found[-1]["index"]) > cp.recent_results:
             continue
         verdict = _change_point_verdict(metric, found[-1], points, value, limit, higher_is_better)
