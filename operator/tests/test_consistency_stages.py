@@ -41,9 +41,18 @@ def test_the_load_job_checks_what_it_loaded(checked_run, spec_of):
     pod = job["spec"]["template"]["spec"]
     args = pod["containers"][0]["args"]
     assert "--check" in args and args[args.index("--results-configmap") + 1] == "perf/bench-g2-check"
-    assert pod["automountServiceAccountToken"] is True  # it writes load-check.json
+    assert pod["automountServiceAccountToken"] is True  # it writes load.json and load-check.json
     plain = plan.load_job(RUN, spec_of({"database": {"type": "voltdb"}}), SETTINGS)["spec"]["template"]["spec"]
-    assert "--check" not in plain["containers"][0]["args"] and plain["automountServiceAccountToken"] is False
+    assert "--check" not in plain["containers"][0]["args"]
+
+
+def test_the_load_time_and_rate_are_in_status(document_of):
+    d = Driver(document_of({"database": {"type": "voltdb"}, "workload": {"warehouses": 2}}))
+    loading(d)
+    d.tick(World(load=JobState(True, True), load_report={"warehouses": 2, "rows": 1105020, "seconds": 30.6,
+                                                          "rows_per_second": 36111.8}))
+    assert d.status["load"] == {"rows": 1105020, "seconds": 30.6, "rowsPerSecond": 36111.8}
+    assert d.condition("Loaded")["message"] == "2 warehouses loaded in 30.6 s (36,112 rows/s)"
 
 
 def test_a_consistent_load_moves_on_and_is_in_status(checked_run):

@@ -147,11 +147,14 @@ def test_pods_run_as_non_root(voltdb):
         assert pod["serviceAccountName"] == "bench-g3-runner"
 
 
-def test_loader_has_no_api_token_and_resets(voltdb):
+def test_loader_resets_and_writes_what_it_loaded_into_the_check_configmap(voltdb):
     job = plan.load_job(RUN, voltdb, SETTINGS)
     args = container(job)["args"]
     assert args[0] == "load" and "--reset" in args and flag(args, "--workers") == "4"
-    assert job["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
+    # load.json for status.load: the token of the runner service account, which may patch only
+    # the run's own ConfigMaps
+    assert flag(args, "--results-configmap") == "perf/bench-g3-check"
+    assert job["spec"]["template"]["spec"]["automountServiceAccountToken"] is True
     assert job["spec"]["activeDeadlineSeconds"] == 900  # from the size: 1 warehouse
     voltdb = edited(voltdb, "workload.resetBeforeLoad", False)
     assert "--reset" not in container(plan.load_job(RUN, voltdb, SETTINGS))["args"]

@@ -113,6 +113,7 @@ def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git:
            if regression.durable_of(durability) is not None else {}),
         **({"consistent": consistency["passed"], "violated": consistency.get("violated", [])}
            if "passed" in consistency else {}),
+        **({"load": status["load"]} if status.get("load") else {}),
         **{f"consistent{when}": status[f"consistency{when}"]["passed"] for when in ("AfterLoad", "DuringRun")
            if status.get(f"consistency{when}")},
         **({"acid": {"passed": acid["passed"], "counts": acid["counts"],

@@ -495,8 +495,11 @@ def observe(run: plan.Run, spec: RunSpec, status: dict, phase: str | None, now: 
         world.failed_creates = failed_creates(ns, run.prefix)
     if phase == LOADING:
         world.load = job_state(ns, plan.job_name(run, "loader"))
-        if spec.verify.after_load and (world.load.succeeded or world.load.failed):
-            world.load_check_report = _json(configmap_data(ns, plan.check_configmap_name(run)).get("load-check.json"))
+        if world.load.succeeded or world.load.failed:
+            data = configmap_data(ns, plan.check_configmap_name(run))
+            world.load_report = _json(data.get("load.json"))
+            if spec.verify.after_load:
+                world.load_check_report = _json(data.get("load-check.json"))
     elif phase == RUNNING:
         world.runner = job_state(ns, plan.job_name(run, "runner"))
         world.start_at = configmap_data(ns, plan.start_configmap_name(run)).get("startAt")

@@ -30,6 +30,7 @@ from .results import (
     during_run_status,
     error_budget_message,
     late_runners_message,
+    load_status,
     run_deliveries,
     run_status,
     ycsb_durability_status,
@@ -93,6 +94,7 @@ class World:
     database_ready: int = 0           # Ready pods of the deployed database
     database_waiting: str = ""        # why a database pod is not ready (e.g. "db-0: ErrImagePull")
     load: JobState = field(default_factory=JobState)
+    load_report: dict | None = None        # the load Job's load.json: rows, seconds
     load_check_report: dict | None = None  # verify.afterLoad: the load Job's load-check.json
     runner: JobState = field(default_factory=JobState)
     runners_ready: int = 0            # Ready runner pods (connected, waiting at the barrier)
@@ -504,13 +506,18 @@ def _loading(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: lis
     if world.load.failed:
         b.condition("Loaded", False, "LoadFailed", world.load.message)
         return b.fail("LoadFailed", f"load failed: {world.load.message}")
+    if world.load_report is not None and world.load.succeeded:
+        b.step.status["load"] = load_status(world.load_report)
     if world.load.succeeded and spec.verify.after_load and world.load_check_report is None:
         msg = "the load Job succeeded but wrote no consistency report (load-check.json)"
         b.condition("Loaded", False, "LoadFailed", msg)
         return b.fail("LoadFailed", msg)
     if world.load.succeeded:
         held = "; consistency conditions hold" if spec.verify.after_load else ""
-        b.condition("Loaded", True, "Loaded", f"{spec.workload.warehouses} warehouses loaded{held}")
+        load = b.step.status.get("load")
+        took = f" in {load['seconds']:g} s ({load['rowsPerSecond']:,.0f} rows/s)" if load else ""
+        what = "records" if spec.workload.kind == plan.YCSB else f"{spec.workload.warehouses} warehouses"
+        b.condition("Loaded", True, "Loaded", f"{what} loaded{took}{held}")
         b.move(RUNNING, "Running", f"starting {spec.runners.parallelism} runner pods")
     elif b.elapsed() > plan.load_timeout(spec):
         msg = f"not loaded after {plan.load_timeout(spec)}s"
@@ -835,8 +842,8 @@ def _record(b: _Builder, run: plan.Run, spec: RunSpec, world: World, finished: d
 
 
 # What a sweep's cell reports in the run's status; the next cell starts without them.
-CELL_STATUS = ("startAt", "results", "durability", "consistency", "consistencyAfterLoad", "consistencyDuringRun",
-               "faults")
+CELL_STATUS = ("startAt", "load", "results", "durability", "consistency", "consistencyAfterLoad",
+               "consistencyDuringRun", "faults")
 
 
 def _measured(b: _Builder, run: plan.Run, spec: RunSpec, message: str) -> None:

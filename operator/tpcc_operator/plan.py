@@ -460,9 +460,11 @@ def load_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
         args.append("--reset")
     elif not spec.database.deployed and w.kind != YCSB:
         args.append("--refuse-existing")  # never touch a user's own TPC-C data unasked
-    if spec.verify.after_load:  # load-check.json into the check ConfigMap, which needs the API
-        args += ["--check", "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
-    pod = _pod_spec(run, spec, settings, args, api_token=spec.verify.after_load, metrics=True)
+    # load.json (status.load), and with verify.afterLoad load-check.json, into the check ConfigMap
+    args += ["--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
+    if spec.verify.after_load:
+        args.append("--check")
+    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=True)
     return _job(run, spec, "loader", pod, load_timeout(spec))
 
 

@@ -168,3 +168,9 @@ def ycsb_durability_status(report: dict[str, Any]) -> dict[str, Any]:
             "databaseEmpty": records == 0 and int(low) > 0,
             # a report that claims durable with a loss in its counts is not durable
             "durable": bool(report.get("durable")) and lost == 0}
+
+
+def load_status(report: dict[str, Any]) -> dict[str, Any]:
+    """status.load from the load Job's load.json (TPC-C rows of every table; YCSB records)."""
+    return {"rows": int(report.get("rows", 0)), "seconds": float(report.get("seconds", 0.0)),
+            "rowsPerSecond": float(report.get("rows_per_second", 0.0))}

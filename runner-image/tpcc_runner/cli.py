@@ -136,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     ld.add_argument("--check", action="store_true",
                     help="check the 12 consistency conditions of what was loaded; exit 1 if one is violated")
     ld.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
-                    help="with --check: write load-check.json into this existing ConfigMap")
+                    help="write load.json (rows, seconds, rows/s) into this existing ConfigMap, and "
+                         "with --check load-check.json")
 
     rn = sub.add_parser("run", parents=[common], help="run the five transactions and report tpmC")
     rn.add_argument("--warehouses", type=_positive(int), required=True)
@@ -286,8 +287,6 @@ def _wait_for_file(path: str, timeout: float) -> str:
 
 
 def cmd_load(args, metrics: RunnerMetrics) -> int:
-    if args.results_configmap and not args.check:
-        raise UsageError("--results-configmap needs --check (it receives the check's report)")
     options = connection_options(args)
     driver = connect(args, options)
     metrics.set_phase("loading")
@@ -313,6 +312,9 @@ def cmd_load(args, metrics: RunnerMetrics) -> int:
     out = {"command": "load", "db": args.db, "warehouses": meta.warehouses, "rows": rows_total,
            "seconds": round(seconds, 1), "rows_per_second": round(rows_total / seconds, 1),
            "meta": meta.to_dict(), "driver": driver.describe()}
+    if args.results_configmap:  # what the operator puts in status.load
+        k8s.write_configmap_key(args.results_configmap, "load.json", json.dumps(
+            {k: out[k] for k in ("warehouses", "rows", "seconds", "rows_per_second")}))
     if args.check:
         out["consistency"] = run_check(driver, meta.warehouses, metrics)
         if args.results_configmap:

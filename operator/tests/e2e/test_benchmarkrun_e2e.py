@@ -223,6 +223,9 @@ def test_voltdb_run(namespace, operator):
     # partition; the consistency read is one multi-partition procedure call per warehouse)
     acid = status["acid"]
     assert acid["passed"] and acid["counts"] == {"passed": 11, "failed": 0, "not-applicable": 0, "error": 0}, acid
+    # what the load Job loaded, and how fast: 1 warehouse is 100,000 items, 100,000 stock,
+    # 10 districts of 3,000 customers, history rows and orders with their lines and new orders
+    assert status["load"]["rows"] > 500_000 and status["load"]["rowsPerSecond"] > 0
     # the conditions held in the load, and in a read while the runners' transactions committed
     assert status["consistencyAfterLoad"]["passed"] and len(status["consistencyAfterLoad"]["conditions"]) == 12
     during_run = status["consistencyDuringRun"]

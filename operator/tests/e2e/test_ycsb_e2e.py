@@ -38,6 +38,7 @@ def test_ycsb_workload_a_on_voltdb(namespace, operator):
     assert all(op["errors"] == 0 for op in operations.values()), operations
     assert operations["READ"]["latencyMs"]["p99"] >= operations["READ"]["latencyMs"]["p50"] > 0
     assert "results" not in status and "consistency" not in status  # TPC-C's, not YCSB's
+    assert status["load"]["rows"] == 2000 and status["load"]["seconds"] > 0  # the load Job's records
     # every update the pods saw acknowledged is in the database, from both pods' ledgers
     durability = status["durability"]
     assert durability["durable"] and durability["lost"] == 0 and durability["ledgers"] == 2, durability

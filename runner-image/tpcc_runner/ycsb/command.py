@@ -68,6 +68,8 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         ph.add_argument("--ledger", default=None, metavar="FILE", help="append every acknowledged write here")
         if phase == "load":
             ph.add_argument("--reset", action="store_true", help="drop the table's records first")
+            ph.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
+                            help="write load.json (records as rows, seconds, rows/s) into this existing ConfigMap")
         else:
             _add_pod_arguments(ph)
     vf = phases.add_parser("verify", parents=[common, workload],
@@ -187,7 +189,10 @@ def cmd_ycsb(args, metrics) -> int:
         with open(args.results, "w") as f:
             f.write(text + "\n")
     if getattr(args, "results_configmap", None):
-        k8s.write_configmap_key(args.results_configmap, "results.json", text)
+        if args.phase == "load":
+            k8s.write_configmap_key(args.results_configmap, "load.json", json.dumps(load_summary(outcome)))
+        else:
+            k8s.write_configmap_key(args.results_configmap, "results.json", text)
     log.info("ycsb %s: %d operations in %.1f s, %.1f ops/sec, %d errors", args.phase, outcome.operations,
              outcome.runtime_ms / 1000, doc["OVERALL"]["Throughput(ops/sec)"], outcome.error_count)
     metrics.set_phase("done")
@@ -195,6 +200,13 @@ def cmd_ycsb(args, metrics) -> int:
     if getattr(args, "hold_ledger", None):
         hold_ledger(args.ledger, args.ledger_port, args.hold_ledger, args.hold_timeout)
     return code
+
+
+def load_summary(outcome: Outcome) -> dict[str, Any]:
+    """What the operator puts in status.load, in the shape of `tpcc load`'s load.json."""
+    seconds = outcome.runtime_ms / 1000
+    inserted = outcome.operations - outcome.error_count
+    return {"rows": inserted, "seconds": round(seconds, 1), "rows_per_second": round(inserted / max(seconds, 1e-9), 1)}
 
 
 def _exit_status(phase: str, outcome: Outcome) -> int:
