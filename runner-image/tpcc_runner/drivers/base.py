@@ -58,7 +58,8 @@ class Unreachable(DriverError):
 
 
 class NotLoaded(DriverError):
-    """The database is not loaded (or only partly) for the requested warehouses."""
+    """The database is not loaded (or only partly) for the requested warehouses, or a row a
+    transaction needs is missing."""
 
 
 @dataclass
