@@ -343,6 +343,22 @@ def test_delivery_oldest_new_order_per_district(drv, mongo):
         {"delivered": [], "skipped": DISTRICTS}
 
 
+def test_a_row_a_transaction_needs_and_does_not_find_is_not_loaded(drv, mongo):
+    """One error for every missing row (base.NotLoaded), a NEW-ORDER without its ORDER too;
+    the transaction leaves no trace."""
+    db = db_of(mongo, drv)
+    first = ORDERS - NEW_ORDERS + 1
+    db.orders.delete_one({"o_w_id": 1, "o_d_id": 2, "o_id": first})
+    before = snapshot(mongo, drv)
+    with pytest.raises(NotLoaded, match=f"new order without order w_id=1 d_id=2 o_id={first}"):
+        drv.delivery({"w_id": 1, "o_carrier_id": 7, "ol_delivery_d": T0})
+    with pytest.raises(NotLoaded, match="no district"):
+        drv.stock_level({"w_id": 1, "d_id": DISTRICTS + 1, "threshold": 10})
+    with pytest.raises(NotLoaded, match="no customer"):
+        drv.order_status({"w_id": 1, "d_id": 1, "c_id": CUSTOMERS + 1, "c_last": None})
+    assert snapshot(mongo, drv) == before
+
+
 def test_stock_level_counts_distinct_low_items_of_last_20_orders(drv):
     for threshold in (8, 11, 60):
         low_items = {line_item(o, n) for o in range(1, ORDERS + 1) for n in range(1, lines_of(o) + 1)

@@ -267,4 +267,4 @@ def test_runner_processes_killed_mid_run_leave_no_partial_transaction(killable):
     assert run.returncode == -signal.SIGKILL
     done = tpcc("check", *target.args(), "--warehouses", "1")
     assert done.code == 0, done.stdout + done.stderr
-    assert done.json()["passed"] and target.count_orders() > before + 20
+    assert done.json()["passed"] and target.count_orders() >= before + 20

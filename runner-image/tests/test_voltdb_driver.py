@@ -318,6 +318,27 @@ def test_delivery_delivers_the_oldest_new_order_of_each_district(loaded):
     assert count(loaded, "new_order") == DISTRICTS * NEW_ORDERS  # warehouse 2 untouched
 
 
+def test_a_row_a_transaction_needs_and_does_not_find_is_not_loaded(loaded):
+    """One error for every missing row (base.NotLoaded, app status MISSING_ROW), a NEW-ORDER
+    without its ORDER too; the transaction leaves no trace."""
+    sql(loaded, "DELETE FROM orders WHERE o_w_id = 1 AND o_d_id = 2 AND o_id = ?;", DELIVERED + 1)
+    tables = ("orders", "new_order", "order_line", "history")
+    before = {t: count(loaded, t) for t in tables}
+    with pytest.raises(NotLoaded, match="has no order row"):
+        loaded.delivery({"w_id": 1, "o_carrier_id": 7, "ol_delivery_d": T0})
+    with pytest.raises(NotLoaded, match="no district"):
+        loaded.stock_level({"w_id": 1, "d_id": DISTRICTS + 1, "threshold": 10})
+    with pytest.raises(NotLoaded, match="no customer"):
+        loaded.order_status({"w_id": 1, "d_id": 1, "c_id": CUSTOMERS + 1, "c_last": None})
+    with pytest.raises(NotLoaded, match="no warehouse"):
+        loaded.payment({"w_id": 1, "d_id": DISTRICTS + 1, "c_w_id": 1, "c_d_id": 1, "c_id": 1,
+                        "c_last": None, "h_amount": 1.0, "h_date": T0})
+    with pytest.raises(NotLoaded, match="or customer"):
+        loaded.new_order({"w_id": 1, "d_id": 1, "c_id": CUSTOMERS + 1, "o_entry_d": T0,
+                          "items": [{"i_id": 1, "supply_w_id": 1, "quantity": 1}]})
+    assert {t: count(loaded, t) for t in tables} == before
+
+
 def test_stock_level_counts_distinct_low_items_of_the_last_20_orders(loaded):
     def expected(w, d, threshold):
         items = {ol_i_id(w, d, o, n) for o in range(1, ORDERS + 1) for n in range(1, ol_cnt(w, d, o) + 1)}

@@ -9,7 +9,6 @@ import http.server
 import json
 import logging
 import os
-import platform
 import random
 import shutil
 import signal
@@ -23,17 +22,17 @@ from .acid.command import add_parser as add_acid_parser
 from .acid.command import cmd_acid
 from .consistency import RunDeliveries, failed, read_deliveries, report
 from .drivers import DRIVERS, make_driver
-from .drivers.base import ConnectionOptions, Driver, DriverError
-from .executor import ClientPool, RunPlan
+from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta
+from .executor import ClientPool, RunPlan, Window
 from .ledger import LedgerWriter, read_ledgers, verify
 from .loader import constants_of, load, require_loaded, scale_of
 from .metrics import RunnerMetrics
 from .redact import RedactingFilter, redact
 from .report import add_parser as add_report_parser
 from .report import cmd_report
-from .results import LATE_START_SECONDS, TIMELINE_STEP_SECONDS, PodWindow, build_results, summary
+from .results import LATE_START_SECONDS, PodWindow, run_results, summary
 from .usage import UsageError
-from .workload import RemotePercents, Scale, parse_mix, run_constants, spec_deviations
+from .workload import RemotePercents, Scale, parse_mix, run_constants
 from .ycsb.command import add_parser as add_ycsb_parser
 from .ycsb.command import cmd_ycsb
 
@@ -106,6 +105,23 @@ def _mix(text: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    common = _database_options()
+    p = _Parser(prog="tpcc", description=__doc__)
+    p.add_argument("--version", action="version", version=f"tpcc {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    _add_load_parser(sub, common)
+    _add_run_parser(sub, common)
+    _add_check_parser(sub, common)
+    _add_verify_ledger_parser(sub, common)
+    add_report_parser(sub)
+    add_acid_parser(sub, common)
+    add_ycsb_parser(sub, common)
+    _add_changepoints_parser(sub)
+    return p
+
+
+def _database_options() -> argparse.ArgumentParser:
+    """The options of every command that talks to a database (a parent parser)."""
     common = _Parser(add_help=False)
     g = common.add_argument_group("database")
     g.add_argument("--db", required=True, choices=sorted(DRIVERS), help="target database")
@@ -117,10 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--metrics-port", type=int, default=9100,
                    help="Prometheus /metrics port, 0 disables (default 9100)")
     g.add_argument("--verbose", action="store_true")
-    p = _Parser(prog="tpcc", description=__doc__)
-    p.add_argument("--version", action="version", version=f"tpcc {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
+    return common
 
+
+def _add_load_parser(sub, common: argparse.ArgumentParser) -> None:
     ld = sub.add_parser("load", parents=[common], help="create the schema and load the initial database")
     ld.add_argument("--warehouses", type=_positive(int), required=True)
     ld.add_argument("--workers", type=_positive(int), default=max(1, os.cpu_count() or 1))
@@ -139,6 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write load.json (rows, seconds, rows/s) into this existing ConfigMap, and "
                          "with --check load-check.json")
 
+
+def _add_run_parser(sub, common: argparse.ArgumentParser) -> None:
     rn = sub.add_parser("run", parents=[common], help="run the five transactions and report tpmC")
     rn.add_argument("--warehouses", type=_positive(int), required=True)
     rn.add_argument("--clients", type=_positive(int), default=10, help="terminals of this runner")
@@ -157,6 +175,18 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--max-retries", type=int, default=10)
     rn.add_argument("--shard", type=_shard, default=(0, 1), metavar="INDEX/COUNT",
                     help="this runner is INDEX of COUNT runners sharing the terminals")
+    _add_start_options(rn)
+    rn.add_argument("--start-timeout", type=_non_negative, default=900.0, metavar="SECONDS")
+    rn.add_argument("--results", default=None, metavar="FILE", help="also write the JSON here")
+    rn.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
+                    help="write results.json into this existing ConfigMap")
+    _add_ledger_options(rn)
+    rn.add_argument("--check", action="store_true", help="run the consistency check afterwards")
+    rn.add_argument("--seed", type=int, default=None)
+
+
+def _add_start_options(rn: argparse.ArgumentParser) -> None:
+    """When the run starts: now, at a time, or when a barrier (file, ConfigMap) says."""
     start = rn.add_mutually_exclusive_group()
     start.add_argument("--start-at", default=None, metavar="TIMESTAMP",
                        help="RFC 3339 time (or epoch seconds) at which to start")
@@ -164,10 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="wait for this file to hold the start time (a barrier)")
     start.add_argument("--start-configmap", default=None, metavar="NAMESPACE/NAME",
                        help="wait for key startAt in this ConfigMap (in-cluster barrier)")
-    rn.add_argument("--start-timeout", type=_non_negative, default=900.0, metavar="SECONDS")
-    rn.add_argument("--results", default=None, metavar="FILE", help="also write the JSON here")
-    rn.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
-                    help="write results.json into this existing ConfigMap")
+
+
+def _add_ledger_options(rn: argparse.ArgumentParser) -> None:
+    """The durability ledger: recorded, verified, and held for the operator's verifier."""
     rn.add_argument("--ledger", default=None, metavar="FILE",
                     help="record every acknowledged NewOrder (durability ledger)")
     rn.add_argument("--verify-ledger", action="store_true",
@@ -180,9 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "the ledgers of all runner pods at once)")
     rn.add_argument("--ledger-port", type=int, default=9101)
     rn.add_argument("--hold-timeout", type=_non_negative, default=1800.0, metavar="SECONDS")
-    rn.add_argument("--check", action="store_true", help="run the consistency check afterwards")
-    rn.add_argument("--seed", type=int, default=None)
 
+
+def _add_check_parser(sub, common: argparse.ArgumentParser) -> None:
     ck = sub.add_parser("check", parents=[common], help="the 12 consistency conditions (clause 3.3.2)")
     ck.add_argument("--warehouses", type=_positive(int), default=None,
                     help="default: all loaded warehouses")
@@ -199,6 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "\"deliveries_unknown_outcome\": {\"W\": n}}), repeatable (summed): condition "
                          "11 counts delivered orders from these instead of from ORDERS")
 
+
+def _add_verify_ledger_parser(sub, common: argparse.ArgumentParser) -> None:
     vl = sub.add_parser("verify-ledger", parents=[common],
                         help="check every acknowledged NewOrder of the ledgers against the database")
     vl.add_argument("--ledger", required=True, metavar="FILE|URL", action="append",
@@ -208,10 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="give up reading a ledger URL after this long (default 60)")
     vl.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
                     help="write durability.json into this existing ConfigMap")
-    add_report_parser(sub)
-    add_acid_parser(sub, common)
-    add_ycsb_parser(sub, common)
 
+
+def _add_changepoints_parser(sub) -> None:
     cp = sub.add_parser("changepoints", help="E-Divisive change points of a run history (Apache Otava)")
     cp.add_argument("--history", required=True, metavar="FILE|-",
                     help="JSON list of the history's points, oldest first, the run judged last: "
@@ -221,7 +252,6 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
                     help="write changepoints.json into this existing ConfigMap")
     cp.set_defaults(metrics_port=0, verbose=False)
-    return p
 
 
 def connection_options(args) -> ConnectionOptions:
@@ -355,26 +385,58 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
     if (args.verify_ledger or args.hold_ledger) and not args.ledger:
         raise UsageError("--verify-ledger and --hold-ledger need --ledger FILE")
     options = connection_options(args)
+    meta, described = _loaded_database(args, options)
+    plan = _run_plan(args, options, meta)
+    metrics.info.labels(args.db, "run", str(args.warehouses), str(args.clients),
+                        f"{plan.shard}/{plan.shards}", __version__).set(1)
+    pool, window = _start_pool(args, plan, metrics)
+    progress = _Progress(metrics, window, LedgerWriter(args.ledger) if args.ledger else None)
+    measured = pool.collect(progress.on_report, window)
+    pod_window = PodWindow.of(window, measured)
+    if pod_window.late_seconds > LATE_START_SECONDS:
+        log.warning("run: terminals started %.1f s after the start time %s", pod_window.late_seconds,
+                    _iso(window.start))
+    metrics.set_phase("checking" if args.check else "done")
+    metrics.tpmc.set(0)
+    progress.close()
+    doc = run_results(plan, meta, described, len(pool.procs), measured, pod_window,
+                      progress.timeline, progress.deliveries)
+    code = _check_after_run(args, options, metrics, doc, progress.deliveries)
+    _publish_results(args, doc)
+    metrics.set_phase("done")
+    if args.hold_ledger:
+        hold_ledger(args.ledger, args.ledger_port, args.hold_ledger, args.hold_timeout)
+    return code
+
+
+def _loaded_database(args, options: ConnectionOptions) -> tuple[LoadMeta, dict[str, Any]]:
+    """The load's metadata and the driver's description, over a connection closed at once:
+    it would idle during the run, and a fault may take its node away (later work connects
+    anew)."""
     driver = connect(args, options)
     meta = require_loaded(driver, args.warehouses)
     described = driver.describe()
-    # Idle during the run, and a fault may take its node away: later work connects anew.
     driver.close()
+    return meta, described
+
+
+def _run_plan(args, options: ConnectionOptions, meta: LoadMeta) -> RunPlan:
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
-    constants = run_constants(random.Random(seed), constants_of(meta))
     shard, shards = args.shard
-    plan = RunPlan(db=args.db, connection=options, warehouses=args.warehouses,
-                   scale=scale_of(meta), constants=constants, mix=args.mix,
-                   clients=args.clients,
+    return RunPlan(db=args.db, connection=options, warehouses=args.warehouses,
+                   scale=scale_of(meta), constants=run_constants(random.Random(seed), constants_of(meta)),
+                   mix=args.mix, clients=args.clients,
                    processes=min(args.clients, args.processes or os.cpu_count() or 1),
                    shard=shard, shards=shards, warmup=args.warmup, duration=args.duration,
                    think_time=args.think_time, max_retries=args.max_retries, seed=seed,
                    ledger=bool(args.ledger),
                    remote=RemotePercents(args.remote_line_percent, args.remote_payment_percent))
-    metrics.info.labels(args.db, "run", str(args.warehouses), str(args.clients),
-                        f"{shard}/{shards}", __version__).set(1)
+
+
+def _start_pool(args, plan: RunPlan, metrics: RunnerMetrics) -> tuple[ClientPool, Window]:
+    """Every terminal connected, then started at the run's start time (the barrier)."""
     pool = ClientPool(plan)
-    pool.start_and_wait_ready(options.connect_timeout * plan.clients + 30)
+    pool.start_and_wait_ready(plan.connection.connect_timeout * plan.clients + 30)
     metrics.ready.set()  # every terminal is connected: the pod may be counted at the barrier
     metrics.set_phase("waiting")
     try:
@@ -384,68 +446,50 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
         raise
     log.info("run: %d clients in %d processes, start %s, warmup %.0f s, measure %.0f s",
              plan.clients, len(pool.procs), _iso(window.start), plan.warmup, plan.duration)
-    ledger = LedgerWriter(args.ledger) if args.ledger else None
-    timeline: dict[int, int] = {}
-    totals = {"committed": 0, "errors": 0, "unknown": 0}
-    deliveries = RunDeliveries()  # every Delivery of the run, warmup included: condition 11
-    last_progress = time.time()
+    return pool, window
 
-    def on_report(msg: dict) -> None:
-        nonlocal last_progress
-        metrics.add_report(msg)
+
+class _Progress:
+    """What the client processes report during the run: metrics, the NewOrder timeline, the
+    ledger, the run's Deliveries, their errors logged, and a progress line every
+    PROGRESS_SECONDS."""
+
+    def __init__(self, metrics: RunnerMetrics, window: Window, ledger: LedgerWriter | None):
+        self.metrics, self.window, self.ledger = metrics, window, ledger
+        self.timeline: dict[int, int] = {}
+        self.totals = {"committed": 0, "errors": 0, "unknown": 0}
+        self.deliveries = RunDeliveries()  # every Delivery of the run, warmup included: condition 11
+        self.last_progress = time.time()
+
+    def on_report(self, msg: dict) -> None:
+        self.metrics.add_report(msg)
         now = time.time()
-        metrics.set_phase("warmup" if now < window.measure else "measuring")
+        self.metrics.set_phase("warmup" if now < self.window.measure else "measuring")
         for b, n in msg["new_orders"].items():
-            timeline[b] = timeline.get(b, 0) + n
+            self.timeline[b] = self.timeline.get(b, 0) + n
         for outcomes in msg["counts"].values():
-            for k in totals:
-                totals[k] += outcomes[k]
-        if ledger:
-            ledger.write(msg["ledger"])
-        deliveries.merge(msg["deliveries"])
+            for k in self.totals:
+                self.totals[k] += outcomes[k]
+        if self.ledger:
+            self.ledger.write(msg["ledger"])
+        self.deliveries.merge(msg["deliveries"])
         for e in msg["errors"]:
             log.warning("%s", e)
-        if now - last_progress >= PROGRESS_SECONDS:
-            last_progress = now
+        if now - self.last_progress >= PROGRESS_SECONDS:
+            self.last_progress = now
             log.info("run: %s %.0f s, tpmC now %.0f, committed %d, errors %d, unknown %d",
-                     "warmup" if now < window.measure else "measuring", now - window.start,
-                     metrics.current_tpmc, totals["committed"], totals["errors"],
-                     totals["unknown"])
+                     "warmup" if now < self.window.measure else "measuring", now - self.window.start,
+                     self.metrics.current_tpmc, self.totals["committed"], self.totals["errors"],
+                     self.totals["unknown"])
 
-    measured = pool.collect(on_report, window)
-    pod_window = PodWindow(start_at=window.start, terminals_started=measured.terminals_started,
-                           planned_measure_start=window.measure,
-                           measure_start=max(window.measure, measured.terminals_started),
-                           measure_end=min(window.end, measured.terminals_stopped))
-    if pod_window.late_seconds > LATE_START_SECONDS:
-        log.warning("run: terminals started %.1f s after the start time %s", pod_window.late_seconds,
-                    _iso(window.start))
-    metrics.set_phase("checking" if args.check else "done")
-    metrics.tpmc.set(0)
-    if ledger:
-        ledger.close()
-    extra = {
-        "warmup_seconds": plan.warmup, "shard": f"{shard}/{shards}",
-        "options": {"db": args.db, "mix": list(plan.mix), "think_time": plan.think_time,
-                    "remote_percent": {"new_order_line": plan.remote.new_order_line,
-                                       "payment": plan.remote.payment},
-                    "processes": len(pool.procs), "max_retries": plan.max_retries,
-                    "driver_options": options.extra, "seed": seed,
-                    "scale": {"items": meta.items, "customers_per_district": meta.customers_per_district},
-                    "driver": described},
-        "spec_deviations": spec_deviations(
-            paced=plan.think_time, mix=plan.mix, clients=plan.clients * plan.shards,
-            warehouses=args.warehouses, items=meta.items,
-            customers_per_district=meta.customers_per_district,
-            schema_variant=str(described.get("schema_variant", "")), measured_seconds=plan.duration,
-            remote=plan.remote),
-        "c_constants": {"load": constants_of(meta).to_dict(), "run": constants.to_dict()},
-        "versions": {"runner": __version__, "python": platform.python_version()},
-        **deliveries.to_json(),
-    }
-    timeline = {b: n for b, n in timeline.items() if b * TIMELINE_STEP_SECONDS < plan.duration}
-    doc = build_results(measured.stats, pod_window, measured.new_orders_per_second,
-                        args.warehouses, plan.clients, plan.think_time, timeline, extra)
+    def close(self) -> None:
+        if self.ledger:
+            self.ledger.close()
+
+
+def _check_after_run(args, options: ConnectionOptions, metrics: RunnerMetrics, doc: dict[str, Any],
+                     deliveries: RunDeliveries) -> int:
+    """The ledger verification and consistency check asked for, added to doc; the exit code."""
     code = 0
     if args.verify_ledger:
         # Reported, not judged: the operator decides from the merged documents of all pods
@@ -459,6 +503,11 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
     if doc["totals"]["committed"] == 0:
         log.error("run: no transaction committed in the measured window")
         code = 1
+    return code
+
+
+def _publish_results(args, doc: dict[str, Any]) -> None:
+    """The document on stdout, in --results and --results-configmap; the summary on stderr."""
     text = redact(json.dumps(doc, indent=2))
     print(text)
     if args.results:
@@ -467,10 +516,6 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
     if args.results_configmap:
         k8s.write_configmap_key(args.results_configmap, "results.json", text)
     print(summary(doc), file=sys.stderr)
-    metrics.set_phase("done")
-    if args.hold_ledger:
-        hold_ledger(args.ledger, args.ledger_port, args.hold_ledger, args.hold_timeout)
-    return code
 
 
 def cmd_check(args, metrics: RunnerMetrics) -> int:

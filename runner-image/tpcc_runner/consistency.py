@@ -285,34 +285,50 @@ class Evaluator:
 
     def _district(self, w: int, d: int, dd: DistrictData) -> None:
         where = f"warehouse {w} district {d}"
-        no_ids = dd.new_orders
-        self.new_order_rows += len(no_ids)
-        max_o = max(dd.orders, default=0)
-        max_no = max(no_ids, default=None)
+        self.new_order_rows += len(dd.new_orders)
+        self._district_row(where, dd)
+        self._new_order_span(where, dd)
+        self._line_count(where, dd)
+        self._delivered_count(w, d, where, dd)
+        delivered_to = self._orders(w, d, dd)
+        self._customers(w, d, dd, delivered_to)
 
-        # 2, 9: need the DISTRICT row
+    def _district_row(self, where: str, dd: DistrictData) -> None:
+        """Conditions 2 and 9, which need the DISTRICT row."""
+        no_ids = dd.new_orders
         if dd.row is None:
             held = (f"{len(dd.orders)} ORDER, {len(no_ids)} NEW-ORDER, "
                     f"{sum(x.count for x in dd.lines.values())} ORDER-LINE, {len(dd.customers)} "
                     f"CUSTOMER rows")
             for n in (2, 9):
                 self._check(n, False, f"{where}: no DISTRICT row ({held})")
-        else:
-            top = dd.row.next_o_id - 1
-            self._check(2, top == max_o and (max_no is None or max_no == top),
-                        f"{where}: D_NEXT_O_ID-1={top}, max(O_ID)={max_o}, max(NO_O_ID)={max_no}")
-            self._check(9, dd.row.ytd == dd.paid_here,
-                        f"{where}: D_YTD={dollars(dd.row.ytd)}, sum(H_AMOUNT)={dollars(dd.paid_here)}")
-        # 3
+            return
+        top = dd.row.next_o_id - 1
+        max_o = max(dd.orders, default=0)
+        max_no = max(no_ids, default=None)
+        self._check(2, top == max_o and (max_no is None or max_no == top),
+                    f"{where}: D_NEXT_O_ID-1={top}, max(O_ID)={max_o}, max(NO_O_ID)={max_no}")
+        self._check(9, dd.row.ytd == dd.paid_here,
+                    f"{where}: D_YTD={dollars(dd.row.ytd)}, sum(H_AMOUNT)={dollars(dd.paid_here)}")
+
+    def _new_order_span(self, where: str, dd: DistrictData) -> None:
+        """Condition 3."""
+        no_ids = dd.new_orders
         if no_ids:
-            span = max_no - min(no_ids) + 1
+            span = max(no_ids) - min(no_ids) + 1
             self._check(3, span == len(no_ids), f"{where}: max(NO_O_ID)-min(NO_O_ID)+1={span}, "
                                                 f"count(NEW-ORDER)={len(no_ids)}")
-        # 4 (order lines of missing orders count: they are rows of the district's ORDER-LINE)
+
+    def _line_count(self, where: str, dd: DistrictData) -> None:
+        """Condition 4 (order lines of missing orders count: they are rows of the district's
+        ORDER-LINE)."""
         ol_cnt = sum(o.ol_cnt for o in dd.orders.values())
         lines = sum(x.count for x in dd.lines.values())
         self._check(4, ol_cnt == lines, f"{where}: sum(O_OL_CNT)={ol_cnt}, count(ORDER-LINE)={lines}")
-        # 11
+
+    def _delivered_count(self, w: int, d: int, where: str, dd: DistrictData) -> None:
+        """Condition 11: the orders delivered, from the runners' acknowledged Deliveries when
+        given, else from ORDERS."""
         if self.deliveries is not None:
             low, high = self.deliveries.expected(w, d)
             source = "acknowledged Deliveries"
@@ -320,7 +336,7 @@ class Evaluator:
             low = high = sum(1 for o_id, o in dd.orders.items()
                              if o_id > self.initially_delivered and o.carrier is not None)
             source = "delivered per ORDERS"
-        lhs = len(dd.orders) - len(no_ids)
+        lhs = len(dd.orders) - len(dd.new_orders)
         span = f"{self.initially_delivered + low}" if low == high else \
             f"{self.initially_delivered + low}..{self.initially_delivered + high}"
         self._check(11, self.initially_delivered + low <= lhs <= self.initially_delivered + high,
@@ -328,7 +344,10 @@ class Evaluator:
                     f"({self.initially_delivered} initially + {low}"
                     f"{'' if low == high else f'..{high}'} {source})")
 
-        # 5, 6, 7 per order; delivered amounts per customer for 10, 12
+    def _orders(self, w: int, d: int, dd: DistrictData) -> dict[int, Cents]:
+        """Conditions 5, 6 and 7 per order (and per orphan NEW-ORDER or ORDER-LINE); returns
+        the delivered amount per customer, for 10 and 12."""
+        no_ids = dd.new_orders
         delivered_to: dict[int, Cents] = {}
         for o_id in sorted(dd.orders):
             o = dd.orders[o_id]
@@ -351,8 +370,10 @@ class Evaluator:
             self._check(6, False, f"{ls.count} ORDER-LINE rows of missing order ({w}, {d}, {o_id})")
             self.checked[7] += ls.count
             self._violate(7, f"{ls.count} ORDER-LINE rows of missing order ({w}, {d}, {o_id})", ls.count)
+        return delivered_to
 
-        # 10, 12 per customer
+    def _customers(self, w: int, d: int, dd: DistrictData, delivered_to: dict[int, Cents]) -> None:
+        """Conditions 10 and 12 per customer (and per customer only HISTORY or ORDERS name)."""
         for c_id in sorted(dd.customers):
             c = dd.customers[c_id]
             at = f"customer ({w}, {d}, {c_id})"

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import platform
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hdrh.histogram import HdrHistogram
 
+from . import __version__
 from .consistency import RunDeliveries
-from .workload import TRANSACTIONS, reported_efficiency, response_time_verdicts
+from .loader import constants_of
+from .workload import TRANSACTIONS, reported_efficiency, response_time_verdicts, spec_deviations
+
+if TYPE_CHECKING:
+    from .drivers.base import LoadMeta
+    from .executor import Measurement, RunPlan, Window
 
 OUTCOMES = ("committed", "rollbacks", "errors", "unknown")
 PERCENTILES = (50, 75, 90, 95, 99)
@@ -95,6 +102,14 @@ class PodWindow:
     def from_dict(cls, d: dict[str, Any]) -> PodWindow:
         return cls(*(float(d[f.name]) for f in fields(cls)))
 
+    @classmethod
+    def of(cls, window: Window, measured: Measurement) -> PodWindow:
+        """The planned window cut to when this pod's terminals were all running."""
+        return cls(start_at=window.start, terminals_started=measured.terminals_started,
+                   planned_measure_start=window.measure,
+                   measure_start=max(window.measure, measured.terminals_started),
+                   measure_end=min(window.end, measured.terminals_stopped))
+
 
 def tpmc_over(new_orders_per_second: list[list[int]], seconds: range) -> float:
     """NewOrders committed by all pods in these seconds, per minute."""
@@ -141,6 +156,43 @@ def build_results(stats: dict[str, TypeStats], window: PodWindow, new_orders_per
             "start": _iso(window.measure_start), "end": _iso(window.measure_end),
             "window": window.to_dict(), "new_orders_per_second": new_orders_per_second,
             **extra}
+
+
+def run_results(plan: RunPlan, meta: LoadMeta, described: dict[str, Any], processes: int,
+                measured: Measurement, window: PodWindow, timeline: dict[int, int],
+                deliveries: RunDeliveries) -> dict[str, Any]:
+    """The results document of this runner pod's run: build_results over what it measured,
+    with what the run was (run_description)."""
+    measured_timeline = {b: n for b, n in timeline.items() if b * TIMELINE_STEP_SECONDS < plan.duration}
+    return build_results(measured.stats, window, measured.new_orders_per_second, plan.warehouses,
+                         plan.clients, plan.think_time, measured_timeline,
+                         run_description(plan, meta, described, processes, deliveries))
+
+
+def run_description(plan: RunPlan, meta: LoadMeta, described: dict[str, Any], processes: int,
+                    deliveries: RunDeliveries) -> dict[str, Any]:
+    """What the run was, beside what it measured: its options and the driver's (`described`,
+    Driver.describe), where it deviates from the spec, the C constants of load and run, the
+    versions, and every Delivery of the run (warmup included: consistency condition 11)."""
+    return {
+        "warmup_seconds": plan.warmup, "shard": f"{plan.shard}/{plan.shards}",
+        "options": {"db": plan.db, "mix": list(plan.mix), "think_time": plan.think_time,
+                    "remote_percent": {"new_order_line": plan.remote.new_order_line,
+                                       "payment": plan.remote.payment},
+                    "processes": processes, "max_retries": plan.max_retries,
+                    "driver_options": plan.connection.extra, "seed": plan.seed,
+                    "scale": {"items": meta.items, "customers_per_district": meta.customers_per_district},
+                    "driver": described},
+        "spec_deviations": spec_deviations(
+            paced=plan.think_time, mix=plan.mix, clients=plan.clients * plan.shards,
+            warehouses=plan.warehouses, items=meta.items,
+            customers_per_district=meta.customers_per_district,
+            schema_variant=str(described.get("schema_variant", "")), measured_seconds=plan.duration,
+            remote=plan.remote),
+        "c_constants": {"load": constants_of(meta).to_dict(), "run": plan.constants.to_dict()},
+        "versions": {"runner": __version__, "python": platform.python_version()},
+        **deliveries.to_json(),
+    }
 
 
 def _iso(ts: float) -> str:

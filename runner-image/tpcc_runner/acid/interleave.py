@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import random
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -17,6 +18,9 @@ R = TypeVar("R")
 # transaction of a few rows takes milliseconds, even on the Python test server.
 STALL_SECONDS = 3.0
 RETRIES = 3
+# The Payment the consistency test commits between the check's reads, while another client
+# writes the same warehouse (one warehouse: its W_YTD row is every Payment's) and wins often.
+CONTENDED_RETRIES = 30
 # How long the second transaction may still take once the held one has ended: a database that
 # keeps it waiting past that (a lock never released, a hung server) fails the test.
 RELEASE_SECONDS = 60.0
@@ -63,13 +67,13 @@ def interleave(other: Callable[[], Any], end_held: Callable[[], R], retry: bool 
     return overlap, ended
 
 
-def retried(other: Callable[[], R]) -> R:
-    """other(), run again (up to RETRIES in all) while the database rolls it back."""
-    for _ in range(RETRIES - 1):
+def retried(other: Callable[[], R], attempts: int = RETRIES) -> R:
+    """other(), run again (up to `attempts` in all, a few ms apart) while the database rolls it back."""
+    for n in range(attempts - 1):
         try:
             return other()
         except RetryableError:
-            continue
+            time.sleep(random.uniform(0, 0.01 * (n + 1)))  # apart from a writer of the same rows
     return other()
 
 

@@ -43,7 +43,7 @@ from .clause3 import (
     Pick,
     raised_price,
 )
-from .interleave import interleave, retried, transactions_meanwhile
+from .interleave import CONTENDED_RETRIES, interleave, retried, transactions_meanwhile
 
 WEAKENINGS = ("no-transaction", "reads-outside-transaction")
 R = TypeVar("R")
@@ -336,7 +336,8 @@ class MongoDBAcid:
 
         def coll(name: str):
             if name == "district" and not paid_between:  # WAREHOUSE is read, DISTRICT not yet
-                paid_between.append(retried(lambda: self.other.payment(first_warehouse.payment()))["c_id"])
+                paid_between.append(retried(lambda: self.other.payment(first_warehouse.payment()),
+                                            CONTENDED_RETRIES)["c_id"])
             return plain(name)
         self.held._coll = coll
         try:

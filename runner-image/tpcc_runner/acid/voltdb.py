@@ -42,7 +42,7 @@ from .clause3 import (
     Pick,
     raised_price,
 )
-from .interleave import interleave, retried, transactions_meanwhile
+from .interleave import CONTENDED_RETRIES, interleave, retried, transactions_meanwhile
 
 WEAKENINGS = ("separate-calls",)
 HOLD_MS = 1500
@@ -365,7 +365,8 @@ class VoltDBAcid:
             split = 1 if self.weaken else last  # after WAREHOUSE, or after the whole read
             tables = read(w, first, split)
             if not paid_between:
-                paid_between.append(retried(lambda: self.other.payment(first_warehouse.payment()))["c_id"])
+                paid_between.append(retried(lambda: self.other.payment(first_warehouse.payment()),
+                                            CONTENDED_RETRIES)["c_id"])
             return tables + (read(w, split, last) if split < last else [])
         self.held.consistency_read = read_with_a_payment
         try:

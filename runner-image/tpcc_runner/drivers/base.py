@@ -68,7 +68,8 @@ class SnapshotUnavailable(DriverError):
 
 
 class NotLoaded(DriverError):
-    """The database is not loaded (or only partly) for the requested warehouses."""
+    """The database is not loaded (or only partly) for the requested warehouses, or a row a
+    transaction needs is missing."""
 
 
 @dataclass

@@ -507,35 +507,43 @@ class FoundationDBDriver(Driver):
                                   "o_ol_cnt": len(lines), "o_all_local": all_local})
             tr.set(ks.key("new_order", w, d, o_id), b"")
             tr.set(ks.key("orders_by_customer", w, d, c, o_id), b"")
-            stocks: dict[bytes, dict] = {}    # an item ordered twice sees its first update
-            amounts = []
-            for number, (ln, item_f, s_key, s_f) in enumerate(
-                    zip(lines, item_fs, stock_keys, stock_fs), start=1):
-                item = ks.record("item", ks.key("item", ln["i_id"]), item_f.value)
-                if s_key not in stocks:
-                    if s_f.value is None:
-                        raise NotLoaded(f"stock ({ln['supply_w_id']}, {ln['i_id']}) missing")
-                    stocks[s_key] = ks.record("stock", s_key, s_f.value)
-                st = stocks[s_key]
-                qty = ln["quantity"]
-                st["s_quantity"] = (st["s_quantity"] - qty if st["s_quantity"] >= qty + 10
-                                    else st["s_quantity"] - qty + 91)
-                st["s_ytd"] += qty
-                st["s_order_cnt"] += 1
-                st["s_remote_cnt"] += int(ln["supply_w_id"] != w)
-                ks.put(tr, "stock", st)
-                amount = round(qty * item["i_price"], 2)
-                amounts.append(amount)
-                ks.put(tr, "order_line", {
-                    "ol_o_id": o_id, "ol_d_id": d, "ol_w_id": w, "ol_number": number,
-                    "ol_i_id": ln["i_id"], "ol_supply_w_id": ln["supply_w_id"],
-                    "ol_delivery_d": None, "ol_quantity": qty, "ol_amount": amount,
-                    "ol_dist_info": st[f"s_dist_{d:02d}"]})
+            amounts = self._write_order_lines(tr, ks, w, d, o_id, lines, item_fs, stock_keys, stock_fs)
             total = math.fsum(amounts) * (1 - cu["c_discount"]) * (1 + wh["w_tax"] + di["d_tax"])
             return {"o_id": o_id, "total": round(total, 2), "c_last": cu["c_last"],
                     "c_credit": cu["c_credit"]}
 
         return self._attempt(body)
+
+    @staticmethod
+    def _write_order_lines(tr, ks, w: int, d: int, o_id: int, lines: list[dict], item_fs: list,
+                           stock_keys: list[bytes], stock_fs: list) -> list[float]:
+        """NewOrder's ORDER-LINE rows and the STOCK each takes from (clause 2.4.2.2); the
+        line amounts."""
+        stocks: dict[bytes, dict] = {}    # an item ordered twice sees its first update
+        amounts = []
+        for number, (ln, item_f, s_key, s_f) in enumerate(
+                zip(lines, item_fs, stock_keys, stock_fs), start=1):
+            item = ks.record("item", ks.key("item", ln["i_id"]), item_f.value)
+            if s_key not in stocks:
+                if s_f.value is None:
+                    raise NotLoaded(f"stock ({ln['supply_w_id']}, {ln['i_id']}) missing")
+                stocks[s_key] = ks.record("stock", s_key, s_f.value)
+            st = stocks[s_key]
+            qty = ln["quantity"]
+            st["s_quantity"] = (st["s_quantity"] - qty if st["s_quantity"] >= qty + 10
+                                else st["s_quantity"] - qty + 91)
+            st["s_ytd"] += qty
+            st["s_order_cnt"] += 1
+            st["s_remote_cnt"] += int(ln["supply_w_id"] != w)
+            ks.put(tr, "stock", st)
+            amount = round(qty * item["i_price"], 2)
+            amounts.append(amount)
+            ks.put(tr, "order_line", {
+                "ol_o_id": o_id, "ol_d_id": d, "ol_w_id": w, "ol_number": number,
+                "ol_i_id": ln["i_id"], "ol_supply_w_id": ln["supply_w_id"],
+                "ol_delivery_d": None, "ol_quantity": qty, "ol_amount": amount,
+                "ol_dist_info": st[f"s_dist_{d:02d}"]})
+        return amounts
 
     def payment(self, p: dict[str, Any]) -> dict[str, Any]:
         ks = self._keys()

@@ -41,6 +41,7 @@ from .base import (
     Driver,
     DriverError,
     LoadMeta,
+    NotLoaded,
     NotPermitted,
     RetryableError,
     UnknownOutcome,
@@ -66,8 +67,9 @@ EPOCH = dt.datetime(1970, 1, 1)
 SUCCESS, USER_ABORT, UNEXPECTED_FAILURE = 1, -1, -3
 CONNECTION_LOST, SERVER_UNAVAILABLE, CONNECTION_TIMEOUT, RESPONSE_UNKNOWN = -4, -5, -6, -7
 TXN_RESTART, TXN_MISPARTITIONED, TXN_MISROUTED = -8, -10, -11
-# Set by the procedures on the TPC-C rollback (NewOrderBase.INVALID_ITEM).
-APP_STATUS_INVALID_ITEM = 1
+# Set by the procedures on the TPC-C rollback (NewOrderBase.INVALID_ITEM) and when a row the
+# transaction needs is missing (MissingRow.MISSING_ROW).
+APP_STATUS_INVALID_ITEM, APP_STATUS_MISSING_ROW = 1, 2
 # How VoltDB (security enabled) refuses a call the user's roles do not allow: "User tester does not
 # have admin permission" (status UNEXPECTED_FAILURE, so only its words tell it apart).
 NOT_PERMITTED = re.compile(r"\bdoes not have \w+ permission\b")
@@ -359,6 +361,8 @@ class VoltDBDriver(Driver):
         text = f"{procedure}: {_first_line(response.statusString)} (status {status})"
         if status == USER_ABORT and response.appStatus == APP_STATUS_INVALID_ITEM:
             raise UserAbort(text)
+        if status == USER_ABORT and response.appStatus == APP_STATUS_MISSING_ROW:
+            raise NotLoaded(text)
         if status in (RESPONSE_UNKNOWN, CONNECTION_LOST, CONNECTION_TIMEOUT):
             raise (UnknownOutcome if writes else RetryableError)(text)
         if status in (SERVER_UNAVAILABLE, TXN_RESTART, TXN_MISPARTITIONED, TXN_MISROUTED):

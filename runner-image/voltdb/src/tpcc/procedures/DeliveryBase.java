@@ -58,7 +58,7 @@ public abstract class DeliveryBase extends VoltProcedure {
         for (int i = 0; delivered.advanceRow(); i++) {
             VoltTable customer = r[5 * i + 1], sum = r[5 * i + 4];
             if (!customer.advanceRow()) {
-                throw new VoltAbortException("Delivery: new order " + delivered.getLong(1) + " of district "
+                throw MissingRow.abort(this, "Delivery: new order " + delivered.getLong(1) + " of district "
                                              + delivered.getLong(0) + " has no order row");
             }
             sum.advanceRow();

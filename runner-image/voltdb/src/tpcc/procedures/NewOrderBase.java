@@ -77,7 +77,7 @@ public abstract class NewOrderBase extends VoltProcedure {
         }
         VoltTable w = r[0], d = r[1], c = r[2];
         if (!w.advanceRow() || !d.advanceRow() || !c.advanceRow()) {
-            throw new VoltAbortException("NewOrder: no warehouse " + w_id + ", district " + d_id + " or customer " + c_id);
+            throw MissingRow.abort(this, "NewOrder: no warehouse " + w_id + ", district " + d_id + " or customer " + c_id);
         }
         double wTax = w.getDouble(0), dTax = d.getDouble(0), cDiscount = c.getDouble(0);
         int oId = (int) d.getLong(1);
@@ -107,7 +107,7 @@ public abstract class NewOrderBase extends VoltProcedure {
             if (s == null) {
                 VoltTable row = st[i];
                 if (!row.advanceRow()) {
-                    throw new VoltAbortException("NewOrder: no stock for item " + i_ids[i] + " in warehouse " + supply_w_ids[i]);
+                    throw MissingRow.abort(this, "NewOrder: no stock for item " + i_ids[i] + " in warehouse " + supply_w_ids[i]);
                 }
                 s = new Stock();
                 s.quantity = row.getLong(0);

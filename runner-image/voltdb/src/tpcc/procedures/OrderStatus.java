@@ -28,7 +28,7 @@ public class OrderStatus extends VoltProcedure {
     public VoltTable[] run(int w_id, int d_id, int c_id, String c_last) {
         voltQueueSQL(c_id == 0 ? getCustomersByName : getCustomerById, w_id, d_id, c_id == 0 ? c_last : c_id);
         VoltTable all = voltExecuteSQL()[0];
-        Customers.pick(all, w_id, d_id, c_id, c_last);
+        Customers.pick(this, all, w_id, d_id, c_id, c_last);
         VoltTable customer = all.clone(64);
         customer.add(all);
         int id = (int) all.getLong("c_id");

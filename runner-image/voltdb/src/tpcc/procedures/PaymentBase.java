@@ -57,9 +57,9 @@ public abstract class PaymentBase extends VoltProcedure {
         VoltTable[] r = voltExecuteSQL();
         VoltTable w = r[1], d = r[3], customers = r[4];
         if (!w.advanceRow() || !d.advanceRow()) {
-            throw new VoltAbortException("Payment: no warehouse " + w_id + " or district " + d_id);
+            throw MissingRow.abort(this, "Payment: no warehouse " + w_id + " or district " + d_id);
         }
-        VoltTable c = Customers.pick(customers, c_w_id, c_d_id, c_id, c_last);
+        VoltTable c = Customers.pick(this, customers, c_w_id, c_d_id, c_id, c_last);
 
         int id = (int) c.getLong("c_id");
         BigDecimal balance = Money.cents(c.getDecimalAsBigDecimal("c_balance").subtract(h_amount));

@@ -20,7 +20,7 @@ public class StockLevel extends VoltProcedure {
     public long run(int w_id, int d_id, int threshold) {
         voltQueueSQL(getNextOrderId, w_id, d_id);
         VoltTable d = voltExecuteSQL()[0];
-        if (!d.advanceRow()) throw new VoltAbortException("StockLevel: no district " + d_id + " in warehouse " + w_id);
+        if (!d.advanceRow()) throw MissingRow.abort(this, "StockLevel: no district " + d_id + " in warehouse " + w_id);
         long next = d.getLong(0);
         voltQueueSQL(countLowStock, w_id, d_id, next, next - 20, w_id, threshold);
         return voltExecuteSQL(true)[0].asScalarLong();

@@ -1,0 +1,77 @@
+"""MongoDB driver (pure pymongo) after Kamsky, "Adapting TPC-C Benchmark to Measure Performance
+of Multi-Document Transactions in MongoDB" (VLDB 2019) and py-tpcc's mongodb driver.
+
+Money is stored as int64 cents (the driver converts the runner's dollars at its boundary), so
+sums are exact. Every TPC-C transaction runs as one multi-document transaction. Unlike pymongo's
+`with_transaction`, the retry policy is the executor's: this module only classifies what
+happened (RetryableError, UnknownOutcome, ConnectionLost, UserAbort) and never loops on a
+transient error itself, except for re-sending a commit whose result is unknown.
+
+The VLDB paper's configuration (its appendix D) is transactions with read_concern=snapshot,
+write_concern=majority, causal=true, retry_writes=false, and StockLevel outside a transaction
+(stock_level_in_transaction=false: read concern majority, in the causal session), the only
+transaction that may read from a secondary; crds/samples/papers/ holds it as a manifest.
+
+Options (`--driver-opt key=value`, defaults first):
+  schema=denormalized|normalized  denormalized embeds the order lines in their ORDERS document
+                                  (the paper's schema); normalized keeps nine collections
+  find_and_modify=true|false      NewOrder's d_next_o_id increment, Payment's YTD increments and
+                                  Delivery's new_order removal / order update in one round trip
+  batch_writes=true|false         one bulk write per collection instead of one write per row
+  read_concern=majority|local|snapshot   for transactions (snapshot is used as majority outside)
+  write_concern=majority|<n>      commit write concern (and the loader's)
+  journal=false|true              j:true in that write concern (acknowledged once journaled)
+  transactions=true|false         false: no multi-document transactions, every statement
+                                  on its own (the FoundationDB study's "mongo3", py-tpcc's
+                                  notransactions; atomicity is then not TPC-C's)
+  stock_level_in_transaction=true|false   false: StockLevel reads outside a transaction
+                                  (clause 3.4 lets it see committed data of others)
+  read_preference=primary|primaryPreferred|secondary|secondaryPreferred|nearest
+                                  where StockLevel reads when it runs outside a transaction
+                                  (a non-primary preference takes it out); every other
+                                  transaction reads the primary
+  causal=false|true               causally consistent session
+  retry_writes=true|false         retryable writes (MongoDB drivers' retryWrites): the driver
+                                  re-sends a write or commit once after a network error or
+                                  failover; false leaves every such error to the executor
+  database=tpcc  uri=mongodb://... (instead of endpoints)  replica_set=NAME  auth_source=DB
+  txn_timeout=60                  seconds, client-side bound on one transaction and on each
+                                  commit attempt (pymongo.timeout: covers server selection too)
+  commit_retries=3                re-sends of a commit whose result is unknown
+Username and password come from ConnectionOptions and are never put in a URI or a message.
+
+Behind a mongos (`hello` answers msg: "isdbgrid") create_schema shards every TPC-C collection
+that has a warehouse id on that field, hashed (SHARD_KEYS): the collections are created empty,
+and a hashed key is split over every shard at once, so the warehouses spread over the shards
+from the first insert without a balancer pass or knowing the warehouse count; all documents of
+a warehouse hash alike, so a transaction on its home warehouse stays on one shard (remote
+stock lines and remote-customer Payments cross shards); and the shard key stays a prefix of
+every unique index, which a sharded collection needs to enforce them. ITEM has no warehouse
+id and stays unsharded on the database's primary shard.
+
+On SecantusDB (the test server) findAndModify costs a scan of the collection; use
+find_and_modify=false there for anything but small data.
+
+The driver is one class assembled from one part per job: connection.py (options, client,
+describe), sessions.py (running a transaction and classifying its errors), loading.py (schema
+and initial load), transactions.py (the five transactions) and verification.py (what the
+consistency and durability checks read); config.py holds the options, documents.py how rows
+are stored.
+"""
+from __future__ import annotations
+
+from .config import DEFAULT_PORT, OPTIONS, READ_PREFERENCES, _write_concern
+from .connection import _one_line, topology_of
+from .documents import INDEXES, SHARD_KEYS, _stored_cents
+from .loading import Loading
+from .sessions import _InvalidItem
+from .transactions import Transactions
+from .verification import Verification
+
+# what the tests, acid/mongodb.py and ycsb/mongodb.py import from here
+__all__ = ["DEFAULT_PORT", "INDEXES", "OPTIONS", "READ_PREFERENCES", "SHARD_KEYS", "MongoDBDriver",
+           "_InvalidItem", "_one_line", "_stored_cents", "_write_concern", "topology_of"]
+
+
+class MongoDBDriver(Loading, Transactions, Verification):
+    name = "mongodb"

@@ -1,0 +1,164 @@
+"""The MongoDB driver's connection: its options, the client and database handles, what the
+run records of them, and the mapping of errors outside transactions."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pymongo
+from pymongo import MongoClient, errors
+from pymongo.read_concern import ReadConcern
+from pymongo.read_preferences import ReadPreference
+from pymongo.write_concern import WriteConcern
+
+from ...redact import redact
+from .. import options
+from ..base import ConnectionLost, ConnectionOptions, Driver, DriverError, NotPermitted, RetryableError, Unreachable
+from .config import DEFAULT_PORT, OPTIONS, UNAUTHORIZED
+
+
+def _one_line(e: BaseException, limit: int = 300) -> str:
+    text = str(e).split(", full error:")[0].split(", Timeout:")[0]
+    return " ".join(text.split())[:limit] or type(e).__name__
+
+
+def topology_of(hello: dict) -> str:
+    """What a `hello` reply says the driver is connected to: a mongos answers msg "isdbgrid",
+    a replica-set member names its set."""
+    if hello.get("msg") == "isdbgrid":
+        return "sharded"
+    return "replica_set" if hello.get("setName") else "standalone"
+
+
+@contextmanager
+def admin_errors(doing: str) -> Iterator[None]:
+    """Maps pymongo errors of schema, load and check operations to one-line driver errors."""
+    try:
+        yield
+    except errors.PyMongoError as e:
+        msg = f"mongodb: {doing}: {_one_line(e)}"
+        if isinstance(e, errors.OperationFailure) and e.code == UNAUTHORIZED:
+            raise NotPermitted(msg) from None
+        if isinstance(e, errors.NotPrimaryError):
+            raise RetryableError(msg) from None
+        if isinstance(e, errors.ConnectionFailure):
+            raise ConnectionLost(msg) from None
+        raise DriverError(msg) from None
+
+
+class Connection(Driver):
+    """Options, connect/close and collection access: what every other part of the driver
+    builds on."""
+    name = "mongodb"
+
+    def __init__(self, connection: ConnectionOptions):
+        super().__init__(connection)
+        opt = options.parse("mongodb", OPTIONS, connection.extra)
+        self.schema = opt["schema"]
+        self.find_and_modify, self.batch_writes = opt["find_and_modify"], opt["batch_writes"]
+        self.causal, self.retry_writes = opt["causal"], opt["retry_writes"]
+        self.read_concern, self.write_concern = opt["read_concern"], opt["write_concern"]
+        self.read_preference = opt["read_preference"]
+        self.journal, self.transactions = opt["journal"], opt["transactions"]
+        # a secondary can only serve reads outside a transaction
+        self.stock_level_in_transaction = opt["stock_level_in_transaction"] and self.read_preference == "primary"
+        self.database_name, self.uri = opt["database"], opt["uri"]
+        self.replica_set, self.auth_source = opt["replica_set"], opt["auth_source"]
+        self.txn_timeout, self.commit_retries = opt["txn_timeout"], opt["commit_retries"]
+        self._snapshot_session = None  # consistency_snapshot's, while consistency_data reads in it
+        if not self.uri and not connection.endpoints:
+            raise ValueError("mongodb: give endpoints (host[:port]) or driver option uri=")
+        self.client: MongoClient | None = None
+        self.db: pymongo.database.Database | None = None
+        self._server_version = "unknown"
+        self.topology = "unknown"  # then standalone, replica_set or sharded (topology_of)
+        self._districts: int | None = None  # per warehouse, from the load metadata
+
+    def _build_uri(self) -> str:
+        if self.uri:
+            return self.uri
+        def with_port(h: str) -> str:
+            has_port = "]:" in h if h.startswith("[") else ":" in h  # [IPv6]:port
+            return h if has_port else f"{h}:{DEFAULT_PORT}"
+        hosts = [with_port(h) for h in self.options.endpoints]
+        uri = "mongodb://" + ",".join(hosts) + "/"
+        return uri + (f"?replicaSet={self.replica_set}" if self.replica_set else "")
+
+    def connect(self) -> None:
+        self.close()
+        uri = self._build_uri()
+        timeout_ms = max(1, int(self.options.connect_timeout * 1000))
+        kwargs: dict[str, Any] = dict(
+            serverSelectionTimeoutMS=timeout_ms,
+            connectTimeoutMS=min(timeout_ms, 10_000),
+            appname="tpcc-runner",
+            retryWrites=self.retry_writes,
+        )
+        if self.options.username:
+            kwargs.update(username=self.options.username, password=self.options.password or "")
+        if self.auth_source:
+            kwargs["authSource"] = self.auth_source
+        where = redact(uri)
+        try:
+            self.client = MongoClient(uri, **kwargs)
+            with pymongo.timeout(self.options.connect_timeout):
+                self.client.admin.command("ping")
+                self._server_version = self.client.admin.command("buildInfo").get("version", "unknown")
+                self.topology = topology_of(self.client.admin.command("hello"))
+        except errors.ConfigurationError as e:
+            self.close()
+            raise ValueError(f"mongodb: bad connection settings for {where}: {_one_line(e)}") from None
+        except errors.OperationFailure as e:
+            self.close()
+            raise Unreachable(f"mongodb: {where} refused the connection: {_one_line(e)}") from None
+        except errors.PyMongoError as e:
+            self.close()
+            raise Unreachable(f"mongodb: no server reachable at {where} within "
+                              f"{self.options.connect_timeout:g}s: {_one_line(e)}") from None
+        outside_rc = "majority" if self.read_concern == "snapshot" else self.read_concern
+        # load, metadata, checks and every transaction read the primary; only StockLevel
+        # outside a transaction uses the configured read preference (see _stock_reader)
+        self.db = self.client.get_database(
+            self.database_name,
+            read_concern=ReadConcern(outside_rc),
+            write_concern=self._commit_write_concern(),
+            read_preference=ReadPreference.PRIMARY)
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+        self.client = None
+        self.db = None
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "db": self.name,
+            "server_version": self._server_version,
+            "uri": redact(self._build_uri()),
+            "database": self.database_name,
+            "schema_variant": self.schema,
+            "read_concern": self.read_concern,
+            "write_concern": self.write_concern,
+            "journal": self.journal,
+            "read_preference": self.read_preference,
+            "transactions": self.transactions,
+            "stock_level_in_transaction": self.transactions and self.stock_level_in_transaction,
+            "causal_consistency": self.causal,
+            "retry_writes": self.retry_writes,
+            "topology": self.topology,
+            "replica_set": self.replica_set,
+            "auth_source": self.auth_source,
+            "find_and_modify": self.find_and_modify,
+            "batch_writes": self.batch_writes,
+            "txn_timeout_s": self.txn_timeout,
+            "commit_retries": self.commit_retries,
+        }
+
+    def _coll(self, name: str):
+        if self.db is None:
+            raise ConnectionLost("mongodb: not connected (call connect() first)")
+        return self.db[name]
+
+    def _commit_write_concern(self) -> WriteConcern:
+        return WriteConcern(w=self.write_concern, j=True if self.journal else None)

@@ -1,0 +1,141 @@
+"""Creating the MongoDB schema (collections, indexes, shards) and loading the initial
+database unit by unit, with the load metadata that records it."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ...schema import MONEY_COLUMNS, TABLES
+from ..base import LoadMeta, NotLoaded, utcnow
+from .connection import Connection, admin_errors
+from .documents import EMBEDDED_LINE_FIELDS, INDEXES, META, SHARD_KEYS, _cents
+
+
+class Loading(Connection):
+    def _tables(self) -> list[str]:
+        return [t for t in TABLES if not (self.schema == "denormalized" and t == "order_line")]
+
+    def create_schema(self, reset: bool) -> None:
+        with admin_errors("creating the schema"):
+            if reset:
+                for name in list(TABLES) + [META]:
+                    self._coll(name).drop()
+            else:
+                meta = self.read_meta()
+                if meta is not None and meta.schema_variant != self.schema:
+                    raise NotLoaded(f"mongodb: database {self.database_name!r} holds a "
+                                    f"{meta.schema_variant} load; use schema={meta.schema_variant} "
+                                    f"or reset")
+            existing = set(self.db.list_collection_names())
+            # explicit creation: a transaction may not create a collection (MongoDB < 4.4)
+            for name in self._tables() + [META]:
+                if name not in existing:
+                    self.db.create_collection(name)
+            if self.topology == "sharded":
+                self._shard_collections()
+            for table in self._tables():
+                for keys, unique in INDEXES[table]:
+                    self._coll(table).create_index(keys, unique=unique)
+
+    def _shard_collections(self) -> None:
+        """shardCollection on the warehouse id, hashed, before the unique indexes exist (they
+        must have the shard key as prefix); repeating it with the same key is a no-op."""
+        admin = self.client.admin
+        admin.command("enableSharding", self.database_name)
+        for table in self._tables():
+            if table in SHARD_KEYS:
+                admin.command("shardCollection", f"{self.database_name}.{table}",
+                              key={SHARD_KEYS[table]: "hashed"})
+
+    def read_meta(self) -> LoadMeta | None:
+        with admin_errors("reading the load metadata"):
+            doc = self._coll(META).find_one({"_id": "meta"})
+        if doc is None:
+            return None
+        try:
+            return LoadMeta.from_dict(doc)
+        except KeyError as e:
+            raise NotLoaded(f"mongodb: load metadata in {self.database_name}.{META} lacks {e}") from None
+
+    def write_meta(self, meta: LoadMeta) -> None:
+        with admin_errors("writing the load metadata"):
+            self._coll(META).replace_one({"_id": "meta"}, {"_id": "meta", **meta.to_dict()}, upsert=True)
+        self._districts = meta.districts
+
+    def done_units(self) -> set[str]:
+        with admin_errors("reading the loaded units"):
+            return {d["unit"] for d in self._coll(META).find({"kind": "unit"}, {"unit": 1})}
+
+    def load_unit(self, key: str, tables: dict[str, list[tuple]]) -> None:
+        unknown = set(tables) - set(TABLES)
+        if unknown:
+            raise ValueError(f"mongodb: unit {key}: unknown table(s) {', '.join(sorted(unknown))}")
+        for t, rows in tables.items():
+            bad = next((r for r in rows if len(r) != len(TABLES[t])), None)
+            if bad is not None:
+                raise ValueError(f"mongodb: unit {key}: a {t} row has {len(bad)} values, "
+                                 f"expected {len(TABLES[t])} ({', '.join(TABLES[t])})")
+        docs = {t: [{c: _cents(v) if c in MONEY_COLUMNS and v is not None else v
+                     for c, v in zip(TABLES[t], row)} for row in rows]
+                for t, rows in tables.items() if rows}
+        if self.schema == "denormalized" and "order_line" in docs:
+            self._embed_lines(key, docs)
+        with admin_errors(f"loading unit {key}"):
+            # a crash may have left part of this unit: remove it, then insert it whole
+            for table, filt in self._unit_filters(key, docs):
+                self._coll(table).delete_many(filt)
+            for table, rows in docs.items():
+                self._coll(table).insert_many(rows, ordered=False)
+            self._coll(META).replace_one(
+                {"_id": "unit:" + key}, {"_id": "unit:" + key, "kind": "unit", "unit": key,
+                                         "loaded_at": utcnow()}, upsert=True)
+
+    def _embed_lines(self, key: str, docs: dict[str, list[dict]]) -> None:
+        by_order: dict[tuple, list[dict]] = defaultdict(list)
+        for ol in docs.pop("order_line"):
+            by_order[(ol["ol_w_id"], ol["ol_d_id"], ol["ol_o_id"])].append(
+                {f: ol[f] for f in EMBEDDED_LINE_FIELDS})
+        for o in docs.get("orders", []):
+            o["order_line"] = sorted(by_order.pop((o["o_w_id"], o["o_d_id"], o["o_id"]), []),
+                                     key=lambda ol: ol["ol_number"])
+        if by_order:
+            raise ValueError(f"mongodb: unit {key}: order lines without their order, e.g. "
+                             f"(w, d, o) = {next(iter(by_order))}")
+
+    def _unit_filters(self, key: str, docs: dict[str, list[dict]]) -> list[tuple[str, dict]]:
+        """Which documents belong to a unit: by the unit key where it names a warehouse or
+        district, else by the keys of the rows it carries."""
+        parts = key.split(":")
+        try:
+            if parts[0] == "warehouse" and len(parts) == 2:
+                w = int(parts[1])
+                return [("warehouse", {"w_id": w}), ("district", {"d_w_id": w})]
+            if parts[0] == "district" and len(parts) == 3:
+                w, d = int(parts[1]), int(parts[2])
+                filters = [("customer", {"c_w_id": w, "c_d_id": d}),
+                           ("history", {"h_c_w_id": w, "h_c_d_id": d}),
+                           ("orders", {"o_w_id": w, "o_d_id": d}),
+                           ("new_order", {"no_w_id": w, "no_d_id": d})]
+                if self.schema == "normalized":
+                    filters.append(("order_line", {"ol_w_id": w, "ol_d_id": d}))
+                return filters
+        except ValueError:
+            pass
+        if parts[0] == "item":
+            return [("item", {"i_id": self._ids_filter([r["i_id"] for r in docs.get("item", [])])})]
+        if parts[0] == "stock" and len(parts) == 3:
+            filters = []
+            by_w: dict[int, list[int]] = defaultdict(list)
+            for r in docs.get("stock", []):
+                by_w[r["s_w_id"]].append(r["s_i_id"])
+            for w, ids in by_w.items():
+                filters.append(("stock", {"s_w_id": w, "s_i_id": self._ids_filter(ids)}))
+            return filters
+        raise ValueError(f"mongodb: unknown load unit key {key!r} (item:<n>, warehouse:<w>, "
+                         f"stock:<w>:<n>, district:<w>:<d>)")
+
+    @staticmethod
+    def _ids_filter(ids: list[int]) -> dict:
+        lo, hi = min(ids, default=0), max(ids, default=-1)
+        if len(set(ids)) == hi - lo + 1:  # contiguous: a range is exact and cheaper than $in
+            return {"$gte": lo, "$lt": hi + 1}
+        return {"$in": sorted(set(ids))}

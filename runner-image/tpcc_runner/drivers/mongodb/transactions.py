@@ -1,0 +1,323 @@
+"""The five TPC-C transactions (clause 2) as MongoDB statements, each body run in one
+transaction by Sessions._run. The bodies (_new_order, _payment, ...) take the session, so
+the ACID tests (acid/mongodb.py) can run them in a transaction they hold open."""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from bson.int64 import Int64
+from pymongo import DeleteOne, InsertOne, ReturnDocument, UpdateMany, UpdateOne
+
+from ..base import NotLoaded
+from .config import READ_PREFERENCES
+from .documents import _cents
+from .sessions import Sessions, _InvalidItem
+
+
+class Transactions(Sessions):
+    def _customer(self, s, w_id: int, d_id: int, c_id: int | None, c_last: str | None,
+                  projection: dict[str, int]) -> dict:
+        cust = self._coll("customer")
+        if c_id is not None:
+            c = cust.find_one({"c_w_id": w_id, "c_d_id": d_id, "c_id": c_id}, projection, session=s)
+            if c is None:
+                raise NotLoaded(f"mongodb: no customer w_id={w_id} d_id={d_id} c_id={c_id}")
+            return c
+        found = list(cust.find({"c_w_id": w_id, "c_d_id": d_id, "c_last": c_last}, projection,
+                               session=s).sort("c_first", 1))
+        if not found:
+            raise NotLoaded(f"mongodb: no customer w_id={w_id} d_id={d_id} c_last={c_last!r}")
+        # clause 2.5.2.2: the customer at position ceil(n/2) of those sorted by c_first
+        return found[(len(found) - 1) // 2]
+
+    def _write(self, coll, ops: list, s) -> None:
+        """One bulk write, or one command per operation without batch_writes."""
+        if not ops:
+            return
+        if self.batch_writes:
+            coll.bulk_write(ops, ordered=False, session=s)
+        else:
+            for op in ops:
+                coll.bulk_write([op], session=s)
+
+    # -- NewOrder (clause 2.4) ----------------------------------------------------------
+    def new_order(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._run(lambda s: self._new_order(s, p))
+
+    def _new_order(self, s, p: dict[str, Any]) -> dict[str, Any]:
+        w_id, d_id, c_id, lines = p["w_id"], p["d_id"], p["c_id"], p["items"]
+        d = self._take_order_id(s, w_id, d_id)
+        o_id = d["d_next_o_id"]
+        w = self._coll("warehouse").find_one({"w_id": w_id}, {"_id": 0, "w_tax": 1}, session=s)
+        if w is None:
+            raise NotLoaded(f"mongodb: no warehouse w_id={w_id}")
+        c = self._customer(s, w_id, d_id, c_id, None,
+                           {"_id": 0, "c_discount": 1, "c_last": 1, "c_credit": 1})
+        items = self._ordered_items(s, w_id, d_id, lines)
+        dist_col = f"s_dist_{d_id:02d}"
+        stock = self._stock_of(s, lines, dist_col)
+        order_lines, stock_updates = self._take_stock(w_id, lines, items, stock, dist_col)
+        self._write_stock(s, stock, stock_updates)
+        self._insert_order(s, p, o_id, order_lines)
+        total = sum(ol["ol_amount"] for ol in order_lines)  # cents
+        total_cents = round(total * (1 - c["c_discount"]) * (1 + w["w_tax"] + d["d_tax"]))
+        return {"o_id": o_id, "total": total_cents / 100, "ol_cnt": len(lines)}
+
+    def _take_order_id(self, s, w_id: int, d_id: int) -> dict:
+        """The district's d_tax and d_next_o_id (the new order's id), d_next_o_id incremented."""
+        district = self._coll("district")
+        dkey = {"d_w_id": w_id, "d_id": d_id}
+        if self.find_and_modify:
+            d = district.find_one_and_update(dkey, {"$inc": {"d_next_o_id": 1}},
+                                             projection={"_id": 0, "d_tax": 1, "d_next_o_id": 1},
+                                             return_document=ReturnDocument.BEFORE, session=s)
+        else:
+            d = district.find_one(dkey, {"_id": 0, "d_tax": 1, "d_next_o_id": 1}, session=s)
+            if d is not None:
+                district.update_one(dkey, {"$inc": {"d_next_o_id": 1}}, session=s)
+        if d is None:
+            raise NotLoaded(f"mongodb: no district w_id={w_id} d_id={d_id}")
+        return d
+
+    def _ordered_items(self, s, w_id: int, d_id: int, lines: list[dict]) -> dict[int, dict]:
+        """The ITEM rows of the order by id; an unused id rolls the order back."""
+        i_ids = sorted({ln["i_id"] for ln in lines})
+        items = {i["i_id"]: i for i in self._coll("item").find(
+            {"i_id": {"$in": i_ids}}, {"_id": 0, "i_id": 1, "i_price": 1, "i_name": 1, "i_data": 1},
+            session=s)}
+        missing = [i for i in i_ids if i not in items]
+        if missing:
+            raise _InvalidItem(f"item {missing[0]} not found (NewOrder w_id={w_id} d_id={d_id} "
+                               f"rolled back)")
+        return items
+
+    def _stock_of(self, s, lines: list[dict], dist_col: str) -> dict[tuple[int, int], dict]:
+        """The STOCK rows of the order's lines by (s_w_id, s_i_id)."""
+        wanted: dict[int, list[int]] = defaultdict(list)
+        for ln in lines:
+            wanted[ln["supply_w_id"]].append(ln["i_id"])
+        # one {eq, $in} query per supply warehouse (one in 99% of orders): an $or of them
+        # costs SecantusDB a collection scan
+        return {(st["s_w_id"], st["s_i_id"]): st
+                for sw, ids in sorted(wanted.items())
+                for st in self._coll("stock").find(
+                    {"s_w_id": sw, "s_i_id": {"$in": sorted(set(ids))}},
+                    {"_id": 0, "s_w_id": 1, "s_i_id": 1, "s_quantity": 1, "s_data": 1, dist_col: 1},
+                    session=s)}
+
+    @staticmethod
+    def _take_stock(w_id: int, lines: list[dict], items: dict[int, dict],
+                    stock: dict[tuple[int, int], dict], dist_col: str
+                    ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
+        """The order's ORDER-LINE documents and, per stock row, what the order takes from it;
+        s_quantity is updated in `stock` itself."""
+        stock_updates: dict[tuple[int, int], dict] = {}
+        order_lines = []
+        for number, ln in enumerate(lines, start=1):
+            key = (ln["supply_w_id"], ln["i_id"])
+            st = stock.get(key)
+            if st is None:
+                raise NotLoaded(f"mongodb: no stock s_w_id={key[0]} s_i_id={key[1]}")
+            qty = ln["quantity"]
+            # clause 2.4.2.2: take qty, restocking by 91 when fewer than 10 would remain
+            if st["s_quantity"] >= qty + 10:
+                st["s_quantity"] -= qty
+            else:
+                st["s_quantity"] = st["s_quantity"] - qty + 91
+            upd = stock_updates.setdefault(key, {"ytd": 0, "orders": 0, "remote": 0})
+            upd["ytd"] += qty
+            upd["orders"] += 1
+            upd["remote"] += int(ln["supply_w_id"] != w_id)
+            amount = Int64(qty * items[ln["i_id"]]["i_price"])
+            order_lines.append({"ol_number": number, "ol_i_id": ln["i_id"],
+                                "ol_supply_w_id": ln["supply_w_id"], "ol_delivery_d": None,
+                                "ol_quantity": qty, "ol_amount": amount,
+                                "ol_dist_info": st.get(dist_col, "")})
+        return order_lines, stock_updates
+
+    def _write_stock(self, s, stock: dict[tuple[int, int], dict],
+                     stock_updates: dict[tuple[int, int], dict]) -> None:
+        self._write(self._coll("stock"),
+                    [UpdateOne({"s_w_id": sw, "s_i_id": si},
+                               {"$set": {"s_quantity": stock[(sw, si)]["s_quantity"]},
+                                "$inc": {"s_ytd": u["ytd"], "s_order_cnt": u["orders"],
+                                         "s_remote_cnt": u["remote"]}})
+                     for (sw, si), u in stock_updates.items()], s)
+
+    def _insert_order(self, s, p: dict[str, Any], o_id: int, order_lines: list[dict]) -> None:
+        """The ORDERS document (with its lines when denormalized), its ORDER-LINEs and its
+        NEW-ORDER."""
+        w_id, d_id, lines = p["w_id"], p["d_id"], p["items"]
+        order = {"o_id": o_id, "o_d_id": d_id, "o_w_id": w_id, "o_c_id": p["c_id"],
+                 "o_entry_d": p["o_entry_d"], "o_carrier_id": None, "o_ol_cnt": len(lines),
+                 "o_all_local": int(all(ln["supply_w_id"] == w_id for ln in lines))}
+        if self.schema == "denormalized":
+            order["order_line"] = order_lines
+        else:
+            self._write(self._coll("order_line"),
+                        [InsertOne({"ol_o_id": o_id, "ol_d_id": d_id, "ol_w_id": w_id, **ol})
+                         for ol in order_lines], s)
+        self._coll("orders").insert_one(order, session=s)
+        self._coll("new_order").insert_one({"no_o_id": o_id, "no_d_id": d_id, "no_w_id": w_id},
+                                           session=s)
+
+    # -- Payment (clause 2.5) -----------------------------------------------------------
+    def payment(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._run(lambda s: self._payment(s, p))
+
+    def _payment(self, s, p: dict[str, Any]) -> dict[str, Any]:
+        w_id, d_id, amount = p["w_id"], p["d_id"], _cents(p["h_amount"])
+        w = self._inc_and_read("warehouse", {"w_id": w_id}, "w_ytd", amount, ["w_name"], s)
+        d = self._inc_and_read("district", {"d_w_id": w_id, "d_id": d_id}, "d_ytd", amount,
+                               ["d_name"], s)
+        c = self._customer(s, p["c_w_id"], p["c_d_id"], p.get("c_id"), p.get("c_last"),
+                           {"_id": 0, "c_id": 1, "c_credit": 1, "c_data": 1, "c_balance": 1})
+        c_id = c["c_id"]
+        update: dict[str, Any] = {"$inc": {"c_balance": Int64(-amount), "c_ytd_payment": amount,
+                                           "c_payment_cnt": 1}}
+        if c["c_credit"] == "BC":  # clause 2.5.2.2: history prepended to C_DATA, 500 chars max
+            entry = f"{c_id} {p['c_d_id']} {p['c_w_id']} {d_id} {w_id} {amount / 100:.2f} "
+            update["$set"] = {"c_data": (entry + c["c_data"])[:500]}
+        self._coll("customer").update_one({"c_w_id": p["c_w_id"], "c_d_id": p["c_d_id"], "c_id": c_id},
+                                          update, session=s)
+        self._coll("history").insert_one(
+            {"h_c_id": c_id, "h_c_d_id": p["c_d_id"], "h_c_w_id": p["c_w_id"], "h_d_id": d_id,
+             "h_w_id": w_id, "h_date": p["h_date"], "h_amount": amount,
+             "h_data": f"{w['w_name']}    {d['d_name']}"}, session=s)
+        return {"c_id": c_id, "c_balance": (c["c_balance"] - amount) / 100}
+
+    def _inc_and_read(self, table: str, key: dict, field: str, amount: Int64, read: list[str], s) -> dict:
+        coll, projection = self._coll(table), {"_id": 0, **{f: 1 for f in read}}
+        if self.find_and_modify:
+            doc = coll.find_one_and_update(key, {"$inc": {field: amount}}, projection=projection,
+                                           session=s)
+        else:
+            doc = coll.find_one(key, projection, session=s)
+            if doc is not None:
+                coll.update_one(key, {"$inc": {field: amount}}, session=s)
+        if doc is None:
+            raise NotLoaded(f"mongodb: no {table} {key}")
+        return doc
+
+    # -- OrderStatus (clause 2.6) -------------------------------------------------------
+    def order_status(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._run(lambda s: self._order_status(s, p))
+
+    def _order_status(self, s, p: dict[str, Any]) -> dict[str, Any]:
+        w_id, d_id = p["w_id"], p["d_id"]
+        c = self._customer(s, w_id, d_id, p.get("c_id"), p.get("c_last"),
+                           {"_id": 0, "c_id": 1, "c_first": 1, "c_middle": 1, "c_last": 1,
+                            "c_balance": 1})
+        projection = {"_id": 0, "o_id": 1, "o_entry_d": 1, "o_carrier_id": 1}
+        if self.schema == "denormalized":
+            projection["order_line"] = 1
+        last = list(self._coll("orders").find(
+            {"o_w_id": w_id, "o_d_id": d_id, "o_c_id": c["c_id"]}, projection,
+            session=s).sort("o_id", -1).limit(1))
+        if not last:
+            return {"c_id": c["c_id"], "c_balance": c["c_balance"] / 100, "o_id": None, "lines": 0}
+        o = last[0]
+        if self.schema == "denormalized":
+            lines = o.get("order_line", [])
+        else:
+            lines = list(self._coll("order_line").find(
+                {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": o["o_id"]},
+                {"_id": 0, "ol_i_id": 1, "ol_supply_w_id": 1, "ol_quantity": 1, "ol_amount": 1,
+                 "ol_delivery_d": 1}, session=s))
+        return {"c_id": c["c_id"], "c_balance": c["c_balance"] / 100, "o_id": o["o_id"],
+                "o_carrier_id": o.get("o_carrier_id"), "lines": len(lines)}
+
+    # -- Delivery (clause 2.7), all districts in one transaction as in the paper --------
+    def delivery(self, p: dict[str, Any]) -> dict[str, Any]:
+        if self._districts is None:
+            meta = self.read_meta()
+            self._districts = meta.districts if meta else 10
+        return self._run(lambda s: self._delivery(s, p))
+
+    def _delivery(self, s, p: dict[str, Any]) -> dict[str, Any]:
+        w_id, carrier, when = p["w_id"], p["o_carrier_id"], p["ol_delivery_d"]
+        new_order, orders, order_line = (self._coll("new_order"), self._coll("orders"),
+                                         self._coll("order_line"))
+        denorm = self.schema == "denormalized"
+        delivered, skipped = [], 0
+        no_deletes, order_updates, line_updates, customer_updates = [], [], [], []
+        for d_id in range(1, self._districts + 1):
+            no_key = {"no_w_id": w_id, "no_d_id": d_id}
+            if self.find_and_modify:
+                no = new_order.find_one_and_delete(no_key, projection={"_id": 0, "no_o_id": 1},
+                                                   sort=[("no_o_id", 1)], session=s)
+            else:
+                found = list(new_order.find(no_key, {"_id": 0, "no_o_id": 1}, session=s)
+                             .sort("no_o_id", 1).limit(1))
+                no = found[0] if found else None
+            if no is None:
+                skipped += 1  # clause 2.7.4.2: no undelivered order in this district
+                continue
+            o_id = no["no_o_id"]
+            o_key = {"o_w_id": w_id, "o_d_id": d_id, "o_id": o_id}
+            o_set = {"o_carrier_id": carrier}
+            if denorm:
+                o_set["order_line.$[].ol_delivery_d"] = when
+            projection = {"_id": 0, "o_c_id": 1}
+            if denorm:
+                projection["order_line"] = 1
+            if self.find_and_modify:
+                o = orders.find_one_and_update(o_key, {"$set": o_set}, projection=projection,
+                                               session=s)
+            else:
+                o = orders.find_one(o_key, projection, session=s)
+                no_deletes.append(DeleteOne({**no_key, "no_o_id": o_id}))
+                order_updates.append(UpdateOne(o_key, {"$set": o_set}))
+            if o is None:
+                raise NotLoaded(f"mongodb: new order without order w_id={w_id} d_id={d_id} o_id={o_id}")
+            if denorm:
+                amounts = [ol["ol_amount"] for ol in o.get("order_line", [])]
+            else:
+                ol_key = {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": o_id}
+                amounts = [ol["ol_amount"] for ol in order_line.find(ol_key, {"_id": 0, "ol_amount": 1},
+                                                                     session=s)]
+                line_updates.append(UpdateMany(ol_key, {"$set": {"ol_delivery_d": when}}))
+            customer_updates.append(UpdateOne(
+                {"c_w_id": w_id, "c_d_id": d_id, "c_id": o["o_c_id"]},
+                {"$inc": {"c_balance": Int64(sum(amounts)), "c_delivery_cnt": 1}}))
+            delivered.append((d_id, o_id))
+        self._write(new_order, no_deletes, s)
+        self._write(orders, order_updates, s)
+        self._write(order_line, line_updates, s)
+        self._write(self._coll("customer"), customer_updates, s)
+        return {"delivered": delivered, "skipped": skipped}
+
+    # -- StockLevel (clause 2.8) --------------------------------------------------------
+    def stock_level(self, p: dict[str, Any]) -> dict[str, Any]:
+        return self._run(lambda s: self._stock_level(s, p), in_transaction=self.stock_level_in_transaction)
+
+    def _stock_reader(self, name: str):
+        """A collection for StockLevel (inside a transaction pymongo reads the primary
+        whatever this says)."""
+        return self._coll(name).with_options(read_preference=READ_PREFERENCES[self.read_preference])
+
+    def _stock_level(self, s, p: dict[str, Any]) -> dict[str, Any]:
+        w_id, d_id = p["w_id"], p["d_id"]
+        d = self._stock_reader("district").find_one({"d_w_id": w_id, "d_id": d_id},
+                                              {"_id": 0, "d_next_o_id": 1}, session=s)
+        if d is None:
+            raise NotLoaded(f"mongodb: no district w_id={w_id} d_id={d_id}")
+        nxt = d["d_next_o_id"]
+        last20 = {"$gte": nxt - 20, "$lt": nxt}
+        if self.schema == "denormalized":
+            i_ids = {ol["ol_i_id"] for o in self._stock_reader("orders").find(
+                {"o_w_id": w_id, "o_d_id": d_id, "o_id": last20},
+                {"_id": 0, "order_line.ol_i_id": 1}, session=s) for ol in o.get("order_line", [])}
+        else:
+            i_ids = {ol["ol_i_id"] for ol in self._stock_reader("order_line").find(
+                {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": last20}, {"_id": 0, "ol_i_id": 1},
+                session=s)}
+        # the threshold is applied here, not in the query: with it SecantusDB's planner drops
+        # the (s_w_id, s_i_id) index; at most ~300 small documents come back
+        quantities = self._stock_reader("stock").find(
+            {"s_w_id": w_id, "s_i_id": {"$in": sorted(i_ids)}}, {"_id": 0, "s_quantity": 1},
+            session=s) if i_ids else []
+        return {"low_stock": sum(1 for st in quantities if st["s_quantity"] < p["threshold"])}
+
+    # -- verification ------------------------------------------------------------------
