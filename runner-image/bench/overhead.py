@@ -109,7 +109,7 @@ def measure_load(runner: Path, endpoint: str, warehouses: int, workers: int | No
         wall = time.monotonic() - t0
         usages = [usage]
         reap_all(usages)
-        p.returncode = os.waitstatus_to_exitcode(status)
+        p.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait again
         if p.returncode != 0:
             err.seek(0)
             sys.exit(f"tpcc load failed: {err.read().strip()[-2000:]}")
