@@ -29,9 +29,16 @@ def test_unit_keys_stream_whatever_the_warehouse_count():
     first = list(itertools.islice(keys, 50))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert first[10:13] == ["warehouse:1", "stock:1:0", "stock:1:1"]
+    assert first[10:13] == ["warehouse:1", "warehouse:2", "warehouse:3"]
     assert peak < 1_000_000
     assert g.unit_count(10**9, Scale()) == 10 + 10**9 * 21
+
+
+def test_consecutive_units_are_of_different_warehouses():
+    keys = list(g.unit_keys(3, Scale(items=20_000)))
+    assert keys[:5] == ["item:0", "item:1", "warehouse:1", "warehouse:2", "warehouse:3"]
+    assert keys[5:11] == ["stock:1:0", "stock:2:0", "stock:3:0", "stock:1:1", "stock:2:1", "stock:3:1"]
+    assert keys[11:14] == ["district:1:1", "district:2:1", "district:3:1"]
 
 
 def test_rows_have_the_columns_of_their_table():
@@ -84,3 +91,13 @@ def test_a_unit_regenerates_identically():
     b = g.generate_unit("stock:1:0", Scale(items=100), C, 5, NOW)
     c = g.generate_unit("stock:1:0", Scale(items=100), C, 6, NOW)
     assert a == b and a != c
+
+
+def test_rows_are_those_of_random_random(monkeypatch):
+    """LoadRandom replays random.Random: a load is the same rows whichever made them."""
+    from tpcc_runner.workload import TpccRandom
+    scale = Scale(items=2_000, customers_per_district=300)
+    keys = ["item:0", "warehouse:2", "stock:2:0", "district:2:7"]
+    fast = {k: g.generate_unit(k, scale, C, 11, NOW) for k in keys}
+    monkeypatch.setattr(g, "LoadRandom", TpccRandom)
+    assert fast == {k: g.generate_unit(k, scale, C, 11, NOW) for k in keys}

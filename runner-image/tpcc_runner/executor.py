@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import math
-import multiprocessing as mp
 import queue
 import threading
 import time
@@ -14,10 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .consistency import RunDeliveries
-from .drivers import make_driver
+from .drivers import driver_module, make_driver
 from .drivers.base import ConnectionLost, ConnectionOptions, DriverError, RetryableError, UnknownOutcome, UserAbort
 from .durability import LedgerRecord, identity_of_new_order
 from .metrics import LATENCY_BUCKETS, bucket_index
+from .processes import worker_context
 from .results import OUTCOMES, TIMELINE_STEP_SECONDS, TypeStats, record_latency
 from .workload import DELIVERY, NEW_ORDER, TRANSACTIONS, CConstants, RemotePercents, Scale, Terminal
 
@@ -258,7 +258,7 @@ class ClientPool:
     """The client processes of one run, driven by the parent."""
 
     def __init__(self, plan: RunPlan):
-        ctx = mp.get_context("spawn")
+        ctx = worker_context(__name__, driver_module(plan.db))
         self.plan = plan
         self.start_at = ctx.Value("d", 0.0)
         self.reports = ctx.Queue()

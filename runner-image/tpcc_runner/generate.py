@@ -3,14 +3,22 @@
 A unit is the smallest piece a driver loads and records as done (see Driver.load_unit), so
 a load can be split across workers and resumed. Every unit is generated from its own seed
 (derived from the load seed and the unit key), so re-generating a unit after a crash yields
-the same rows."""
+the same rows.
+
+The rows are exactly those TpccRandom over random.Random(unit seed) draws, but made faster:
+LoadRandom replays that same Mersenne Twister stream from numpy, in blocks, and cuts the
+random strings (most of what a load draws) out of characters computed for the whole block
+at once, instead of one random() call per character."""
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import math
+import random
+import string
 from collections.abc import Iterator
 
-from .workload import CConstants, Scale, TpccRandom, last_name
+from .workload import ALPHANUMERIC, CConstants, Scale, TpccRandom, last_name
 
 ITEM_CHUNK = 10_000
 STOCK_CHUNK = 10_000
@@ -18,12 +26,15 @@ STOCK_CHUNK = 10_000
 
 def unit_keys(warehouses: int, scale: Scale) -> Iterator[str]:
     """All units of a load, in the order they are handed out: generated one at a time, so a
-    loader's memory does not grow with the warehouse count."""
+    loader's memory does not grow with the warehouse count. Consecutive units are of
+    different warehouses, so parallel workers keep a database's warehouse partitions
+    (VoltDB's, one transaction at a time each) busy together rather than queue on one."""
     yield from (f"item:{c}" for c in range(_chunks(scale.items, ITEM_CHUNK)))
-    for w in range(1, warehouses + 1):
-        yield f"warehouse:{w}"
-        yield from (f"stock:{w}:{c}" for c in range(_chunks(scale.items, STOCK_CHUNK)))
-        yield from (f"district:{w}:{d}" for d in range(1, scale.districts + 1))
+    yield from (f"warehouse:{w}" for w in range(1, warehouses + 1))
+    for c in range(_chunks(scale.items, STOCK_CHUNK)):
+        yield from (f"stock:{w}:{c}" for w in range(1, warehouses + 1))
+    for d in range(1, scale.districts + 1):
+        yield from (f"district:{w}:{d}" for w in range(1, warehouses + 1))
 
 
 def unit_count(warehouses: int, scale: Scale) -> int:
@@ -40,9 +51,117 @@ def unit_seed(load_seed: int, key: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{load_seed}:{key}".encode()).digest()[:8], "big")
 
 
+class _ReplayedStream:
+    """random.Random(seed)'s MT19937 output, drawn from numpy in blocks of 32-bit words, with
+    the methods TpccRandom uses answered exactly as random.Random (CPython 3.x) answers them:
+    randint and shuffle take getrandbits(k) = word >> (32 - k) and reject values past the
+    range; choices takes floor(random() * n), random() being two words (a >> 5, b >> 6)."""
+
+    BLOCK_WORDS = 1 << 18
+
+    def __init__(self, seed: int):
+        # numpy only here: `tpcc run`, which imports this module, never pays for it
+        import numpy as np
+        self._np = np
+        self._alphanumeric = np.frombuffer(ALPHANUMERIC.encode(), dtype=np.uint8)
+        key = random.Random(seed).getstate()[1]
+        self._bits = np.random.MT19937()
+        self._bits.state = {"bit_generator": "MT19937",
+                            "state": {"key": np.array(key[:624], dtype=np.uint32), "pos": key[624]}}
+        self._block = np.empty(0, dtype=np.uint32)
+        self._refill(0)
+
+    def _refill(self, words_needed: int) -> None:
+        """A new block: the unread words of the last one, then at least words_needed more."""
+        np = self._np
+        fresh = self._bits.random_raw(max(self.BLOCK_WORDS, words_needed)).astype(np.uint32)
+        self._block = np.concatenate([self._block[self._pos:] if self._block.size else self._block,
+                                      fresh])
+        self._words = memoryview(self._block)
+        self._pos, self._end = 0, len(self._block)
+        self._alphanumeric_chars = b""
+
+    def _alphanumerics(self) -> bytes:
+        """For every word position p of the block, the character choices(ALPHANUMERIC) would
+        pick with the random() made of words p and p + 1: a string of k characters from
+        position p is then every other character from p."""
+        np = self._np
+        randoms = (self._block[:-1] >> 5).astype(np.float64)
+        # the same float operations as CPython's random() and choices(), in place:
+        # bit-identical results
+        randoms *= 67108864.0
+        randoms += self._block[1:] >> 6
+        randoms *= 1.0 / 9007199254740992.0
+        randoms *= float(len(ALPHANUMERIC))
+        np.floor(randoms, out=randoms)
+        self._alphanumeric_chars = self._alphanumeric.take(randoms.astype(np.uint8)).tobytes()
+        return self._alphanumeric_chars
+
+    def randint(self, low: int, high: int) -> int:
+        n = high - low + 1
+        shift = 32 - n.bit_length()
+        words, pos, end = self._words, self._pos, self._end
+        while pos < end:
+            r = words[pos] >> shift
+            pos += 1
+            if r < n:
+                self._pos = pos
+                return low + r
+        self._pos = pos
+        self._refill(1)
+        return self.randint(low, high)
+
+    def choices(self, alphabet: str, k: int) -> str:
+        """"".join(random.choices(alphabet, k=k))."""
+        if alphabet == ALPHANUMERIC:
+            return self.alphanumeric(k)
+        start = self._take_pairs(k)
+        # other alphabets are short strings (digits, states): one character at a time
+        words, n = self._words, float(len(alphabet))
+        return "".join([alphabet[math.floor(((words[p] >> 5) * 67108864.0 + (words[p + 1] >> 6))
+                                            * (1.0 / 9007199254740992.0) * n)]
+                        for p in range(start, self._pos, 2)])
+
+    def alphanumeric(self, k: int) -> str:
+        """choices(ALPHANUMERIC, k), the load's hot path."""
+        start = self._take_pairs(k)
+        return (self._alphanumeric_chars or self._alphanumerics())[start:self._pos:2].decode()
+
+    def _take_pairs(self, k: int) -> int:
+        """The position of k pairs of words, consumed."""
+        start = self._pos
+        if start + 2 * k >= self._end:  # the last word of a block starts no pair
+            self._refill(2 * k + 1)
+            start = 0
+        self._pos = start + 2 * k
+        return start
+
+    def shuffle(self, x: list) -> None:
+        for i in reversed(range(1, len(x))):
+            j = self.randint(0, i)
+            x[i], x[j] = x[j], x[i]
+
+
+class LoadRandom(TpccRandom):
+    """TpccRandom(seed, constants)'s draws, from a _ReplayedStream."""
+
+    def __init__(self, seed: int, constants: CConstants):
+        self.rng = _ReplayedStream(seed)
+        self.c = constants
+
+    def a_string(self, low: int, high: int) -> str:
+        return self.rng.alphanumeric(self.rng.randint(low, high))
+
+    def n_string(self, low: int, high: int) -> str:
+        return self.rng.choices(string.digits, self.rng.randint(low, high))
+
+    def state(self) -> str:
+        return self.rng.choices(string.ascii_uppercase, 2)
+
+
 def generate_unit(key: str, scale: Scale, constants: CConstants, load_seed: int,
                   now: dt.datetime) -> dict[str, list[tuple]]:
-    r = TpccRandom(unit_seed(load_seed, key), constants)
+    r = LoadRandom(unit_seed(load_seed, key), constants)
     kind, *ids = key.split(":")
     args = [int(i) for i in ids]
     if kind == "item":

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import datetime as dt
-import multiprocessing as mp
 import random
 import time
 from collections.abc import Callable
 
-from .drivers import make_driver
+from .drivers import driver_module, make_driver
 from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta, NotLoaded, utcnow
 from .generate import generate_unit, unit_count, unit_keys
+from .processes import worker_context
 from .workload import CConstants, Scale, load_constants
 
 _worker_driver: Driver | None = None
@@ -93,7 +93,7 @@ def load(db: str, options: ConnectionOptions, driver: Driver, warehouses: int, s
     jobs = ((k, scale, constants_of(meta), seed, now) for k in unit_keys(warehouses, scale) if k not in done)
     finished = len(done)
     if finished < total:
-        ctx = mp.get_context("spawn")
+        ctx = worker_context(__name__, driver_module(db), "numpy")
         with ctx.Pool(min(workers, total - finished), initializer=_init_worker,
                       initargs=(db, options)) as pool:
             for key, rows, _seconds in pool.imap_unordered(_load_one, jobs):

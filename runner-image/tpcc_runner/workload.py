@@ -35,7 +35,7 @@ TERMINALS_PER_WAREHOUSE = 10  # clause 4.2.2
 MIN_MEASURED_SECONDS = 120 * 60  # clause 5.5.1: a measurement interval of at least 120 minutes
 PACINGS = ("none", "spec")  # spec: the keying and think times of clause 5.2.5
 
-_ALNUM = string.ascii_letters + string.digits
+ALPHANUMERIC = string.ascii_letters + string.digits
 
 
 def parse_mix(text: str) -> tuple[int, int, int, int, int]:
@@ -104,7 +104,7 @@ class TpccRandom:
         return n + 1 if n >= excluded else n
 
     def a_string(self, low: int, high: int) -> str:
-        return "".join(self.rng.choices(_ALNUM, k=self.rng.randint(low, high)))
+        return "".join(self.rng.choices(ALPHANUMERIC, k=self.rng.randint(low, high)))
 
     def n_string(self, low: int, high: int) -> str:
         return "".join(self.rng.choices(string.digits, k=self.rng.randint(low, high)))

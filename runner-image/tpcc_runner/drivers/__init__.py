@@ -11,6 +11,11 @@ DRIVERS = {
 }
 
 
+def driver_module(name: str) -> str:
+    """The module of a database's driver, for a process to import before it is needed."""
+    return DRIVERS[name].split(":")[0]
+
+
 def driver_class(name: str) -> type[Driver]:
     try:
         module, cls = DRIVERS[name].split(":")

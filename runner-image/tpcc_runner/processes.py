@@ -1,0 +1,24 @@
+"""How the runner starts its worker processes (load workers, run clients).
+
+Spawning re-runs the interpreter start-up and re-imports, in every process, the main module
+(the whole CLI) and what the worker needs: about 0.4 CPU-s each. A fork server does that
+once; each worker is then forked from it, already initialised. Forking the runner itself
+would be cheaper still, but the runner has threads by then (the metrics server), and a
+fork copies their locks in whatever state they are."""
+from __future__ import annotations
+
+import multiprocessing as mp
+import multiprocessing.context
+import sys
+
+
+def worker_context(*modules: str) -> multiprocessing.context.BaseContext:
+    """A fork-server context whose server has imported the main module and `modules`. The
+    server starts with the first process and serves the rest of this process's life, so
+    only the first call's modules are preloaded; a later worker imports what it lacks."""
+    ctx = mp.get_context("forkserver")
+    # A worker re-runs the main module (multiprocessing's rule) from the server's imports:
+    # by its name when run with -m, by its path ("__main__") when run as a script.
+    main_name = getattr(getattr(sys.modules["__main__"], "__spec__", None), "name", None)
+    ctx.set_forkserver_preload(["__main__", *filter(None, [main_name]), *modules])
+    return ctx
