@@ -89,16 +89,10 @@ BAD = [
         "workload.driverOptions for foundationdb", "only api_version"),
     Bad("driver-option-not-string", _driver(VOLTDB, call_timeout=5), "spec.workload.driverOptions.call_timeout",
         "must be"),
-    # warehouses: the schema's bound and what a deployed database holds
+    # warehouses: the schema's bound (what a deployed database holds is the operator's: capacity.py)
     Bad("warehouses-billion", {"database": {"type": "voltdb", "external": {"endpoints": ["db:21212"]}},
                                "workload": {"warehouses": 1000000000}},
         "spec.workload.warehouses", "less than or equal to 100000"),
-    Bad("warehouses-default-deploy", {"database": VOLTDB, "workload": {"warehouses": 100}},
-        "database deployed with defaults", "at most 32 warehouses"),
-    Bad("warehouses-voltdb-k1", {"database": VOLTDB_K1, "workload": {"warehouses": 64}},
-        "workload.warehouses * (kSafety + 1) <= 32 * replicas", "at most 32 warehouses per node"),
-    Bad("warehouses-mongodb", {"database": MONGO_RS, "workload": {"warehouses": 50}},
-        "deployed mongodb", "at most 32 warehouses"),
     # change points judge a run only while their new level is recent: at least the run itself
     Bad("changepoints-recent-zero", {"database": VOLTDB, "regression": {"changePoints": {"recentResults": 0}}},
         "spec.regression.changePoints.recentResults", "greater than or equal to 1"),
@@ -147,8 +141,6 @@ BAD = [
     Bad("sweep-too-many-cells", {"database": VOLTDB, "sweep": {"warehouses": [1, 2, 3], "clients": list(range(1, 11)),
                                                                "repetitions": 7}},
         "sweep", "at most 200 cells"),
-    Bad("sweep-warehouses-beyond-the-node", {"database": VOLTDB, "sweep": {"warehouses": [1, 64]}},
-        "sweep.warehouses", "at most 32 warehouses"),
     # the loss of the whole system
     Bad("kill-all-without-allow-data-loss", {"database": VOLTDB_K1, "faults": [{"action": "kill-all"}]},
         "spec", "set allowDataLoss: true on it"),

@@ -24,6 +24,12 @@ SHIPPED_CHARTS = ("voltdb", "mongodb")
 
 class ReleaseRefused(ValueError):
     """The spec asks for a chart or values the operator will not install (a one-line reason)."""
+    reason = "ReleaseRefused"
+
+
+class DatabaseTooSmall(ReleaseRefused):
+    """The database the values describe cannot hold the warehouses the spec loads."""
+    reason = "DatabaseTooSmall"
 
 
 def chart_reference(db: str, chart: str, charts_dir: Path, allowed: tuple[str, ...]) -> str:
@@ -41,13 +47,22 @@ def chart_reference(db: str, chart: str, charts_dir: Path, allowed: tuple[str, .
 def check_values(db: str, chart: str, values: dict, charts_dir: Path) -> None:
     """Values for a shipped chart, over its defaults as Helm merges them, must satisfy its
     values.schema.json; an allowlisted chart is trusted with its own schema."""
-    if chart not in ("", db):
+    merged = with_defaults(db, chart, values, charts_dir)
+    if merged is None:
         return
     schema = json.loads((charts_dir / db / "values.schema.json").read_text())
-    defaults = yaml.safe_load((charts_dir / db / "values.yaml").read_text()) or {}
-    problems = schema_violations(schema, _merged(defaults, values), "database.deploy.values")
+    problems = schema_violations(schema, merged, "database.deploy.values")
     if problems:
         raise ReleaseRefused("; ".join(problems[:3]))
+
+
+def with_defaults(db: str, chart: str, values: dict, charts_dir: Path) -> dict | None:
+    """The values a shipped chart renders with (its defaults under them, merged as Helm does);
+    None for an allowlisted chart, whose defaults the operator does not know."""
+    if chart not in ("", db):
+        return None
+    defaults = yaml.safe_load((charts_dir / db / "values.yaml").read_text()) or {}
+    return _merged(defaults, values)
 
 
 def _merged(base: dict, top: dict) -> dict:

@@ -82,7 +82,7 @@ def perform(step: Step, run: plan.Run, spec: RunSpec, logger: logging.Logger) ->
         except kube.HelmError as e:
             raise ActionFailed(action, failures.helm_error(str(e))) from e
         except plan.chart_policy.ReleaseRefused as e:
-            raise ActionFailed(action, failures.ActionError(True, "ReleaseRefused", str(e))) from e
+            raise ActionFailed(action, failures.ActionError(True, e.reason, str(e))) from e
         except kube.CallFailed as e:
             raise ActionFailed(action, e.error) from e
         except ApiException as e:

@@ -15,7 +15,7 @@ from typing import Any
 
 from kubernetes.utils import parse_quantity
 
-from . import chart_policy
+from . import capacity, chart_policy
 from .runspec import CredentialsRef, RemotePercent, Resources, RunSpec
 
 GROUP = "bench.tpcc.dev"
@@ -234,6 +234,12 @@ def helm_release(run: Run, spec: RunSpec, settings: Settings) -> HelmRelease:
         decided["kfactor"] = d.k_safety
     values = _deep_merge(dict(d.values or {}), decided)
     chart_policy.check_values(db, d.chart, values, settings.charts_dir)
+    rendered = chart_policy.with_defaults(db, d.chart, values, settings.charts_dir)
+    if rendered is not None and spec.workload.kind == "tpcc":
+        field, warehouses = largest_load(spec)
+        problem = capacity.too_small(db, capacity.of(db, d.replicas, d.k_safety, rendered), warehouses, field)
+        if problem:
+            raise chart_policy.DatabaseTooSmall(problem)
     if spec.faults and db == "mongodb" and mongodb_topology(spec).sharded:
         # refused before the install: kill-node counts the pods of one replica set, and a
         # mongos pod has no mongod to kill (the schema cannot see inside deploy.values)
@@ -242,6 +248,13 @@ def helm_release(run: Run, spec: RunSpec, settings: Settings) -> HelmRelease:
             "sharded): inject them into a replica set (topology: replicaset)")
     return HelmRelease(name=release_name(run), namespace=run.namespace, chart=chart,
                        version=d.version, values=values)
+
+
+def largest_load(spec: RunSpec) -> tuple[str, int]:
+    """The most warehouses the run loads into its database, and the field that asks for them."""
+    if spec.sweep is not None and spec.sweep.warehouses:
+        return "spec.sweep.warehouses", max(spec.sweep.warehouses)
+    return "spec.workload.warehouses", spec.workload.warehouses
 
 
 @dataclass(frozen=True)

@@ -121,6 +121,22 @@ def test_without_the_policy_the_operator_refuses_the_release_within_90s(namespac
     kubectl("delete", "benchmarkrun", *names, "-n", namespace, "--ignore-not-found", "--timeout=60s")
 
 
+def test_a_database_too_small_for_its_warehouses_fails_before_helm_within_60s(namespace, operator):
+    """The bound the CRD cannot see (it lives in the chart's values): the run ends Failed
+    DatabaseTooSmall, the bound and the values to raise in the message, and Helm never runs."""
+    name = "too-small"
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(
+        name, database={"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+        workload={"warehouses": 40}, runners={"imagePullPolicy": "Never"}))
+    br = wait_phase(namespace, name, ("Failed",), timeout=60)
+    assert br["status"]["reason"] == "DatabaseTooSmall", br["status"]
+    message = br["status"]["message"]
+    assert message.startswith("spec.workload.warehouses = 40: the deployed voltdb holds at most ") and \
+        "2 copies" in message and "resources.limits.memory" in message, message
+    assert kubectl("get", "secrets", "-n", namespace, "-l", f"owner=helm,name={name}-g1", "-o", "name").stdout == ""
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=60s")
+
+
 def _can(op_ns: str, verb: str, resource: str, namespace: str | None) -> bool:
     sa = kubectl("get", "serviceaccount", "-n", op_ns, "-l", "app.kubernetes.io/name=tpcc-operator",
                  "-o", "jsonpath={.items[0].metadata.name}").stdout

@@ -1,0 +1,106 @@
+"""A deployed database is bounded by what its chart values give it (capacity.py), not a fixed cap:
+refused before Helm runs, with the bound and what to raise."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from doc_examples import doc_manifests
+from tpcc_operator import capacity, chart_policy, plan
+
+RUN = plan.Run(name="bench", namespace="perf", uid="uid-1", generation=1)
+CHARTS = Path(__file__).resolve().parents[2] / "charts"
+SETTINGS = plan.Settings(charts_dir=CHARTS, runner_image="local/tpcc-runner:dev")
+GI = 1 << 30
+
+
+def chart_defaults(db: str) -> dict:
+    return chart_policy.with_defaults(db, "", {}, CHARTS)
+
+
+def test_the_figures_are_measured_ones():
+    """bench/capacity.py printed them: a zero or absurd figure would make every bound meaningless."""
+    assert 20 * capacity.MIB <= capacity.VOLTDB_BYTES_PER_WAREHOUSE <= 400 * capacity.MIB
+    assert 10 * capacity.MIB <= capacity.MONGODB_BYTES_PER_WAREHOUSE <= 400 * capacity.MIB
+    assert 0 < capacity.VOLTDB_SERVER_BYTES < 1 * GI
+
+
+def test_voltdb_room_is_memory_less_heap_and_server_over_the_copies():
+    values = chart_defaults("voltdb")
+    one = capacity.voltdb(1, 0, values)
+    room = (2 * GI - 512 * capacity.MIB - capacity.VOLTDB_SERVER_BYTES) * (1 - capacity.HEADROOM)
+    assert one.warehouses == int(room) // capacity.VOLTDB_BYTES_PER_WAREHOUSE
+    assert one.warehouses >= 2, "the charts' defaults must hold what the samples and tests load"
+    assert capacity.voltdb(3, 0, values).warehouses == 3 * one.warehouses
+    assert capacity.voltdb(3, 1, values).warehouses == 3 * one.warehouses // 2
+    bigger = {**values, "resources": {"limits": {"memory": "16Gi"}}, "heap": "2g"}
+    assert capacity.voltdb(1, 0, bigger).warehouses > 8 * one.warehouses
+    # a larger heap leaves less room for the tables
+    assert capacity.voltdb(1, 0, {**values, "heap": "1g"}).warehouses < one.warehouses
+
+
+def test_voltdb_heap_sizes_are_read_as_the_jvm_reads_them():
+    assert capacity.java_size("512m") == 512 * capacity.MIB
+    assert capacity.java_size("2G") == 2 * GI
+    assert capacity.java_size("1024k") == capacity.MIB
+    with pytest.raises(ValueError):
+        capacity.java_size("512Mi")
+
+
+def test_mongodb_room_is_the_data_volume_of_a_member_or_of_each_shard():
+    values = chart_defaults("mongodb")
+    one = capacity.mongodb(values)
+    assert one.warehouses == int(4 * GI * (1 - capacity.HEADROOM)) // capacity.MONGODB_BYTES_PER_WAREHOUSE
+    assert "persistence.size" in one.raise_
+    emptydir = capacity.mongodb({**values, "persistence": {"enabled": False}, "dataVolume": {"sizeLimit": "8Gi"}})
+    assert emptydir.warehouses > one.warehouses and "dataVolume.sizeLimit" in emptydir.raise_
+    sharded = capacity.mongodb({**values, "topology": "sharded", "sharded": {"shards": 3}})
+    assert sharded.warehouses == 3 * one.warehouses and "sharded.shards" in sharded.raise_
+
+
+def _spec(spec_of, database: dict, **workload):
+    return spec_of({"database": database, "workload": workload})
+
+
+def test_a_run_beyond_the_bound_is_refused_before_helm_naming_field_bound_and_remedy(spec_of):
+    spec = _spec(spec_of, {"type": "voltdb"}, warehouses=1000)
+    with pytest.raises(chart_policy.DatabaseTooSmall) as refused:
+        plan.helm_release(RUN, spec, SETTINGS)
+    bound = capacity.voltdb(1, 0, chart_defaults("voltdb")).warehouses
+    message = str(refused.value)
+    assert message.startswith(f"spec.workload.warehouses = 1000: the deployed voltdb holds at most {bound} ")
+    assert "2Gi memory - 512m heap" in message and "resources.limits.memory" in message
+    assert refused.value.reason == "DatabaseTooSmall"
+
+
+def test_the_values_the_user_gives_raise_the_bound(spec_of):
+    """What a fixed cap of 32 could not do: 100 warehouses on nodes sized for them."""
+    big = {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1, "values": {
+        "heap": "2g", "resources": {"requests": {"memory": "24Gi"}, "limits": {"memory": "24Gi"}}}}}
+    assert plan.helm_release(RUN, _spec(spec_of, big, warehouses=100), SETTINGS).values["heap"] == "2g"
+    mongo = {"type": "mongodb", "deploy": {"replicas": 3, "values": {"persistence": {"size": "64Gi"}}}}
+    plan.helm_release(RUN, _spec(spec_of, mongo, warehouses=100), SETTINGS)
+    with pytest.raises(chart_policy.DatabaseTooSmall, match="spec.workload.warehouses = 100: the deployed mongodb"):
+        plan.helm_release(RUN, _spec(spec_of, {"type": "mongodb", "deploy": {"replicas": 3}}, warehouses=100),
+                          SETTINGS)
+
+
+def test_a_sweep_is_bounded_by_its_largest_warehouse_count(spec_of):
+    spec = spec_of({"database": {"type": "voltdb"}, "sweep": {"warehouses": [1, 1000]}})
+    with pytest.raises(chart_policy.DatabaseTooSmall, match=r"^spec.sweep.warehouses = 1000: "):
+        plan.helm_release(RUN, spec, SETTINGS)
+
+
+def test_what_the_operator_cannot_size_is_not_bounded(spec_of):
+    """An allowlisted chart's defaults are unknown; YCSB has no warehouses."""
+    allowed = {"type": "voltdb", "deploy": {"chart": "oci://r/voltdb"}}
+    settings = plan.Settings(charts_dir=CHARTS, runner_image="x", allowed_charts=("oci://r/voltdb",))
+    plan.helm_release(RUN, _spec(spec_of, allowed, warehouses=1000), settings)
+    ycsb = spec_of({"database": {"type": "voltdb"}, "workload": {"kind": "ycsb", "warehouses": 1000}})
+    plan.helm_release(RUN, ycsb, SETTINGS)
+
+
+@pytest.mark.parametrize("where, manifest", doc_manifests(), ids=[w for w, _ in doc_manifests()])
+def test_every_example_and_sample_fits_the_database_it_deploys(where, manifest, spec_of):
+    if "external" not in manifest["spec"]["database"]:
+        plan.helm_release(RUN, spec_of(manifest["spec"]), SETTINGS)
