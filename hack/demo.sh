@@ -5,6 +5,7 @@
 # (`hack/local-k8s.sh down` stops it; `hack/test.sh` reuses it).
 #
 #   hack/demo.sh [SAMPLE.yaml]      default crds/samples/voltdb-smoke.yaml
+#   hack/demo.sh --up               only bring up the cluster and the operator (hack/papers.sh uses it)
 #   hack/demo.sh --clean            remove the demo's runs, operator and namespace (the cluster stays)
 #   then:  eval "$(hack/local-k8s.sh env)"; kubectl get br -n tpcc-demo; kubectl describe br -n tpcc-demo voltdb-smoke
 # env: TPCC_DEMO_NAMESPACE (tpcc-demo)  TPCC_DEMO_TIMEOUT (1800 s for the run)
@@ -20,6 +21,8 @@ if [ "${1:-}" = --clean ]; then
   log "demo: removed its runs, the operator and namespaces $NS, tpcc-system"
   exit 0
 fi
+up_only=
+if [ "${1:-}" = --up ]; then up_only=1; shift; fi
 sample=${1:-$ROOT/crds/samples/voltdb-smoke.yaml}
 [ -f "$sample" ] || { echo "demo.sh: no such file: $sample" >&2; exit 2; }
 TIMEOUT=${TPCC_DEMO_TIMEOUT:-1800}
@@ -32,7 +35,7 @@ stage() { log "demo: $1 done at +$(( $(date +%s) - t0 )) s"; }
 "$ROOT/hack/local-k8s.sh" build >"$WORK/demo-build.log" 2>&1 &
 build=$!
 images=(pause base runner voltdb)
-grep -q 'type: *mongodb' "$sample" && images+=(secantus)
+if [ -n "$up_only" ] || grep -q 'type: *mongodb' "$sample"; then images+=(secantus); fi
 "$ROOT/hack/python-env.sh"
 "$ROOT/hack/voltdb.sh" fetch
 "$ROOT/hack/voltdb.sh" procs
@@ -53,6 +56,7 @@ kubectl apply -f "$ROOT/crds/" >/dev/null
 helm upgrade --install tpcc-operator "$ROOT/charts/tpcc-operator" -n tpcc-system --create-namespace \
   --set image.pullPolicy=Never --set watchNamespace="$NS" --wait --timeout 180s >/dev/null
 stage "operator installed"
+[ -z "$up_only" ] || exit 0
 name=$(kubectl create --dry-run=client -o jsonpath='{.metadata.name}' -f "$sample")
 # a re-run of the demo starts the run afresh
 kubectl delete benchmarkrun "$name" -n "$NS" --ignore-not-found --timeout=120s >/dev/null

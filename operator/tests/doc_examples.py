@@ -30,6 +30,6 @@ def doc_manifests() -> list[tuple[str, dict]]:
             elif set(doc) == {"spec"}:
                 out.append((where, {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
                                     "metadata": {"name": f"doc-example-{n}"}, "spec": doc["spec"]}))
-    for path in sorted((ROOT / "crds" / "samples").glob("*.yaml")):
+    for path in sorted((ROOT / "crds" / "samples").rglob("*.yaml")):
         out.append((str(path.relative_to(ROOT)), yaml.safe_load(path.read_text())))
     return out

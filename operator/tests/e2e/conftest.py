@@ -33,6 +33,7 @@ SECANTUS_IMAGE = "local/secantus:dev"
 # under pytest 9, and its queue prefetches, so two long modules can wait on one worker while the
 # other idles.)
 SHARES = {"test_mongodb_e2e.py": "a", "test_regression_e2e.py": "a", "test_ycsb_e2e.py": "a",
+          "test_papers_e2e.py": "a",
           "test_fail_fast_e2e.py": "b", "test_mongodb_charts_e2e.py": "b", "test_benchmarkrun_e2e.py": "b",
           "test_schedule_e2e.py": "b", "test_sweep_e2e.py": "b", "test_validation_e2e.py": "b"}
 

@@ -76,9 +76,9 @@ def test_the_api_server_accepts_every_object_of_a_value_set(cluster, namespace, 
 
 
 def test_the_values_the_operator_installs_for_the_paper_sample_are_accepted(cluster, crd, namespace, tmp_path):
-    """crds/samples/mongodb-replicaset.yaml through the operator's own plan: the release values
+    """crds/samples/papers/vldb2019/mongodb-replicaset.yaml through the operator's own plan: the release values
     it would install render and pass the API server, and the endpoints name those pods."""
-    sample = yaml.safe_load((ROOT / "crds" / "samples" / "mongodb-replicaset.yaml").read_text())
+    sample = yaml.safe_load((ROOT / "crds" / "samples" / "papers" / "vldb2019" / "mongodb-replicaset.yaml").read_text())
     spec = RunSpec.parse(sample["spec"])
     run = plan.Run(sample["metadata"]["name"], namespace, "uid", 1)
     release = plan.helm_release(run, spec, plan.Settings(charts_dir=ROOT / "charts"))

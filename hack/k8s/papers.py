@@ -1,0 +1,194 @@
+"""The four studies' manifests (crds/samples/papers/<study>/*.yaml), as hack/papers.sh runs them:
+each is dry-run by the API server as written; those that can run on this cluster are applied
+(scaled with --scaled: seconds instead of minutes, 1 warehouse, SecantusDB for MongoDB) and
+followed to the end; a table prints each one's figure, the paper's number and ours.
+
+A manifest names what it reproduces in annotations: bench.tpcc.dev/paper (the study),
+bench.tpcc.dev/figure (its figure or table) and bench.tpcc.dev/paper-result (the paper's number,
+with where it is printed). The deciding parts (scaled, not_runnable, ours) are pure.
+
+    python hack/k8s/papers.py [--scaled] [--namespace NS] [--timeout S] [--only-dry-run] [STUDY ...]
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+PAPERS = ROOT / "crds" / "samples" / "papers"
+ANNOTATION = "bench.tpcc.dev/"
+SCALED_SECONDS, SCALED_WARMUP = 30, 5
+SCALED_RECORDS = 2000
+
+
+def manifests(studies: list[str]) -> list[Path]:
+    dirs = [PAPERS / s for s in studies] if studies else sorted(p for p in PAPERS.iterdir() if p.is_dir())
+    missing = [str(d) for d in dirs if not d.is_dir()]
+    if missing:
+        sys.exit(f"papers: no such study: {', '.join(missing)} (studies: "
+                 f"{', '.join(p.name for p in sorted(PAPERS.iterdir()) if p.is_dir())})")
+    return [f for d in dirs for f in sorted(d.glob("*.yaml"))]
+
+
+def first_of_each_study() -> list[Path]:
+    """One manifest per study: its first that runs here, else its first (dry run only)."""
+    picks = []
+    for study in sorted(p for p in PAPERS.iterdir() if p.is_dir()):
+        paths = sorted(study.glob("*.yaml"))
+        runnable = [p for p in paths if not not_runnable(yaml.safe_load(p.read_text())["spec"])]
+        picks.append((runnable or paths)[0])
+    return picks
+
+
+def not_runnable(spec: dict) -> str | None:
+    """Why a manifest cannot run on this machine's cluster (None: it can, scaled if need be)."""
+    db = spec["database"]
+    if db["type"] == "foundationdb":
+        return "no FoundationDB server here (README: FoundationDB)"
+    if "external" in db:
+        return "an external database"
+    values = (db.get("deploy") or {}).get("values") or {}
+    if db["type"] == "mongodb" and values.get("topology") == "sharded":
+        return "a sharded MongoDB needs mongod (not installable here; SecantusDB is one node)"
+    return None
+
+
+def _scaled_list(values: list[int], to: list[int]) -> list[int]:
+    return to[:max(1, min(len(values), len(to)))]
+
+
+def scaled(manifest: dict) -> tuple[dict, list[str]]:
+    """The manifest shrunk to run in a minute or two on a 2-core machine, and what was changed."""
+    out = copy.deepcopy(manifest)
+    spec, notes = out["spec"], []
+    workload = spec.setdefault("workload", {})
+    runners = spec.setdefault("runners", {})
+    if workload.get("durationSeconds", 0) > SCALED_SECONDS:
+        notes.append(f"{workload['durationSeconds']} s measured -> {SCALED_SECONDS} s")
+        workload["durationSeconds"], workload["warmupSeconds"] = SCALED_SECONDS, SCALED_WARMUP
+    if workload.get("warehouses", 1) > 1:
+        notes.append(f"{workload['warehouses']} warehouses -> 1")
+        workload["warehouses"] = 1
+    if runners.get("parallelism", 1) > 1:
+        notes.append(f"{runners['parallelism']} runner pods -> 1")
+        runners["parallelism"] = 1
+    if workload.get("clients", 0) > 4:
+        notes.append(f"{workload['clients']} clients -> 4")
+        workload["clients"] = 4
+    workload["loadWorkers"] = min(workload.get("loadWorkers", 2), 2)
+    ycsb = workload.get("ycsb") or {}
+    if ycsb.get("recordCount", 0) > SCALED_RECORDS:
+        notes.append(f"{ycsb['recordCount']} records -> {SCALED_RECORDS}")
+        ycsb["recordCount"] = SCALED_RECORDS
+    sweep = spec.get("sweep")
+    if sweep:
+        for key, to in (("warehouses", [1]), ("clients", [2, 4])):
+            if key in sweep and sweep[key] != _scaled_list(sweep[key], to):
+                notes.append(f"sweep.{key} {sweep[key]} -> {_scaled_list(sweep[key], to)}")
+                sweep[key] = _scaled_list(sweep[key], to)
+        if sweep.get("repetitions", 1) > 1:
+            notes.append(f"sweep.repetitions {sweep['repetitions']} -> 1")
+            sweep["repetitions"] = 1
+    db = spec["database"]
+    if db["type"] == "mongodb" and "deploy" in db:
+        notes.append("mongod replica set -> SecantusDB, one member (no mongod here)")
+        db["deploy"] = {"replicas": 1, "values": {"testServer": {"enabled": True}}}
+        if spec.pop("faults", None):
+            notes.append("faults dropped (one member has no failover)")
+    deploy = db.get("deploy") or {}
+    if db["type"] == "voltdb" and deploy.get("replicas", 1) > 1 and not spec.get("faults"):
+        notes.append(f"{deploy['replicas']} VoltDB hosts, k={deploy.get('kSafety', 0)} -> 1 host, k=0")
+        deploy["replicas"], deploy["kSafety"] = 1, 0
+    return out, notes
+
+
+def ours(status: dict) -> str:
+    """Our headline figure from a finished run's status: the sweep's per-configuration medians,
+    else the run's throughput."""
+    configurations = ((status.get("sweep") or {}).get("configurations")) or []
+    if configurations:
+        return "; ".join(_configuration(c) for c in configurations)
+    results = status.get("results") or {}
+    if results.get("opsPerSecond") is not None:
+        return f"{results['opsPerSecond']:,.0f} ops/s"
+    if results.get("tpmC") is not None:
+        return f"{results['tpmC']:,.0f} tpmC"
+    return f"no result ({status.get('reason', '?')}: {status.get('message', '')[:120]})"
+
+
+def _configuration(c: dict) -> str:
+    """One configuration of status.sweep.configurations: its keys, then its median tpmC."""
+    where = ", ".join(f"{k} {v}" for k, v in c.items() if k != "tpmC")
+    tpmc = c.get("tpmC") or {}
+    return f"{where}: median {tpmc['median']:,.0f} tpmC (n={tpmc.get('n', '?')})" if "median" in tpmc else f"{where}: ?"
+
+
+def kubectl(*args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["kubectl", *args], input=stdin, capture_output=True, text=True, check=check)
+
+
+def dry_run(manifest: dict, namespace: str) -> str | None:
+    out = kubectl("apply", "--dry-run=server", "-n", namespace, "-f", "-", stdin=json.dumps(manifest), check=False)
+    return None if out.returncode == 0 else out.stderr.strip()
+
+
+def follow(manifest: dict, namespace: str, timeout: float) -> dict:
+    name = manifest["metadata"]["name"]
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--ignore-not-found", "--timeout=120s")
+    kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(manifest))
+    deadline, last = time.time() + timeout, None
+    while time.time() < deadline:
+        run = json.loads(kubectl("get", "benchmarkrun", name, "-n", namespace, "-o", "json").stdout)
+        status = run.get("status") or {}
+        line = f"{status.get('phase')}: {status.get('message', '')}"
+        if line != last:
+            print(f"[papers] {name}: {line}", file=sys.stderr, flush=True)
+            last = line
+        if status.get("phase") in ("Succeeded", "Failed"):
+            return status
+        time.sleep(5)
+    return {"phase": "Timeout", "reason": "Timeout", "message": f"not finished after {timeout:.0f} s"}
+
+
+def annotation(manifest: dict, key: str) -> str:
+    return ((manifest.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION + key, "")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("studies", nargs="*")
+    ap.add_argument("--scaled", action="store_true")
+    ap.add_argument("--only-dry-run", action="store_true")
+    ap.add_argument("--namespace", default="tpcc-papers")
+    ap.add_argument("--timeout", type=float, default=3600, help="per manifest, seconds")
+    a = ap.parse_args()
+    rows, failed = [], 0
+    for path in manifests(a.studies):
+        manifest = yaml.safe_load(path.read_text())
+        where = str(path.relative_to(ROOT))
+        refused = dry_run(manifest, a.namespace)
+        row = {"manifest": where, "figure": annotation(manifest, "figure"),
+               "paper": annotation(manifest, "paper-result") or "-"}
+        reason = "refused by the API server: " + refused if refused else not_runnable(manifest["spec"])
+        if reason or a.only_dry_run:
+            failed += bool(refused)
+            rows.append({**row, "ours": f"not run here: {reason}" if reason else "dry run only"})
+            continue
+        run, notes = scaled(manifest) if a.scaled else (manifest, [])
+        status = follow(run, a.namespace, a.timeout)
+        failed += status.get("phase") != "Succeeded"
+        rows.append({**row, "ours": f"{status.get('phase')}: {ours(status)}", "scaled": "; ".join(notes)})
+    for row in rows:
+        print(json.dumps(row))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""hack/k8s/papers.py, what hack/papers.sh runs: every study's manifests name what they reproduce,
+scaled they stay valid BenchmarkRuns that fit this machine, and what cannot run here says why."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import yaml
+from crd_schema import validate
+from tpcc_operator import plan
+from tpcc_operator.runspec import RunSpec
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("papers", ROOT / "hack" / "k8s" / "papers.py")
+papers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(papers)
+MANIFESTS = papers.manifests([])
+SETTINGS = plan.Settings(charts_dir=ROOT / "charts", runner_image="local/tpcc-runner:dev")
+RUN = plan.Run(name="paper", namespace="tpcc-papers", uid="u", generation=1)
+
+
+def test_every_study_has_manifests():
+    studies = {p.parent.name for p in MANIFESTS}
+    assert studies == {"vldb2019", "sharded", "voltdb", "fdb-ycsb"}
+
+
+@pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_manifest_names_its_study_and_figure(path):
+    manifest = yaml.safe_load(path.read_text())
+    assert papers.annotation(manifest, "paper"), "bench.tpcc.dev/paper: which study"
+    assert papers.annotation(manifest, "figure"), "bench.tpcc.dev/figure: which figure or table"
+    assert path.read_text().startswith("#"), "a header comment: the paper's configuration and what differs"
+
+
+@pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_scaled_it_stays_valid_and_fits_one_small_node(path):
+    manifest = yaml.safe_load(path.read_text())
+    if papers.not_runnable(manifest["spec"]):
+        return
+    small, notes = papers.scaled(manifest)
+    assert validate(small) == []
+    spec = RunSpec.parse(small["spec"])
+    plan.helm_release(RUN, spec, SETTINGS)  # DatabaseTooSmall would raise
+    assert spec.workload.duration_seconds <= papers.SCALED_SECONDS
+    assert (spec.deploy.replicas if spec.database.deploy else 1) == 1 or spec.faults
+    assert all(isinstance(n, str) and "->" in n for n in notes)
+    assert small["metadata"] == manifest["metadata"], "the same run name: its results are found by it"
+
+
+def test_what_cannot_run_here_says_why():
+    sharded = {"database": {"type": "mongodb", "deploy": {"values": {"topology": "sharded"}}}}
+    assert "sharded MongoDB needs mongod" in papers.not_runnable(sharded)
+    assert "no FoundationDB server" in papers.not_runnable({"database": {"type": "foundationdb",
+                                                                         "external": {"endpoints": ["f:4500"]}}})
+    assert papers.not_runnable({"database": {"type": "voltdb", "deploy": {"replicas": 3}}}) is None
+
+
+def test_a_mongodb_replica_set_runs_scaled_on_the_test_server_without_its_faults():
+    manifest = {"metadata": {"name": "x"}, "spec": {
+        "database": {"type": "mongodb", "deploy": {"replicas": 3}},
+        "workload": {"warehouses": 10, "clients": 40, "durationSeconds": 600},
+        "faults": [{"action": "kill-primary"}]}}
+    small, notes = papers.scaled(manifest)
+    assert small["spec"]["database"]["deploy"] == {"replicas": 1, "values": {"testServer": {"enabled": True}}}
+    assert "faults" not in small["spec"] and any("faults dropped" in n for n in notes)
+    assert small["spec"]["workload"]["warehouses"] == 1 and manifest["spec"]["workload"]["warehouses"] == 10
+
+
+def test_ours_reads_the_sweep_medians_or_the_runs_throughput():
+    sweep = {"sweep": {"configurations": [{"warehouses": 1, "clients": 2, "tpmC": {"n": 2, "median": 1234.5}}]}}
+    assert papers.ours(sweep) == "warehouses 1, clients 2: median 1,234 tpmC (n=2)"
+    assert papers.ours({"results": {"tpmC": 4321.2}}) == "4,321 tpmC"
+    assert papers.ours({"results": {"opsPerSecond": 987.6}}) == "988 ops/s"
+    assert papers.ours({"reason": "DatabaseNotReady", "message": "pods"}) == "no result (DatabaseNotReady: pods)"
