@@ -90,7 +90,8 @@ def test_mongodb_test_server_kill_primary_then_kill_all(namespace, operator):
     assert status["results"]["tpmC"] > 0
     events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json",
                                 "--field-selector", f"involvedObject.name={name}").stdout)["items"]
-    injected = [e["message"] for e in events if e["reason"] == "FaultInjected"]
+    # the API server lists events in no set order: by the fault number each message starts with
+    injected = sorted(e["message"] for e in events if e["reason"] == "FaultInjected")
     assert len(injected) == 2 and f"killed the database process of pod {member}" in injected[0]
     assert f"killed the database process of all 1 pods: {member}" in injected[1]
 
