@@ -268,3 +268,56 @@ def test_runner_processes_killed_mid_run_leave_no_partial_transaction(killable):
     done = tpcc("check", *target.args(), "--warehouses", "1")
     assert done.code == 0, done.stdout + done.stderr
     assert done.json()["passed"] and target.count_orders() >= before + 20
+
+
+def _procedure_calls(endpoint: str) -> dict[str, int]:
+    """Invocations of each procedure since the server started (VoltDB's @Statistics PROCEDURE)."""
+    host, port = endpoint.rsplit(":", 1)
+    client = FastSerializer(host, int(port))
+    try:
+        resp = VoltProcedure(client, "@Statistics", [FastSerializer.VOLTTYPE_STRING,
+                                                     FastSerializer.VOLTTYPE_INTEGER]).call(["PROCEDURE", 0])
+        assert resp.status == 1, resp.statusString
+        table = resp.tables[0]
+        names = [c.name.upper() for c in table.columns]
+        proc, calls = names.index("PROCEDURE"), names.index("INVOCATIONS")
+        out: dict[str, int] = {}
+        for row in table.tuples:
+            name = row[proc].rsplit(".", 1)[-1]
+            out[name] = out.get(name, 0) + row[calls]
+        return out
+    finally:
+        client.close()
+
+
+def test_voltdb_delivery_per_district_runs_checks_and_counts_one_delivery_per_business_transaction(voltdb, tmp_path):
+    """delivery=per-district: every Delivery is ten DeliveryDistrict transactions on the server,
+    the results count it once (the mix holds), say which mode ran, and the 12 conditions hold
+    after the run, condition 11 from the runners' acknowledged Deliveries."""
+    target = _volt_target(voltdb.endpoints[0])
+    target.driver_opts = ["delivery=per-district"]
+    done = tpcc("load", *target.args(), "--warehouses", "1", "--workers", "1", "--reset",
+                "--items", "1000", "--customers-per-district", "30")
+    assert done.code == 0, done.stderr
+    before = _procedure_calls(target.endpoint)
+    results = tmp_path / "results.json"
+    done = tpcc("run", *target.args(), "--warehouses", "1", "--clients", "2", "--duration", "15",
+                "--warmup", "1", "--results", str(results), "--check", timeout=300)
+    assert done.code == 0, done.stderr
+    doc = json.loads(results.read_text())
+    after = _procedure_calls(target.endpoint)
+    assert doc["options"]["driver"]["delivery"] == "per-district"
+    assert doc["options"]["driver_options"] == {"delivery": "per-district"}
+    assert doc["consistency"]["passed"], doc["consistency"]
+    delivery = doc["transactions"]["DELIVERY"]
+    executed = sum(t["executed"] for t in doc["transactions"].values())
+    assert delivery["committed"] > 0 and delivery["errors"] == 0
+    assert abs(delivery["mix_percent"] - 4) <= 100.0 * 2 * 8 / executed
+    # ten single-district transactions per Delivery, and no whole-warehouse Delivery call
+    split_calls = after.get("DeliveryDistrict", 0) - before.get("DeliveryDistrict", 0)
+    assert split_calls % 10 == 0 and split_calls >= 10 * delivery["committed"], (split_calls, delivery)
+    assert after.get("Delivery", 0) == before.get("Delivery", 0)
+    assert sum(doc["deliveries"].values()) <= split_calls
+    checked = tpcc("check", *target.args(), "--warehouses", "1", "--deliveries", str(results))
+    assert checked.code == 0, checked.stdout + checked.stderr
+    assert "acknowledged Deliveries" in checked.json()["conditions"][10]["note"]

@@ -16,12 +16,14 @@ from tpcc_runner.drivers.base import (
     ConnectionOptions,
     LoadMeta,
     NotLoaded,
+    RetryableError,
     UnknownOutcome,
     Unreachable,
     UserAbort,
 )
 from tpcc_runner.drivers.voltdb import VoltDBDriver, ddl_columns
 from tpcc_runner.durability import StoredOrder, epoch_ms
+from tpcc_runner.executor import execute_once
 from tpcc_runner.schema import TABLES
 from voltdb_server import voltdb, voltdb_cluster  # noqa: F401  (fixtures)
 
@@ -339,6 +341,108 @@ def test_delivery_delivers_the_oldest_new_order_of_each_district(loaded):
     assert loaded.delivery({"w_id": 1, "o_carrier_id": 1, "ol_delivery_d": when})["skipped"] == 8
     assert loaded.delivery({"w_id": 1, "o_carrier_id": 1, "ol_delivery_d": when}) == {"delivered": [], "skipped": 10}
     assert count(loaded, "new_order") == DISTRICTS * NEW_ORDERS  # warehouse 2 untouched
+
+
+def per_district(driver: VoltDBDriver) -> VoltDBDriver:
+    """A second driver on the same server, set to deliver district by district."""
+    d = VoltDBDriver(ConnectionOptions(endpoints=[f"{h}:{p}" for h, p in driver.endpoints],
+                                       connect_timeout=10, extra={"delivery": "per-district"}))
+    d.connect()
+    return d
+
+
+def delivery_state(driver: VoltDBDriver, w: int) -> dict[str, list]:
+    """What a Delivery of warehouse w changes: NEW-ORDER, carriers, delivery dates, customers."""
+    return {
+        "new_order": sql(driver, "SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = ? "
+                                 "ORDER BY no_d_id, no_o_id;", w),
+        "carriers": sql(driver, "SELECT o_d_id, o_id, o_carrier_id FROM orders WHERE o_w_id = ? "
+                                "ORDER BY o_d_id, o_id;", w),
+        "dated_lines": sql(driver, "SELECT ol_d_id, ol_o_id, ol_number, ol_delivery_d FROM order_line "
+                                   "WHERE ol_w_id = ? ORDER BY ol_d_id, ol_o_id, ol_number;", w),
+        "customers": sql(driver, "SELECT c_d_id, c_id, c_balance, c_delivery_cnt FROM customer "
+                                 "WHERE c_w_id = ? ORDER BY c_d_id, c_id;", w)}
+
+
+def test_per_district_delivery_delivers_what_one_delivery_transaction_would(loaded):
+    """The same database, delivered once per district (ten transactions) and once as one
+    transaction: the same oldest new orders go, with the same carriers, dates and balances."""
+    when = dt.datetime(2024, 6, 1, 12, 0, 0)
+    split = per_district(loaded)
+    try:
+        before = delivery_state(loaded, 1)
+        by_district = [split.delivery({"w_id": 1, "o_carrier_id": 7, "ol_delivery_d": when}) for _ in range(3)]
+        after_split = delivery_state(loaded, 1)
+    finally:
+        split.close()
+    assert by_district[0] == {"delivered": [(1, DELIVERED + 1), (2, DELIVERED + 1)], "skipped": 8}
+    assert by_district[1]["delivered"] == [(1, DELIVERED + 2), (2, DELIVERED + 2)]
+    assert by_district[2] == {"delivered": [], "skipped": 10}
+    assert after_split != before and after_split["new_order"] == []
+    loaded.create_schema(reset=True)
+    for key, tables in units().items():
+        loaded.load_unit(key, tables)
+    assert delivery_state(loaded, 1) == before
+    whole = [loaded.delivery({"w_id": 1, "o_carrier_id": 7, "ol_delivery_d": when}) for _ in range(3)]
+    assert whole == by_district
+    assert delivery_state(loaded, 1) == after_split
+
+
+def test_a_per_district_delivery_retried_after_a_failed_district_goes_on_from_it(loaded, monkeypatch):
+    """A retryable failure of district 2's transaction (district 1's committed): the executor's
+    retry delivers district 2 onwards, so district 1 is not delivered twice."""
+    split = per_district(loaded)
+    real, calls = split.deliver_district, []
+
+    def flaky(w_id, d_id, *rest):
+        calls.append(d_id)
+        if calls.count(2) == 1 and d_id == 2:
+            raise RetryableError("DeliveryDistrict: restarted (status -8)")
+        return real(w_id, d_id, *rest)
+
+    monkeypatch.setattr(split, "deliver_district", flaky)
+    params = {"w_id": 2, "o_carrier_id": 3, "ol_delivery_d": T0}
+    try:
+        outcome, result, retries, _, error = execute_once(split, "DELIVERY", params, 5, time.time() + 60)
+    finally:
+        split.close()
+    assert (outcome, retries, error) == ("committed", 1, None)
+    assert calls == [1, 2, *range(2, 11)]
+    assert result["delivered"] == [(1, DELIVERED + 1), (2, DELIVERED + 1)]
+    assert sql(loaded, "SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = 2 ORDER BY no_d_id;") == \
+        [[1, DELIVERED + 2], [2, DELIVERED + 2]]
+    deliveries = RunDeliveries(delivered={(2, d): 1 for d, _ in result["delivered"]})
+    assert all(r.passed for r in loaded.check_consistency([1, 2], deliveries))
+
+
+def test_a_per_district_delivery_that_skips_a_districts_carrier_and_balance_fails_the_check(loaded, monkeypatch):
+    """A broken per-district Delivery: district 2's transaction removes the NEW-ORDER row and
+    dates the lines but sets no carrier and pays the customer nothing. Conditions 5 (carrier null
+    iff a NEW-ORDER row), 7 (delivery date null iff carrier null), 10 and 12 (balances) catch it."""
+    split = per_district(loaded)
+    real = split.deliver_district
+
+    def skips_carrier_and_balance(w_id, d_id, o_carrier_id, when):
+        if d_id != 2:
+            return real(w_id, d_id, o_carrier_id, when)
+        (o,) = one(split, "SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = ? AND no_d_id = ?;", w_id, d_id)
+        sql(split, "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?;", w_id, d_id, o)
+        split._sql("UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?;",
+                   (volt.TIMESTAMP, when), (volt.INTEGER, w_id), (volt.INTEGER, d_id), (volt.INTEGER, o),
+                   writes=True)
+        return [(d_id, o)]
+
+    try:
+        healthy = split.delivery({"w_id": 1, "o_carrier_id": 5, "ol_delivery_d": T0})
+        assert all(r.passed for r in consistency(loaded).values())
+        monkeypatch.setattr(split, "deliver_district", skips_carrier_and_balance)
+        broken = split.delivery({"w_id": 2, "o_carrier_id": 5, "ol_delivery_d": T0})
+    finally:
+        split.close()
+    assert healthy["delivered"] == broken["delivered"] == [(1, DELIVERED + 1), (2, DELIVERED + 1)]
+    results = consistency(loaded)
+    assert {n for n, r in results.items() if not r.passed} == {5, 7, 10, 12}
+    assert results[5].example == f"order (2, 2, {DELIVERED + 1}): O_CARRIER_ID=None, NEW-ORDER row missing"
 
 
 def test_a_row_a_transaction_needs_and_does_not_find_is_not_loaded(loaded):

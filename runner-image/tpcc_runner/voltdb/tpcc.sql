@@ -87,6 +87,8 @@ CREATE PROCEDURE PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 FROM CLASS
 CREATE PROCEDURE FROM CLASS tpcc.procedures.PaymentMP;
 CREATE PROCEDURE PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 FROM CLASS tpcc.procedures.OrderStatus;
 CREATE PROCEDURE PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 FROM CLASS tpcc.procedures.Delivery;
+-- Delivery one district per transaction (driver option delivery=per-district).
+CREATE PROCEDURE PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 FROM CLASS tpcc.procedures.DeliveryDistrict;
 CREATE PROCEDURE PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 FROM CLASS tpcc.procedures.StockLevel;
 -- The consistency check's reads of one warehouse, in one transaction (ConsistencyRead.java says why).
 CREATE PROCEDURE FROM CLASS tpcc.procedures.ConsistencyRead;
