@@ -290,12 +290,16 @@ def _procedure_calls(endpoint: str) -> dict[str, int]:
         client.close()
 
 
-def test_voltdb_delivery_per_district_runs_checks_and_counts_one_delivery_per_business_transaction(voltdb, tmp_path):
-    """delivery=per-district: every Delivery is ten DeliveryDistrict transactions on the server,
-    the results count it once (the mix holds), say which mode ran, and the 12 conditions hold
-    after the run, condition 11 from the runners' acknowledged Deliveries."""
+@pytest.mark.parametrize("delivery, partitioning", [("per-district", "warehouse"),
+                                                    ("per-warehouse", "district"), ("per-district", "district")])
+def test_voltdb_delivery_and_partitioning_variants_run_check_and_count_one_delivery_each(
+        voltdb, tmp_path, delivery, partitioning):
+    """The VoltDB study's variants: Delivery split per district (every Delivery ten
+    DeliveryDistrict transactions on the server, counted once in the results, the mix holds) and
+    tables partitioned by district; each loads, runs, names its mode in the results, and keeps
+    the 12 conditions after the run, condition 11 from the runners' acknowledged Deliveries."""
     target = _volt_target(voltdb.endpoints[0])
-    target.driver_opts = ["delivery=per-district"]
+    target.driver_opts = [f"delivery={delivery}", f"partitioning={partitioning}"]
     done = tpcc("load", *target.args(), "--warehouses", "1", "--workers", "1", "--reset",
                 "--items", "1000", "--customers-per-district", "30")
     assert done.code == 0, done.stderr
@@ -306,18 +310,32 @@ def test_voltdb_delivery_per_district_runs_checks_and_counts_one_delivery_per_bu
     assert done.code == 0, done.stderr
     doc = json.loads(results.read_text())
     after = _procedure_calls(target.endpoint)
-    assert doc["options"]["driver"]["delivery"] == "per-district"
-    assert doc["options"]["driver_options"] == {"delivery": "per-district"}
+    assert (doc["options"]["driver"]["delivery"], doc["options"]["driver"]["partitioning"]) == (delivery, partitioning)
+    assert doc["options"]["driver_options"] == {"delivery": delivery, "partitioning": partitioning}
     assert doc["consistency"]["passed"], doc["consistency"]
-    delivery = doc["transactions"]["DELIVERY"]
-    executed = sum(t["executed"] for t in doc["transactions"].values())
-    assert delivery["committed"] > 0 and delivery["errors"] == 0
-    assert abs(delivery["mix_percent"] - 4) <= 100.0 * 2 * 8 / executed
-    # ten single-district transactions per Delivery, and no whole-warehouse Delivery call
-    split_calls = after.get("DeliveryDistrict", 0) - before.get("DeliveryDistrict", 0)
-    assert split_calls % 10 == 0 and split_calls >= 10 * delivery["committed"], (split_calls, delivery)
-    assert after.get("Delivery", 0) == before.get("Delivery", 0)
-    assert sum(doc["deliveries"].values()) <= split_calls
+    tx = doc["transactions"]
+    executed = sum(t["executed"] for t in tx.values())
+    assert tx["DELIVERY"]["committed"] > 0 and all(t["errors"] == 0 for t in tx.values()), tx
+    assert abs(tx["DELIVERY"]["mix_percent"] - 4) <= 100.0 * 2 * 8 / executed
+
+    def calls(name: str) -> int:
+        return after.get(name, 0) - before.get(name, 0)
+
+    if delivery == "per-district":  # ten single-district transactions per Delivery, no whole one
+        assert calls("DeliveryDistrict") % 10 == 0 and calls("Delivery") == 0
+        assert calls("DeliveryDistrict") >= 10 * tx["DELIVERY"]["committed"]
+    else:
+        assert calls("DeliveryDistrict") == 0 and calls("Delivery") >= tx["DELIVERY"]["committed"]
+    if partitioning == "district":  # NewOrder and Payment always multi-partition
+        assert calls("NewOrder") == calls("Payment") == 0
+        assert calls("NewOrderMP") >= tx["NEW_ORDER"]["executed"] and calls("PaymentMP") >= tx["PAYMENT"]["executed"]
+    else:
+        assert calls("NewOrder") > calls("NewOrderMP")
     checked = tpcc("check", *target.args(), "--warehouses", "1", "--deliveries", str(results))
     assert checked.code == 0, checked.stdout + checked.stderr
     assert "acknowledged Deliveries" in checked.json()["conditions"][10]["note"]
+    other = "warehouse" if partitioning == "district" else "district"
+    refused = tpcc("run", "--db", "voltdb", "--endpoints", target.endpoint, "--metrics-port", "0",
+                   "--driver-opt", f"partitioning={other}", "--warehouses", "1", "--clients", "1",
+                   "--duration", "2")
+    assert refused.code != 0 and "the database was loaded with schema" in refused.stderr, refused.stderr

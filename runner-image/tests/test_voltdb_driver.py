@@ -4,6 +4,7 @@ district (orders 1-3 delivered, 4-5 in NEW-ORDER), 20 items."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 import socket
 import time
 from decimal import Decimal
@@ -123,6 +124,20 @@ def loaded(driver):
     return driver
 
 
+@pytest.fixture
+def by_district(voltdb):
+    """The tiny database loaded partitioned by district (driver option partitioning=district)."""
+    d = VoltDBDriver(ConnectionOptions(endpoints=voltdb.endpoints, connect_timeout=10,
+                                       extra={"partitioning": "district"}))
+    d.connect()
+    d.create_schema(reset=True)
+    for key, tables in units().items():
+        d.load_unit(key, tables)
+    d.write_meta(LoadMeta.from_dict({**meta().to_dict(), "schema_variant": d.describe()["schema_variant"]}))
+    yield d
+    d.close()
+
+
 def consistency(driver):
     return {r.number: r for r in driver.check_consistency(range(1, WAREHOUSES + 1))}
 
@@ -130,9 +145,58 @@ def consistency(driver):
 # -- schema and load --------------------------------------------------------------------
 
 def test_ddl_columns_follow_the_table_layout():
+    """schema.TABLES' columns, then (district-keyed tables) the district key the driver adds."""
     columns = ddl_columns()
     for table, names in TABLES.items():
-        assert tuple(name for name, _ in columns[table]) == names
+        key = (volt.DISTRICT_KEYS[table][0],) if table in volt.DISTRICT_KEYS else ()
+        assert tuple(name for name, _ in columns[table]) == names + key
+
+
+def partitioned_on(statements: list[str]) -> dict[str, str]:
+    return dict(re.findall(r"PARTITION TABLE (\w+) ON COLUMN (\w+);", "\n".join(statements)))
+
+
+def procedures(statements: list[str]) -> dict[str, str]:
+    """Each procedure's partitioning: "table.column parameter" or "multi"."""
+    out = {}
+    for stmt in statements:
+        m = re.match(r"CREATE PROCEDURE (?:PARTITION ON TABLE (\w+) COLUMN (\w+) PARAMETER (\d) )?"
+                     r"FROM CLASS [\w.]+\.(\w+);", stmt)
+        if m:
+            out[m.group(4)] = f"{m.group(1)}.{m.group(2)} {m.group(3)}" if m.group(1) else "multi"
+    return out
+
+
+def test_the_two_partitioning_layouts_partition_and_declare_what_the_readme_says():
+    by_warehouse, by_district = volt.ddl_statements("warehouse"), volt.ddl_statements("district")
+    assert partitioned_on(by_warehouse) == {
+        "warehouse": "w_id", "district": "d_w_id", "customer": "c_w_id", "history": "h_w_id",
+        "new_order": "no_w_id", "orders": "o_w_id", "order_line": "ol_w_id", "stock": "s_w_id",
+        "tpcc_load_unit": "w_id"}
+    assert partitioned_on(by_district) == {**partitioned_on(by_warehouse), **{
+        t: key for t, (key, _, _) in volt.DISTRICT_KEYS.items()}}
+    assert procedures(by_warehouse) == {
+        "NewOrder": "warehouse.w_id 0", "NewOrderMP": "multi", "Payment": "warehouse.w_id 0",
+        "PaymentMP": "multi", "OrderStatus": "warehouse.w_id 0", "Delivery": "warehouse.w_id 0",
+        "DeliveryDistrict": "warehouse.w_id 0", "StockLevel": "warehouse.w_id 0", "ConsistencyRead": "multi",
+        "LoadItems": "multi", "LoadWarehouse": "warehouse.w_id 0", "LoadStock": "warehouse.w_id 0",
+        "LoadDistrict": "warehouse.w_id 0"}
+    assert procedures(by_district) == {
+        "NewOrderMP": "multi", "PaymentMP": "multi", "OrderStatus": "customer.c_wd 0", "Delivery": "multi",
+        "DeliveryDistrict": "new_order.no_wd 0", "StockLevel": "multi", "ConsistencyRead": "multi",
+        "LoadItems": "multi", "LoadWarehouse": "multi", "LoadStock": "warehouse.w_id 0", "LoadDistrict": "multi"}
+    # the tables themselves (columns, keys, indexes) are the same in both
+    assert [s for s in by_warehouse if not s.startswith(("PARTITION", "CREATE PROCEDURE"))] == \
+        [s for s in by_district if not s.startswith(("PARTITION", "CREATE PROCEDURE"))]
+    with pytest.raises(ValueError, match="unknown VoltDB partitioning layout 'item'"):
+        volt.ddl_statements("item")
+
+
+def test_rows_of_district_keyed_tables_get_their_district_key():
+    rows = units()["district:2:1"]
+    assert volt.with_district_keys("orders", rows["orders"])[0][-1] == 21
+    assert {r[-1] for r in volt.with_district_keys("history", rows["history"])} == {21}
+    assert volt.with_district_keys("district", units()["warehouse:2"]["district"])[1][-1] == 22
 
 
 def test_a_table_encodes_the_same_by_column_as_row_by_row():
@@ -344,9 +408,9 @@ def test_delivery_delivers_the_oldest_new_order_of_each_district(loaded):
 
 
 def per_district(driver: VoltDBDriver) -> VoltDBDriver:
-    """A second driver on the same server, set to deliver district by district."""
-    d = VoltDBDriver(ConnectionOptions(endpoints=[f"{h}:{p}" for h, p in driver.endpoints],
-                                       connect_timeout=10, extra={"delivery": "per-district"}))
+    """A second driver on the same server and layout, set to deliver district by district."""
+    d = VoltDBDriver(ConnectionOptions(endpoints=[f"{h}:{p}" for h, p in driver.endpoints], connect_timeout=10,
+                                       extra={"delivery": "per-district", "partitioning": driver.partitioning}))
     d.connect()
     return d
 
@@ -680,3 +744,43 @@ def test_losing_a_node_raises_and_reconnects_to_a_live_one(voltdb_cluster):
     voltdb_cluster.restart_node(victim)
     assert d.describe()["hosts"] == 3
     d.close()
+
+
+# -- partitioned by district -----------------------------------------------------------------
+
+def server_partition_columns(driver: VoltDBDriver) -> dict[str, str]:
+    """Each partitioned table's partition column, as the server's catalog has it."""
+    response = driver._call("@SystemCatalog", [(volt.STRING, "COLUMNS")], writes=False)
+    table = response.tables[0]
+    names = [c.name.upper() for c in table.columns]
+    t, c, remarks = names.index("TABLE_NAME"), names.index("COLUMN_NAME"), names.index("REMARKS")
+    return {row[t].lower(): row[c].lower() for row in table.tuples
+            if row[remarks] and "PARTITION_COLUMN" in row[remarks].upper()}
+
+
+def test_partitioned_by_district_the_server_holds_the_district_tables_on_their_district_key(by_district):
+    partition = server_partition_columns(by_district)
+    assert {t: partition[t] for t in volt.DISTRICT_KEYS} == {t: k for t, (k, _, _) in volt.DISTRICT_KEYS.items()}
+    assert (partition["warehouse"], partition["stock"]) == ("w_id", "s_w_id")
+    assert sql(by_district, "SELECT DISTINCT o_w_id * 10 + o_d_id - o_wd FROM orders;") == [[0]]
+    assert by_district.describe()["schema_variant"] == "stored-procedures, partitioned by district"
+
+
+def test_partitioned_by_district_the_transactions_keep_all_twelve_conditions(by_district):
+    placed = by_district.new_order({"w_id": 2, "d_id": 1, "c_id": 4, "o_entry_d": T0, "items": [
+        {"i_id": 1, "supply_w_id": 2, "quantity": 3}, {"i_id": 2, "supply_w_id": 1, "quantity": 1}]})
+    assert placed["o_id"] == ORDERS + 1 and placed["remote"]
+    status = by_district.order_status({"w_id": 2, "d_id": 1, "c_id": 4, "c_last": None})
+    assert (status["o_id"], status["lines"]) == (placed["o_id"], 2)
+    paid = by_district.payment({"w_id": 1, "d_id": 2, "c_w_id": 1, "c_d_id": 2, "c_id": None,
+                                "c_last": "BARBARBAR", "h_amount": 12.5, "h_date": T0})
+    assert paid["c_id"] == 3  # the middle of three by c_first, as partitioned by warehouse
+    run_some_transactions(by_district)
+    split = per_district(by_district)
+    try:
+        assert split.delivery({"w_id": 1, "o_carrier_id": 2, "ol_delivery_d": T0})["skipped"] < 10
+    finally:
+        split.close()
+    results = consistency(by_district)
+    assert all(r.passed for r in results.values()), [r for r in results.values() if not r.passed]
+    assert results[5].checked == WAREHOUSES * DISTRICTS * ORDERS + 13
