@@ -573,7 +573,7 @@ def test_all_twelve_conditions_hold_on_a_consistent_database(loaded):
     ("UPDATE warehouse SET w_ytd = w_ytd - 0.01 WHERE w_id = 1;", {1, 8}),
     ("UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 2;", {2}),
     ("DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 1 AND no_o_id = 5;", {2, 5, 11}),
-    ("INSERT INTO new_order VALUES (2, 2, 2);", {3, 5, 11}),
+    ("INSERT INTO new_order VALUES (2, 2, 2, 22);", {3, 5, 11}),
     ("UPDATE orders SET o_ol_cnt = o_ol_cnt + 1 WHERE o_w_id = 2 AND o_d_id = 1 AND o_id = 2;", {4, 6}),
     ("UPDATE order_line SET ol_delivery_d = NULL WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 1 "
      "AND ol_number = 1;", {7}),
@@ -602,8 +602,8 @@ def test_a_corrupted_row_fails_the_right_conditions(loaded, corruption, failing)
     # less than a cent is still not equal
     ("UPDATE customer SET c_balance = c_balance + 0.004 WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 5;", {10, 12}),
     # orphans, each reported by row
-    ("INSERT INTO new_order VALUES (1, 3, 1);", {2, 5, 9, 11}),        # in a district with no DISTRICT row
-    ("INSERT INTO order_line VALUES (99, 1, 1, 1, 1, 1, NULL, 5, 1.00, 'orphan');", {4, 6, 7}),
+    ("INSERT INTO new_order VALUES (1, 3, 1, 13);", {2, 5, 9, 11}),        # in a district with no DISTRICT row
+    ("INSERT INTO order_line VALUES (99, 1, 1, 1, 1, 1, NULL, 5, 1.00, 'orphan', 11);", {4, 6, 7}),
     ("DELETE FROM district WHERE d_w_id = 1 AND d_id = 2;", {1, 2, 9}),
     ("DELETE FROM warehouse WHERE w_id = 2;", {1, 8}),
     ("DELETE FROM customer WHERE c_w_id = 2 AND c_d_id = 2 AND c_id = 5;", {10, 12}),
@@ -619,8 +619,8 @@ def test_money_drifts_and_orphan_rows_fail_the_right_conditions(loaded, corrupti
 
 
 def test_orphans_are_named_by_row(loaded):
-    sql(loaded, "INSERT INTO new_order VALUES (1, 3, 1);")
-    sql(loaded, "INSERT INTO order_line VALUES (99, 1, 1, 1, 1, 1, NULL, 5, 1.00, 'orphan');")
+    sql(loaded, "INSERT INTO new_order VALUES (1, 3, 1, 13);")
+    sql(loaded, "INSERT INTO order_line VALUES (99, 1, 1, 1, 1, 1, NULL, 5, 1.00, 'orphan', 11);")
     results = consistency(loaded)
     assert results[5].example == "NEW-ORDER (1, 3, 1) without an ORDER row"
     assert results[2].example.startswith("warehouse 1 district 3: no DISTRICT row")
