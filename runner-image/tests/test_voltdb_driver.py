@@ -482,7 +482,8 @@ def test_a_per_district_delivery_retried_after_a_failed_district_goes_on_from_it
 def test_a_per_district_delivery_that_skips_a_districts_carrier_and_balance_fails_the_check(loaded, monkeypatch):
     """A broken per-district Delivery: district 2's transaction removes the NEW-ORDER row and
     dates the lines but sets no carrier and pays the customer nothing. Conditions 5 (carrier null
-    iff a NEW-ORDER row), 7 (delivery date null iff carrier null), 10 and 12 (balances) catch it."""
+    iff a NEW-ORDER row), 7 (delivery date null iff carrier null), 10 and 12 (balances) catch it,
+    given the runner's acknowledged Deliveries (without them, 11 fails as well)."""
     split = per_district(loaded)
     real = split.deliver_district
 
@@ -504,7 +505,11 @@ def test_a_per_district_delivery_that_skips_a_districts_carrier_and_balance_fail
     finally:
         split.close()
     assert healthy["delivered"] == broken["delivered"] == [(1, DELIVERED + 1), (2, DELIVERED + 1)]
-    results = consistency(loaded)
+    acknowledged = RunDeliveries()
+    acknowledged.record(1, [d for d, _ in healthy["delivered"]])
+    acknowledged.record(2, [d for d, _ in broken["delivered"]])
+    results = {r.number: r for r in loaded.check_consistency([1, 2], acknowledged)}
+    # condition 11 holds: the NEW-ORDER row did go, as the runner was told
     assert {n for n, r in results.items() if not r.passed} == {5, 7, 10, 12}
     assert results[5].example == f"order (2, 2, {DELIVERED + 1}): O_CARRIER_ID=None, NEW-ORDER row missing"
 
