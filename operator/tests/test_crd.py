@@ -122,6 +122,8 @@ def test_every_documented_example_is_valid(where, manifest):
     {"database": {"type": "voltdb"}, "runners": {"image": "registry.example:5000/team/tpcc-runner:1.2.3"}},
     {"database": {"type": "voltdb"}, "runners": {"image": "tpcc@sha256:" + "a" * 64}},
     {"database": {"type": "voltdb"}, "workload": {"driverOptions": {"call_timeout": "30"}}},
+    {"database": {"type": "voltdb"}, "workload": {"driverOptions": {"delivery": "per-district",
+                                                                    "partitioning": "district"}}},
     {"database": {"type": "mongodb", "external": {"endpoints": ["db:27017"]}},
      "workload": {"warehouses": 1000, "driverOptions": {"uri": "mongodb://db:27017/?tls=true"}}},
     {"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}}, "workload": {"warehouses": 48}},
@@ -136,7 +138,8 @@ def test_every_documented_example_is_valid(where, manifest):
      "faults": [{"action": "kill-node", "method": "kill-process", "podIndex": 2}]},
     {"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
      "sweep": {"warehouses": [2, 1], "clients": [2, 4, 8], "repetitions": 2}},
-], ids=["quantities", "registry-image", "digest-image", "voltdb-option", "external-big", "voltdb-48-on-3-k1",
+], ids=["quantities", "registry-image", "digest-image", "voltdb-option",
+        "voltdb-delivery-per-district", "external-big", "voltdb-48-on-3-k1",
         "data-loss-allowed", "last-kill-in-window", "mongodb-one-member-kill-process", "voltdb-k1-kill-process",
         "sweep"])
 def test_good_specs_pass(spec):

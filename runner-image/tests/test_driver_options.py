@@ -25,6 +25,9 @@ def test_an_unknown_option_is_refused_by_every_driver_in_the_same_words(db):
 @pytest.mark.parametrize("db, option, value, want", [
     ("voltdb", "call_timeout", "soon", "seconds > 0"),
     ("voltdb", "load_timeout", "0", "seconds > 0"),
+    ("voltdb", "delivery", "per-order", "one of per-warehouse|per-district"),
+    ("voltdb", "delivery", "PER-DISTRICT", "one of per-warehouse|per-district"),
+    ("voltdb", "partitioning", "d_id", "one of warehouse|district"),
     ("mongodb", "txn_timeout", "-1", "seconds > 0"),
     ("mongodb", "commit_retries", "2.5", "a whole number >= 0"),
     ("mongodb", "causal", "maybe", "true or false"),
@@ -41,7 +44,10 @@ def test_a_bad_value_names_the_driver_the_option_and_what_it_wants(db, option, v
 
 def test_values_arrive_parsed_and_defaults_fill_the_rest():
     v = make("voltdb", call_timeout="2.5")
-    assert (v.call_timeout, v.load_timeout, v.procs_jar) == (2.5, 600.0, None)
+    assert (v.call_timeout, v.load_timeout, v.procs_jar, v.delivery_mode) == (2.5, 600.0, None, "per-warehouse")
+    assert v.partitioning == "warehouse"
+    split = make("voltdb", delivery="per-district", partitioning="district")
+    assert (split.delivery_mode, split.partitioning) == ("per-district", "district")
     m = make("mongodb", causal="yes", write_concern="2", commit_retries="5")
     assert (m.causal, m.write_concern, m.commit_retries, m.retry_writes, m.txn_timeout) == (True, 2, 5, True, 60.0)
     f = make("foundationdb", directory="bench/tpcc", api_version="630")

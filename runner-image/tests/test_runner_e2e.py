@@ -268,3 +268,74 @@ def test_runner_processes_killed_mid_run_leave_no_partial_transaction(killable):
     done = tpcc("check", *target.args(), "--warehouses", "1")
     assert done.code == 0, done.stdout + done.stderr
     assert done.json()["passed"] and target.count_orders() >= before + 20
+
+
+def _procedure_calls(endpoint: str) -> dict[str, int]:
+    """Invocations of each procedure since the server started (VoltDB's @Statistics PROCEDURE)."""
+    host, port = endpoint.rsplit(":", 1)
+    client = FastSerializer(host, int(port))
+    try:
+        resp = VoltProcedure(client, "@Statistics", [FastSerializer.VOLTTYPE_STRING,
+                                                     FastSerializer.VOLTTYPE_INTEGER]).call(["PROCEDURE", 0])
+        assert resp.status == 1, resp.statusString
+        table = resp.tables[0]
+        names = [c.name.upper() for c in table.columns]
+        proc, calls = names.index("PROCEDURE"), names.index("INVOCATIONS")
+        out: dict[str, int] = {}
+        for row in table.tuples:
+            name = row[proc].rsplit(".", 1)[-1]
+            out[name] = out.get(name, 0) + row[calls]
+        return out
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("delivery, partitioning", [("per-district", "warehouse"),
+                                                    ("per-warehouse", "district"), ("per-district", "district")])
+def test_voltdb_delivery_and_partitioning_variants_run_check_and_count_one_delivery_each(
+        voltdb, tmp_path, delivery, partitioning):
+    """The VoltDB study's variants: Delivery split per district (every Delivery ten
+    DeliveryDistrict transactions on the server, counted once in the results, the mix holds) and
+    tables partitioned by district; each loads, runs, names its mode in the results, and keeps
+    the 12 conditions after the run, condition 11 from the runners' acknowledged Deliveries."""
+    target = _volt_target(voltdb.endpoints[0])
+    target.driver_opts = [f"delivery={delivery}", f"partitioning={partitioning}"]
+    done = tpcc("load", *target.args(), "--warehouses", "1", "--workers", "1", "--reset",
+                "--items", "1000", "--customers-per-district", "30")
+    assert done.code == 0, done.stderr
+    before = _procedure_calls(target.endpoint)
+    results = tmp_path / "results.json"
+    done = tpcc("run", *target.args(), "--warehouses", "1", "--clients", "2", "--duration", "15",
+                "--warmup", "1", "--results", str(results), "--check", timeout=300)
+    assert done.code == 0, done.stderr
+    doc = json.loads(results.read_text())
+    after = _procedure_calls(target.endpoint)
+    assert (doc["options"]["driver"]["delivery"], doc["options"]["driver"]["partitioning"]) == (delivery, partitioning)
+    assert doc["options"]["driver_options"] == {"delivery": delivery, "partitioning": partitioning}
+    assert doc["consistency"]["passed"], doc["consistency"]
+    tx = doc["transactions"]
+    executed = sum(t["executed"] for t in tx.values())
+    assert tx["DELIVERY"]["committed"] > 0 and all(t["errors"] == 0 for t in tx.values()), tx
+    assert abs(tx["DELIVERY"]["mix_percent"] - 4) <= 100.0 * 2 * 8 / executed
+
+    def calls(name: str) -> int:
+        return after.get(name, 0) - before.get(name, 0)
+
+    if delivery == "per-district":  # ten single-district transactions per Delivery, no whole one
+        assert calls("DeliveryDistrict") % 10 == 0 and calls("Delivery") == 0
+        assert calls("DeliveryDistrict") >= 10 * tx["DELIVERY"]["committed"]
+    else:
+        assert calls("DeliveryDistrict") == 0 and calls("Delivery") >= tx["DELIVERY"]["committed"]
+    if partitioning == "district":  # NewOrder and Payment always multi-partition
+        assert calls("NewOrder") == calls("Payment") == 0
+        assert calls("NewOrderMP") >= tx["NEW_ORDER"]["executed"] and calls("PaymentMP") >= tx["PAYMENT"]["executed"]
+    else:
+        assert calls("NewOrder") > calls("NewOrderMP")
+    checked = tpcc("check", *target.args(), "--warehouses", "1", "--deliveries", str(results))
+    assert checked.code == 0, checked.stdout + checked.stderr
+    assert "acknowledged Deliveries" in checked.json()["conditions"][10]["note"]
+    other = "warehouse" if partitioning == "district" else "district"
+    refused = tpcc("run", "--db", "voltdb", "--endpoints", target.endpoint, "--metrics-port", "0",
+                   "--driver-opt", f"partitioning={other}", "--warehouses", "1", "--clients", "1",
+                   "--duration", "2")
+    assert refused.code != 0 and "the database was loaded with schema" in refused.stderr, refused.stderr

@@ -4,6 +4,7 @@ district (orders 1-3 delivered, 4-5 in NEW-ORDER), 20 items."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 import socket
 import time
 from decimal import Decimal
@@ -16,12 +17,14 @@ from tpcc_runner.drivers.base import (
     ConnectionOptions,
     LoadMeta,
     NotLoaded,
+    RetryableError,
     UnknownOutcome,
     Unreachable,
     UserAbort,
 )
 from tpcc_runner.drivers.voltdb import VoltDBDriver, ddl_columns
 from tpcc_runner.durability import StoredOrder, epoch_ms
+from tpcc_runner.executor import execute_once
 from tpcc_runner.schema import TABLES
 from voltdb_server import voltdb, voltdb_cluster  # noqa: F401  (fixtures)
 
@@ -121,6 +124,20 @@ def loaded(driver):
     return driver
 
 
+@pytest.fixture
+def by_district(voltdb):
+    """The tiny database loaded partitioned by district (driver option partitioning=district)."""
+    d = VoltDBDriver(ConnectionOptions(endpoints=voltdb.endpoints, connect_timeout=10,
+                                       extra={"partitioning": "district"}))
+    d.connect()
+    d.create_schema(reset=True)
+    for key, tables in units().items():
+        d.load_unit(key, tables)
+    d.write_meta(LoadMeta.from_dict({**meta().to_dict(), "schema_variant": d.describe()["schema_variant"]}))
+    yield d
+    d.close()
+
+
 def consistency(driver):
     return {r.number: r for r in driver.check_consistency(range(1, WAREHOUSES + 1))}
 
@@ -128,9 +145,58 @@ def consistency(driver):
 # -- schema and load --------------------------------------------------------------------
 
 def test_ddl_columns_follow_the_table_layout():
+    """schema.TABLES' columns, then (district-keyed tables) the district key the driver adds."""
     columns = ddl_columns()
     for table, names in TABLES.items():
-        assert tuple(name for name, _ in columns[table]) == names
+        key = (volt.DISTRICT_KEYS[table][0],) if table in volt.DISTRICT_KEYS else ()
+        assert tuple(name for name, _ in columns[table]) == names + key
+
+
+def partitioned_on(statements: list[str]) -> dict[str, str]:
+    return dict(re.findall(r"PARTITION TABLE (\w+) ON COLUMN (\w+);", "\n".join(statements)))
+
+
+def procedures(statements: list[str]) -> dict[str, str]:
+    """Each procedure's partitioning: "table.column parameter" or "multi"."""
+    out = {}
+    for stmt in statements:
+        m = re.match(r"CREATE PROCEDURE (?:PARTITION ON TABLE (\w+) COLUMN (\w+) PARAMETER (\d) )?"
+                     r"FROM CLASS [\w.]+\.(\w+);", stmt)
+        if m:
+            out[m.group(4)] = f"{m.group(1)}.{m.group(2)} {m.group(3)}" if m.group(1) else "multi"
+    return out
+
+
+def test_the_two_partitioning_layouts_partition_and_declare_what_the_readme_says():
+    by_warehouse, by_district = volt.ddl_statements("warehouse"), volt.ddl_statements("district")
+    assert partitioned_on(by_warehouse) == {
+        "warehouse": "w_id", "district": "d_w_id", "customer": "c_w_id", "history": "h_w_id",
+        "new_order": "no_w_id", "orders": "o_w_id", "order_line": "ol_w_id", "stock": "s_w_id",
+        "tpcc_load_unit": "w_id"}
+    assert partitioned_on(by_district) == {**partitioned_on(by_warehouse), **{
+        t: key for t, (key, _, _) in volt.DISTRICT_KEYS.items()}}
+    assert procedures(by_warehouse) == {
+        "NewOrder": "warehouse.w_id 0", "NewOrderMP": "multi", "Payment": "warehouse.w_id 0",
+        "PaymentMP": "multi", "OrderStatus": "warehouse.w_id 0", "Delivery": "warehouse.w_id 0",
+        "DeliveryDistrict": "warehouse.w_id 0", "StockLevel": "warehouse.w_id 0", "ConsistencyRead": "multi",
+        "LoadItems": "multi", "LoadWarehouse": "warehouse.w_id 0", "LoadStock": "warehouse.w_id 0",
+        "LoadDistrict": "warehouse.w_id 0"}
+    assert procedures(by_district) == {
+        "NewOrderMP": "multi", "PaymentMP": "multi", "OrderStatus": "customer.c_wd 0", "Delivery": "multi",
+        "DeliveryDistrict": "new_order.no_wd 0", "StockLevel": "multi", "ConsistencyRead": "multi",
+        "LoadItems": "multi", "LoadWarehouse": "multi", "LoadStock": "warehouse.w_id 0", "LoadDistrict": "multi"}
+    # the tables themselves (columns, keys, indexes) are the same in both
+    assert [s for s in by_warehouse if not s.startswith(("PARTITION", "CREATE PROCEDURE"))] == \
+        [s for s in by_district if not s.startswith(("PARTITION", "CREATE PROCEDURE"))]
+    with pytest.raises(ValueError, match="unknown VoltDB partitioning layout 'item'"):
+        volt.ddl_statements("item")
+
+
+def test_rows_of_district_keyed_tables_get_their_district_key():
+    rows = units()["district:2:1"]
+    assert volt.with_district_keys("orders", rows["orders"])[0][-1] == 21
+    assert {r[-1] for r in volt.with_district_keys("history", rows["history"])} == {21}
+    assert volt.with_district_keys("district", units()["warehouse:2"]["district"])[1][-1] == 22
 
 
 def test_a_table_encodes_the_same_by_column_as_row_by_row():
@@ -179,12 +245,12 @@ def test_load_writes_every_row_and_marks_units_done(loaded):
         assert count(loaded, table) == rows, table
     assert loaded.done_units() == set(expected)
     assert loaded.read_meta() == meta()
-    # values round-trip, timestamps as naive UTC
+    # values round-trip, timestamps as naive UTC; the district key (W_ID*10+D_ID) last
     row = one(loaded, "SELECT * FROM customer WHERE c_w_id = 2 AND c_d_id = 1 AND c_id = 4;")
-    assert tuple(row) == expected["district:2:1"]["customer"][3]
+    assert tuple(row) == (*expected["district:2:1"]["customer"][3], 21)
     line = one(loaded, "SELECT * FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = 5 "
                        "AND ol_number = 1;")
-    assert tuple(line) == expected["district:1:2"]["order_line"][-ol_cnt(1, 2, 5)]
+    assert tuple(line) == (*expected["district:1:2"]["order_line"][-ol_cnt(1, 2, 5)], 12)
 
 
 def test_reloading_units_leaves_no_duplicates(loaded):
@@ -341,6 +407,113 @@ def test_delivery_delivers_the_oldest_new_order_of_each_district(loaded):
     assert count(loaded, "new_order") == DISTRICTS * NEW_ORDERS  # warehouse 2 untouched
 
 
+def per_district(driver: VoltDBDriver) -> VoltDBDriver:
+    """A second driver on the same server and layout, set to deliver district by district."""
+    d = VoltDBDriver(ConnectionOptions(endpoints=[f"{h}:{p}" for h, p in driver.endpoints], connect_timeout=10,
+                                       extra={"delivery": "per-district", "partitioning": driver.partitioning}))
+    d.connect()
+    return d
+
+
+def delivery_state(driver: VoltDBDriver, w: int) -> dict[str, list]:
+    """What a Delivery of warehouse w changes: NEW-ORDER, carriers, delivery dates, customers."""
+    return {
+        "new_order": sql(driver, "SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = ? "
+                                 "ORDER BY no_d_id, no_o_id;", w),
+        "carriers": sql(driver, "SELECT o_d_id, o_id, o_carrier_id FROM orders WHERE o_w_id = ? "
+                                "ORDER BY o_d_id, o_id;", w),
+        "dated_lines": sql(driver, "SELECT ol_d_id, ol_o_id, ol_number, ol_delivery_d FROM order_line "
+                                   "WHERE ol_w_id = ? ORDER BY ol_d_id, ol_o_id, ol_number;", w),
+        "customers": sql(driver, "SELECT c_d_id, c_id, c_balance, c_delivery_cnt FROM customer "
+                                 "WHERE c_w_id = ? ORDER BY c_d_id, c_id;", w)}
+
+
+def test_per_district_delivery_delivers_what_one_delivery_transaction_would(loaded):
+    """The same database, delivered once per district (ten transactions) and once as one
+    transaction: the same oldest new orders go, with the same carriers, dates and balances."""
+    when = dt.datetime(2024, 6, 1, 12, 0, 0)
+    split = per_district(loaded)
+    try:
+        before = delivery_state(loaded, 1)
+        by_district = [split.delivery({"w_id": 1, "o_carrier_id": 7, "ol_delivery_d": when}) for _ in range(3)]
+        after_split = delivery_state(loaded, 1)
+    finally:
+        split.close()
+    assert by_district[0] == {"delivered": [(1, DELIVERED + 1), (2, DELIVERED + 1)], "skipped": 8}
+    assert by_district[1]["delivered"] == [(1, DELIVERED + 2), (2, DELIVERED + 2)]
+    assert by_district[2] == {"delivered": [], "skipped": 10}
+    assert after_split != before and after_split["new_order"] == []
+    loaded.create_schema(reset=True)
+    for key, tables in units().items():
+        loaded.load_unit(key, tables)
+    assert delivery_state(loaded, 1) == before
+    whole = [loaded.delivery({"w_id": 1, "o_carrier_id": 7, "ol_delivery_d": when}) for _ in range(3)]
+    assert whole == by_district
+    assert delivery_state(loaded, 1) == after_split
+
+
+def test_a_per_district_delivery_retried_after_a_failed_district_goes_on_from_it(loaded, monkeypatch):
+    """A retryable failure of district 2's transaction (district 1's committed): the executor's
+    retry delivers district 2 onwards, so district 1 is not delivered twice."""
+    split = per_district(loaded)
+    real, calls = split.deliver_district, []
+
+    def flaky(w_id, d_id, *rest):
+        calls.append(d_id)
+        if calls.count(2) == 1 and d_id == 2:
+            raise RetryableError("DeliveryDistrict: restarted (status -8)")
+        return real(w_id, d_id, *rest)
+
+    monkeypatch.setattr(split, "deliver_district", flaky)
+    params = {"w_id": 2, "o_carrier_id": 3, "ol_delivery_d": T0}
+    try:
+        outcome, result, retries, _, error = execute_once(split, "DELIVERY", params, 5, time.time() + 60)
+    finally:
+        split.close()
+    assert (outcome, retries, error) == ("committed", 1, None)
+    assert calls == [1, 2, *range(2, 11)]
+    assert result["delivered"] == [(1, DELIVERED + 1), (2, DELIVERED + 1)]
+    assert sql(loaded, "SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = 2 ORDER BY no_d_id;") == \
+        [[1, DELIVERED + 2], [2, DELIVERED + 2]]
+    deliveries = RunDeliveries(delivered={(2, d): 1 for d, _ in result["delivered"]})
+    assert all(r.passed for r in loaded.check_consistency([1, 2], deliveries))
+
+
+def test_a_per_district_delivery_that_skips_a_districts_carrier_and_balance_fails_the_check(loaded, monkeypatch):
+    """A broken per-district Delivery: district 2's transaction removes the NEW-ORDER row and
+    dates the lines but sets no carrier and pays the customer nothing. Conditions 5 (carrier null
+    iff a NEW-ORDER row), 7 (delivery date null iff carrier null), 10 and 12 (balances) catch it,
+    given the runner's acknowledged Deliveries (without them, 11 fails as well)."""
+    split = per_district(loaded)
+    real = split.deliver_district
+
+    def skips_carrier_and_balance(w_id, d_id, o_carrier_id, when):
+        if d_id != 2:
+            return real(w_id, d_id, o_carrier_id, when)
+        (o,) = one(split, "SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = ? AND no_d_id = ?;", w_id, d_id)
+        sql(split, "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?;", w_id, d_id, o)
+        split._sql("UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?;",
+                   (volt.TIMESTAMP, when), (volt.INTEGER, w_id), (volt.INTEGER, d_id), (volt.INTEGER, o),
+                   writes=True)
+        return [(d_id, o)]
+
+    try:
+        healthy = split.delivery({"w_id": 1, "o_carrier_id": 5, "ol_delivery_d": T0})
+        assert all(r.passed for r in consistency(loaded).values())
+        monkeypatch.setattr(split, "deliver_district", skips_carrier_and_balance)
+        broken = split.delivery({"w_id": 2, "o_carrier_id": 5, "ol_delivery_d": T0})
+    finally:
+        split.close()
+    assert healthy["delivered"] == broken["delivered"] == [(1, DELIVERED + 1), (2, DELIVERED + 1)]
+    acknowledged = RunDeliveries()
+    acknowledged.record(1, [d for d, _ in healthy["delivered"]])
+    acknowledged.record(2, [d for d, _ in broken["delivered"]])
+    results = {r.number: r for r in loaded.check_consistency([1, 2], acknowledged)}
+    # condition 11 holds: the NEW-ORDER row did go, as the runner was told
+    assert {n for n, r in results.items() if not r.passed} == {5, 7, 10, 12}
+    assert results[5].example == f"order (2, 2, {DELIVERED + 1}): O_CARRIER_ID=None, NEW-ORDER row missing"
+
+
 def test_a_row_a_transaction_needs_and_does_not_find_is_not_loaded(loaded):
     """One error for every missing row (base.NotLoaded, app status MISSING_ROW), a NEW-ORDER
     without its ORDER too; the transaction leaves no trace."""
@@ -405,7 +578,7 @@ def test_all_twelve_conditions_hold_on_a_consistent_database(loaded):
     ("UPDATE warehouse SET w_ytd = w_ytd - 0.01 WHERE w_id = 1;", {1, 8}),
     ("UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 2;", {2}),
     ("DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 1 AND no_o_id = 5;", {2, 5, 11}),
-    ("INSERT INTO new_order VALUES (2, 2, 2);", {3, 5, 11}),
+    ("INSERT INTO new_order VALUES (2, 2, 2, 22);", {3, 5, 11}),
     ("UPDATE orders SET o_ol_cnt = o_ol_cnt + 1 WHERE o_w_id = 2 AND o_d_id = 1 AND o_id = 2;", {4, 6}),
     ("UPDATE order_line SET ol_delivery_d = NULL WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 1 "
      "AND ol_number = 1;", {7}),
@@ -434,8 +607,8 @@ def test_a_corrupted_row_fails_the_right_conditions(loaded, corruption, failing)
     # less than a cent is still not equal
     ("UPDATE customer SET c_balance = c_balance + 0.004 WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 5;", {10, 12}),
     # orphans, each reported by row
-    ("INSERT INTO new_order VALUES (1, 3, 1);", {2, 5, 9, 11}),        # in a district with no DISTRICT row
-    ("INSERT INTO order_line VALUES (99, 1, 1, 1, 1, 1, NULL, 5, 1.00, 'orphan');", {4, 6, 7}),
+    ("INSERT INTO new_order VALUES (1, 3, 1, 13);", {2, 5, 9, 11}),        # in a district with no DISTRICT row
+    ("INSERT INTO order_line VALUES (99, 1, 1, 1, 1, 1, NULL, 5, 1.00, 'orphan', 11);", {4, 6, 7}),
     ("DELETE FROM district WHERE d_w_id = 1 AND d_id = 2;", {1, 2, 9}),
     ("DELETE FROM warehouse WHERE w_id = 2;", {1, 8}),
     ("DELETE FROM customer WHERE c_w_id = 2 AND c_d_id = 2 AND c_id = 5;", {10, 12}),
@@ -451,8 +624,8 @@ def test_money_drifts_and_orphan_rows_fail_the_right_conditions(loaded, corrupti
 
 
 def test_orphans_are_named_by_row(loaded):
-    sql(loaded, "INSERT INTO new_order VALUES (1, 3, 1);")
-    sql(loaded, "INSERT INTO order_line VALUES (99, 1, 1, 1, 1, 1, NULL, 5, 1.00, 'orphan');")
+    sql(loaded, "INSERT INTO new_order VALUES (1, 3, 1, 13);")
+    sql(loaded, "INSERT INTO order_line VALUES (99, 1, 1, 1, 1, 1, NULL, 5, 1.00, 'orphan', 11);")
     results = consistency(loaded)
     assert results[5].example == "NEW-ORDER (1, 3, 1) without an ORDER row"
     assert results[2].example.startswith("warehouse 1 district 3: no DISTRICT row")
@@ -576,3 +749,43 @@ def test_losing_a_node_raises_and_reconnects_to_a_live_one(voltdb_cluster):
     voltdb_cluster.restart_node(victim)
     assert d.describe()["hosts"] == 3
     d.close()
+
+
+# -- partitioned by district -----------------------------------------------------------------
+
+def server_partition_columns(driver: VoltDBDriver) -> dict[str, str]:
+    """Each partitioned table's partition column, as the server's catalog has it."""
+    response = driver._call("@SystemCatalog", [(volt.STRING, "COLUMNS")], writes=False)
+    table = response.tables[0]
+    names = [c.name.upper() for c in table.columns]
+    t, c, remarks = names.index("TABLE_NAME"), names.index("COLUMN_NAME"), names.index("REMARKS")
+    return {row[t].lower(): row[c].lower() for row in table.tuples
+            if row[remarks] and "PARTITION_COLUMN" in row[remarks].upper()}
+
+
+def test_partitioned_by_district_the_server_holds_the_district_tables_on_their_district_key(by_district):
+    partition = server_partition_columns(by_district)
+    assert {t: partition[t] for t in volt.DISTRICT_KEYS} == {t: k for t, (k, _, _) in volt.DISTRICT_KEYS.items()}
+    assert (partition["warehouse"], partition["stock"]) == ("w_id", "s_w_id")
+    assert sql(by_district, "SELECT DISTINCT o_w_id * 10 + o_d_id - o_wd FROM orders;") == [[0]]
+    assert by_district.describe()["schema_variant"] == "stored-procedures, partitioned by district"
+
+
+def test_partitioned_by_district_the_transactions_keep_all_twelve_conditions(by_district):
+    placed = by_district.new_order({"w_id": 2, "d_id": 1, "c_id": 4, "o_entry_d": T0, "items": [
+        {"i_id": 1, "supply_w_id": 2, "quantity": 3}, {"i_id": 2, "supply_w_id": 1, "quantity": 1}]})
+    assert placed["o_id"] == ORDERS + 1 and placed["remote"]
+    status = by_district.order_status({"w_id": 2, "d_id": 1, "c_id": 4, "c_last": None})
+    assert (status["o_id"], status["lines"]) == (placed["o_id"], 2)
+    paid = by_district.payment({"w_id": 1, "d_id": 2, "c_w_id": 1, "c_d_id": 2, "c_id": None,
+                                "c_last": "BARBARBAR", "h_amount": 12.5, "h_date": T0})
+    assert paid["c_id"] == 3  # the middle of three by c_first, as partitioned by warehouse
+    run_some_transactions(by_district)
+    split = per_district(by_district)
+    try:
+        assert split.delivery({"w_id": 1, "o_carrier_id": 2, "ol_delivery_d": T0})["skipped"] < 10
+    finally:
+        split.close()
+    results = consistency(by_district)
+    assert all(r.passed for r in results.values()), [r for r in results.values() if not r.passed]
+    assert results[5].checked == WAREHOUSES * DISTRICTS * ORDERS + 13

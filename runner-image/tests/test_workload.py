@@ -197,9 +197,14 @@ def test_spec_deviations_name_what_the_run_did_differently():
     spec_like = dict(paced=True, mix=w.DEFAULT_MIX, clients=20, warehouses=2, items=100_000,
                      customers_per_district=3000, schema_variant="stored-procedures",
                      measured_seconds=7200)
-    minimal = w.spec_deviations(**spec_like)
+    minimal = w.spec_deviations(**{**spec_like, "schema_variant": "normalized"})
     assert len(minimal) == 2  # never emulated terminals; Delivery never deferred
     assert any("terminal" in d for d in minimal) and any("Delivery" in d for d in minimal)
+    volt = w.spec_deviations(**spec_like)
+    assert volt[2:] == ["VoltDB: the district-keyed tables carry an added column *_wd = W_ID*10+D_ID "
+                        "(a district partition key, not in clause 1.3's layouts)"]
+    by_district = w.spec_deviations(**{**spec_like, "schema_variant": "stored-procedures, partitioned by district"})
+    assert by_district[2].endswith("; they are partitioned on it")
     worst = w.spec_deviations(**{**spec_like, "paced": False, "mix": (55, 37, 4, 2, 2),
                                  "clients": 4, "items": 5000, "schema_variant": "denormalized",
                                  "measured_seconds": 60})

@@ -2,7 +2,9 @@
 built into tpcc_runner/voltdb/tpcc-procs.jar by `hack/voltdb.sh procs`), every table but
 ITEM is partitioned on its warehouse id, and a transaction touching a remote warehouse
 (a remote supply warehouse in New-Order, a remote customer in Payment) runs the same code
-as one multi-partition procedure (NewOrderMP, PaymentMP). `create_schema` loads the jar
+as one multi-partition procedure (NewOrderMP, PaymentMP). With partitioning=district the
+district-keyed tables are partitioned on W_ID * 10 + D_ID instead (tpcc.sql says which
+procedures are then single- and which multi-partition). `create_schema` loads the jar
 (@UpdateClasses) and the DDL (tpcc_runner/voltdb/tpcc.sql, @AdHoc), so the runner works
 against any empty VoltDB.
 
@@ -11,7 +13,11 @@ responses; invocations (arrays, VoltTable parameters, UTC timestamps) are encode
 
 --driver-opt keys: call_timeout (seconds a transaction may take before its outcome is
 unknown, default 60), load_timeout (one load unit, default 600), procs_jar (a jar to load
-instead of the packaged one).
+instead of the packaged one), delivery (per-warehouse, the default: a Delivery is one
+procedure call, one transaction for all ten districts; per-district: ten single-partition
+calls of DeliveryDistrict, one transaction per district, as clause 2.7.4.1's comment allows;
+either way the runner counts one Delivery per business transaction), partitioning (warehouse,
+the default, or district: the layout `tpcc load` creates; a run must name the load's).
 """
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ import struct
 import time
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
@@ -75,9 +82,17 @@ APP_STATUS_INVALID_ITEM, APP_STATUS_MISSING_ROW = 1, 2
 NOT_PERMITTED = re.compile(r"\bdoes not have \w+ permission\b")
 
 PROCEDURES = ("NewOrder", "NewOrderMP", "Payment", "PaymentMP", "OrderStatus", "Delivery",
-              "StockLevel", "ConsistencyRead", "LoadItems", "LoadWarehouse", "LoadStock", "LoadDistrict")
+              "DeliveryDistrict", "StockLevel", "ConsistencyRead", "LoadItems", "LoadWarehouse", "LoadStock",
+              "LoadDistrict")
 BOOKKEEPING_TABLES = ("tpcc_meta", "tpcc_load_unit")
 DISTRICT_TABLES = ("customer", "history", "orders", "order_line", "new_order")
+DISTRICTS = 10  # per warehouse (clause 1.2.1): a Delivery's districts
+LAYOUTS = ("warehouse", "district")  # the driver option partitioning: what tpcc.sql partitions on
+# The district key column (W_ID * 10 + D_ID) of each district-keyed table, last in its rows, and
+# the warehouse and district columns it is made of (a HISTORY row's: its home district).
+DISTRICT_KEYS = {"district": ("d_wd", "d_w_id", "d_id"), "customer": ("c_wd", "c_w_id", "c_d_id"),
+                 "history": ("h_wd", "h_w_id", "h_d_id"), "orders": ("o_wd", "o_w_id", "o_d_id"),
+                 "order_line": ("ol_wd", "ol_w_id", "ol_d_id"), "new_order": ("no_wd", "no_w_id", "no_d_id")}
 
 
 # -- encoding --------------------------------------------------------------------------
@@ -281,15 +296,28 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 
 # -- the schema -------------------------------------------------------------------------
 
-def ddl_statements() -> list[str]:
-    """tpcc.sql's statements, comments removed."""
+def ddl_statements(layout: str = "warehouse") -> list[str]:
+    """tpcc.sql's statements of the partitioning layout ("warehouse" or "district"), comments
+    removed: a statement after a line "-- layout: X" belongs to layout X only."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown VoltDB partitioning layout {layout!r} (known: {', '.join(LAYOUTS)})")
     text = resources.files("tpcc_runner").joinpath("voltdb/tpcc.sql").read_text()
-    text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
-    return [s.strip() + ";" for s in text.split(";") if s.strip()]
+    statements, lines, only = [], [], None
+    for line in text.splitlines():
+        tag = re.fullmatch(r"\s*-- layout: (\w+)\s*", line)
+        if tag:
+            only = tag.group(1)
+        elif not line.lstrip().startswith("--"):
+            lines.append(line)
+            if line.rstrip().endswith(";"):
+                if only in (None, layout):
+                    statements.append("\n".join(lines).strip())
+                lines, only = [], None
+    return statements
 
 
 def ddl_columns() -> dict[str, list[tuple[str, int]]]:
-    """Column names and wire types of each CREATE TABLE in tpcc.sql."""
+    """Column names and wire types of each CREATE TABLE in tpcc.sql (the same in both layouts)."""
     types = {"INTEGER": INTEGER, "FLOAT": FLOAT, "DECIMAL": DECIMAL, "TIMESTAMP": TIMESTAMP,
              "VARCHAR": STRING}
     tables = {}
@@ -299,6 +327,18 @@ def ddl_columns() -> dict[str, list[tuple[str, int]]]:
             tables[m.group(1)] = [(c, types[t]) for c, t in
                                   re.findall(r"(\w+) (INTEGER|FLOAT|DECIMAL|TIMESTAMP|VARCHAR)\b", m.group(2))]
     return tables
+
+
+def district_key(w_id: int, d_id: int) -> int:
+    """The district-keyed tables' *_wd value: one per district, as D_ID is 1..10."""
+    return w_id * DISTRICTS + d_id
+
+
+def with_district_keys(table: str, rows: list[tuple]) -> list[tuple]:
+    """Rows of a district-keyed table (schema.TABLES columns) with their *_wd value appended."""
+    _, w_column, d_column = DISTRICT_KEYS[table]
+    w, d = TABLES[table].index(w_column), TABLES[table].index(d_column)
+    return [(*row, district_key(row[w], row[d])) for row in rows]
 
 
 def _object_of(stmt: str) -> tuple[str, str]:
@@ -356,7 +396,22 @@ OPTIONS = (
     options.Option("call_timeout", 60.0, options.seconds),  # a transaction's outcome is unknown after this
     options.Option("load_timeout", 600.0, options.seconds),  # one load unit
     options.Option("procs_jar", None, options.text),  # the stored procedures jar to load
+    options.Option("delivery", "per-warehouse", options.choice("per-warehouse", "per-district")),
+    options.Option("partitioning", "warehouse", options.choice(*LAYOUTS)),  # fixed at load (schema_variant)
 )
+# LoadMeta.schema_variant of each layout: a run whose partitioning differs from the load's is
+# refused (loader.check_loaded), as a load onto the other layout without --reset.
+SCHEMA_VARIANTS = {"warehouse": SCHEMA_VARIANT, "district": SCHEMA_VARIANT + ", partitioned by district"}
+
+
+@dataclass
+class DeliveryProgress:
+    """A per-district Delivery under way: the districts already delivered (each its own committed
+    transaction). The executor retries a Delivery with the same params after a retryable error;
+    the retry goes on from next_district, so no district's order is delivered twice."""
+    params: dict[str, Any]
+    next_district: int = 1
+    delivered: list[tuple[int, int]] = field(default_factory=list)
 
 
 def _first_line(text: str | None) -> str:
@@ -371,7 +426,9 @@ class VoltDBDriver(Driver):
         opt = options.parse("voltdb", OPTIONS, connection.extra)
         self.endpoints = [_parse_endpoint(e) for e in (connection.endpoints or ["127.0.0.1"])]
         self.call_timeout, self.load_timeout = opt["call_timeout"], opt["load_timeout"]
-        self.procs_jar = opt["procs_jar"]
+        self.procs_jar, self.delivery_mode = opt["procs_jar"], opt["delivery"]
+        self.partitioning = opt["partitioning"]
+        self._delivery_progress: DeliveryProgress | None = None
         self._conn: _Serializer | None = None
         self._endpoint: tuple[str, int] | None = None
         # Clients start on different nodes so a cluster's nodes share the work.
@@ -479,7 +536,8 @@ class VoltDBDriver(Driver):
         return {row[column].lower() for row in response.tables[0].tuples}
 
     def describe(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"db": self.name, "schema_variant": SCHEMA_VARIANT,
+        info: dict[str, Any] = {"db": self.name, "schema_variant": SCHEMA_VARIANTS[self.partitioning],
+                                "delivery": self.delivery_mode, "partitioning": self.partitioning,
                                 "endpoints": [f"{h}:{p}" for h, p in self.endpoints]}
         overview = self._call("@SystemInformation", [(STRING, "OVERVIEW")], writes=False)
         rows = overview.tables[0].tuples
@@ -516,7 +574,7 @@ class VoltDBDriver(Driver):
         self._call("@UpdateClasses", [(VARBINARY, jar), (STRING, "")], writes=True,
                    timeout=self.load_timeout)
         missing = []
-        for stmt in ddl_statements():
+        for stmt in ddl_statements(self.partitioning):
             kind, name = _object_of(stmt)
             if name not in (tables if kind == "table" else procedures):
                 missing.append(stmt)
@@ -539,7 +597,10 @@ class VoltDBDriver(Driver):
         return {row[0] for row in self._sql("SELECT unit_key FROM tpcc_load_unit;")}
 
     def _table(self, name: str, tables: dict[str, list[tuple]]) -> tuple[int, bytes]:
-        return VOLTTABLE, encode_table(self._columns[name], tables.get(name, []))
+        rows = tables.get(name, [])
+        if name in DISTRICT_KEYS:
+            rows = with_district_keys(name, rows)
+        return VOLTTABLE, encode_table(self._columns[name], rows)
 
     def load_unit(self, key: str, tables: dict[str, list[tuple]]) -> None:
         kind, *ids = key.split(":")
@@ -567,7 +628,9 @@ class VoltDBDriver(Driver):
         items = p["items"]
         supply = [it["supply_w_id"] for it in items]
         remote = any(s != p["w_id"] for s in supply)
-        r = self._call("NewOrderMP" if remote else "NewOrder", [
+        # partitioned by district, WAREHOUSE and STOCK are never in the district's partition
+        multi = remote or self.partitioning == "district"
+        r = self._call("NewOrderMP" if multi else "NewOrder", [
             (INTEGER, p["w_id"]), (INTEGER, p["d_id"]), (INTEGER, p["c_id"]),
             (TIMESTAMP, p["o_entry_d"]), ((INTEGER,), [it["i_id"] for it in items]),
             ((INTEGER,), supply), ((INTEGER,), [it["quantity"] for it in items])], writes=True)
@@ -576,7 +639,8 @@ class VoltDBDriver(Driver):
 
     def payment(self, p: dict[str, Any]) -> dict[str, Any]:
         remote = p["c_w_id"] != p["w_id"]
-        r = self._call("PaymentMP" if remote else "Payment", [
+        multi = remote or self.partitioning == "district"  # W_YTD is in the warehouse's partition
+        r = self._call("PaymentMP" if multi else "Payment", [
             (INTEGER, p["w_id"]), (INTEGER, p["d_id"]), (INTEGER, p["c_w_id"]), (INTEGER, p["c_d_id"]),
             (INTEGER, p.get("c_id") or 0), (STRING, p.get("c_last")), (DECIMAL, p["h_amount"]),
             (TIMESTAMP, p["h_date"])], writes=True)
@@ -585,7 +649,8 @@ class VoltDBDriver(Driver):
                 "remote": remote}
 
     def order_status(self, p: dict[str, Any]) -> dict[str, Any]:
-        r = self._call("OrderStatus", [(INTEGER, p["w_id"]), (INTEGER, p["d_id"]),
+        r = self._call("OrderStatus", [(INTEGER, self._partition_key(p["w_id"], p["d_id"])),
+                                       (INTEGER, p["w_id"]), (INTEGER, p["d_id"]),
                                        (INTEGER, p.get("c_id") or 0), (STRING, p.get("c_last"))],
                        writes=False)
         customer, order, lines = r.tables
@@ -594,10 +659,40 @@ class VoltDBDriver(Driver):
                 "lines": len(lines.tuples)}
 
     def delivery(self, p: dict[str, Any]) -> dict[str, Any]:
-        r = self._call("Delivery", [(INTEGER, p["w_id"]), (INTEGER, p["o_carrier_id"]),
-                                    (TIMESTAMP, p["ol_delivery_d"])], writes=True)
-        delivered = [(d, o) for d, o in r.tables[0].tuples]
-        return {"delivered": delivered, "skipped": 10 - len(delivered)}
+        if self.delivery_mode == "per-district":
+            delivered = self._deliver_per_district(p)
+        else:
+            r = self._call("Delivery", [(INTEGER, p["w_id"]), (INTEGER, p["o_carrier_id"]),
+                                        (TIMESTAMP, p["ol_delivery_d"])], writes=True)
+            delivered = [(d, o) for d, o in r.tables[0].tuples]
+        return {"delivered": delivered, "skipped": DISTRICTS - len(delivered)}
+
+    def _deliver_per_district(self, p: dict[str, Any]) -> list[tuple[int, int]]:
+        """The Delivery as ten transactions, districts 1 to 10 in order. A failing district
+        raises with the earlier ones committed and kept in _delivery_progress: the executor's
+        retry (the same params) resumes at the failed district."""
+        progress = self._delivery_progress
+        if progress is None or progress.params is not p:
+            progress = self._delivery_progress = DeliveryProgress(p)
+        while progress.next_district <= DISTRICTS:
+            progress.delivered += self.deliver_district(p["w_id"], progress.next_district,
+                                                        p["o_carrier_id"], p["ol_delivery_d"])
+            progress.next_district += 1
+        self._delivery_progress = None
+        return progress.delivered
+
+    def deliver_district(self, w_id: int, d_id: int, o_carrier_id: int,
+                         ol_delivery_d: dt.datetime) -> list[tuple[int, int]]:
+        """One district's part of a Delivery, one transaction: [(d_id, o_id)] or [] (skipped)."""
+        r = self._call("DeliveryDistrict", [(INTEGER, self._partition_key(w_id, d_id)), (INTEGER, w_id),
+                                            (INTEGER, d_id), (INTEGER, o_carrier_id),
+                                            (TIMESTAMP, ol_delivery_d)], writes=True)
+        return [(d, o) for d, o in r.tables[0].tuples]
+
+    def _partition_key(self, w_id: int, d_id: int) -> int:
+        """The first parameter of OrderStatus and DeliveryDistrict, which tpcc.sql partitions
+        them on: the warehouse id, or the district key when partitioned by district."""
+        return district_key(w_id, d_id) if self.partitioning == "district" else w_id
 
     def stock_level(self, p: dict[str, Any]) -> dict[str, Any]:
         r = self._call("StockLevel", [(INTEGER, p["w_id"]), (INTEGER, p["d_id"]),

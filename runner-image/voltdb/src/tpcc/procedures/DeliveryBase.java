@@ -12,7 +12,8 @@ import org.voltdb.types.TimestampType;
  * The Delivery transaction, clause 2.7.4.2: for each of the 10 districts, the oldest
  * undelivered order is delivered (NEW-ORDER row deleted, carrier set, lines dated, customer
  * balance and delivery count raised); a district without an undelivered order is skipped.
- * Shared by Delivery and the ACID tests' AcidHeldDelivery (tpcc.acid).
+ * Shared by Delivery (all ten districts in one transaction), DeliveryDistrict (one district per
+ * transaction, as clause 2.7.4.1's comment allows) and the ACID tests' AcidHeldDelivery (tpcc.acid).
  */
 public abstract class DeliveryBase extends VoltProcedure {
     static final int DISTRICTS = 10;
@@ -33,16 +34,21 @@ public abstract class DeliveryBase extends VoltProcedure {
         "UPDATE customer SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 "
         + "WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?;");
 
-    /** Returns one row (d_id, o_id) per delivered order. */
+    /** Every district of the warehouse: one row (d_id, o_id) per delivered order. */
     protected VoltTable deliver(int w_id, int o_carrier_id, TimestampType ol_delivery_d) {
-        for (int d = 1; d <= DISTRICTS; d++) voltQueueSQL(getOldestNewOrder, w_id, d);
+        return deliver(w_id, 1, DISTRICTS, o_carrier_id, ol_delivery_d);
+    }
+
+    /** Districts first..last of the warehouse: one row (d_id, o_id) per delivered order. */
+    protected VoltTable deliver(int w_id, int first, int last, int o_carrier_id, TimestampType ol_delivery_d) {
+        for (int d = first; d <= last; d++) voltQueueSQL(getOldestNewOrder, w_id, d);
         VoltTable[] oldest = voltExecuteSQL();
 
         VoltTable delivered = new VoltTable(
             new VoltTable.ColumnInfo("d_id", VoltType.INTEGER),
             new VoltTable.ColumnInfo("o_id", VoltType.INTEGER));
-        for (int d = 1; d <= DISTRICTS; d++) {
-            VoltTable no = oldest[d - 1];
+        for (int d = first; d <= last; d++) {
+            VoltTable no = oldest[d - first];
             if (!no.advanceRow()) continue;
             int oId = (int) no.getLong(0);
             voltQueueSQL(deleteNewOrder, w_id, d, oId);

@@ -4,9 +4,10 @@ import org.voltdb.SQLStmt;
 import org.voltdb.VoltTable;
 
 /**
- * Loads one district's CUSTOMER, HISTORY, ORDERS, ORDER-LINE and NEW-ORDER rows,
- * single-partition on w_id. The district's rows are deleted first: HISTORY has no key
- * to upsert on.
+ * Loads one district's CUSTOMER, HISTORY, ORDERS, ORDER-LINE and NEW-ORDER rows (each with
+ * its district key *_wd last, from the driver), single-partition on w_id (multi-partition when
+ * partitioned by district: the load marker is per warehouse). The district's rows are deleted
+ * first: HISTORY has no key to upsert on.
  */
 public class LoadDistrict extends Loader {
     public final SQLStmt deleteCustomers = new SQLStmt("DELETE FROM customer WHERE c_w_id = ? AND c_d_id = ?;");
@@ -16,12 +17,12 @@ public class LoadDistrict extends Loader {
     public final SQLStmt deleteOrderLines = new SQLStmt("DELETE FROM order_line WHERE ol_w_id = ? AND ol_d_id = ?;");
     public final SQLStmt deleteNewOrders = new SQLStmt("DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ?;");
     public final SQLStmt insertCustomer = new SQLStmt(
-        "INSERT INTO customer VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);");
-    public final SQLStmt insertHistory = new SQLStmt("INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?);");
-    public final SQLStmt insertOrder = new SQLStmt("INSERT INTO orders VALUES (?, ?, ?, ?, ?, ?, ?, ?);");
+        "INSERT INTO customer VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);");
+    public final SQLStmt insertHistory = new SQLStmt("INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);");
+    public final SQLStmt insertOrder = new SQLStmt("INSERT INTO orders VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);");
     public final SQLStmt insertOrderLine = new SQLStmt(
-        "INSERT INTO order_line VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?);");
-    public final SQLStmt insertNewOrder = new SQLStmt("INSERT INTO new_order VALUES (?, ?, ?);");
+        "INSERT INTO order_line VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);");
+    public final SQLStmt insertNewOrder = new SQLStmt("INSERT INTO new_order VALUES (?, ?, ?, ?);");
 
     public long run(int w_id, int d_id, String unitKey, VoltTable customers, VoltTable history,
                     VoltTable orders, VoltTable orderLines, VoltTable newOrders) {

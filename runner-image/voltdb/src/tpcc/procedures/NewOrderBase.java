@@ -34,10 +34,10 @@ public abstract class NewOrderBase extends VoltProcedure {
     public final SQLStmt getCustomer = new SQLStmt(
         "SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?;");
     public final SQLStmt insertOrder = new SQLStmt(
-        "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) "
-        + "VALUES (?, ?, ?, ?, ?, NULL, ?, ?);");
+        "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local, o_wd) "
+        + "VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?);");
     public final SQLStmt insertNewOrder = new SQLStmt(
-        "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?);");
+        "INSERT INTO new_order (no_o_id, no_d_id, no_w_id, no_wd) VALUES (?, ?, ?, ?);");
     public final SQLStmt getItem = new SQLStmt(
         "SELECT i_price, i_name, i_data FROM item WHERE i_id = ?;");
     public final SQLStmt getStock = new SQLStmt(
@@ -49,7 +49,7 @@ public abstract class NewOrderBase extends VoltProcedure {
         + "WHERE s_w_id = ? AND s_i_id = ?;");
     public final SQLStmt insertOrderLine = new SQLStmt(
         "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, "
-        + "ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?);");
+        + "ol_delivery_d, ol_quantity, ol_amount, ol_dist_info, ol_wd) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?);");
 
     /** A STOCK row as this transaction changes it (an item may appear on several lines). */
     private static final class Stock {
@@ -98,8 +98,9 @@ public abstract class NewOrderBase extends VoltProcedure {
             new VoltTable.ColumnInfo("i_price", VoltType.DECIMAL),
             new VoltTable.ColumnInfo("ol_amount", VoltType.DECIMAL));
         voltQueueSQL(setNextOrderId, oId + 1, w_id, d_id);
-        voltQueueSQL(insertOrder, oId, d_id, w_id, c_id, o_entry_d, n, allLocal ? 1 : 0);
-        voltQueueSQL(insertNewOrder, oId, d_id, w_id);
+        int wd = DistrictKey.of(w_id, d_id);
+        voltQueueSQL(insertOrder, oId, d_id, w_id, c_id, o_entry_d, n, allLocal ? 1 : 0, wd);
+        voltQueueSQL(insertNewOrder, oId, d_id, w_id, wd);
         BigDecimal sum = BigDecimal.ZERO;
         for (int i = 0; i < n; i++) {
             long key = ((long) supply_w_ids[i] << 32) | i_ids[i];
@@ -133,7 +134,7 @@ public abstract class NewOrderBase extends VoltProcedure {
             boolean original = iData != null && iData.contains("ORIGINAL")
                 && s.data != null && s.data.contains("ORIGINAL");
             voltQueueSQL(insertOrderLine, oId, d_id, w_id, i + 1, i_ids[i], supply_w_ids[i], q, amount,
-                         s.dist[d_id - 1]);
+                         s.dist[d_id - 1], DistrictKey.of(w_id, d_id));
             lines.addRow(supply_w_ids[i], i_ids[i], name, q, s.quantity, original ? "B" : "G", price, amount);
         }
         for (Map.Entry<Long, Stock> e : stocks.entrySet()) {

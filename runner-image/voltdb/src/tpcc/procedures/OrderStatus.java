@@ -6,9 +6,10 @@ import org.voltdb.VoltTable;
 import org.voltdb.VoltType;
 
 /**
- * The Order-Status transaction, clause 2.6.2.2 (read-only, single-partition on w_id):
- * the customer (by id, or by last name at position ceil(n/2) sorted by c_first), the
- * customer's most recent order and its lines.
+ * The Order-Status transaction, clause 2.6.2.2 (read-only, single-partition on its first
+ * parameter: the warehouse id, or the district key W_ID * 10 + D_ID when partitioned by
+ * district): the customer (by id, or by last name at position ceil(n/2) sorted by c_first),
+ * the customer's most recent order and its lines.
  */
 public class OrderStatus extends VoltProcedure {
     public final SQLStmt getCustomerById = new SQLStmt(
@@ -25,7 +26,7 @@ public class OrderStatus extends VoltProcedure {
         + "WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?;");
 
     /** c_id 0 selects by c_last. Returns [customer row, order (0 or 1 row), order lines]. */
-    public VoltTable[] run(int w_id, int d_id, int c_id, String c_last) {
+    public VoltTable[] run(int partition_key, int w_id, int d_id, int c_id, String c_last) {
         voltQueueSQL(c_id == 0 ? getCustomersByName : getCustomerById, w_id, d_id, c_id == 0 ? c_last : c_id);
         VoltTable all = voltExecuteSQL()[0];
         Customers.pick(this, all, w_id, d_id, c_id, c_last);

@@ -39,8 +39,8 @@ public abstract class PaymentBase extends VoltProcedure {
         "UPDATE customer SET c_balance = ?, c_ytd_payment = ?, c_payment_cnt = ?, c_data = ? "
         + "WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?;");
     public final SQLStmt insertHistory = new SQLStmt(
-        "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) "
-        + "VALUES (?, ?, ?, ?, ?, ?, ?, ?);");
+        "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data, h_wd) "
+        + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);");
 
     /** c_id 0 selects the customer by c_last. Returns the customer row as updated. */
     protected VoltTable[] payment(int w_id, int d_id, int c_w_id, int c_d_id, int c_id, String c_last,
@@ -76,7 +76,8 @@ public abstract class PaymentBase extends VoltProcedure {
             voltQueueSQL(setCustomer, balance, ytdPayment, paymentCnt, c_w_id, c_d_id, id);
         }
         String hData = w.getString(0) + "    " + d.getString(0);
-        voltQueueSQL(insertHistory, id, c_d_id, c_w_id, d_id, w_id, h_date, h_amount, hData);
+        voltQueueSQL(insertHistory, id, c_d_id, c_w_id, d_id, w_id, h_date, h_amount, hData,
+                     DistrictKey.of(w_id, d_id));
         voltQueueSQL(getCustomerById, c_w_id, c_d_id, id);
         VoltTable[] after = voltExecuteSQL(true);
         return new VoltTable[] {after[2]};
