@@ -75,3 +75,18 @@ def test_the_summary_says_the_size_and_the_verdict(tmp_path):
     text = summary(doc)
     assert "server counters vs clients: agree" in text
     assert "transactions/s" in text and "minms" in text
+
+
+def test_a_server_that_cannot_be_asked_is_reported_not_available_and_the_run_goes_on():
+    import socket
+
+    from tpcc_runner.cli import build_parser, connection_options, fetch_database_size, fetch_server_counters
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = build_parser().parse_args(["run", "--db", "voltdb", "--endpoints", f"127.0.0.1:{port}",
+                                      "--warehouses", "1", "--connect-timeout", "1"])
+    counters = fetch_server_counters(args, connection_options(args))
+    assert counters.unavailable.startswith("voltdb: Unreachable: VoltDB not reachable")
+    assert fetch_database_size(args, connection_options(args)).unavailable.startswith("voltdb: Unreachable")
+    assert judge(CLIENTS, counters, counters).verdict == NOT_AVAILABLE
