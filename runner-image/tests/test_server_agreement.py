@@ -90,3 +90,12 @@ def test_a_server_that_cannot_be_asked_is_reported_not_available_and_the_run_goe
     assert counters.unavailable.startswith("voltdb: Unreachable: VoltDB not reachable")
     assert fetch_database_size(args, connection_options(args)).unavailable.startswith("voltdb: Unreachable")
     assert judge(CLIENTS, counters, counters).verdict == NOT_AVAILABLE
+
+
+def test_a_counter_the_server_lists_only_after_first_use_counts_from_zero():
+    from tpcc_runner.server_stats import counter_deltas
+    before = ServerCounters(1, (), {"procedure.LoadItems.invocations": 3})
+    after = ServerCounters(2, (), {"procedure.LoadItems.invocations": 3, "procedure.NewOrder.invocations": 40})
+    assert counter_deltas(before, after) == {"procedure.LoadItems.invocations": 0,
+                                             "procedure.NewOrder.invocations": 40}
+    assert counter_deltas(ServerCounters.not_available("refused"), after) == {}

@@ -62,6 +62,11 @@ def test_voltdb_counts_agree_with_the_clients_and_report_the_size(volt_loaded):
     size = doc["server"]["size"]
     assert size["unavailable"] is None
     assert size["data_bytes"] > 1 << 20 and size["index_bytes"] > 0 and size["memory_bytes"] > 50 << 20
+    # one node, no replicas: every row once, as the host's MEMORY statistics count them (the
+    # replicated ITEM table, which each partition reports, counted once)
+    details = size["details"]
+    assert size["data_bytes"] == details["memory.tupledata_bytes"] + details["memory.stringmemory_bytes"]
+    assert size["index_bytes"] == details["memory.indexmemory_bytes"]
     assert doc["transactions_per_second"] > 0
     assert all(t["latency_ms"]["max"] >= t["latency_ms"]["p50"] >= t["latency_ms"]["min"] > 0
                for t in doc["transactions"].values())

@@ -51,8 +51,12 @@ class ServerCounters:
 
 
 def counter_deltas(before: ServerCounters, after: ServerCounters) -> dict[str, int]:
-    """What the server counted between the two instants, for the counters both have."""
-    return {k: v - before.counters[k] for k, v in sorted(after.counters.items()) if k in before.counters}
+    """What the server counted between the two instants. A counter the server did not list
+    before was zero then (VoltDB lists a procedure once it has been invoked); with no counters
+    at all before, there is nothing to subtract from."""
+    if not before.counters:
+        return {}
+    return {k: v - before.counters.get(k, 0) for k, v in sorted(after.counters.items())}
 
 
 def earliest(snapshots: list[ServerCounters]) -> ServerCounters:
@@ -79,9 +83,9 @@ def _combine(snapshots: list[ServerCounters], pick) -> ServerCounters:
                      None if any(s.groups[i].aborted is None for s in snapshots)
                      else pick(s.groups[i].aborted for s in snapshots))
         for i, g in enumerate(first.groups))
-    keys = set.intersection(*(set(s.counters) for s in snapshots))
+    keys = set.union(*(set(s.counters) for s in snapshots))  # a counter not listed yet was zero
     return ServerCounters(pick(s.taken_at for s in snapshots), groups,
-                          {k: pick(s.counters[k] for s in snapshots) for k in sorted(keys)})
+                          {k: pick(s.counters.get(k, 0) for s in snapshots) for k in sorted(keys)})
 
 
 @dataclass(frozen=True)

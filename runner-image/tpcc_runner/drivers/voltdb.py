@@ -499,11 +499,19 @@ class VoltDBDriver(Driver):
         return info
 
     # -- what the server counts ----------------------------------------------------------
-    def _statistics(self, selector: str) -> list[dict[str, Any]]:
-        """@Statistics SELECTOR 0 (cumulative since the server started), rows by column name."""
-        table = self._call("@Statistics", [(STRING, selector), (INTEGER, 0)], writes=False).tables[0]
+    def _rows(self, procedure: str, params: list[tuple[Any, Any]]) -> list[dict[str, Any]]:
+        table = self._call(procedure, params, writes=False).tables[0]
         names = [c.name.upper() for c in table.columns]
         return [dict(zip(names, row)) for row in table.tuples]
+
+    def _statistics(self, selector: str) -> list[dict[str, Any]]:
+        """@Statistics SELECTOR 0 (cumulative since the server started), rows by column name."""
+        return self._rows("@Statistics", [(STRING, selector), (INTEGER, 0)])
+
+    def _replicated_tables(self) -> set[str]:
+        """Tables without a partition column (@SystemCatalog TABLES names it in REMARKS)."""
+        return {str(r["TABLE_NAME"]).upper() for r in self._rows("@SystemCatalog", [(STRING, "TABLES")])
+                if "partitionColumn" not in str(r.get("REMARKS") or "")}
 
     def server_counters(self) -> ServerCounters:
         """@Statistics PROCEDUREPROFILE: invocations, aborts (VoltAbortException: the TPC-C
@@ -529,14 +537,18 @@ class VoltDBDriver(Driver):
 
     def database_size(self) -> DatabaseSize:
         """@Statistics TABLE and INDEX (one copy of each partition's rows: replicas not counted
-        again) and MEMORY (resident memory of every host, replicas included)."""
+        again; a replicated table, which every partition reports, once) and MEMORY (resident
+        memory of every host, replicas included)."""
         try:
             tables, indexes = self._statistics("TABLE"), self._statistics("INDEX")
-            memory = self._statistics("MEMORY")
+            memory, replicated = self._statistics("MEMORY"), self._replicated_tables()
         except DriverError as e:
             return DatabaseSize(unavailable=f"voltdb: @Statistics: {e}")
-        per_partition = {(r["PARTITION_ID"], r["TABLE_NAME"]): r for r in tables}
-        per_index = {(r["PARTITION_ID"], r["TABLE_NAME"], r["INDEX_NAME"]): r for r in indexes}
+
+        def copy(r: dict[str, Any]) -> Any:  # which copy of the rows a stats row describes
+            return "replicated" if str(r["TABLE_NAME"]).upper() in replicated else r["PARTITION_ID"]
+        per_partition = {(copy(r), r["TABLE_NAME"]): r for r in tables}
+        per_index = {(copy(r), r["TABLE_NAME"], r["INDEX_NAME"]): r for r in indexes}
         data = sum(int(r["TUPLE_DATA_MEMORY"]) + int(r["STRING_DATA_MEMORY"]) for r in per_partition.values())
         details = {f"memory.{c.lower()}_bytes": KIB * sum(int(r[c]) for r in memory)
                    for c in ("RSS", "JAVAUSED", "TUPLEDATA", "TUPLEALLOCATED", "INDEXMEMORY", "STRINGMEMORY")}
