@@ -14,7 +14,7 @@ from cli_helpers import TPCC, tpcc
 from secantus_server import secantus  # noqa: F401  (fixture)
 from tpcc_runner.drivers import make_driver
 from tpcc_runner.drivers.base import ConnectionOptions, DriverError, utcnow
-from voltdb_server import voltdb  # noqa: F401  (fixture)
+from voltdb_server import voltdb, voltdb_cluster  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.db
 SCALE = ["--items", "2000", "--customers-per-district", "100"]
@@ -71,6 +71,22 @@ def test_voltdb_counts_agree_with_the_clients_and_report_the_size(volt_loaded):
     assert all(t["latency_ms"]["max"] >= t["latency_ms"]["p50"] >= t["latency_ms"]["min"] > 0
                for t in doc["transactions"].values())
     assert "server counters vs clients: agree" in done.stderr
+
+
+def test_a_k_safe_cluster_counts_each_write_once_and_agrees(voltdb_cluster):
+    """Three nodes, k-safety 1: every write runs on two replicas; PROCEDUREPROFILE counts it once."""
+    endpoints = ",".join(voltdb_cluster.endpoints)
+    _load("voltdb", endpoints)
+    done = tpcc(*_run_args("voltdb", endpoints, 6))
+    assert done.code == 0, done.stderr
+    doc = done.json()
+    assert doc["server_agreement"]["verdict"] == "agree", doc["server_agreement"]
+    new_orders = next(c for c in doc["server_agreement"]["comparisons"]
+                      if c["transactions"] == ["NEW_ORDER"] and c["what"] == "committed")
+    assert new_orders["client"] > 50
+    size = doc["server"]["size"]  # memory of all three hosts; data once, not once per replica
+    assert size["details"]["memory.tupledata_bytes"] + size["details"]["memory.stringmemory_bytes"] \
+        > 1.5 * size["data_bytes"]
 
 
 def _invoke_new_orders(endpoint: str, stop: threading.Event, made: list[int]) -> None:
