@@ -280,6 +280,8 @@ def test_the_record_and_its_configmap():
     assert (s["run"], s["verdict"], s["comparisonHash"], s["runToken"], s["durable"], s["consistent"]) == \
         ("bench", "Pass", "abc", "t", True, True)
     assert s["p99Ms"]["NEW_ORDER"] == pytest.approx(10.0, rel=0.01) and s["tpmC"] == 100.0
+    assert s["transactionsPerSecond"] == status["results"]["transactionsPerSecond"] > 0
+    assert "serverAgreement" not in s  # the pod's document has no server section
     assert s["git"] == {"tool": "ArgoCD", "source": "app:bench.tpcc.dev/BenchmarkRun:perf/bench", "revision": "a1b2c3"}
     assert s["database"]["images"] == ["local/voltdb:10.1.1"] and s["runnerImage"] == "local/tpcc-runner:dev"
     assert obj["metadata"]["ownerReferences"][0]["uid"] == run.uid  # deleteWithRun

@@ -78,3 +78,26 @@ def test_a_durability_report_that_claims_durable_with_a_loss_is_not_durable():
     d = durability_status(report)
     assert (d["lost"], d["replaced"], d["durable"]) == (1, 1, False)
     assert durability_status(durability_report(10))["durable"] is True
+
+
+def test_status_has_transactions_per_second_the_database_size_and_the_server_agreement():
+    from tpcc_runner.results import server_results
+    from tpcc_runner.server_stats import ClientCounts, CounterGroup, DatabaseSize, ServerCounters
+
+    def counters(t: float, committed: int) -> ServerCounters:
+        return ServerCounters(t, (CounterGroup("NewOrder+NewOrderMP", ("NEW_ORDER",), committed, 0),))
+
+    size = DatabaseSize(data_bytes=5 << 20, index_bytes=1 << 20, memory_bytes=300 << 20)
+    pods = [pod_results(shard, 2, new_orders=60, latency_s=0.01) for shard in (0, 1)]
+    for shard, pod in enumerate(pods):  # each pod counted 500 NewOrders over the whole run
+        pod.update(server_results(counters(1 + shard, 1000), counters(20 + shard, 2000 + 7 * shard), size,
+                                  {"NEW_ORDER": ClientCounts(committed=500)}, pods=2))
+    r = run_status(pods)
+    assert r["transactionsPerSecond"] > 0
+    assert r["databaseBytes"] == {"data": 5 << 20, "index": 1 << 20, "memory": 300 << 20}
+    assert r["serverAgreement"]["verdict"] == "disagree"  # the server counted 1007, the clients 1000
+    assert "server 1007, clients 1000" in r["serverAgreement"]["reason"]
+    assert r["serverAgreement"]["comparisons"][0] == {
+        "counter": "NewOrder+NewOrderMP", "what": "committed", "transactions": ["NEW_ORDER"],
+        "client": 1000, "server": 1007, "allowed": 5, "agrees": False}
+    assert "serverAgreement" not in run_status([pod_results(0, 1, 10, 0.01)])  # an older runner's

@@ -105,7 +105,9 @@ def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git:
         **{f"measure{k.title()}": results[k] for k in ("start", "end") if results.get(k)},
         **({"tpmC": results["tpmC"]} if results.get("tpmC") is not None else {}),
         **({"opsPerSecond": status["ycsb"]["opsPerSecond"]} if status.get("ycsb") else {}),
-        **{k: results[k] for k in ("efficiency", "efficiencyReason", "measuredSeconds", "seed") if k in results},
+        **{k: results[k] for k in ("efficiency", "efficiencyReason", "measuredSeconds", "seed",
+                                   "transactionsPerSecond", "databaseBytes") if k in results},
+        **({"serverAgreement": results["serverAgreement"]["verdict"]} if results.get("serverAgreement") else {}),
         "p99Ms": regression.p99_of(status["ycsb"].get("operations") or {}, "count") if status.get("ycsb")
         else p99_by_type(results),
         "latencyMs": {t: v.get("latencyMs") or {} for t, v in (results.get("transactions") or {}).items()},

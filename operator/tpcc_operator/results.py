@@ -35,6 +35,9 @@ def _results(merged: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, An
     windows = {w["shard"]: w for w in merged["pod_windows"]}
     return {
         "tpmC": merged["tpmC"],
+        **({"transactionsPerSecond": merged["transactions_per_second"]}
+           if "transactions_per_second" in merged else {}),
+        **server_status(merged),
         # null in a merge patch would delete the field: absent, with the reason, instead
         **({"efficiency": merged["efficiency"]} if merged["efficiency"] is not None
            else {"efficiencyReason": merged["efficiency_reason"]}),
@@ -72,6 +75,25 @@ def _results(merged: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, An
                          "lateSeconds": windows[_shard_index(d)]["late_seconds"],
                          "measureStart": d["start"], "measureEnd": d["end"]} for d in docs),
                        key=lambda p: p["shard"]),
+    }
+
+
+def server_status(merged: dict[str, Any]) -> dict[str, Any]:
+    """databaseBytes and serverAgreement from the merged document's `server` section (absent
+    figures left out: null in a merge patch would delete the field)."""
+    if "server_agreement" not in merged:
+        return {}
+    size, agreement = merged["server"]["size"], merged["server_agreement"]
+    sizes = {k: size[f"{k}_bytes"] for k in ("data", "index", "storage", "memory")
+             if size.get(f"{k}_bytes") is not None}
+    return {
+        **({"databaseBytes": sizes} if sizes else {}),
+        "serverAgreement": {
+            "verdict": agreement["verdict"], "tolerance": agreement["tolerance"],
+            **({"reason": agreement["reason"]} if agreement.get("reason") else {}),
+            "comparisons": [{"counter": c["counter"], "what": c["what"], "transactions": c["transactions"],
+                             "client": c["client"], "server": c["server"], "allowed": c["allowed"],
+                             "agrees": c["agrees"]} for c in agreement["comparisons"]]},
     }
 
 

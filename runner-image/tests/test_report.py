@@ -60,7 +60,12 @@ def benchmarkrun(doc: dict, name: str, faults: list[tuple[float, float]], baseli
             "phase": "Succeeded", "verdict": "Regressed",
             "results": {"tpmC": doc["tpmC"], "start": doc["start"], "end": doc["end"],
                         "measuredSeconds": doc["measured_seconds"], "timeline": doc["timeline"],
-                        "transactions": {t: {"latencyMs": v["latency_ms"]} for t, v in doc["transactions"].items()}},
+                        "transactionsPerSecond": doc["transactions_per_second"],
+                        "serverAgreement": {"verdict": "agree", "reason": ""},
+                        "databaseBytes": {"data": 210 * 2**20, "index": 40 * 2**20, "memory": 900 * 2**20},
+                        "transactions": {t: {"latencyMs": v["latency_ms"], "committed": v["committed"],
+                                             "rollbacks": 3, "retries": 2}
+                                         for t, v in doc["transactions"].items()}},
             "faults": [{"number": i + 1, "action": "kill-node", "target": "bench-g1-2", "state": "Recovered",
                         "injectedTime": at(a), "recoveredTime": at(b), "recoverySeconds": b - a}
                        for i, (a, b) in enumerate(faults)],
@@ -150,8 +155,12 @@ def test_the_report_renders_in_chromium_with_every_chart(history_page, tmp_path)
     seen = chromium.visit(history_page, CHARTS_SCRIPT)
     assert seen.problems == []
     charts = {c["chart"]: c for c in json.loads(seen.evaluated)}
-    assert set(charts) == {"trend", "sweep-tpmc", "sweep-latency", "timeline", "latency", "verdicts"}
-    assert all(c["width"] > 300 and c["height"] > 100 and c["outside"] == 0 for c in charts.values()), charts
+    assert set(charts) == {"trend", "sweep-tpmc", "sweep-latency", "timeline", "latency", "verdicts",
+                           "transactions", "server"}
+    tables = ("transactions", "server")
+    assert all(c["width"] > 300 and c["height"] > 100 and c["outside"] == 0
+               for name, c in charts.items() if name not in tables), charts
+    assert all(charts[t]["width"] > 300 for t in tables) and charts["server"]["badges"] == 1
     assert charts["timeline"]["warmup"] == 1 and charts["timeline"]["faults"] == 2
     assert charts["timeline"]["paths"] == 1
     assert charts["latency"]["bars"] == 5 * 5  # five percentiles of five transactions
@@ -162,6 +171,10 @@ def test_the_report_renders_in_chromium_with_every_chart(history_page, tmp_path)
                      r"from run 7, night-6</li></ul>", page)
     assert charts["sweep-tpmc"]["paths"] == 1 and charts["sweep-latency"]["paths"] == 1
     assert charts["verdicts"]["badges"] == 2  # durable, and all 12 conditions hold
+    assert "<dt>transactions/s</dt>" in page and "clients and server: agree" in page
+    assert "data 210.0 MiB, index 40.0 MiB, storage n/a, memory 900.0 MiB" in page
+    assert re.search(r"<tr><td>NEW_ORDER</td><td>[\d,]+</td><td>3</td><td>0</td><td>0</td><td>2</td>"
+                     r"<td>\d+\.\d\d</td>", page)  # rollbacks, retries, then the minimum latency
     shot = tmp_path / "report.png"
     shot.write_bytes(seen.screenshot)
     assert seen.screenshot.startswith(b"\x89PNG") and len(seen.screenshot) > 20_000

@@ -147,3 +147,20 @@ def test_merge_never_sums_the_pods_own_ledger_verifications_into_a_run_verdict()
                         "durable": True, "lost_examples": []}}
     assert "durability" not in merge_results([a, b])
     assert "durability" not in merge_results([_pod([1] * 60)])
+
+
+def test_transactions_per_second_counts_every_committed_type_over_the_window():
+    stats = _stats(600, 0.01, payments=300)
+    doc = build_results(stats, _window(60), [10] * 60, 1, 2, False, {}, EXTRA)
+    assert doc["transactions_per_second"] == 15.0  # (600 + 300) / 60 s
+    assert doc["tpmC"] == 600.0
+
+
+def test_latency_has_the_minimum_beside_the_percentiles():
+    stats = _stats(3, 0.2)
+    record_latency(stats[NEW_ORDER].histogram, 0.004)
+    lat = build_results(stats, _window(), [0] * 60, 1, 1, False, {}, EXTRA)["transactions"][NEW_ORDER]["latency_ms"]
+    assert lat["min"] == pytest.approx(4.0, rel=0.01)
+    assert lat["max"] == pytest.approx(200.0, rel=0.01)
+    assert build_results(_stats(0, 0.1), _window(), [0] * 60, 1, 1, False, {}, EXTRA)[
+        "transactions"][NEW_ORDER]["latency_ms"]["min"] == 0.0

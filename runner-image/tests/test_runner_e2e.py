@@ -313,6 +313,8 @@ def test_voltdb_delivery_and_partitioning_variants_run_check_and_count_one_deliv
     assert (doc["options"]["driver"]["delivery"], doc["options"]["driver"]["partitioning"]) == (delivery, partitioning)
     assert doc["options"]["driver_options"] == {"delivery": delivery, "partitioning": partitioning}
     assert doc["consistency"]["passed"], doc["consistency"]
+    # the server's count of Deliveries is its DeliveryDistrict calls over ten in per-district mode
+    assert doc["server_agreement"]["verdict"] == "agree", doc["server_agreement"]
     tx = doc["transactions"]
     executed = sum(t["executed"] for t in tx.values())
     assert tx["DELIVERY"]["committed"] > 0 and all(t["errors"] == 0 for t in tx.values()), tx

@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from . import __version__, changepoints, k8s
@@ -29,9 +30,10 @@ from .metrics import RunnerMetrics
 from .redact import RedactingFilter, redact
 from .report import add_parser as add_report_parser
 from .report import cmd_report
-from .results import LATE_START_SECONDS, PodWindow, run_results, summary
+from .results import LATE_START_SECONDS, PodWindow, run_results, server_results, summary
+from .server_stats import ClientCounts, DatabaseSize, ServerCounters
 from .usage import UsageError
-from .workload import RemotePercents, Scale, parse_mix, run_constants
+from .workload import TRANSACTIONS, RemotePercents, Scale, parse_mix, run_constants
 from .ycsb.command import add_parser as add_ycsb_parser
 from .ycsb.command import cmd_ycsb
 
@@ -390,9 +392,12 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
     plan = _run_plan(args, options, meta)
     metrics.info.labels(args.db, "run", str(args.warehouses), str(args.clients),
                         f"{plan.shard}/{plan.shards}", __version__).set(1)
-    pool, window = _start_pool(args, plan, metrics)
+    counters_before: list[ServerCounters] = []
+    pool, window = _start_pool(args, plan, metrics,
+                               lambda: counters_before.append(fetch_server_counters(args, options)))
     progress = _Progress(metrics, window, LedgerWriter(args.ledger) if args.ledger else None)
     measured = pool.collect(progress.on_report, window)
+    counters_after = fetch_server_counters(args, options)  # before the checks invoke anything
     pod_window = PodWindow.of(window, measured)
     if pod_window.late_seconds > LATE_START_SECONDS:
         log.warning("run: terminals started %.1f s after the start time %s", pod_window.late_seconds,
@@ -402,6 +407,8 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
     progress.close()
     doc = run_results(plan, meta, described, len(pool.procs), measured, pod_window,
                       progress.timeline, progress.deliveries)
+    doc.update(server_results(counters_before[0], counters_after, fetch_database_size(args, options),
+                              progress.client_counts, plan.shards))
     code = _check_after_run(args, options, metrics, doc, progress.deliveries)
     _publish_results(args, doc)
     metrics.set_phase("done")
@@ -434,10 +441,14 @@ def _run_plan(args, options: ConnectionOptions, meta: LoadMeta) -> RunPlan:
                    remote=RemotePercents(args.remote_line_percent, args.remote_payment_percent))
 
 
-def _start_pool(args, plan: RunPlan, metrics: RunnerMetrics) -> tuple[ClientPool, Window]:
-    """Every terminal connected, then started at the run's start time (the barrier)."""
+def _start_pool(args, plan: RunPlan, metrics: RunnerMetrics,
+                before_ready: Callable[[], None]) -> tuple[ClientPool, Window]:
+    """Every terminal connected, then before_ready() (the server's counters: the barrier's start
+    comes only after every pod is ready, so before any terminal starts), then started at the
+    run's start time (the barrier)."""
     pool = ClientPool(plan)
     pool.start_and_wait_ready(plan.connection.connect_timeout * plan.clients + 30)
+    before_ready()
     metrics.ready.set()  # every terminal is connected: the pod may be counted at the barrier
     metrics.set_phase("waiting")
     try:
@@ -459,6 +470,8 @@ class _Progress:
         self.metrics, self.window, self.ledger = metrics, window, ledger
         self.timeline: dict[int, int] = {}
         self.totals = {"committed": 0, "errors": 0, "unknown": 0}
+        # every attempt of the whole run, per type: what the server's counters are judged against
+        self.client_counts = {t: ClientCounts() for t in TRANSACTIONS}
         self.deliveries = RunDeliveries()  # every Delivery of the run, warmup included: condition 11
         self.last_progress = time.time()
 
@@ -468,9 +481,10 @@ class _Progress:
         self.metrics.set_phase("warmup" if now < self.window.measure else "measuring")
         for b, n in msg["new_orders"].items():
             self.timeline[b] = self.timeline.get(b, 0) + n
-        for outcomes in msg["counts"].values():
+        for txn, outcomes in msg["counts"].items():
             for k in self.totals:
                 self.totals[k] += outcomes[k]
+            self.client_counts[txn].add_report(outcomes, msg["retries"][txn])
         if self.ledger:
             self.ledger.write(msg["ledger"])
         self.deliveries.merge(msg["deliveries"])
@@ -486,6 +500,34 @@ class _Progress:
     def close(self) -> None:
         if self.ledger:
             self.ledger.close()
+
+
+def fetch_server_counters(args, options: ConnectionOptions) -> ServerCounters:
+    """The server's counters over a connection of their own; a server that cannot be asked is
+    reported as such (the run's results matter more than its counters)."""
+    try:
+        driver = connect(args, options)
+        try:
+            with bounded(options.connect_timeout + 30, "fetching the server's counters"):
+                return driver.server_counters()
+        finally:
+            driver.close()
+    except (DriverError, TimeoutError, OSError) as e:
+        log.warning("run: no server counters: %s", e)
+        return ServerCounters.not_available(f"{args.db}: {type(e).__name__}: {e}")
+
+
+def fetch_database_size(args, options: ConnectionOptions) -> DatabaseSize:
+    try:
+        driver = connect(args, options)
+        try:
+            with bounded(options.connect_timeout + 30, "fetching the database size"):
+                return driver.database_size()
+        finally:
+            driver.close()
+    except (DriverError, TimeoutError, OSError) as e:
+        log.warning("run: no database size: %s", e)
+        return DatabaseSize(unavailable=f"{args.db}: {type(e).__name__}: {e}")
 
 
 def _check_after_run(args, options: ConnectionOptions, metrics: RunnerMetrics, doc: dict[str, Any],

@@ -72,6 +72,47 @@ class Acid:
 
 
 @dataclass
+class TypeCounts:
+    """One transaction type's outcomes in the measured window."""
+    committed: int
+    rollbacks: int  # the specified NewOrder rollbacks (aborts), apart from errors
+    errors: int
+    unknown: int
+    retries: int    # attempts retried after a transient error (write conflict, restart...)
+
+    @classmethod
+    def of(cls, d: dict) -> TypeCounts:
+        return cls(*(int(d.get(k, 0)) for k in ("committed", "rollbacks", "errors", "unknown", "retries")))
+
+
+@dataclass
+class ServerReport:
+    """What the database counted and how big it is, and whether its counts agree with the clients'."""
+    verdict: str                        # agree, disagree, not-available
+    reason: str
+    size_bytes: dict[str, int | None]   # data, index, storage, memory
+    comparisons: list[dict] = field(default_factory=list)  # server_agreement's, where the document has them
+
+
+def _server_from_runner(doc: dict) -> ServerReport | None:
+    if "server_agreement" not in doc:
+        return None
+    agreement, size = doc["server_agreement"], doc["server"]["size"]
+    return ServerReport(str(agreement["verdict"]), str(agreement.get("reason") or size.get("unavailable") or ""),
+                        {k: size.get(f"{k}_bytes") for k in ("data", "index", "storage", "memory")},
+                        list(agreement.get("comparisons") or []))
+
+
+def _server_from_status(results: dict) -> ServerReport | None:
+    agreement = results.get("serverAgreement")
+    if not agreement:
+        return None
+    size = results.get("databaseBytes") or {}
+    return ServerReport(str(agreement.get("verdict", "")), str(agreement.get("reason", "")),
+                        {k: size.get(k) for k in ("data", "index", "storage", "memory")})
+
+
+@dataclass
 class Run:
     """One run, whatever document it came from."""
     name: str
@@ -92,6 +133,9 @@ class Run:
     reason: str = ""
     verdict: str = ""                # status.verdict (Pass/Regressed/Improved/Inconclusive)
     baseline: float | None = None
+    transactions_per_second: float | None = None  # committed, all five types
+    counts: dict[str, TypeCounts] = field(default_factory=dict)
+    server: ServerReport | None = None
 
 
 def _time(value: str) -> dt.datetime:
@@ -134,7 +178,10 @@ def _from_runner(doc: dict, name: str) -> Run:
         measured_seconds=float(doc.get("measured_seconds", 0)),
         timeline=[(float(p["t"]), float(p["tpmC"])) for p in doc.get("timeline", [])],
         latency_ms={t: v["latency_ms"] for t, v in doc["transactions"].items()},
-        durability=_durability(doc.get("durability")), consistency=_consistency(doc.get("consistency")))
+        durability=_durability(doc.get("durability")), consistency=_consistency(doc.get("consistency")),
+        transactions_per_second=doc.get("transactions_per_second"),
+        counts={t: TypeCounts.of(v) for t, v in doc["transactions"].items()},
+        server=_server_from_runner(doc))
 
 
 def _from_benchmarkrun(obj: dict) -> Run:
@@ -162,7 +209,10 @@ def _from_benchmarkrun(obj: dict) -> Run:
         consistency=_consistency(status.get("consistency")), acid=_acid(status.get("acid")),
         phase=str(status.get("phase", "")),
         reason=str(status.get("reason", "")), verdict=str(status.get("verdict", "")),
-        baseline=float(baseline) if baseline is not None else None)
+        baseline=float(baseline) if baseline is not None else None,
+        transactions_per_second=results.get("transactionsPerSecond"),
+        counts={t: TypeCounts.of(v) for t, v in (results.get("transactions") or {}).items()},
+        server=_server_from_status(results))
 
 
 def _from_benchmarkresult(obj: dict) -> Run:
@@ -461,9 +511,46 @@ def _acid_section(a: Acid | None, badge) -> str:
             f'<table><tr><th>test</th><th>verdict</th><th>reason or evidence</th></tr>{rows}</table></section>')
 
 
+def _transactions_table(run: Run) -> str:
+    """Per type: the outcomes (rollbacks apart from errors), the retries, the latency from the minimum up."""
+    if not run.counts:
+        return ""
+    quantiles = ("min", "p50", "p90", "p99", "max")
+    head = "".join(f"<th>{h}</th>" for h in ("type", "committed", "rollbacks", "errors", "unknown",
+                                             "retries", *(f"{q} ms" for q in quantiles)))
+    rows = "".join(
+        f"<tr><td>{t}</td><td>{c.committed:,}</td><td>{c.rollbacks:,}</td><td>{c.errors:,}</td>"
+        f"<td>{c.unknown:,}</td><td>{c.retries:,}</td>"
+        + "".join(f"<td>{run.latency_ms.get(t, {}).get(q, 0):.2f}</td>" for q in quantiles) + "</tr>"
+        for t, c in run.counts.items())
+    return f'<h3>Transactions in the measured window</h3><table data-chart="transactions"><tr>{head}</tr>{rows}</table>'
+
+
+def _mib(n: int | None) -> str:
+    return "n/a" if n is None else f"{n / 2**20:,.1f} MiB"
+
+
+def _server_section(run: Run) -> str:
+    s = run.server
+    if s is None:
+        return ""
+    sizes = ", ".join(f"{k} {_mib(v)}" for k, v in s.size_bytes.items())
+    css = {"agree": "ok", "disagree": "bad"}.get(s.verdict, "na")
+    rows = "".join(f"<tr class=\"{'ok' if c['agrees'] else 'bad'}\"><td>{html.escape(c['counter'])}</td>"
+                   f"<td>{html.escape(c['what'])}</td><td>{c['client']:,}</td><td>{c['server']:,}</td>"
+                   f"<td>{c['difference']:+,}</td><td>±{c['allowed']:,}</td></tr>" for c in s.comparisons)
+    table = ("<table><tr><th>server counter</th><th>of</th><th>clients</th><th>server</th><th>difference</th>"
+             f"<th>allowed</th></tr>{rows}</table>") if rows else ""
+    return (f'<section data-chart="server"><h3>Server counters (VLDB 4.6.6) and database size</h3>'
+            f'<span class="badge {css}">clients and server: {html.escape(s.verdict)}</span>'
+            f'<p>{html.escape(s.reason)}</p><p>database: {sizes}</p>{table}</section>')
+
+
 def _run_section(run: Run) -> str:
     facts = [("database", run.database), ("warehouses", run.warehouses), ("clients", run.clients),
              ("tpmC", _num(run.tpmc) if run.tpmc is not None else "none"),
+             ("transactions/s", _num(run.transactions_per_second) if run.transactions_per_second is not None
+              else "?"),
              ("measured", f"{run.measured_seconds:g} s"), ("warmup", f"{run.warmup_seconds:g} s"),
              ("start", run.start or "?")]
     if run.phase:
@@ -478,7 +565,8 @@ def _run_section(run: Run) -> str:
     return (f'<h2>Run {html.escape(run.name)}</h2><dl class="facts">{dl}</dl>'
             f'<h3>tpmC over time</h3>{timeline_chart(run)}'
             + (f'<ul class="faults">{faults}</ul>' if faults else "")
-            + f'<h3>Latency percentiles per transaction</h3>{latency_chart(run)}{_verdicts(run)}')
+            + f'<h3>Latency percentiles per transaction</h3>{latency_chart(run)}{_transactions_table(run)}'
+            + f'{_server_section(run)}{_verdicts(run)}')
 
 
 CSS = """

@@ -13,6 +13,17 @@ from hdrh.histogram import HdrHistogram
 from . import __version__
 from .consistency import RunDeliveries
 from .loader import constants_of
+from .server_agreement import NOT_AVAILABLE, Agreement, judge
+from .server_stats import (
+    ClientCounts,
+    DatabaseSize,
+    ServerCounters,
+    client_counts_from,
+    counter_deltas,
+    earliest,
+    latest,
+    summed_client_counts,
+)
 from .workload import TRANSACTIONS, reported_efficiency, response_time_verdicts, spec_deviations
 
 if TYPE_CHECKING:
@@ -40,8 +51,9 @@ def record_latency(h: HdrHistogram, seconds: float) -> None:
 
 def latency_summary_ms(h: HdrHistogram) -> dict[str, float]:
     if h.get_total_count() == 0:
-        return {**{f"p{p}": 0.0 for p in PERCENTILES}, "max": 0.0, "mean": 0.0}
-    out = {f"p{p}": h.get_value_at_percentile(p) / 1000 for p in PERCENTILES}
+        return {"min": 0.0, **{f"p{p}": 0.0 for p in PERCENTILES}, "max": 0.0, "mean": 0.0}
+    out = {"min": h.get_min_value() / 1000}
+    out.update({f"p{p}": h.get_value_at_percentile(p) / 1000 for p in PERCENTILES})
     out["max"] = h.get_max_value() / 1000
     out["mean"] = round(h.get_mean_value() / 1000, 3)
     return out
@@ -119,15 +131,20 @@ def tpmc_over(new_orders_per_second: list[list[int]], seconds: range) -> float:
     return 60.0 * committed / len(seconds)
 
 
-def _document(stats: dict[str, TypeStats], tpmc: float, seconds: range, warehouses: int,
-              clients: int, paced: bool, timeline: dict[int, int]) -> dict[str, Any]:
+def _document(stats: dict[str, TypeStats], tpmc: float, seconds: range, stats_seconds: float,
+              warehouses: int, clients: int, paced: bool, timeline: dict[int, int]) -> dict[str, Any]:
+    """stats_seconds: the window the per-type statistics cover (from the planned start of the
+    measured window to its end), for the transactions per second."""
     executed = sum(s.counts["committed"] + s.counts["rollbacks"] for s in stats.values())
+    committed = sum(s.counts["committed"] for s in stats.values())
     eff, eff_reason = reported_efficiency(tpmc, warehouses, paced)
     p90 = {t: stats[t].histogram.get_value_at_percentile(90) / 1_000_000
            if stats[t].histogram.get_total_count() else None for t in TRANSACTIONS}
     verdicts = response_time_verdicts(p90)
     return {
         "tpmC": round(tpmc, 2),
+        # all five types, committed: the FoundationDB and VoltDB studies' throughput
+        "transactions_per_second": round(committed / stats_seconds, 2) if stats_seconds > 0 else 0.0,
         "efficiency": eff,
         **({"efficiency_reason": eff_reason} if eff_reason else {}),
         "measured_seconds": len(seconds),
@@ -151,8 +168,9 @@ def build_results(stats: dict[str, TypeStats], window: PodWindow, new_orders_per
     TIMELINE_STEP_SECONDS bucket, keyed by bucket index from the start of the measured
     window (negative = warmup)."""
     seconds = window.whole_seconds()
-    return {**_document(stats, tpmc_over([new_orders_per_second], seconds), seconds, warehouses,
-                        clients, paced, timeline),
+    return {**_document(stats, tpmc_over([new_orders_per_second], seconds), seconds,
+                        window.measure_end - window.planned_measure_start, warehouses, clients,
+                        paced, timeline),
             "start": _iso(window.measure_start), "end": _iso(window.measure_end),
             "window": window.to_dict(), "new_orders_per_second": new_orders_per_second,
             **extra}
@@ -243,8 +261,9 @@ def merge_results(docs: list[dict[str, Any]]) -> dict[str, Any]:
     common = range(common_start, max(common_start, min(r.stop for r in ranges)))
     tpmc = tpmc_over([d["new_orders_per_second"] for d in docs], common)
     first = docs[0]
-    merged = {**_document(stats, tpmc, common, first["warehouses"], sum(d["clients"] for d in docs),
-                          first["pacing"] == "spec", timeline),
+    stats_seconds = max(w.measure_end for w in windows) - windows[0].planned_measure_start
+    merged = {**_document(stats, tpmc, common, stats_seconds, first["warehouses"],
+                          sum(d["clients"] for d in docs), first["pacing"] == "spec", timeline),
               **{k: v for k, v in first.items() if k not in _COMPUTED}}
     planned = windows[0].planned_measure_start
     merged["start"] = _iso(planned + common.start)
@@ -257,10 +276,38 @@ def merge_results(docs: list[dict[str, Any]]) -> dict[str, Any]:
                               for w in merged["pod_windows"] if w["late_seconds"] > LATE_START_SECONDS]
     if all("deliveries" in d for d in docs):
         merged.update(merge_deliveries(docs).to_json())
+    if all("server" in d for d in docs):
+        merged.update(merge_server(docs))
     # Per-pod ledger verifications (`tpcc run --verify-ledger`) are not summed: a key two pods
     # both acknowledged is found by each; only all ledgers judged together can tell
     # (durability.judge, the operator's verifier, `tpcc verify-ledger` with every ledger).
     return merged
+
+
+def server_results(before: ServerCounters, after: ServerCounters, size: DatabaseSize,
+                   clients: dict[str, ClientCounts], pods: int) -> dict[str, Any]:
+    """`server` (the database's counters before the terminals started and after they all
+    stopped, what it counted in between, its size, and what the clients counted over the same
+    time) and `server_agreement`. With several runner pods a pod's snapshots hold the others'
+    work too: the agreement is judged when their documents are merged."""
+    section = {"counters_before": before.to_dict(), "counters_after": after.to_dict(),
+               "counted_during_run": counter_deltas(before, after), "size": size.to_dict(),
+               "client_counts": {t: c.to_dict() for t, c in clients.items()}}
+    agreement = judge(clients, before, after) if pods == 1 else Agreement(
+        NOT_AVAILABLE, reason=f"judged over all {pods} runner pods when their documents are merged")
+    return {"server": section, "server_agreement": agreement.to_dict()}
+
+
+def merge_server(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """server_results over all runner pods: the earliest counters before, the latest after, the
+    clients' counts added up, the size the last pod fetched."""
+    sections = [d["server"] for d in docs]
+    before = earliest([ServerCounters.from_dict(s["counters_before"]) for s in sections])
+    afters = [ServerCounters.from_dict(s["counters_after"]) for s in sections]
+    after = latest(afters)
+    last = max(range(len(afters)), key=lambda i: afters[i].taken_at)
+    clients = summed_client_counts([client_counts_from(s["client_counts"]) for s in sections])
+    return server_results(before, after, DatabaseSize.from_dict(sections[last]["size"]), clients, 1)
 
 
 def merge_deliveries(docs: list[dict[str, Any]]) -> RunDeliveries:
@@ -274,24 +321,43 @@ def merge_deliveries(docs: list[dict[str, Any]]) -> RunDeliveries:
 _COMPUTED = {"tpmC", "efficiency", "efficiency_reason", "measured_seconds", "warehouses",
              "clients", "pacing", "transactions", "totals", "response_times",
              "response_times_passed", "timeline", "start", "end", "shard", "window",
-             "new_orders_per_second", "durability", "deliveries", "deliveries_unknown_outcome"}
+             "new_orders_per_second", "durability", "deliveries", "deliveries_unknown_outcome",
+             "transactions_per_second", "server", "server_agreement"}
 
 
 def summary(doc: dict[str, Any]) -> str:
     """One screen for a human (stderr)."""
     eff = "n/a (no think times)" if doc["efficiency"] is None else f"{doc['efficiency']:.1f}%"
-    lines = [f"tpmC {doc['tpmC']:.1f}  efficiency {eff}  "
-             f"({doc['warehouses']} warehouses, {doc['clients']} clients, "
+    lines = [f"tpmC {doc['tpmC']:.1f}  {doc.get('transactions_per_second', 0.0):.1f} transactions/s  "
+             f"efficiency {eff}  ({doc['warehouses']} warehouses, {doc['clients']} clients, "
              f"{doc['measured_seconds']:.0f} s measured)",
              f"{'transaction':<13}{'executed':>9}{'mix%':>7}{'rollbk':>7}{'errors':>7}"
-             f"{'unknown':>8}{'retries':>8}{'p50ms':>9}{'p95ms':>9}{'p99ms':>9}{'maxms':>9}"]
+             f"{'unknown':>8}{'retries':>8}{'minms':>8}{'p50ms':>9}{'p95ms':>9}{'p99ms':>9}{'maxms':>9}"]
     for t in TRANSACTIONS:
         s = doc["transactions"][t]
         lat = s["latency_ms"]
         lines.append(f"{t:<13}{s['executed']:>9}{s['mix_percent']:>7.1f}{s['rollbacks']:>7}"
-                     f"{s['errors']:>7}{s['unknown']:>8}{s['retries']:>8}{lat['p50']:>9.2f}"
-                     f"{lat['p95']:>9.2f}{lat['p99']:>9.2f}{lat['max']:>9.2f}")
+                     f"{s['errors']:>7}{s['unknown']:>8}{s['retries']:>8}{lat.get('min', 0.0):>8.2f}"
+                     f"{lat['p50']:>9.2f}{lat['p95']:>9.2f}{lat['p99']:>9.2f}{lat['max']:>9.2f}")
     failed = [t for t, v in doc["response_times"].items() if v["passed"] is False]
     lines.append("90th percentile response times within clause 5.2.5.3 limits" if not failed else
                  f"90th percentile response time over the clause 5.2.5.3 limit: {', '.join(failed)}")
+    lines.extend(server_lines(doc))
     return "\n".join(lines)
+
+
+def _mib(n: int | None) -> str:
+    return "n/a" if n is None else f"{n / 2**20:.1f} MiB"
+
+
+def server_lines(doc: dict[str, Any]) -> list[str]:
+    """The server's size and whether its counters agree with the clients' (for people)."""
+    if "server" not in doc:
+        return []
+    size, agreement = doc["server"]["size"], doc["server_agreement"]
+    lines = [f"database size: {size['unavailable']}" if size.get("unavailable") else
+             f"database size: data {_mib(size['data_bytes'])}, indexes {_mib(size['index_bytes'])}, "
+             f"storage {_mib(size['storage_bytes'])}, server memory {_mib(size['memory_bytes'])}"]
+    detail = f": {agreement['reason']}" if agreement.get("reason") else ""
+    lines.append(f"server counters vs clients: {agreement['verdict']}{detail}")
+    return lines

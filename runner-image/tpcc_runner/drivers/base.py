@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..consistency import ConditionResult, RunDeliveries, WarehouseData, evaluate
+from ..server_stats import DatabaseSize, ServerCounters
 
 if TYPE_CHECKING:
     from ..durability import StoredOrder
@@ -223,6 +224,17 @@ class Driver(abc.ABC):
         consistency_data reads in one transaction returns it; one that cannot, says why."""
         raise SnapshotUnavailable(f"{self.name}: the consistency check cannot read a warehouse in one "
                                   f"snapshot here: run it while no transactions run")
+
+    # -- what the server counts about itself (server_agreement.py judges; these only fetch) --
+    def server_counters(self) -> ServerCounters:
+        """The server's cumulative transaction counters now, grouped by the client transaction
+        types whose work they count; ServerCounters.not_available(reason) where it keeps none.
+        Must not raise for a server that refuses or lacks the command: say so instead."""
+        return ServerCounters.not_available(f"{self.name}: the driver fetches no server counters")
+
+    def database_size(self) -> DatabaseSize:
+        """Data, index and storage bytes and the server's memory, as the server reports them."""
+        return DatabaseSize(unavailable=f"{self.name}: the driver fetches no database size")
 
     # -- the durability ledger (durability.py judges; these only fetch) -------------------
     @abc.abstractmethod

@@ -35,6 +35,7 @@ from typing import Any
 from ..consistency import CustomerRow, DistrictRow, OrderRow, WarehouseData
 from ..durability import StoredOrder
 from ..schema import TABLES
+from ..server_stats import DatabaseSize, ServerCounters
 from . import options
 from .base import (
     ConnectionLost,
@@ -53,6 +54,7 @@ DEFAULT_PORT = 4500
 DEFAULT_API_VERSION = 710
 DEFAULT_DIRECTORY = "tpcc"
 DEFAULT_TXN_TIMEOUT = 10.0      # seconds; FDB itself aborts a transaction older than 5 s
+STATUS_KEY = b"\xff\xff/status/json"  # the cluster's status document, readable by any client
 OPTIONS = (
     options.Option("api_version", DEFAULT_API_VERSION, options.integer),  # the binding's API version
     options.Option("directory", DEFAULT_DIRECTORY, options.text),  # the directory layer path, '/'-separated
@@ -643,6 +645,42 @@ class FoundationDBDriver(Driver):
             return {"low_stock": low}
 
         return self._attempt(body)
+
+    # -- what the server counts ----------------------------------------------------------
+    def _status(self) -> dict[str, Any]:
+        """The cluster's status document (the special key every client can read)."""
+        return json.loads(self._transact(lambda tr: tr.get(STATUS_KEY).value))
+
+    def server_counters(self) -> ServerCounters:
+        """status json's cluster.workload.transactions counters (started, committed, conflicted),
+        reported, not judged: committed counts the whole cluster's write transactions and never
+        the read-only ones (OrderStatus, StockLevel, a Delivery with nothing to deliver), and no
+        FoundationDB server here has shown how it lines up with the clients' counts."""
+        try:
+            workload = self._status().get("cluster", {}).get("workload", {}).get("transactions", {})
+        except (DriverError, ValueError, self.fdb.FDBError) as e:
+            return ServerCounters.not_available(f"foundationdb: status json: {e}")
+        counters = {f"workload.transactions.{k}": int(v["counter"]) for k, v in workload.items()
+                    if isinstance(v, dict) and isinstance(v.get("counter"), (int, float))}
+        return ServerCounters.not_available(
+            "foundationdb: status json counts the cluster's committed write transactions, not the "
+            "read-only ones; not judged against the clients (not validated against a server here)", counters)
+
+    def database_size(self) -> DatabaseSize:
+        """status json's cluster.data (the whole cluster's key-value bytes, logical and on disk)
+        and the memory its processes use; FoundationDB keeps no separate index size."""
+        try:
+            cluster = self._status().get("cluster", {})
+        except (DriverError, ValueError, self.fdb.FDBError) as e:
+            return DatabaseSize(unavailable=f"foundationdb: status json: {e}")
+        data = cluster.get("data", {})
+        used = [p.get("memory", {}).get("used_bytes") for p in cluster.get("processes", {}).values()]
+        memory = sum(int(u) for u in used if isinstance(u, (int, float))) if used else None
+        figures = {k: int(data[k]) for k in ("total_kv_size_bytes", "total_disk_used_bytes")
+                   if isinstance(data.get(k), (int, float))}
+        return DatabaseSize(data_bytes=figures.get("total_kv_size_bytes"),
+                            storage_bytes=figures.get("total_disk_used_bytes"), memory_bytes=memory,
+                            details=figures)
 
     # -- verification ------------------------------------------------------------------
     def stored_orders(self, keys: list[tuple[int, int, int]]) -> dict[tuple[int, int, int], StoredOrder]:

@@ -41,6 +41,7 @@ import voltdbclient
 from ..consistency import CustomerRow, DistrictRow, OrderRow, WarehouseData, cents_of
 from ..durability import StoredOrder
 from ..schema import TABLES
+from ..server_stats import CounterGroup, DatabaseSize, ServerCounters
 from . import options
 from .base import (
     ConnectionLost,
@@ -84,9 +85,16 @@ NOT_PERMITTED = re.compile(r"\bdoes not have \w+ permission\b")
 PROCEDURES = ("NewOrder", "NewOrderMP", "Payment", "PaymentMP", "OrderStatus", "Delivery",
               "DeliveryDistrict", "StockLevel", "ConsistencyRead", "LoadItems", "LoadWarehouse", "LoadStock",
               "LoadDistrict")
+# The procedures that implement each client transaction type (server_counters groups them so).
+TRANSACTION_PROCEDURES = {"NEW_ORDER": ("NewOrder", "NewOrderMP"), "PAYMENT": ("Payment", "PaymentMP"),
+                          "ORDER_STATUS": ("OrderStatus",), "DELIVERY": ("Delivery", "DeliveryDistrict"),
+                          "STOCK_LEVEL": ("StockLevel",)}
+KIB = 1024  # @Statistics reports memory in kilobytes
 BOOKKEEPING_TABLES = ("tpcc_meta", "tpcc_load_unit")
 DISTRICT_TABLES = ("customer", "history", "orders", "order_line", "new_order")
 DISTRICTS = 10  # per warehouse (clause 1.2.1): a Delivery's districts
+# delivery=per-district: one client Delivery is a DeliveryDistrict call per district
+CALLS_PER_TRANSACTION = {"DeliveryDistrict": DISTRICTS}
 LAYOUTS = ("warehouse", "district")  # the driver option partitioning: what tpcc.sql partitions on
 # The district key column (W_ID * 10 + D_ID) of each district-keyed table, last in its rows, and
 # the warehouse and district columns it is made of (a HISTORY row's: its home district).
@@ -549,6 +557,67 @@ class VoltDBDriver(Driver):
         info["sites_per_host"] = int(props["sitesperhost"])
         info["host_count"] = int(props["hostcount"])
         return info
+
+    # -- what the server counts ----------------------------------------------------------
+    def _rows(self, procedure: str, params: list[tuple[Any, Any]]) -> list[dict[str, Any]]:
+        table = self._call(procedure, params, writes=False).tables[0]
+        names = [c.name.upper() for c in table.columns]
+        return [dict(zip(names, row)) for row in table.tuples]
+
+    def _statistics(self, selector: str) -> list[dict[str, Any]]:
+        """@Statistics SELECTOR 0 (cumulative since the server started), rows by column name."""
+        return self._rows("@Statistics", [(STRING, selector), (INTEGER, 0)])
+
+    def _replicated_tables(self) -> set[str]:
+        """Tables without a partition column (@SystemCatalog TABLES names it in REMARKS)."""
+        return {str(r["TABLE_NAME"]).upper() for r in self._rows("@SystemCatalog", [(STRING, "TABLES")])
+                if "partitionColumn" not in str(r.get("REMARKS") or "")}
+
+    def server_counters(self) -> ServerCounters:
+        """@Statistics PROCEDUREPROFILE: invocations, aborts (VoltAbortException: the TPC-C
+        rollback) and failures per procedure, summed over the partitions, each write counted
+        once however many replicas ran it (k-safety)."""
+        try:
+            rows = self._statistics("PROCEDUREPROFILE")
+        except DriverError as e:
+            return ServerCounters.not_available(f"voltdb: @Statistics PROCEDUREPROFILE: {e}")
+        taken_at = time.time()
+        counters: dict[str, int] = defaultdict(int)
+        for row in rows:
+            name = str(row["PROCEDURE"]).rsplit(".", 1)[-1]
+            for column in ("INVOCATIONS", "ABORTS", "FAILURES"):
+                counters[f"procedure.{name}.{column.lower()}"] += int(row[column])
+        groups = []
+        for txn, procedures in TRANSACTION_PROCEDURES.items():
+            invoked, aborts, failures = ([counters.get(f"procedure.{p}.{c}", 0) // CALLS_PER_TRANSACTION.get(p, 1)
+                                          for p in procedures] for c in ("invocations", "aborts", "failures"))
+            groups.append(CounterGroup(f"@Statistics PROCEDUREPROFILE {'+'.join(procedures)}", (txn,),
+                                       committed=sum(invoked) - sum(aborts) - sum(failures), aborted=sum(aborts)))
+        return ServerCounters(taken_at, tuple(groups), dict(counters))
+
+    def database_size(self) -> DatabaseSize:
+        """@Statistics TABLE and INDEX (one copy of each partition's rows: replicas not counted
+        again; a replicated table, which every partition reports, once) and MEMORY (resident
+        memory of every host, replicas included)."""
+        try:
+            tables, indexes = self._statistics("TABLE"), self._statistics("INDEX")
+            memory, replicated = self._statistics("MEMORY"), self._replicated_tables()
+        except DriverError as e:
+            return DatabaseSize(unavailable=f"voltdb: @Statistics: {e}")
+
+        def copy(r: dict[str, Any]) -> Any:  # which copy of the rows a stats row describes
+            return "replicated" if str(r["TABLE_NAME"]).upper() in replicated else r["PARTITION_ID"]
+        per_partition = {(copy(r), r["TABLE_NAME"]): r for r in tables}
+        per_index = {(copy(r), r["TABLE_NAME"], r["INDEX_NAME"]): r for r in indexes}
+        data = sum(int(r["TUPLE_DATA_MEMORY"]) + int(r["STRING_DATA_MEMORY"]) for r in per_partition.values())
+        details = {f"memory.{c.lower()}_bytes": KIB * sum(int(r[c]) for r in memory)
+                   for c in ("RSS", "JAVAUSED", "TUPLEDATA", "TUPLEALLOCATED", "INDEXMEMORY", "STRINGMEMORY")}
+        details["table.tuple_allocated_memory_bytes"] = KIB * sum(
+            int(r["TUPLE_ALLOCATED_MEMORY"]) for r in per_partition.values())
+        details["table.tuple_count"] = sum(int(r["TUPLE_COUNT"]) for r in per_partition.values())
+        return DatabaseSize(data_bytes=KIB * data,
+                            index_bytes=KIB * sum(int(r["MEMORY_ESTIMATE"]) for r in per_index.values()),
+                            memory_bytes=details["memory.rss_bytes"], details=details)
 
     # -- schema and load ----------------------------------------------------------------
     def _jar(self) -> bytes:

@@ -55,13 +55,14 @@ find_and_modify=false there for anything but small data.
 The driver is one class assembled from one part per job: connection.py (options, client,
 describe), sessions.py (running a transaction and classifying its errors), loading.py (schema
 and initial load), transactions.py (the five transactions) and verification.py (what the
-consistency and durability checks read); config.py holds the options, documents.py how rows
+consistency and durability checks read); connection.py's ServerStatistics fetches serverStatus
+and dbStats for the results' `server` section; config.py holds the options, documents.py how rows
 are stored.
 """
 from __future__ import annotations
 
 from .config import DEFAULT_PORT, OPTIONS, READ_PREFERENCES, _write_concern
-from .connection import _one_line, topology_of
+from .connection import ServerStatistics, _one_line, topology_of
 from .documents import INDEXES, SHARD_KEYS, _stored_cents
 from .loading import Loading
 from .sessions import _InvalidItem
@@ -73,5 +74,5 @@ __all__ = ["DEFAULT_PORT", "INDEXES", "OPTIONS", "READ_PREFERENCES", "SHARD_KEYS
            "_InvalidItem", "_one_line", "_stored_cents", "_write_concern", "topology_of"]
 
 
-class MongoDBDriver(Loading, Transactions, Verification):
+class MongoDBDriver(Loading, Transactions, Verification, ServerStatistics):
     name = "mongodb"

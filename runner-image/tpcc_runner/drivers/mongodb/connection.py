@@ -2,6 +2,7 @@
 run records of them, and the mapping of errors outside transactions."""
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -13,9 +14,13 @@ from pymongo.read_preferences import ReadPreference
 from pymongo.write_concern import WriteConcern
 
 from ...redact import redact
+from ...server_stats import CounterGroup, DatabaseSize, ServerCounters
 from .. import options
 from ..base import ConnectionLost, ConnectionOptions, Driver, DriverError, NotPermitted, RetryableError, Unreachable
 from .config import DEFAULT_PORT, OPTIONS, UNAUTHORIZED
+
+# The client transaction types; StockLevel runs in a transaction only when configured so.
+TRANSACTION_TYPES = ("NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL")
 
 
 def _one_line(e: BaseException, limit: int = 300) -> str:
@@ -162,3 +167,45 @@ class Connection(Driver):
 
     def _commit_write_concern(self) -> WriteConcern:
         return WriteConcern(w=self.write_concern, j=True if self.journal else None)
+
+
+class ServerStatistics(Connection):
+    """What the server counts about itself: serverStatus and dbStats, fetched, never judged."""
+
+    def server_counters(self) -> ServerCounters:
+        """serverStatus opcounters and, where the server keeps them, its transactions section:
+        totalCommitted counts the types that run in a multi-document transaction. Its
+        totalAborted also counts transactions aborted on a write conflict and retried, so it
+        is reported, not compared with the clients' rollbacks."""
+        try:
+            status = self.client.admin.command("serverStatus")
+        except errors.PyMongoError as e:
+            return ServerCounters.not_available(f"mongodb: serverStatus: {_one_line(e)}")
+        counters = {f"opcounters.{k}": int(v) for k, v in (status.get("opcounters") or {}).items()
+                    if isinstance(v, (int, float))}
+        txns = status.get("transactions")
+        if isinstance(txns, dict):
+            counters.update({f"transactions.{k}": int(v) for k, v in txns.items()
+                             if k.startswith("total") and isinstance(v, (int, float))})
+        if not self.transactions:
+            return ServerCounters.not_available(
+                "mongodb: transactions=false: no multi-document transaction for the server to count", counters)
+        if "transactions.totalCommitted" not in counters:
+            return ServerCounters.not_available(
+                f"mongodb: serverStatus has no transactions.totalCommitted (server {self._server_version}"
+                f"{', SecantusDB' if 'secantus' in status else ''} does not count transactions)", counters)
+        types = tuple(t for t in TRANSACTION_TYPES if t != "STOCK_LEVEL" or self.stock_level_in_transaction)
+        group = CounterGroup("serverStatus transactions.totalCommitted", types,
+                             committed=counters["transactions.totalCommitted"], aborted=None)
+        return ServerCounters(time.time(), (group,), counters)
+
+    def database_size(self) -> DatabaseSize:
+        """dbStats of the TPC-C database (bytes, uncompressed data; storage on disk)."""
+        try:
+            stats = self.db.command("dbStats")
+        except errors.PyMongoError as e:
+            return DatabaseSize(unavailable=f"mongodb: dbStats: {_one_line(e)}")
+        figures = {k: int(stats[k]) for k in ("dataSize", "indexSize", "storageSize", "totalSize",
+                                              "objects", "collections") if isinstance(stats.get(k), (int, float))}
+        return DatabaseSize(data_bytes=figures.get("dataSize"), index_bytes=figures.get("indexSize"),
+                            storage_bytes=figures.get("storageSize"), details=figures)
