@@ -83,22 +83,46 @@ def configurations(sweep: dict) -> list[dict[str, Any]]:
 
 
 def comparisons(sweep: dict) -> list[dict[str, Any]]:
-    """status.sweep.comparisons: each configuration against the next client count at the same
-    warehouses and matrix values, where both were repeated (one value each says nothing about
-    spread)."""
+    """status.sweep.comparisons, where both sides were repeated (one value each says nothing
+    about spread): each configuration against the next client count at the same warehouses and
+    matrix values; and, per matrix axis, each configuration against the same one with the axis
+    at its first value ("snapshot against majority", the rest alike)."""
     measured = _measured(sweep)
     out = []
     for this, values in measured.items():
         following = min((c.clients for c in measured if c.warehouses == this.warehouses and
                          c.matrix == this.matrix and c.clients > this.clients), default=None)
         other = measured.get(Configuration(this.warehouses, following, this.matrix))
-        if other is None or len(values) < 2 or len(other) < 2:
-            continue
-        _, p = sweep_stats.mann_whitney_u(values, other)
-        change = (sweep_stats.summary(other).median / sweep_stats.summary(values).median - 1) * 100
-        out.append({**this.to_status(), "clients": [this.clients, following],
-                    "medianChangePercent": round(change, 2), "pValue": round(p, 6)})
+        if other is not None and (test := _compared(values, other)):
+            out.append({**this.to_status(), "clients": [this.clients, following], **test})
+    for base, values in measured.items():
+        for axis, (field, first) in enumerate(base.matrix):
+            order = _axis_values(sweep, field)
+            if first != order[0]:
+                continue  # compared from the configuration with the axis's first value
+            for value in order[1:]:
+                changed = base.matrix[:axis] + ((field, value),) + base.matrix[axis + 1:]
+                other = measured.get(Configuration(base.warehouses, base.clients, changed))
+                if other is not None and (test := _compared(values, other)):
+                    rest = {f: v for f, v in base.matrix if f != field}
+                    out.append({"warehouses": base.warehouses, "clients": [base.clients, base.clients],
+                                **({"matrix": rest} if rest else {}), "axis": field, "values": [first, value],
+                                **test})
     return out
+
+
+def _compared(values: list[float], other: list[float]) -> dict[str, float] | None:
+    """`other` against `values`: the median change in percent and Mann-Whitney U's p-value."""
+    if len(values) < 2 or len(other) < 2:
+        return None
+    _, p = sweep_stats.mann_whitney_u(values, other)
+    change = (sweep_stats.summary(other).median / sweep_stats.summary(values).median - 1) * 100
+    return {"medianChangePercent": round(change, 2), "pValue": round(p, 6)}
+
+
+def _axis_values(sweep: dict, field: str) -> list[str]:
+    """An axis's values in the order its cells ran (the matrix's order)."""
+    return list(dict.fromkeys(c["matrix"][field] for c in sweep["cells"] if field in (c.get("matrix") or {})))
 
 
 def _measured(sweep: dict) -> dict[Configuration, list[float]]:
