@@ -164,7 +164,7 @@ BAD = [
     Bad("sweep-matrix-field-not-allowed", _matrix(VOLTDB, ("workload.durationSeconds", ["60", "120"])),
         "spec.sweep.matrix[0]", "workload.durationSeconds is not one a sweep varies"),
     Bad("sweep-matrix-option-of-another-database", _matrix(VOLTDB, ("workload.driverOptions.read_concern", ["local"])),
-        "spec", "workload.driverOptions.read_concern is not a driver option of database.type voltdb"),
+        "spec", "sweep.matrix field workload.driverOptions.<key> must be a driver option of the run's database.type"),
     Bad("sweep-matrix-percent-not-a-number", _matrix(VOLTDB, ("workload.remotePercent.newOrderLines", ["0", "ten"])),
         "spec.sweep.matrix[0]", "workload.remotePercent.newOrderLines: values are percents"),
     Bad("sweep-matrix-percent-over-100", _matrix(VOLTDB, ("workload.remotePercent.payments", ["150"])),
@@ -184,8 +184,7 @@ BAD = [
     Bad("sweep-matrix-too-many-cells", _matrix(MONGO_RS, ("workload.driverOptions.read_concern", ["local", "snapshot"]),
                                                ("workload.remotePercent.payments", [str(p) for p in range(0, 100, 10)]),
                                                clients=[10, 20, 30], repetitions=5),
-        "spec.sweep", "at most 200 cells (warehouses x clients x each sweep.matrix axis's values x repetitions); "
-                      "this one has 300"),
+        "spec.sweep", "at most 200 cells (warehouses x clients x each sweep.matrix axis's values x repetitions)"),
     # the loss of the whole system
     Bad("kill-all-without-allow-data-loss", {"database": VOLTDB_K1, "faults": [{"action": "kill-all"}]},
         "spec", "set allowDataLoss: true on it"),
