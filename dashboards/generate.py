@@ -293,7 +293,8 @@ def dashboard() -> dict:
     L.add({"type": "barchart", "title": "Sweep: tpmC by clients and warehouses",
            "description": "The measured cells of the selected sweeps (spec.sweep), tpmC averaged over "
                           "repetitions: the throughput-vs-clients curves, one series per warehouse count. "
-                          "Each cell's full results are its BenchmarkResult.",
+                          "Each cell's full results are its BenchmarkResult. A sweep.matrix's values are "
+                          "averaged together here: each has its own series by the matrix label.",
            "datasource": DS,
            "targets": [target(f"avg by (warehouses, clients) (tpcc_operator_sweep_cell_tpmc{{{SEL}}})", "",
                               instant=True, fmt="table")],

@@ -37,13 +37,24 @@ def manifests(studies: list[str]) -> list[Path]:
     return [f for d in dirs for f in sorted(d.glob("*.yaml"))]
 
 
-def first_of_each_study() -> list[Path]:
-    """One manifest per study: its first that runs here, else its first (dry run only)."""
+def cells(spec: dict) -> int:
+    """How many runs a manifest makes: its sweep's cells, or one."""
+    sweep = spec.get("sweep") or {}
+    n = len(sweep.get("warehouses", [1])) * len(sweep.get("clients", [1])) * sweep.get("repetitions", 1)
+    for axis in sweep.get("matrix", []):
+        n *= len(axis["values"])
+    return n
+
+
+def smallest_of_each_study() -> list[Path]:
+    """One manifest per study, what CI runs: the one that runs here with the fewest cells when
+    scaled, else its first (dry run only)."""
     picks = []
     for study in sorted(p for p in PAPERS.iterdir() if p.is_dir()):
         paths = sorted(study.glob("*.yaml"))
-        runnable = [p for p in paths if not not_runnable(yaml.safe_load(p.read_text())["spec"])]
-        picks.append((runnable or paths)[0])
+        docs = {p: yaml.safe_load(p.read_text()) for p in paths}
+        runnable = [p for p in paths if not not_runnable(docs[p]["spec"])]
+        picks.append(min(runnable, key=lambda p: cells(scaled(docs[p])[0]["spec"])) if runnable else paths[0])
     return picks
 
 

@@ -35,6 +35,11 @@ def _driver(db: dict, **options) -> dict:
     return {"database": db, "workload": {"driverOptions": options}}
 
 
+def _matrix(db: dict, *axes: tuple[str, list], **sweep) -> dict:
+    return {"database": db, "sweep": {"clients": [10], **sweep,
+                                      "matrix": [{"field": f, "values": v} for f, v in axes]}}
+
+
 def _faults(db: dict, *faults: dict, **workload) -> dict:
     return {"database": db, "workload": workload, "faults": list(faults)}
 
@@ -151,6 +156,37 @@ BAD = [
     Bad("sweep-too-many-cells", {"database": VOLTDB, "sweep": {"warehouses": [1, 2, 3], "clients": list(range(1, 11)),
                                                                "repetitions": 7}},
         "sweep", "at most 200 cells"),
+    # sweep.matrix: only fields that leave the database's shape alone, values of the field's type
+    Bad("sweep-matrix-over-replicas", _matrix(VOLTDB, ("database.deploy.replicas", ["1", "3"])),
+        "spec.sweep.matrix[0]", "database.deploy.replicas changes the database"),
+    Bad("sweep-matrix-over-the-schema", _matrix(MONGO_RS, ("workload.driverOptions.schema", ["normalized"])),
+        "spec.sweep.matrix[0]", "workload.driverOptions.schema changes the database"),
+    Bad("sweep-matrix-over-warehouses", _matrix(VOLTDB, ("workload.warehouses", ["1", "2"])),
+        "spec.sweep.matrix[0]", "workload.warehouses changes the database"),
+    Bad("sweep-matrix-field-not-allowed", _matrix(VOLTDB, ("workload.durationSeconds", ["60", "120"])),
+        "spec.sweep.matrix[0]", "workload.durationSeconds is not one a sweep varies"),
+    Bad("sweep-matrix-option-of-another-database", _matrix(VOLTDB, ("workload.driverOptions.read_concern", ["local"])),
+        "spec", "sweep.matrix field workload.driverOptions.<key> must be a driver option of the run's database.type"),
+    Bad("sweep-matrix-percent-not-a-number", _matrix(VOLTDB, ("workload.remotePercent.newOrderLines", ["0", "ten"])),
+        "spec.sweep.matrix[0]", "workload.remotePercent.newOrderLines: values are percents"),
+    Bad("sweep-matrix-percent-over-100", _matrix(VOLTDB, ("workload.remotePercent.payments", ["150"])),
+        "spec.sweep.matrix[0]", "workload.remotePercent.payments: values are percents"),
+    Bad("sweep-matrix-values-not-strings", _matrix(VOLTDB, ("workload.remotePercent.payments", [0, 15])),
+        "spec.sweep.matrix[0].values[0]", "string"),
+    Bad("sweep-matrix-boolean-option", _matrix(MONGO_RS, ("workload.driverOptions.causal", ["yes", "no"])),
+        "spec.sweep.matrix[0]", 'workload.driverOptions.causal: values are "true" or "false"'),
+    Bad("sweep-matrix-read-concern", _matrix(MONGO_RS, ("workload.driverOptions.read_concern", ["linearizable"])),
+        "spec.sweep.matrix[0]", "read_concern majority|local|snapshot"),
+    Bad("sweep-matrix-pacing", _matrix(VOLTDB, ("workload.pacing", ["none", "fast"])),
+        "spec.sweep.matrix[0]", "workload.pacing: values are none or spec"),
+    Bad("sweep-matrix-values-twice", _matrix(VOLTDB, ("workload.pacing", ["none", "none"])),
+        "spec.sweep.matrix[0]", "workload.pacing: values must be distinct"),
+    Bad("sweep-matrix-field-twice", _matrix(VOLTDB, ("workload.pacing", ["none"]), ("workload.pacing", ["spec"])),
+        "spec.sweep", "must name each field once"),
+    Bad("sweep-matrix-too-many-cells", _matrix(MONGO_RS, ("workload.driverOptions.read_concern", ["local", "snapshot"]),
+                                               ("workload.remotePercent.payments", [str(p) for p in range(0, 100, 10)]),
+                                               clients=[10, 20, 30], repetitions=5),
+        "spec.sweep", "at most 200 cells (warehouses x clients x each sweep.matrix axis's values x repetitions)"),
     # the loss of the whole system
     Bad("kill-all-without-allow-data-loss", {"database": VOLTDB_K1, "faults": [{"action": "kill-all"}]},
         "spec", "set allowDataLoss: true on it"),

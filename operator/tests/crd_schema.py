@@ -162,11 +162,22 @@ def _cel_functions():
             "compareTo": lambda a, b: celtypes.IntType((a > b) - (a < b))}
 
 
-def _cel_holds(rule: str, schema: dict, value) -> bool:
+def _cel_evaluate(expression: str, schema: dict, value):
     import celpy
     env = celpy.Environment()
-    program = env.program(env.compile(rule), functions=_cel_functions())
-    return bool(program.evaluate({"self": celpy.json_to_cel(_cel_value(schema, value))}))
+    program = env.program(env.compile(expression), functions=_cel_functions())
+    return program.evaluate({"self": celpy.json_to_cel(_cel_value(schema, value))})
+
+
+def _cel_holds(rule: str, schema: dict, value) -> bool:
+    return bool(_cel_evaluate(rule, schema, value))
+
+
+def _cel_message(rule: dict, schema: dict, value) -> str:
+    """A failed rule's message: its messageExpression evaluated, as the API server does, else message."""
+    if "messageExpression" in rule:
+        return str(_cel_evaluate(rule["messageExpression"], schema, value))
+    return rule["message"]
 
 
 def _type_ok(schema: dict, value) -> bool:
@@ -227,7 +238,7 @@ def violations(schema: dict, value, path: str = "") -> list[str]:
     if not out:
         for rule in schema.get("x-kubernetes-validations") or []:
             if not _cel_holds(rule["rule"], schema, value):
-                out.append(f"{path or '<root>'}: {rule['message']}")
+                out.append(f"{path or '<root>'}: {_cel_message(rule, schema, value)}")
     return out
 
 

@@ -138,10 +138,24 @@ def test_every_documented_example_is_valid(where, manifest):
      "faults": [{"action": "kill-node", "method": "kill-process", "podIndex": 2}]},
     {"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
      "sweep": {"warehouses": [2, 1], "clients": [2, 4, 8], "repetitions": 2}},
+    {"database": {"type": "voltdb"}, "sweep": {"clients": [2, 4], "repetitions": 5, "matrix": [
+        {"field": "workload.remotePercent.newOrderLines", "values": ["0", "1", "100"]},
+        {"field": "workload.pacing", "values": ["none", "spec"]},
+        {"field": "workload.driverOptions.call_timeout", "values": ["30", "60.5"]}]}},
+    # the VLDB paper's driver options: 3 x 2 x 2 x 4 values x 4 repetitions = 192 cells (at most 200)
+    {"database": {"type": "mongodb", "deploy": {"replicas": 3}},
+     "sweep": {"clients": [10], "repetitions": 4, "matrix": [
+         {"field": "workload.driverOptions.read_concern", "values": ["majority", "local", "snapshot"]},
+         {"field": "workload.driverOptions.write_concern", "values": ["majority", "1"]},
+         {"field": "workload.driverOptions.causal", "values": ["true", "false"]},
+         {"field": "workload.driverOptions.read_preference",
+          "values": ["primary", "secondary", "nearest", "primaryPreferred"]}]}},
+    {"database": {"type": "foundationdb", "external": {"endpoints": ["fdb:4500"]}},
+     "sweep": {"clients": [10], "matrix": [{"field": "workload.driverOptions.txn_timeout", "values": ["5", "10"]}]}},
 ], ids=["quantities", "registry-image", "digest-image", "voltdb-option",
         "voltdb-delivery-per-district", "external-big", "voltdb-48-on-3-k1",
         "data-loss-allowed", "last-kill-in-window", "mongodb-one-member-kill-process", "voltdb-k1-kill-process",
-        "sweep"])
+        "sweep", "sweep-matrix-voltdb", "sweep-matrix-mongodb-192-cells", "sweep-matrix-foundationdb"])
 def test_good_specs_pass(spec):
     manifest = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
                 "metadata": {"name": "good-run-2"}, "spec": spec}

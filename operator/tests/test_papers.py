@@ -73,3 +73,11 @@ def test_ours_reads_the_sweep_medians_or_the_runs_throughput():
     assert papers.ours({"results": {"tpmC": 4321.2}}) == "4,321 tpmC"
     assert papers.ours({"results": {"opsPerSecond": 987.6}}) == "988 ops/s"
     assert papers.ours({"reason": "DatabaseNotReady", "message": "pods"}) == "no result (DatabaseNotReady: pods)"
+
+
+def test_ci_runs_the_smallest_experiment_of_each_study():
+    picks = {p.parent.name: p.name for p in papers.smallest_of_each_study()}
+    assert picks["vldb2019"] == "mongodb-replicaset.yaml"  # one cell; the A.2 matrix scaled has 8
+    assert picks["sharded"] == "mongodb-sharded-study.yaml"  # dry run only
+    a2 = yaml.safe_load((papers.PAPERS / "vldb2019" / "app-a2-batch-and-findandmodify.yaml").read_text())
+    assert papers.cells(a2["spec"]) == 2 * 3 * 2 * 2 and papers.cells(papers.scaled(a2)[0]["spec"]) == 2 * 2 * 2

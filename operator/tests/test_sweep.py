@@ -6,7 +6,7 @@ import pytest
 from runner_docs import durability_report, pod_results
 from specs import edited
 from test_phases import CHECK_OK, IPS, RUN, Driver
-from tpcc_operator import history, phases, plan, regression, sweep
+from tpcc_operator import history, phases, plan, regression, runspec, sweep
 from tpcc_operator.phases import Action, JobState, World
 from tpcc_operator.runspec import RunSpec
 
@@ -62,6 +62,11 @@ def test_the_check_of_a_cell_counts_the_deliveries_of_every_cell_on_its_load(swe
     assert mounted == {"bench-g2-c3-check", "bench-g2-c2-check"}
 
 
+def _initial(spec: RunSpec) -> dict:
+    cells = plan.sweep_cells(spec)
+    return sweep.initial(cells, plan.sweep_plan(spec, cells))
+
+
 def _measure_cell(d: Driver, tpmc_pod: int, check=CHECK_OK) -> tuple[int, ...]:
     """From the cell's Running phase (runner Job not created) to its check's report; returns
     the earlier cells whose Deliveries the check counts."""
@@ -111,7 +116,8 @@ def test_a_two_by_two_sweep_runs_four_cells_on_one_database(sweep_spec):
     assert d.phase == "Succeeded" and d.status["verdict"] == "Inconclusive"
     assert d.status["sweep"] | {"cells": None, "configurations": None} == {
         "current": 3, "total": 4, "progress": "4/4", "succeeded": 4, "failed": 0, "regressed": 0, "cells": None,
-        "configurations": None, "comparisons": []}  # one repetition each: nothing to compare
+        "configurations": None, "comparisons": [],  # one repetition each: nothing to compare
+        "plan": {"cells": 4, "loads": 2, "deployments": 1, "estimatedSeconds": 4 * (5 + 30 + 300)}}
     assert [(c["warehouses"], c["clients"], c["tpmC"]["n"]) for c in d.status["sweep"]["configurations"]] == [
         (2, 2, 1), (2, 4, 1), (1, 2, 1), (1, 4, 1)]
     assert "sweep of 4 cells: 4 Inconclusive" in d.status["regression"]["message"]
@@ -126,7 +132,7 @@ def test_check_jobs_name_the_earlier_cells_of_their_load(sweep_spec):
     d = Driver(sweep_spec)
     status = {"phase": "Verifying", "durability": {"durable": True}, "specHash": phases.spec_hash(sweep_spec),
               "observedGeneration": 2, "runGeneration": 2,
-              "sweep": {**sweep.initial(plan.sweep_cells(sweep_spec)), "current": 3}}
+              "sweep": {**_initial(sweep_spec), "current": 3}}
     status["sweep"] = sweep.with_cell(status["sweep"], 3, state="Running")
     d.status = status
     step = d.tick(World())
@@ -151,7 +157,7 @@ def test_a_failed_cell_ends_the_sweep_failed_and_records_it(sweep_spec):
 
 
 def test_a_regressed_cell_does_not_stop_the_sweep_but_fails_its_verdict(sweep_spec):
-    table = sweep.initial(plan.sweep_cells(sweep_spec))
+    table = _initial(sweep_spec)
     for i, v in enumerate(["Pass", "Regressed", "Improved", "Pass"]):
         table = sweep.with_cell(table, i, state="Succeeded", verdict=v, result=f"r{i}")
     assert sweep.verdict(table) == "Regressed" and table["regressed"] == 1
@@ -165,6 +171,103 @@ def test_adding_a_sweep_is_a_new_run_but_runs_without_one_keep_their_hash(sweep_
     plain = edited(sweep_spec, "sweep", None)
     assert phases.spec_hash(plain) != phases.spec_hash(sweep_spec)
     assert phases.spec_hash(RunSpec.parse({**plain.document, "sweep": None})) == phases.spec_hash(plain)
+
+
+# ---- sweep.matrix: more axes than warehouses and clients, every cell on the shared load --------
+
+MATRIX = [{"field": "workload.remotePercent.newOrderLines", "values": ["0", "1"]},
+          {"field": "workload.driverOptions.call_timeout", "values": ["30", "60"]}]
+
+
+def _args(job: dict) -> list[str]:
+    return job["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+@pytest.fixture
+def matrix_spec(spec_of):
+    return spec_of({"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
+                    "workload": {"driverOptions": {"load_timeout": "900"}},
+                    "sweep": {"warehouses": [2, 1], "clients": [2], "repetitions": 2, "matrix": MATRIX}})
+
+
+def test_matrix_cells_are_every_combination_after_clients_and_before_repetitions(matrix_spec):
+    cells = plan.sweep_cells(matrix_spec)
+    assert [(c.warehouses, dict(c.matrix), c.repetition) for c in cells[:8]] == [
+        (2, {"workload.remotePercent.newOrderLines": line, "workload.driverOptions.call_timeout": timeout}, rep)
+        for line in ("0", "1") for timeout in ("30", "60") for rep in (1, 2)]
+    assert len(cells) == 16 and cells[8].warehouses == 1 and cells[8].matrix == cells[0].matrix
+    # one load per warehouse count, whatever the matrix: the plan says so before anything runs
+    assert [c.index for c in cells if c.loads] == [0, 8]
+    assert plan.sweep_plan(matrix_spec, cells) == plan.SweepPlan(cells=16, loads=2, deployments=1,
+                                                                 estimated_seconds=16 * (5 + 30 + 300))
+    external = edited(matrix_spec, "database", {"type": "voltdb", "external": {"endpoints": ["db:21212"]}})
+    assert plan.sweep_plan(external, plan.sweep_cells(external)).deployments == 0
+
+
+def test_a_matrix_cell_runs_with_its_own_values(matrix_spec):
+    cells = plan.sweep_cells(matrix_spec)
+    cell = cells[6]  # 2 warehouses, 1 % remote lines, call_timeout 60, repetition 1
+    measured = plan.cell_spec(matrix_spec, cell)
+    assert measured.workload.remote_percent == runspec.RemotePercent(new_order_lines=1)  # typed: an int
+    assert measured.workload.driver_options == {"load_timeout": "900", "call_timeout": "60"}
+    args = _args(plan.run_job(plan.cell_run(RUN, cell), measured, SETTINGS))
+    assert args[args.index("--remote-line-percent") + 1] == "1" and "--remote-payment-percent" not in args
+    assert "call_timeout=60" in args and "load_timeout=900" in args
+    first = plan.cell_spec(matrix_spec, cells[0])
+    assert first.workload.remote_percent.new_order_lines == 0 and first.workload.driver_options["call_timeout"] == "30"
+    assert matrix_spec.workload.driver_options == {"load_timeout": "900"}  # the sweep's own spec untouched
+    paced = edited(matrix_spec, "sweep.matrix", [{"field": "workload.pacing", "values": ["none", "spec"]}])
+    think = ["--think-time" in _args(plan.run_job(RUN, plan.cell_spec(paced, c), SETTINGS))
+             for c in plan.sweep_cells(paced)[:4]]
+    assert think == [False, False, True, True]
+
+
+def test_a_matrix_cell_compares_with_the_same_values_only(matrix_spec):
+    cells = plan.sweep_cells(matrix_spec)
+    hashes = {c.matrix: regression.comparison_hash(plan.cell_spec(matrix_spec, c)) for c in cells if c.warehouses == 2}
+    assert len(set(hashes.values())) == 4  # each combination its own history
+    # the same configuration written out as a run of its own is the same history
+    plain = RunSpec.parse({**matrix_spec.document, "sweep": None, "workload": {
+        **matrix_spec.document["workload"], "warehouses": 2, "clients": 2, "remotePercent": {"newOrderLines": 1},
+        "driverOptions": {"load_timeout": "900", "call_timeout": "60"}}})
+    assert regression.comparison_hash(plain) == hashes[cells[6].matrix]
+
+
+@pytest.fixture
+def two_value_sweep(spec_of):
+    return spec_of({"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
+                    "regression": {"baseline": {"previous": 1}, "maxTpmCDropPercent": 10},
+                    "sweep": {"clients": [2], "matrix": [MATRIX[0]]}})
+
+
+def test_a_matrix_sweep_loads_once_and_judges_each_cell_against_its_own_values(two_value_sweep):
+    cells = plan.sweep_cells(two_value_sweep)
+    earlier = {c.matrix: regression.comparison_hash(plan.cell_spec(two_value_sweep, c)) for c in cells}
+    # an earlier run measured far less with no remote lines and far more with 1 %: matched by
+    # values, this run's cells improved and regressed (the other way round, if they were swapped)
+    history_ = [history.Entry(regression.Summary(f"earlier-c{i}", earlier[c.matrix], tpmc, verdict="Pass",
+                                                 completed="2025-01-01T00:00:00Z"))
+                for i, (c, tpmc) in enumerate(zip(cells, (1.0, 1e9)))]
+    d = Driver(two_value_sweep)
+    for world in (None, None, None, World(database_ready=1), World(),
+                  World(load=JobState(exists=True, succeeded=True))):
+        d.tick(world)
+    assert d.status["sweep"]["plan"] == {"cells": 2, "loads": 1, "deployments": 1, "estimatedSeconds": 2 * 335}
+    recorded = []
+    for index in (0, 1):
+        if index:
+            assert d.tick(World()).actions == [Action.CREATE_RUN_OBJECTS] and d.phase == "Running"
+        _measure_cell(d, 100)
+        step = d.tick(World(results={0: pod_results(0, 2, 100, 0.01)}, history=history_))
+        recorded.append(step.result.spec)
+    assert d.actions.count(Action.CREATE_LOAD_JOB) == 1 and d.phase == "Succeeded"
+    rows = d.status["sweep"]["cells"]
+    values = [{"workload.remotePercent.newOrderLines": v} for v in ("0", "1")]
+    assert [r["matrix"] for r in rows] == values and [r["verdict"] for r in rows] == ["Improved", "Regressed"]
+    assert [r["matrix"] for r in recorded] == values
+    assert [r["runSpec"]["workload"]["remotePercent"] for r in recorded] == [{"newOrderLines": 0}, {"newOrderLines": 1}]
+    assert [c["matrix"] for c in d.status["sweep"]["configurations"]] == values
+    assert "newOrderLines=1 #1" in d.status["regression"]["message"]
 
 
 # ---- spec.regression.changePoints: the analyzer Job before the verdict ------------------------

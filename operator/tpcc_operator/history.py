@@ -85,9 +85,10 @@ def p99_by_type(results: dict) -> dict[str, float]:
 
 
 def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git: GitSource | None,
-           database_images: list[str]) -> ResultRecord:
+           database_images: list[str], matrix: dict[str, str] | None = None) -> ResultRecord:
     """The record of a finished run from its final status (verdict included) and the merged
-    results of its runner pods (None when the run never measured)."""
+    results of its runner pods (None when the run never measured); a sweep cell's with its
+    sweep.matrix values."""
     results = status.get("results") or {}
     durability = status.get("durability") or {}
     consistency = status.get("consistency") or {}
@@ -101,6 +102,7 @@ def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git:
         **({"reason": status["reason"]} if status.get("reason") else {}),
         "verdict": status["verdict"], "regression": status["regression"],
         "comparisonHash": status["regression"]["comparisonHash"], "specHash": status.get("specHash", ""),
+        **({"matrix": dict(matrix)} if matrix else {}),
         **{k: status[k] for k in ("startTime", "completionTime") if status.get(k)},
         **{f"measure{k.title()}": results[k] for k in ("start", "end") if results.get(k)},
         **({"tpmC": results["tpmC"]} if results.get("tpmC") is not None else {}),

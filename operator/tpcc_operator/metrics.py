@@ -50,7 +50,7 @@ class OperatorMetrics:
                            RUN_LABELS + ("metric",), registry=r)
         # a sweep's curves: one series per finished cell (status.sweep.cells), as its BenchmarkResults
         self.sweep_cell_tpmc = Gauge("tpcc_operator_sweep_cell_tpmc", "tpmC of each measured cell of a sweep",
-                                     RUN_LABELS + ("warehouses", "clients", "repetition"), registry=r)
+                                     RUN_LABELS + ("warehouses", "clients", "matrix", "repetition"), registry=r)
         self._phase: dict[tuple[str, str], tuple[str, str]] = {}  # (ns, run) -> (db, phase)
         # (ns, run) -> gauge -> the label values beyond RUN_LABELS of the run's series in it
         self._series: dict[tuple[str, str], dict[Gauge, set[tuple[str, ...]]]] = {}
@@ -98,7 +98,8 @@ class OperatorMetrics:
 
     def _observe_sweep(self, key: tuple[str, str], labels: tuple[str, ...], status: dict) -> None:
         self._set_series(self.sweep_cell_tpmc, key, labels,
-                         {(str(c["warehouses"]), str(c["clients"]), str(c["repetition"])): c["tpmC"]
+                         {(str(c["warehouses"]), str(c["clients"]), matrix_label(c.get("matrix")),
+                           str(c["repetition"])): c["tpmC"]
                           for c in (status.get("sweep") or {}).get("cells", []) if c.get("tpmC") is not None})
 
     def _set_series(self, gauge: Gauge, key: tuple[str, str], labels: tuple[str, ...],
@@ -132,3 +133,8 @@ class OperatorMetrics:
                 pass
         else:
             gauge.labels(*labels).set(value)
+
+
+def matrix_label(matrix: dict[str, str] | None) -> str:
+    """A sweep cell's matrix values as one label value, field=value joined by commas ("" without)."""
+    return ",".join(f"{field}={value}" for field, value in (matrix or {}).items())

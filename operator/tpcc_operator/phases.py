@@ -277,11 +277,12 @@ def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> S
                    "runGeneration": generation, "specHash": spec_hash(spec),
                    "startTime": rfc3339(now), "stageStartTime": rfc3339(now), "conditions": [],
                    "message": waiting.message("creating the run's objects", rfc3339(now)),
-                   **({"sweep": sweep.initial(cells)} if cells else {})}
+                   **({"sweep": sweep.initial(cells, plan.sweep_plan(spec, cells))} if cells else {})}
     w = spec.workload
+    axes = "".join(f" x {len(a.values)} {a.field}" for a in ((spec.sweep and spec.sweep.matrix) or ()))
     size = (f"a sweep of {len(cells)} cells ({sorted({c.warehouses for c in cells})} warehouses x "
-            f"{sorted({c.clients for c in cells})} clients x {spec.sweep.repetitions})"
-            if spec.sweep else f"{w.warehouses} warehouses, {w.clients} clients")
+            f"{sorted({c.clients for c in cells})} clients{axes} x {spec.sweep.repetitions}) on "
+            f"{sum(c.loads for c in cells)} loads" if spec.sweep else f"{w.warehouses} warehouses, {w.clients} clients")
     step.events.append(Event("Normal", "RunStarted",
                              f"generation {generation}: {spec.database.type}, {size} on "
                              f"{spec.runners.parallelism} runner pods"))
@@ -809,10 +810,13 @@ def _change_point_analysis(b: _Builder, run: plan.Run, world: World, this: regre
     return False, None
 
 
-def _record(b: _Builder, run: plan.Run, spec: RunSpec, world: World, finished: dict,
-            limit: int) -> tuple[regression.Verdict, dict, regression.Policy | None] | None:
-    """The verdict of a finished run (or sweep cell) whose final status is `finished`, its
-    BenchmarkResult (WRITE_RESULT) and the pruning beyond `limit` results; returns the verdict,
+def _record(b: _Builder, run: plan.Run, spec: RunSpec, world: World, finished: dict, limit: int,
+            matrix: tuple[tuple[str, str], ...] = ()
+            ) -> tuple[regression.Verdict, dict, regression.Policy | None] | None:
+    """The verdict of a finished run (or sweep cell, with its matrix values) whose final status
+    is `finished`, its BenchmarkResult (WRITE_RESULT) and the pruning beyond `limit` results.
+    `spec` is the cell's own, so its comparison hash, and with it the history it is judged
+    against, is that of the same cell (same warehouses, clients and matrix values). Returns the verdict,
     the status fields that report it, and the regression policy (None without one), or None
     while its change points are being analysed."""
     chash = regression.comparison_hash(spec)
@@ -833,7 +837,8 @@ def _record(b: _Builder, run: plan.Run, spec: RunSpec, world: World, finished: d
     docs = [world.results[i] for i in sorted(world.results)]
     merged = None if not docs else merge_ycsb(docs) if spec.workload.kind == plan.YCSB else merge_results(docs)
     b.act(Action.WRITE_RESULT)
-    b.step.result = history.record(run, spec, {**finished, **fields}, merged, world.git, world.database_images)
+    b.step.result = history.record(run, spec, {**finished, **fields}, merged, world.git, world.database_images,
+                                   matrix=dict(matrix))
     prune = history.to_prune(world.history, limit, name)
     if prune:
         b.act(Action.PRUNE_RESULTS)
@@ -880,7 +885,8 @@ def _judge_cell(b: _Builder, run: plan.Run, spec: RunSpec, world: World,
     finished = {**after, "phase": SUCCEEDED if state == sweep.SUCCEEDED else FAILED,
                 "startTime": row.get("startTime", after.get("startTime")), "completionTime": rfc3339(b.now)}
     # history.limit counts runs: each run of a sweep writes one result per cell
-    recorded = _record(b, run, spec, world, finished, history.history_limit(spec) * len(cells))
+    recorded = _record(b, run, spec, world, finished, history.history_limit(spec) * len(cells),
+                       cells[run.cell].matrix)
     if recorded is None:
         return False, None
     verdict, fields, policy = recorded

@@ -6,7 +6,9 @@ that answers 409 means "already done") and a new generation never collides with 
 """
 from __future__ import annotations
 
+import copy
 import hashlib
+import itertools
 import json
 import re
 from dataclasses import dataclass, field, replace
@@ -16,7 +18,7 @@ from typing import Any
 from kubernetes.utils import parse_quantity
 
 from . import capacity, chart_policy
-from .runspec import CredentialsRef, RemotePercent, Resources, RunSpec
+from .runspec import CredentialsRef, RemotePercent, Resources, RunSpec, crd_spec_schema
 
 GROUP = "bench.tpcc.dev"
 VERSION = "v1alpha1"
@@ -137,41 +139,85 @@ def job_name(run: Run, role: str) -> str:
 
 @dataclass(frozen=True)
 class Cell:
-    """One measurement of a sweep: a (warehouses, clients) point, repeated `repetitions` times."""
+    """One measurement of a sweep: a (warehouses, clients, matrix values) point, repeated
+    `repetitions` times."""
     index: int
     warehouses: int
     clients: int
     repetition: int  # 1-based
     loads: bool      # the first cell of its warehouse count: it loads the database (again)
+    # the cell's sweep.matrix values, (field, value) in the matrix's order
+    matrix: tuple[tuple[str, str], ...] = ()
 
 
 def sweep_cells(spec: RunSpec) -> list[Cell]:
     """spec.sweep's cells in the order they run: warehouses outer (one load per size), then
-    clients, then repetitions. A list the sweep leaves out is the workload's one value."""
+    clients, then the matrix's combinations (its first axis outer), then repetitions. A list
+    the sweep leaves out is the workload's one value."""
     sweep, w = spec.sweep, spec.workload
     if not sweep:
         return []
+    combinations = list(itertools.product(*[[(axis.field, v) for v in axis.values] for axis in sweep.matrix or ()]))
     cells: list[Cell] = []
     for warehouses in sweep.warehouses or [w.warehouses]:
         for clients in sweep.clients or [w.clients]:
-            for repetition in range(1, sweep.repetitions + 1):
-                cells.append(Cell(len(cells), warehouses, clients, repetition, loads=not cells or
-                                  cells[-1].warehouses != warehouses))
+            for matrix in combinations:
+                for repetition in range(1, sweep.repetitions + 1):
+                    cells.append(Cell(len(cells), warehouses, clients, repetition, loads=not cells or
+                                      cells[-1].warehouses != warehouses, matrix=matrix))
     return cells
 
 
+@dataclass(frozen=True)
+class SweepPlan:
+    """What a sweep will do, known before anything starts (status.sweep.plan)."""
+    cells: int
+    loads: int
+    deployments: int
+    estimated_seconds: int  # a lower bound: the cells' measuring only
+
+    def to_status(self) -> dict[str, int]:
+        return {"cells": self.cells, "loads": self.loads, "deployments": self.deployments,
+                "estimatedSeconds": self.estimated_seconds}
+
+
+def sweep_plan(spec: RunSpec, cells: list[Cell]) -> SweepPlan:
+    """Every cell shares one database (the matrix's fields cannot change its shape), loaded
+    once per warehouse count; each cell waits runners.startDelaySeconds, warms up and measures."""
+    w = spec.workload
+    per_cell = spec.runners.start_delay_seconds + w.warmup_seconds + w.duration_seconds
+    return SweepPlan(cells=len(cells), loads=sum(c.loads for c in cells),
+                     deployments=1 if spec.database.deployed else 0, estimated_seconds=per_cell * len(cells))
+
+
 def cell_spec(spec: RunSpec, cell: Cell | None) -> RunSpec:
-    """The spec one cell measures: the workload with the cell's warehouses and clients, no
-    sweep. A later size's load replaces what the sweep itself loaded before, so it resets even
-    an external database (its first load still refuses a user's data unless resetBeforeLoad)."""
+    """The spec one cell measures: the workload with the cell's warehouses, clients and matrix
+    values, no sweep. A later size's load replaces what the sweep itself loaded before, so it
+    resets even an external database (its first load still refuses a user's data unless
+    resetBeforeLoad)."""
     if cell is None:
         return spec
-    document = dict(spec.document)
+    document = copy.deepcopy(dict(spec.document))
     workload = {**document["workload"], "warehouses": cell.warehouses, "clients": cell.clients}
     if cell.loads and cell.index > 0:
         workload["resetBeforeLoad"] = True
     document.pop("sweep")
-    return RunSpec.parse({**document, "workload": workload})
+    document["workload"] = workload
+    for path, value in cell.matrix:
+        _set_field(document, path, value)
+    return RunSpec.parse(document)
+
+
+def _set_field(document: dict, path: str, text: str) -> None:
+    """Sets spec field `path` (dotted, under spec) to a sweep.matrix value, converted to the
+    type the CRD gives the field (a percent is an integer; driver options are strings)."""
+    *parents, leaf = path.split(".")
+    schema, node = crd_spec_schema(), document
+    for key in parents:
+        schema = (schema.get("properties") or {}).get(key) or schema.get("additionalProperties") or {}
+        node = node.setdefault(key, {})
+    leaf_schema = (schema.get("properties") or {}).get(leaf) or schema.get("additionalProperties") or {}
+    node[leaf] = int(text) if leaf_schema.get("type") == "integer" else text
 
 
 def current_cell(spec: RunSpec, status: dict) -> Cell | None:

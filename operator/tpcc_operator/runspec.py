@@ -169,10 +169,19 @@ class Cleanup:
 
 
 @dataclass(frozen=True)
+class MatrixAxis:
+    """One axis of sweep.matrix: a spec field (a path under spec) and the values it takes, as
+    strings (the CRD allows only fields that leave the database's shape alone)."""
+    field: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Sweep:
     repetitions: int
     warehouses: tuple[int, ...] | None = None
     clients: tuple[int, ...] | None = None
+    matrix: tuple[MatrixAxis, ...] | None = None
 
 
 @dataclass(frozen=True)

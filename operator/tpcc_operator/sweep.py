@@ -6,6 +6,7 @@ Improved, Pass.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from . import plan, regression, sweep_stats
@@ -17,10 +18,11 @@ SEVERITY = (regression.FAILED, regression.REGRESSED, regression.INCONCLUSIVE, re
              regression.PASS)
 
 
-def initial(cells: list[plan.Cell]) -> dict[str, Any]:
-    table = [{"warehouses": c.warehouses, "clients": c.clients, "repetition": c.repetition, "state": PENDING}
-             for c in cells]
-    return _counted({"current": 0, "cells": table})
+def initial(cells: list[plan.Cell], sweep_plan: plan.SweepPlan) -> dict[str, Any]:
+    """The table before anything starts: every cell Pending, and the plan."""
+    table = [{"warehouses": c.warehouses, "clients": c.clients, "repetition": c.repetition,
+              **({"matrix": dict(c.matrix)} if c.matrix else {}), "state": PENDING} for c in cells]
+    return _counted({"current": 0, "plan": sweep_plan.to_status(), "cells": table})
 
 
 def with_cell(sweep: dict, index: int, **fields: Any) -> dict[str, Any]:
@@ -48,7 +50,8 @@ def awaiting_judgement(sweep: dict | None) -> bool:
 
 
 def label(cell: dict) -> str:
-    return f"{cell['warehouses']} warehouses x {cell['clients']} clients #{cell['repetition']}"
+    values = "".join(f", {field.rpartition('.')[2]}={value}" for field, value in (cell.get("matrix") or {}).items())
+    return f"{cell['warehouses']} warehouses x {cell['clients']} clients{values} #{cell['repetition']}"
 
 
 def verdict(sweep: dict) -> str:
@@ -57,37 +60,76 @@ def verdict(sweep: dict) -> str:
     return next((v for v in SEVERITY if v in judged), regression.INCONCLUSIVE)
 
 
+@dataclass(frozen=True)
+class Configuration:
+    """What a sweep's repetitions repeat: the cell without its repetition number."""
+    warehouses: int
+    clients: int
+    matrix: tuple[tuple[str, str], ...] = ()  # (field, value) in the matrix's order
+
+    @classmethod
+    def of(cls, cell: dict) -> Configuration:
+        return cls(cell["warehouses"], cell["clients"], tuple((cell.get("matrix") or {}).items()))
+
+    def to_status(self) -> dict[str, Any]:
+        return {"warehouses": self.warehouses, "clients": self.clients,
+                **({"matrix": dict(self.matrix)} if self.matrix else {})}
+
+
 def configurations(sweep: dict) -> list[dict[str, Any]]:
-    """status.sweep.configurations: tpmC over each (warehouses, clients)'s succeeded repetitions."""
-    out = []
-    for (warehouses, clients), values in _measured(sweep).items():
-        out.append({"warehouses": warehouses, "clients": clients,
-                    "tpmC": sweep_stats.summary(values).to_status()})
-    return out
+    """status.sweep.configurations: tpmC over each configuration's succeeded repetitions."""
+    return [{**configuration.to_status(), "tpmC": sweep_stats.summary(values).to_status()}
+            for configuration, values in _measured(sweep).items()]
 
 
 def comparisons(sweep: dict) -> list[dict[str, Any]]:
-    """status.sweep.comparisons: each configuration against the next client count at the same
-    warehouses, where both were repeated (one value each says nothing about spread)."""
+    """status.sweep.comparisons, where both sides were repeated (one value each says nothing
+    about spread): each configuration against the next client count at the same warehouses and
+    matrix values; and, per matrix axis, each configuration against the same one with the axis
+    at its first value ("snapshot against majority", the rest alike)."""
     measured = _measured(sweep)
     out = []
-    for (warehouses, clients), values in measured.items():
-        following = min((c for w, c in measured if w == warehouses and c > clients), default=None)
-        other = measured.get((warehouses, following))
-        if other is None or len(values) < 2 or len(other) < 2:
-            continue
-        _, p = sweep_stats.mann_whitney_u(values, other)
-        change = (sweep_stats.summary(other).median / sweep_stats.summary(values).median - 1) * 100
-        out.append({"warehouses": warehouses, "clients": [clients, following],
-                    "medianChangePercent": round(change, 2), "pValue": round(p, 6)})
+    for this, values in measured.items():
+        following = min((c.clients for c in measured if c.warehouses == this.warehouses and
+                         c.matrix == this.matrix and c.clients > this.clients), default=None)
+        other = measured.get(Configuration(this.warehouses, following, this.matrix))
+        if other is not None and (test := _compared(values, other)):
+            out.append({**this.to_status(), "clients": [this.clients, following], **test})
+    for base, values in measured.items():
+        for axis, (field, first) in enumerate(base.matrix):
+            order = _axis_values(sweep, field)
+            if first != order[0]:
+                continue  # compared from the configuration with the axis's first value
+            for value in order[1:]:
+                changed = base.matrix[:axis] + ((field, value),) + base.matrix[axis + 1:]
+                other = measured.get(Configuration(base.warehouses, base.clients, changed))
+                if other is not None and (test := _compared(values, other)):
+                    rest = {f: v for f, v in base.matrix if f != field}
+                    out.append({"warehouses": base.warehouses, "clients": [base.clients, base.clients],
+                                **({"matrix": rest} if rest else {}), "axis": field, "values": [first, value],
+                                **test})
     return out
 
 
-def _measured(sweep: dict) -> dict[tuple[int, int], list[float]]:
-    by_configuration: dict[tuple[int, int], list[float]] = {}
+def _compared(values: list[float], other: list[float]) -> dict[str, float] | None:
+    """`other` against `values`: the median change in percent and Mann-Whitney U's p-value."""
+    if len(values) < 2 or len(other) < 2:
+        return None
+    _, p = sweep_stats.mann_whitney_u(values, other)
+    change = (sweep_stats.summary(other).median / sweep_stats.summary(values).median - 1) * 100
+    return {"medianChangePercent": round(change, 2), "pValue": round(p, 6)}
+
+
+def _axis_values(sweep: dict, field: str) -> list[str]:
+    """An axis's values in the order its cells ran (the matrix's order)."""
+    return list(dict.fromkeys(c["matrix"][field] for c in sweep["cells"] if field in (c.get("matrix") or {})))
+
+
+def _measured(sweep: dict) -> dict[Configuration, list[float]]:
+    by_configuration: dict[Configuration, list[float]] = {}
     for c in sweep["cells"]:
         if c["state"] == SUCCEEDED and c.get("tpmC") is not None:
-            by_configuration.setdefault((c["warehouses"], c["clients"]), []).append(float(c["tpmC"]))
+            by_configuration.setdefault(Configuration.of(c), []).append(float(c["tpmC"]))
     return by_configuration
 
 

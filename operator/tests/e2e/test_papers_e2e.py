@@ -19,7 +19,7 @@ _spec.loader.exec_module(papers)
 def test_one_experiment_of_each_study_runs_scaled(namespace, operator):
     t0 = time.time()
     running, skipped = {}, {}
-    for path in papers.first_of_each_study():
+    for path in papers.smallest_of_each_study():
         manifest = yaml.safe_load(path.read_text())
         assert papers.dry_run(manifest, namespace) is None, path
         reason = papers.not_runnable(manifest["spec"])
