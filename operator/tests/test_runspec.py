@@ -15,7 +15,7 @@ from tpcc_operator import phases, plan, runspec
 from tpcc_operator.runspec import RunSpec, SpecError
 
 SCHEMA_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean"}
-SAMPLES = sorted((CRD_PATH.parent / "samples").glob("*.yaml"))
+SAMPLES = sorted((CRD_PATH.parent / "samples").rglob("*.yaml"))
 
 
 def spec_schema() -> dict:

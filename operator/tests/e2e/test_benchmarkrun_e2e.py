@@ -151,7 +151,7 @@ def test_invalid_manifests_are_rejected(namespace, spec, message):
     assert get_run(namespace, "bad") is None
 
 
-@pytest.mark.parametrize("sample", sorted((ROOT / "crds" / "samples").glob("*.yaml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("sample", sorted((ROOT / "crds" / "samples").rglob("*.yaml")), ids=lambda p: p.name)
 def test_samples_are_accepted_by_the_api_server(namespace, sample):
     out = kubectl("apply", "--dry-run=server", "-n", namespace, "-f", str(sample), check=False)
     assert out.returncode == 0, out.stderr
