@@ -289,3 +289,20 @@ def test_live_buckets_add_the_threads_and_keep_sub_millisecond_bounds():
     assert buckets["READ-FAILED"].cumulative == [0, 0, 1, 1, 1]
     assert buckets["READ"].sum_seconds == pytest.approx(0.00004 + 0.0001 + 0.0003 + 0.0026, rel=1e-3)
     assert live_buckets([], (0.001,)) == {}
+
+
+def test_a_thread_whose_reads_all_failed_leaves_the_minimum_of_the_others():
+    """Its READ has Return counts and an empty histogram (the latencies are under READ-FAILED):
+    added to the others it must not make YCSB's MinLatency 0."""
+    failed_only, succeeded = Measurements(), Measurements()
+    failed_only.measure("READ", "ERROR", 0.002)
+    succeeded.measure("READ", "OK", 0.0005)
+    succeeded.measure("READ", "OK", 0.0009)
+    for order in ((succeeded, failed_only), (failed_only, succeeded)):
+        total = Measurements()
+        for m in order:
+            total.add(m)
+        summary = total.summary("READ")
+        assert summary["MinLatency(us)"] == 500 and summary["Operations"] == 2
+        assert summary["Return"] == {"ERROR": 1, "OK": 2}
+        assert total.summary("READ-FAILED")["MinLatency(us)"] == 2000

@@ -49,7 +49,8 @@ class Measurements:
     def add(self, other: Measurements) -> None:
         for name, m in other.by_name.items():
             mine = self._of(name)
-            mine.histogram.add(m.histogram)
+            if m.histogram.get_total_count():  # hdrh's add of an empty histogram sets the minimum to 0
+                mine.histogram.add(m.histogram)
             mine.statuses.update(m.statuses)
 
     def names(self) -> list[str]:
