@@ -28,13 +28,20 @@ SCALED_SECONDS, SCALED_WARMUP = 30, 5
 SCALED_RECORDS = 2000
 
 
-def manifests(studies: list[str]) -> list[Path]:
+def manifests(studies: list[str]) -> list[tuple[str, dict]]:
+    """(where, manifest) of every BenchmarkRun of the studies (all when none named); a file
+    may hold several (where: path#name)."""
     dirs = [PAPERS / s for s in studies] if studies else sorted(p for p in PAPERS.iterdir() if p.is_dir())
     missing = [str(d) for d in dirs if not d.is_dir()]
     if missing:
         sys.exit(f"papers: no such study: {', '.join(missing)} (studies: "
                  f"{', '.join(p.name for p in sorted(PAPERS.iterdir()) if p.is_dir())})")
-    return [f for d in dirs for f in sorted(d.glob("*.yaml"))]
+    out = []
+    for path in (f for d in dirs for f in sorted(d.glob("*.yaml"))):
+        docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+        where = str(path.relative_to(ROOT))
+        out += [(where if len(docs) == 1 else f"{where}#{d['metadata']['name']}", d) for d in docs]
+    return out
 
 
 def cells(spec: dict) -> int:
@@ -46,15 +53,14 @@ def cells(spec: dict) -> int:
     return n
 
 
-def smallest_of_each_study() -> list[Path]:
+def smallest_of_each_study() -> list[tuple[str, dict]]:
     """One manifest per study, what CI runs: the one that runs here with the fewest cells when
     scaled, else its first (dry run only)."""
     picks = []
-    for study in sorted(p for p in PAPERS.iterdir() if p.is_dir()):
-        paths = sorted(study.glob("*.yaml"))
-        docs = {p: yaml.safe_load(p.read_text()) for p in paths}
-        runnable = [p for p in paths if not not_runnable(docs[p]["spec"])]
-        picks.append(min(runnable, key=lambda p: cells(scaled(docs[p])[0]["spec"])) if runnable else paths[0])
+    for study in sorted(p.name for p in PAPERS.iterdir() if p.is_dir()):
+        found = manifests([study])
+        runnable = [(w, m) for w, m in found if not not_runnable(m["spec"])]
+        picks.append(min(runnable, key=lambda wm: cells(scaled(wm[1])[0]["spec"])) if runnable else found[0])
     return picks
 
 
@@ -181,9 +187,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=3600, help="per manifest, seconds")
     a = ap.parse_args()
     rows, failed = [], 0
-    for path in manifests(a.studies):
-        manifest = yaml.safe_load(path.read_text())
-        where = str(path.relative_to(ROOT))
+    for where, manifest in manifests(a.studies):
         refused = dry_run(manifest, a.namespace)
         row = {"manifest": where, "figure": annotation(manifest, "figure"),
                "paper": annotation(manifest, "paper-result") or "-"}

@@ -1,5 +1,6 @@
 """Every BenchmarkRun in the docs (README.md, docs/*.md: ```yaml blocks with `kind: BenchmarkRun`
-or a bare `spec:` fragment) and crds/samples, as the manifests a user would apply."""
+or a bare `spec:` fragment) and crds/samples (with its subdirectories; a file may hold several
+runs), as the manifests a user would apply."""
 from __future__ import annotations
 
 import re
@@ -30,6 +31,13 @@ def doc_manifests() -> list[tuple[str, dict]]:
             elif set(doc) == {"spec"}:
                 out.append((where, {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
                                     "metadata": {"name": f"doc-example-{n}"}, "spec": doc["spec"]}))
-    for path in sorted((ROOT / "crds" / "samples").rglob("*.yaml")):
-        out.append((str(path.relative_to(ROOT)), yaml.safe_load(path.read_text())))
+    for path in sample_files():
+        docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+        where = str(path.relative_to(ROOT))
+        out += [(where if len(docs) == 1 else f"{where}#{d['metadata']['name']}", d) for d in docs]
     return out
+
+
+def sample_files() -> list[Path]:
+    """crds/samples and its subdirectories (papers/: the studies' suites, several runs a file)."""
+    return sorted((ROOT / "crds" / "samples").rglob("*.yaml"))

@@ -243,3 +243,33 @@ def test_verify_reads_the_ledger_from_a_pod_url_and_fails_on_a_lost_insert(db, t
     verdict = json.loads(verified.stdout)
     assert verified.code == 1 and not verdict["durable"] and verdict["lost"] == 1 and verdict["ledgers"] == 1
     assert verdict["lost_examples"] == [f"insert of {workload.key_name(RECORDS)}: no record"]
+
+
+def test_report_draws_the_runs_as_ycsb_printed_them(db, tmp_path):
+    """`tpcc report` on the results documents of real runs (each operation alone, and in
+    transactions of 50): the throughput table and every operation's line hold what YCSB printed."""
+    from tpcc_runner.cli import main
+    from tpcc_runner.report import _num
+    load(db, tmp_path)
+    files = []
+    for per_txn in ("1", "50"):
+        doc, printed = ycsb(db, "run", "--workload", "a", "-p", f"operationspertransaction={per_txn}", *SMALL,
+                            tmp_path=tmp_path)
+        files.append(tmp_path / f"run-{per_txn}.json")
+        files[-1].write_text(json.dumps(doc))
+        for line in printed.splitlines():   # [READ], Operations, 152
+            name, key, value = (part.strip() for part in line.split(",", 2))
+            if key == "Operations":
+                assert f"<td>{name.strip('[]')}</td><td>{int(value):,}</td>" in _report_of(main, files, tmp_path)
+    page = _report_of(main, files, tmp_path)
+    name = db[0]
+    for label, path in ((f"{name} default", files[0]), (f"{name} transactions of 50 ops", files[1])):
+        ops = json.loads(path.read_text())["OVERALL"]["Throughput(ops/sec)"]
+        assert f"<tr><td>{label}</td><td>{_num(ops)}</td></tr>" in page
+        assert f"{label}, workload A: {_num(ops)} ops/s (1 run)" in page
+
+
+def _report_of(main, files, tmp_path) -> str:
+    out = tmp_path / "report.html"
+    assert main(["report", *map(str, files), "-o", str(out)]) == 0
+    return out.read_text()

@@ -9,7 +9,7 @@ import pytest
 from tpcc_runner.drivers.base import DriverError, UnknownOutcome
 from tpcc_runner.ycsb.executor import Plan, execute, shares, throttle_delay
 from tpcc_runner.ycsb.ledger import parse_ledgers, verify
-from tpcc_runner.ycsb.measurements import Measurements, status_summary, ycsb_text
+from tpcc_runner.ycsb.measurements import Measurements, live_buckets, live_counts, status_summary, ycsb_text
 from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.workload import CoreWorkload, deterministic_value, java_string_hash
 from ycsb_memory_store import MemoryDatabase, MemoryStore
@@ -236,12 +236,73 @@ def test_operations_are_counted_for_prometheus_while_they_run():
     db, metrics = loaded(props), RunnerMetrics()
     seen_at_start = []
 
-    def connected(counts):
-        seen_at_start.append(counts())
-        metrics.ycsb.source = counts
+    def connected(live):
+        seen_at_start.append(live_counts(live()))
+        metrics.ycsb.source = live
     outcome = execute(Plan(lambda: db.store(props), props, "run", 5), None, connected)
     assert seen_at_start == [{}]
     text = generate_latest(metrics.registry).decode()
     for name in ("READ", "UPDATE"):
         ok = returns(outcome, name)["OK"]
         assert f'tpcc_ycsb_operations_total{{operation="{name}",status="OK"}} {float(ok)}' in text
+        # every timed operation is in the latency histogram
+        assert (f'tpcc_ycsb_operation_duration_seconds_count{{operation="{name}"}} '
+                f'{float(outcome.measurements.summary(name)["Operations"])}') in text
+
+
+class SlowReadStore(MemoryStore):
+    def read(self, key, fields):
+        time.sleep(0.0035)
+        return super().read(key, fields)
+
+
+def test_the_latency_histogram_puts_each_operation_in_its_bucket():
+    """Reads slowed to 3.5 ms and updates of an in-memory dict (microseconds) land on either side
+    of the 3 ms bound; the histogram's sum is the HdrHistogram's mean times the count."""
+    from prometheus_client import generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+    from tpcc_runner.metrics import RunnerMetrics
+    props = props_of("a", operationcount=60, threadcount=2)
+    db, metrics = loaded(props), RunnerMetrics()
+    outcome = execute(Plan(lambda: SlowReadStore(db, props), props, "run", 5), None,
+                      lambda live: setattr(metrics.ycsb, "source", live))
+    (family,) = [f for f in text_string_to_metric_families(generate_latest(metrics.registry).decode())
+                 if f.name == "tpcc_ycsb_operation_duration_seconds"]
+    got = {(s.labels["operation"], s.name.rsplit("_", 1)[1], s.labels.get("le")): s.value for s in family.samples}
+    reads, updates = (outcome.measurements.summary(n)["Operations"] for n in ("READ", "UPDATE"))
+    assert reads and updates and reads + updates == 60
+    assert got["READ", "bucket", "0.003"] == 0 and got["READ", "bucket", "+Inf"] == reads
+    assert got["UPDATE", "bucket", "0.003"] == updates
+    for name in ("READ", "UPDATE"):
+        h = outcome.measurements.by_name[name].histogram
+        assert got[name, "sum", None] == pytest.approx(h.get_mean_value() * h.get_total_count() / 1e6)
+
+
+def test_live_buckets_add_the_threads_and_keep_sub_millisecond_bounds():
+    first, second = Measurements(), Measurements()
+    for seconds in (0.00004, 0.0001, 0.0003):
+        first.measure("READ", "OK", seconds)
+    second.measure("READ", "OK", 0.0026)
+    second.measure("READ", "ERROR", 0.0002)
+    buckets = live_buckets([first, second], (0.00005, 0.0001, 0.00025, 0.0025))
+    assert buckets["READ"].cumulative == [1, 2, 2, 3, 4]
+    assert buckets["READ-FAILED"].cumulative == [0, 0, 1, 1, 1]
+    assert buckets["READ"].sum_seconds == pytest.approx(0.00004 + 0.0001 + 0.0003 + 0.0026, rel=1e-3)
+    assert live_buckets([], (0.001,)) == {}
+
+
+def test_a_thread_whose_reads_all_failed_leaves_the_minimum_of_the_others():
+    """Its READ has Return counts and an empty histogram (the latencies are under READ-FAILED):
+    added to the others it must not make YCSB's MinLatency 0."""
+    failed_only, succeeded = Measurements(), Measurements()
+    failed_only.measure("READ", "ERROR", 0.002)
+    succeeded.measure("READ", "OK", 0.0005)
+    succeeded.measure("READ", "OK", 0.0009)
+    for order in ((succeeded, failed_only), (failed_only, succeeded)):
+        total = Measurements()
+        for m in order:
+            total.add(m)
+        summary = total.summary("READ")
+        assert summary["MinLatency(us)"] == 500 and summary["Operations"] == 2
+        assert summary["Return"] == {"ERROR": 1, "OK": 2}
+        assert total.summary("READ-FAILED")["MinLatency(us)"] == 2000

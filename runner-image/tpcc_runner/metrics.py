@@ -14,9 +14,13 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, make_wsgi_app
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 
 from .workload import TRANSACTIONS
+from .ycsb.measurements import Measurements, live_buckets, live_counts
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
                    10.0, 30.0)
+# YCSB's operations take tens of microseconds on an in-memory database: buckets from 50 us
+YCSB_LATENCY_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.00075, 0.001, 0.0015, 0.002, 0.003, 0.005,
+                        0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 PHASES = ("connecting", "loading", "waiting", "warmup", "measuring", "checking", "done", "failed")
 TPMC_WINDOW_SECONDS = 10.0
 
@@ -27,20 +31,29 @@ def bucket_index(seconds: float) -> int:
 
 
 class _YcsbCollector:
-    """`tpcc ycsb`'s operations by measurement name and Return status, read from the running
-    client threads' counts at each scrape (source: () -> {(name, status): count})."""
+    """`tpcc ycsb`'s operations by measurement name and Return status, and their latencies, read
+    at each scrape from the running client threads' measurements (source: () -> the threads'
+    Measurements): the HdrHistograms YCSB's numbers come from, in YCSB_LATENCY_BUCKETS."""
 
     def __init__(self) -> None:
-        self.source: Callable[[], dict[tuple[str, str], int]] | None = None
+        self.source: Callable[[], list[Measurements]] | None = None
 
-    def collect(self) -> Iterable[CounterMetricFamily]:
+    def collect(self) -> Iterable[CounterMetricFamily | HistogramMetricFamily]:
         if self.source is None:
             return
+        threads = self.source()
         family = CounterMetricFamily("tpcc_ycsb_operations", "YCSB operations by operation and "
                                      "Return status (OK, NOT_FOUND, ERROR, ...)", labels=["operation", "status"])
-        for (name, status), count in sorted(self.source().items()):
+        for (name, status), count in sorted(live_counts(threads).items()):
             family.add_metric([name, status], count)
         yield family
+        latency = HistogramMetricFamily(
+            "tpcc_ycsb_operation_duration_seconds", "Latency of YCSB operations by measurement as YCSB "
+            "names it (READ, UPDATE, ...; a failed one's under READ-FAILED, ...)", labels=["operation"])
+        bounds = [*map(str, YCSB_LATENCY_BUCKETS), "+Inf"]
+        for name, buckets in sorted(live_buckets(threads, YCSB_LATENCY_BUCKETS).items()):
+            latency.add_metric([name], list(zip(bounds, buckets.cumulative)), buckets.sum_seconds)
+        yield latency
 
 
 class _LatencyCollector:

@@ -593,8 +593,15 @@ tr.bad td{background:#fef2f2}.missing{color:#6b7280;font-style:italic}\
 """
 
 
-def render(runs: list[Run], title: str = "TPC-C report", baseline: float | None = None) -> str:
-    """The page: the latest run in detail; with several runs the history and the sweeps too."""
+def page(title: str, body: list[str]) -> str:
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+            f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>'
+            f'<body>{"".join(body)}</body></html>\n')
+
+
+def render(runs: list[Run], title: str = "TPC-C report", baseline: float | None = None, appendix: str = "") -> str:
+    """The page: the latest run in detail; with several runs the history and the sweeps too;
+    appendix (HTML, e.g. the YCSB section) last."""
     if not runs:
         raise ValueError("no runs to report")
     runs = sorted(runs, key=lambda r: r.start)
@@ -615,9 +622,8 @@ def render(runs: list[Run], title: str = "TPC-C report", baseline: float | None 
         if sweeps:
             body.append(f"<h2>Sweeps</h2>{sweeps}")
     body.append(_run_section(latest))
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>'
-            f'<body>{"".join(body)}</body></html>\n')
+    body.append(appendix)
+    return page(title, body)
 
 
 # ---- CLI ----------------------------------------------------------------------------------------
@@ -645,28 +651,39 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rp.add_argument("--namespace", "-n", default=None)
     rp.add_argument("--kubectl", default="kubectl")
     rp.add_argument("--baseline", type=float, default=None, help="tpmC baseline of the trend")
-    rp.add_argument("--title", default="TPC-C report")
+    rp.add_argument("--title", default=None, help="default: TPC-C report (YCSB report with YCSB results only)")
     rp.add_argument("--output", "-o", required=True, metavar="HTML")
     rp.set_defaults(metrics_port=0, verbose=False)
 
 
 def cmd_report(args, metrics=None) -> int:
+    from .ycsb import report as ycsb_report  # it draws with this module's page
     runs: list[Run] = []
+    ycsb_runs: list[ycsb_report.YcsbRun] = []
+
+    def read(doc: Any, source: str, name: str) -> None:
+        found, rest = ycsb_report.split(doc, source, name)
+        ycsb_runs.extend(found)
+        if rest is not None:
+            runs.extend(read_runs(rest, source))
     for f in args.files:
         try:
             doc = json.loads(Path(f).read_text())
         except json.JSONDecodeError as e:
             raise ValueError(f"{f}: not JSON ({e})") from None
-        runs += read_runs(doc, f)
+        read(doc, f, Path(f).stem)
     if args.history:
-        runs += read_runs(from_cluster(args.kubectl, "benchmarkresults.bench.tpcc.dev", args.namespace,
-                                       selector=f"bench.tpcc.dev/run={args.history}"), "cluster")
+        read(from_cluster(args.kubectl, "benchmarkresults.bench.tpcc.dev", args.namespace,
+                          selector=f"bench.tpcc.dev/run={args.history}"), "cluster", args.history)
     if args.run:
-        runs += read_runs(from_cluster(args.kubectl, "benchmarkruns.bench.tpcc.dev", args.namespace, args.run),
-                          "cluster")
-    if not runs:
+        read(from_cluster(args.kubectl, "benchmarkruns.bench.tpcc.dev", args.namespace, args.run), "cluster", args.run)
+    if not runs and not ycsb_runs:
         raise ValueError("no runs: give result files, --run NAME or --history RUN")
     runs = distinct(runs)
-    Path(args.output).write_text(render(runs, args.title, args.baseline))
-    print(f"tpcc report: {len(runs)} runs -> {args.output}")
+    title = args.title or ("TPC-C report" if runs else "YCSB report")
+    ycsb = ycsb_report.section(ycsb_runs) if ycsb_runs else ""
+    text = (render(runs, title, args.baseline, ycsb) if runs
+            else page(title, [f"<h1>{html.escape(title)}</h1>", ycsb]))
+    Path(args.output).write_text(text)
+    print(f"tpcc report: {len(runs) + len(ycsb_runs)} runs -> {args.output}")
     return 0

@@ -10,12 +10,11 @@ with their acknowledgements) are shared state that YCSB keeps in one JVM.
 """
 from __future__ import annotations
 
-import collections
 import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -264,17 +263,6 @@ class ClientThread:
         self.shared.wrote([ledger_line("I", op.key) for op in batch])
 
 
-def status_counts(of: Iterable[Measurements]) -> dict[tuple[str, str], int]:
-    """(measurement, Return status) -> count over the threads' measurements, while they run: each
-    copy of a dict is one step under the interpreter lock, so a thread adding a key cannot break it."""
-    counts: collections.Counter = collections.Counter()
-    for measurements in of:
-        for name, m in list(measurements.by_name.items()):
-            for status, n in dict(m.statuses).items():
-                counts[name, status] += n
-    return dict(counts)
-
-
 @dataclass
 class Outcome:
     measurements: Measurements
@@ -287,10 +275,11 @@ class Outcome:
 
 
 def execute(plan: Plan, on_ledger: Callable[[list[str]], None] | None = None,
-            on_connected: Callable[[Callable[[], dict[tuple[str, str], int]]], None] | None = None) -> Outcome:
+            on_connected: Callable[[Callable[[], list[Measurements]]], None] | None = None) -> Outcome:
     """Connect every thread's store, run them, return what they measured. on_ledger gets the
     ledger lines as they come; on_connected, once every store is connected and before the first
-    operation, a function that counts the operations so far by (measurement, Return status)."""
+    operation, a function that gives the threads' measurements as they fill (to read, not to
+    change: measurements.live_counts and live_buckets read them while the threads run)."""
     props = plan.props
     workload = CoreWorkload(props)
     total = props.records_to_load if plan.phase == "load" else props.operationcount
@@ -303,7 +292,7 @@ def execute(plan: Plan, on_ledger: Callable[[list[str]], None] | None = None,
         clients = [ClientThread(plan, workload, store, i, limit, shared)
                    for i, (store, limit) in enumerate(zip(stores, shares(total, props.threadcount)))]
         if on_connected:
-            on_connected(lambda: status_counts(c.measurements for c in clients))
+            on_connected(lambda: [c.measurements for c in clients])
         runtime = _run_threads(clients, shared, props, on_ledger or (lambda lines: None))
     finally:
         for store in stores:

@@ -7,7 +7,12 @@ lines) and as the same numbers in JSON.
 TRANSACTION is the runner's own: one per operationspertransaction group, commit included."""
 from __future__ import annotations
 
+import array
+import bisect
+import functools
+import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -44,7 +49,8 @@ class Measurements:
     def add(self, other: Measurements) -> None:
         for name, m in other.by_name.items():
             mine = self._of(name)
-            mine.histogram.add(m.histogram)
+            if m.histogram.get_total_count():  # hdrh's add of an empty histogram sets the minimum to 0
+                mine.histogram.add(m.histogram)
             mine.statuses.update(m.statuses)
 
     def names(self) -> list[str]:
@@ -78,6 +84,67 @@ class Measurements:
         for name, d in doc.items():
             ms.by_name[name] = Measurement(decode_histogram(d["histogram"]), Counter(d["Return"]))
         return ms
+
+
+def live_counts(of: Iterable[Measurements]) -> dict[tuple[str, str], int]:
+    """(measurement, Return status) -> count over the threads' measurements, while they run: each
+    copy of a dict is one step under the interpreter lock, so a thread adding a key cannot break it."""
+    counts: Counter = Counter()
+    for measurements in of:
+        for name, m in list(measurements.by_name.items()):
+            for status, n in dict(m.statuses).items():
+                counts[name, status] += n
+    return dict(counts)
+
+
+@dataclass
+class Buckets:
+    """A Prometheus histogram of one measurement: cumulative counts at each bound (seconds) and
+    at +Inf, and the sum of the latencies in seconds."""
+    cumulative: list[int]
+    sum_seconds: float
+
+
+@functools.cache
+def _midpoints_us(counts_len: int) -> tuple[float, ...]:
+    """The value each counts-array slot stands for (the middle of its equivalence range, as
+    HdrHistogram's mean takes it); every histogram of the runner has the same layout."""
+    h = new_histogram()
+    assert h.counts_len == counts_len
+    return tuple(float(h._hdr_median_equiv_value(h.get_value_from_index(i))) for i in range(counts_len))
+
+
+_NONZERO_BYTE = re.compile(rb"[^\x00]")
+
+
+def _recorded(histogram: Any) -> list[tuple[int, int]]:
+    """(slot, count) of the non-zero counts, from one copy of the array (the thread may record
+    while it is read, which never lowers a count); found at C speed: a scrape stays cheap."""
+    raw = bytes(histogram.counts)
+    counts = array.array("Q")
+    counts.frombytes(raw)
+    width = counts.itemsize
+    return [(i, counts[i]) for i in sorted({m.start() // width for m in _NONZERO_BYTE.finditer(raw)})]
+
+
+def live_buckets(of: Iterable[Measurements], bounds: tuple[float, ...]) -> dict[str, Buckets]:
+    """Each measurement's HdrHistogram (added over the threads, while they run) in Prometheus's
+    buckets: a value is counted at a bound when it is at most the highest value HdrHistogram
+    holds equivalent to the bound (below 2,048 us values are exact; above, within 0.1 %).
+    Pure Python over the non-zero counts (numpy stays out of the runner's processes)."""
+    layout = new_histogram()
+    slots = [layout.get_counts_array_index(round(bound * 1_000_000)) for bound in bounds]
+    middle = _midpoints_us(layout.counts_len)
+    out: dict[str, Buckets] = {}
+    for measurements in of:
+        for name, m in list(measurements.by_name.items()):
+            recorded = _recorded(m.histogram)
+            buckets = out.setdefault(name, Buckets([0] * (len(bounds) + 1), 0.0))
+            for i, n in recorded:
+                for k in range(bisect.bisect_left(slots, i), len(slots) + 1):
+                    buckets.cumulative[k] += n
+                buckets.sum_seconds += n * middle[i] / 1_000_000
+    return out
 
 
 def java_double(value: float) -> str:
