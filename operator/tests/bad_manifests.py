@@ -191,6 +191,8 @@ BAD = [
     Bad("kill-all-without-allow-data-loss", {"database": VOLTDB_K1, "faults": [{"action": "kill-all"}]},
         "spec", "set allowDataLoss: true on it"),
     # YCSB
+    Bad("ycsb-e-without-operation-count", {"database": VOLTDB, "workload": {"kind": "ycsb", "ycsb": {"workload": "e"}}},
+        "workload.ycsb.properties.operationcount", "needs an operationcount > 0"),
     Bad("ycsb-block-on-tpcc", {"database": VOLTDB, "workload": {"ycsb": {"workload": "a"}}},
         "spec.workload", "workload.ycsb is for workload.kind ycsb"),
     Bad("ycsb-unknown-preset", {"database": VOLTDB, "workload": {"kind": "ycsb", "ycsb": {"workload": "g"}}},
