@@ -132,9 +132,9 @@ def ours(status: dict) -> str:
     configurations = ((status.get("sweep") or {}).get("configurations")) or []
     if configurations:
         return "; ".join(_configuration(c) for c in configurations)
-    results = status.get("results") or {}
-    if results.get("opsPerSecond") is not None:
-        return f"{results['opsPerSecond']:,.0f} ops/s"
+    ycsb, results = status.get("ycsb") or {}, status.get("results") or {}
+    if ycsb.get("opsPerSecond") is not None:
+        return f"{ycsb['opsPerSecond']:,.0f} ops/s"
     if results.get("tpmC") is not None:
         return f"{results['tpmC']:,.0f} tpmC"
     return f"no result ({status.get('reason', '?')}: {status.get('message', '')[:120]})"
@@ -144,7 +144,9 @@ def _configuration(c: dict) -> str:
     """One configuration of status.sweep.configurations: its keys, then its median tpmC."""
     where = ", ".join(f"{k} {v}" for k, v in c.items() if k != "tpmC")
     tpmc = c.get("tpmC") or {}
-    return f"{where}: median {tpmc['median']:,.0f} tpmC (n={tpmc.get('n', '?')})" if "median" in tpmc else f"{where}: ?"
+    if "median" not in tpmc:
+        return f"{where}: ?"
+    return f"{where}: median {tpmc['median']:,.0f} tpmC" + (f" (n={tpmc['n']})" if "n" in tpmc else "")
 
 
 def kubectl(*args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:

@@ -8,7 +8,10 @@ import importlib.util
 import json
 import time
 
+import pytest
 from test_benchmarkrun_e2e import ROOT, get_run, kubectl
+
+pytestmark = pytest.mark.k8s
 
 _spec = importlib.util.spec_from_file_location("papers", ROOT / "hack" / "k8s" / "papers.py")
 papers = importlib.util.module_from_spec(_spec)
