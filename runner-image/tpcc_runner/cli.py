@@ -502,32 +502,29 @@ class _Progress:
             self.ledger.close()
 
 
-def fetch_server_counters(args, options: ConnectionOptions) -> ServerCounters:
-    """The server's counters over a connection of their own; a server that cannot be asked is
-    reported as such (the run's results matter more than its counters)."""
+def _ask_server(args, options: ConnectionOptions, what: str, ask, unavailable):
+    """ask(driver) over a connection of its own; a server that cannot be asked gives
+    unavailable(reason) instead (the run's results matter more than these figures)."""
     try:
         driver = connect(args, options)
         try:
-            with bounded(options.connect_timeout + 30, "fetching the server's counters"):
-                return driver.server_counters()
+            with bounded(options.connect_timeout + 30, f"fetching the {what}"):
+                return ask(driver)
         finally:
             driver.close()
     except (DriverError, TimeoutError, OSError) as e:
-        log.warning("run: no server counters: %s", e)
-        return ServerCounters.not_available(f"{args.db}: {type(e).__name__}: {e}")
+        log.warning("run: no %s: %s", what, e)
+        return unavailable(f"{args.db}: {type(e).__name__}: {e}")
+
+
+def fetch_server_counters(args, options: ConnectionOptions) -> ServerCounters:
+    return _ask_server(args, options, "server's counters", lambda d: d.server_counters(),
+                       ServerCounters.not_available)
 
 
 def fetch_database_size(args, options: ConnectionOptions) -> DatabaseSize:
-    try:
-        driver = connect(args, options)
-        try:
-            with bounded(options.connect_timeout + 30, "fetching the database size"):
-                return driver.database_size()
-        finally:
-            driver.close()
-    except (DriverError, TimeoutError, OSError) as e:
-        log.warning("run: no database size: %s", e)
-        return DatabaseSize(unavailable=f"{args.db}: {type(e).__name__}: {e}")
+    return _ask_server(args, options, "database size", lambda d: d.database_size(),
+                       lambda reason: DatabaseSize(unavailable=reason))
 
 
 def _check_after_run(args, options: ConnectionOptions, metrics: RunnerMetrics, doc: dict[str, Any],
