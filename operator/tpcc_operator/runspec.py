@@ -352,7 +352,7 @@ def _convert(hint: Any, value: Any, path: str) -> Any:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         return _convert(next(a for a in args if a is not type(None)), value, path)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _build(hint, value, path)
     if origin is tuple:
         if not isinstance(value, list):
