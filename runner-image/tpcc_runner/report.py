@@ -18,6 +18,7 @@ import json
 import math
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,7 +189,7 @@ def _from_benchmarkrun(obj: dict) -> Run:
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     workload, results = spec.get("workload") or {}, status.get("results") or {}
     start = str(results.get("start", ""))
-    faults = []
+    faults: list[Fault] = []
     for f in status.get("faults") or []:
         def rel(key: str) -> float | None:
             return (_time(f[key]) - _time(start)).total_seconds() if f.get(key) and start else None
@@ -323,7 +324,7 @@ class _Plot:
     def y(self, v: float) -> float:
         return H - BOTTOM - (v - self.y0) / (self.y1 - self.y0) * (H - TOP - BOTTOM)
 
-    def line(self, points: list[tuple[float, float]], color: str, name: str, dots: bool = True) -> None:
+    def line(self, points: Sequence[tuple[float, float]], color: str, name: str, dots: bool = True) -> None:
         path = " ".join(f"{'M' if i == 0 else 'L'}{self.x(px):.1f},{self.y(py):.1f}"
                         for i, (px, py) in enumerate(points))
         self.parts.append(f'<path class="series" d="{path}" stroke="{color}"><title>{html.escape(name)}</title></path>')
@@ -352,7 +353,7 @@ class _Plot:
                           f'<text class="marker-label" x="{W - RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end">'
                           f'{html.escape(title)}</text>')
 
-    def svg(self, chart: str, legend: list[tuple[str, str]] = ()) -> str:
+    def svg(self, chart: str, legend: Sequence[tuple[str, str]] = ()) -> str:
         keys = "".join(f'<span class="key"><i style="background:{c}"></i>{html.escape(n)}</span>' for n, c in legend)
         return (f'<figure><svg class="chart" data-chart="{chart}" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
                 f'role="img">{"".join(self.parts)}</svg>'
@@ -428,16 +429,16 @@ def comparable(runs: list[Run], to: Run) -> list[Run]:
 def trend_chart(runs: list[Run], baseline: float | None) -> str:
     """tpmC per run with the baseline and the change points of tpmC (E-Divisive, as `tpcc
     changepoints` finds them), and every metric's change points listed below."""
-    measured = [r for r in runs if r.tpmc is not None]
+    measured = [(r, r.tpmc) for r in runs if r.tpmc is not None]
     if len(measured) < 2:
         return '<p class="missing">fewer than two runs with results: no trend</p>'
-    values = [r.tpmc for r in measured]
+    values = [tpmc for _, tpmc in measured]
     p = _Plot(list(range(1, len(measured) + 1)), values + ([baseline] if baseline else []), "run (oldest first)",
               "tpmC", integer_x=True)
     if baseline is not None:
         p.hline(baseline, "baseline", f"baseline {_num(baseline)}")
-    analysis = changepoints.analyze([HistoryPoint(r.name, r.start, r.tpmc, {t: q["p99"] for t, q in r.latency_ms.items()
-                                                                            if "p99" in q}) for r in measured])
+    analysis = changepoints.analyze([HistoryPoint(r.name, r.start, tpmc, {t: q["p99"] for t, q in r.latency_ms.items()
+                                                                          if "p99" in q}) for r, tpmc in measured])
     for c in analysis.change_points.get(changepoints.TPMC, []):
         p.vline(c.index + 0.5, "change", f"change point: {_num(c.mean_before)} → {_num(c.mean_after)} "
                                          f"({c.change_percent:+.1f}%) from {c.name}")
