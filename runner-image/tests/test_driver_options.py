@@ -25,29 +25,41 @@ def make(db: str, **extra):
     return DRIVERS[db](ConnectionOptions(endpoints=["127.0.0.1:1"], extra=extra))
 
 
+def make_store(db: str, **extra):
+    return store_class(db)(ConnectionOptions(endpoints=["127.0.0.1:1"], extra=extra), Properties())
+
+
+MAKERS = {"tpcc driver": make, "ycsb store": make_store}
+
+
+@pytest.mark.parametrize("maker", MAKERS)
 @pytest.mark.parametrize("db", DRIVERS)
-def test_an_unknown_option_is_refused_by_every_driver_in_the_same_words(db):
-    with pytest.raises(ValueError, match=rf"^{db}: unknown driver option\(s\) call_timout \(known: "):
-        make(db, call_timout="5")
+def test_an_unknown_option_is_refused_by_every_driver_and_store_in_the_same_words(db, maker):
+    with pytest.raises(ValueError, match=rf"^{db}: unknown driver option\(s\) txn_timout \(known: "):
+        MAKERS[maker](db, txn_timout="5")
 
 
-@pytest.mark.parametrize("db, option, value, want", [
-    ("voltdb", "call_timeout", "soon", "seconds > 0"),
-    ("voltdb", "load_timeout", "0", "seconds > 0"),
-    ("voltdb", "delivery", "per-order", "one of per-warehouse|per-district"),
-    ("voltdb", "delivery", "PER-DISTRICT", "one of per-warehouse|per-district"),
-    ("voltdb", "partitioning", "d_id", "one of warehouse|district"),
-    ("mongodb", "txn_timeout", "-1", "seconds > 0"),
-    ("mongodb", "commit_retries", "2.5", "a whole number >= 0"),
-    ("mongodb", "causal", "maybe", "true or false"),
-    ("mongodb", "read_concern", "linearizable", "one of local|majority|snapshot"),
-    ("mongodb", "write_concern", "0", "majority or a number of members >= 1"),
-    ("foundationdb", "txn_timeout", "never", "seconds > 0"),
-    ("foundationdb", "api_version", "7.1", "a whole number"),
+@pytest.mark.parametrize("maker, db, option, value, want", [
+    ("tpcc driver", "voltdb", "call_timeout", "soon", "seconds > 0"),
+    ("tpcc driver", "voltdb", "load_timeout", "0", "seconds > 0"),
+    ("tpcc driver", "voltdb", "delivery", "per-order", "one of per-warehouse|per-district"),
+    ("tpcc driver", "voltdb", "delivery", "PER-DISTRICT", "one of per-warehouse|per-district"),
+    ("tpcc driver", "voltdb", "partitioning", "d_id", "one of warehouse|district"),
+    ("tpcc driver", "mongodb", "txn_timeout", "-1", "seconds > 0"),
+    ("tpcc driver", "mongodb", "commit_retries", "2.5", "a whole number >= 0"),
+    ("tpcc driver", "mongodb", "causal", "maybe", "true or false"),
+    ("tpcc driver", "mongodb", "read_concern", "linearizable", "one of local|majority|snapshot"),
+    ("tpcc driver", "mongodb", "write_concern", "0", "majority or a number of members >= 1"),
+    ("tpcc driver", "foundationdb", "txn_timeout", "never", "seconds > 0"),
+    ("tpcc driver", "foundationdb", "api_version", "7.1", "a whole number"),
+    ("ycsb store", "voltdb", "call_timeout", "nan", "seconds > 0"),
+    ("ycsb store", "mongodb", "txn_retries", "-1", "a whole number >= 0"),
+    ("ycsb store", "mongodb", "upsert", "sometimes", "true or false"),
+    ("ycsb store", "foundationdb", "txn_timeout", "0", "seconds > 0"),
 ])
-def test_a_bad_value_names_the_driver_the_option_and_what_it_wants(db, option, value, want):
+def test_a_bad_value_names_the_driver_the_option_and_what_it_wants(maker, db, option, value, want):
     with pytest.raises(ValueError) as e:
-        make(db, **{option: value})
+        MAKERS[maker](db, **{option: value})
     assert str(e.value) == f"{db}: driver option {option} must be {want}, got {value!r}"
 
 
@@ -63,29 +75,7 @@ def test_values_arrive_parsed_and_defaults_fill_the_rest():
     assert (f.directory, f.api_version, f.txn_timeout) == (("bench", "tpcc"), 630, 10.0)
 
 
-# -- the YCSB stores parse with the same parser (their own tables, or the TPC-C driver's) ----------
-
-def make_store(db: str, **extra):
-    return store_class(db)(ConnectionOptions(endpoints=["127.0.0.1:1"], extra=extra), Properties())
-
-
-@pytest.mark.parametrize("db", DRIVERS)
-def test_a_ycsb_store_refuses_an_unknown_option_in_the_same_words(db):
-    with pytest.raises(ValueError, match=rf"^{db}: unknown driver option\(s\) txn_timout \(known: "):
-        make_store(db, txn_timout="5")
-
-
-@pytest.mark.parametrize("db, option, value, want", [
-    ("voltdb", "call_timeout", "nan", "seconds > 0"),
-    ("mongodb", "txn_retries", "-1", "a whole number >= 0"),
-    ("mongodb", "upsert", "sometimes", "true or false"),
-    ("foundationdb", "txn_timeout", "0", "seconds > 0"),
-])
-def test_a_ycsb_store_refuses_a_bad_value_in_the_same_words(db, option, value, want):
-    with pytest.raises(ValueError) as e:
-        make_store(db, **{option: value})
-    assert str(e.value) == f"{db}: driver option {option} must be {want}, got {value!r}"
-
+# -- a YCSB store may reuse a TPC-C driver's table with its own defaults ----------------------------
 
 def test_the_ycsb_foundationdb_store_takes_the_drivers_options_with_its_own_directory():
     store = make_store("foundationdb")

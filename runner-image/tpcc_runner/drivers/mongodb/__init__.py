@@ -12,8 +12,9 @@ write_concern=majority, causal=true, retry_writes=false, and StockLevel outside 
 (stock_level_in_transaction=false: read concern majority, in the causal session), the only
 transaction that may read from a secondary; crds/samples/papers/ holds it as a manifest.
 
-Options (`--driver-opt key=value`): OPTIONS in config.py, each with its default and what it does;
-`tpcc run --help` lists them. Username and password come from ConnectionOptions and are never put in a URI or a message.
+Options (`--driver-opt key=value`): OPTIONS in config.py, each with its default and what it does
+(`tpcc run --help` lists them). Username and password come from ConnectionOptions and are never
+put in a URI or a message.
 
 Behind a mongos (`hello` answers msg: "isdbgrid") create_schema shards every TPC-C collection
 that has a warehouse id on that field, hashed (SHARD_KEYS): the collections are created empty,
