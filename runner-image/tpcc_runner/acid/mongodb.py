@@ -80,7 +80,6 @@ class _Held:
     driver's _run starts and commits in one go, which is what the tests must not do)."""
 
     def __init__(self, driver: MongoDBDriver, read_concern: str | None = None):
-        assert driver.client is not None, "a connected driver"
         self.session = driver.client.start_session(causal_consistency=driver.causal)
         if driver.transactions:  # weaken=no-transaction: each statement commits on its own
             self.session.start_transaction(read_concern=ReadConcern(read_concern or driver.read_concern),

@@ -279,8 +279,8 @@ class FoundationDBDriver(Driver):
         self.directory = tuple(opt["directory"].split("/"))
         self.txn_timeout = opt["txn_timeout"]
         self.cluster_file_option, self.cluster_id = opt["cluster_file"], opt["cluster_id"]
-        self.fdb = None
-        self.db = None
+        self.fdb: Any = None  # the fdb module (untyped), loaded by connect()
+        self.db: Any = None   # fdb.Database, opened by connect()
         self.keys: Keyspace | None = None
         self.cluster_file: str | None = None
         self._temp_cluster_file: str | None = None
@@ -400,7 +400,7 @@ class FoundationDBDriver(Driver):
         return self._meta
 
     def _get(self, tr, table: str, *pk: Any) -> dict:
-        ks = self.keys
+        ks = self._keys()
         key = ks.key(table, *pk)
         raw = tr.get(key).value
         if raw is None:
@@ -472,7 +472,7 @@ class FoundationDBDriver(Driver):
     def _customer_by_name(self, tr, w: int, d: int, c_last: str) -> int:
         """Clause 2.5.2.2: the customer at position ceil(n/2) of those named c_last,
         ordered by c_first (the index key order)."""
-        ks = self.keys
+        ks = self._keys()
         matches = self._range(tr, ks.range("customer_by_name", w, d, c_last))
         if not matches:
             raise NotLoaded(f"no customer with C_LAST {c_last!r} in warehouse {w} district {d}")

@@ -180,7 +180,8 @@ def _rows_by_column(columns: list[tuple[str, int]], rows: list[tuple]) -> bytes:
     # numpy only here: the runner's client processes never encode a table this size
     import numpy as np
     n = len(rows)
-    cells = []  # per column: ("fixed", (n, width) uint8 array) or ("var", lengths, blob)
+    cells: list[tuple[Any, ...]] = []  # per column: ("fixed", (n, width) uint8 array) or ("var", lengths, blob)
+    values: Any  # a column's values: the rows' tuple, then a list with NULLs replaced
     for (_, typ), values in zip(columns, zip(*rows)):
         if typ in _FIXED_WIDTH:
             null = _NULL[typ]
@@ -503,7 +504,9 @@ class VoltDBDriver(Driver):
         message = encode_invocation(procedure, params)
         if self._conn is None and not self._reconnect():
             raise ConnectionLost(f"{procedure}: no VoltDB endpoint reachable")
-        conn, (host, port) = self._conn, self._endpoint
+        conn, endpoint = self._conn, self._endpoint
+        assert conn is not None and endpoint is not None, "connected above"
+        host, port = endpoint
         where = f"{host}:{port}"
         try:
             conn.socket.settimeout(self.call_timeout)
@@ -674,11 +677,12 @@ class VoltDBDriver(Driver):
         return VOLTTABLE, encode_table(self._columns[name], rows)
 
     def load_unit(self, key: str, tables: dict[str, list[tuple]]) -> None:
-        kind, *ids = key.split(":")
+        kind, *parts = key.split(":")
         try:
-            ids = [int(i) for i in ids]
+            ids = [int(i) for i in parts]
         except ValueError:
             raise ValueError(f"bad load unit key {key!r}") from None
+        params: list[tuple[int, Any]]  # (VoltDB type, value) of each procedure parameter
         if kind == "item" and len(ids) == 1:
             proc, params = "LoadItems", [(STRING, key), self._table("item", tables)]
         elif kind == "warehouse" and len(ids) == 1:

@@ -71,11 +71,12 @@ class Connection(Driver):
         self.database_name, self.uri = opt["database"], opt["uri"]
         self.replica_set, self.auth_source = opt["replica_set"], opt["auth_source"]
         self.txn_timeout, self.commit_retries = opt["txn_timeout"], opt["commit_retries"]
-        self._snapshot_session = None  # consistency_snapshot's, while consistency_data reads in it
+        # consistency_snapshot's, while consistency_data reads in it
+        self._snapshot_session: pymongo.client_session.ClientSession | None = None
         if not self.uri and not connection.endpoints:
             raise ValueError("mongodb: give endpoints (host[:port]) or driver option uri=")
-        self.client: MongoClient | None = None
-        self.db: pymongo.database.Database | None = None
+        self._client: MongoClient | None = None  # set by connect(), read through .client
+        self._db: pymongo.database.Database | None = None
         self._server_version = "unknown"
         self.topology = "unknown"  # then standalone, replica_set or sharded (topology_of)
         self._districts: int | None = None  # per warehouse, from the load metadata
@@ -106,11 +107,11 @@ class Connection(Driver):
             kwargs["authSource"] = self.auth_source
         where = redact(uri)
         try:
-            self.client = MongoClient(uri, **kwargs)
+            self._client = client = MongoClient(uri, **kwargs)
             with pymongo.timeout(self.options.connect_timeout):
-                self.client.admin.command("ping")
-                self._server_version = self.client.admin.command("buildInfo").get("version", "unknown")
-                self.topology = topology_of(self.client.admin.command("hello"))
+                client.admin.command("ping")
+                self._server_version = client.admin.command("buildInfo").get("version", "unknown")
+                self.topology = topology_of(client.admin.command("hello"))
         except errors.ConfigurationError as e:
             self.close()
             raise ValueError(f"mongodb: bad connection settings for {where}: {_one_line(e)}") from None
@@ -124,17 +125,33 @@ class Connection(Driver):
         outside_rc = "majority" if self.read_concern == "snapshot" else self.read_concern
         # load, metadata, checks and every transaction read the primary; only StockLevel
         # outside a transaction uses the configured read preference (see _stock_reader)
-        self.db = self.client.get_database(
+        self._db = client.get_database(
             self.database_name,
             read_concern=ReadConcern(outside_rc),
             write_concern=self._commit_write_concern(),
             read_preference=ReadPreference.PRIMARY)
 
     def close(self) -> None:
-        if self.client is not None:
-            self.client.close()
-        self.client = None
-        self.db = None
+        if self._client is not None:
+            self._client.close()
+        self._client = None
+        self._db = None
+
+    @property
+    def connected(self) -> bool:
+        return self._client is not None
+
+    @property
+    def client(self) -> MongoClient:
+        if self._client is None:
+            raise ConnectionLost("mongodb: not connected (call connect() first)")
+        return self._client
+
+    @property
+    def db(self) -> pymongo.database.Database:
+        if self._db is None:
+            raise ConnectionLost("mongodb: not connected (call connect() first)")
+        return self._db
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -161,8 +178,6 @@ class Connection(Driver):
         }
 
     def _coll(self, name: str):
-        if self.db is None:
-            raise ConnectionLost("mongodb: not connected (call connect() first)")
         return self.db[name]
 
     def _commit_write_concern(self) -> WriteConcern:

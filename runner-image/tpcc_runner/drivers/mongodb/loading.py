@@ -3,6 +3,7 @@ database unit by unit, with the load metadata that records it."""
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from ...schema import MONEY_COLUMNS, TABLES
 from ..base import LoadMeta, NotLoaded, utcnow
@@ -83,8 +84,8 @@ class Loading(Connection):
             # a crash may have left part of this unit: remove it, then insert it whole
             for table, filt in self._unit_filters(key, docs):
                 self._coll(table).delete_many(filt)
-            for table, rows in docs.items():
-                self._coll(table).insert_many(rows, ordered=False)
+            for table, documents in docs.items():
+                self._coll(table).insert_many(documents, ordered=False)
             self._coll(META).replace_one(
                 {"_id": "unit:" + key}, {"_id": "unit:" + key, "kind": "unit", "unit": key,
                                          "loaded_at": utcnow()}, upsert=True)
@@ -111,7 +112,7 @@ class Loading(Connection):
                 return [("warehouse", {"w_id": w}), ("district", {"d_w_id": w})]
             if parts[0] == "district" and len(parts) == 3:
                 w, d = int(parts[1]), int(parts[2])
-                filters = [("customer", {"c_w_id": w, "c_d_id": d}),
+                filters: list[tuple[str, dict[str, Any]]] = [("customer", {"c_w_id": w, "c_d_id": d}),
                            ("history", {"h_c_w_id": w, "h_c_d_id": d}),
                            ("orders", {"o_w_id": w, "o_d_id": d}),
                            ("new_order", {"no_w_id": w, "no_d_id": d})]

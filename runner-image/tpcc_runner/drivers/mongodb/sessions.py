@@ -36,8 +36,6 @@ class Sessions(Connection):
 
     def _get_session(self):
         if self._session is None:
-            if self.client is None:
-                raise ConnectionLost("mongodb: not connected (call connect() first)")
             self._session = self.client.start_session(causal_consistency=self.causal)
         return self._session
 
@@ -110,5 +108,5 @@ class Sessions(Connection):
                     break
                 time.sleep(min(0.1 * 2 ** attempt, 2.0))
         self._drop_session()
-        raise UnknownOutcome(f"mongodb: commit result unknown after {attempts} attempt(s): "
-                             f"{_one_line(last)}") from None
+        raise UnknownOutcome(f"mongodb: commit result unknown after {attempts} attempt(s)"
+                             + (f": {_one_line(last)}" if last else "")) from None

@@ -236,6 +236,7 @@ class Transactions(Sessions):
         return self._run(lambda s: self._delivery(s, p))
 
     def _delivery(self, s, p: dict[str, Any]) -> dict[str, Any]:
+        assert self._districts is not None, "read from the load by delivery() (and by the ACID tests)"
         w_id, carrier, when = p["w_id"], p["o_carrier_id"], p["ol_delivery_d"]
         new_order, orders, order_line = (self._coll("new_order"), self._coll("orders"),
                                          self._coll("order_line"))

@@ -127,7 +127,8 @@ class Verification(Connection):
             orders = self._coll("orders").find({"o_w_id": w}, order_fields, session=session)
         for o in orders:
             dd = wh.district(o["o_d_id"])
-            dd.orders[o["o_id"]] = OrderRow(o.get("o_c_id"), o.get("o_carrier_id"), o.get("o_ol_cnt") or 0)
+            # an order without O_C_ID (no customer is 0) counts for no customer in condition 10
+            dd.orders[o["o_id"]] = OrderRow(o.get("o_c_id", 0), o.get("o_carrier_id"), o.get("o_ol_cnt") or 0)
             if "lines" in o:
                 dd.order_lines(o["o_id"]).add(o["lines"], o["lines"] - o["delivered_lines"],
                                               _stored_cents(o["delivered_amount"]))
