@@ -19,7 +19,8 @@ IMAGES_SH = (ROOT / "hack" / "images.sh").read_text()
 def test_the_dockerfile_copies_what_exists_and_installs_both_packages():
     for src in re.findall(r"^COPY (?!--from)(\S+) ", DOCKERFILE, re.MULTILINE):
         assert (ROOT / src).exists(), src
-    assert re.search(r"pip install [^\n]*/src/runner-image /src/operator", DOCKERFILE)
+    assert re.search(r"pip install [^\n]*-c /src/constraints.txt /src/operator", DOCKERFILE)
+    assert re.search(r"pip install [^\n]*--no-deps /src/runner-image", DOCKERFILE)
     assert 'ENTRYPOINT ["kopf", "run", "--module=tpcc_operator.handlers"' in DOCKERFILE
     assert "USER 1000" in DOCKERFILE
 
@@ -81,3 +82,35 @@ def test_every_image_gets_hash_based_pycs():
     finish = IMAGES_SH[IMAGES_SH.index("finish_rootfs() {"):]
     assert "hash-pycs.py /usr/lib /opt" in finish[:finish.index("\n}")]
     assert '"$HASH_PYCS"' in IMAGES_SH[IMAGES_SH.index("script_hash() {"):].splitlines()[0]
+
+
+# What the operator image leaves out (operator/Dockerfile installs the runner without its dependencies)
+NOT_IN_THE_OPERATOR_IMAGE = ("voltdbclient", "numpy", "fdb", "scipy", "otava", "secantusdb")
+
+
+def test_the_operator_runs_without_the_runners_database_clients():
+    """Imports every operator module with the runner's own dependencies made unimportable, and
+    merges a results document, as the operator image (no voltdbclient, numpy, ...) must."""
+    blocker = f"""
+import importlib.abc, sys
+class Missing(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {NOT_IN_THE_OPERATOR_IMAGE!r}:
+            raise ImportError(f"{{name}} is not in the operator image")
+sys.meta_path.insert(0, Missing())
+import pkgutil, tpcc_operator
+for m in pkgutil.iter_modules(tpcc_operator.__path__):
+    __import__("tpcc_operator." + m.name)
+try:
+    import numpy
+    raise SystemExit("the blocker let numpy in")
+except ImportError:
+    pass
+sys.path.insert(0, "tests")
+from runner_docs import pod_results
+from tpcc_operator.results import run_status
+assert run_status([pod_results(0, 2, 100, 0.01), pod_results(1, 2, 80, 0.01)])["tpmC"] == 180.0
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True, cwd=ROOT / "operator")
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
