@@ -201,9 +201,10 @@ BAD = [
                                                                         "ycsb": {"workload": "d"}},
                                        "runners": {"parallelism": 2}},
         "spec", "run them with runners.parallelism 1"),
-    Bad("ycsb-with-faults", {"database": VOLTDB_K1, "workload": {"kind": "ycsb"},
-                             "faults": [{"action": "kill-node"}]},
-        "spec", "workload.kind ycsb runs without faults"),
+    Bad("ycsb-with-sweep", {"database": VOLTDB, "workload": {"kind": "ycsb"}, "sweep": {"clients": [2, 4]}},
+        "spec", "workload.kind ycsb runs without sweeps and ACID tests"),
+    Bad("ycsb-with-acid", {"database": VOLTDB, "workload": {"kind": "ycsb"}, "verify": {"acid": {"enabled": True}}},
+        "spec", "workload.kind ycsb runs without sweeps and ACID tests"),
     # ACID tests
     Bad("acid-unknown-test", {"database": VOLTDB, "verify": {"acid": {"enabled": True, "tests": ["isolation10"]}}},
         "spec.verify.acid.tests[0]", "Unsupported value"),

@@ -936,7 +936,9 @@ def _ycsb_durable(b: _Builder, d: dict) -> Step | None:
     b.step.status["durability"] = d
     counted = f"{d['records']} records, {d['expectedRecords']} expected"
     if not d["durable"]:
-        msg = f"{d['lost']} of {d['acknowledged']} acknowledged YCSB writes lost ({counted})"
+        msg = (f"{d['lost']} of {d['acknowledged']} acknowledged YCSB writes lost ({counted})" if d["lost"] else
+               # every acknowledged write is there, yet records vanished or appeared that no write explains
+               f"the record count is off: {counted}, all {d['acknowledged']} acknowledged YCSB writes found")
         msg += f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else ""
         b.condition("Durable", False, "AcknowledgedWritesLost", msg)
         return b.fail("DurabilityLost", msg)
