@@ -86,7 +86,8 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
 def _add_pod_arguments(ph: argparse.ArgumentParser) -> None:
     """What a runner pod of the operator is given: its shard, the barrier, its results ConfigMap."""
     ph.add_argument("--shard", type=_shard, default=(0, 1), metavar="I/N",
-                    help="runner I of N: its draws are seeded apart (seed + I)")
+                    help="runner I of N: its draws are seeded apart (seed + I) and its inserts take "
+                         "keynums recordcount + I + k*N (a slice of its own)")
     ph.add_argument("--start-configmap", default=None, metavar="NAMESPACE/NAME",
                     help="once every thread is connected, wait for key startAt in this ConfigMap and start then")
     ph.add_argument("--start-timeout", type=float, default=900.0, metavar="SECONDS",
@@ -163,7 +164,7 @@ def cmd_ycsb(args, metrics) -> int:
     shard = getattr(args, "shard", (0, 1))
     metrics.set_phase("loading" if args.phase == "load" else "measuring")
     ledger = LedgerWriter(args.ledger) if args.ledger else None
-    plan = Plan(functools.partial(connected_store, args.db, options, props), props, args.phase, seed + shard[0])
+    plan = Plan(functools.partial(connected_store, args.db, options, props), props, args.phase, seed + shard[0], shard)
     window: dict[str, float] = {}
 
     def connected(counts) -> None:  # /ready and the operation counters, as tpcc run's; the barrier
