@@ -160,7 +160,8 @@ def test_every_documented_example_is_valid(where, manifest):
      "sweep": {"clients": [10], "matrix": [{"field": "workload.driverOptions.txn_timeout", "values": ["5", "10"]}]}},
 ], ids=["quantities", "registry-image", "digest-image", "voltdb-option",
         "voltdb-delivery-per-district", "external-big", "voltdb-48-on-3-k1",
-        "data-loss-allowed", "last-kill-in-window", "mongodb-one-member-kill-process", "voltdb-k1-kill-process", "ycsb-d-two-pods", "ycsb-kill-node",
+        "data-loss-allowed", "last-kill-in-window", "mongodb-one-member-kill-process", "voltdb-k1-kill-process",
+        "ycsb-d-two-pods", "ycsb-kill-node",
         "sweep", "sweep-matrix-voltdb", "sweep-matrix-mongodb-192-cells", "sweep-matrix-foundationdb"])
 def test_good_specs_pass(spec):
     manifest = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",

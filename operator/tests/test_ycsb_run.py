@@ -171,8 +171,8 @@ def test_a_ycsb_run_under_a_fault_is_verified_after_recovery_with_its_ledgers(do
     """kill-node during a YCSB run: injected while its pods measure, the verifier waits until the
     node is back, then the YCSB ledger's verdict (unknown-outcome writes allowed) decides."""
     from runner_docs import ycsb_pod_results
-    from test_faults import ALL_READY, Run, at, pods
-    from tpcc_operator.phases import Action, JobState, World
+    from test_faults import ALL_READY, Run, pods
+    from tpcc_operator.phases import Action, JobState
     spec = document_of({"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
                         "workload": {"kind": "ycsb", "clients": 4, "warmupSeconds": 10, "durationSeconds": 60},
                         "runners": {"parallelism": 2},

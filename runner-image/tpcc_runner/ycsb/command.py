@@ -162,7 +162,9 @@ def cmd_ycsb(args, metrics) -> int:
         store.close()
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     shard = getattr(args, "shard", (0, 1))
-    metrics.set_phase("loading" if args.phase == "load" else "measuring")
+    # a run connects, then waits at the barrier: measuring from the first operation on (the
+    # stall alert reads a runner measuring without successful operations as stalled)
+    metrics.set_phase("loading" if args.phase == "load" else "connecting")
     ledger = LedgerWriter(args.ledger) if args.ledger else None
     plan = Plan(functools.partial(connected_store, args.db, options, props), props, args.phase, seed + shard[0], shard)
     window: dict[str, float] = {}
@@ -171,8 +173,11 @@ def cmd_ycsb(args, metrics) -> int:
         metrics.ycsb.source = counts
         metrics.ready.set()
         if getattr(args, "start_configmap", None):
+            metrics.set_phase("waiting")
             start_at = _parse_time(k8s.wait_for_key(args.start_configmap, "startAt", args.start_timeout))
             time.sleep(max(0.0, start_at - time.time()))
+        if args.phase == "run":
+            metrics.set_phase("measuring")
         window["start"] = time.time()
     try:
         outcome = execute(plan, ledger.write if ledger else None, connected)
