@@ -215,3 +215,23 @@ def test_a_ycsb_write_lost_to_a_fault_fails_the_run(document_of):
     assert (r.status["phase"], r.status["reason"]) == ("Failed", "DurabilityLost")
     assert r.status["message"] == ("the record count is off: 1014 records, 1010-1013 expected, "
                                    "all 150 acknowledged YCSB writes found")
+
+
+def test_a_database_back_empty_after_a_fault_fails_the_run_saying_so(document_of):
+    """kill-all with allowDataLoss on a VoltDB without a command log: `tpcc ycsb verify` finds no
+    table (test_ycsb_failover_voltdb.py shows it on a real node) and every write lost."""
+    from test_faults import ALL_READY, Run
+    from tpcc_operator.phases import JobState
+    spec = document_of({"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+                        "workload": {"kind": "ycsb"}, "faults": [{"action": "kill-all", "allowDataLoss": True}]})
+    r = Run(spec)
+    r.status = {**r.status, "phase": "Verifying",
+                "faults": [{"number": 1, "action": "kill-all", "state": "Recovered", "target": "bench-g2-0"}]}
+    empty = {**YCSB_VERIFIED, "durable": False, "records": 0, "lost": 150,
+             "lost_examples": ["insert of user6284781860667377211: no table"]}
+    r.tick(200, ALL_READY, database_ready=3, verifier=JobState(True, False, True, "exit 1"),
+           durability_report=empty)
+    assert (r.status["phase"], r.status["reason"]) == ("Failed", "DurabilityLost")
+    assert r.status["durability"]["databaseEmpty"] and r.status["message"] == (
+        "150 of 150 acknowledged YCSB writes lost (0 records, 1010-1013 expected), e.g. insert of "
+        "user6284781860667377211: no table; the database came back without its YCSB load")

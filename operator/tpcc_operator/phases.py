@@ -940,6 +940,7 @@ def _ycsb_durable(b: _Builder, d: dict) -> Step | None:
                # every acknowledged write is there, yet records vanished or appeared that no write explains
                f"the record count is off: {counted}, all {d['acknowledged']} acknowledged YCSB writes found")
         msg += f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else ""
+        msg += "; the database came back without its YCSB load" if d["databaseEmpty"] else ""
         b.condition("Durable", False, "AcknowledgedWritesLost", msg)
         return b.fail("DurabilityLost", msg)
     b.condition("Durable", True, "NoLoss", f"all {d['acknowledged']} acknowledged YCSB writes found in {d['ledgers']} "

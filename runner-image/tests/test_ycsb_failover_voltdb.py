@@ -4,7 +4,9 @@ the run goes on. `tpcc ycsb verify` over the run's ledger then finds every ackno
 update and the record count within loaded + acknowledged inserts (+ those of unknown outcome).
 Then the verdict is tried on a database that really lost acknowledged writes: the record of an
 acknowledged insert and that of an acknowledged update deleted behind the runner's back, and a
-stray record added so that the count alone would still add up; verify must fail naming both."""
+stray record added so that the count alone would still add up; verify must fail naming both.
+Last, the fault that really loses them: the only node of a k=0 VoltDB (CE: no command log) killed
+after a run and restarted, empty, without even its table; verify counts every write lost."""
 from __future__ import annotations
 
 import json
@@ -18,7 +20,7 @@ from tpcc_runner.drivers.voltdb import STRING
 from tpcc_runner.ycsb.ledger import parse_ledgers
 from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.store import make_store
-from voltdb_server import voltdb_cluster  # noqa: F401  (fixture)
+from voltdb_server import start_voltdb, voltdb_cluster  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.db
 
@@ -45,7 +47,9 @@ def test_a_node_killed_during_a_ycsb_run_loses_no_acknowledged_write_and_a_real_
     assert loaded.code == 0, loaded.stderr
     start = time.time()
     run = subprocess.Popen([*TPCC, "ycsb", "run", *common, *WORKLOAD, "-p", "operationcount=0",
-                            "--threads", "4", "--duration", str(DURATION), "--seed", "7",
+                            # each thread connects to a random node: with 12, one is on the
+                            # victim but for a chance of (2/3)^12 < 1 %
+                            "--threads", "12", "--duration", str(DURATION), "--seed", "7",
                             "--ledger", str(run_ledger), "--results", str(results)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for at, action in SCHEDULE:
@@ -88,3 +92,34 @@ def test_a_node_killed_during_a_ycsb_run_loses_no_acknowledged_write_and_a_real_
                                                        f"insert of {lost_update}: no record",
                                                        f"update of {lost_update}: no record"])
     assert low <= verdict["records"] <= high  # the record count alone would have passed it
+
+
+@pytest.fixture(scope="module")
+def one_node(tmp_path_factory):
+    """A VoltDB node of its own with k=0 (the session's shared one must keep its data)."""
+    server = start_voltdb(tmp_path_factory.mktemp("voltdb-k0"), 1, 0)
+    yield server
+    server.script("stop")
+
+
+def test_a_k0_node_restarted_empty_fails_the_ycsb_verdict_with_every_write_lost(one_node, tmp_path):
+    common = ["--db", "voltdb", "--endpoints", ",".join(one_node.endpoints), "--metrics-port", "0",
+              "--connect-timeout", "20"]
+    load_ledger, run_ledger = tmp_path / "load.log", tmp_path / "run.log"
+    loaded = tpcc("ycsb", "load", *common, *WORKLOAD, "--reset", "--threads", "2", "-p", "batchsize=100",
+                  "--ledger", str(load_ledger))
+    assert loaded.code == 0, loaded.stderr
+    ran = tpcc("ycsb", "run", *common, *WORKLOAD, "-p", "operationcount=0", "--threads", "2", "--duration", "4",
+               "--ledger", str(run_ledger))
+    assert ran.code == 0, ran.stderr
+    ledgers = [str(load_ledger), str(run_ledger)]
+    done, before = _verify(common, ledgers)
+    assert done.code == 0 and before["durable"], before
+    one_node.kill_node(0)
+    one_node.restart_node(0)   # no command log, no snapshot: it starts without schema or records
+    done, after = _verify(common, ledgers)
+    print("k=0 node restarted:", after)
+    assert done.code == 1 and not after["durable"] and after["records"] == 0
+    acknowledged = before["acknowledged_inserts"] + before["acknowledged_updates"]
+    assert after["lost"] == acknowledged > RECORDS
+    assert all(example.endswith(": no table") for example in after["lost_examples"])
