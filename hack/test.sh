@@ -30,6 +30,9 @@ setup() {
 unit() {
   log "lint (ruff check, ruff.toml)"
   "$VENV/bin/ruff" check "$ROOT"
+  log "types (mypy: [tool.mypy] of operator/ and runner-image/pyproject.toml)"
+  (cd "$ROOT/operator" && "$VENV/bin/mypy")
+  (cd "$ROOT/runner-image" && "$VENV/bin/mypy")
   log "unit tests"
   "${PYTEST[@]}" -m "not db and not k8s" "$ROOT/runner-image/tests" "$ROOT/operator/tests"
 }

@@ -80,7 +80,8 @@ def validator(schema: dict) -> Validator:
     if declared is None:
         return Draft202012Validator(schema)
     for uri in (declared, declared.replace("https://", "http://", 1), declared.replace("http://", "https://", 1)):
-        cls = validator_for({"$schema": uri}, default=None)
+        # jsonschema returns the default as given for an unknown draft; its stubs only allow a class
+        cls = validator_for({"$schema": uri}, default=None)  # type: ignore[arg-type]
         if cls is not None:
             cls.check_schema(schema)
             return cls(schema)
@@ -103,15 +104,19 @@ def _message(error: ValidationError, path: str) -> str:
     if "propertyNames" in error.absolute_schema_path:  # judged on a key: the path is its object's
         return f"{where}: key {_says(error)}"
     if error.validator == "additionalProperties" and error.validator_value is False:
-        allowed, patterns = error.schema.get("properties") or {}, error.schema.get("patternProperties") or {}
-        extra = [k for k in error.instance if k not in allowed and not any(re.search(p, k) for p in patterns)]
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        allowed, patterns = schema.get("properties") or {}, schema.get("patternProperties") or {}
+        instance: Any = error.instance  # an object: additionalProperties judged it
+        extra = [k for k in instance if k not in allowed and not any(re.search(p, k) for p in patterns)]
         return "; ".join(f"{where}.{k}: not a value of this chart (allowed: {', '.join(allowed)})" for k in extra)
     return f"{where}: {_says(error)}"
 
 
 def _says(error: ValidationError) -> str:
     """What the value must be, in the words the operator's status and events use."""
-    word, want, value = error.validator, error.validator_value, error.instance
+    # validator_value is typed Any | Unset; an error raised by a keyword always carries its value
+    word, value = error.validator, error.instance
+    want: Any = error.validator_value
     if word == "type":
         return f"must be {' or '.join([want] if isinstance(want, str) else want)}, got {value!r}"
     if word == "enum":

@@ -176,7 +176,7 @@ def decide(spec: RunSpec, faults: list[dict], start_at: dt.datetime, now: dt.dat
         if all(p and came_back(last, t, p) for t, p in zip(victims, back)) and all(p.ready for p in pods):
             seconds = round((now - parse_time(last["injectedTime"])).total_seconds(), 1)
             last.update(state=RECOVERED, recoveredTime=rfc3339(now), recoverySeconds=seconds)
-            if last.get("method") == KILL_PROCESS:
+            if last.get("method") == KILL_PROCESS and back[0] is not None:
                 last["restartCount"] = back[0].restarts
             d.events.append(("Normal", "FaultRecovered",
                              f"fault {last['number']}: {last['target']} is back and ready after {seconds}s"))
@@ -188,17 +188,17 @@ def decide(spec: RunSpec, faults: list[dict], start_at: dt.datetime, now: dt.dat
             return d
         entry = {"number": nxt.number, "action": nxt.action, "method": nxt.method,
                  "dueTime": rfc3339(nxt.due), "gracePeriodSeconds": nxt.grace_seconds}
-        victims = choose_victims(nxt, db, release, pods, primary, seed)
-        if isinstance(victims, str):
-            entry.update(state=SKIPPED, message=victims)
-            d.events.append(("Warning", "FaultSkipped", f"fault {nxt.number} ({nxt.action}): {victims}"))
+        chosen = choose_victims(nxt, db, release, pods, primary, seed)
+        if isinstance(chosen, str):
+            entry.update(state=SKIPPED, message=chosen)
+            d.events.append(("Warning", "FaultSkipped", f"fault {nxt.number} ({nxt.action}): {chosen}"))
         elif nxt.action == "kill-all":
-            entry.update(state=INJECTING, target=f"all {len(victims)} pods: {', '.join(v.name for v in victims)}",
-                         targets=[{"pod": v.name, "uid": v.uid, "restarts": v.restarts} for v in victims])
+            entry.update(state=INJECTING, target=f"all {len(chosen)} pods: {', '.join(v.name for v in chosen)}",
+                         targets=[{"pod": v.name, "uid": v.uid, "restarts": v.restarts} for v in chosen])
         else:
-            entry.update(state=INJECTING, target=victims[0].name, targetUID=victims[0].uid)
+            entry.update(state=INJECTING, target=chosen[0].name, targetUID=chosen[0].uid)
             if nxt.method == KILL_PROCESS:
-                entry["targetRestarts"] = victims[0].restarts
+                entry["targetRestarts"] = chosen[0].restarts
         entries.append(entry)
     d.faults = entries
     return d

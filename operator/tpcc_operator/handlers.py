@@ -29,6 +29,8 @@ TICK_SECONDS = float(os.environ.get("TPCC_TICK_SECONDS", "3"))
 SCHEDULE_TICK_SECONDS = 10.0  # start times are whole minutes
 METRICS_PORT = int(os.environ.get("TPCC_METRICS_PORT", "9090"))
 METRICS = OperatorMetrics()
+# What kopf passes its handlers as `logger`
+Logger = logging.Logger | logging.LoggerAdapter
 # In the repository the charts sit two levels above this package; the image sets TPCC_CHARTS_DIR.
 _REPO_CHARTS = Path(__file__).resolve().parents[2] / "charts"
 
@@ -72,7 +74,7 @@ class ActionFailed(Exception):
         self.action, self.error = action, error
 
 
-def perform(step: Step, run: plan.Run, spec: RunSpec, logger: logging.Logger) -> None:
+def perform(step: Step, run: plan.Run, spec: RunSpec, logger: Logger) -> None:
     """The step's actions in order; the first that fails raises ActionFailed, judged."""
     cfg = settings()
     for action in step.actions:
@@ -92,7 +94,7 @@ def perform(step: Step, run: plan.Run, spec: RunSpec, logger: logging.Logger) ->
 
 
 def _perform_one(action: Action, step: Step, run: plan.Run, spec: RunSpec, cfg: plan.Settings,
-                 logger: logging.Logger) -> None:
+                 logger: Logger) -> None:
     if action is Action.RETIRE_OLD_GENERATIONS:
         kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
         kube.delete_generations(run, keep_current=True)
@@ -108,6 +110,7 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: RunSpec, cfg: 
     elif action is Action.CREATE_MIDCHECK_JOB:
         kube.create(plan.midcheck_job(run, spec, cfg))
     elif action is Action.WRITE_START_AT:
+        assert step.start_at is not None, "WRITE_START_AT carries start_at"
         kube.write_start_at(run, step.start_at)
     elif action is Action.CREATE_VERIFY_JOB:
         kube.create(plan.verifier_job(run, spec, cfg, step.ledger_pods))
@@ -126,6 +129,7 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: RunSpec, cfg: 
         for kill in step.kills:  # kill-all: every pod at once, as close together as the API allows
             _kill(run, spec, kill, logger)
     elif action is Action.WRITE_RESULT:
+        assert step.result is not None, "WRITE_RESULT carries result"
         if not kube.write_result(step.result, cfg.runner_image):
             logger.warning("%s: BenchmarkResult %s not written: its CRD is not installed "
                            "(kubectl apply -f crds/benchmarkresult.yaml)", run.prefix, step.result.name)
@@ -139,7 +143,7 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: RunSpec, cfg: 
         kube.delete_run(run.namespace, run.name)
 
 
-def _kill(run: plan.Run, spec: RunSpec, kill: faults.Kill, logger: logging.Logger) -> None:
+def _kill(run: plan.Run, spec: RunSpec, kill: faults.Kill, logger: Logger) -> None:
     if kill.method == faults.KILL_PROCESS:
         killed = kube.kill_process(run.namespace, kill, plan.DATABASE_CONTAINERS[spec.database.type])
         logger.info("%s: database process of pod %s %s", run.prefix, kill.pod,
@@ -150,7 +154,9 @@ def _kill(run: plan.Run, spec: RunSpec, kill: faults.Kill, logger: logging.Logge
 
 
 @kopf.timer(plan.GROUP, plan.VERSION, plan.PLURAL, interval=TICK_SECONDS)
-def drive(name: str, namespace: str, logger: logging.Logger, retry: int, **_):
+# retry has a default: kopf passes it to timers too, but its TimerFn protocol does not name it
+def drive(name: str, namespace: str | None, logger: Logger, retry: int = 0, **_):
+    assert namespace, "BenchmarkRun is a namespaced resource"
     body = kube.get_run(namespace, name)  # fresh: the watch may lag behind our last patch
     if body is None or body["metadata"].get("deletionTimestamp"):
         return
@@ -197,12 +203,13 @@ def _record(body: dict, namespace: str, name: str, status: dict, step: Step) -> 
 
 
 @kopf.on.delete(plan.GROUP, plan.VERSION, plan.PLURAL)
-def remove(name: str, namespace: str, body: kopf.Body, logger: logging.Logger, retry: int,
+def remove(name: str, namespace: str | None, body: kopf.Body, logger: Logger, retry: int,
            runtime: dt.timedelta, **_):
     """Finalizer: the Helm releases are not owned by the run, so uninstall them here; the
     rest is owned too, but deleting it now stops a load or run at once. A failing uninstall
     is retried with backoff for failures.DELETION_GIVE_UP_SECONDS, then the finalizer goes
     with a Warning naming what was left behind: deletion never hangs."""
+    assert namespace, "BenchmarkRun is a namespaced resource"
     try:
         released = kube.uninstall_releases(namespace, name)
     except kube.HelmError as e:
@@ -225,7 +232,8 @@ def remove(name: str, namespace: str, body: kopf.Body, logger: logging.Logger, r
 
 
 @kopf.timer(plan.GROUP, plan.VERSION, schedule.PLURAL, interval=SCHEDULE_TICK_SECONDS)
-def keep_schedule(name: str, namespace: str, logger: logging.Logger, retry: int, **_):
+def keep_schedule(name: str, namespace: str | None, logger: Logger, retry: int = 0, **_):
+    assert namespace, "BenchmarkSchedule is a namespaced resource"
     """A BenchmarkSchedule: schedule.decide says what to delete and create; a run the API server
     refuses makes the schedule Ready=False (InvalidTemplate), any other failure is retried."""
     body = kube.get_schedule(namespace, name)
@@ -241,6 +249,7 @@ def keep_schedule(name: str, namespace: str, logger: logging.Logger, retry: int,
             logger.info("schedule %s: deleting BenchmarkRun %s", name, run)
             kube.delete_run(namespace, run)
         if decision.create:
+            assert decision.scheduled_time is not None, "a run to create has its scheduled time"
             if kube.create_run(schedule.run_object(body, decision.create, decision.scheduled_time)):
                 kopf.event(body, type="Normal", reason="RunCreated", message=f"BenchmarkRun {decision.create} "
                            f"for {rfc3339(decision.scheduled_time)}")
@@ -252,5 +261,5 @@ def keep_schedule(name: str, namespace: str, logger: logging.Logger, retry: int,
         raise kopf.TemporaryError(f"schedule {name}: {e}", delay=failures.retry_delay(retry)) from e
     if any(status.get(k) != v for k, v in decision.status.items()):
         kube.patch_schedule_status(namespace, name, decision.status)
-    for e in decision.events:
-        kopf.event(body, type=e.type, reason=e.reason, message=e.message)
+    for event in decision.events:
+        kopf.event(body, type=event.type, reason=event.reason, message=event.message)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import plan, regression
+from .cost import cost_status
 from .runspec import RunSpec
 
 RESULT_PLURAL = "benchmarkresults"
@@ -110,6 +111,7 @@ def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git:
         **{k: results[k] for k in ("efficiency", "efficiencyReason", "measuredSeconds", "seed",
                                    "transactionsPerSecond", "databaseBytes") if k in results},
         **({"serverAgreement": results["serverAgreement"]["verdict"]} if results.get("serverAgreement") else {}),
+        **({"cost": figure} if (figure := cost_status(spec.cost, status)) else {}),
         "p99Ms": regression.p99_of(status["ycsb"].get("operations") or {}, "count") if status.get("ycsb")
         else p99_by_type(results),
         "latencyMs": {t: v.get("latencyMs") or {} for t, v in (results.get("transactions") or {}).items()},

@@ -402,6 +402,7 @@ def replica_set_primary(endpoints: list[str], timeout_seconds: float = 5.0) -> s
 
     for endpoint in endpoints:
         try:
+            client: pymongo.MongoClient[dict[str, Any]]
             with pymongo.MongoClient(endpoint, directConnection=True,
                                      serverSelectionTimeoutMS=int(timeout_seconds * 1000),
                                      connectTimeoutMS=int(timeout_seconds * 1000)) as client:

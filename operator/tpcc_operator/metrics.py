@@ -72,7 +72,7 @@ class OperatorMetrics:
         results = status.get("results") or {}
         self._set_or_clear(self.tpmc, labels, results.get("tpmC"))
         self._set_or_clear(self.baseline_tpmc, labels, spec.baseline_tpm_c)
-        ended = {SUCCEEDED: 0, FAILED: 1}.get(phase)
+        ended = {SUCCEEDED: 0, FAILED: 1}.get(phase or "")
         self._set_or_clear(self.failed, labels, ended)
         consistency = status.get("consistency") or {}
         passed = consistency.get("passed")

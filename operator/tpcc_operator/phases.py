@@ -23,6 +23,7 @@ from tpcc_runner.ycsb.results import merge as merge_ycsb
 
 from . import failures, history, plan, regression, sweep, waiting
 from . import faults as fault_injection
+from .cost import cost_status
 from .results import (
     acid_status,
     consistency_status,
@@ -730,6 +731,9 @@ def _finished(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: li
         _judge_and_record(b, run, spec, world)
         if "verdict" not in b.step.status:  # the change-point analysis first; cleanup after
             return b.step
+    figure = cost_status(spec.cost, patched(status, b.step.status))  # spec.cost may be edited later
+    if figure != status.get("cost"):
+        b.step.status["cost"] = figure
     if not status.get("cleanedUp"):
         if status.get("startAt"):
             b.act(Action.RELEASE_RUNNERS)  # runner pods holding their ledgers exit now

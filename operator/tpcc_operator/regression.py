@@ -235,8 +235,9 @@ def _compare(name: str, value: float | None, baseline: float | None, limit: floa
     return MetricVerdict(name, value, baseline, delta, limit, outcome)
 
 
-def _median(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None
+def _median(values: list[float]) -> float:
+    """The median of at least one value."""
+    return statistics.median(values)
 
 
 def baseline_of(run: Summary, history: list[Summary], policy: Policy,
@@ -257,7 +258,7 @@ def baseline_of(run: Summary, history: list[Summary], policy: Policy,
         return "previous", comparable, None, (f"{len(comparable)} comparable passing result(s) in the history, "
                                               f"{policy.min_results} needed")
     types = {t for h in comparable for t in h.p99_ms}
-    figures = FixedBaseline(_median([h.throughput for h in comparable]),
+    figures = FixedBaseline(_median([h.throughput for h in comparable if h.throughput is not None]),
                             {t: _median([h.p99_ms[t] for h in comparable if t in h.p99_ms]) for t in types})
     return "previous", comparable, figures, ""
 
@@ -355,6 +356,7 @@ def _change_points_of(run: Summary, history: list[Summary], policy: Policy,
     """The change points that judge the run, or why there are none (too little history needs
     no analysis)."""
     cp = policy.change_points
+    assert cp is not None, "judged only with spec.regression.changePoints"
     if analysis_input(run, history, policy, "") is None:
         earlier = len(changepoint_history(run, history, "")) - 1
         return [], f"change points: {earlier} earlier comparable result(s), {cp.min_history} needed"

@@ -128,7 +128,7 @@ def durability_status(report: dict[str, Any]) -> dict[str, Any]:
     """status.durability from the verifier's durability.json (the judge is the runner's
     durability.judge, over the ledgers of all runner pods at once)."""
     counts = ("acknowledged", "found", "lost", "missing", "replaced", "duplicates")
-    out = {k: int(report.get(k, 0)) for k in counts}
+    out: dict[str, Any] = {k: int(report.get(k, 0)) for k in counts}
     out["unknownOutcome"] = int(report.get("unknown_outcome", 0))
     out["unknownCommitted"] = int(report.get("unknown_committed", 0))
     out["unknownNotCommitted"] = int(report.get("unknown_not_committed", 0))

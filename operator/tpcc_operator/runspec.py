@@ -239,6 +239,12 @@ class Fault:
 
 
 @dataclass(frozen=True)
+class Cost:
+    price_per_hour: float
+    currency: str
+
+
+@dataclass(frozen=True)
 class RunSpec:
     database: Database
     workload: Workload
@@ -250,6 +256,7 @@ class RunSpec:
     sweep: Sweep | None = None
     regression: Regression | None = None
     baseline_tpm_c: float | None = field(default=None, metadata=_json("baselineTpmC"))
+    cost: Cost | None = None
     run_token: str | None = None
     # the defaulted JSON document this was parsed from (not a field of the CRD)
     document: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False,
@@ -352,7 +359,7 @@ def _convert(hint: Any, value: Any, path: str) -> Any:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         return _convert(next(a for a in args if a is not type(None)), value, path)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _build(hint, value, path)
     if origin is tuple:
         if not isinstance(value, list):

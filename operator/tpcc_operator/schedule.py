@@ -31,8 +31,9 @@ MONTH_NAMES = {m: i + 1 for i, m in enumerate(
     ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])}
 DAY_NAMES = {d: i for i, d in enumerate(["sun", "mon", "tue", "wed", "thu", "fri", "sat"])}
 # (name, lowest, highest, names) of the five fields
-FIELDS = (("minute", 0, 59, {}), ("hour", 0, 23, {}), ("day of month", 1, 31, {}),
-          ("month", 1, 12, MONTH_NAMES), ("day of week", 0, 7, DAY_NAMES))
+FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (
+    ("minute", 0, 59, {}), ("hour", 0, 23, {}), ("day of month", 1, 31, {}),
+    ("month", 1, 12, MONTH_NAMES), ("day of week", 0, 7, DAY_NAMES))
 DAYS_IN_MONTH = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}
 # A satisfiable schedule fires within 8 years (29 February on a given weekday is rarer, but
 # then day of month and day of week OR together); searching further would only burn CPU.

@@ -92,6 +92,8 @@ def comparisons(sweep: dict) -> list[dict[str, Any]]:
     for this, values in measured.items():
         following = min((c.clients for c in measured if c.warehouses == this.warehouses and
                          c.matrix == this.matrix and c.clients > this.clients), default=None)
+        if following is None:
+            continue
         other = measured.get(Configuration(this.warehouses, following, this.matrix))
         if other is not None and (test := _compared(values, other)):
             out.append({**this.to_status(), "clients": [this.clients, following], **test})

@@ -21,7 +21,7 @@ from . import __version__, changepoints, k8s
 from .acid.command import add_parser as add_acid_parser
 from .acid.command import cmd_acid
 from .consistency import RunDeliveries, failed, read_deliveries, report
-from .drivers import DRIVERS, make_driver
+from .drivers import DRIVERS, driver_class, make_driver, options
 from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta
 from .executor import ClientPool, RunPlan, Window
 from .ledger import LedgerWriter, read_ledgers, verify
@@ -36,16 +36,36 @@ from .usage import UsageError
 from .workload import TRANSACTIONS, RemotePercents, Scale, parse_mix, run_constants
 from .ycsb.command import add_parser as add_ycsb_parser
 from .ycsb.command import cmd_ycsb
+from .ycsb.store import store_class
 
 log = logging.getLogger("tpcc")
 PROGRESS_SECONDS = 10.0
 
 
 class _Parser(argparse.ArgumentParser):
-    """Bad usage is one line, not the whole usage text."""
+    """Bad usage is one line, not the whole usage text. A command that takes --driver-opt lists
+    every driver's options in its --help, from the tables the drivers parse with."""
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if "--driver-opt" not in self._option_string_actions:
+            return text
+        # built here, not at parser construction: listing imports every driver's module
+        return text + "\n" + options.listing(_option_tables(ycsb=self.prog.split()[1:2] == ["ycsb"]))
+
+
+def _option_tables(ycsb: bool):
+    """(database, its option table) for every database: a YCSB store's or a TPC-C driver's."""
+    for db in sorted(DRIVERS):
+        try:
+            cls = store_class(db) if ycsb else driver_class(db)
+        except ImportError as e:  # a client library missing here: that database is not usable
+            yield f"{db} (its client library is missing: {e})", ()
+            continue
+        yield db, cls.option_table
 
 
 def _positive(kind):

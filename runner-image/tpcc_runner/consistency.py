@@ -196,12 +196,16 @@ class RunDeliveries:
                 raise ValueError(f"{source}: bad key {key!r} (want {want} with ids >= 1)")
             return out
 
+        def district(key: str) -> tuple[int, int]:
+            w_id, d_id = ids(key, 2)
+            return w_id, d_id
+
         if not isinstance(doc, dict) or not isinstance(doc.get("deliveries"), dict):
             raise ValueError(f'{source}: want a JSON object with "deliveries": {{"W:D": count}}')
         unknown = doc.get("deliveries_unknown_outcome", {})
         if not isinstance(unknown, dict):
             raise ValueError(f'{source}: "deliveries_unknown_outcome" must map "W" to a count')
-        return cls(delivered={ids(k, 2): count(v, f"deliveries[{k!r}]")
+        return cls(delivered={district(k): count(v, f"deliveries[{k!r}]")
                               for k, v in doc["deliveries"].items()},
                    unknown_outcome={ids(k, 1)[0]: count(v, f"deliveries_unknown_outcome[{k!r}]")
                                     for k, v in unknown.items()})

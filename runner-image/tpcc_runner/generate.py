@@ -69,6 +69,7 @@ class _ReplayedStream:
         self._bits.state = {"bit_generator": "MT19937",
                             "state": {"key": np.array(key[:624], dtype=np.uint32), "pos": key[624]}}
         self._block = np.empty(0, dtype=np.uint32)
+        self._pos = 0
         self._refill(0)
 
     def _refill(self, words_needed: int) -> None:
@@ -77,7 +78,7 @@ class _ReplayedStream:
         fresh = self._bits.random_raw(max(self.BLOCK_WORDS, words_needed)).astype(np.uint32)
         self._block = np.concatenate([self._block[self._pos:] if self._block.size else self._block,
                                       fresh])
-        self._words = memoryview(self._block)
+        self._words = self._block.data  # the block's words as a memoryview (format "I")
         self._pos, self._end = 0, len(self._block)
         self._alphanumeric_chars = b""
 
@@ -146,17 +147,20 @@ class LoadRandom(TpccRandom):
     """TpccRandom(seed, constants)'s draws, from a _ReplayedStream."""
 
     def __init__(self, seed: int, constants: CConstants):
-        self.rng = _ReplayedStream(seed)
+        self.stream = _ReplayedStream(seed)
+        # TpccRandom's own draws use rng.randint and rng.shuffle, which the stream answers as
+        # random.Random does; the draws that use Random.choices are overridden below
+        self.rng = self.stream  # type: ignore[assignment]
         self.c = constants
 
     def a_string(self, low: int, high: int) -> str:
-        return self.rng.alphanumeric(self.rng.randint(low, high))
+        return self.stream.alphanumeric(self.stream.randint(low, high))
 
     def n_string(self, low: int, high: int) -> str:
-        return self.rng.choices(string.digits, self.rng.randint(low, high))
+        return self.stream.choices(string.digits, self.stream.randint(low, high))
 
     def state(self) -> str:
-        return self.rng.choices(string.ascii_uppercase, 2)
+        return self.stream.choices(string.ascii_uppercase, 2)
 
 
 def generate_unit(key: str, scale: Scale, constants: CConstants, load_seed: int,
@@ -171,7 +175,8 @@ def generate_unit(key: str, scale: Scale, constants: CConstants, load_seed: int,
     if kind == "stock":
         return {"stock": list(_stock(r, scale, *args))}
     if kind == "district":
-        return _district(r, scale, *args, now=now)
+        w_id, d_id = args
+        return _district(r, scale, w_id, d_id, now=now)
     raise ValueError(f"unknown load unit {key!r}")
 
 

@@ -56,6 +56,7 @@ def _init_worker(db: str, options: ConnectionOptions) -> None:
 
 def _load_one(args: tuple) -> tuple[str, dict[str, int], float]:
     key, scale, constants, seed, now = args
+    assert _worker_driver is not None, "set by the pool's initializer"
     t0 = time.perf_counter()
     tables = generate_unit(key, scale, constants, seed, now)
     _worker_driver.load_unit(key, tables)

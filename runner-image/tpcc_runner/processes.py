@@ -12,7 +12,7 @@ import multiprocessing.context
 import sys
 
 
-def worker_context(*modules: str) -> multiprocessing.context.BaseContext:
+def worker_context(*modules: str) -> multiprocessing.context.ForkServerContext:
     """A fork-server context whose server has imported the main module and `modules`. The
     server starts with the first process and serves the rest of this process's life, so
     only the first call's modules are preloaded; a later worker imports what it lacks."""

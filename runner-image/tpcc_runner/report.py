@@ -18,6 +18,7 @@ import json
 import math
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,18 @@ class Run:
     transactions_per_second: float | None = None  # committed, all five types
     counts: dict[str, TypeCounts] = field(default_factory=dict)
     server: ServerReport | None = None
+    matrix: dict[str, str] = field(default_factory=dict)  # a sweep cell's spec.sweep.matrix values
+    hosts: int = 0                   # database.deploy.replicas (0: not deployed, or unknown)
+    k_safety: int = 0                # database.deploy.kSafety
+
+
+def _deploy_shape(spec: dict) -> tuple[int, int]:
+    """(hosts, k-safety) of a BenchmarkRun spec that deploys its database (CRD defaults: 1, 0);
+    (0, 0) for an external database."""
+    deploy = (spec.get("database") or {}).get("deploy")
+    if not isinstance(deploy, dict):
+        return 0, 0
+    return int(deploy.get("replicas", 1)), int(deploy.get("kSafety", 0))
 
 
 def _time(value: str) -> dt.datetime:
@@ -188,7 +201,7 @@ def _from_benchmarkrun(obj: dict) -> Run:
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     workload, results = spec.get("workload") or {}, status.get("results") or {}
     start = str(results.get("start", ""))
-    faults = []
+    faults: list[Fault] = []
     for f in status.get("faults") or []:
         def rel(key: str) -> float | None:
             return (_time(f[key]) - _time(start)).total_seconds() if f.get(key) and start else None
@@ -196,6 +209,7 @@ def _from_benchmarkrun(obj: dict) -> Run:
                             str(f.get("target", "")), str(f.get("state", "")),
                             rel("injectedTime"), rel("recoveredTime")))
     baseline = status.get("baselineTpmC", spec.get("baselineTpmC"))
+    hosts, k_safety = _deploy_shape(spec)
     return Run(
         name=obj["metadata"]["name"], database=str((spec.get("database") or {}).get("type", "?")),
         warehouses=int(workload.get("warehouses", 0)), clients=int(workload.get("clients", 0)),
@@ -212,7 +226,7 @@ def _from_benchmarkrun(obj: dict) -> Run:
         baseline=float(baseline) if baseline is not None else None,
         transactions_per_second=results.get("transactionsPerSecond"),
         counts={t: TypeCounts.of(v) for t, v in (results.get("transactions") or {}).items()},
-        server=_server_from_status(results))
+        server=_server_from_status(results), hosts=hosts, k_safety=k_safety)
 
 
 def _from_benchmarkresult(obj: dict) -> Run:
@@ -229,6 +243,7 @@ def _from_benchmarkresult(obj: dict) -> Run:
                             injected, recovered))
     baseline = next((m.get("baseline") for m in (rec.get("regression") or {}).get("metrics") or []
                      if m.get("name") == "tpmC"), None)
+    hosts, k_safety = _deploy_shape(rec.get("runSpec") or {})
     return Run(
         name=obj["metadata"]["name"], database=str((rec.get("database") or {}).get("type", "?")),
         warehouses=int(workload.get("warehouses", 0)), clients=int(workload.get("clients", 0)), start=start,
@@ -241,7 +256,10 @@ def _from_benchmarkresult(obj: dict) -> Run:
         durability=Durability(bool(rec["durable"]), 0, 0, int(rec.get("lost", 0)), 0, 0) if "durable" in rec else None,
         acid=_acid(rec.get("acid")),
         phase=str(rec.get("phase", "")), reason=str(rec.get("reason", "")), verdict=str(rec.get("verdict", "")),
-        baseline=float(baseline) if baseline is not None else None)
+        baseline=float(baseline) if baseline is not None else None,
+        transactions_per_second=rec.get("transactionsPerSecond"),
+        matrix={str(k): str(v) for k, v in (rec.get("matrix") or {}).items()},
+        hosts=hosts, k_safety=k_safety)
 
 
 def read_runs(doc: Any, source: str) -> list[Run]:
@@ -323,7 +341,7 @@ class _Plot:
     def y(self, v: float) -> float:
         return H - BOTTOM - (v - self.y0) / (self.y1 - self.y0) * (H - TOP - BOTTOM)
 
-    def line(self, points: list[tuple[float, float]], color: str, name: str, dots: bool = True) -> None:
+    def line(self, points: Sequence[tuple[float, float]], color: str, name: str, dots: bool = True) -> None:
         path = " ".join(f"{'M' if i == 0 else 'L'}{self.x(px):.1f},{self.y(py):.1f}"
                         for i, (px, py) in enumerate(points))
         self.parts.append(f'<path class="series" d="{path}" stroke="{color}"><title>{html.escape(name)}</title></path>')
@@ -352,7 +370,7 @@ class _Plot:
                           f'<text class="marker-label" x="{W - RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end">'
                           f'{html.escape(title)}</text>')
 
-    def svg(self, chart: str, legend: list[tuple[str, str]] = ()) -> str:
+    def svg(self, chart: str, legend: Sequence[tuple[str, str]] = ()) -> str:
         keys = "".join(f'<span class="key"><i style="background:{c}"></i>{html.escape(n)}</span>' for n, c in legend)
         return (f'<figure><svg class="chart" data-chart="{chart}" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
                 f'role="img">{"".join(self.parts)}</svg>'
@@ -428,16 +446,16 @@ def comparable(runs: list[Run], to: Run) -> list[Run]:
 def trend_chart(runs: list[Run], baseline: float | None) -> str:
     """tpmC per run with the baseline and the change points of tpmC (E-Divisive, as `tpcc
     changepoints` finds them), and every metric's change points listed below."""
-    measured = [r for r in runs if r.tpmc is not None]
+    measured = [(r, r.tpmc) for r in runs if r.tpmc is not None]
     if len(measured) < 2:
         return '<p class="missing">fewer than two runs with results: no trend</p>'
-    values = [r.tpmc for r in measured]
+    values = [tpmc for _, tpmc in measured]
     p = _Plot(list(range(1, len(measured) + 1)), values + ([baseline] if baseline else []), "run (oldest first)",
               "tpmC", integer_x=True)
     if baseline is not None:
         p.hline(baseline, "baseline", f"baseline {_num(baseline)}")
-    analysis = changepoints.analyze([HistoryPoint(r.name, r.start, r.tpmc, {t: q["p99"] for t, q in r.latency_ms.items()
-                                                                            if "p99" in q}) for r in measured])
+    analysis = changepoints.analyze([HistoryPoint(r.name, r.start, tpmc, {t: q["p99"] for t, q in r.latency_ms.items()
+                                                                          if "p99" in q}) for r, tpmc in measured])
     for c in analysis.change_points.get(changepoints.TPMC, []):
         p.vline(c.index + 0.5, "change", f"change point: {_num(c.mean_before)} → {_num(c.mean_after)} "
                                          f"({c.change_percent:+.1f}%) from {c.name}")
@@ -452,12 +470,14 @@ def trend_chart(runs: list[Run], baseline: float | None) -> str:
 
 
 def sweep_charts(runs: list[Run]) -> str:
-    """tpmC and NewOrder p90 against clients, one curve per database and warehouse count with
-    at least two client counts."""
-    curves: dict[tuple[str, int], dict[int, list[Run]]] = {}
+    """tpmC and NewOrder p90 against clients, one curve per database, warehouse count and
+    configuration (matrix values, hosts, k-safety) with at least two client counts."""
+    curves: dict[tuple[str, int, str], dict[int, list[Run]]] = {}
     for r in runs:
         if r.tpmc is not None:
-            curves.setdefault((r.database, r.warehouses), {}).setdefault(r.clients, []).append(r)
+            shape = ", ".join(filter(None, [f"{r.hosts} hosts k={r.k_safety}" if r.hosts else "",
+                                            *(f"{k.removeprefix('workload.')}={v}" for k, v in r.matrix.items())]))
+            curves.setdefault((r.database, r.warehouses, shape), {}).setdefault(r.clients, []).append(r)
     curves = {k: v for k, v in curves.items() if len(v) >= 2}
     if not curves:
         return ""
@@ -469,8 +489,8 @@ def sweep_charts(runs: list[Run]) -> str:
         p = _Plot([c for s in series.values() for c, _ in s], [y for s in series.values() for _, y in s],
                   "clients", label, integer_x=True)
         legend = []
-        for i, ((db, wh), points) in enumerate(sorted(series.items())):
-            name = f"{db}, {wh} warehouses"
+        for i, ((db, wh, shape), points) in enumerate(sorted(series.items())):
+            name = f"{db}, {wh} warehouses" + (f", {shape}" if shape else "")
             p.line(points, PALETTE[i % len(PALETTE)], name)
             legend.append((name, PALETTE[i % len(PALETTE)]))
         out.append(p.svg(chart, legend))
@@ -621,6 +641,8 @@ def render(runs: list[Run], title: str = "TPC-C report", baseline: float | None 
         sweeps = sweep_charts(runs)
         if sweeps:
             body.append(f"<h2>Sweeps</h2>{sweeps}")
+        from . import report_experiments  # it draws with this module's plot
+        body.append(report_experiments.section(runs))
     body.append(_run_section(latest))
     body.append(appendix)
     return page(title, body)
@@ -653,6 +675,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rp.add_argument("--baseline", type=float, default=None, help="tpmC baseline of the trend")
     rp.add_argument("--title", default=None, help="default: TPC-C report (YCSB report with YCSB results only)")
     rp.add_argument("--output", "-o", required=True, metavar="HTML")
+    rp.add_argument("--csv", metavar="FILE", help="also one CSV row per TPC-C run (the figures' data)")
     rp.set_defaults(metrics_port=0, verbose=False)
 
 
@@ -685,5 +708,8 @@ def cmd_report(args, metrics=None) -> int:
     text = (render(runs, title, args.baseline, ycsb) if runs
             else page(title, [f"<h1>{html.escape(title)}</h1>", ycsb]))
     Path(args.output).write_text(text)
+    if args.csv:
+        from . import report_experiments
+        Path(args.csv).write_text(report_experiments.to_csv(runs))
     print(f"tpcc report: {len(runs) + len(ycsb_runs)} runs -> {args.output}")
     return 0

@@ -77,7 +77,7 @@ def judge(clients: dict[str, ClientCounts], before: ServerCounters, after: Serve
                                                "in kind (or there are none)")
     comparisons: list[Comparison] = []
     for b, a in zip(before.groups, after.groups):
-        if a.committed < b.committed or (None not in (a.aborted, b.aborted) and a.aborted < b.aborted):
+        if a.committed < b.committed or (a.aborted is not None and b.aborted is not None and a.aborted < b.aborted):
             return Agreement(NOT_AVAILABLE, reason=f"{a.name} went down during the run (the server "
                                                    f"restarted?): its counts cannot be compared")
         comparisons.extend(_compare(clients, b, a))

@@ -364,8 +364,8 @@ def spec_deviations(*, paced: bool, mix: tuple[int, ...], clients: int, warehous
     if (items, customers_per_district) != (Scale.items, Scale.customers_per_district):
         out.append(f"scaled-down population: {items} items, {customers_per_district} customers "
                    f"per district (clause 4.3.3.1: {Scale.items}, {Scale.customers_per_district})")
-    if remote.deviation():
-        out.append(remote.deviation())
+    if remote_deviation := remote.deviation():
+        out.append(remote_deviation)
     if schema_variant.startswith("stored-procedures"):  # VoltDB (drivers/voltdb.py SCHEMA_VARIANTS)
         out.append("VoltDB: the district-keyed tables carry an added column *_wd = W_ID*10+D_ID "
                    "(a district partition key, not in clause 1.3's layouts)"

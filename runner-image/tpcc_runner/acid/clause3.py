@@ -114,7 +114,7 @@ class ItemPriceObservation:
     initial: tuple[Cents, Cents]    # T1: prices of x and y
     first_x: Cents                  # T2's first read of x
     raise_: Overlap                 # T3: result = the prices it set
-    second: tuple[Cents, Cents]     # T2's second read of x, and y
+    second: tuple[Cents | None, Cents | None]  # T2's second read of x, and y (None: T2 rolled back)
     t2_committed: bool              # False: the database rolled T2 back (case B)
     final: tuple[Cents, Cents]      # T4: prices after all
 

@@ -28,6 +28,7 @@ from pymongo import errors
 from pymongo.read_concern import ReadConcern
 from pymongo.read_preferences import ReadPreference
 
+from ..consistency import Cents
 from ..drivers.base import ConnectionOptions, DriverError, NotLoaded, UserAbort
 from ..drivers.mongodb import MongoDBDriver, _InvalidItem, _stored_cents
 from .clause3 import (
@@ -70,11 +71,16 @@ def _conflict(e: errors.PyMongoError) -> bool:
     return e.has_error_label("TransientTransactionError")
 
 
+def _reading_outside_transactions(coll: Callable[[str], Any]) -> Callable[[str], Any]:
+    return lambda name: _ReadsOutsideTransaction(coll(name))
+
+
 class _Held:
     """A transaction of `driver` left open between the statements the test runs in it (the
     driver's _run starts and commits in one go, which is what the tests must not do)."""
 
     def __init__(self, driver: MongoDBDriver, read_concern: str | None = None):
+        assert driver.client is not None, "a connected driver"
         self.session = driver.client.start_session(causal_consistency=driver.causal)
         if driver.transactions:  # weaken=no-transaction: each statement commits on its own
             self.session.start_transaction(read_concern=ReadConcern(read_concern or driver.read_concern),
@@ -138,8 +144,8 @@ class MongoDBAcid:
         self.held._districts = meta.districts if meta else 10  # _delivery's district count
         if self.weaken == "reads-outside-transaction":
             for driver in (self.held, self.other):
-                plain = driver._coll
-                driver._coll = lambda name, plain=plain: _ReadsOutsideTransaction(plain(name))
+                # the weakening: every collection the driver opens reads outside its transaction
+                driver._coll = _reading_outside_transactions(driver._coll)  # type: ignore[method-assign,assignment]
 
     def close(self) -> None:
         for driver in (self.held, self.other, self.reader):
@@ -178,10 +184,10 @@ class MongoDBAcid:
         new = self.reader._coll("new_order").count_documents({"no_w_id": p.w_id, "no_d_id": p.d_id})
         return NewOrderRows(self._next_o_id(p), orders, new)
 
-    def _balance(self, w: int, d: int, c: int) -> int:
+    def _balance(self, w: int, d: int, c: int) -> Cents:
         return _stored_cents(self._one("customer", {"c_w_id": w, "c_d_id": d, "c_id": c}, ["c_balance"])["c_balance"])
 
-    def _oldest_new_order(self, p: Pick) -> tuple[int, int, int]:
+    def _oldest_new_order(self, p: Pick) -> tuple[int, int, Cents]:
         """(O_ID, its customer, sum(OL_AMOUNT)) of the order the next Delivery delivers in p's district."""
         oldest = list(self.reader._coll("new_order").find({"no_w_id": p.w_id, "no_d_id": p.d_id}, {"no_o_id": 1})
                       .sort("no_o_id", 1).limit(1))
@@ -193,8 +199,9 @@ class MongoDBAcid:
             self.reader._coll("order_line").find({"ol_w_id": p.w_id, "ol_d_id": p.d_id, "ol_o_id": o_id}))
         return o_id, order["o_c_id"], sum(_stored_cents(ol["ol_amount"]) for ol in lines or [])
 
-    def _prices(self, x: int, y: int) -> tuple[int, int]:
-        return tuple(_stored_cents(self._one("item", {"i_id": i}, ["i_price"])["i_price"]) for i in (x, y))
+    def _prices(self, x: int, y: int) -> tuple[Cents, Cents]:
+        price_x, price_y = (_stored_cents(self._one("item", {"i_id": i}, ["i_price"])["i_price"]) for i in (x, y))
+        return price_x, price_y
 
     # -- the tests ------------------------------------------------------------------------
     def atomicity(self, p: Pick) -> AtomicityObservation:
@@ -272,16 +279,16 @@ class MongoDBAcid:
         initial = self._prices(x, y)  # T1
         raised = (raised_price(initial[0]), raised_price(initial[1]))
 
-        def price(session, i: int) -> int:
+        def price(session, i: int) -> Cents:
             item = self.held._coll("item").find_one({"i_id": i}, {"i_price": 1}, session=session)
             return _stored_cents(item["i_price"])
 
-        def raise_prices(session) -> tuple[int, int]:  # T3
+        def raise_prices(session) -> tuple[Cents, Cents]:  # T3
             for i, new in zip((x, y), raised):
                 self.other._coll("item").update_one({"i_id": i}, {"$set": {"i_price": Int64(new)}}, session=session)
             return raised
 
-        def rest_of_new_order(session) -> tuple[int, int]:  # T2 after its first read of x
+        def rest_of_new_order(session) -> tuple[Cents, Cents]:  # T2 after its first read of x
             second = (price(session, x), price(session, y))
             self.held._new_order(session, p.new_order(items=(x, x, y)))
             return second
@@ -330,6 +337,8 @@ class MongoDBAcid:
         client commits, and one more Payment of the warehouse it reads first right after it read
         WAREHOUSE. A driver without transactions reads statement by statement."""
         meta = self.reader.read_meta()
+        if meta is None:
+            raise NotLoaded("the database holds no TPC-C load: run `tpcc load` first")
         paid_between: list[int] = []
         first_warehouse = dataclasses.replace(p, w_id=1)  # check_consistency reads warehouse 1 first
         plain = self.held._coll
@@ -339,11 +348,11 @@ class MongoDBAcid:
                 paid_between.append(retried(lambda: self.other.payment(first_warehouse.payment()),
                                             CONTENDED_RETRIES)["c_id"])
             return plain(name)
-        self.held._coll = coll
+        self.held._coll = coll  # type: ignore[method-assign]  # the Payment between two reads
         try:
             with transactions_meanwhile(lambda: MongoDBDriver(self.other.options), meta) as committed:
                 results = self.held.check_consistency(range(1, meta.warehouses + 1),
                                                       snapshot=self.held.transactions)
         finally:
-            self.held._coll = plain
+            self.held._coll = plain  # type: ignore[method-assign]
         return ConsistencyObservation([r.to_dict() for r in results], committed[0] + len(paid_between))

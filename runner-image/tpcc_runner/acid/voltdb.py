@@ -26,7 +26,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from ..consistency import cents_of
+from ..consistency import Cents, cents_of
 from ..drivers.base import ConnectionOptions, DriverError, NotLoaded, UserAbort
 from ..drivers.voltdb import DECIMAL, INTEGER, STRING, TIMESTAMP, VARBINARY, VoltDBDriver
 from .clause3 import (
@@ -108,7 +108,7 @@ def _delivery_params(p: dict[str, Any]) -> list:
     return [(INTEGER, p["w_id"]), (INTEGER, p["o_carrier_id"]), (TIMESTAMP, p["ol_delivery_d"])]
 
 
-def _money(cents: int) -> Decimal:
+def _money(cents: Cents) -> Decimal:
     return Decimal(cents).scaleb(-2)
 
 
@@ -241,11 +241,11 @@ class VoltDBAcid:
         (new,) = self._one("SELECT COUNT(*) FROM new_order WHERE no_w_id = ? AND no_d_id = ?;", p.w_id, p.d_id)
         return NewOrderRows(self._next_o_id(p), orders, new)
 
-    def _balance(self, p: Pick) -> int:
+    def _balance(self, p: Pick) -> Cents:
         return cents_of(self._one("SELECT c_balance FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?;",
                                   p.w_id, p.d_id, p.c_id)[0])
 
-    def _oldest_new_order(self, p: Pick) -> tuple[int, int, int]:
+    def _oldest_new_order(self, p: Pick) -> tuple[int, int, Cents]:
         """(O_ID, its customer, sum(OL_AMOUNT)) of the order the next Delivery delivers in p's district."""
         oldest = self.reader._sql("SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = ? AND no_d_id = ?;",
                                   (INTEGER, p.w_id), (INTEGER, p.d_id))
@@ -258,10 +258,11 @@ class VoltDBAcid:
                               "AND ol_o_id = ?;", p.w_id, p.d_id, o_id)
         return o_id, c_id, cents_of(amount)
 
-    def _prices(self, x: int, y: int) -> tuple[int, int]:
-        return tuple(cents_of(self._one("SELECT i_price FROM item WHERE i_id = ?;", i)[0]) for i in (x, y))
+    def _prices(self, x: int, y: int) -> tuple[Cents, Cents]:
+        price_x, price_y = (cents_of(self._one("SELECT i_price FROM item WHERE i_id = ?;", i)[0]) for i in (x, y))
+        return price_x, price_y
 
-    def _set_prices(self, driver: VoltDBDriver, x: int, y: int, prices: tuple[int, int]) -> tuple[int, int]:
+    def _set_prices(self, driver: VoltDBDriver, x: int, y: int, prices: tuple[Cents, Cents]) -> tuple[Cents, Cents]:
         driver._call("AcidSetItemPrices", [(INTEGER, x), (DECIMAL, _money(prices[0])), (INTEGER, y),
                                            (DECIMAL, _money(prices[1]))], writes=True)
         return prices
@@ -357,6 +358,8 @@ class VoltDBAcid:
         commits right after the ConsistencyRead call that read WAREHOUSE. Weakened, that call reads
         WAREHOUSE alone and the rest is a second call: the Payment falls between them."""
         meta = self.reader.read_meta()
+        if meta is None:
+            raise NotLoaded("the database holds no TPC-C load: run `tpcc load` first")
         paid_between: list[int] = []
         first_warehouse = dataclasses.replace(p, w_id=1)  # check_consistency reads warehouse 1 first
         read = self.held.consistency_read
@@ -368,7 +371,7 @@ class VoltDBAcid:
                 paid_between.append(retried(lambda: self.other.payment(first_warehouse.payment()),
                                             CONTENDED_RETRIES)["c_id"])
             return tables + (read(w, split, last) if split < last else [])
-        self.held.consistency_read = read_with_a_payment
+        self.held.consistency_read = read_with_a_payment  # type: ignore[method-assign]
         try:
             with transactions_meanwhile(lambda: VoltDBDriver(self.other.options), meta) as committed:
                 results = self.held.check_consistency(range(1, meta.warehouses + 1))

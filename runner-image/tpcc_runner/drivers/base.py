@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..consistency import ConditionResult, RunDeliveries, WarehouseData, evaluate
 from ..server_stats import DatabaseSize, ServerCounters
+from .options import Option
+from .options import parse as parse_options
 
 if TYPE_CHECKING:
     from ..durability import StoredOrder
@@ -115,9 +117,15 @@ class Driver(abc.ABC):
 
     #: name used on the command line and in results ("voltdb", "mongodb", ...)
     name: str = ""
+    #: its `--driver-opt` keys (drivers/options.py): what it parses and what --help lists
+    option_table: tuple[Option, ...] = ()
 
     def __init__(self, options: ConnectionOptions):
         self.options = options
+
+    def parse_options(self) -> dict[str, Any]:
+        """Every option of option_table, given or default; ValueError for an unknown key or a bad value."""
+        return parse_options(self.name, self.option_table, self.options.extra)
 
     # -- lifecycle ---------------------------------------------------------------------
     @abc.abstractmethod

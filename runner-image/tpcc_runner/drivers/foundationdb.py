@@ -56,11 +56,12 @@ DEFAULT_DIRECTORY = "tpcc"
 DEFAULT_TXN_TIMEOUT = 10.0      # seconds; FDB itself aborts a transaction older than 5 s
 STATUS_KEY = b"\xff\xff/status/json"  # the cluster's status document, readable by any client
 OPTIONS = (
-    options.Option("api_version", DEFAULT_API_VERSION, options.integer),  # the binding's API version
-    options.Option("directory", DEFAULT_DIRECTORY, options.text),  # the directory layer path, '/'-separated
-    options.Option("txn_timeout", DEFAULT_TXN_TIMEOUT, options.seconds),  # client-side bound on a transaction
-    options.Option("cluster_file", None, options.text),  # an existing cluster file (else one from the endpoints)
-    options.Option("cluster_id", None, options.text),  # description:ID of the cluster file made from the endpoints
+    options.Option("api_version", DEFAULT_API_VERSION, options.integer, "the binding's API version"),
+    options.Option("directory", DEFAULT_DIRECTORY, options.text, "the directory layer path, '/'-separated"),
+    options.Option("txn_timeout", DEFAULT_TXN_TIMEOUT, options.seconds,
+                   "client-side bound on a transaction (database option transaction_timeout)"),
+    options.Option("cluster_file", None, options.text, "an existing cluster file (else one made from the endpoints)"),
+    options.Option("cluster_id", None, options.text, "description:ID of the cluster file made from the endpoints"),
 )
 LOAD_BATCH_BYTES = 1_000_000    # FDB's limit is 10 MB per transaction; < 1 MB is its advice
 SCAN_CHUNK = 10_000             # rows per transaction of a consistency-check scan
@@ -269,10 +270,11 @@ def _load_client(api_version: int):
 
 class FoundationDBDriver(Driver):
     name = "foundationdb"
+    option_table = OPTIONS
 
     def __init__(self, connection: ConnectionOptions):
         super().__init__(connection)
-        opt = options.parse("foundationdb", OPTIONS, connection.extra)
+        opt = self.parse_options()
         self.api_version = opt["api_version"]
         self.directory = tuple(opt["directory"].split("/"))
         self.txn_timeout = opt["txn_timeout"]

@@ -11,13 +11,8 @@ against any empty VoltDB.
 Speaks the wire protocol through PyPI's `voltdbclient` for authentication and decoding
 responses; invocations (arrays, VoltTable parameters, UTC timestamps) are encoded here.
 
---driver-opt keys: call_timeout (seconds a transaction may take before its outcome is
-unknown, default 60), load_timeout (one load unit, default 600), procs_jar (a jar to load
-instead of the packaged one), delivery (per-warehouse, the default: a Delivery is one
-procedure call, one transaction for all ten districts; per-district: ten single-partition
-calls of DeliveryDistrict, one transaction per district, as clause 2.7.4.1's comment allows;
-either way the runner counts one Delivery per business transaction), partitioning (warehouse,
-the default, or district: the layout `tpcc load` creates; a run must name the load's).
+--driver-opt keys: OPTIONS below, each with its default and what it does (`tpcc run --help` lists them). A run must
+name the load's partitioning.
 """
 from __future__ import annotations
 
@@ -401,11 +396,17 @@ def consistency_rows(w: int, tables: list[list[list]]) -> WarehouseData:
 
 
 OPTIONS = (
-    options.Option("call_timeout", 60.0, options.seconds),  # a transaction's outcome is unknown after this
-    options.Option("load_timeout", 600.0, options.seconds),  # one load unit
-    options.Option("procs_jar", None, options.text),  # the stored procedures jar to load
-    options.Option("delivery", "per-warehouse", options.choice("per-warehouse", "per-district")),
-    options.Option("partitioning", "warehouse", options.choice(*LAYOUTS)),  # fixed at load (schema_variant)
+    options.Option("call_timeout", 60.0, options.seconds,
+                   "a call's outcome is unknown after this (the client stops waiting)"),
+    options.Option("load_timeout", 600.0, options.seconds, "bound on one load unit"),
+    options.Option("procs_jar", None, options.text,
+                   "the stored procedures jar to load (default: the one packaged with the runner)"),
+    options.Option("delivery", "per-warehouse", options.choice("per-warehouse", "per-district"),
+                   "per-warehouse: a Delivery is one transaction for all ten districts; per-district: "
+                   "ten single-partition transactions (clause 2.7.4.1); one Delivery is counted either way"),
+    options.Option("partitioning", "warehouse", options.choice(*LAYOUTS),
+                   "warehouse: every table but ITEM on its warehouse id; district: the district-keyed "
+                   "tables on W_ID*10+D_ID; fixed at load (schema_variant)"),
 )
 # LoadMeta.schema_variant of each layout: a run whose partitioning differs from the load's is
 # refused (loader.check_loaded), as a load onto the other layout without --reset.
@@ -428,10 +429,11 @@ def _first_line(text: str | None) -> str:
 
 class VoltDBDriver(Driver):
     name = "voltdb"
+    option_table = OPTIONS
 
     def __init__(self, connection: ConnectionOptions):
         super().__init__(connection)
-        opt = options.parse("voltdb", OPTIONS, connection.extra)
+        opt = self.parse_options()
         self.endpoints = [_parse_endpoint(e) for e in (connection.endpoints or ["127.0.0.1"])]
         self.call_timeout, self.load_timeout = opt["call_timeout"], opt["load_timeout"]
         self.procs_jar, self.delivery_mode = opt["procs_jar"], opt["delivery"]

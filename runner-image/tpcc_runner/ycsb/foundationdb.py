@@ -20,6 +20,7 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
+from ..drivers import options
 from ..drivers.base import DriverError, RetryableError
 from ..drivers.foundationdb import FoundationDBDriver
 from .store import KeyValueStore, Record
@@ -67,6 +68,7 @@ class YcsbKeyspace:
 
 class FoundationDBStore(KeyValueStore):
     name = "foundationdb"
+    option_table = options.with_defaults(FoundationDBDriver.option_table, directory=DEFAULT_DIRECTORY)
 
     def __init__(self, connection, props):
         super().__init__(connection, props)

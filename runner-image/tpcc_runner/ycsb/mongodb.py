@@ -12,15 +12,8 @@ operationspertransaction N > 1 runs N operations in one session transaction (the
 vs-MongoDB study's "mongo4" runner), retried whole on TransientTransactionError (a write conflict)
 up to txn_retries times, the commit re-sent on UnknownTransactionCommitResult.
 
-Options (`--driver-opt key=value`, defaults first):
-  write_concern=1|majority|<n>    every write's (and the commit's) write concern; 1 is YCSB's default
-  journal=false|true              j:true in that write concern
-  read_concern=local|majority|snapshot   reads' read concern (snapshot only inside transactions)
-  read_preference=primary|...     where reads outside transactions go
-  upsert=true|false               load with upserts instead of inserts
-  database=ycsb  uri=mongodb://... (instead of endpoints)  replica_set=NAME  auth_source=DB
-  txn_timeout=60                  seconds, client-side bound on one operation or transaction
-  txn_retries=10                  re-runs of a transaction after a transient error
+Options (`--driver-opt key=value`): OPTIONS below, each with its default and what it does
+(`tpcc ycsb run --help` lists them).
 """
 from __future__ import annotations
 
@@ -41,26 +34,30 @@ from .store import KeyValueStore, Record
 from .workload import Operation
 
 OPTIONS = (
-    options.Option("write_concern", 1, _write_concern),
-    options.Option("journal", False, options.boolean),
-    options.Option("read_concern", "local", options.choice("local", "majority", "snapshot")),
-    options.Option("read_preference", "primary", options.choice(*READ_PREFERENCES)),
-    options.Option("upsert", True, options.boolean),
-    options.Option("database", "ycsb", options.text),
-    options.Option("uri", "", options.text),
-    options.Option("replica_set", "", options.text),
-    options.Option("auth_source", "", options.text),
-    options.Option("txn_timeout", 60.0, options.seconds),
-    options.Option("txn_retries", 10, options.count),
+    options.Option("write_concern", 1, _write_concern,
+                   "every write's (and the commit's) write concern; 1 is YCSB's default"),
+    options.Option("journal", False, options.boolean, "j:true in that write concern"),
+    options.Option("read_concern", "local", options.choice("local", "majority", "snapshot"),
+                   "reads' read concern (snapshot only inside transactions)"),
+    options.Option("read_preference", "primary", options.choice(*READ_PREFERENCES),
+                   "where reads outside transactions go"),
+    options.Option("upsert", True, options.boolean, "load with upserts instead of inserts"),
+    options.Option("database", "ycsb", options.text, "the database holding the table"),
+    options.Option("uri", "", options.text, "a mongodb:// URI instead of the endpoints (no credentials)"),
+    options.Option("replica_set", "", options.text, "the replica set name, added to the URI"),
+    options.Option("auth_source", "", options.text, "the database the credentials are checked against"),
+    options.Option("txn_timeout", 60.0, options.seconds, "client-side bound on one operation or transaction"),
+    options.Option("txn_retries", 10, options.count, "re-runs of a transaction after a transient error"),
 )
 
 
 class MongoDBStore(KeyValueStore):
     name = "mongodb"
+    option_table = OPTIONS
 
     def __init__(self, connection, props):
         super().__init__(connection, props)
-        self.opt = options.parse("mongodb", OPTIONS, connection.extra)
+        self.opt = options.parse(self.name, self.option_table, connection.extra)
         if not self.opt["uri"] and not connection.endpoints:
             raise ValueError("mongodb: give endpoints (host[:port]) or driver option uri=")
         self.client: MongoClient | None = None

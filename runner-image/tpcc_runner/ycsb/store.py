@@ -14,6 +14,7 @@ import importlib
 from typing import Any
 
 from ..drivers.base import ConnectionOptions
+from ..drivers.options import Option
 from .properties import Properties
 from .workload import INSERT, READ, SCAN, UPDATE, Operation
 
@@ -28,6 +29,7 @@ STORES = {
 
 class KeyValueStore(abc.ABC):
     name = ""
+    option_table: tuple[Option, ...] = ()   # its `--driver-opt` keys (drivers/options.py)
 
     def __init__(self, connection: ConnectionOptions, props: Properties):
         self.connection = connection
@@ -96,9 +98,13 @@ class KeyValueStore(abc.ABC):
         return True
 
 
-def make_store(db: str, connection: ConnectionOptions, props: Properties) -> KeyValueStore:
+def store_class(db: str) -> type[KeyValueStore]:
     try:
         module, cls = STORES[db].split(":")
     except KeyError:
         raise ValueError(f"unknown database {db!r} (choose from {', '.join(STORES)})") from None
-    return getattr(importlib.import_module(module), cls)(connection, props)
+    return getattr(importlib.import_module(module), cls)
+
+
+def make_store(db: str, connection: ConnectionOptions, props: Properties) -> KeyValueStore:
+    return store_class(db)(connection, props)

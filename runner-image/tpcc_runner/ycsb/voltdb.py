@@ -56,6 +56,7 @@ def _record(rows: list[list], fields: tuple[str, ...] | None) -> Record:
 
 class VoltDBStore(KeyValueStore):
     name = "voltdb"
+    option_table = VoltDBDriver.option_table
 
     def __init__(self, connection, props):
         super().__init__(connection, props)

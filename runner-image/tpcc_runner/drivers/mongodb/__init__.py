@@ -12,33 +12,9 @@ write_concern=majority, causal=true, retry_writes=false, and StockLevel outside 
 (stock_level_in_transaction=false: read concern majority, in the causal session), the only
 transaction that may read from a secondary; crds/samples/papers/ holds it as a manifest.
 
-Options (`--driver-opt key=value`, defaults first):
-  schema=denormalized|normalized  denormalized embeds the order lines in their ORDERS document
-                                  (the paper's schema); normalized keeps nine collections
-  find_and_modify=true|false      NewOrder's d_next_o_id increment, Payment's YTD increments and
-                                  Delivery's new_order removal / order update in one round trip
-  batch_writes=true|false         one bulk write per collection instead of one write per row
-  read_concern=majority|local|snapshot   for transactions (snapshot is used as majority outside)
-  write_concern=majority|<n>      commit write concern (and the loader's)
-  journal=false|true              j:true in that write concern (acknowledged once journaled)
-  transactions=true|false         false: no multi-document transactions, every statement
-                                  on its own (the FoundationDB study's "mongo3", py-tpcc's
-                                  notransactions; atomicity is then not TPC-C's)
-  stock_level_in_transaction=true|false   false: StockLevel reads outside a transaction
-                                  (clause 3.4 lets it see committed data of others)
-  read_preference=primary|primaryPreferred|secondary|secondaryPreferred|nearest
-                                  where StockLevel reads when it runs outside a transaction
-                                  (a non-primary preference takes it out); every other
-                                  transaction reads the primary
-  causal=false|true               causally consistent session
-  retry_writes=true|false         retryable writes (MongoDB drivers' retryWrites): the driver
-                                  re-sends a write or commit once after a network error or
-                                  failover; false leaves every such error to the executor
-  database=tpcc  uri=mongodb://... (instead of endpoints)  replica_set=NAME  auth_source=DB
-  txn_timeout=60                  seconds, client-side bound on one transaction and on each
-                                  commit attempt (pymongo.timeout: covers server selection too)
-  commit_retries=3                re-sends of a commit whose result is unknown
-Username and password come from ConnectionOptions and are never put in a URI or a message.
+Options (`--driver-opt key=value`): OPTIONS in config.py, each with its default and what it does
+(`tpcc run --help` lists them). Username and password come from ConnectionOptions and are never
+put in a URI or a message.
 
 Behind a mongos (`hello` answers msg: "isdbgrid") create_schema shards every TPC-C collection
 that has a warehouse id on that field, hashed (SHARD_KEYS): the collections are created empty,

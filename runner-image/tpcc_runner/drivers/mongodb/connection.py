@@ -15,7 +15,6 @@ from pymongo.write_concern import WriteConcern
 
 from ...redact import redact
 from ...server_stats import CounterGroup, DatabaseSize, ServerCounters
-from .. import options
 from ..base import ConnectionLost, ConnectionOptions, Driver, DriverError, NotPermitted, RetryableError, Unreachable
 from .config import DEFAULT_PORT, OPTIONS, UNAUTHORIZED
 
@@ -56,10 +55,11 @@ class Connection(Driver):
     """Options, connect/close and collection access: what every other part of the driver
     builds on."""
     name = "mongodb"
+    option_table = OPTIONS
 
     def __init__(self, connection: ConnectionOptions):
         super().__init__(connection)
-        opt = options.parse("mongodb", OPTIONS, connection.extra)
+        opt = self.parse_options()
         self.schema = opt["schema"]
         self.find_and_modify, self.batch_writes = opt["find_and_modify"], opt["batch_writes"]
         self.causal, self.retry_writes = opt["causal"], opt["retry_writes"]

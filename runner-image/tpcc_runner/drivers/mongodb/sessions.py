@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import pymongo
 from pymongo import errors
@@ -16,6 +16,8 @@ from ..base import ConnectionLost, ConnectionOptions, NotPermitted, RetryableErr
 from .config import UNAUTHORIZED
 from .connection import Connection, _one_line
 
+# what a transaction body returns (the five transactions: their output dict)
+Result = TypeVar("Result")
 
 class _InvalidItem(Exception):
     """NewOrder met an unused item id: abort the transaction (clause 2.4.2.3)."""
@@ -47,7 +49,7 @@ class Sessions(Connection):
                 pass
             self._session = None
 
-    def _run(self, body: Callable[[Any], dict[str, Any]], in_transaction: bool = True) -> dict[str, Any]:
+    def _run(self, body: Callable[[Any], Result], in_transaction: bool = True) -> Result:
         """Run body(session) in one transaction and commit it (or, with transactions=false or
         in_transaction=False, statement by statement in the session); errors become the
         contract's."""

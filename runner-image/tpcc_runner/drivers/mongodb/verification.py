@@ -83,59 +83,74 @@ class Verification(Connection):
             raise NotLoaded(f"mongodb: the load metadata names schema {meta.schema_variant!r}, "
                             f"not one of {'|'.join(SCHEMAS)}")
         wh = WarehouseData(w)
-        session = self._snapshot_session  # None: plain reads, each on its own
         with admin_errors(f"reading warehouse {w} for the consistency check"):
-            doc = self._coll("warehouse").find_one({"w_id": w}, {"_id": 0, "w_ytd": 1}, session=session)
-            if doc is not None:
-                wh.ytd = _stored_cents(doc.get("w_ytd"))
-            for r in self._coll("district").find({"d_w_id": w}, {"_id": 0, "d_id": 1, "d_ytd": 1,
-                                                                 "d_next_o_id": 1}, session=session):
-                wh.district(r["d_id"]).row = DistrictRow(_stored_cents(r.get("d_ytd")),
-                                                         r.get("d_next_o_id") or 0)
-            for r in self._aggregate("history", [
-                    {"$match": {"h_w_id": w}},
-                    {"$group": {"_id": "$h_d_id", "sum": {"$sum": "$h_amount"}}}]):
-                wh.district(r["_id"]).paid_here = _stored_cents(r["sum"])
-            for r in self._aggregate("history", [
-                    {"$match": {"h_c_w_id": w}},
-                    {"$group": {"_id": {"d": "$h_c_d_id", "c": "$h_c_id"}, "sum": {"$sum": "$h_amount"}}}]):
-                wh.district(r["_id"]["d"]).pay(r["_id"]["c"], _stored_cents(r["sum"]))
-            order_fields = {"_id": 0, "o_d_id": 1, "o_id": 1, "o_c_id": 1, "o_carrier_id": 1, "o_ol_cnt": 1}
-            if meta.schema_variant == "denormalized":
-                lines = {"$ifNull": ["$order_line", []]}
-                delivered = {"$filter": {"input": lines, "as": "l",
-                                         "cond": {"$not": [_null("$$l.ol_delivery_d")]}}}
-                orders = self._aggregate("orders", [
-                    {"$match": {"o_w_id": w}},
-                    {"$project": {**order_fields, "lines": {"$size": lines},
-                                  "delivered_lines": {"$size": delivered},
-                                  "delivered_amount": {"$sum": {"$map": {
-                                      "input": delivered, "as": "l", "in": "$$l.ol_amount"}}}}}])
-            else:
-                orders = self._coll("orders").find({"o_w_id": w}, order_fields, session=session)
-            for o in orders:
-                dd = wh.district(o["o_d_id"])
-                dd.orders[o["o_id"]] = OrderRow(o.get("o_c_id"), o.get("o_carrier_id"), o.get("o_ol_cnt") or 0)
-                if "lines" in o:
-                    dd.order_lines(o["o_id"]).add(o["lines"], o["lines"] - o["delivered_lines"],
-                                                  _stored_cents(o["delivered_amount"]))
-            for r in self._coll("new_order").find({"no_w_id": w}, {"_id": 0, "no_d_id": 1, "no_o_id": 1},
-                                                 session=session):
-                wh.district(r["no_d_id"]).new_orders.add(r["no_o_id"])
-            undated = _null("$ol_delivery_d")
-            for r in self._aggregate("order_line", [
-                    {"$match": {"ol_w_id": w}},
-                    {"$group": {"_id": {"d": "$ol_d_id", "o": "$ol_o_id"}, "n": {"$sum": 1},
-                                "undelivered": {"$sum": {"$cond": [undated, 1, 0]}},
-                                "amount": {"$sum": {"$cond": [undated, 0, "$ol_amount"]}}}}]):
-                wh.district(r["_id"]["d"]).order_lines(r["_id"]["o"]).add(
-                    r["n"], r["undelivered"], _stored_cents(r["amount"]))
-            for c in self._coll("customer").find({"c_w_id": w}, {"_id": 0, "c_d_id": 1, "c_id": 1,
-                                                                 "c_balance": 1, "c_ytd_payment": 1},
-                                                session=session):
-                wh.district(c["c_d_id"]).customers[c["c_id"]] = CustomerRow(
-                    _stored_cents(c.get("c_balance")), _stored_cents(c.get("c_ytd_payment")))
+            self._read_payments(wh)
+            self._read_orders(wh, meta.schema_variant == "denormalized")
+            self._read_order_lines_and_customers(wh)
         return wh
+
+    def _read_payments(self, wh: WarehouseData) -> None:
+        """The YTDs of the warehouse and its districts, D_NEXT_O_ID, and the HISTORY sums."""
+        w, session = wh.w_id, self._snapshot_session  # no session: plain reads, each on its own
+        doc = self._coll("warehouse").find_one({"w_id": w}, {"_id": 0, "w_ytd": 1}, session=session)
+        if doc is not None:
+            wh.ytd = _stored_cents(doc.get("w_ytd"))
+        for r in self._coll("district").find({"d_w_id": w}, {"_id": 0, "d_id": 1, "d_ytd": 1,
+                                                             "d_next_o_id": 1}, session=session):
+            wh.district(r["d_id"]).row = DistrictRow(_stored_cents(r.get("d_ytd")),
+                                                     r.get("d_next_o_id") or 0)
+        for r in self._aggregate("history", [
+                {"$match": {"h_w_id": w}},
+                {"$group": {"_id": "$h_d_id", "sum": {"$sum": "$h_amount"}}}]):
+            wh.district(r["_id"]).paid_here = _stored_cents(r["sum"])
+        for r in self._aggregate("history", [
+                {"$match": {"h_c_w_id": w}},
+                {"$group": {"_id": {"d": "$h_c_d_id", "c": "$h_c_id"}, "sum": {"$sum": "$h_amount"}}}]):
+            wh.district(r["_id"]["d"]).pay(r["_id"]["c"], _stored_cents(r["sum"]))
+
+    def _read_orders(self, wh: WarehouseData, denormalized: bool) -> None:
+        """ORDERS (with their embedded lines' counts and delivered amount when denormalized)
+        and NEW-ORDER."""
+        w, session = wh.w_id, self._snapshot_session
+        order_fields = {"_id": 0, "o_d_id": 1, "o_id": 1, "o_c_id": 1, "o_carrier_id": 1, "o_ol_cnt": 1}
+        if denormalized:
+            lines = {"$ifNull": ["$order_line", []]}
+            delivered = {"$filter": {"input": lines, "as": "l",
+                                     "cond": {"$not": [_null("$$l.ol_delivery_d")]}}}
+            orders = self._aggregate("orders", [
+                {"$match": {"o_w_id": w}},
+                {"$project": {**order_fields, "lines": {"$size": lines},
+                              "delivered_lines": {"$size": delivered},
+                              "delivered_amount": {"$sum": {"$map": {
+                                  "input": delivered, "as": "l", "in": "$$l.ol_amount"}}}}}])
+        else:
+            orders = self._coll("orders").find({"o_w_id": w}, order_fields, session=session)
+        for o in orders:
+            dd = wh.district(o["o_d_id"])
+            dd.orders[o["o_id"]] = OrderRow(o.get("o_c_id"), o.get("o_carrier_id"), o.get("o_ol_cnt") or 0)
+            if "lines" in o:
+                dd.order_lines(o["o_id"]).add(o["lines"], o["lines"] - o["delivered_lines"],
+                                              _stored_cents(o["delivered_amount"]))
+        for r in self._coll("new_order").find({"no_w_id": w}, {"_id": 0, "no_d_id": 1, "no_o_id": 1},
+                                             session=session):
+            wh.district(r["no_d_id"]).new_orders.add(r["no_o_id"])
+
+    def _read_order_lines_and_customers(self, wh: WarehouseData) -> None:
+        """ORDER-LINE documents of the order_line collection, and the customers' balances."""
+        w, session = wh.w_id, self._snapshot_session
+        undated = _null("$ol_delivery_d")
+        for r in self._aggregate("order_line", [
+                {"$match": {"ol_w_id": w}},
+                {"$group": {"_id": {"d": "$ol_d_id", "o": "$ol_o_id"}, "n": {"$sum": 1},
+                            "undelivered": {"$sum": {"$cond": [undated, 1, 0]}},
+                            "amount": {"$sum": {"$cond": [undated, 0, "$ol_amount"]}}}}]):
+            wh.district(r["_id"]["d"]).order_lines(r["_id"]["o"]).add(
+                r["n"], r["undelivered"], _stored_cents(r["amount"]))
+        for c in self._coll("customer").find({"c_w_id": w}, {"_id": 0, "c_d_id": 1, "c_id": 1,
+                                                             "c_balance": 1, "c_ytd_payment": 1},
+                                            session=session):
+            wh.district(c["c_d_id"]).customers[c["c_id"]] = CustomerRow(
+                _stored_cents(c.get("c_balance")), _stored_cents(c.get("c_ytd_payment")))
 
     def _aggregate(self, table: str, pipeline: list[dict]) -> list[dict]:
         return list(self._coll(table).aggregate(pipeline, allowDiskUse=True, session=self._snapshot_session))
