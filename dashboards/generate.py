@@ -182,6 +182,22 @@ def dashboard() -> dict:
         [target(f"sum by ({BY_RUN}) (increase(tpcc_reconnects_total{{{SEL}}}[$__rate_interval]))",
                 RUN_LEGEND)], draw="bars"), w=8)
 
+    L.row("YCSB (workload.kind ycsb)")
+    L.add(timeseries(
+        "YCSB operations/s by operation and status", "Rate of tpcc_ycsb_operations_total: each "
+        "operation as YCSB names it (READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE, TRANSACTION) by its "
+        "Return status (OK, NOT_FOUND, ERROR, ...), summed over the runner pods.",
+        [target(f"sum by (operation, status) (rate(tpcc_ycsb_operations_total{{{SEL}}}[$__rate_interval]))",
+                "{{operation}} {{status}}")], unit="ops"), w=12)
+    L.add(timeseries(
+        "YCSB latency p50 and p99 by operation", "histogram_quantile over the rate of "
+        "tpcc_ycsb_operation_duration_seconds_bucket, the buckets of the HdrHistograms the results "
+        "come from; a failed operation is under its name with -FAILED, as YCSB measures it.",
+        [target(f"histogram_quantile({q}, sum by (operation, le) (rate("
+                f"tpcc_ycsb_operation_duration_seconds_bucket{{{SEL}}}[$__rate_interval])))",
+                f"{{{{operation}}}} p{q * 100:g}", ref=ref) for ref, q in (("A", 0.5), ("B", 0.99))],
+        unit="s", calcs=("mean", "max")), w=12)
+
     L.row("Load")
     L.add(timeseries(
         "Load progress", "Load units done / load units of the run's loader pods.",
@@ -392,6 +408,9 @@ PARAMS = {p.name: p for p in (
 P = {name: p.token() for name, p in PARAMS.items()}
 
 
+YCSB_OK = 'tpcc_ycsb_operations_total{status="OK"}'
+
+
 def rule_groups() -> dict:
     run = "{{ $labels.namespace }}/{{ $labels.run }} ({{ $labels.db }})"
     return {"groups": [
@@ -412,14 +431,19 @@ def rule_groups() -> dict:
                                 "whose outcome the database did not report (connection lost, "
                                 "failover). See the runner logs and the Faults panels."}},
             {"alert": "TpccRunnerStalled",
-             # Over a minute: the runner zeroes tpmC just before it leaves `measuring`.
+             # Over a minute: the runner zeroes tpmC just before it leaves `measuring`. A YCSB
+             # run has no NewOrders (its tpmC gauge stays 0): its successful operations count,
+             # once a counter has two samples to tell an increase by.
              "expr": f'max by ({BY_RUN}) (tpcc_phase{{phase="measuring"}}) == 1 '
-                     f"unless on ({BY_RUN}) (max_over_time(tpcc:tpmc:sum[1m]) > 0)",
+                     f"unless on ({BY_RUN}) (max_over_time(tpcc:tpmc:sum[1m]) > 0) "
+                     f"unless on ({BY_RUN}) (sum by ({BY_RUN}) (increase({YCSB_OK}[1m])) > 0 "
+                     f"or max by ({BY_RUN}) (count_over_time({YCSB_OK}[1m])) < 2)",
              "for": P["runnerStalledFor"], "labels": {"severity": "warning"},
              "annotations": {
-                 "summary": f"TPC-C run {run} is measuring but commits no NewOrders",
+                 "summary": f"TPC-C run {run} is measuring but commits no NewOrders (YCSB: no operation succeeds)",
                  "description": "A runner pod is in its measured window and no NewOrder has "
-                                "committed for a minute plus the alert's `for` period."}},
+                                "committed (in a YCSB run: no operation returned OK) for a minute "
+                                "plus the alert's `for` period."}},
         ]},
         {"name": "tpcc-operator.rules", "rules": [
             {"alert": "TpccRunFailed", "expr": "tpcc_operator_run_failed == 1",

@@ -136,6 +136,12 @@ def test_every_documented_example_is_valid(where, manifest):
      "faults": [{"action": "kill-primary", "method": "kill-process", "afterSeconds": 20, "count": 2}]},
     {"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
      "faults": [{"action": "kill-node", "method": "kill-process", "podIndex": 2}]},
+    # YCSB inserts from two runner pods: each inserts its own slice of the keys
+    {"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
+     "workload": {"kind": "ycsb", "clients": 4, "ycsb": {"workload": "d"}}},
+    # YCSB under faults: its ledger is verified once they have recovered
+    {"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}}, "workload": {"kind": "ycsb"},
+     "faults": [{"action": "kill-node", "afterSeconds": 20, "podIndex": 1}]},
     {"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
      "sweep": {"warehouses": [2, 1], "clients": [2, 4, 8], "repetitions": 2}},
     {"database": {"type": "voltdb"}, "sweep": {"clients": [2, 4], "repetitions": 5, "matrix": [
@@ -155,6 +161,7 @@ def test_every_documented_example_is_valid(where, manifest):
 ], ids=["quantities", "registry-image", "digest-image", "voltdb-option",
         "voltdb-delivery-per-district", "external-big", "voltdb-48-on-3-k1",
         "data-loss-allowed", "last-kill-in-window", "mongodb-one-member-kill-process", "voltdb-k1-kill-process",
+        "ycsb-d-two-pods", "ycsb-kill-node",
         "sweep", "sweep-matrix-voltdb", "sweep-matrix-mongodb-192-cells", "sweep-matrix-foundationdb"])
 def test_good_specs_pass(spec):
     manifest = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",

@@ -165,3 +165,73 @@ def test_a_ycsb_run_is_judged_on_its_operations_per_second_and_operation_p99(spe
                                                     max_p99_increase_percent={"READ": 50.0}))
     assert verdict.outcome == REGRESSED and verdict.message.startswith("Regressed: opsPerSecond -20.0% (limit 10%)")
     assert {m.name: m.outcome for m in verdict.metrics} == {"opsPerSecond": REGRESSED, "p99Ms/READ": "Pass"}
+
+
+def test_a_ycsb_run_under_a_fault_is_verified_after_recovery_with_its_ledgers(document_of):
+    """kill-node during a YCSB run: injected while its pods measure, the verifier waits until the
+    node is back, then the YCSB ledger's verdict (unknown-outcome writes allowed) decides."""
+    from runner_docs import ycsb_pod_results
+    from test_faults import ALL_READY, Run, pods
+    from tpcc_operator.phases import Action, JobState
+    spec = document_of({"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+                        "workload": {"kind": "ycsb", "clients": 4, "warmupSeconds": 10, "durationSeconds": 60},
+                        "runners": {"parallelism": 2},
+                        "faults": [{"action": "kill-node", "afterSeconds": 20, "podIndex": 1}]})
+    r = Run(spec)
+    r.tick(30, ALL_READY)                       # due at warmup + 20 s: chosen
+    step = r.tick(31, ALL_READY)
+    assert step.actions == [Action.KILL_POD] and step.kills[0].pod == "bench-g2-1"
+    down = [ALL_READY[0], ALL_READY[2]]
+    docs = {0: ycsb_pod_results(0, 2, 900, 100, .002), 1: ycsb_pod_results(1, 2, 950, 50, .004)}
+    r.tick(70, down, results=docs)              # both pods' windows over while the node is still down
+    assert r.status["phase"] == "Verifying" and r.status["ycsb"]["opsPerSecond"] == 100.0
+    ips = {0: "10.0.0.7", 1: "10.0.0.8"}
+    step = r.tick(75, down, database_ready=2, runner_pod_ips=ips)
+    assert Action.CREATE_VERIFY_JOB not in step.actions  # the YCSB ledgers are read on a whole cluster
+    back = ALL_READY[:1] + pods(("bench-g2-1", "b2", True)) + ALL_READY[2:]
+    step = r.tick(80, back, database_ready=3, runner_pod_ips=ips)
+    assert step.actions == [Action.CREATE_VERIFY_JOB] and r.faults[0]["state"] == "Recovered"
+    assert r.faults[0]["recoverySeconds"] == 49.0 and step.ledger_pods == ips
+    # 3 inserts and 1 update of unknown outcome: 1012 records lie within 1010-1013
+    r.tick(90, back, database_ready=3, verifier=JobState(True, True), durability_report=YCSB_VERIFIED)
+    r.tick(91, back, database_ready=3, verifier=JobState(True, True), durability_report=YCSB_VERIFIED,
+           results=docs)
+    assert r.status["phase"] == "Succeeded", r.status["message"]
+    assert r.status["durability"]["unknownOutcome"] == 4 and r.status["durability"]["durable"]
+    assert [e.reason for e in r.events if e.reason.startswith("Fault")] == ["FaultInjected", "FaultRecovered"]
+
+
+def test_a_ycsb_write_lost_to_a_fault_fails_the_run(document_of):
+    from test_faults import ALL_READY, Run
+    from tpcc_operator.phases import JobState
+    spec = document_of({"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+                        "workload": {"kind": "ycsb"}, "faults": [{"action": "kill-node", "podIndex": 1}]})
+    r = Run(spec)
+    r.status = {**r.status, "phase": "Verifying",
+                "faults": [{"number": 1, "action": "kill-node", "state": "Recovered", "target": "bench-g2-1"}]}
+    beyond = {**YCSB_VERIFIED, "durable": False, "records": 1014, "lost": 0}  # more than any write explains
+    r.tick(200, ALL_READY, database_ready=3, verifier=JobState(True, False, True, "exit 1"),
+           durability_report=beyond)
+    assert (r.status["phase"], r.status["reason"]) == ("Failed", "DurabilityLost")
+    assert r.status["message"] == ("the record count is off: 1014 records, 1010-1013 expected, "
+                                   "all 150 acknowledged YCSB writes found")
+
+
+def test_a_database_back_empty_after_a_fault_fails_the_run_saying_so(document_of):
+    """kill-all with allowDataLoss on a VoltDB without a command log: `tpcc ycsb verify` finds no
+    table (test_ycsb_failover_voltdb.py shows it on a real node) and every write lost."""
+    from test_faults import ALL_READY, Run
+    from tpcc_operator.phases import JobState
+    spec = document_of({"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+                        "workload": {"kind": "ycsb"}, "faults": [{"action": "kill-all", "allowDataLoss": True}]})
+    r = Run(spec)
+    r.status = {**r.status, "phase": "Verifying",
+                "faults": [{"number": 1, "action": "kill-all", "state": "Recovered", "target": "bench-g2-0"}]}
+    empty = {**YCSB_VERIFIED, "durable": False, "records": 0, "lost": 150,
+             "lost_examples": ["insert of user6284781860667377211: no table"]}
+    r.tick(200, ALL_READY, database_ready=3, verifier=JobState(True, False, True, "exit 1"),
+           durability_report=empty)
+    assert (r.status["phase"], r.status["reason"]) == ("Failed", "DurabilityLost")
+    assert r.status["durability"]["databaseEmpty"] and r.status["message"] == (
+        "150 of 150 acknowledged YCSB writes lost (0 records, 1010-1013 expected), e.g. insert of "
+        "user6284781860667377211: no table; the database came back without its YCSB load")

@@ -940,8 +940,11 @@ def _ycsb_durable(b: _Builder, d: dict) -> Step | None:
     b.step.status["durability"] = d
     counted = f"{d['records']} records, {d['expectedRecords']} expected"
     if not d["durable"]:
-        msg = f"{d['lost']} of {d['acknowledged']} acknowledged YCSB writes lost ({counted})"
+        msg = (f"{d['lost']} of {d['acknowledged']} acknowledged YCSB writes lost ({counted})" if d["lost"] else
+               # every acknowledged write is there, yet records vanished or appeared that no write explains
+               f"the record count is off: {counted}, all {d['acknowledged']} acknowledged YCSB writes found")
         msg += f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else ""
+        msg += "; the database came back without its YCSB load" if d["databaseEmpty"] else ""
         b.condition("Durable", False, "AcknowledgedWritesLost", msg)
         return b.fail("DurabilityLost", msg)
     b.condition("Durable", True, "NoLoss", f"all {d['acknowledged']} acknowledged YCSB writes found in {d['ledgers']} "

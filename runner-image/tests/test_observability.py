@@ -1,6 +1,7 @@
 """Dashboards and rules against real parts: a real Prometheus (Debian, started by
-hack/prometheus.sh) scrapes a real `tpcc load` and `tpcc run` against a real VoltDB, with the
-target labels the chart's PodMonitor relabelings make from the operator's pod labels. Every PromQL
+hack/prometheus.sh) scrapes a real `tpcc load` and `tpcc run` against a real VoltDB, then a short
+`tpcc ycsb run` as the runner pod of a second run (YCSB_RUN), with the target labels the chart's
+PodMonitor relabelings make from the operator's pod labels. Every PromQL
 expression of the Grafana dashboard and of the runner rules is evaluated against it, as Grafana
 would send it, and must return data.
 
@@ -39,6 +40,12 @@ pytestmark = pytest.mark.db
 SCRIPT = ROOT / "hack" / "prometheus.sh"
 RULES = ROOT / "dashboards" / "rules"
 NAMESPACE, RUN, DB = "bench", "obs-1", "voltdb"
+YCSB_RUN = "obs-ycsb"
+# What Grafana sends for the two runs chosen in the multi-select `run` variable.
+BOTH_RUNS = f"({RUN}|{YCSB_RUN})"
+# The YCSB run: long enough for several 1 s scrapes and a 4 s rate, short for the suite.
+YCSB_SECONDS = 8
+YCSB = ["--workload", "a", "-p", "recordcount=2000", "-p", "fieldcount=4", "-p", "fieldlength=20"]
 RUNNER_SCRAPE_SECONDS = 1
 # The loader is scraped more often than the runner so that the load progress panels have
 # several points.
@@ -57,6 +64,7 @@ class Observed:
     start: float                 # before the load
     end: float                   # after the run and the last push
     results: dict                # the run's JSON
+    ycsb: dict = field(default_factory=dict)  # the YCSB run's results document
     fault_pushes: list[float] = field(default_factory=list)
 
     def api(self, path: str, **params) -> dict:
@@ -86,18 +94,18 @@ def finite(result: list[dict]) -> list[float]:
 
 # ---------------------------------------------------------------------------- the live run
 
-def _pod_target(port: int, role: str) -> dict:
+def _pod_target(port: int, role: str, run: str = RUN) -> dict:
     """A static target carrying the Kubernetes SD labels of the operator's pod for `role`."""
     from tpcc_operator.plan import Run, labels
     from tpcc_operator.runspec import RunSpec
     meta = {"__meta_kubernetes_namespace": NAMESPACE,
-            "__meta_kubernetes_pod_name": f"{RUN}-1-{role}-0"}
-    for k, v in labels(Run(RUN, NAMESPACE, "uid", 1), RunSpec.parse({"database": {"type": DB}}), role).items():
+            "__meta_kubernetes_pod_name": f"{run}-1-{role}-0"}
+    for k, v in labels(Run(run, NAMESPACE, "uid", 1), RunSpec.parse({"database": {"type": DB}}), role).items():
         meta["__meta_kubernetes_pod_label_" + re.sub(r"[^a-zA-Z0-9_]", "_", k)] = v
     return {"targets": [f"127.0.0.1:{port}"], "labels": meta}
 
 
-def _prometheus_config(loader: int, runner: int, pushgateway: int) -> dict:
+def _prometheus_config(loader: int, runner: int, ycsb_runner: int, pushgateway: int) -> dict:
     relabel = generate.relabel_configs(generate.podmonitor_relabelings())
     return {
         "global": {"scrape_interval": f"{RUNNER_SCRAPE_SECONDS}s", "evaluation_interval": "1s"},
@@ -107,6 +115,8 @@ def _prometheus_config(loader: int, runner: int, pushgateway: int) -> dict:
              "static_configs": [_pod_target(loader, "loader")], "relabel_configs": relabel},
             {"job_name": "tpcc-runner", "static_configs": [_pod_target(runner, "runner")],
              "relabel_configs": relabel},
+            {"job_name": "tpcc-ycsb-runner", "relabel_configs": relabel,
+             "static_configs": [_pod_target(ycsb_runner, "runner", YCSB_RUN)]},
             # The operator, as the ServiceMonitor scrapes it: its per-run series keep their
             # namespace label; the target's namespace is the operator's.
             {"job_name": "tpcc-operator", "honor_labels": True,
@@ -156,13 +166,27 @@ def _wait(what: str, predicate, timeout: float) -> None:
         time.sleep(0.25)
 
 
+def _ycsb_run(endpoint: str, metrics_port: int, tmp: Path) -> dict:
+    """A short `tpcc ycsb load` and `run` (workload A), the run's metrics on metrics_port."""
+    common = ["--db", "voltdb", "--endpoints", endpoint, *YCSB]
+    load = subprocess.run([*TPCC, "ycsb", "load", *common, "--reset", "--threads", "2", "-p", "batchsize=100",
+                           "--metrics-port", "0"], capture_output=True, text=True, timeout=120)
+    assert load.returncode == 0, load.stderr
+    results = tmp / "ycsb.json"
+    run = subprocess.run([*TPCC, "ycsb", "run", *common, "--threads", "2", "-p", "operationcount=0",
+                          "--duration", str(YCSB_SECONDS), "--metrics-port", str(metrics_port),
+                          "--results", str(results)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    return json.loads(results.read_text())
+
+
 @pytest.fixture(scope="module")
 def observed(voltdb, tmp_path_factory):  # noqa: F811  (fixture)
     tmp = tmp_path_factory.mktemp("observability")
     endpoint = voltdb.endpoints[0]
-    loader_port, runner_port, prom_port, pg_port = (free_port() for _ in range(4))
+    loader_port, runner_port, ycsb_port, prom_port, pg_port = (free_port() for _ in range(5))
     config = tmp / "prometheus.yml"
-    config.write_text(yaml.safe_dump(_prometheus_config(loader_port, runner_port, pg_port)))
+    config.write_text(yaml.safe_dump(_prometheus_config(loader_port, runner_port, ycsb_port, pg_port)))
     pushgateway = _script("pushgateway-start", "--port", str(pg_port), "--dir", str(tmp))
     procs: list[subprocess.Popen] = []
     try:
@@ -177,9 +201,9 @@ def observed(voltdb, tmp_path_factory):  # noqa: F811  (fixture)
         operator.run("sample-slow", "mongodb", tpmc=500, baseline_tpmc=1000, failed=0,
                      consistency_passed=1, durability_lost=0)
         operator.push()
-        # Prometheus applies new targets at most every 5 s: wait until all three are up or down.
+        # Prometheus applies new targets at most every 5 s: wait until all four are up or down.
         _wait("Prometheus to pick up its targets",
-              lambda: len(obs.api("targets")["activeTargets"]) == 3, 20)
+              lambda: len(obs.api("targets")["activeTargets"]) == 4, 20)
 
         load = subprocess.run([*TPCC, "load", "--db", "voltdb", "--endpoints", endpoint, *SCALE,
                                "--workers", "1", "--reset", "--metrics-port", str(loader_port)],
@@ -204,6 +228,7 @@ def observed(voltdb, tmp_path_factory):  # noqa: F811  (fixture)
         out, err = run.communicate(timeout=180)
         assert run.returncode == 0, err
         obs.results = json.loads(out)
+        obs.ycsb = _ycsb_run(endpoint, ycsb_port, tmp)
 
         # What the operator reports once the run is over: its real results.
         operator.run(RUN, DB, tpmc=obs.results["tpmC"], baseline_tpmc=obs.results["tpmC"] / 2,
@@ -266,7 +291,8 @@ def _source(expr: str) -> str:
 # ---------------------------------------------------------------------------- tests
 
 def test_every_dashboard_query_returns_data(observed):
-    variables = _grafana_variables(observed)
+    """Both runs chosen: the TPC-C run's series and the YCSB run's (the YCSB row) each have data."""
+    variables = _grafana_variables(observed, run=BOTH_RUNS)
     empty = []
     for where, expr, instant in _targets():
         sent = generate.expand(expr, variables)
@@ -291,7 +317,7 @@ def test_variables_list_the_run(observed):
     (run_variable,) = [v for v in variables if v["name"] == "run"]
     everything = {"namespace": ".*", "run": ".*", "db": ".*"}
     assert set(_variable_values(observed, run_variable, everything)) == \
-        {RUN, "sample-failed", "sample-slow"}
+        {RUN, YCSB_RUN, "sample-failed", "sample-slow"}
 
 
 def test_the_runner_is_labelled_as_the_podmonitor_labels_it(observed):
@@ -326,6 +352,24 @@ def test_committed_transactions_match_the_run(observed):
             f"[{int(observed.end - observed.start) + 1}s]))")
     (counted,) = finite(observed.instant(expr))
     assert counted >= observed.results["totals"]["committed"] > 0
+
+
+def test_ycsb_panels_agree_with_the_ycsb_run(observed):
+    """The operations Prometheus counted (scraped each second, so up to the last second's short)
+    against the run's own count; the p50 panel near the run's own p50 (its buckets are 1.5-2.5x
+    apart, so within a factor of 3)."""
+    doc = observed.ycsb
+    done = sum(doc["status"]["operations"][name]["count"] for name in ("READ", "UPDATE"))
+    expr = (f'sum(max_over_time(tpcc_ycsb_operations_total{{run="{YCSB_RUN}", operation=~"READ|UPDATE"}}'
+            f"[{int(observed.end - observed.start) + 1}s]))")
+    (counted,) = finite(observed.instant(expr))
+    assert 0.7 * done <= counted <= done, (counted, done)
+    (panel,) = [p for p in BOARD["panels"] if p["title"] == "YCSB latency p50 and p99 by operation"]
+    expr = generate.expand(panel["targets"][0]["expr"], _grafana_variables(observed, run=YCSB_RUN))
+    p50 = [float(v) for series in observed.range(expr) if series["metric"]["operation"] == "READ"
+           for _, v in series["values"] if math.isfinite(float(v))]
+    run_p50 = doc["status"]["operations"]["READ"]["p50Ms"] / 1000
+    assert p50 and run_p50 / 3 <= sorted(p50)[len(p50) // 2] <= 3 * run_p50, (p50, run_p50)
 
 
 def test_load_progress_is_seen_between_0_and_100_percent(observed):

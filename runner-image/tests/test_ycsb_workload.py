@@ -104,3 +104,35 @@ def test_load_inserts_its_key_range_once():
     rng = random.Random(1)
     keys = [workload.next_load_insert(rng).key for _ in range(20)]
     assert keys == [f"user{n:04d}" for n in range(10, 30)]
+
+
+def _pod_keys(shard: tuple[int, int], operations: int, **given: str) -> tuple[list[str], set[str]]:
+    """(the keys pod shard inserts, the keys it reads or updates), every insert acknowledged."""
+    workload = CoreWorkload(resolve("d", {"recordcount": "50", "insertproportion": "0.5", "readproportion": "0.5",
+                                          **given}), shard)
+    rng, inserted, touched = random.Random(f"pod{shard[0]}"), [], set()
+    for _ in range(operations):
+        op = workload.next_operation(rng)
+        if op.kind == INSERT:
+            inserted.append(op.key)
+            workload.acknowledge_insert(op)
+        else:
+            touched.add(op.key)
+    return inserted, touched
+
+
+@pytest.mark.parametrize("insertorder", ["hashed", "ordered"])
+def test_each_runner_pod_inserts_its_own_slice_and_reads_only_keys_that_exist(insertorder):
+    """Three pods of a workload D run: no key inserted twice, the keys after the load taken in
+    turn (pod I: recordcount + I + k*3), and each pod's reads among the loaded records and its own
+    acknowledged inserts (another pod's may not have happened)."""
+    loaded = {CoreWorkload(resolve("d", {"insertorder": insertorder})).key_name(n) for n in range(50)}
+    pods = [_pod_keys((i, 3), 300, insertorder=insertorder) for i in range(3)]
+    inserted = [key for keys, _ in pods for key in keys]
+    assert len(inserted) == len(set(inserted)) and not set(inserted) & loaded
+    one = CoreWorkload(resolve("d", {"insertorder": insertorder}))
+    for i, (keys, touched) in enumerate(pods):
+        assert keys == [one.key_name(50 + i + 3 * k) for k in range(len(keys))]
+        assert touched <= loaded | set(keys) and touched & set(keys)  # the latest: its own inserts too
+    alone, _ = _pod_keys((0, 1), 300, insertorder=insertorder)  # one pod: YCSB's own sequence
+    assert alone == [one.key_name(n) for n in range(50, 50 + len(alone))]

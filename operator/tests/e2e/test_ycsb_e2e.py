@@ -56,3 +56,30 @@ def test_ycsb_workload_a_on_voltdb(namespace, operator):
     assert result["spec"]["opsPerSecond"] == ycsb["opsPerSecond"]
     assert result["spec"]["runSpec"]["workload"]["kind"] == "ycsb"
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
+
+
+def test_ycsb_writes_lost_to_a_killed_voltdb_node_fail_the_run(namespace, operator):
+    """Workload D (inserts from both runner pods, each its own keys) on one VoltDB node whose pod
+    the operator deletes mid-run (allowDataLoss: VoltDB CE keeps no command log, so the node comes
+    back empty). The verifier runs once the node is back and finds the acknowledged writes gone:
+    the run fails with DurabilityLost, the database counted as empty."""
+    name = "ycsb-e2e-kill"
+    spec = {**YCSB_RUN,
+            "workload": {**YCSB_RUN["workload"], "durationSeconds": 30,
+                         "ycsb": {"workload": "d", "recordCount": 2000, "batchSize": 50}},
+            "faults": [{"action": "kill-node", "afterSeconds": 10, "allowDataLoss": True}],
+            "cleanup": {"policy": "Always"}}
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **spec))
+    br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=900)
+    status = br["status"]
+    print("faults:", json.dumps(status.get("faults")), "durability:", status.get("durability"))
+    assert (status["phase"], status["reason"]) == ("Failed", "DurabilityLost"), status.get("message")
+    assert [f["state"] for f in status["faults"]] == ["Recovered"]
+    assert status["faults"][0]["recoverySeconds"] > 0
+    durability = status["durability"]
+    assert durability["databaseEmpty"] and durability["records"] == 0 and not durability["durable"]
+    # every insert the pods saw acknowledged (workload D updates nothing; the load is not in their ledgers)
+    assert durability["lost"] == durability["acknowledged"] > 0 and durability["ledgers"] == 2
+    assert status["ycsb"]["operations"]["INSERT"]["count"] > 0  # both pods inserted before the kill
+    assert "the database came back without its YCSB load" in status["message"]
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")

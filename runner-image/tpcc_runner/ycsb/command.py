@@ -86,7 +86,8 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
 def _add_pod_arguments(ph: argparse.ArgumentParser) -> None:
     """What a runner pod of the operator is given: its shard, the barrier, its results ConfigMap."""
     ph.add_argument("--shard", type=_shard, default=(0, 1), metavar="I/N",
-                    help="runner I of N: its draws are seeded apart (seed + I)")
+                    help="runner I of N: its draws are seeded apart (seed + I) and its inserts take "
+                         "keynums recordcount + I + k*N (a slice of its own)")
     ph.add_argument("--start-configmap", default=None, metavar="NAMESPACE/NAME",
                     help="once every thread is connected, wait for key startAt in this ConfigMap and start then")
     ph.add_argument("--start-timeout", type=float, default=900.0, metavar="SECONDS",
@@ -161,17 +162,22 @@ def cmd_ycsb(args, metrics) -> int:
         store.close()
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     shard = getattr(args, "shard", (0, 1))
-    metrics.set_phase("loading" if args.phase == "load" else "measuring")
+    # a run connects, then waits at the barrier: measuring from the first operation on (the
+    # stall alert reads a runner measuring without successful operations as stalled)
+    metrics.set_phase("loading" if args.phase == "load" else "connecting")
     ledger = LedgerWriter(args.ledger) if args.ledger else None
-    plan = Plan(functools.partial(connected_store, args.db, options, props), props, args.phase, seed + shard[0])
+    plan = Plan(functools.partial(connected_store, args.db, options, props), props, args.phase, seed + shard[0], shard)
     window: dict[str, float] = {}
 
     def connected(counts) -> None:  # /ready and the operation counters, as tpcc run's; the barrier
         metrics.ycsb.source = counts
         metrics.ready.set()
         if getattr(args, "start_configmap", None):
+            metrics.set_phase("waiting")
             start_at = _parse_time(k8s.wait_for_key(args.start_configmap, "startAt", args.start_timeout))
             time.sleep(max(0.0, start_at - time.time()))
+        if args.phase == "run":
+            metrics.set_phase("measuring")
         window["start"] = time.time()
     try:
         outcome = execute(plan, ledger.write if ledger else None, connected)

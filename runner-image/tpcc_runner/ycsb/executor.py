@@ -125,6 +125,7 @@ class Plan:
     props: Properties
     phase: str          # "load" or "run"
     seed: int
+    shard: tuple[int, int] = (0, 1)  # runner pod I of N: its own slice of the run's insert keys
 
 
 @dataclass
@@ -281,7 +282,7 @@ def execute(plan: Plan, on_ledger: Callable[[list[str]], None] | None = None,
     operation, a function that gives the threads' measurements as they fill (to read, not to
     change: measurements.live_counts and live_buckets read them while the threads run)."""
     props = plan.props
-    workload = CoreWorkload(props)
+    workload = CoreWorkload(props, plan.shard)
     total = props.records_to_load if plan.phase == "load" else props.operationcount
     shared = _Shared()
     stores = []

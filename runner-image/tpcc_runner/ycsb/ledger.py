@@ -61,7 +61,11 @@ def parse_ledgers(sources: dict[str, Iterable[str]]) -> Writes:
 
 def verify(store: KeyValueStore, writes: Writes, loaded: set[str], fieldcount: int) -> dict[str, Any]:
     """The verdict as JSON: durable is false if an acknowledged write is missing or the count is off.
-    loaded: the keys the load inserts (whether or not its ledger is among the sources)."""
+    loaded: the keys the load inserts (whether or not its ledger is among the sources). A store
+    without its table (the database came back empty) has lost every acknowledged write."""
+    if not store.has_table():
+        return _verdict(writes, loaded, 0, [f"insert of {key}: no table" for key in sorted(writes.inserted)] +
+                        [f"update of {key}: no table" for key in sorted(writes.updated)])
     lost: list[str] = []
     for key in sorted(writes.inserted):
         record = store.read(key, None)
@@ -72,7 +76,10 @@ def verify(store: KeyValueStore, writes: Writes, loaded: set[str], fieldcount: i
         missing = sorted(fields - set(record or {}))
         if record is None or missing:
             lost.append(f"update of {key}: " + ("no record" if record is None else f"no {','.join(missing)}"))
-    count = store.count_records()
+    return _verdict(writes, loaded, store.count_records(), lost)
+
+
+def _verdict(writes: Writes, loaded: set[str], count: int, lost: list[str]) -> dict[str, Any]:
     low = len(loaded | writes.inserted)
     high = low + len(writes.unknown_inserts - loaded)
     return {"durable": not lost and low <= count <= high, "records": count,

@@ -165,6 +165,10 @@ class VoltDBStore(KeyValueStore):
     def count_records(self) -> int:
         return self.driver._sql(f"SELECT COUNT(DISTINCT ycsb_key) FROM {TABLE};")[0][0]
 
+    def has_table(self) -> bool:
+        """VoltDB CE keeps no command log: a node restarted alone comes back without the schema."""
+        return TABLE in self.driver._catalog("TABLES", 2) and "ycsbread" in self.driver._catalog("PROCEDURES", 2)
+
 
 def _records(rows: list[list], fields: tuple[str, ...] | None) -> list[tuple[str, Record]]:
     out: list[tuple[str, Record]] = []

@@ -35,7 +35,7 @@ _PRINTABLE = bytes(32 + b % 95 for b in range(256))
 @dataclass(frozen=True)
 class Operation:
     kind: str                               # one of OPERATIONS
-    keynum: int
+    keynum: int                             # as this pod counts (CoreWorkload.insert_keynum: its key's)
     key: str
     fields: tuple[str, ...] | None = None   # fields to read; None: all of them
     values: dict[str, bytes] | None = None  # fields written (UPDATE, INSERT, READMODIFYWRITE)
@@ -102,8 +102,16 @@ def scan_length_generator(p: Properties):
 
 
 class CoreWorkload:
-    def __init__(self, props: Properties):
+    """shard (I, N): runner pod I of N. Its run inserts keynums recordcount + I, + I + N, + I + 2N,
+    ... (insert_keynum): each pod has its own interleaved slice of the keys after the load, as
+    YCSB's parallel clients get theirs with insertstart/insertcount, and with hashed insertorder
+    the slices are spread over the key space alike. The pod counts its inserts as one YCSB client
+    does (keynums recordcount, recordcount + 1, ...), so its reads and updates choose among the
+    loaded records and the inserts it has seen acknowledged, never another pod's unfinished one."""
+
+    def __init__(self, props: Properties, shard: tuple[int, int] = (0, 1)):
         self.props = props
+        self.shard = shard
         self.fields = props.field_names()
         self.ordered = props.insertorder == "ordered"
         self.field_length = field_length_generator(props)
@@ -117,6 +125,17 @@ class CoreWorkload:
 
     def key_name(self, keynum: int) -> str:
         return build_key_name(keynum, self.ordered, self.props.zeropadding)
+
+    def insert_keynum(self, counted: int) -> int:
+        """The keynum this pod writes for the run's counted keynum (identity for one pod and for
+        the loaded records)."""
+        if counted < self.props.recordcount:
+            return counted
+        index, pods = self.shard
+        return self.props.recordcount + (counted - self.props.recordcount) * pods + index
+
+    def _run_key(self, counted: int) -> tuple[int, str]:
+        return counted, self.key_name(self.insert_keynum(counted))
 
     def _value(self, rng: random.Random, key: str, field: str) -> bytes:
         length = self.field_length.next_value(rng)
@@ -166,11 +185,9 @@ class CoreWorkload:
         (acknowledge_insert) once it is done, failed or not, as YCSB does in a finally."""
         kind = self.operations.next_value(rng)
         if kind == INSERT:
-            keynum = self.inserted.next_value()
-            key = self.key_name(keynum)
+            keynum, key = self._run_key(self.inserted.next_value())
             return Operation(INSERT, keynum, key, values=self._all_values(rng, key))
-        keynum = self.next_keynum(rng)
-        key = self.key_name(keynum)
+        keynum, key = self._run_key(self.next_keynum(rng))
         if kind == READ:
             return Operation(READ, keynum, key, fields=self._read_fields(rng))
         if kind == UPDATE:
