@@ -91,7 +91,7 @@ def perform(store: KeyValueStore, workload: CoreWorkload, op: Operation) -> tupl
         return judge(workload, op, result, time.perf_counter() - t0)
     record = store.read(op.key, op.fields)
     t1 = time.perf_counter()
-    found = store.update(op.key, op.values)
+    found = store.update(op.key, op.written)
     t2 = time.perf_counter()
     return judge(workload, op, (record, found), t2 - t0, (t1 - t0, t2 - t1))
 
@@ -103,7 +103,7 @@ def written(op: Operation, status: str, known: bool = True) -> list[str]:
     if op.kind == INSERT and (status == OK or not known):
         return [ledger_line("I", op.key, known=known)]
     if op.kind in (UPDATE, READMODIFYWRITE) and (status == OK or not known):
-        return [ledger_line("U", op.key, op.values, known=known)]
+        return [ledger_line("U", op.key, op.written, known=known)]
     return []
 
 
@@ -253,7 +253,7 @@ class ClientThread:
             self.measurements.measure("INSERT", BATCHED_OK, 0.0)
         t0 = time.perf_counter()
         try:
-            self.store.load([(op.key, op.values) for op in batch])
+            self.store.load([(op.key, op.written) for op in batch])
         except Exception as e:
             self.shared.failed(f"load of {len(batch)} records", e, len(batch))
             self.measurements.measure("INSERT", ERROR, time.perf_counter() - t0)

@@ -74,11 +74,17 @@ class FoundationDBStore(KeyValueStore):
         super().__init__(connection, props)
         extra = {"directory": DEFAULT_DIRECTORY, **connection.extra}
         self.driver = FoundationDBDriver(dataclasses.replace(connection, extra=extra))
-        self.keys: YcsbKeyspace | None = None
+        self._keys: YcsbKeyspace | None = None
 
     def connect(self) -> None:
         self.driver.connect()  # opens (creates) the directory; its prefix is the driver's keyspace's
-        self.keys = YcsbKeyspace(self.driver.keys.prefix, self.props.table)
+        self._keys = YcsbKeyspace(self.driver._keys().prefix, self.props.table)
+
+    @property
+    def keys(self) -> YcsbKeyspace:
+        if self._keys is None:
+            raise DriverError("FoundationDB YCSB store is not connected")
+        return self._keys
 
     def close(self) -> None:
         self.driver.close()
@@ -144,12 +150,12 @@ class FoundationDBStore(KeyValueStore):
         if op.kind == READ:
             return self._read(tr, op.key, op.fields)
         if op.kind == UPDATE:
-            return self._update(tr, op.key, op.values)
+            return self._update(tr, op.key, op.written)
         if op.kind == INSERT:
-            return self._insert(tr, op.key, op.values)
+            return self._insert(tr, op.key, op.written)
         if op.kind == SCAN:
             return self._scan(tr, op.key, op.scan_length, op.fields)
-        return self._read(tr, op.key, op.fields), self._update(tr, op.key, op.values)
+        return self._read(tr, op.key, op.fields), self._update(tr, op.key, op.written)
 
     def read(self, key: str, fields: tuple[str, ...] | None) -> Record | None:
         return self._run(lambda tr: self._read(tr, key, fields))

@@ -13,7 +13,7 @@ from several threads leave any one of their values, which the ledger's order can
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,7 @@ class Writes:
     unknown_updates: int = 0
 
 
-def parse_ledgers(sources: dict[str, Iterable[str]]) -> Writes:
+def parse_ledgers(sources: Mapping[str, Iterable[str]]) -> Writes:
     """sources: ledger name -> its lines."""
     writes = Writes()
     for source, lines in sources.items():

@@ -120,7 +120,8 @@ class MongoDBStore(KeyValueStore):
 
     def load(self, records: list[tuple[str, Record]]) -> None:
         if self.opt["upsert"]:
-            writes = [ReplaceOne({"_id": key}, {"_id": key, **values}, upsert=True) for key, values in records]
+            writes: list[ReplaceOne | InsertOne] = [ReplaceOne({"_id": key}, {"_id": key, **values}, upsert=True)
+                                                    for key, values in records]
         else:
             writes = [InsertOne({"_id": key, **values}) for key, values in records]
         with _MongoErrors("loading"):
@@ -166,6 +167,7 @@ class MongoDBStore(KeyValueStore):
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _attempt(self, ops: list[Operation]) -> list[Any]:
+        assert self.client is not None, "transaction() checked the connection"
         with self.client.start_session() as session, pymongo.timeout(self.opt["txn_timeout"]):
             session.start_transaction(read_concern=ReadConcern(self.opt["read_concern"]),
                                       write_concern=self._write_concern())

@@ -75,12 +75,12 @@ class KeyValueStore(abc.ABC):
         if op.kind == READ:
             return self.read(op.key, op.fields)
         if op.kind == UPDATE:
-            return self.update(op.key, op.values)
+            return self.update(op.key, op.written)
         if op.kind == INSERT:
-            return self.insert(op.key, op.values)
+            return self.insert(op.key, op.written)
         if op.kind == SCAN:
             return self.scan(op.key, op.scan_length, op.fields)
-        return self.read(op.key, op.fields), self.update(op.key, op.values)
+        return self.read(op.key, op.fields), self.update(op.key, op.written)
 
     @abc.abstractmethod
     def transaction(self, ops: list[Operation]) -> list[Any]:

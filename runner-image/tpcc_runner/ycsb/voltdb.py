@@ -133,7 +133,7 @@ class VoltDBStore(KeyValueStore):
         steps: list[tuple[int, str, Record, int]] = []
         for op in ops:
             if op.kind == READMODIFYWRITE:
-                steps += [(TXN_READ, op.key, {}, 0), (TXN_UPDATE, op.key, op.values, 0)]
+                steps += [(TXN_READ, op.key, {}, 0), (TXN_UPDATE, op.key, op.written, 0)]
             else:
                 steps.append((TXN_KIND[op.kind], op.key, op.values or {},
                               self._scan_limit(op.scan_length) if op.kind == SCAN else 0))

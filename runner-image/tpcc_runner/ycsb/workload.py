@@ -41,6 +41,13 @@ class Operation:
     values: dict[str, bytes] | None = None  # fields written (UPDATE, INSERT, READMODIFYWRITE)
     scan_length: int = 0                    # records a SCAN reads from key on
 
+    @property
+    def written(self) -> dict[str, bytes]:
+        """The fields an UPDATE, INSERT or READMODIFYWRITE writes."""
+        if self.values is None:
+            raise ValueError(f"a {self.kind} operation writes no fields")
+        return self.values
+
 
 def random_value(rng: random.Random, length: int) -> bytes:
     return rng.randbytes(length).translate(_PRINTABLE)
