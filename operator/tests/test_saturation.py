@@ -202,3 +202,32 @@ def test_a_failed_cell_ends_the_search_with_what_it_measured(search_spec):
     [search] = d.status["sweep"]["saturation"]
     assert search["stopped"] == "CellFailed" and search["saturationClients"] == 2
     assert d.status["verdict"] == "Failed"
+
+
+def test_a_ycsb_search_is_judged_on_operations_per_second(spec_of):
+    from runner_docs import ycsb_pod_results
+    from test_ycsb_run import YCSB_VERIFIED
+    spec = spec_of({"database": {"type": "voltdb"}, "runners": {"parallelism": 2}, "workload": {"kind": "ycsb"},
+                    "sweep": {"saturation": {"startClients": 2, "factor": 2, "maxClients": 8, "minGainPercent": 10}}})
+    manifest = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun", "metadata": {"name": "y"},
+                "spec": spec.document}
+    assert validate(manifest) == []  # YCSB sweeps over clients are allowed now
+    d = _deployed_and_loaded(spec)
+    for i, reads in enumerate((950, 1950, 2000)):  # 100, 200 then 205 operations/s
+        if i:
+            _next_cell(d)
+        d.tick(World())
+        start = d.tick(World(runner=JobState(exists=True), runners_ready=2)).start_at
+        docs = {0: ycsb_pod_results(0, 2, reads, 50, .002), 1: ycsb_pod_results(1, 2, reads, 50, .002)}
+        d.tick(World(runner=JobState(exists=True, succeeded=True), start_at=start, results=docs))
+        assert d.tick(World(runner_pod_ips=IPS, database_ready=1)).actions == [Action.CREATE_VERIFY_JOB]
+        d.tick(World(verifier=JobState(exists=True, succeeded=True), durability_report=YCSB_VERIFIED))
+        step = d.tick(World(results=docs))
+        assert step.result.spec["opsPerSecond"] == d.status["sweep"]["cells"][i]["opsPerSecond"]
+    table = d.status["sweep"]
+    assert d.phase == "Succeeded" and [c["state"] for c in table["cells"]] == ["Succeeded"] * 3
+    assert [c["opsPerSecond"] for c in table["cells"]] == [100, 200, 205] and "tpmC" not in table["cells"][0]
+    [search] = table["saturation"]
+    assert (search["metric"], search["stopped"], search["saturationClients"], search["throughput"]) == (
+        "opsPerSecond", "GainBelowThreshold", 8, 205)
+    assert [c["opsPerSecond"]["median"] for c in table["configurations"]] == [100, 200, 205]
