@@ -22,8 +22,10 @@ from .runspec import RunSpec
 
 TPCC_P90_LIMITS_MS = {t: s * 1000 for t, s in RESPONSE_TIME_LIMIT_SECONDS.items()}
 # why a search stopped (status.sweep.saturation[].stopped)
-GAIN_BELOW_THRESHOLD, LIMIT_BROKEN, MAX_CLIENTS, CELL_FAILED = "GainBelowThreshold", "LimitBroken", "MaxClients", \
-    "CellFailed"
+GAIN_BELOW_THRESHOLD = "GainBelowThreshold"
+LIMIT_BROKEN = "LimitBroken"  # the count broke a p90 limit
+MAX_CLIENTS = "MaxClients"
+CELL_FAILED = "CellFailed"    # the sweep failed in the search's cell
 
 
 @dataclass(frozen=True)
@@ -75,9 +77,7 @@ def decide(counts: tuple[int, ...], figures: list[Figure], min_gain_percent: flo
     with the next count of `counts`, or stop because the last count broke a p90 limit (it does
     not count), its throughput grew less than min_gain_percent over the count before, or it was
     the last count the search may run."""
-    last = figures[-1]
-    counted = [f for f in figures if not f.broken]
-    best = max(counted, key=lambda f: f.throughput, default=None)
+    last, best = figures[-1], saturation_point(figures)
     if last.broken:
         return Decision(None, LIMIT_BROKEN, f"{last.clients} clients broke the p90 limits ("
                         + ", ".join(last.broken) + ")", best)
@@ -89,6 +89,11 @@ def decide(counts: tuple[int, ...], figures: list[Figure], min_gain_percent: flo
     if position == len(counts) - 1:
         return Decision(None, MAX_CLIENTS, f"{last.clients} clients is maxClients and throughput still grew", best)
     return Decision(counts[position + 1], None, f"{last.clients} clients: throughput still grows", best)
+
+
+def saturation_point(figures: list[Figure]) -> Figure | None:
+    """The count with the highest throughput that met the limits (None: none did)."""
+    return max((f for f in figures if not f.broken), key=lambda f: f.throughput, default=None)
 
 
 def gain_percent(figures: list[Figure], index: int) -> float | None:
@@ -121,19 +126,17 @@ def _broken(transaction: str, p90_ms: dict[str, float], limit: float) -> str:
     return f"{transaction} p90 {p90:g} ms > {limit:g} ms" if p90 is not None and p90 > limit else ""
 
 
-def search_status(warehouses: int, found: list[Figure], decision: Decision | None, metric: str,
-                  failed: bool = False) -> dict[str, Any]:
-    """One warehouse count's entry of status.sweep.saturation: every step's figure and, once
-    over, why it stopped and the saturation point."""
+FAILED_CELL = Decision(None, CELL_FAILED, "a cell failed: the search ended with it", None)
+
+
+def search_status(warehouses: int, found: list[Figure], decision: Decision, metric: str) -> dict[str, Any]:
+    """One warehouse count's entry of status.sweep.saturation: every step's figure, the
+    saturation point so far and, once over, why the search stopped."""
     steps = [f.to_status(gain_percent(found, i)) for i, f in enumerate(found)]
     entry: dict[str, Any] = {"warehouses": warehouses, "metric": metric, "steps": steps}
-    if failed:
-        entry.update(stopped=CELL_FAILED, reason="a cell failed: the search ended with it")
-    elif decision is not None and decision.next_clients is None:
+    if decision.next_clients is None:
         entry.update(stopped=decision.stopped, reason=decision.reason)
-    best = decision.saturation if decision else None
-    if failed:
-        best = max((f for f in found if not f.broken), key=lambda f: f.throughput, default=None)
+    best = saturation_point(found)
     if best is not None:
         entry.update(saturationClients=best.clients, throughput=round(best.throughput, 2))
     return entry
@@ -151,7 +154,7 @@ def advance(table: dict, cells: list[plan.Cell], search: Search | None) -> tuple
         return (following if following < len(cells) else None), table
     found = figures(table["cells"], current.warehouses, search.limits_ms, search.metric)
     if not found or found[-1].clients != current.clients:  # no repetition measured: nothing to judge
-        table = with_search(table, search_status(current.warehouses, found, None, search.metric, failed=True))
+        table = with_search(table, search_status(current.warehouses, found, FAILED_CELL, search.metric))
         over = True
     else:
         decision = decide(search.counts, found, search.min_gain_percent)
@@ -171,7 +174,7 @@ def after_failure(table: dict, cells: list[plan.Cell], search: Search | None) ->
         return table
     warehouses = cells[table["current"]].warehouses
     found = figures(table["cells"], warehouses, search.limits_ms, search.metric)
-    return with_search(table, search_status(warehouses, found, None, search.metric, failed=True))
+    return with_search(table, search_status(warehouses, found, FAILED_CELL, search.metric))
 
 
 def with_search(table: dict, entry: dict) -> dict:
