@@ -74,6 +74,21 @@ def _acid(a: dict) -> list[str]:
                     if t.get("status") in ("failed", "error", "not-applicable")]
 
 
+def _saturation(searches: list[dict]) -> list[str]:
+    """status.sweep.saturation: every step's figure, then where the search stopped and why."""
+    lines = []
+    for search in searches:
+        steps = ", ".join(f"{s['clients']} clients {s['throughput']:g}"
+                          + (f" ({s['gainPercent']:+.1f} %)" if "gainPercent" in s else "")
+                          + (" over the p90 limits" if s.get("limitsBroken") else "") for s in search["steps"])
+        lines.append(f"saturation search, {search['warehouses']} warehouses ({search['metric']}): {steps}")
+        if "stopped" in search:
+            point = (f"{search['saturationClients']} clients, {search['throughput']:g} {search['metric']}"
+                     if "saturationClients" in search else "none within the limits")
+            lines.append(f"  stopped ({search['stopped']}: {search['reason']}); saturation point: {point}")
+    return lines
+
+
 def summary(run: dict) -> tuple[list[str], int]:
     """The lines to print and the exit code for one BenchmarkRun object."""
     name = (run.get("metadata") or {}).get("name", "?")
@@ -86,6 +101,7 @@ def summary(run: dict) -> tuple[list[str], int]:
     lines += _durability(status.get("durability") or {})
     lines += _consistency(status.get("consistency") or {})
     lines += _acid(status.get("acid") or {})
+    lines += _saturation((status.get("sweep") or {}).get("saturation") or [])
     if status.get("verdict"):
         regression = status.get("regression") or {}
         lines.append(f"verdict: {status['verdict']}"

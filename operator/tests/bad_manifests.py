@@ -191,7 +191,44 @@ BAD = [
     Bad("sweep-matrix-too-many-cells", _matrix(MONGO_RS, ("workload.driverOptions.read_concern", ["local", "snapshot"]),
                                                ("workload.remotePercent.payments", [str(p) for p in range(0, 100, 10)]),
                                                clients=[10, 20, 30], repetitions=5),
-        "spec.sweep", "at most 200 cells (warehouses x clients x each sweep.matrix axis's values x repetitions)"),
+        "spec.sweep", "at most 200 cells (warehouses x clients x each sweep.matrix axis's values x repetitions"),
+    Bad("sweep-matrix-mix-not-100", _matrix(VOLTDB, ("workload.mix", ["45/43/4/4/4", "50/43/4/4/4"])),
+        "spec.sweep.matrix[0]", "workload.mix: values are the five percentages"),
+    Bad("sweep-matrix-mix-four-parts", _matrix(VOLTDB, ("workload.mix", ["49/43/4/4"])),
+        "spec.sweep.matrix[0]", "workload.mix: values are the five percentages"),
+    # sweep.saturation
+    Bad("saturation-step-and-factor", {"database": VOLTDB, "sweep": {"saturation": {
+        "startClients": 1, "maxClients": 8, "step": 1, "factor": 2}}},
+        "spec.sweep.saturation", "needs one of step (clients added) or factor"),
+    Bad("saturation-neither-step-nor-factor", {"database": VOLTDB, "sweep": {"saturation": {
+        "startClients": 1, "maxClients": 8}}},
+        "spec.sweep.saturation", "needs one of step (clients added) or factor"),
+    Bad("saturation-max-under-start", {"database": VOLTDB, "sweep": {"saturation": {
+        "startClients": 8, "maxClients": 4, "factor": 2}}},
+        "spec.sweep.saturation", "sweep.saturation.maxClients must be at least sweep.saturation.startClients"),
+    Bad("saturation-too-many-steps", {"database": VOLTDB, "sweep": {"saturation": {
+        "startClients": 1, "maxClients": 100, "step": 1}}},
+        "spec.sweep.saturation", "at most 20 steps"),
+    Bad("saturation-with-clients", {"database": VOLTDB, "sweep": {"clients": [1, 2], "saturation": {
+        "startClients": 1, "maxClients": 8, "factor": 2}}},
+        "spec.sweep", "sweep.saturation chooses the clients itself; leave sweep.clients out"),
+    Bad("saturation-with-matrix", {"database": VOLTDB, "sweep": {
+        "saturation": {"startClients": 1, "maxClients": 8, "factor": 2},
+        "matrix": [{"field": "workload.pacing", "values": ["none", "spec"]}]}},
+        "spec.sweep", "sweep.saturation runs without sweep.matrix"),
+    Bad("saturation-step-not-per-pod", {"database": VOLTDB, "runners": {"parallelism": 2}, "sweep": {"saturation": {
+        "startClients": 2, "maxClients": 8, "step": 3}}},
+        "spec", "sweep.saturation.startClients and sweep.saturation.step must be multiples of runners.parallelism"),
+    Bad("saturation-start-not-per-pod", {"database": VOLTDB, "runners": {"parallelism": 2}, "sweep": {"saturation": {
+        "startClients": 1, "maxClients": 8, "factor": 2}}},
+        "spec", "sweep.saturation.startClients and sweep.saturation.step must be multiples of runners.parallelism"),
+    Bad("saturation-limit-of-unknown-type", {"database": VOLTDB, "sweep": {"saturation": {
+        "startClients": 1, "maxClients": 8, "factor": 2, "p90LimitsMs": {"NEWORDER": 100}}}},
+        "spec.sweep.saturation.p90LimitsMs", "keys are NEW_ORDER, PAYMENT"),
+    Bad("saturation-too-many-cells", {"database": VOLTDB, "sweep": {
+        "warehouses": [1, 2, 3, 4, 5, 6, 7, 8], "repetitions": 2,
+        "saturation": {"startClients": 1, "maxClients": 8, "factor": 2}}},
+        "spec.sweep", "up to 14 with a factor"),
     # the loss of the whole system
     Bad("kill-all-without-allow-data-loss", {"database": VOLTDB_K1, "faults": [{"action": "kill-all"}]},
         "spec", "set allowDataLoss: true on it"),
@@ -202,10 +239,17 @@ BAD = [
         "spec.workload", "workload.ycsb is for workload.kind ycsb"),
     Bad("ycsb-unknown-preset", {"database": VOLTDB, "workload": {"kind": "ycsb", "ycsb": {"workload": "g"}}},
         "spec.workload.ycsb.workload", "Unsupported value"),
-    Bad("ycsb-with-sweep", {"database": VOLTDB, "workload": {"kind": "ycsb"}, "sweep": {"clients": [2, 4]}},
-        "spec", "workload.kind ycsb runs without sweeps and ACID tests"),
     Bad("ycsb-with-acid", {"database": VOLTDB, "workload": {"kind": "ycsb"}, "verify": {"acid": {"enabled": True}}},
-        "spec", "workload.kind ycsb runs without sweeps and ACID tests"),
+        "spec", "workload.kind ycsb runs without ACID tests"),
+    Bad("ycsb-sweep-over-warehouses", {"database": VOLTDB, "workload": {"kind": "ycsb"},
+                                       "sweep": {"warehouses": [1, 2]}},
+        "spec", "a sweep with workload.kind ycsb varies the clients only"),
+    Bad("ycsb-sweep-inserting", {"database": VOLTDB, "workload": {"kind": "ycsb", "ycsb": {
+        "workload": "d", "properties": {"operationcount": "1000"}}}, "sweep": {"clients": [1, 2]}},
+        "spec", "a sweep with workload.kind ycsb varies the clients only"),
+    Bad("ycsb-saturation-p90-limits", {"database": VOLTDB, "workload": {"kind": "ycsb"}, "sweep": {"saturation": {
+        "startClients": 1, "maxClients": 8, "factor": 2, "p90LimitsMs": {"NEW_ORDER": 100}}}},
+        "spec", "a workload.kind ycsb search is judged on operations per second alone"),
     # ACID tests
     Bad("acid-unknown-test", {"database": VOLTDB, "verify": {"acid": {"enabled": True, "tests": ["isolation10"]}}},
         "spec.verify.acid.tests[0]", "Unsupported value"),

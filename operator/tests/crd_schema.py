@@ -148,7 +148,7 @@ def parse_quantity(text: str) -> Decimal:
 
 
 def _cel_functions():
-    """The Kubernetes quantity library, as far as the CRD's rules use it."""
+    """The Kubernetes quantity and strings libraries, as far as the CRD's rules use them."""
     from celpy import celtypes
 
     def is_quantity(text):
@@ -158,6 +158,8 @@ def _cel_functions():
         except ValueError:
             return celtypes.BoolType(False)
     return {"quantity": lambda text: parse_quantity(str(text)),
+            # the Kubernetes strings library's split
+            "split": lambda text, sep: celtypes.ListType([celtypes.StringType(p) for p in str(text).split(str(sep))]),
             "isQuantity": is_quantity,
             "compareTo": lambda a, b: celtypes.IntType((a > b) - (a < b))}
 

@@ -264,3 +264,29 @@ def test_every_status_field_reads_in_kubectl_explain_and_conditions_merge_by_typ
         if conditions:  # server-side apply merges conditions by type instead of replacing the list
             assert (conditions.get("x-kubernetes-list-type"), conditions.get("x-kubernetes-list-map-keys")) == \
                 ("map", ["type"]), path.name
+
+
+class _Yaml11Loader(yaml.SafeLoader):
+    """YAML as kubectl reads it (go-yaml v2, YAML 1.1): y, n, yes, no, on, off are booleans."""
+
+
+_Yaml11Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", __import__("re").compile(r"^(?:y|Y|n|N|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF)$"),
+    list("yYnNoO"))
+
+
+def test_no_key_of_a_crd_is_a_boolean_as_kubectl_reads_it():
+    """A bare `n:` is `false:` to kubectl: the API server then keeps a property named "false"
+    and prunes status.sweep.configurations[].tpmC.n (it did, until quoted)."""
+    def keys(node, path="$"):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                yield path, k
+                yield from keys(v, f"{path}.{k}")
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                yield from keys(v, f"{path}[{i}]")
+    for crd in sorted((ROOT / "crds").glob("*.yaml")):
+        for doc in yaml.load_all(crd.read_text(), Loader=_Yaml11Loader):
+            bad = [f"{path}: {key!r}" for path, key in keys(doc) if not isinstance(key, str)]
+            assert bad == [], f"{crd.name}: quote these keys: {bad}"

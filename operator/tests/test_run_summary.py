@@ -88,3 +88,19 @@ def test_acid_tests_are_counted_and_the_failed_ones_named():
     run["status"]["acid"] = acid_status(acid_report(failed={"isolation1": "dirty read of O_ID 3001"}))
     text = "\n".join(run_summary.summary(run)[0])
     assert "ACID tests: 10 passed, 1 failed: FAILED" in text and "isolation1 failed: dirty read of O_ID 3001" in text
+
+
+def test_a_saturation_search_lists_its_steps_and_where_it_stopped():
+    run = {"metadata": {"name": "search"}, "status": {"phase": "Succeeded", "sweep": {"saturation": [
+        {"warehouses": 1, "metric": "tpmC", "steps": [
+            {"clients": 1, "throughput": 500.0}, {"clients": 2, "throughput": 900.0, "gainPercent": 80.0},
+            {"clients": 4, "throughput": 2000.0, "gainPercent": 122.2,
+             "limitsBroken": ["NEW_ORDER p90 6000 ms > 5000 ms"]}],
+         "stopped": "LimitBroken", "reason": "4 clients broke the p90 limits (NEW_ORDER p90 6000 ms > 5000 ms)",
+         "saturationClients": 2, "throughput": 900.0}]}}}
+    lines, code = run_summary.summary(run)
+    assert code == 0 and lines[1:] == [
+        "saturation search, 1 warehouses (tpmC): 1 clients 500, 2 clients 900 (+80.0 %), "
+        "4 clients 2000 (+122.2 %) over the p90 limits",
+        "  stopped (LimitBroken: 4 clients broke the p90 limits (NEW_ORDER p90 6000 ms > 5000 ms)); "
+        "saturation point: 2 clients, 900 tpmC"]

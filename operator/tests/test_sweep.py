@@ -3,6 +3,7 @@ each cell a full run with its own objects, checks and BenchmarkResult; the sweep
 from __future__ import annotations
 
 import pytest
+from crd_schema import validate
 from runner_docs import durability_report, pod_results
 from specs import edited
 from test_phases import CHECK_OK, IPS, RUN, Driver
@@ -320,3 +321,25 @@ def test_too_little_history_or_a_failed_run_is_judged_without_an_analysis(change
     d.status["phase"] = "Failed"
     assert Action.CREATE_ANALYSIS_JOB not in d.tick(World(history=_history(change_point_run, 5))).actions
     assert d.status["verdict"] == "Failed"
+
+
+def test_a_mix_axis_runs_each_cell_with_its_own_mix_on_one_load(spec_of):
+    document = {"database": {"type": "voltdb"}, "sweep": {"clients": [2], "repetitions": 2, "matrix": [
+        {"field": "workload.mix", "values": ["45/43/4/4/4", "100/0/0/0/0"]}]}}
+    assert validate({"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun", "metadata": {"name": "m"},
+                     "spec": document}) == []
+    spec = spec_of(document)
+    cells = plan.sweep_cells(spec)
+    assert [c.loads for c in cells] == [True, False, False, False]  # the mix leaves the data alone: one load
+    mixes = [plan.cell_spec(spec, c).workload.mix for c in cells]
+    assert mixes[2] == runspec.Mix(new_order=100, payment=0, order_status=0, delivery=0, stock_level=0)
+    args = [_args(plan.run_job(plan.cell_run(RUN, c), plan.cell_spec(spec, c), SETTINGS)) for c in cells]
+    assert [a[a.index("--mix") + 1] for a in args] == ["45,43,4,4,4"] * 2 + ["100,0,0,0,0"] * 2
+    assert len({regression.comparison_hash(plan.cell_spec(spec, c)) for c in cells}) == 2  # each mix its history
+    # the two mixes compared like any matrix axis: NewOrder-only against the standard mix
+    table = _initial(spec)
+    for i, tpmc in enumerate((100, 102, 300, 310)):
+        table = sweep.with_cell(table, i, state="Succeeded", tpmC=tpmc)
+    [compared] = sweep.comparisons(table)
+    assert (compared["axis"], compared["values"]) == ("workload.mix", ["45/43/4/4/4", "100/0/0/0/0"])
+    assert compared["medianChangePercent"] == pytest.approx(201.98, abs=0.01)  # medians 305 over 101

@@ -21,7 +21,7 @@ from typing import Any
 from tpcc_runner.results import merge_results
 from tpcc_runner.ycsb.results import merge as merge_ycsb
 
-from . import failures, history, plan, regression, sweep, waiting
+from . import failures, history, plan, regression, saturation, sweep, waiting
 from . import faults as fault_injection
 from .cost import cost_status
 from .results import (
@@ -324,7 +324,8 @@ def next_step(run: plan.Run, spec: RunSpec, status: dict, world: World, now: dt.
         cell = plan.current_cell(spec, status)
         measured = plan.cell_spec(spec, cell)  # a sweep's cell measures its own workload
         under_way = plan.cell_run(active_run(run, spec, status), cell)
-        step = _fail_fast(b, measured, world) or _advance(b, under_way, measured, world, cells)
+        search = saturation.Search.of(spec)  # the sweep's, which the cell's own spec has not
+        step = _fail_fast(b, measured, world) or _advance(b, under_way, measured, world, cells, search)
         _say_what_it_waits_for(step, under_way, measured, status, world)
     return with_kstatus(step, status, run.generation, now)
 
@@ -719,13 +720,15 @@ def _test_acid(b: _Builder, run: plan.Run, world: World) -> Step | None:
     return None
 
 
-def _finished(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
+def _finished(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell],
+              search: saturation.Search | None) -> Step | None:
     """The verdict and BenchmarkResult once, the cleanup policy once, the ttl."""
     status, now = b.status, b.now
     phase = b.status["phase"]
     table = b.status.get("sweep")
     if "verdict" not in status and table:  # a sweep that failed in its current cell
         _, policy = _judge_cell(b, run, spec, world, cells)
+        b.step.status["sweep"] = saturation.after_failure(b.current("sweep"), cells, search)
         _sweep_verdict(b, policy)
     elif "verdict" not in status:
         _judge_and_record(b, run, spec, world)
@@ -750,27 +753,30 @@ def _finished(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: li
         b.act(Action.DELETE_RUN)
 
 
-# What each phase does on a tick (each may end the run Failed: it returns that Step).
+# What each phase under way does on a tick (each may end the run Failed: it returns that Step).
 PHASE_STEPS = {PENDING: _pending, DEPLOYING: _deploying, LOADING: _loading, RUNNING: _running,
-               VERIFYING: _verifying, SUCCEEDED: _finished, FAILED: _finished}
+               VERIFYING: _verifying}
 
 
-def _advance(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step:
+def _advance(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell],
+             search: saturation.Search | None) -> Step:
     """The phase's own logic for the run under way (`run` names its objects; in a sweep, those
-    of the cell under way, whose workload `spec` has)."""
+    of the cell under way, whose workload `spec` has; `search`: the sweep's saturation search)."""
     status, now = b.status, b.now
     phase = status["phase"]
     table = status.get("sweep")
     if table and phase not in TERMINAL:
         if sweep.awaiting_judgement(table):
             judged, policy = _judge_cell(b, run, spec, world, cells)
-            return _next_cell_or_finish(b, cells, policy) if judged else b.step
+            return _next_cell_or_finish(b, cells, search, policy) if judged else b.step
         if run.cell and table["cells"][run.cell]["state"] == sweep.PENDING:
             b.act(Action.CREATE_RUN_OBJECTS)  # the cell's own ConfigMaps and runner RBAC
             b.step.status["sweep"] = sweep.with_cell(table, run.cell, state=sweep.RUNNING, startTime=rfc3339(now))
             b.event("CellStarted", f"cell {run.cell}: {sweep.label(table['cells'][run.cell])}")
             return b.step
 
+    if phase in TERMINAL:
+        return _finished(b, run, spec, world, cells, search) or b.step
     return PHASE_STEPS[phase](b, run, spec, world, cells) or b.step
 
 
@@ -896,21 +902,30 @@ def _judge_cell(b: _Builder, run: plan.Run, spec: RunSpec, world: World,
     verdict, fields, policy = recorded
     results = after.get("results") or {}
     p99 = history.p99_by_type(results).get("NEW_ORDER")
+    p90 = {t: v["latencyMs"]["p90"] for t, v in (results.get("transactions") or {}).items()
+           if (v.get("latencyMs") or {}).get("p90") is not None}
     b.step.status["sweep"] = sweep.with_cell(
         table, run.cell, state=state, verdict=verdict.outcome, result=fields["resultName"],
-        tpmC=results.get("tpmC"), p99NewOrderMs=p99, reason=after.get("reason") if state == sweep.FAILED else None)
+        tpmC=results.get("tpmC"), opsPerSecond=(after.get("ycsb") or {}).get("opsPerSecond"),
+        p99NewOrderMs=p99, p90Ms=p90 or None, reason=after.get("reason") if state == sweep.FAILED else None)
     b.event(verdict.outcome, f"cell {run.cell} ({sweep.label(row)}): {verdict.message}; recorded as "
                              f"BenchmarkResult {fields['resultName']}",
             warning=verdict.outcome in (regression.REGRESSED, regression.FAILED))
     return True, policy
 
 
-def _next_cell_or_finish(b: _Builder, cells: list[plan.Cell], policy: regression.Policy | None) -> Step:
-    """After a cell's verdict: the next cell (loading first when its warehouse count differs),
-    or the sweep's end with the sweep's verdict."""
-    table = b.current("sweep")
-    following = table["current"] + 1
-    if following < len(cells):
+def _next_cell_or_finish(b: _Builder, cells: list[plan.Cell], search: saturation.Search | None,
+                         policy: regression.Policy | None) -> Step:
+    """After a cell's verdict: the next cell (loading first when its warehouse count differs;
+    a saturation search that stopped skips the rest of its warehouse count), or the sweep's end
+    with the sweep's verdict."""
+    following, table = saturation.advance(b.current("sweep"), cells, search)
+    b.step.status["sweep"] = table
+    for entry in table.get("saturation") or []:
+        if entry["warehouses"] == cells[table["current"]].warehouses and "stopped" in entry:
+            b.event("SaturationFound", f"{entry['warehouses']} warehouses: {entry['reason']}; saturation at "
+                                       f"{entry.get('saturationClients', 'no')} clients")
+    if following is not None:
         cell = cells[following]
         b.step.status["sweep"] = {**table, "current": following}
         b.step.status.update({k: None for k in CELL_STATUS})

@@ -18,7 +18,7 @@ from typing import Any
 from kubernetes.utils import parse_quantity
 
 from . import capacity, chart_policy
-from .runspec import CredentialsRef, RemotePercent, Resources, RunSpec, crd_spec_schema
+from .runspec import CredentialsRef, RemotePercent, Resources, RunSpec, Saturation, crd_spec_schema
 
 GROUP = "bench.tpcc.dev"
 VERSION = "v1alpha1"
@@ -160,12 +160,25 @@ def sweep_cells(spec: RunSpec) -> list[Cell]:
     combinations = list(itertools.product(*[[(axis.field, v) for v in axis.values] for axis in sweep.matrix or ()]))
     cells: list[Cell] = []
     for warehouses in sweep.warehouses or [w.warehouses]:
-        for clients in sweep.clients or [w.clients]:
+        for clients in sweep.clients or saturation_ladder(sweep.saturation) or [w.clients]:
             for matrix in combinations:
                 for repetition in range(1, sweep.repetitions + 1):
                     cells.append(Cell(len(cells), warehouses, clients, repetition, loads=not cells or
                                       cells[-1].warehouses != warehouses, matrix=matrix))
     return cells
+
+
+def saturation_ladder(search: Saturation | None) -> tuple[int, ...]:
+    """The client counts a sweep.saturation search may run, in order: startClients, then
+    + step (or x factor) while within maxClients; () without a search."""
+    if search is None:
+        return ()
+    counts = [search.start_clients]
+    while True:
+        following = counts[-1] + search.step if search.step else counts[-1] * (search.factor or 2)
+        if following > search.max_clients:
+            return tuple(counts)
+        counts.append(following)
 
 
 @dataclass(frozen=True)
@@ -174,7 +187,7 @@ class SweepPlan:
     cells: int
     loads: int
     deployments: int
-    estimated_seconds: int  # a lower bound: the cells' measuring only
+    estimated_seconds: int  # a lower bound: the cells' measuring only (a saturation search: all its steps)
 
     def to_status(self) -> dict[str, int]:
         return {"cells": self.cells, "loads": self.loads, "deployments": self.deployments,
@@ -217,7 +230,10 @@ def _set_field(document: dict, path: str, text: str) -> None:
         schema = (schema.get("properties") or {}).get(key) or schema.get("additionalProperties") or {}
         node = node.setdefault(key, {})
     leaf_schema = (schema.get("properties") or {}).get(leaf) or schema.get("additionalProperties") or {}
-    node[leaf] = int(text) if leaf_schema.get("type") == "integer" else text
+    if leaf_schema.get("type") == "object":  # workload.mix: its properties' values in order, "45/43/4/4/4"
+        node[leaf] = dict(zip(leaf_schema["properties"], (int(p) for p in text.split("/")), strict=True))
+    else:
+        node[leaf] = int(text) if leaf_schema.get("type") == "integer" else text
 
 
 def current_cell(spec: RunSpec, status: dict) -> Cell | None:

@@ -177,11 +177,24 @@ class MatrixAxis:
 
 
 @dataclass(frozen=True)
+class Saturation:
+    """sweep.saturation: clients from start_clients, + step (or x factor) while within
+    max_clients, until throughput grows less than min_gain_percent or a p90 limit breaks."""
+    start_clients: int
+    max_clients: int
+    min_gain_percent: float
+    step: int | None = None
+    factor: int | None = None
+    p90_limits_ms: Mapping[str, float] | None = field(default=None, metadata=_json("p90LimitsMs"))
+
+
+@dataclass(frozen=True)
 class Sweep:
     repetitions: int
     warehouses: tuple[int, ...] | None = None
     clients: tuple[int, ...] | None = None
     matrix: tuple[MatrixAxis, ...] | None = None
+    saturation: Saturation | None = None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,10 @@ from typing import Any
 from . import plan, regression, sweep_stats
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
+SKIPPED = "Skipped"  # left out by a saturation search that stopped before it
 FINISHED = (SUCCEEDED, FAILED)
+# a cell's throughput: tpmC, or a YCSB cell's operations per second
+THROUGHPUTS = ("tpmC", "opsPerSecond")
 # worst first
 SEVERITY = (regression.FAILED, regression.REGRESSED, regression.INCONCLUSIVE, regression.IMPROVED,
              regression.PASS)
@@ -34,8 +37,10 @@ def with_cell(sweep: dict, index: int, **fields: Any) -> dict[str, Any]:
 
 def _counted(sweep: dict) -> dict[str, Any]:
     cells = sweep["cells"]
-    finished = sum(c["state"] in FINISHED for c in cells)
+    finished = sum(c["state"] in (*FINISHED, SKIPPED) for c in cells)
+    skipped = sum(c["state"] == SKIPPED for c in cells)
     return {**sweep, "total": len(cells), "progress": f"{finished}/{len(cells)}",
+            **({"skipped": skipped} if skipped else {}),
             "succeeded": sum(c["state"] == SUCCEEDED for c in cells),
             "failed": sum(c["state"] == FAILED for c in cells),
             "regressed": sum(c.get("verdict") == regression.REGRESSED for c in cells)}
@@ -77,9 +82,16 @@ class Configuration:
 
 
 def configurations(sweep: dict) -> list[dict[str, Any]]:
-    """status.sweep.configurations: tpmC over each configuration's succeeded repetitions."""
-    return [{**configuration.to_status(), "tpmC": sweep_stats.summary(values).to_status()}
+    """status.sweep.configurations: the throughput (tpmC, or YCSB's opsPerSecond) over each
+    configuration's succeeded repetitions."""
+    metric = throughput_of(sweep)
+    return [{**configuration.to_status(), metric: sweep_stats.summary(values).to_status()}
             for configuration, values in _measured(sweep).items()]
+
+
+def throughput_of(sweep: dict) -> str:
+    """Which throughput the sweep's cells report (every cell of a sweep runs the same kind)."""
+    return next((m for c in sweep["cells"] for m in THROUGHPUTS if c.get(m) is not None), "tpmC")
 
 
 def comparisons(sweep: dict) -> list[dict[str, Any]]:
@@ -128,10 +140,11 @@ def _axis_values(sweep: dict, field: str) -> list[str]:
 
 
 def _measured(sweep: dict) -> dict[Configuration, list[float]]:
+    metric = throughput_of(sweep)
     by_configuration: dict[Configuration, list[float]] = {}
     for c in sweep["cells"]:
-        if c["state"] == SUCCEEDED and c.get("tpmC") is not None:
-            by_configuration.setdefault(Configuration.of(c), []).append(float(c["tpmC"]))
+        if c["state"] == SUCCEEDED and c.get(metric) is not None:
+            by_configuration.setdefault(Configuration.of(c), []).append(float(c[metric]))
     return by_configuration
 
 
@@ -143,6 +156,10 @@ def message(sweep: dict) -> str:
     worst = [f"{label(c)} ({c.get('reason') or c.get('result', '')})" for c in sweep["cells"]
              if c.get("verdict") == outcome and outcome != regression.PASS]
     unrun = sum(c["state"] == PENDING for c in sweep["cells"])
+    skipped = sum(c["state"] == SKIPPED for c in sweep["cells"])
+    searches = "".join(f"; {s['warehouses']} warehouses saturate at {s['saturationClients']} clients "
+                       f"({s['throughput']:g} {s['metric']}; {s.get('reason', 'search not over')})"
+                       for s in sweep.get("saturation") or [] if "saturationClients" in s)
     return (f"sweep of {sweep['total']} cells: {text or 'none judged'}"
-            + (f"; {unrun} not run" if unrun else "")
+            + (f"; {unrun} not run" if unrun else "") + (f"; {skipped} skipped" if skipped else "") + searches
             + (f"; {outcome}: " + ", ".join(worst[:3]) + (" ..." if len(worst) > 3 else "") if worst else ""))

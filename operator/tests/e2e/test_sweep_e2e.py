@@ -107,3 +107,50 @@ def test_a_matrix_sweep_runs_each_value_on_one_load(namespace, operator):
     assert events.count("CellStarted") == 1 and events.count("CellMeasured") == 2
     wait_for("the sweep's database uninstalled", lambda: name + "-g1" not in helm_releases(namespace), 120)
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")
+
+
+# A saturation search on a database whose throughput a CPU limit caps: clients 1, 2, 4, 8, 16
+# until a doubling gains less than 20 %. Half a core for VoltDB and no think times: the
+# plateau comes within the ladder, so the search stops there and skips the rest.
+SATURATION = {"database": {"type": "voltdb", "deploy": {"values": {"resources": {
+                  "requests": {"cpu": "250m", "memory": "1Gi"}, "limits": {"cpu": "500m", "memory": "2Gi"}}}}},
+              "workload": {"warehouses": 1, "durationSeconds": 10, "warmupSeconds": 3},
+              "runners": {"startDelaySeconds": 3},
+              "verify": {"enabled": False},  # the search is what this measures; the other sweeps check
+              "sweep": {"saturation": {"startClients": 1, "factor": 2, "maxClients": 16, "minGainPercent": 20}},
+              "cleanup": {"policy": "Always"}}
+
+
+def test_a_saturation_search_stops_at_the_plateau_of_a_cpu_capped_database(namespace, operator):
+    kubectl("apply", "-f", str(ROOT / "crds" / "benchmarkresult.yaml"))
+    name = "saturation-e2e"
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **SATURATION))
+    br = wait_phase(namespace, name, ("Succeeded", "Failed"), 600)
+    status = br["status"]
+    table = status["sweep"]
+    assert status["phase"] == "Succeeded", (status.get("message"), table)
+    [search] = table["saturation"]
+    steps = search["steps"]
+    print("saturation search:", json.dumps(search))  # what it measured, for the report
+    # it stopped because the gain fell, before maxClients: the cap is a plateau
+    assert search["stopped"] == "GainBelowThreshold", search
+    assert steps[-1]["clients"] < 16 and steps[-1]["gainPercent"] < 20
+    assert all(s["gainPercent"] >= 20 for s in steps[1:-1])  # every step before grew enough
+    assert [s["clients"] for s in steps] == [1, 2, 4, 8, 16][:len(steps)]
+    ran = [c for c in table["cells"] if c["state"] != "Skipped"]
+    assert [c["state"] for c in ran] == ["Succeeded"] * len(steps)
+    assert [c["tpmC"] for c in ran] == pytest.approx([s["throughput"] for s in steps])
+    best = max(steps, key=lambda s: s["throughput"])
+    assert (search["saturationClients"], search["throughput"]) == (best["clients"], best["throughput"])
+    skipped = table["cells"][len(steps):]
+    assert skipped and all(c["state"] == "Skipped" and "result" not in c for c in skipped)
+    assert f"saturate at {best['clients']} clients" in status["regression"]["message"]
+
+    out = kubectl("get", "benchmarkresults", "-n", namespace, "-l", f"bench.tpcc.dev/run={name}", "-o", "json")
+    results = {r["metadata"]["name"]: r["spec"] for r in json.loads(out.stdout)["items"]}
+    assert sorted(results) == sorted(c["result"] for c in ran)  # none for the cells never run
+    events = kubectl("get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}",
+                     "-o", "jsonpath={.items[*].reason}").stdout.split()
+    assert events.count("LoadJobCreated") == 1 and events.count("SaturationFound") == 1
+    wait_for("the search's database uninstalled", lambda: name + "-g1" not in helm_releases(namespace), 120)
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")

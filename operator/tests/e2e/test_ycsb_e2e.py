@@ -83,3 +83,35 @@ def test_ycsb_writes_lost_to_a_killed_voltdb_node_fail_the_run(namespace, operat
     assert status["ycsb"]["operations"]["INSERT"]["count"] > 0  # both pods inserted before the kill
     assert "the database came back without its YCSB load" in status["message"]
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
+
+
+def test_a_ycsb_saturation_search_is_judged_on_operations_per_second(namespace, operator):
+    """A YCSB sweep (the CRD refused them before): a saturation search over 2 and 4 clients on
+    one load, each cell verified and recorded on its own, the search judged on ops/s."""
+    name = "ycsb-search-e2e"
+    spec = {**YCSB_RUN, "workload": {**YCSB_RUN["workload"], "durationSeconds": 8},
+            "sweep": {"saturation": {"startClients": 2, "factor": 2, "maxClients": 4, "minGainPercent": 0}},
+            "cleanup": {"policy": "Always"}}
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **spec))
+    br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=600)
+    status = br["status"]
+    table = status["sweep"]
+    assert status["phase"] == "Succeeded", (status.get("message"), table)
+    assert [(c["clients"], c["state"]) for c in table["cells"]] == [(2, "Succeeded"), (4, "Succeeded")]
+    assert all(c["opsPerSecond"] > 0 and "tpmC" not in c for c in table["cells"])
+    [search] = table["saturation"]
+    print("YCSB saturation search:", json.dumps(search))
+    assert search["metric"] == "opsPerSecond" and search["stopped"] in ("MaxClients", "GainBelowThreshold")
+    assert [s["throughput"] for s in search["steps"]] == [c["opsPerSecond"] for c in table["cells"]]
+    best = max(search["steps"], key=lambda s: s["throughput"])
+    assert search["saturationClients"] == best["clients"]
+    configurations = [c["opsPerSecond"] for c in table["configurations"]]
+    # n survives kubectl's YAML 1.1 (a bare `n:` in the CRD was `false:`, and n was pruned)
+    assert [(c["n"], c["median"]) for c in configurations] == [(1, c["opsPerSecond"]) for c in table["cells"]]
+    out = kubectl("get", "benchmarkresults", "-n", namespace, "-l", f"{RUN_LABEL}={name}", "-o", "json")
+    results = {r["metadata"]["name"]: r["spec"] for r in json.loads(out.stdout)["items"]}
+    for cell in table["cells"]:  # each cell's writes verified and recorded on its own
+        assert results[cell["result"]]["opsPerSecond"] == cell["opsPerSecond"]
+        assert results[cell["result"]]["durable"] is True
+        assert results[cell["result"]]["runSpec"]["workload"]["clients"] == cell["clients"]
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")

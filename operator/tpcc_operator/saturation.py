@@ -1,0 +1,183 @@
+"""spec.sweep.saturation: raise the clients step by step until throughput stops growing, as the
+studies did by hand ("raise clients until throughput stops growing"; "not more than 3 % per 100
+clients"). Pure.
+
+The client counts are a ladder known at apply (startClients, then + step or x factor, up to
+maxClients), so the sweep's cells are planned as for any sweep; after the last repetition of each
+client count, `decide` says whether the next count runs or the search of that warehouse count
+stops, and the cells it leaves are Skipped. A step whose 90th-percentile response time breaks a
+limit (TPC-C clause 5.2.5.4: 5 s, Stock-Level 20 s) ends the search and does not count: the
+saturation point is the highest throughput that met the limits.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from tpcc_runner.workload import RESPONSE_TIME_LIMIT_SECONDS
+
+from . import plan, sweep
+from .runspec import RunSpec
+
+TPCC_P90_LIMITS_MS = {t: s * 1000 for t, s in RESPONSE_TIME_LIMIT_SECONDS.items()}
+# why a search stopped (status.sweep.saturation[].stopped)
+GAIN_BELOW_THRESHOLD = "GainBelowThreshold"
+LIMIT_BROKEN = "LimitBroken"  # the count broke a p90 limit
+MAX_CLIENTS = "MaxClients"
+CELL_FAILED = "CellFailed"    # the sweep failed in the search's cell
+
+
+@dataclass(frozen=True)
+class Search:
+    """What a sweep.saturation search needs once its cells run (each cell's own spec has no
+    sweep): the client counts, the gain threshold, the p90 limits and the throughput's name."""
+    counts: tuple[int, ...]
+    min_gain_percent: float
+    limits_ms: dict[str, float]  # transaction type -> p90 limit; none for YCSB
+    metric: str                  # status.sweep.cells[]'s tpmC, or opsPerSecond for YCSB
+
+    @classmethod
+    def of(cls, spec: RunSpec) -> Search | None:
+        """The run's search (None without one). The p90 limits are TPC-C's with
+        p90LimitsMs's over them; YCSB has no such clause: its search is judged on ops/s alone."""
+        search = spec.sweep.saturation if spec.sweep else None
+        if search is None:
+            return None
+        ycsb = spec.workload.kind == plan.YCSB
+        limits = {} if ycsb else {**TPCC_P90_LIMITS_MS, **dict(search.p90_limits_ms or {})}
+        return cls(plan.saturation_ladder(search), search.min_gain_percent, limits,
+                   "opsPerSecond" if ycsb else "tpmC")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One client count of the search: the median throughput over its succeeded repetitions and
+    the p90 limits broken in any of them."""
+    clients: int
+    throughput: float
+    broken: tuple[str, ...] = ()  # e.g. "NEW_ORDER p90 6100 ms > 5000 ms"
+
+    def to_status(self, gain: float | None) -> dict[str, Any]:
+        return {"clients": self.clients, "throughput": round(self.throughput, 2),
+                **({"gainPercent": round(gain, 2)} if gain is not None else {}),
+                **({"limitsBroken": list(self.broken)} if self.broken else {})}
+
+
+@dataclass(frozen=True)
+class Decision:
+    next_clients: int | None  # the next count to run; None: the search is over
+    stopped: str | None       # why it is over (one of the constants above)
+    reason: str               # in words, for status and events
+    saturation: Figure | None  # the highest throughput that met the limits so far
+
+
+def decide(counts: tuple[int, ...], figures: list[Figure], min_gain_percent: float) -> Decision:
+    """After the figure of `figures[-1]` (the counts measured so far, in ladder order): go on
+    with the next count of `counts`, or stop because the last count broke a p90 limit (it does
+    not count), its throughput grew less than min_gain_percent over the count before, or it was
+    the last count the search may run."""
+    last, best = figures[-1], saturation_point(figures)
+    if last.broken:
+        return Decision(None, LIMIT_BROKEN, f"{last.clients} clients broke the p90 limits ("
+                        + ", ".join(last.broken) + ")", best)
+    gain = gain_percent(figures, len(figures) - 1)
+    if gain is not None and gain < min_gain_percent:
+        return Decision(None, GAIN_BELOW_THRESHOLD, f"{figures[-2].clients} -> {last.clients} clients gained "
+                        f"{gain:.1f} %, under minGainPercent {min_gain_percent:g}", best)
+    position = counts.index(last.clients)
+    if position == len(counts) - 1:
+        return Decision(None, MAX_CLIENTS, f"{last.clients} clients is maxClients and throughput still grew", best)
+    return Decision(counts[position + 1], None, f"{last.clients} clients: throughput still grows", best)
+
+
+def saturation_point(figures: list[Figure]) -> Figure | None:
+    """The count with the highest throughput that met the limits (None: none did)."""
+    return max((f for f in figures if not f.broken), key=lambda f: f.throughput, default=None)
+
+
+def gain_percent(figures: list[Figure], index: int) -> float | None:
+    """Throughput of figures[index] over the one before, in percent (None for the first)."""
+    if index == 0 or figures[index - 1].throughput <= 0:
+        return None
+    return (figures[index].throughput / figures[index - 1].throughput - 1) * 100
+
+
+def figures(cells: list[dict], warehouses: int, limits: dict[str, float], metric: str) -> list[Figure]:
+    """The figure of every client count at `warehouses` whose repetitions all finished and some
+    succeeded, in the order they ran."""
+    by_clients: dict[int, list[dict]] = {}
+    for c in cells:
+        if c["warehouses"] == warehouses and c["state"] != sweep.SKIPPED:
+            by_clients.setdefault(c["clients"], []).append(c)
+    out = []
+    for clients, rows in by_clients.items():
+        measured = [r for r in rows if r["state"] == sweep.SUCCEEDED and r.get(metric) is not None]
+        if not measured or any(r["state"] in (sweep.PENDING, sweep.RUNNING) for r in rows):
+            break
+        broken = {_broken(t, r.get("p90Ms") or {}, limit) for r in measured for t, limit in limits.items()}
+        out.append(Figure(clients, statistics.median(float(r[metric]) for r in measured),
+                          tuple(sorted(b for b in broken if b))))
+    return out
+
+
+def _broken(transaction: str, p90_ms: dict[str, float], limit: float) -> str:
+    p90 = p90_ms.get(transaction)
+    return f"{transaction} p90 {p90:g} ms > {limit:g} ms" if p90 is not None and p90 > limit else ""
+
+
+FAILED_CELL = Decision(None, CELL_FAILED, "a cell failed: the search ended with it", None)
+
+
+def search_status(warehouses: int, found: list[Figure], decision: Decision, metric: str) -> dict[str, Any]:
+    """One warehouse count's entry of status.sweep.saturation: every step's figure, the
+    saturation point so far and, once over, why the search stopped."""
+    steps = [f.to_status(gain_percent(found, i)) for i, f in enumerate(found)]
+    entry: dict[str, Any] = {"warehouses": warehouses, "metric": metric, "steps": steps}
+    if decision.next_clients is None:
+        entry.update(stopped=decision.stopped, reason=decision.reason)
+    best = saturation_point(found)
+    if best is not None:
+        entry.update(saturationClients=best.clients, throughput=round(best.throughput, 2))
+    return entry
+
+
+def advance(table: dict, cells: list[plan.Cell], search: Search | None) -> tuple[int | None, dict]:
+    """After cell table["current"] was judged: the index of the cell to run next (None: the
+    sweep is over) and the table, with the search's figures and the cells it skips. Without a
+    saturation search, simply the next cell."""
+    current = cells[table["current"]]
+    following = current.index + 1
+    same_count = following < len(cells) and \
+        (cells[following].warehouses, cells[following].clients) == (current.warehouses, current.clients)
+    if search is None or same_count:  # repetitions of a count run before it is judged
+        return (following if following < len(cells) else None), table
+    found = figures(table["cells"], current.warehouses, search.limits_ms, search.metric)
+    if not found or found[-1].clients != current.clients:  # no repetition measured: nothing to judge
+        table = with_search(table, search_status(current.warehouses, found, FAILED_CELL, search.metric))
+        over = True
+    else:
+        decision = decide(search.counts, found, search.min_gain_percent)
+        table = with_search(table, search_status(current.warehouses, found, decision, search.metric))
+        over = decision.next_clients is None
+    if over:
+        while following < len(cells) and cells[following].warehouses == current.warehouses:
+            table = sweep.with_cell(table, following, state=sweep.SKIPPED)
+            following += 1
+    return (following if following < len(cells) else None), table
+
+
+def after_failure(table: dict, cells: list[plan.Cell], search: Search | None) -> dict:
+    """A sweep that failed in its current cell: the search of that warehouse count ends there
+    (what it measured before stays in status)."""
+    if search is None:
+        return table
+    warehouses = cells[table["current"]].warehouses
+    found = figures(table["cells"], warehouses, search.limits_ms, search.metric)
+    return with_search(table, search_status(warehouses, found, FAILED_CELL, search.metric))
+
+
+def with_search(table: dict, entry: dict) -> dict:
+    """status.sweep.saturation with the entry of entry's warehouse count replaced."""
+    others = [e for e in table.get("saturation") or [] if e["warehouses"] != entry["warehouses"]]
+    return {**table, "saturation": [*others, entry]}
