@@ -24,6 +24,7 @@ from tpcc_runner.ycsb.results import merge as merge_ycsb
 from . import failures, history, plan, regression, saturation, sweep, waiting
 from . import faults as fault_injection
 from .cost import cost_status
+from .history import GitSource
 from .results import (
     acid_status,
     consistency_status,
@@ -124,7 +125,7 @@ class World:
     analyzer: JobState = field(default_factory=JobState)  # with spec.regression.changePoints
     change_points: dict | None = None  # changepoints.json
     database_images: list[str] = field(default_factory=list)
-    git: history.GitSource | None = None
+    git: GitSource | None = None
 
 
 @dataclass
@@ -167,10 +168,9 @@ def set_condition(conditions: list[dict], type_: str, status: bool | None, reaso
             old = c
         else:
             out.append(c)
-    changed = old is None or old.get("status") != value
+    since = old["lastTransitionTime"] if old is not None and old.get("status") == value else rfc3339(now)
     out.append({"type": type_, "status": value, "reason": reason, "message": message,
-                "observedGeneration": generation,
-                "lastTransitionTime": rfc3339(now) if changed else old["lastTransitionTime"]})
+                "observedGeneration": generation, "lastTransitionTime": since})
     return out
 
 
@@ -264,7 +264,13 @@ def active_run(run: plan.Run, spec: RunSpec, status: dict) -> plan.Run | None:
     started it; None when this tick starts a new run."""
     if starts_new_run(spec, status, run.generation):
         return None
-    return dataclasses.replace(run, generation=run_generation(status))
+    return _under_way(run, status)
+
+
+def _under_way(run: plan.Run, status: dict) -> plan.Run:
+    generation = run_generation(status)
+    assert generation is not None, "a run under way has its generation in status"
+    return dataclasses.replace(run, generation=generation)
 
 
 def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> Step:
@@ -323,7 +329,7 @@ def next_step(run: plan.Run, spec: RunSpec, status: dict, world: World, now: dt.
         cells = plan.sweep_cells(spec)
         cell = plan.current_cell(spec, status)
         measured = plan.cell_spec(spec, cell)  # a sweep's cell measures its own workload
-        under_way = plan.cell_run(active_run(run, spec, status), cell)
+        under_way = plan.cell_run(_under_way(run, status), cell)
         search = saturation.Search.of(spec)  # the sweep's, which the cell's own spec has not
         step = _fail_fast(b, measured, world) or _advance(b, under_way, measured, world, cells, search)
         _say_what_it_waits_for(step, under_way, measured, status, world)
@@ -336,7 +342,7 @@ def _say_what_it_waits_for(step: Step, run: plan.Run, spec: RunSpec, status: dic
     if "stageStartTime" in step.status:
         return
     after = patched(status, step.status)
-    text = waiting.describe(after.get("phase"), run, spec, after, world)
+    text = waiting.describe(after["phase"], run, spec, after, world)
     if text:
         wanted = waiting.message(text, after.get("stageStartTime"))
         if wanted != status.get("message"):
@@ -426,6 +432,7 @@ def with_kstatus(step: Step, status: dict, generation: int, now: dt.datetime) ->
     phase, reason, message = after.get("phase"), after.get("reason", ""), after.get("message", "")
     verdict = after.get("verdict")
     verdict_message = (after.get("regression") or {}).get("message", "")
+    wanted: dict[str, tuple[bool | None, str, str]]  # condition type -> (status, reason, message)
     if phase == SUCCEEDED and verdict is None:  # one tick: the verdict comes with the result
         wanted = {"Ready": (None, "Judging", "run complete; judging it against its baseline"),
                   "Reconciling": (True, "Judging", "run complete; judging it against its baseline")}
@@ -442,8 +449,8 @@ def with_kstatus(step: Step, status: dict, generation: int, now: dt.datetime) ->
         wanted = {"Ready": (False, reason, message), "Reconciling": (False, reason, message),
                   "Stalled": (True, reason, message)}
     else:
-        wanted = {"Ready": (None, phase, f"phase {phase}"),
-                  "Reconciling": (True, phase, f"phase {phase}")}
+        wanted = {"Ready": (None, str(phase), f"phase {phase}"),
+                  "Reconciling": (True, str(phase), f"phase {phase}")}
     conditions = after.get("conditions") or []
     current = {c["type"]: c for c in conditions}
     value = {True: "True", False: "False", None: "Unknown"}
@@ -472,6 +479,7 @@ def _pending(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: lis
     else:
         b.condition("DatabaseReady", True, "External", "external database")
         b.move(LOADING, "Loading", f"loading {spec.workload.warehouses} warehouses")
+    return None
 
 
 def _deploying(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
@@ -494,6 +502,7 @@ def _deploying(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: l
         b.step.status["database"] = {**database, "installed": True}
         b.event("DatabaseInstalled", f"helm release {plan.release_name(run)} installed; "
                                      f"waiting for {replicas} pods to be ready")
+    return None
 
 
 def _loading(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
@@ -530,6 +539,7 @@ def _loading(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: lis
     elif not world.load.exists:
         b.act(Action.CREATE_LOAD_JOB)
         b.event("LoadJobCreated", f"job {plan.job_name(run, 'loader')}")
+    return None
 
 
 def _running(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
@@ -587,6 +597,7 @@ def _running(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: lis
         else:
             _inject_faults(b, run, spec, world)
             _start_midcheck(b, run, spec, world)
+    return None
 
 
 def _start_midcheck(b: _Builder, run: plan.Run, spec: RunSpec, world: World) -> None:
@@ -740,17 +751,18 @@ def _finished(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: li
     if not status.get("cleanedUp"):
         if status.get("startAt"):
             b.act(Action.RELEASE_RUNNERS)  # runner pods holding their ledgers exit now
-        policy = spec.cleanup.policy
+        cleanup = spec.cleanup.policy
         # a regression that fails the verdict keeps the database to look into, as a failure
         succeeded = phase == SUCCEEDED and not regression_fails(patched(status, b.step.status))
-        if policy == "Always" or (policy == "OnSuccess" and succeeded):
+        if cleanup == "Always" or (cleanup == "OnSuccess" and succeeded):
             b.act(Action.CLEAN_UP)
-            b.event("CleanedUp", f"cleanup policy {policy}: removed the database and Jobs")
+            b.event("CleanedUp", f"cleanup policy {cleanup}: removed the database and Jobs")
         b.step.status["cleanedUp"] = True
     ttl = spec.cleanup.ttl_seconds_after_finished
     done = status.get("completionTime")
     if ttl is not None and done and (now - parse_time(done)).total_seconds() >= ttl:
         b.act(Action.DELETE_RUN)
+    return None
 
 
 # What each phase under way does on a tick (each may end the run Failed: it returns that Step).
@@ -812,6 +824,7 @@ def _change_point_analysis(b: _Builder, run: plan.Run, world: World, this: regre
         return True, None
     if world.analyzer.succeeded or world.analyzer.failed:
         return True, world.change_points
+    assert policy is not None and policy.change_points is not None, "analysis_input needs them"
     if not world.analyzer.exists:
         b.act(Action.CREATE_ANALYSIS_JOB)
         b.step.analysis_input, b.step.max_pvalue = points, policy.change_points.max_pvalue
@@ -879,7 +892,7 @@ def _measured(b: _Builder, run: plan.Run, spec: RunSpec, message: str) -> None:
     if not table:
         b.move(SUCCEEDED, "Succeeded", message)
         return
-    b.step.status["sweep"] = sweep.with_cell(table, run.cell, state=sweep.SUCCEEDED)
+    b.step.status["sweep"] = sweep.with_cell(table, run.sweep_cell, state=sweep.SUCCEEDED)
     b.event("CellMeasured", f"cell {run.cell} ({sweep.label(table['cells'][run.cell])}): {message}")
 
 
@@ -889,14 +902,14 @@ def _judge_cell(b: _Builder, run: plan.Run, spec: RunSpec, world: World,
     and its row in status.sweep. A cell the run failed in (not yet finished) is Failed.
     Returns (judged: False while its change points are analysed, the regression policy)."""
     table = b.current("sweep")
-    row = table["cells"][run.cell]
+    row = table["cells"][run.sweep_cell]
     state = row["state"] if row["state"] in sweep.FINISHED else sweep.FAILED
     after = patched(b.status, b.step.status)
     finished = {**after, "phase": SUCCEEDED if state == sweep.SUCCEEDED else FAILED,
                 "startTime": row.get("startTime", after.get("startTime")), "completionTime": rfc3339(b.now)}
     # history.limit counts runs: each run of a sweep writes one result per cell
     recorded = _record(b, run, spec, world, finished, history.history_limit(spec) * len(cells),
-                       cells[run.cell].matrix)
+                       cells[run.sweep_cell].matrix)
     if recorded is None:
         return False, None
     verdict, fields, policy = recorded
@@ -905,7 +918,7 @@ def _judge_cell(b: _Builder, run: plan.Run, spec: RunSpec, world: World,
     p90 = {t: v["latencyMs"]["p90"] for t, v in (results.get("transactions") or {}).items()
            if (v.get("latencyMs") or {}).get("p90") is not None}
     b.step.status["sweep"] = sweep.with_cell(
-        table, run.cell, state=state, verdict=verdict.outcome, result=fields["resultName"],
+        table, run.sweep_cell, state=state, verdict=verdict.outcome, result=fields["resultName"],
         tpmC=results.get("tpmC"), opsPerSecond=(after.get("ycsb") or {}).get("opsPerSecond"),
         p99NewOrderMs=p99, p90Ms=p90 or None, reason=after.get("reason") if state == sweep.FAILED else None)
     b.event(verdict.outcome, f"cell {run.cell} ({sweep.label(row)}): {verdict.message}; recorded as "

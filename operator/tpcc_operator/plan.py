@@ -61,6 +61,13 @@ class Run:
     cell: int | None = None
 
     @property
+    def sweep_cell(self) -> int:
+        """The index of the sweep cell this run measures (only a sweep's cells have one)."""
+        if self.cell is None:
+            raise ValueError(f"{self.name}: not a sweep's cell")
+        return self.cell
+
+    @property
     def prefix(self) -> str:
         return f"{self.name}-g{self.generation}" + ("" if self.cell is None else f"-c{self.cell}")
 
