@@ -218,10 +218,9 @@ class Transactions(Sessions):
         c = self._customer(s, w_id, d_id, p.get("c_id"), p.get("c_last"),
                            {"_id": 0, "c_id": 1, "c_first": 1, "c_middle": 1, "c_last": 1,
                             "c_balance": 1})
-        last = self._last_order(s, w_id, d_id, c["c_id"])
-        if last is None:
+        o = self._last_order(s, w_id, d_id, c["c_id"])
+        if o is None:
             return {"c_id": c["c_id"], "c_balance": c["c_balance"] / 100, "o_id": None, "lines": 0}
-        o = last
         if self.schema != "normalized":
             lines = o.get("order_line", [])
         else:
