@@ -93,7 +93,7 @@ BAD = [
     Bad("mongodb-inline-password", _driver(MONGO_RS, password="hunter2"), "workload.driverOptions for mongodb",
         "only schema"),
     Bad("mongodb-schema-value", _driver(MONGO_RS, schema="flat"), "workload.driverOptions for mongodb",
-        "schema is denormalized|normalized"),
+        "schema is denormalized|embedded|normalized"),
     Bad("mongodb-write-concern-zero", _driver(MONGO_RS, write_concern="0"), "workload.driverOptions for mongodb",
         "write_concern majority or a number"),
     Bad("mongodb-read-preference-value", _driver(MONGO_RS, read_preference="any"),

@@ -73,14 +73,19 @@ def _mongo(endpoint: str, schema: str) -> Target:
             if schema == "normalized":
                 assert db.order_line.delete_many({"ol_w_id": w, "ol_d_id": d, "ol_o_id": o}).deleted_count
             assert db.new_order.delete_one({"no_w_id": w, "no_d_id": d, "no_o_id": o}).deleted_count == 1
-            assert db.orders.delete_one({"o_w_id": w, "o_d_id": d, "o_id": o}).deleted_count == 1
+            if schema == "embedded":  # the order is an element of its customer's orders
+                assert db.customer.update_one({"c_w_id": w, "c_d_id": d, "orders.o_id": o},
+                                              {"$pull": {"orders": {"o_id": o}}}).modified_count == 1
+            else:
+                assert db.orders.delete_one({"o_w_id": w, "o_d_id": d, "o_id": o}).deleted_count == 1
             assert db.district.update_one({"d_w_id": w, "d_id": d},
                                           {"$set": {"d_next_o_id": o}}).modified_count == 1
 
     return Target("mongodb", endpoint, [f"schema={schema}"], roll_back)
 
 
-@pytest.fixture(scope="module", params=["voltdb", "mongodb-normalized", "mongodb-denormalized"])
+@pytest.fixture(scope="module", params=["voltdb", "mongodb-normalized", "mongodb-denormalized",
+                                        "mongodb-embedded"])
 def target(request) -> Target:
     if request.param == "voltdb":
         t = _volt(request.getfixturevalue("voltdb").endpoints[0])

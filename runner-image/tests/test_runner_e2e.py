@@ -65,12 +65,17 @@ def _mongo_target(endpoint: str, schema: str) -> Target:
     def corrupt() -> None:
         db().district.update_one({"d_w_id": 1, "d_id": 1}, {"$inc": {"d_ytd": 1.0}})
 
+    def count_orders() -> int:
+        if schema == "embedded":  # the orders are arrays of the customer documents
+            return sum(len(c["orders"]) for c in db().customer.find({}, {"orders.o_id": 1}))
+        return db().orders.count_documents({})
+
     return Target("mongodb", endpoint, 2, ["--items", "1000", "--customers-per-district", "30"],
-                  2, 20, [f"schema={schema}"], None, lambda: db().orders.count_documents({}),
-                  corrupt)
+                  2, 20, [f"schema={schema}"], None, count_orders, corrupt)
 
 
-@pytest.fixture(scope="module", params=["voltdb", "mongodb-normalized", "mongodb-denormalized"])
+@pytest.fixture(scope="module", params=["voltdb", "mongodb-normalized", "mongodb-denormalized",
+                                        "mongodb-embedded"])
 def target(request) -> Target:
     if request.param == "voltdb":
         return _volt_target(request.getfixturevalue("voltdb").endpoints[0])

@@ -205,6 +205,8 @@ def test_spec_deviations_name_what_the_run_did_differently():
                         "(a district partition key, not in clause 1.3's layouts)"]
     by_district = w.spec_deviations(**{**spec_like, "schema_variant": "stored-procedures, partitioned by district"})
     assert by_district[2].endswith("; they are partitioned on it")
+    embedded = w.spec_deviations(**{**spec_like, "schema_variant": "embedded"})
+    assert embedded[2].startswith("embedded schema: orders (with their order lines) and history kept inside")
     worst = w.spec_deviations(**{**spec_like, "paced": False, "mix": (55, 37, 4, 2, 2),
                                  "clients": 4, "items": 5000, "schema_variant": "denormalized",
                                  "measured_seconds": 60})

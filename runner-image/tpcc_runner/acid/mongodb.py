@@ -31,6 +31,7 @@ from pymongo.read_preferences import ReadPreference
 from ..consistency import Cents
 from ..drivers.base import ConnectionOptions, DriverError, NotLoaded, UserAbort
 from ..drivers.mongodb import MongoDBDriver, _InvalidItem, _stored_cents
+from ..drivers.mongodb.documents import embedded_rows
 from .clause3 import (
     AtomicityObservation,
     ConsistencyObservation,
@@ -163,14 +164,20 @@ class MongoDBAcid:
             raise NotLoaded(f"mongodb: no {table} {key}")
         return doc
 
+    def _rows(self, table: str, query: dict) -> list[dict]:
+        """ORDERS or HISTORY rows matching query, flat, wherever the schema keeps them (the
+        embedded schema: in the customer documents)."""
+        if self.reader.schema == "embedded":
+            return list(self.reader._coll("customer").aggregate(embedded_rows(table, query)))
+        return list(self.reader._coll(table).find(query))
+
     def _payment_rows(self, p: Pick) -> PaymentRows:
         w = self._one("warehouse", {"w_id": p.w_id}, ["w_ytd"])
         d = self._one("district", {"d_w_id": p.w_id, "d_id": p.d_id}, ["d_ytd"])
         c = self._one("customer", {"c_w_id": p.w_id, "c_d_id": p.d_id, "c_id": p.c_id},
                       ["c_balance", "c_ytd_payment", "c_payment_cnt"])
-        history = [h["h_amount"] for h in self.reader._coll("history").find(
-            {"h_c_w_id": p.w_id, "h_c_d_id": p.d_id, "h_c_id": p.c_id, "h_w_id": p.w_id, "h_d_id": p.d_id},
-            {"_id": 0, "h_amount": 1})]
+        history = [h["h_amount"] for h in self._rows(
+            "history", {"h_c_w_id": p.w_id, "h_c_d_id": p.d_id, "h_c_id": p.c_id, "h_w_id": p.w_id, "h_d_id": p.d_id})]
         return PaymentRows(_stored_cents(w["w_ytd"]), _stored_cents(d["d_ytd"]), _stored_cents(c["c_balance"]),
                            _stored_cents(c["c_ytd_payment"]), c["c_payment_cnt"], len(history),
                            sum(_stored_cents(h) for h in history))
@@ -179,7 +186,7 @@ class MongoDBAcid:
         return self._one("district", {"d_w_id": p.w_id, "d_id": p.d_id}, ["d_next_o_id"])["d_next_o_id"]
 
     def _new_order_rows(self, p: Pick) -> NewOrderRows:
-        orders = self.reader._coll("orders").count_documents({"o_w_id": p.w_id, "o_d_id": p.d_id, "o_c_id": p.c_id})
+        orders = len(self._rows("orders", {"o_w_id": p.w_id, "o_d_id": p.d_id, "o_c_id": p.c_id}))
         new = self.reader._coll("new_order").count_documents({"no_w_id": p.w_id, "no_d_id": p.d_id})
         return NewOrderRows(self._next_o_id(p), orders, new)
 
@@ -193,8 +200,11 @@ class MongoDBAcid:
         if not oldest:
             raise NotLoaded(f"mongodb: district ({p.w_id}, {p.d_id}) has no undelivered order to deliver")
         o_id = oldest[0]["no_o_id"]
-        order = self._one("orders", {"o_w_id": p.w_id, "o_d_id": p.d_id, "o_id": o_id}, ["o_c_id", "order_line"])
-        lines = order.get("order_line") if self.reader.schema == "denormalized" else list(
+        found = self._rows("orders", {"o_w_id": p.w_id, "o_d_id": p.d_id, "o_id": o_id})
+        if not found:
+            raise NotLoaded(f"mongodb: no order ({p.w_id}, {p.d_id}, {o_id})")
+        order = found[0]
+        lines = order.get("order_line") if self.reader.schema != "normalized" else list(
             self.reader._coll("order_line").find({"ol_w_id": p.w_id, "ol_d_id": p.d_id, "ol_o_id": o_id}))
         return o_id, order["o_c_id"], sum(_stored_cents(ol["ol_amount"]) for ol in lines or [])
 

@@ -25,6 +25,14 @@ stock lines and remote-customer Payments cross shards); and the shard key stays 
 every unique index, which a sharded collection needs to enforce them. ITEM has no warehouse
 id and stays unsharded on the database's primary shard.
 
+Schemas (schema=): normalized keeps the nine TPC-C tables as collections; denormalized (the
+VLDB paper's) embeds the order lines in their ORDERS document; embedded (the sharded study's)
+keeps each customer's orders, with their lines, and its history as arrays of its CUSTOMER
+document (documents.OWNER_FIELDS), so NewOrder, Payment, OrderStatus and Delivery write one
+customer document and stay on its warehouse's shard; NEW-ORDER stays a collection for
+Delivery's oldest undelivered order, and StockLevel pays for it with an aggregation over the
+district's customers (transactions._recent_items_embedded).
+
 On SecantusDB (the test server) findAndModify costs a scan of the collection; use
 find_and_modify=false there for anything but small data.
 

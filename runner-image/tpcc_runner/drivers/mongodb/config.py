@@ -8,7 +8,7 @@ from .. import options
 
 DEFAULT_PORT = 27017
 UNAUTHORIZED = 13  # the server's error code for an operation the user's roles do not allow
-SCHEMAS = ("denormalized", "normalized")
+SCHEMAS = ("denormalized", "embedded", "normalized")
 READ_PREFERENCES = {
     "primary": ReadPreference.PRIMARY,
     "primaryPreferred": ReadPreference.PRIMARY_PREFERRED,
@@ -31,7 +31,8 @@ _write_concern = options.ValueParser("majority or a number of members >= 1", _me
 OPTIONS = (
     options.Option("schema", "denormalized", options.choice(*SCHEMAS),
                    "denormalized embeds the order lines in their ORDERS document (the paper's schema); "
-                   "normalized keeps nine collections"),
+                   "normalized keeps nine collections; embedded (the sharded study's) keeps each customer's "
+                   "orders, with their lines, and its history inside the CUSTOMER document"),
     options.Option("find_and_modify", True, options.boolean,
                    "NewOrder's d_next_o_id increment, Payment's YTD increments and Delivery's new_order "
                    "removal / order update in one round trip"),

@@ -40,6 +40,36 @@ SHARD_KEYS = {"warehouse": "w_id", "district": "d_w_id", "customer": "c_w_id", "
 # Fields of an order line kept inside the ORDERS document (its key is the order's).
 EMBEDDED_LINE_FIELDS = TABLES["order_line"][3:]
 
+# The embedded schema (the sharded study's): a customer's ORDERS (each with its lines) and its
+# HISTORY rows are arrays of its CUSTOMER document, named after the table. The fields that name
+# the customer are the customer's own; the others are kept in each array element.
+OWNER_FIELDS = {"orders": {"o_w_id": "c_w_id", "o_d_id": "c_d_id", "o_c_id": "c_id"},
+                "history": {"h_c_w_id": "c_w_id", "h_c_d_id": "c_d_id", "h_c_id": "c_id"}}
+EMBEDDED_FIELDS = {"orders": [f for f in TABLES["orders"] if f not in OWNER_FIELDS["orders"]] + ["order_line"],
+                   "history": [f for f in TABLES["history"] if f not in OWNER_FIELDS["history"]]}
+# The collections each schema does not have: their rows live inside other documents.
+EMBEDDED_TABLES = {"normalized": (), "denormalized": ("order_line",),
+                   "embedded": ("orders", "order_line", "history")}
+# Finds a customer by one of its orders (Delivery, StockLevel, the durability ledger); multikey,
+# not unique (a unique index on an array field constrains across documents only).
+CUSTOMER_ORDER_INDEX = ([("c_w_id", 1), ("c_d_id", 1), ("orders.o_id", 1)], False)
+
+
+def embedded_rows(table: str, match: dict[str, Any]) -> list[dict[str, Any]]:
+    """An aggregation pipeline over CUSTOMER that yields the flat rows of an embedded table
+    ("orders", with their order_line array, or "history") matching `match`, a query on the
+    table's own field names: the customers are selected by it first (so the index on
+    c_w_id, c_d_id and orders.o_id serves it), then their array is unwound and matched exactly."""
+    owner = OWNER_FIELDS[table]
+
+    def path(field: str) -> str:
+        return owner.get(field, f"{table}.{field}")
+    fields = list(owner) + EMBEDDED_FIELDS[table]
+    return [{"$match": {path(k): v for k, v in match.items()}},
+            {"$unwind": f"${table}"},
+            {"$project": {"_id": 0, **{f: f"${path(f)}" for f in fields}}},
+            {"$match": match}]
+
 
 def _cents(dollars: float) -> Int64:
     """Money is stored as int64 cents (exact sums; int64 so W_YTD never overflows int32)."""

@@ -8,12 +8,27 @@ from typing import Any
 from ...schema import MONEY_COLUMNS, TABLES
 from ..base import LoadMeta, NotLoaded, utcnow
 from .connection import Connection, admin_errors
-from .documents import EMBEDDED_LINE_FIELDS, INDEXES, META, SHARD_KEYS, _cents
+from .documents import (
+    CUSTOMER_ORDER_INDEX,
+    EMBEDDED_FIELDS,
+    EMBEDDED_LINE_FIELDS,
+    EMBEDDED_TABLES,
+    INDEXES,
+    META,
+    OWNER_FIELDS,
+    SHARD_KEYS,
+    _cents,
+)
 
 
 class Loading(Connection):
     def _tables(self) -> list[str]:
-        return [t for t in TABLES if not (self.schema == "denormalized" and t == "order_line")]
+        """The collections of this schema (the others' rows are embedded in documents)."""
+        return [t for t in TABLES if t not in EMBEDDED_TABLES[self.schema]]
+
+    def _indexes(self, table: str) -> list[tuple[list[tuple[str, int]], bool]]:
+        extra = [CUSTOMER_ORDER_INDEX] if self.schema == "embedded" and table == "customer" else []
+        return INDEXES[table] + extra
 
     def create_schema(self, reset: bool) -> None:
         with admin_errors("creating the schema"):
@@ -34,7 +49,7 @@ class Loading(Connection):
             if self.topology == "sharded":
                 self._shard_collections()
             for table in self._tables():
-                for keys, unique in INDEXES[table]:
+                for keys, unique in self._indexes(table):
                     self._coll(table).create_index(keys, unique=unique)
 
     def _shard_collections(self) -> None:
@@ -78,8 +93,10 @@ class Loading(Connection):
         docs = {t: [{c: _cents(v) if c in MONEY_COLUMNS and v is not None else v
                      for c, v in zip(TABLES[t], row)} for row in rows]
                 for t, rows in tables.items() if rows}
-        if self.schema == "denormalized" and "order_line" in docs:
+        if self.schema != "normalized" and "order_line" in docs:
             self._embed_lines(key, docs)
+        if self.schema == "embedded":
+            self._embed_in_customers(key, docs)
         with admin_errors(f"loading unit {key}"):
             # a crash may have left part of this unit: remove it, then insert it whole
             for table, filt in self._unit_filters(key, docs):
@@ -102,9 +119,30 @@ class Loading(Connection):
             raise ValueError(f"mongodb: unit {key}: order lines without their order, e.g. "
                              f"(w, d, o) = {next(iter(by_order))}")
 
+    @staticmethod
+    def _embed_in_customers(key: str, docs: dict[str, list[dict]]) -> None:
+        """The embedded schema: each ORDERS (lines embedded already) and HISTORY row moved into
+        its customer's document, in O_ID / load order. A district unit carries its customers
+        with their orders and history, so every row finds its customer in the same unit."""
+        customers = {(c["c_w_id"], c["c_d_id"], c["c_id"]): c for c in docs.get("customer", [])}
+        for customer in customers.values():
+            customer["orders"], customer["history"] = [], []
+        for table in ("orders", "history"):
+            owner = list(OWNER_FIELDS[table])
+            for row in sorted(docs.pop(table, []), key=lambda r: r.get("o_id", 0)):
+                c = customers.get(tuple(row[f] for f in owner))
+                if c is None:
+                    raise ValueError(f"mongodb: unit {key}: a {table} row of customer "
+                                     f"{tuple(row[f] for f in owner)} not in the unit")
+                c[table].append({f: row[f] for f in EMBEDDED_FIELDS[table] if f in row})
+
     def _unit_filters(self, key: str, docs: dict[str, list[dict]]) -> list[tuple[str, dict]]:
         """Which documents belong to a unit: by the unit key where it names a warehouse or
         district, else by the keys of the rows it carries."""
+        return [(table, filt) for table, filt in self._unit_filters_of_all_schemas(key, docs)
+                if table in self._tables()]
+
+    def _unit_filters_of_all_schemas(self, key: str, docs: dict[str, list[dict]]) -> list[tuple[str, dict]]:
         parts = key.split(":")
         try:
             if parts[0] == "warehouse" and len(parts) == 2:
@@ -115,9 +153,8 @@ class Loading(Connection):
                 filters: list[tuple[str, dict[str, Any]]] = [("customer", {"c_w_id": w, "c_d_id": d}),
                            ("history", {"h_c_w_id": w, "h_c_d_id": d}),
                            ("orders", {"o_w_id": w, "o_d_id": d}),
-                           ("new_order", {"no_w_id": w, "no_d_id": d})]
-                if self.schema == "normalized":
-                    filters.append(("order_line", {"ol_w_id": w, "ol_d_id": d}))
+                           ("new_order", {"no_w_id": w, "no_d_id": d}),
+                           ("order_line", {"ol_w_id": w, "ol_d_id": d})]
                 return filters
         except ValueError:
             pass

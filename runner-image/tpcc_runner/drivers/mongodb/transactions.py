@@ -11,7 +11,7 @@ from pymongo import DeleteOne, InsertOne, ReturnDocument, UpdateMany, UpdateOne
 
 from ..base import NotLoaded
 from .config import READ_PREFERENCES
-from .documents import _cents
+from .documents import EMBEDDED_FIELDS, _cents, embedded_rows
 from .sessions import Sessions, _InvalidItem
 
 
@@ -146,19 +146,25 @@ class Transactions(Sessions):
                      for (sw, si), u in stock_updates.items()], s)
 
     def _insert_order(self, s, p: dict[str, Any], o_id: int, order_lines: list[dict]) -> None:
-        """The ORDERS document (with its lines when denormalized), its ORDER-LINEs and its
-        NEW-ORDER."""
+        """The ORDERS document (with its lines when denormalized; pushed onto its customer's
+        orders when embedded), its ORDER-LINEs and its NEW-ORDER."""
         w_id, d_id, lines = p["w_id"], p["d_id"], p["items"]
         order = {"o_id": o_id, "o_d_id": d_id, "o_w_id": w_id, "o_c_id": p["c_id"],
                  "o_entry_d": p["o_entry_d"], "o_carrier_id": None, "o_ol_cnt": len(lines),
                  "o_all_local": int(all(ln["supply_w_id"] == w_id for ln in lines))}
-        if self.schema == "denormalized":
+        if self.schema == "embedded":
+            order["order_line"] = order_lines
+            self._coll("customer").update_one(
+                {"c_w_id": w_id, "c_d_id": d_id, "c_id": p["c_id"]},
+                {"$push": {"orders": {f: order[f] for f in EMBEDDED_FIELDS["orders"]}}}, session=s)
+        elif self.schema == "denormalized":
             order["order_line"] = order_lines
         else:
             self._write(self._coll("order_line"),
                         [InsertOne({"ol_o_id": o_id, "ol_d_id": d_id, "ol_w_id": w_id, **ol})
                          for ol in order_lines], s)
-        self._coll("orders").insert_one(order, session=s)
+        if self.schema != "embedded":
+            self._coll("orders").insert_one(order, session=s)
         self._coll("new_order").insert_one({"no_o_id": o_id, "no_d_id": d_id, "no_w_id": w_id},
                                            session=s)
 
@@ -179,12 +185,15 @@ class Transactions(Sessions):
         if c["c_credit"] == "BC":  # clause 2.5.2.2: history prepended to C_DATA, 500 chars max
             entry = f"{c_id} {p['c_d_id']} {p['c_w_id']} {d_id} {w_id} {amount / 100:.2f} "
             update["$set"] = {"c_data": (entry + c["c_data"])[:500]}
+        history = {"h_d_id": d_id, "h_w_id": w_id, "h_date": p["h_date"], "h_amount": amount,
+                   "h_data": f"{w['w_name']}    {d['d_name']}"}
+        if self.schema == "embedded":
+            update["$push"] = {"history": history}
         self._coll("customer").update_one({"c_w_id": p["c_w_id"], "c_d_id": p["c_d_id"], "c_id": c_id},
                                           update, session=s)
-        self._coll("history").insert_one(
-            {"h_c_id": c_id, "h_c_d_id": p["c_d_id"], "h_c_w_id": p["c_w_id"], "h_d_id": d_id,
-             "h_w_id": w_id, "h_date": p["h_date"], "h_amount": amount,
-             "h_data": f"{w['w_name']}    {d['d_name']}"}, session=s)
+        if self.schema != "embedded":
+            self._coll("history").insert_one(
+                {"h_c_id": c_id, "h_c_d_id": p["c_d_id"], "h_c_w_id": p["c_w_id"], **history}, session=s)
         return {"c_id": c_id, "c_balance": (c["c_balance"] - amount) / 100}
 
     def _inc_and_read(self, table: str, key: dict, field: str, amount: Int64, read: list[str], s) -> dict:
@@ -209,16 +218,10 @@ class Transactions(Sessions):
         c = self._customer(s, w_id, d_id, p.get("c_id"), p.get("c_last"),
                            {"_id": 0, "c_id": 1, "c_first": 1, "c_middle": 1, "c_last": 1,
                             "c_balance": 1})
-        projection = {"_id": 0, "o_id": 1, "o_entry_d": 1, "o_carrier_id": 1}
-        if self.schema == "denormalized":
-            projection["order_line"] = 1
-        last = list(self._coll("orders").find(
-            {"o_w_id": w_id, "o_d_id": d_id, "o_c_id": c["c_id"]}, projection,
-            session=s).sort("o_id", -1).limit(1))
-        if not last:
+        o = self._last_order(s, w_id, d_id, c["c_id"])
+        if o is None:
             return {"c_id": c["c_id"], "c_balance": c["c_balance"] / 100, "o_id": None, "lines": 0}
-        o = last[0]
-        if self.schema == "denormalized":
+        if self.schema != "normalized":
             lines = o.get("order_line", [])
         else:
             lines = list(self._coll("order_line").find(
@@ -227,6 +230,24 @@ class Transactions(Sessions):
                  "ol_delivery_d": 1}, session=s))
         return {"c_id": c["c_id"], "c_balance": c["c_balance"] / 100, "o_id": o["o_id"],
                 "o_carrier_id": o.get("o_carrier_id"), "lines": len(lines)}
+
+    def _last_order(self, s, w_id: int, d_id: int, c_id: int) -> dict | None:
+        """The customer's order with the highest O_ID (with its lines unless normalized). When
+        embedded it is read from the customer's document: its whole orders array, as a push
+        order cannot be relied on without transactions (two NewOrders of one customer may
+        commit out of O_ID order)."""
+        if self.schema == "embedded":
+            doc = self._coll("customer").find_one({"c_w_id": w_id, "c_d_id": d_id, "c_id": c_id},
+                                                  {"_id": 0, "orders": 1}, session=s)
+            orders = (doc or {}).get("orders") or []
+            return max(orders, key=lambda o: o["o_id"]) if orders else None
+        projection = {"_id": 0, "o_id": 1, "o_entry_d": 1, "o_carrier_id": 1}
+        if self.schema == "denormalized":
+            projection["order_line"] = 1
+        last = list(self._coll("orders").find(
+            {"o_w_id": w_id, "o_d_id": d_id, "o_c_id": c_id}, projection,
+            session=s).sort("o_id", -1).limit(1))
+        return last[0] if last else None
 
     # -- Delivery (clause 2.7), all districts in one transaction as in the paper --------
     def delivery(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -237,57 +258,87 @@ class Transactions(Sessions):
 
     def _delivery(self, s, p: dict[str, Any]) -> dict[str, Any]:
         assert self._districts is not None, "read from the load by delivery() (and by the ACID tests)"
-        w_id, carrier, when = p["w_id"], p["o_carrier_id"], p["ol_delivery_d"]
-        new_order, orders, order_line = (self._coll("new_order"), self._coll("orders"),
-                                         self._coll("order_line"))
-        denorm = self.schema == "denormalized"
+        w_id = p["w_id"]
         delivered, skipped = [], 0
-        no_deletes, order_updates, line_updates, customer_updates = [], [], [], []
+        # the writes of every district, one bulk write per collection at the end
+        writes: dict[str, list] = {"new_order": [], "orders": [], "order_line": [], "customer": []}
         for d_id in range(1, self._districts + 1):
-            no_key = {"no_w_id": w_id, "no_d_id": d_id}
-            if self.find_and_modify:
-                no = new_order.find_one_and_delete(no_key, projection={"_id": 0, "no_o_id": 1},
-                                                   sort=[("no_o_id", 1)], session=s)
-            else:
-                found = list(new_order.find(no_key, {"_id": 0, "no_o_id": 1}, session=s)
-                             .sort("no_o_id", 1).limit(1))
-                no = found[0] if found else None
-            if no is None:
+            o_id = self._take_new_order(s, w_id, d_id, writes)
+            if o_id is None:
                 skipped += 1  # clause 2.7.4.2: no undelivered order in this district
                 continue
-            o_id = no["no_o_id"]
-            o_key = {"o_w_id": w_id, "o_d_id": d_id, "o_id": o_id}
-            o_set = {"o_carrier_id": carrier}
-            if denorm:
-                o_set["order_line.$[].ol_delivery_d"] = when
-            projection = {"_id": 0, "o_c_id": 1}
-            if denorm:
-                projection["order_line"] = 1
-            if self.find_and_modify:
-                o = orders.find_one_and_update(o_key, {"$set": o_set}, projection=projection,
-                                               session=s)
+            if self.schema == "embedded":
+                self._deliver_embedded(s, w_id, d_id, o_id, p, writes)
             else:
-                o = orders.find_one(o_key, projection, session=s)
-                no_deletes.append(DeleteOne({**no_key, "no_o_id": o_id}))
-                order_updates.append(UpdateOne(o_key, {"$set": o_set}))
-            if o is None:
-                raise NotLoaded(f"mongodb: new order without order w_id={w_id} d_id={d_id} o_id={o_id}")
-            if denorm:
-                amounts = [ol["ol_amount"] for ol in o.get("order_line", [])]
-            else:
-                ol_key = {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": o_id}
-                amounts = [ol["ol_amount"] for ol in order_line.find(ol_key, {"_id": 0, "ol_amount": 1},
-                                                                     session=s)]
-                line_updates.append(UpdateMany(ol_key, {"$set": {"ol_delivery_d": when}}))
-            customer_updates.append(UpdateOne(
-                {"c_w_id": w_id, "c_d_id": d_id, "c_id": o["o_c_id"]},
-                {"$inc": {"c_balance": Int64(sum(amounts)), "c_delivery_cnt": 1}}))
+                self._deliver_order(s, w_id, d_id, o_id, p, writes)
             delivered.append((d_id, o_id))
-        self._write(new_order, no_deletes, s)
-        self._write(orders, order_updates, s)
-        self._write(order_line, line_updates, s)
-        self._write(self._coll("customer"), customer_updates, s)
+        for table, ops in writes.items():
+            self._write(self._coll(table), ops, s)
         return {"delivered": delivered, "skipped": skipped}
+
+    def _take_new_order(self, s, w_id: int, d_id: int, writes: dict[str, list]) -> int | None:
+        """The district's oldest NEW-ORDER's O_ID, that row deleted (or its delete queued)."""
+        new_order, no_key = self._coll("new_order"), {"no_w_id": w_id, "no_d_id": d_id}
+        if self.find_and_modify:
+            no = new_order.find_one_and_delete(no_key, projection={"_id": 0, "no_o_id": 1},
+                                               sort=[("no_o_id", 1)], session=s)
+        else:
+            found = list(new_order.find(no_key, {"_id": 0, "no_o_id": 1}, session=s)
+                         .sort("no_o_id", 1).limit(1))
+            no = found[0] if found else None
+            if no is not None:
+                writes["new_order"].append(DeleteOne({**no_key, "no_o_id": no["no_o_id"]}))
+        return None if no is None else no["no_o_id"]
+
+    def _deliver_order(self, s, w_id: int, d_id: int, o_id: int, p: dict[str, Any],
+                       writes: dict[str, list]) -> None:
+        """Normalized or denormalized: the ORDERS document's carrier (and embedded lines'
+        delivery date), the ORDER-LINEs' dates and the customer's balance."""
+        when, denorm = p["ol_delivery_d"], self.schema == "denormalized"
+        o_key = {"o_w_id": w_id, "o_d_id": d_id, "o_id": o_id}
+        o_set = {"o_carrier_id": p["o_carrier_id"]}
+        projection = {"_id": 0, "o_c_id": 1}
+        if denorm:
+            o_set["order_line.$[].ol_delivery_d"] = when
+            projection["order_line"] = 1
+        orders = self._coll("orders")
+        if self.find_and_modify:
+            o = orders.find_one_and_update(o_key, {"$set": o_set}, projection=projection, session=s)
+        else:
+            o = orders.find_one(o_key, projection, session=s)
+            writes["orders"].append(UpdateOne(o_key, {"$set": o_set}))
+        if o is None:
+            raise NotLoaded(f"mongodb: new order without order w_id={w_id} d_id={d_id} o_id={o_id}")
+        if denorm:
+            amounts = [ol["ol_amount"] for ol in o.get("order_line", [])]
+        else:
+            ol_key = {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": o_id}
+            amounts = [ol["ol_amount"] for ol in self._coll("order_line").find(
+                ol_key, {"_id": 0, "ol_amount": 1}, session=s)]
+            writes["order_line"].append(UpdateMany(ol_key, {"$set": {"ol_delivery_d": when}}))
+        writes["customer"].append(UpdateOne(
+            {"c_w_id": w_id, "c_d_id": d_id, "c_id": o["o_c_id"]},
+            {"$inc": {"c_balance": Int64(sum(amounts)), "c_delivery_cnt": 1}}))
+
+    def _deliver_embedded(self, s, w_id: int, d_id: int, o_id: int, p: dict[str, Any],
+                          writes: dict[str, list]) -> None:
+        """Embedded: the customer holding order o_id is found by it (index on c_w_id, c_d_id,
+        orders.o_id), and one update of that document sets the order's carrier and its lines'
+        delivery date (arrayFilters) and adds their amounts to the balance. The amounts are
+        read first, so find_and_modify does not apply here."""
+        c_key = {"c_w_id": w_id, "c_d_id": d_id}
+        c = self._coll("customer").find_one({**c_key, "orders.o_id": o_id},
+                                            {"_id": 0, "c_id": 1, "orders": {"$elemMatch": {"o_id": o_id}}},
+                                            session=s)
+        if c is None or not c.get("orders"):
+            raise NotLoaded(f"mongodb: new order without order w_id={w_id} d_id={d_id} o_id={o_id}")
+        amounts = [ol["ol_amount"] for ol in c["orders"][0].get("order_line") or []]
+        writes["customer"].append(UpdateOne(
+            {**c_key, "c_id": c["c_id"]},
+            {"$set": {"orders.$[o].o_carrier_id": p["o_carrier_id"],
+                      "orders.$[o].order_line.$[].ol_delivery_d": p["ol_delivery_d"]},
+             "$inc": {"c_balance": Int64(sum(amounts)), "c_delivery_cnt": 1}},
+            array_filters=[{"o.o_id": o_id}]))
 
     # -- StockLevel (clause 2.8) --------------------------------------------------------
     def stock_level(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -306,7 +357,9 @@ class Transactions(Sessions):
             raise NotLoaded(f"mongodb: no district w_id={w_id} d_id={d_id}")
         nxt = d["d_next_o_id"]
         last20 = {"$gte": nxt - 20, "$lt": nxt}
-        if self.schema == "denormalized":
+        if self.schema == "embedded":
+            i_ids = self._recent_items_embedded(s, w_id, d_id, last20)
+        elif self.schema == "denormalized":
             i_ids = {ol["ol_i_id"] for o in self._stock_reader("orders").find(
                 {"o_w_id": w_id, "o_d_id": d_id, "o_id": last20},
                 {"_id": 0, "order_line.ol_i_id": 1}, session=s) for ol in o.get("order_line", [])}
@@ -320,5 +373,16 @@ class Transactions(Sessions):
             {"s_w_id": w_id, "s_i_id": {"$in": sorted(i_ids)}}, {"_id": 0, "s_quantity": 1},
             session=s) if i_ids else []
         return {"low_stock": sum(1 for st in quantities if st["s_quantity"] < p["threshold"])}
+
+    def _recent_items_embedded(self, s, w_id: int, d_id: int, last20: dict) -> set[int]:
+        """The item ids of the district's last 20 orders when orders live in their customers:
+        an aggregation that selects the customers holding one of them (the c_w_id, c_d_id,
+        orders.o_id index), unwinds their orders and lines and groups by item. This is the
+        embedded schema's known cost: a district's recent orders are spread over up to 20
+        customer documents, each read whole by the server, where the other schemas read one
+        range of an orders/order_line index."""
+        pipeline = embedded_rows("orders", {"o_w_id": w_id, "o_d_id": d_id, "o_id": last20}) + [
+            {"$unwind": "$order_line"}, {"$group": {"_id": "$order_line.ol_i_id"}}]
+        return {r["_id"] for r in self._stock_reader("customer").aggregate(pipeline, session=s)}
 
     # -- verification ------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """What the checks read back (never judge): a warehouse's rows for the consistency
 conditions (consistency.Evaluator) and stored orders for the durability ledger
-(durability.py), in either schema variant."""
+(durability.py), in every schema variant (embedded: flat rows unwound from the customer
+documents by documents.embedded_rows)."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -14,7 +15,7 @@ from ...durability import StoredOrder, from_epoch_ms
 from ..base import LoadMeta, NotLoaded
 from .config import SCHEMAS
 from .connection import Connection, admin_errors
-from .documents import _stored_cents
+from .documents import _stored_cents, embedded_rows
 
 
 def _null(expr: Any) -> dict:
@@ -40,11 +41,14 @@ class Verification(Connection):
     def _orders(self, query: dict) -> dict[tuple[int, int, int], StoredOrder]:
         """The orders of one district matching `query`, with their lines (embedded or not)."""
         fields = {"_id": 0, "o_w_id": 1, "o_d_id": 1, "o_id": 1, "o_c_id": 1, "o_entry_d": 1, "o_ol_cnt": 1}
-        if self.schema == "denormalized":
+        if self.schema != "normalized":
             fields["order_line"] = 1
         with admin_errors("reading orders"):
-            orders = list(self._coll("orders").find(query, fields))
-            if self.schema == "denormalized":
+            if self.schema == "embedded":
+                orders = self._aggregate("customer", embedded_rows("orders", query) + [{"$project": fields}])
+            else:
+                orders = list(self._coll("orders").find(query, fields))
+            if self.schema != "normalized":
                 lines = {o["o_id"]: o.get("order_line") or [] for o in orders}
             else:
                 lines = defaultdict(list)
@@ -78,18 +82,21 @@ class Verification(Connection):
     def consistency_data(self, w: int, meta: LoadMeta) -> WarehouseData:
         """Fetch warehouse w for consistency.Evaluator, in the schema variant the load stored
         (whatever the schema option says). ORDER-LINE documents in the order_line collection
-        are read in both variants: in the denormalized one any there are rows outside an order."""
+        are read in every variant: in the others any there are rows outside an order. The
+        embedded variant's HISTORY of payments made at warehouse w lies in the customers of
+        every warehouse (remote payments), so reading it scans all customer documents: the
+        check's cost in that schema, not the transactions'."""
         if meta.schema_variant not in SCHEMAS:
             raise NotLoaded(f"mongodb: the load metadata names schema {meta.schema_variant!r}, "
                             f"not one of {'|'.join(SCHEMAS)}")
         wh = WarehouseData(w)
         with admin_errors(f"reading warehouse {w} for the consistency check"):
-            self._read_payments(wh)
-            self._read_orders(wh, meta.schema_variant == "denormalized")
+            self._read_payments(wh, meta.schema_variant)
+            self._read_orders(wh, meta.schema_variant)
             self._read_order_lines_and_customers(wh)
         return wh
 
-    def _read_payments(self, wh: WarehouseData) -> None:
+    def _read_payments(self, wh: WarehouseData, schema: str) -> None:
         """The YTDs of the warehouse and its districts, D_NEXT_O_ID, and the HISTORY sums."""
         w, session = wh.w_id, self._snapshot_session  # no session: plain reads, each on its own
         doc = self._coll("warehouse").find_one({"w_id": w}, {"_id": 0, "w_ytd": 1}, session=session)
@@ -99,26 +106,31 @@ class Verification(Connection):
                                                              "d_next_o_id": 1}, session=session):
             wh.district(r["d_id"]).row = DistrictRow(_stored_cents(r.get("d_ytd")),
                                                      r.get("d_next_o_id") or 0)
-        for r in self._aggregate("history", [
-                {"$match": {"h_w_id": w}},
-                {"$group": {"_id": "$h_d_id", "sum": {"$sum": "$h_amount"}}}]):
+        for r in self._history(schema, {"h_w_id": w},
+                               {"$group": {"_id": "$h_d_id", "sum": {"$sum": "$h_amount"}}}):
             wh.district(r["_id"]).paid_here = _stored_cents(r["sum"])
-        for r in self._aggregate("history", [
-                {"$match": {"h_c_w_id": w}},
-                {"$group": {"_id": {"d": "$h_c_d_id", "c": "$h_c_id"}, "sum": {"$sum": "$h_amount"}}}]):
+        for r in self._history(schema, {"h_c_w_id": w},
+                               {"$group": {"_id": {"d": "$h_c_d_id", "c": "$h_c_id"}, "sum": {"$sum": "$h_amount"}}}):
             wh.district(r["_id"]["d"]).pay(r["_id"]["c"], _stored_cents(r["sum"]))
 
-    def _read_orders(self, wh: WarehouseData, denormalized: bool) -> None:
-        """ORDERS (with their embedded lines' counts and delivered amount when denormalized)
+    def _history(self, schema: str, match: dict, group: dict) -> list[dict]:
+        """HISTORY rows matching `match`, grouped: from the history collection, or unwound from
+        the customers' history arrays when embedded."""
+        if schema == "embedded":
+            return self._aggregate("customer", embedded_rows("history", match) + [group])
+        return self._aggregate("history", [{"$match": match}, group])
+
+    def _read_orders(self, wh: WarehouseData, schema: str) -> None:
+        """ORDERS (with their embedded lines' counts and delivered amount unless normalized)
         and NEW-ORDER."""
         w, session = wh.w_id, self._snapshot_session
         order_fields = {"_id": 0, "o_d_id": 1, "o_id": 1, "o_c_id": 1, "o_carrier_id": 1, "o_ol_cnt": 1}
-        if denormalized:
+        if schema != "normalized":
             lines = {"$ifNull": ["$order_line", []]}
             delivered = {"$filter": {"input": lines, "as": "l",
                                      "cond": {"$not": [_null("$$l.ol_delivery_d")]}}}
-            orders = self._aggregate("orders", [
-                {"$match": {"o_w_id": w}},
+            source = embedded_rows("orders", {"o_w_id": w}) if schema == "embedded" else [{"$match": {"o_w_id": w}}]
+            orders = self._aggregate("customer" if schema == "embedded" else "orders", source + [
                 {"$project": {**order_fields, "lines": {"$size": lines},
                               "delivered_lines": {"$size": delivered},
                               "delivered_amount": {"$sum": {"$map": {
