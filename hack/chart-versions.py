@@ -7,6 +7,7 @@ committed.
 
     hack/chart-versions.py [REPO]
 """
+
 from __future__ import annotations
 
 import re
@@ -59,8 +60,11 @@ def main(argv: list[str]) -> int:
         changed = changed_since_bump(repo, chart)
         if changed:
             failed = True
-            print(f"{chart}: changed since its last version bump; raise `version:` in {chart}/Chart.yaml "
-                  f"(changed: {', '.join(changed)})", file=sys.stderr)
+            print(
+                f"{chart}: changed since its last version bump; raise `version:` in {chart}/Chart.yaml "
+                f"(changed: {', '.join(changed)})",
+                file=sys.stderr,
+            )
     return 1 if failed else 0
 
 

@@ -15,6 +15,7 @@ not know stops this script, so the policy never silently checks less than the sc
     python3 hack/gen-admission.py           # rewrite the template
     python3 hack/gen-admission.py --check   # exit 1 if it is stale (a test runs this)
 """
+
 from __future__ import annotations
 
 import json
@@ -24,17 +25,41 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # The JSON Schema keywords compiled to CEL (the ones the database charts' values.schema.json use);
 # the operator's own check (the second line, chart_policy.py) judges every keyword with jsonschema.
-KEYWORDS = frozenset({"type", "enum", "pattern", "minimum", "maximum", "maxLength", "maxItems", "required",
-                      "properties", "additionalProperties", "propertyNames", "items", "description", "$schema",
-                      "title"})
+KEYWORDS = frozenset(
+    {
+        "type",
+        "enum",
+        "pattern",
+        "minimum",
+        "maximum",
+        "maxLength",
+        "maxItems",
+        "required",
+        "properties",
+        "additionalProperties",
+        "propertyNames",
+        "items",
+        "description",
+        "$schema",
+        "title",
+    }
+)
 
 OUT = ROOT / "charts" / "tpcc-operator" / "templates" / "admission-policy.yaml"
 CHARTS = ("voltdb", "mongodb")
-CEL_TYPES = {"string": "string", "integer": "int", "boolean": "bool", "object": "map", "array": "list",
-             "number": "double"}
+CEL_TYPES = {
+    "string": "string",
+    "integer": "int",
+    "boolean": "bool",
+    "object": "map",
+    "array": "list",
+    "number": "double",
+}
 # Where the spec of a run is in each kind the policies see.
-KINDS = {"benchmarkruns": ("object.spec", "spec"),
-         "benchmarkschedules": ("object.spec.runTemplate.spec", "spec.runTemplate.spec")}
+KINDS = {
+    "benchmarkruns": ("object.spec", "spec"),
+    "benchmarkschedules": ("object.spec.runTemplate.spec", "spec.runTemplate.spec"),
+}
 
 
 def lit(value) -> str:
@@ -101,9 +126,14 @@ def rules(schema: dict, x: str, path: str, guard: list[str]) -> list[tuple[str, 
     extra = schema.get("additionalProperties", True)
     if extra is False:
         allowed = lit(sorted(props))
-        out.append((f"!({' && '.join(is_map)}) || {x}.all(k, k in {allowed})", "",
-                    f"'{path}: ' + {x}.filter(k, !(k in {allowed})).join(', ') + ' not offered by the chart "
-                    f"(allowed: {', '.join(sorted(props))})'"))
+        out.append(
+            (
+                f"!({' && '.join(is_map)}) || {x}.all(k, k in {allowed})",
+                "",
+                f"'{path}: ' + {x}.filter(k, !(k in {allowed})).join(', ') + ' not offered by the chart "
+                f"(allowed: {', '.join(sorted(props))})'",
+            )
+        )
     elif isinstance(extra, dict):
         item, item_says = leaf_check(extra, f"{x}[k]")
         out.append((f"!({' && '.join(is_map)}) || {x}.all(k, {item})", f"{path}.*: must be {item_says}", None))
@@ -117,8 +147,9 @@ def rules(schema: dict, x: str, path: str, guard: list[str]) -> list[tuple[str, 
         out += rules(sub, child, f"{path}.{key}", is_map + [f"{lit(key)} in {x}"])
     if isinstance(schema.get("items"), dict):
         item, item_says = leaf_check(schema["items"], "i")
-        out.append((f"!({present} && type({x}) == list) || {x}.all(i, {item})", f"{path}[*]: must be {item_says}",
-                    None))
+        out.append(
+            (f"!({present} && type({x}) == list) || {x}.all(i, {item})", f"{path}[*]: must be {item_says}", None)
+        )
     return out
 
 
@@ -133,43 +164,50 @@ def policy(kind: str) -> str:
         "apiVersion: admissionregistration.k8s.io/v1",
         "kind: ValidatingAdmissionPolicy",
         "metadata:",
-        f"  name: {{{{ include \"tpcc-operator.name\" . }}}}-{kind}",
-        "  labels: {{- include \"tpcc-operator.labels\" . | nindent 4 }}",
+        f'  name: {{{{ include "tpcc-operator.name" . }}}}-{kind}',
+        '  labels: {{- include "tpcc-operator.labels" . | nindent 4 }}',
         "spec:",
         "  failurePolicy: Fail",
         "  matchConstraints:",
         "    resourceRules:",
-        (f"    - {{apiGroups: [bench.tpcc.dev], apiVersions: [\"*\"], operations: [CREATE, UPDATE], "
-         f"resources: [{kind}]}}"),
+        (
+            f'    - {{apiGroups: [bench.tpcc.dev], apiVersions: ["*"], operations: [CREATE, UPDATE], '
+            f"resources: [{kind}]}}"
+        ),
         "  # only what changes the spec: kopf's finalizer and annotation updates of a run created before",
         "  # the policy (or under an older schema) must still pass, or the run could never be deleted",
         "  matchConditions:",
         "  - {name: spec-changed, expression: \"request.operation == 'CREATE' || object.spec != oldObject.spec\"}",
         "  variables:",
         f"  - {{name: db, expression: {yaml_str(f'{root}.database')}}}",
-        ("  - {name: chart, expression: "
-         "\"has(variables.db.deploy) && has(variables.db.deploy.chart) ? variables.db.deploy.chart : ''\"}"),
+        (
+            "  - {name: chart, expression: "
+            "\"has(variables.db.deploy) && has(variables.db.deploy.chart) ? variables.db.deploy.chart : ''\"}"
+        ),
         "  - {name: shipped, expression: \"variables.chart == '' || variables.chart == variables.db.type\"}",
         "  # allowedCharts compiled in as a CEL list (a ConfigMap as paramKind is refused at random on",
         "  # some API servers: kubernetes/kubernetes#130887, #133827)",
         "  - {name: allowed, expression: {{ .Values.allowedCharts | toJson | quote }}}",
-        "  - {name: hasValues, expression: \"has(variables.db.deploy) && has(variables.db.deploy.values)\"}",
-        "  - {name: values, expression: \"variables.db.deploy.values\"}  # read only when hasValues",
+        '  - {name: hasValues, expression: "has(variables.db.deploy) && has(variables.db.deploy.values)"}',
+        '  - {name: values, expression: "variables.db.deploy.values"}  # read only when hasValues',
         "  validations:",
-        "  - expression: \"variables.shipped || variables.chart in variables.allowed\"",
-        "    messageExpression: " + yaml_str(
+        '  - expression: "variables.shipped || variables.chart in variables.allowed"',
+        "    messageExpression: "
+        + yaml_str(
             f'"{path}.database.deploy.chart " + variables.chart'
             ' + " is not allowed: leave it empty for the operator\'s "'
             ' + variables.db.type + " chart, or use one of the operator\'s allowedCharts ("'
             ' + (variables.allowed.filter(c, c != "").size() > 0 ? variables.allowed.filter(c, c != "").join(", ")'
-            ' : "none") + ")"'),
+            ' : "none") + ")"'
+        ),
         "    reason: Invalid",
     ]
     for chart in CHARTS:
         schema = json.loads((ROOT / "charts" / chart / "values.schema.json").read_text())
         applies = f"!variables.hasValues || !variables.shipped || variables.db.type != {lit(chart)}"
-        for condition, message, message_expr in rules(schema, "variables.values",
-                                                      f"{path}.database.deploy.values", ["true"]):
+        for condition, message, message_expr in rules(
+            schema, "variables.values", f"{path}.database.deploy.values", ["true"]
+        ):
             condition = condition.replace("!(true) || ", "").replace("true && ", "")
             lines.append(f"  - expression: {yaml_str(f'{applies} || {condition}')}")
             if message_expr:
@@ -182,15 +220,15 @@ def policy(kind: str) -> str:
         "apiVersion: admissionregistration.k8s.io/v1",
         "kind: ValidatingAdmissionPolicyBinding",
         "metadata:",
-        f"  name: {{{{ include \"tpcc-operator.name\" . }}}}-{kind}",
-        "  labels: {{- include \"tpcc-operator.labels\" . | nindent 4 }}",
+        f'  name: {{{{ include "tpcc-operator.name" . }}}}-{kind}',
+        '  labels: {{- include "tpcc-operator.labels" . | nindent 4 }}',
         "spec:",
-        f"  policyName: {{{{ include \"tpcc-operator.name\" . }}}}-{kind}",
+        f'  policyName: {{{{ include "tpcc-operator.name" . }}}}-{kind}',
         "  validationActions: [Deny]",
         "  matchResources:",
         "    {{- if not .Values.clusterWide }}",
         "    namespaceSelector:",
-        "      matchLabels: {kubernetes.io/metadata.name: {{ include \"tpcc-operator.watchNamespace\" . | quote }}}",
+        '      matchLabels: {kubernetes.io/metadata.name: {{ include "tpcc-operator.watchNamespace" . | quote }}}',
         "    {{- end }}",
     ]
     return "\n".join(lines)
@@ -204,8 +242,11 @@ def render() -> str:
         "# offer, is refused at apply with the field named; the chart's allowedCharts are compiled in.",
         "{{- if .Values.admissionPolicy.enabled }}",
     ]
-    return "\n".join(head + [policy(k).removeprefix("---\n") if i == 0 else policy(k)
-                             for i, k in enumerate(KINDS)] + ["{{- end }}", ""])
+    return "\n".join(
+        head
+        + [policy(k).removeprefix("---\n") if i == 0 else policy(k) for i, k in enumerate(KINDS)]
+        + ["{{- end }}", ""]
+    )
 
 
 def main() -> int:

@@ -28,8 +28,9 @@ setup() {
 }
 
 unit() {
-  log "lint (ruff check, ruff.toml)"
+  log "lint and format (ruff check, ruff format --check: ruff.toml)"
   "$VENV/bin/ruff" check "$ROOT"
+  "$VENV/bin/ruff" format --check "$ROOT"
   log "types (mypy: [tool.mypy] of operator/ and runner-image/pyproject.toml)"
   (cd "$ROOT/operator" && "$VENV/bin/mypy")
   (cd "$ROOT/runner-image" && "$VENV/bin/mypy")

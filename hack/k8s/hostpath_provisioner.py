@@ -12,6 +12,7 @@ started the provisioner can tell a working one from one that only started (hack/
 Directories are mode 0777: the kubelet applies no fsGroup to hostPath volumes, and the database
 pods run as non-root users of their own.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,7 +72,8 @@ def decide(classes: set[str], claims: list[Claim], volumes: list[Volume]) -> Pla
 
 def volume_manifest(claim: Claim, root: Path) -> dict:
     return {
-        "apiVersion": "v1", "kind": "PersistentVolume",
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
         "metadata": {"name": volume_name(claim), "annotations": {PROVISIONED_BY: PROVISIONER}},
         "spec": {
             "capacity": {"storage": claim.size},
@@ -79,21 +81,34 @@ def volume_manifest(claim: Claim, root: Path) -> dict:
             "persistentVolumeReclaimPolicy": "Delete",
             "storageClassName": claim.storage_class,
             "claimRef": {"namespace": claim.namespace, "name": claim.name, "uid": claim.uid},
-            "hostPath": {"path": str(root / f"{claim.namespace}-{claim.name}-{claim.uid[:8]}"),
-                         "type": "Directory"},
+            "hostPath": {"path": str(root / f"{claim.namespace}-{claim.name}-{claim.uid[:8]}"), "type": "Directory"},
         },
     }
 
 
 def observe(core, storage) -> tuple[set[str], list[Claim], list[Volume]]:
     classes = {sc.metadata.name for sc in storage.list_storage_class().items if sc.provisioner == PROVISIONER}
-    claims = [Claim(c.metadata.namespace, c.metadata.name, c.metadata.uid, c.spec.storage_class_name or "",
-                    (c.spec.resources.requests or {}).get("storage", "1Gi"),
-                    tuple(c.spec.access_modes or ["ReadWriteOnce"]), bool(c.spec.volume_name))
-              for c in core.list_persistent_volume_claim_for_all_namespaces().items]
-    volumes = [Volume(v.metadata.name, (v.metadata.annotations or {}).get(PROVISIONED_BY, ""),
-                      v.status.phase or "", v.spec.host_path.path if v.spec.host_path else "")
-               for v in core.list_persistent_volume().items]
+    claims = [
+        Claim(
+            c.metadata.namespace,
+            c.metadata.name,
+            c.metadata.uid,
+            c.spec.storage_class_name or "",
+            (c.spec.resources.requests or {}).get("storage", "1Gi"),
+            tuple(c.spec.access_modes or ["ReadWriteOnce"]),
+            bool(c.spec.volume_name),
+        )
+        for c in core.list_persistent_volume_claim_for_all_namespaces().items
+    ]
+    volumes = [
+        Volume(
+            v.metadata.name,
+            (v.metadata.annotations or {}).get(PROVISIONED_BY, ""),
+            v.status.phase or "",
+            v.spec.host_path.path if v.spec.host_path else "",
+        )
+        for v in core.list_persistent_volume().items
+    ]
     return classes, claims, volumes
 
 
@@ -105,8 +120,9 @@ def act(core, plan: Plan, root: Path) -> None:
         path.chmod(0o777)
         try:
             core.create_persistent_volume(manifest)
-            log.info("created %s (%s) for %s/%s at %s", volume_name(claim), claim.size,
-                     claim.namespace, claim.name, path)
+            log.info(
+                "created %s (%s) for %s/%s at %s", volume_name(claim), claim.size, claim.namespace, claim.name, path
+            )
         except ApiException as e:
             if e.status != 409:
                 raise

@@ -4,6 +4,7 @@ rootfs directory, with no registry and no container engine. One layer; file owne
 (numeric ids) so a non-root image user can own its home directory.
 usage: mkimage.py NAME:TAG ROOTFS_DIR OUT.tar [--entrypoint JSON] [--cmd JSON] [--env K=V ...]
                   [--user UID[:GID]] [--workdir DIR] [--label K=V ...]"""
+
 import argparse
 import hashlib
 import io
@@ -47,13 +48,23 @@ with open(tmp.name, "rb") as f:
 diff = "sha256:" + h.hexdigest()
 env = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
 env = [e for e in env if not any(x.startswith("PATH=") for x in a.env)] + a.env
-config = {"Env": env, "Entrypoint": json.loads(a.entrypoint), "Cmd": json.loads(a.cmd), "WorkingDir": a.workdir,
-          "Labels": dict(x.split("=", 1) for x in a.label)}
+config = {
+    "Env": env,
+    "Entrypoint": json.loads(a.entrypoint),
+    "Cmd": json.loads(a.cmd),
+    "WorkingDir": a.workdir,
+    "Labels": dict(x.split("=", 1) for x in a.label),
+}
 if a.user:
     config["User"] = a.user
-cfg = {"architecture": "amd64", "os": "linux", "created": "1970-01-01T00:00:00Z", "config": config,
-       "rootfs": {"type": "layers", "diff_ids": [diff]},
-       "history": [{"created": "1970-01-01T00:00:00Z", "created_by": "mkimage.py"}]}
+cfg = {
+    "architecture": "amd64",
+    "os": "linux",
+    "created": "1970-01-01T00:00:00Z",
+    "config": config,
+    "rootfs": {"type": "layers", "diff_ids": [diff]},
+    "history": [{"created": "1970-01-01T00:00:00Z", "created_by": "mkimage.py"}],
+}
 cb = json.dumps(cfg).encode()
 cname = hashlib.sha256(cb).hexdigest() + ".json"
 lname = diff[7:] + "/layer.tar"

@@ -9,6 +9,7 @@ with where it is printed). The deciding parts (scaled, not_runnable, ours) are p
 
     python hack/k8s/papers.py [--scaled] [--namespace NS] [--timeout S] [--only-dry-run] [STUDY ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,10 @@ def manifests(studies: list[str]) -> list[tuple[str, dict]]:
     dirs = [PAPERS / s for s in studies] if studies else sorted(p for p in PAPERS.iterdir() if p.is_dir())
     missing = [str(d) for d in dirs if not d.is_dir()]
     if missing:
-        sys.exit(f"papers: no such study: {', '.join(missing)} (studies: "
-                 f"{', '.join(p.name for p in sorted(PAPERS.iterdir()) if p.is_dir())})")
+        sys.exit(
+            f"papers: no such study: {', '.join(missing)} (studies: "
+            f"{', '.join(p.name for p in sorted(PAPERS.iterdir()) if p.is_dir())})"
+        )
     out = []
     for path in (f for d in dirs for f in sorted(d.glob("*.yaml"))):
         docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
@@ -78,7 +81,7 @@ def not_runnable(spec: dict) -> str | None:
 
 
 def _scaled_list(values: list[int], to: list[int]) -> list[int]:
-    return to[:max(1, min(len(values), len(to)))]
+    return to[: max(1, min(len(values), len(to)))]
 
 
 def scaled(manifest: dict) -> tuple[dict, list[str]]:
@@ -191,8 +194,11 @@ def main() -> int:
     rows, failed = [], 0
     for where, manifest in manifests(a.studies):
         refused = dry_run(manifest, a.namespace)
-        row = {"manifest": where, "figure": annotation(manifest, "figure"),
-               "paper": annotation(manifest, "paper-result") or "-"}
+        row = {
+            "manifest": where,
+            "figure": annotation(manifest, "figure"),
+            "paper": annotation(manifest, "paper-result") or "-",
+        }
         reason = "refused by the API server: " + refused if refused else not_runnable(manifest["spec"])
         if reason or a.only_dry_run:
             failed += bool(refused)

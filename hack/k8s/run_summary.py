@@ -3,6 +3,7 @@ mix and latency percentiles per transaction, faults, durability, consistency, AC
 exit 0 only if it Succeeded (hack/demo.sh). Every field but the phase may be missing: a run that
 failed early has no results, one without think time no efficiency, one without faults no faults.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,26 +13,35 @@ import sys
 def _results(results: dict) -> list[str]:
     if not results:
         return []
-    efficiency = (f"efficiency {results['efficiency']}%" if results.get("efficiency") is not None
-                  else f"efficiency n/a ({results['efficiencyReason']})" if results.get("efficiencyReason")
-                  else "")
-    lines = [f"tpmC {results.get('tpmC')} over {results.get('measuredSeconds', '?')} s from "
-             f"{results.get('runnerPods', '?')} runner pods; committed {results.get('committed')}, "
-             f"rollbacks {results.get('aborts')}, errors {results.get('errors')}, "
-             f"unknown {results.get('unknown')}, retries {results.get('retries', 0)}"]
+    efficiency = (
+        f"efficiency {results['efficiency']}%"
+        if results.get("efficiency") is not None
+        else f"efficiency n/a ({results['efficiencyReason']})"
+        if results.get("efficiencyReason")
+        else ""
+    )
+    lines = [
+        f"tpmC {results.get('tpmC')} over {results.get('measuredSeconds', '?')} s from "
+        f"{results.get('runnerPods', '?')} runner pods; committed {results.get('committed')}, "
+        f"rollbacks {results.get('aborts')}, errors {results.get('errors')}, "
+        f"unknown {results.get('unknown')}, retries {results.get('retries', 0)}"
+    ]
     if efficiency:
         lines.append(efficiency)
     transactions = results.get("transactions") or {}
     if transactions:
-        lines.append(f"  {'transaction':<13}{'executed':>9}{'mix':>8}{'p50 ms':>9}{'p90 ms':>9}"
-                     f"{'p99 ms':>9}{'max ms':>9}")
+        lines.append(
+            f"  {'transaction':<13}{'executed':>9}{'mix':>8}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'max ms':>9}"
+        )
     for name, t in transactions.items():
         lat = t.get("latencyMs") or {}
         cells = "".join(f"{lat[p]:>9.2f}" if p in lat else f"{'-':>9}" for p in ("p50", "p90", "p99", "max"))
         lines.append(f"  {name:<13}{t.get('executed', 0):>9}{t.get('mixPercent', 0):>7.1f}%{cells}")
     if "responseTimesPassed" in results:
-        lines.append("response times (clause 5.2.5.3, 90th percentile): "
-                     + ("within the limits" if results["responseTimesPassed"] else "LIMIT EXCEEDED"))
+        lines.append(
+            "response times (clause 5.2.5.3, 90th percentile): "
+            + ("within the limits" if results["responseTimesPassed"] else "LIMIT EXCEEDED")
+        )
     return lines
 
 
@@ -50,9 +60,11 @@ def _fault(f: dict) -> str:
 def _durability(d: dict) -> list[str]:
     if not d:
         return []
-    lines = [f"durability: {d.get('acknowledged')} acknowledged NewOrders, {d.get('found')} found, "
-             f"{d.get('lost')} lost, {d.get('unknownOutcome', 0)} of unknown outcome"
-             + ("" if d.get("durable", True) else ": NOT DURABLE")]
+    lines = [
+        f"durability: {d.get('acknowledged')} acknowledged NewOrders, {d.get('found')} found, "
+        f"{d.get('lost')} lost, {d.get('unknownOutcome', 0)} of unknown outcome"
+        + ("" if d.get("durable", True) else ": NOT DURABLE")
+    ]
     lines += [f"  lost: {e}" for e in d.get("lostExamples") or []]
     return lines
 
@@ -70,21 +82,30 @@ def _acid(a: dict) -> list[str]:
         return []
     counts = ", ".join(f"{n} {state}" for state, n in (a.get("counts") or {}).items() if n)
     lines = [f"ACID tests: {counts}" + ("" if a.get("passed") else ": FAILED")]
-    return lines + [f"  {t['test']} {t['status']}: {t.get('reason', '')}" for t in a.get("tests") or []
-                    if t.get("status") in ("failed", "error", "not-applicable")]
+    return lines + [
+        f"  {t['test']} {t['status']}: {t.get('reason', '')}"
+        for t in a.get("tests") or []
+        if t.get("status") in ("failed", "error", "not-applicable")
+    ]
 
 
 def _saturation(searches: list[dict]) -> list[str]:
     """status.sweep.saturation: every step's figure, then where the search stopped and why."""
     lines = []
     for search in searches:
-        steps = ", ".join(f"{s['clients']} clients {s['throughput']:g}"
-                          + (f" ({s['gainPercent']:+.1f} %)" if "gainPercent" in s else "")
-                          + (" over the p90 limits" if s.get("limitsBroken") else "") for s in search["steps"])
+        steps = ", ".join(
+            f"{s['clients']} clients {s['throughput']:g}"
+            + (f" ({s['gainPercent']:+.1f} %)" if "gainPercent" in s else "")
+            + (" over the p90 limits" if s.get("limitsBroken") else "")
+            for s in search["steps"]
+        )
         lines.append(f"saturation search, {search['warehouses']} warehouses ({search['metric']}): {steps}")
         if "stopped" in search:
-            point = (f"{search['saturationClients']} clients, {search['throughput']:g} {search['metric']}"
-                     if "saturationClients" in search else "none within the limits")
+            point = (
+                f"{search['saturationClients']} clients, {search['throughput']:g} {search['metric']}"
+                if "saturationClients" in search
+                else "none within the limits"
+            )
             lines.append(f"  stopped ({search['stopped']}: {search['reason']}); saturation point: {point}")
     return lines
 
@@ -94,8 +115,10 @@ def summary(run: dict) -> tuple[list[str], int]:
     name = (run.get("metadata") or {}).get("name", "?")
     status = run.get("status") or {}
     phase = status.get("phase")
-    lines = [f"BenchmarkRun {name}: {phase or 'no status yet'}"
-             + (f" ({status['reason']}: {status.get('message')})" if status.get("reason") else "")]
+    lines = [
+        f"BenchmarkRun {name}: {phase or 'no status yet'}"
+        + (f" ({status['reason']}: {status.get('message')})" if status.get("reason") else "")
+    ]
     lines += _results(status.get("results") or {})
     lines += [_fault(f) for f in status.get("faults") or []]
     lines += _durability(status.get("durability") or {})
@@ -104,8 +127,9 @@ def summary(run: dict) -> tuple[list[str], int]:
     lines += _saturation((status.get("sweep") or {}).get("saturation") or [])
     if status.get("verdict"):
         regression = status.get("regression") or {}
-        lines.append(f"verdict: {status['verdict']}"
-                     + (f" ({regression['message']})" if regression.get("message") else ""))
+        lines.append(
+            f"verdict: {status['verdict']}" + (f" ({regression['message']})" if regression.get("message") else "")
+        )
     return lines, 0 if phase == "Succeeded" else 1
 
 

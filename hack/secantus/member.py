@@ -11,6 +11,7 @@ address 0.0.0.0, which a driver in another pod would try to connect to. Every co
 its journal (mongod's j:true for w:majority), so an acknowledged write survives a SIGKILL and a
 crash-restart on the same volume.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,9 +36,16 @@ class Member(SecantusDBServer):
 
 
 def serve(args: argparse.Namespace) -> int:
-    member = Member(args.advertise, host=args.host, port=args.port, storage_path=args.storage_path,
-                    replica_set_name=args.replica_set, enable_test_commands=False,
-                    sync_on_commit=True, cache_size=args.cache_size)
+    member = Member(
+        args.advertise,
+        host=args.host,
+        port=args.port,
+        storage_path=args.storage_path,
+        replica_set_name=args.replica_set,
+        enable_test_commands=False,
+        sync_on_commit=True,
+        cache_size=args.cache_size,
+    )
 
     def stop(signum, frame) -> None:  # a clean close checkpoints WiredTiger
         member.stop()
@@ -46,8 +54,7 @@ def serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     member.start()
-    print(f"member of {args.replica_set} as {args.advertise}:{args.port}, data {args.storage_path}",
-          flush=True)
+    print(f"member of {args.replica_set} as {args.advertise}:{args.port}, data {args.storage_path}", flush=True)
     member.wait()
     return 0
 
@@ -56,15 +63,19 @@ def ready(args: argparse.Namespace) -> int:
     """The chart's readiness contract: this member answers `hello` as the writable primary of
     the replica set named replicaSetName."""
     try:
-        with pymongo.MongoClient("127.0.0.1", args.port, directConnection=True,
-                                 serverSelectionTimeoutMS=3000, connectTimeoutMS=3000) as client:
+        with pymongo.MongoClient(
+            "127.0.0.1", args.port, directConnection=True, serverSelectionTimeoutMS=3000, connectTimeoutMS=3000
+        ) as client:
             hello = client.admin.command("hello")
     except pymongo.errors.PyMongoError as e:
         print(f"not ready: {e}", file=sys.stderr)
         return 1
     if hello.get("setName") != args.replica_set or not hello.get("isWritablePrimary"):
-        print(f"not ready: hello says setName={hello.get('setName')!r} "
-              f"isWritablePrimary={hello.get('isWritablePrimary')!r}", file=sys.stderr)
+        print(
+            f"not ready: hello says setName={hello.get('setName')!r} "
+            f"isWritablePrimary={hello.get('isWritablePrimary')!r}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

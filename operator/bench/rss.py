@@ -19,6 +19,7 @@ through the API server's service proxy, or /proc/PID/status of a local operator 
   .venv/bin/python operator/bench/rss.py --operator-namespace tpcc-system --runs 10 --results 100
   .venv/bin/python operator/bench/rss.py --pid 1234 --namespace rss-a  # a local `kopf run ... --namespace=rss-a`
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,8 +50,9 @@ def kubectl(*args: str, input: str | None = None, check: bool = True) -> str:
 
 
 def apply(objects: list[dict], namespace: str) -> None:
-    kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List",
-                                                                    "items": objects}))
+    kubectl(
+        "apply", "-n", namespace, "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects})
+    )
 
 
 class OperatorRss:
@@ -60,8 +62,16 @@ class OperatorRss:
         self.pid = pid
         self.path = ""
         if pid is None:
-            service = kubectl("get", "service", "-n", operator_namespace, "-l",
-                              "app.kubernetes.io/name=tpcc-operator", "-o", "jsonpath={.items[0].metadata.name}")
+            service = kubectl(
+                "get",
+                "service",
+                "-n",
+                operator_namespace,
+                "-l",
+                "app.kubernetes.io/name=tpcc-operator",
+                "-o",
+                "jsonpath={.items[0].metadata.name}",
+            )
             if not service:
                 sys.exit(f"rss.py: error: no tpcc-operator Service in namespace {operator_namespace}")
             self.path = f"/api/v1/namespaces/{operator_namespace}/services/{service}:metrics/proxy/metrics"
@@ -86,11 +96,18 @@ def sample(rss: OperatorRss, seconds: float, every: float, done=lambda: False) -
 
 
 def run_manifest(name: str, endpoint: str, connect_timeout: int, **spec) -> dict:
-    return {"apiVersion": f"{plan.GROUP}/{plan.VERSION}", "kind": "BenchmarkRun", "metadata": {"name": name},
-            "spec": {"database": {"type": "voltdb", "external": {"endpoints": [endpoint]}},
-                     "workload": {"connectTimeoutSeconds": connect_timeout},
-                     "runners": {"imagePullPolicy": "IfNotPresent", "resources": TINY_PODS},
-                     "cleanup": {"policy": "Always"}, **spec}}
+    return {
+        "apiVersion": f"{plan.GROUP}/{plan.VERSION}",
+        "kind": "BenchmarkRun",
+        "metadata": {"name": name},
+        "spec": {
+            "database": {"type": "voltdb", "external": {"endpoints": [endpoint]}},
+            "workload": {"connectTimeoutSeconds": connect_timeout},
+            "runners": {"imagePullPolicy": "IfNotPresent", "resources": TINY_PODS},
+            "cleanup": {"policy": "Always"},
+            **spec,
+        },
+    }
 
 
 def phases_of(namespace: str) -> dict[str, int]:
@@ -100,9 +117,16 @@ def phases_of(namespace: str) -> dict[str, int]:
 
 def report(case: str, before: float, during: list[float], after: list[float], **extra) -> dict:
     peak = max(during)
-    return {"case": case, **extra, "rssBeforeMB": round(before, 1), "rssPeakMB": round(peak, 1),
-            "rssAfterMB": round(after[-1], 1), "samples": len(during), "goalMB": GOAL_MB,
-            "withinGoal": max(peak, after[-1]) <= GOAL_MB}
+    return {
+        "case": case,
+        **extra,
+        "rssBeforeMB": round(before, 1),
+        "rssPeakMB": round(peak, 1),
+        "rssAfterMB": round(after[-1], 1),
+        "samples": len(during),
+        "goalMB": GOAL_MB,
+        "withinGoal": max(peak, after[-1]) <= GOAL_MB,
+    }
 
 
 def measure_runs(rss: OperatorRss, ns: str, n: int, seconds: float, every: float) -> dict:
@@ -152,8 +176,9 @@ def measure_results(rss: OperatorRss, ns: str, n: int, every: float) -> dict:
         kubectl("delete", "benchmarkresults", "-n", ns, "-l", series, "--wait=false", check=False)
     oldest = f"benchmarkresult.{plan.GROUP}/{results[0]['metadata']['name']}"
     # the operator wrote one and pruned the oldest: it read all n
-    return report("results", before, during, after, results=n, verdict=outcome,
-                  allListed=len(left) == n and oldest not in left)
+    return report(
+        "results", before, during, after, results=n, verdict=outcome, allListed=len(left) == n and oldest not in left
+    )
 
 
 def main() -> int:

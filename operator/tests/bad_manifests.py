@@ -1,6 +1,7 @@
 """BenchmarkRuns a new user might write that must be rejected at apply, each with what the
 message names: checked offline against the CRD (test_crd.py) and against the real API server
 (e2e/test_validation_e2e.py), so the two cannot drift apart."""
+
 from __future__ import annotations
 
 import json
@@ -15,13 +16,17 @@ MONGO_RS = {"type": "mongodb", "deploy": {"replicas": 3}}
 class Bad:
     id: str
     spec: dict
-    field: str      # the field the message names
-    says: str       # and what it says about it
+    field: str  # the field the message names
+    says: str  # and what it says about it
     name: str = "bad"
 
     def manifest(self) -> dict:
-        return {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
-                "metadata": {"name": self.name}, "spec": self.spec}
+        return {
+            "apiVersion": "bench.tpcc.dev/v1alpha1",
+            "kind": "BenchmarkRun",
+            "metadata": {"name": self.name},
+            "spec": self.spec,
+        }
 
     def json(self) -> str:
         return json.dumps(self.manifest())
@@ -36,8 +41,7 @@ def _driver(db: dict, **options) -> dict:
 
 
 def _matrix(db: dict, *axes: tuple[str, list], **sweep) -> dict:
-    return {"database": db, "sweep": {"clients": [10], **sweep,
-                                      "matrix": [{"field": f, "values": v} for f, v in axes]}}
+    return {"database": db, "sweep": {"clients": [10], **sweep, "matrix": [{"field": f, "values": v} for f, v in axes]}}
 
 
 def _faults(db: dict, *faults: dict, **workload) -> dict:
@@ -51,213 +55,561 @@ BAD = [
     # resource quantities and their bounds
     Bad("memory-lots", _resources(limits={"memory": "lots"}), "spec.runners.resources.limits.memory", "should match"),
     Bad("cpu-negative", _resources(requests={"cpu": "-1"}), "spec.runners.resources.requests.cpu", "should match"),
-    Bad("memory-two-dots", _resources(limits={"memory": "1.5.5Gi"}), "spec.runners.resources.limits.memory",
-        "should match"),
+    Bad(
+        "memory-two-dots",
+        _resources(limits={"memory": "1.5.5Gi"}),
+        "spec.runners.resources.limits.memory",
+        "should match",
+    ),
     Bad("cost-free", {"database": VOLTDB, "cost": {"pricePerHour": 0}}, "spec.cost.pricePerHour", "greater than 0"),
-    Bad("cost-currency-lowercase", {"database": VOLTDB, "cost": {"pricePerHour": 1.5, "currency": "usd"}},
-        "spec.cost.currency", "should match"),
-    Bad("cost-without-price", {"database": VOLTDB, "cost": {"currency": "EUR"}}, "spec.cost.pricePerHour",
-        "Required value"),
+    Bad(
+        "cost-currency-lowercase",
+        {"database": VOLTDB, "cost": {"pricePerHour": 1.5, "currency": "usd"}},
+        "spec.cost.currency",
+        "should match",
+    ),
+    Bad(
+        "cost-without-price",
+        {"database": VOLTDB, "cost": {"currency": "EUR"}},
+        "spec.cost.pricePerHour",
+        "Required value",
+    ),
     Bad("cpu-over-bound", _resources(limits={"cpu": 100}), "spec.runners.resources.limits.cpu", "at most 64"),
-    Bad("memory-over-bound", _resources(limits={"memory": "1Ti"}), "spec.runners.resources.limits.memory",
-        "at most 256Gi"),
-    Bad("request-over-limit", _resources(requests={"memory": "4Gi"}, limits={"memory": "1Gi"}),
-        "runners.resources.requests", "must not exceed runners.resources.limits"),
+    Bad(
+        "memory-over-bound",
+        _resources(limits={"memory": "1Ti"}),
+        "spec.runners.resources.limits.memory",
+        "at most 256Gi",
+    ),
+    Bad(
+        "request-over-limit",
+        _resources(requests={"memory": "4Gi"}, limits={"memory": "1Gi"}),
+        "runners.resources.requests",
+        "must not exceed runners.resources.limits",
+    ),
     Bad("unknown-resource", _resources(limits={"gpu": 1}), "gpu", "unknown field"),
     # image references
-    Bad("image-with-space", {"database": VOLTDB, "runners": {"image": "local/tpcc runner:dev"}},
-        "spec.runners.image", "should match"),
-    Bad("image-url", {"database": VOLTDB, "runners": {"image": "https://registry.example/tpcc:1"}},
-        "spec.runners.image", "should match"),
-    Bad("image-empty-tag", {"database": VOLTDB, "runners": {"image": "tpcc-runner:"}},
-        "spec.runners.image", "should match"),
-    Bad("image-uppercase-path", {"database": VOLTDB, "runners": {"image": "registry.example/TPCC:1"}},
-        "spec.runners.image", "should match"),
+    Bad(
+        "image-with-space",
+        {"database": VOLTDB, "runners": {"image": "local/tpcc runner:dev"}},
+        "spec.runners.image",
+        "should match",
+    ),
+    Bad(
+        "image-url",
+        {"database": VOLTDB, "runners": {"image": "https://registry.example/tpcc:1"}},
+        "spec.runners.image",
+        "should match",
+    ),
+    Bad(
+        "image-empty-tag",
+        {"database": VOLTDB, "runners": {"image": "tpcc-runner:"}},
+        "spec.runners.image",
+        "should match",
+    ),
+    Bad(
+        "image-uppercase-path",
+        {"database": VOLTDB, "runners": {"image": "registry.example/TPCC:1"}},
+        "spec.runners.image",
+        "should match",
+    ),
     # driver options per database
-    Bad("voltdb-mongodb-option", _driver(VOLTDB, schema="normalized"), "workload.driverOptions for voltdb",
-        "only call_timeout, load_timeout"),
-    Bad("voltdb-unknown-option", _driver(VOLTDB, turbo="true"), "workload.driverOptions for voltdb",
-        "only call_timeout, load_timeout"),
-    Bad("voltdb-delivery-value", _driver(VOLTDB, delivery="per-order"), "workload.driverOptions for voltdb",
-        "delivery is per-warehouse or per-district"),
-    Bad("voltdb-delivery-case", _driver(VOLTDB, delivery="Per-District"), "workload.driverOptions for voltdb",
-        "delivery is per-warehouse or per-district"),
-    Bad("voltdb-partitioning-value", _driver(VOLTDB, partitioning="w_id"), "workload.driverOptions for voltdb",
-        "partitioning is warehouse or district"),
-    Bad("mongodb-partitioning-option", _driver(MONGO_RS, partitioning="district"),
-        "workload.driverOptions for mongodb", "only schema"),
-    Bad("mongodb-delivery-option", _driver(MONGO_RS, delivery="per-district"), "workload.driverOptions for mongodb",
-        "only schema"),
-    Bad("mongodb-voltdb-option", _driver(MONGO_RS, call_timeout="5"), "workload.driverOptions for mongodb",
-        "only schema"),
-    Bad("mongodb-inline-password", _driver(MONGO_RS, password="hunter2"), "workload.driverOptions for mongodb",
-        "only schema"),
-    Bad("mongodb-schema-value", _driver(MONGO_RS, schema="flat"), "workload.driverOptions for mongodb",
-        "schema is denormalized|embedded|normalized"),
-    Bad("mongodb-write-concern-zero", _driver(MONGO_RS, write_concern="0"), "workload.driverOptions for mongodb",
-        "write_concern majority or a number"),
-    Bad("mongodb-read-preference-value", _driver(MONGO_RS, read_preference="any"),
-        "workload.driverOptions for mongodb", "read_preference primary|"),
-    Bad("mongodb-retry-writes-yes", _driver(MONGO_RS, retry_writes="yes"), "workload.driverOptions for mongodb",
-        "retry_writes, journal"),
-    Bad("mongodb-transactions-off", _driver(MONGO_RS, transactions="off"), "workload.driverOptions for mongodb",
-        "stock_level_in_transaction are \"true\" or \"false\""),
-    Bad("mongodb-uri-credentials", _driver(MONGO_RS, uri="mongodb://admin:hunter2@db:27017/"),
-        "workload.driverOptions.uri", "credentialsSecretRef"),
-    Bad("foundationdb-cluster-file", _driver({"type": "foundationdb", "external": {"endpoints": ["fdb:4500"]}},
-                                              cluster_file="/etc/fdb.cluster"),
-        "workload.driverOptions for foundationdb", "only api_version"),
-    Bad("driver-option-not-string", _driver(VOLTDB, call_timeout=5), "spec.workload.driverOptions.call_timeout",
-        "must be"),
+    Bad(
+        "voltdb-mongodb-option",
+        _driver(VOLTDB, schema="normalized"),
+        "workload.driverOptions for voltdb",
+        "only call_timeout, load_timeout",
+    ),
+    Bad(
+        "voltdb-unknown-option",
+        _driver(VOLTDB, turbo="true"),
+        "workload.driverOptions for voltdb",
+        "only call_timeout, load_timeout",
+    ),
+    Bad(
+        "voltdb-delivery-value",
+        _driver(VOLTDB, delivery="per-order"),
+        "workload.driverOptions for voltdb",
+        "delivery is per-warehouse or per-district",
+    ),
+    Bad(
+        "voltdb-delivery-case",
+        _driver(VOLTDB, delivery="Per-District"),
+        "workload.driverOptions for voltdb",
+        "delivery is per-warehouse or per-district",
+    ),
+    Bad(
+        "voltdb-partitioning-value",
+        _driver(VOLTDB, partitioning="w_id"),
+        "workload.driverOptions for voltdb",
+        "partitioning is warehouse or district",
+    ),
+    Bad(
+        "mongodb-partitioning-option",
+        _driver(MONGO_RS, partitioning="district"),
+        "workload.driverOptions for mongodb",
+        "only schema",
+    ),
+    Bad(
+        "mongodb-delivery-option",
+        _driver(MONGO_RS, delivery="per-district"),
+        "workload.driverOptions for mongodb",
+        "only schema",
+    ),
+    Bad(
+        "mongodb-voltdb-option",
+        _driver(MONGO_RS, call_timeout="5"),
+        "workload.driverOptions for mongodb",
+        "only schema",
+    ),
+    Bad(
+        "mongodb-inline-password",
+        _driver(MONGO_RS, password="hunter2"),
+        "workload.driverOptions for mongodb",
+        "only schema",
+    ),
+    Bad(
+        "mongodb-schema-value",
+        _driver(MONGO_RS, schema="flat"),
+        "workload.driverOptions for mongodb",
+        "schema is denormalized|embedded|normalized",
+    ),
+    Bad(
+        "mongodb-write-concern-zero",
+        _driver(MONGO_RS, write_concern="0"),
+        "workload.driverOptions for mongodb",
+        "write_concern majority or a number",
+    ),
+    Bad(
+        "mongodb-read-preference-value",
+        _driver(MONGO_RS, read_preference="any"),
+        "workload.driverOptions for mongodb",
+        "read_preference primary|",
+    ),
+    Bad(
+        "mongodb-retry-writes-yes",
+        _driver(MONGO_RS, retry_writes="yes"),
+        "workload.driverOptions for mongodb",
+        "retry_writes, journal",
+    ),
+    Bad(
+        "mongodb-transactions-off",
+        _driver(MONGO_RS, transactions="off"),
+        "workload.driverOptions for mongodb",
+        'stock_level_in_transaction are "true" or "false"',
+    ),
+    Bad(
+        "mongodb-uri-credentials",
+        _driver(MONGO_RS, uri="mongodb://admin:hunter2@db:27017/"),
+        "workload.driverOptions.uri",
+        "credentialsSecretRef",
+    ),
+    Bad(
+        "foundationdb-cluster-file",
+        _driver({"type": "foundationdb", "external": {"endpoints": ["fdb:4500"]}}, cluster_file="/etc/fdb.cluster"),
+        "workload.driverOptions for foundationdb",
+        "only api_version",
+    ),
+    Bad(
+        "driver-option-not-string",
+        _driver(VOLTDB, call_timeout=5),
+        "spec.workload.driverOptions.call_timeout",
+        "must be",
+    ),
     # warehouses: the schema's bound (what a deployed database holds is the operator's: capacity.py)
-    Bad("warehouses-billion", {"database": {"type": "voltdb", "external": {"endpoints": ["db:21212"]}},
-                               "workload": {"warehouses": 1000000000}},
-        "spec.workload.warehouses", "less than or equal to 100000"),
+    Bad(
+        "warehouses-billion",
+        {
+            "database": {"type": "voltdb", "external": {"endpoints": ["db:21212"]}},
+            "workload": {"warehouses": 1000000000},
+        },
+        "spec.workload.warehouses",
+        "less than or equal to 100000",
+    ),
     # change points judge a run only while their new level is recent: at least the run itself
-    Bad("changepoints-recent-zero", {"database": VOLTDB, "regression": {"changePoints": {"recentResults": 0}}},
-        "spec.regression.changePoints.recentResults", "greater than or equal to 1"),
+    Bad(
+        "changepoints-recent-zero",
+        {"database": VOLTDB, "regression": {"changePoints": {"recentResults": 0}}},
+        "spec.regression.changePoints.recentResults",
+        "greater than or equal to 1",
+    ),
     # faults
-    Bad("fault-after-run", _faults(VOLTDB_K1, {"action": "kill-node", "afterSeconds": 400}, durationSeconds=300),
-        "workload.durationSeconds", "every injection of a fault"),
-    Bad("fault-repeats-after-run", _faults(VOLTDB_K1, {"action": "kill-node", "afterSeconds": 60,
-                                                       "everySeconds": 60, "count": 5}, durationSeconds=300),
-        "workload.durationSeconds", "every injection of a fault"),
-    Bad("fault-single-node", _faults(VOLTDB, {"action": "kill-node"}), "database.deploy.replicas >= 2",
-        "allowDataLoss: true"),
-    Bad("fault-voltdb-k0", _faults({"type": "voltdb", "deploy": {"replicas": 3}}, {"action": "kill-random-member"}),
-        "kSafety >= 1", "allowDataLoss: true"),
-    Bad("fault-mongodb-one-member", _faults({"type": "mongodb", "deploy": {"replicas": 1}},
-                                            {"action": "kill-primary"}),
-        "database.deploy.replicas >= 2", "allowDataLoss: true"),
+    Bad(
+        "fault-after-run",
+        _faults(VOLTDB_K1, {"action": "kill-node", "afterSeconds": 400}, durationSeconds=300),
+        "workload.durationSeconds",
+        "every injection of a fault",
+    ),
+    Bad(
+        "fault-repeats-after-run",
+        _faults(
+            VOLTDB_K1, {"action": "kill-node", "afterSeconds": 60, "everySeconds": 60, "count": 5}, durationSeconds=300
+        ),
+        "workload.durationSeconds",
+        "every injection of a fault",
+    ),
+    Bad(
+        "fault-single-node",
+        _faults(VOLTDB, {"action": "kill-node"}),
+        "database.deploy.replicas >= 2",
+        "allowDataLoss: true",
+    ),
+    Bad(
+        "fault-voltdb-k0",
+        _faults({"type": "voltdb", "deploy": {"replicas": 3}}, {"action": "kill-random-member"}),
+        "kSafety >= 1",
+        "allowDataLoss: true",
+    ),
+    Bad(
+        "fault-mongodb-one-member",
+        _faults({"type": "mongodb", "deploy": {"replicas": 1}}, {"action": "kill-primary"}),
+        "database.deploy.replicas >= 2",
+        "allowDataLoss: true",
+    ),
     # a process kill keeps the volume, but a VoltDB CE node's data lives in memory (no command log)
-    Bad("fault-voltdb-kill-process-single-node",
+    Bad(
+        "fault-voltdb-kill-process-single-node",
         _faults(VOLTDB, {"action": "kill-node", "method": "kill-process"}),
-        "kSafety >= 1", "no command log"),
-    Bad("fault-unknown-method", _faults(MONGO_RS, {"action": "kill-primary", "method": "pause"}),
-        "spec.faults[0].method", "Unsupported value"),
-    Bad("fault-external", _faults({"type": "voltdb", "external": {"endpoints": ["db:21212"]}},
-                                  {"action": "kill-node"}),
-        "database.external", "faults are injected only into a database the operator deploys"),
-    Bad("fault-count-huge", _faults(VOLTDB_K1, {"action": "kill-node", "count": 1000}),
-        "spec.faults[0].count", "less than or equal to 100"),
-    Bad("fault-unknown-action", _faults(VOLTDB_K1, {"action": "kill-everything"}), "spec.faults[0].action",
-        "Unsupported value"),
+        "kSafety >= 1",
+        "no command log",
+    ),
+    Bad(
+        "fault-unknown-method",
+        _faults(MONGO_RS, {"action": "kill-primary", "method": "pause"}),
+        "spec.faults[0].method",
+        "Unsupported value",
+    ),
+    Bad(
+        "fault-external",
+        _faults({"type": "voltdb", "external": {"endpoints": ["db:21212"]}}, {"action": "kill-node"}),
+        "database.external",
+        "faults are injected only into a database the operator deploys",
+    ),
+    Bad(
+        "fault-count-huge",
+        _faults(VOLTDB_K1, {"action": "kill-node", "count": 1000}),
+        "spec.faults[0].count",
+        "less than or equal to 100",
+    ),
+    Bad(
+        "fault-unknown-action",
+        _faults(VOLTDB_K1, {"action": "kill-everything"}),
+        "spec.faults[0].action",
+        "Unsupported value",
+    ),
     # mutually exclusive and other bounds
-    Bad("deploy-and-external", {"database": {"type": "mongodb", "deploy": {},
-                                             "external": {"endpoints": ["db:27017"]}}},
-        "database.deploy and database.external", "mutually exclusive"),
-    Bad("load-workers-huge", {"database": VOLTDB, "workload": {"loadWorkers": 1000}},
-        "spec.workload.loadWorkers", "less than or equal to 64"),
+    Bad(
+        "deploy-and-external",
+        {"database": {"type": "mongodb", "deploy": {}, "external": {"endpoints": ["db:27017"]}}},
+        "database.deploy and database.external",
+        "mutually exclusive",
+    ),
+    Bad(
+        "load-workers-huge",
+        {"database": VOLTDB, "workload": {"loadWorkers": 1000}},
+        "spec.workload.loadWorkers",
+        "less than or equal to 64",
+    ),
     Bad("duration-field-name", {"database": VOLTDB, "workload": {"duration": 60}}, "duration", "unknown field"),
-    Bad("duration-over-a-week", {"database": VOLTDB, "workload": {"durationSeconds": 10000000}},
-        "spec.workload.durationSeconds", "less than or equal to 604800"),
+    Bad(
+        "duration-over-a-week",
+        {"database": VOLTDB, "workload": {"durationSeconds": 10000000}},
+        "spec.workload.durationSeconds",
+        "less than or equal to 604800",
+    ),
     # sweeps
-    Bad("sweep-empty", {"database": VOLTDB, "sweep": {"repetitions": 2}},
-        "sweep", "a list of warehouses or of clients"),
-    Bad("sweep-warehouses-twice", {"database": VOLTDB, "sweep": {"warehouses": [1, 2, 1]}},
-        "sweep.warehouses", "distinct values"),
-    Bad("sweep-clients-not-per-pod", {"database": VOLTDB, "runners": {"parallelism": 2}, "sweep": {"clients": [2, 3]}},
-        "sweep.clients", "multiple of runners.parallelism"),
-    Bad("sweep-too-many-cells", {"database": VOLTDB, "sweep": {"warehouses": [1, 2, 3], "clients": list(range(1, 11)),
-                                                               "repetitions": 7}},
-        "sweep", "at most 200 cells"),
+    Bad(
+        "sweep-empty", {"database": VOLTDB, "sweep": {"repetitions": 2}}, "sweep", "a list of warehouses or of clients"
+    ),
+    Bad(
+        "sweep-warehouses-twice",
+        {"database": VOLTDB, "sweep": {"warehouses": [1, 2, 1]}},
+        "sweep.warehouses",
+        "distinct values",
+    ),
+    Bad(
+        "sweep-clients-not-per-pod",
+        {"database": VOLTDB, "runners": {"parallelism": 2}, "sweep": {"clients": [2, 3]}},
+        "sweep.clients",
+        "multiple of runners.parallelism",
+    ),
+    Bad(
+        "sweep-too-many-cells",
+        {"database": VOLTDB, "sweep": {"warehouses": [1, 2, 3], "clients": list(range(1, 11)), "repetitions": 7}},
+        "sweep",
+        "at most 200 cells",
+    ),
     # sweep.matrix: only fields that leave the database's shape alone, values of the field's type
-    Bad("sweep-matrix-over-replicas", _matrix(VOLTDB, ("database.deploy.replicas", ["1", "3"])),
-        "spec.sweep.matrix[0]", "database.deploy.replicas changes the database"),
-    Bad("sweep-matrix-over-the-schema", _matrix(MONGO_RS, ("workload.driverOptions.schema", ["normalized"])),
-        "spec.sweep.matrix[0]", "workload.driverOptions.schema changes the database"),
-    Bad("sweep-matrix-over-warehouses", _matrix(VOLTDB, ("workload.warehouses", ["1", "2"])),
-        "spec.sweep.matrix[0]", "workload.warehouses changes the database"),
-    Bad("sweep-matrix-field-not-allowed", _matrix(VOLTDB, ("workload.durationSeconds", ["60", "120"])),
-        "spec.sweep.matrix[0]", "workload.durationSeconds is not one a sweep varies"),
-    Bad("sweep-matrix-option-of-another-database", _matrix(VOLTDB, ("workload.driverOptions.read_concern", ["local"])),
-        "spec", "sweep.matrix field workload.driverOptions.<key> must be a driver option of the run's database.type"),
-    Bad("sweep-matrix-percent-not-a-number", _matrix(VOLTDB, ("workload.remotePercent.newOrderLines", ["0", "ten"])),
-        "spec.sweep.matrix[0]", "workload.remotePercent.newOrderLines: values are percents"),
-    Bad("sweep-matrix-percent-over-100", _matrix(VOLTDB, ("workload.remotePercent.payments", ["150"])),
-        "spec.sweep.matrix[0]", "workload.remotePercent.payments: values are percents"),
-    Bad("sweep-matrix-values-not-strings", _matrix(VOLTDB, ("workload.remotePercent.payments", [0, 15])),
-        "spec.sweep.matrix[0].values[0]", "string"),
-    Bad("sweep-matrix-boolean-option", _matrix(MONGO_RS, ("workload.driverOptions.causal", ["yes", "no"])),
-        "spec.sweep.matrix[0]", 'workload.driverOptions.causal: values are "true" or "false"'),
-    Bad("sweep-matrix-read-concern", _matrix(MONGO_RS, ("workload.driverOptions.read_concern", ["linearizable"])),
-        "spec.sweep.matrix[0]", "read_concern majority|local|snapshot"),
-    Bad("sweep-matrix-pacing", _matrix(VOLTDB, ("workload.pacing", ["none", "fast"])),
-        "spec.sweep.matrix[0]", "workload.pacing: values are none or spec"),
-    Bad("sweep-matrix-values-twice", _matrix(VOLTDB, ("workload.pacing", ["none", "none"])),
-        "spec.sweep.matrix[0]", "workload.pacing: values must be distinct"),
-    Bad("sweep-matrix-field-twice", _matrix(VOLTDB, ("workload.pacing", ["none"]), ("workload.pacing", ["spec"])),
-        "spec.sweep", "must name each field once"),
-    Bad("sweep-matrix-too-many-cells", _matrix(MONGO_RS, ("workload.driverOptions.read_concern", ["local", "snapshot"]),
-                                               ("workload.remotePercent.payments", [str(p) for p in range(0, 100, 10)]),
-                                               clients=[10, 20, 30], repetitions=5),
-        "spec.sweep", "at most 200 cells (warehouses x clients x each sweep.matrix axis's values x repetitions"),
-    Bad("sweep-matrix-mix-not-100", _matrix(VOLTDB, ("workload.mix", ["45/43/4/4/4", "50/43/4/4/4"])),
-        "spec.sweep.matrix[0]", "workload.mix: values are the five percentages"),
-    Bad("sweep-matrix-mix-four-parts", _matrix(VOLTDB, ("workload.mix", ["49/43/4/4"])),
-        "spec.sweep.matrix[0]", "workload.mix: values are the five percentages"),
+    Bad(
+        "sweep-matrix-over-replicas",
+        _matrix(VOLTDB, ("database.deploy.replicas", ["1", "3"])),
+        "spec.sweep.matrix[0]",
+        "database.deploy.replicas changes the database",
+    ),
+    Bad(
+        "sweep-matrix-over-the-schema",
+        _matrix(MONGO_RS, ("workload.driverOptions.schema", ["normalized"])),
+        "spec.sweep.matrix[0]",
+        "workload.driverOptions.schema changes the database",
+    ),
+    Bad(
+        "sweep-matrix-over-warehouses",
+        _matrix(VOLTDB, ("workload.warehouses", ["1", "2"])),
+        "spec.sweep.matrix[0]",
+        "workload.warehouses changes the database",
+    ),
+    Bad(
+        "sweep-matrix-field-not-allowed",
+        _matrix(VOLTDB, ("workload.durationSeconds", ["60", "120"])),
+        "spec.sweep.matrix[0]",
+        "workload.durationSeconds is not one a sweep varies",
+    ),
+    Bad(
+        "sweep-matrix-option-of-another-database",
+        _matrix(VOLTDB, ("workload.driverOptions.read_concern", ["local"])),
+        "spec",
+        "sweep.matrix field workload.driverOptions.<key> must be a driver option of the run's database.type",
+    ),
+    Bad(
+        "sweep-matrix-percent-not-a-number",
+        _matrix(VOLTDB, ("workload.remotePercent.newOrderLines", ["0", "ten"])),
+        "spec.sweep.matrix[0]",
+        "workload.remotePercent.newOrderLines: values are percents",
+    ),
+    Bad(
+        "sweep-matrix-percent-over-100",
+        _matrix(VOLTDB, ("workload.remotePercent.payments", ["150"])),
+        "spec.sweep.matrix[0]",
+        "workload.remotePercent.payments: values are percents",
+    ),
+    Bad(
+        "sweep-matrix-values-not-strings",
+        _matrix(VOLTDB, ("workload.remotePercent.payments", [0, 15])),
+        "spec.sweep.matrix[0].values[0]",
+        "string",
+    ),
+    Bad(
+        "sweep-matrix-boolean-option",
+        _matrix(MONGO_RS, ("workload.driverOptions.causal", ["yes", "no"])),
+        "spec.sweep.matrix[0]",
+        'workload.driverOptions.causal: values are "true" or "false"',
+    ),
+    Bad(
+        "sweep-matrix-read-concern",
+        _matrix(MONGO_RS, ("workload.driverOptions.read_concern", ["linearizable"])),
+        "spec.sweep.matrix[0]",
+        "read_concern majority|local|snapshot",
+    ),
+    Bad(
+        "sweep-matrix-pacing",
+        _matrix(VOLTDB, ("workload.pacing", ["none", "fast"])),
+        "spec.sweep.matrix[0]",
+        "workload.pacing: values are none or spec",
+    ),
+    Bad(
+        "sweep-matrix-values-twice",
+        _matrix(VOLTDB, ("workload.pacing", ["none", "none"])),
+        "spec.sweep.matrix[0]",
+        "workload.pacing: values must be distinct",
+    ),
+    Bad(
+        "sweep-matrix-field-twice",
+        _matrix(VOLTDB, ("workload.pacing", ["none"]), ("workload.pacing", ["spec"])),
+        "spec.sweep",
+        "must name each field once",
+    ),
+    Bad(
+        "sweep-matrix-too-many-cells",
+        _matrix(
+            MONGO_RS,
+            ("workload.driverOptions.read_concern", ["local", "snapshot"]),
+            ("workload.remotePercent.payments", [str(p) for p in range(0, 100, 10)]),
+            clients=[10, 20, 30],
+            repetitions=5,
+        ),
+        "spec.sweep",
+        "at most 200 cells (warehouses x clients x each sweep.matrix axis's values x repetitions",
+    ),
+    Bad(
+        "sweep-matrix-mix-not-100",
+        _matrix(VOLTDB, ("workload.mix", ["45/43/4/4/4", "50/43/4/4/4"])),
+        "spec.sweep.matrix[0]",
+        "workload.mix: values are the five percentages",
+    ),
+    Bad(
+        "sweep-matrix-mix-four-parts",
+        _matrix(VOLTDB, ("workload.mix", ["49/43/4/4"])),
+        "spec.sweep.matrix[0]",
+        "workload.mix: values are the five percentages",
+    ),
     # sweep.saturation
-    Bad("saturation-step-and-factor", {"database": VOLTDB, "sweep": {"saturation": {
-        "startClients": 1, "maxClients": 8, "step": 1, "factor": 2}}},
-        "spec.sweep.saturation", "needs one of step (clients added) or factor"),
-    Bad("saturation-neither-step-nor-factor", {"database": VOLTDB, "sweep": {"saturation": {
-        "startClients": 1, "maxClients": 8}}},
-        "spec.sweep.saturation", "needs one of step (clients added) or factor"),
-    Bad("saturation-max-under-start", {"database": VOLTDB, "sweep": {"saturation": {
-        "startClients": 8, "maxClients": 4, "factor": 2}}},
-        "spec.sweep.saturation", "sweep.saturation.maxClients must be at least sweep.saturation.startClients"),
-    Bad("saturation-too-many-steps", {"database": VOLTDB, "sweep": {"saturation": {
-        "startClients": 1, "maxClients": 100, "step": 1}}},
-        "spec.sweep.saturation", "at most 20 steps"),
-    Bad("saturation-with-clients", {"database": VOLTDB, "sweep": {"clients": [1, 2], "saturation": {
-        "startClients": 1, "maxClients": 8, "factor": 2}}},
-        "spec.sweep", "sweep.saturation chooses the clients itself; leave sweep.clients out"),
-    Bad("saturation-with-matrix", {"database": VOLTDB, "sweep": {
-        "saturation": {"startClients": 1, "maxClients": 8, "factor": 2},
-        "matrix": [{"field": "workload.pacing", "values": ["none", "spec"]}]}},
-        "spec.sweep", "sweep.saturation runs without sweep.matrix"),
-    Bad("saturation-step-not-per-pod", {"database": VOLTDB, "runners": {"parallelism": 2}, "sweep": {"saturation": {
-        "startClients": 2, "maxClients": 8, "step": 3}}},
-        "spec", "sweep.saturation.startClients and sweep.saturation.step must be multiples of runners.parallelism"),
-    Bad("saturation-start-not-per-pod", {"database": VOLTDB, "runners": {"parallelism": 2}, "sweep": {"saturation": {
-        "startClients": 1, "maxClients": 8, "factor": 2}}},
-        "spec", "sweep.saturation.startClients and sweep.saturation.step must be multiples of runners.parallelism"),
-    Bad("saturation-limit-of-unknown-type", {"database": VOLTDB, "sweep": {"saturation": {
-        "startClients": 1, "maxClients": 8, "factor": 2, "p90LimitsMs": {"NEWORDER": 100}}}},
-        "spec.sweep.saturation.p90LimitsMs", "keys are NEW_ORDER, PAYMENT"),
-    Bad("saturation-too-many-cells", {"database": VOLTDB, "sweep": {
-        "warehouses": [1, 2, 3, 4, 5, 6, 7, 8], "repetitions": 2,
-        "saturation": {"startClients": 1, "maxClients": 8, "factor": 2}}},
-        "spec.sweep", "up to 14 with a factor"),
+    Bad(
+        "saturation-step-and-factor",
+        {"database": VOLTDB, "sweep": {"saturation": {"startClients": 1, "maxClients": 8, "step": 1, "factor": 2}}},
+        "spec.sweep.saturation",
+        "needs one of step (clients added) or factor",
+    ),
+    Bad(
+        "saturation-neither-step-nor-factor",
+        {"database": VOLTDB, "sweep": {"saturation": {"startClients": 1, "maxClients": 8}}},
+        "spec.sweep.saturation",
+        "needs one of step (clients added) or factor",
+    ),
+    Bad(
+        "saturation-max-under-start",
+        {"database": VOLTDB, "sweep": {"saturation": {"startClients": 8, "maxClients": 4, "factor": 2}}},
+        "spec.sweep.saturation",
+        "sweep.saturation.maxClients must be at least sweep.saturation.startClients",
+    ),
+    Bad(
+        "saturation-too-many-steps",
+        {"database": VOLTDB, "sweep": {"saturation": {"startClients": 1, "maxClients": 100, "step": 1}}},
+        "spec.sweep.saturation",
+        "at most 20 steps",
+    ),
+    Bad(
+        "saturation-with-clients",
+        {
+            "database": VOLTDB,
+            "sweep": {"clients": [1, 2], "saturation": {"startClients": 1, "maxClients": 8, "factor": 2}},
+        },
+        "spec.sweep",
+        "sweep.saturation chooses the clients itself; leave sweep.clients out",
+    ),
+    Bad(
+        "saturation-with-matrix",
+        {
+            "database": VOLTDB,
+            "sweep": {
+                "saturation": {"startClients": 1, "maxClients": 8, "factor": 2},
+                "matrix": [{"field": "workload.pacing", "values": ["none", "spec"]}],
+            },
+        },
+        "spec.sweep",
+        "sweep.saturation runs without sweep.matrix",
+    ),
+    Bad(
+        "saturation-step-not-per-pod",
+        {
+            "database": VOLTDB,
+            "runners": {"parallelism": 2},
+            "sweep": {"saturation": {"startClients": 2, "maxClients": 8, "step": 3}},
+        },
+        "spec",
+        "sweep.saturation.startClients and sweep.saturation.step must be multiples of runners.parallelism",
+    ),
+    Bad(
+        "saturation-start-not-per-pod",
+        {
+            "database": VOLTDB,
+            "runners": {"parallelism": 2},
+            "sweep": {"saturation": {"startClients": 1, "maxClients": 8, "factor": 2}},
+        },
+        "spec",
+        "sweep.saturation.startClients and sweep.saturation.step must be multiples of runners.parallelism",
+    ),
+    Bad(
+        "saturation-limit-of-unknown-type",
+        {
+            "database": VOLTDB,
+            "sweep": {
+                "saturation": {"startClients": 1, "maxClients": 8, "factor": 2, "p90LimitsMs": {"NEWORDER": 100}}
+            },
+        },
+        "spec.sweep.saturation.p90LimitsMs",
+        "keys are NEW_ORDER, PAYMENT",
+    ),
+    Bad(
+        "saturation-too-many-cells",
+        {
+            "database": VOLTDB,
+            "sweep": {
+                "warehouses": [1, 2, 3, 4, 5, 6, 7, 8],
+                "repetitions": 2,
+                "saturation": {"startClients": 1, "maxClients": 8, "factor": 2},
+            },
+        },
+        "spec.sweep",
+        "up to 14 with a factor",
+    ),
     # the loss of the whole system
-    Bad("kill-all-without-allow-data-loss", {"database": VOLTDB_K1, "faults": [{"action": "kill-all"}]},
-        "spec", "set allowDataLoss: true on it"),
+    Bad(
+        "kill-all-without-allow-data-loss",
+        {"database": VOLTDB_K1, "faults": [{"action": "kill-all"}]},
+        "spec",
+        "set allowDataLoss: true on it",
+    ),
     # YCSB
-    Bad("ycsb-e-without-operation-count", {"database": VOLTDB, "workload": {"kind": "ycsb", "ycsb": {"workload": "e"}}},
-        "workload.ycsb.properties.operationcount", "needs an operationcount > 0"),
-    Bad("ycsb-block-on-tpcc", {"database": VOLTDB, "workload": {"ycsb": {"workload": "a"}}},
-        "spec.workload", "workload.ycsb is for workload.kind ycsb"),
-    Bad("ycsb-unknown-preset", {"database": VOLTDB, "workload": {"kind": "ycsb", "ycsb": {"workload": "g"}}},
-        "spec.workload.ycsb.workload", "Unsupported value"),
-    Bad("ycsb-with-acid", {"database": VOLTDB, "workload": {"kind": "ycsb"}, "verify": {"acid": {"enabled": True}}},
-        "spec", "workload.kind ycsb runs without ACID tests"),
-    Bad("ycsb-sweep-over-warehouses", {"database": VOLTDB, "workload": {"kind": "ycsb"},
-                                       "sweep": {"warehouses": [1, 2]}},
-        "spec", "a sweep with workload.kind ycsb varies the clients only"),
-    Bad("ycsb-sweep-inserting", {"database": VOLTDB, "workload": {"kind": "ycsb", "ycsb": {
-        "workload": "d", "properties": {"operationcount": "1000"}}}, "sweep": {"clients": [1, 2]}},
-        "spec", "a sweep with workload.kind ycsb varies the clients only"),
-    Bad("ycsb-saturation-p90-limits", {"database": VOLTDB, "workload": {"kind": "ycsb"}, "sweep": {"saturation": {
-        "startClients": 1, "maxClients": 8, "factor": 2, "p90LimitsMs": {"NEW_ORDER": 100}}}},
-        "spec", "a workload.kind ycsb search is judged on operations per second alone"),
+    Bad(
+        "ycsb-e-without-operation-count",
+        {"database": VOLTDB, "workload": {"kind": "ycsb", "ycsb": {"workload": "e"}}},
+        "workload.ycsb.properties.operationcount",
+        "needs an operationcount > 0",
+    ),
+    Bad(
+        "ycsb-block-on-tpcc",
+        {"database": VOLTDB, "workload": {"ycsb": {"workload": "a"}}},
+        "spec.workload",
+        "workload.ycsb is for workload.kind ycsb",
+    ),
+    Bad(
+        "ycsb-unknown-preset",
+        {"database": VOLTDB, "workload": {"kind": "ycsb", "ycsb": {"workload": "g"}}},
+        "spec.workload.ycsb.workload",
+        "Unsupported value",
+    ),
+    Bad(
+        "ycsb-with-acid",
+        {"database": VOLTDB, "workload": {"kind": "ycsb"}, "verify": {"acid": {"enabled": True}}},
+        "spec",
+        "workload.kind ycsb runs without ACID tests",
+    ),
+    Bad(
+        "ycsb-sweep-over-warehouses",
+        {"database": VOLTDB, "workload": {"kind": "ycsb"}, "sweep": {"warehouses": [1, 2]}},
+        "spec",
+        "a sweep with workload.kind ycsb varies the clients only",
+    ),
+    Bad(
+        "ycsb-sweep-inserting",
+        {
+            "database": VOLTDB,
+            "workload": {"kind": "ycsb", "ycsb": {"workload": "d", "properties": {"operationcount": "1000"}}},
+            "sweep": {"clients": [1, 2]},
+        },
+        "spec",
+        "a sweep with workload.kind ycsb varies the clients only",
+    ),
+    Bad(
+        "ycsb-saturation-p90-limits",
+        {
+            "database": VOLTDB,
+            "workload": {"kind": "ycsb"},
+            "sweep": {
+                "saturation": {"startClients": 1, "maxClients": 8, "factor": 2, "p90LimitsMs": {"NEW_ORDER": 100}}
+            },
+        },
+        "spec",
+        "a workload.kind ycsb search is judged on operations per second alone",
+    ),
     # ACID tests
-    Bad("acid-unknown-test", {"database": VOLTDB, "verify": {"acid": {"enabled": True, "tests": ["isolation10"]}}},
-        "spec.verify.acid.tests[0]", "Unsupported value"),
+    Bad(
+        "acid-unknown-test",
+        {"database": VOLTDB, "verify": {"acid": {"enabled": True, "tests": ["isolation10"]}}},
+        "spec.verify.acid.tests[0]",
+        "Unsupported value",
+    ),
     # consistency checks after the load and during the run
-    Bad("ycsb-consistency-during-run", {"database": VOLTDB, "workload": {"kind": "ycsb"},
-                                        "verify": {"duringRun": True}},
-        "spec", "workload.kind ycsb has none"),
-    Bad("consistency-during-a-fault", {"database": VOLTDB_K1, "verify": {"duringRun": True},
-                                       "faults": [{"action": "kill-node"}]},
-        "spec", "verify.duringRun cannot be combined with faults"),
+    Bad(
+        "ycsb-consistency-during-run",
+        {"database": VOLTDB, "workload": {"kind": "ycsb"}, "verify": {"duringRun": True}},
+        "spec",
+        "workload.kind ycsb has none",
+    ),
+    Bad(
+        "consistency-during-a-fault",
+        {"database": VOLTDB_K1, "verify": {"duringRun": True}, "faults": [{"action": "kill-node"}]},
+        "spec",
+        "verify.duringRun cannot be combined with faults",
+    ),
 ]

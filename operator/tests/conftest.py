@@ -1,4 +1,5 @@
 """Fixtures of the operator's unit tests."""
+
 import pytest
 from crd_schema import defaulted_spec
 from tpcc_operator.runspec import RunSpec

@@ -2,6 +2,7 @@
 (types, unknown fields, bounds, patterns, the x-kubernetes-validations CEL rules) and Kubernetes
 quantities parsed as resource.ParseQuantity parses them. The BenchmarkRun CRD's tests use it, and
 dashboards/tests checks the chart's monitoring objects against prometheus-operator's CRDs with it."""
+
 from __future__ import annotations
 
 import copy
@@ -28,8 +29,8 @@ def defaulted_spec(spec: dict) -> dict:
     return apply_defaults(crd_schema()["properties"]["spec"], copy.deepcopy(spec))
 
 
-
 # ---- offline validation: what the API server checks at apply ---------------------------------
+
 
 def _escape(name: str) -> str:
     """CEL sees a declared property name with '-' as __dash__ (Kubernetes' escaping)."""
@@ -40,9 +41,10 @@ def _cel_value(schema: dict, value):
     if isinstance(value, dict):
         props = schema.get("properties") or {}
         extra = schema.get("additionalProperties")
-        return {(_escape(k) if k in props else k):
-                _cel_value(props.get(k) or (extra if isinstance(extra, dict) else {}), v)
-                for k, v in value.items()}
+        return {
+            (_escape(k) if k in props else k): _cel_value(props.get(k) or (extra if isinstance(extra, dict) else {}), v)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_cel_value(schema.get("items") or {}, v) for v in value]
     return value
@@ -87,7 +89,7 @@ def _split_quantity(text: str) -> tuple[bool, str, str, str, str]:
             i += 1
         if i >= end:
             return positive, text, num, text[pos:], ""
-        denom, pos = text[pos:i], i   # "1.G" is taken: an empty denominator
+        denom, pos = text[pos:i], i  # "1.G" is taken: an empty denominator
     value, start = text[:pos], pos
     while pos < end and text[pos] in _SUFFIX_CHARS:
         pos += 1
@@ -111,8 +113,12 @@ def parse_quantity(text: str) -> Decimal:
         base, exponent = 10, _DECIMAL_SUFFIXES[suffix]
     elif suffix in _BINARY_SUFFIXES:
         base, exponent = 2, _BINARY_SUFFIXES[suffix]
-    elif len(suffix) > 1 and suffix[0] in "eE" and _PARSE_INT.fullmatch(suffix[1:]) \
-            and -(1 << 63) <= int(suffix[1:]) <= _MAX_INT64:
+    elif (
+        len(suffix) > 1
+        and suffix[0] in "eE"
+        and _PARSE_INT.fullmatch(suffix[1:])
+        and -(1 << 63) <= int(suffix[1:]) <= _MAX_INT64
+    ):
         base, exponent = 10, _int32(int(suffix[1:]))
     else:
         raise ValueError(f"unable to parse quantity's suffix: {text!r}")
@@ -139,7 +145,7 @@ def parse_quantity(text: str) -> Decimal:
         unscaled <<= exponent
     if unscaled and inf_scale > 9:
         drop = inf_scale - 9
-        unscaled = 1 if drop > len(str(unscaled)) else -(-unscaled // 10 ** drop)
+        unscaled = 1 if drop > len(str(unscaled)) else -(-unscaled // 10**drop)
         inf_scale = 9
     amount = Decimal(f"{unscaled}E{-inf_scale}")
     if base == 2 and amount > _MAX_INT64:
@@ -157,15 +163,19 @@ def _cel_functions():
             return celtypes.BoolType(True)
         except ValueError:
             return celtypes.BoolType(False)
-    return {"quantity": lambda text: parse_quantity(str(text)),
-            # the Kubernetes strings library's split
-            "split": lambda text, sep: celtypes.ListType([celtypes.StringType(p) for p in str(text).split(str(sep))]),
-            "isQuantity": is_quantity,
-            "compareTo": lambda a, b: celtypes.IntType((a > b) - (a < b))}
+
+    return {
+        "quantity": lambda text: parse_quantity(str(text)),
+        # the Kubernetes strings library's split
+        "split": lambda text, sep: celtypes.ListType([celtypes.StringType(p) for p in str(text).split(str(sep))]),
+        "isQuantity": is_quantity,
+        "compareTo": lambda a, b: celtypes.IntType((a > b) - (a < b)),
+    }
 
 
 def _cel_evaluate(expression: str, schema: dict, value):
     import celpy
+
     env = celpy.Environment()
     program = env.program(env.compile(expression), functions=_cel_functions())
     return program.evaluate({"self": celpy.json_to_cel(_cel_value(schema, value))})
@@ -186,11 +196,14 @@ def _type_ok(schema: dict, value) -> bool:
     if schema.get("x-kubernetes-int-or-string"):
         return isinstance(value, (int, str)) and not isinstance(value, bool)
     want = schema.get("type")
-    return {"object": lambda: isinstance(value, dict), "array": lambda: isinstance(value, list),
-            "string": lambda: isinstance(value, str), "boolean": lambda: isinstance(value, bool),
-            "integer": lambda: isinstance(value, int) and not isinstance(value, bool),
-            "number": lambda: isinstance(value, (int, float)) and not isinstance(value, bool),
-            }.get(want, lambda: True)()
+    return {
+        "object": lambda: isinstance(value, dict),
+        "array": lambda: isinstance(value, list),
+        "string": lambda: isinstance(value, str),
+        "boolean": lambda: isinstance(value, bool),
+        "integer": lambda: isinstance(value, int) and not isinstance(value, bool),
+        "number": lambda: isinstance(value, (int, float)) and not isinstance(value, bool),
+    }.get(want, lambda: True)()
 
 
 def violations(schema: dict, value, path: str = "") -> list[str]:

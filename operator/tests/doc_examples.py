@@ -1,6 +1,7 @@
 """Every BenchmarkRun in the docs (README.md, docs/*.md: ```yaml blocks with `kind: BenchmarkRun`
 or a bare `spec:` fragment) and crds/samples (with its subdirectories; a file may hold several
 runs), as the manifests a user would apply."""
+
 from __future__ import annotations
 
 import re
@@ -29,8 +30,17 @@ def doc_manifests() -> list[tuple[str, dict]]:
             if doc.get("kind") == "BenchmarkRun":
                 out.append((where, doc))
             elif set(doc) == {"spec"}:
-                out.append((where, {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
-                                    "metadata": {"name": f"doc-example-{n}"}, "spec": doc["spec"]}))
+                out.append(
+                    (
+                        where,
+                        {
+                            "apiVersion": "bench.tpcc.dev/v1alpha1",
+                            "kind": "BenchmarkRun",
+                            "metadata": {"name": f"doc-example-{n}"},
+                            "spec": doc["spec"],
+                        },
+                    )
+                )
     for path in sample_files():
         docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
         where = str(path.relative_to(ROOT))

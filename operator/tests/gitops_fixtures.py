@@ -8,6 +8,7 @@ a real cluster produced under fixtures/gitops/e2e/ as `<moment>-<run>.json`.
 
     python operator/tests/gitops_fixtures.py      # rewrite fixtures/gitops/*.json
 """
+
 from __future__ import annotations
 
 import copy
@@ -42,27 +43,48 @@ EXPECTED = {
     "regressed-warn": ("Degraded", "Current"),
 }
 # The phase and failure reason each fixture is built to have.
-REASONS = {"created": (None, None), "pending": ("Pending", None), "deploying": ("Deploying", None),
-           "loading": ("Loading", None), "running": ("Running", None), "verifying": ("Verifying", None),
-           "succeeded": ("Succeeded", None), "succeeded-spec-edited": ("Succeeded", None),
-           "regressed": ("Succeeded", None), "regressed-warn": ("Succeeded", None),
-           "failed-load": ("Failed", "LoadFailed"),
-           "failed-run": ("Failed", "RunFailed"), "failed-durability": ("Failed", "DurabilityLost"),
-           "failed-consistency": ("Failed", "ConsistencyViolated")}
+REASONS = {
+    "created": (None, None),
+    "pending": ("Pending", None),
+    "deploying": ("Deploying", None),
+    "loading": ("Loading", None),
+    "running": ("Running", None),
+    "verifying": ("Verifying", None),
+    "succeeded": ("Succeeded", None),
+    "succeeded-spec-edited": ("Succeeded", None),
+    "regressed": ("Succeeded", None),
+    "regressed-warn": ("Succeeded", None),
+    "failed-load": ("Failed", "LoadFailed"),
+    "failed-run": ("Failed", "RunFailed"),
+    "failed-durability": ("Failed", "DurabilityLost"),
+    "failed-consistency": ("Failed", "ConsistencyViolated"),
+}
 # What an e2e capture must read as, by the moment it was taken.
-E2E_EXPECTED = {"running": ("Progressing", "InProgress"), "succeeded": ("Healthy", "Current"),
-                "failed": ("Degraded", "Failed")}
+E2E_EXPECTED = {
+    "running": ("Progressing", "InProgress"),
+    "succeeded": ("Healthy", "Current"),
+    "failed": ("Degraded", "Failed"),
+}
 
-SPEC = {"database": {"type": "voltdb", "deploy": {"replicas": 1}},
-        "workload": {"warehouses": 1, "clients": 8, "durationSeconds": 60, "warmupSeconds": 10},
-        "runners": {"parallelism": 2}}
+SPEC = {
+    "database": {"type": "voltdb", "deploy": {"replicas": 1}},
+    "workload": {"warehouses": 1, "clients": 8, "durationSeconds": 60, "warmupSeconds": 10},
+    "runners": {"parallelism": 2},
+}
 
 
 def as_object(d: Driver, generation: int | None = None) -> dict:
-    obj = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
-           "metadata": {"name": d.run.name, "namespace": d.run.namespace, "uid": d.run.uid,
-                        "generation": generation or d.run.generation},
-           "spec": d.spec}
+    obj = {
+        "apiVersion": "bench.tpcc.dev/v1alpha1",
+        "kind": "BenchmarkRun",
+        "metadata": {
+            "name": d.run.name,
+            "namespace": d.run.namespace,
+            "uid": d.run.uid,
+            "generation": generation or d.run.generation,
+        },
+        "spec": d.spec,
+    }
     if d.status:
         obj["status"] = d.status
     return copy.deepcopy(obj)
@@ -104,13 +126,35 @@ def build() -> dict[str, dict]:
         obj["status"].update(verdict="Regressed", regression={"message": message})
         done = obj["status"]["completionTime"]
         kept = [c for c in obj["status"]["conditions"] if c["type"] not in ("Ready", "Stalled")]
-        kept += [{"type": "Ready", "status": "False" if fail else "True", "reason": "Regressed", "message": message,
-                  "observedGeneration": 2, "lastTransitionTime": done},
-                 {"type": "Stalled", "status": "True" if fail else "False", "reason": "Regressed",
-                  "message": message, "observedGeneration": 2, "lastTransitionTime": done}]
+        kept += [
+            {
+                "type": "Ready",
+                "status": "False" if fail else "True",
+                "reason": "Regressed",
+                "message": message,
+                "observedGeneration": 2,
+                "lastTransitionTime": done,
+            },
+            {
+                "type": "Stalled",
+                "status": "True" if fail else "False",
+                "reason": "Regressed",
+                "message": message,
+                "observedGeneration": 2,
+                "lastTransitionTime": done,
+            },
+        ]
         if not fail:
-            kept.append({"type": "Regressed", "status": "True", "reason": "Regressed", "message": message,
-                         "observedGeneration": 2, "lastTransitionTime": done})
+            kept.append(
+                {
+                    "type": "Regressed",
+                    "status": "True",
+                    "reason": "Regressed",
+                    "message": message,
+                    "observedGeneration": 2,
+                    "lastTransitionTime": done,
+                }
+            )
         obj["status"]["conditions"] = kept
         out[name] = obj
 
@@ -120,8 +164,11 @@ def build() -> dict[str, dict]:
     d = Driver(defaulted_spec(SPEC))
     for world in (None, None, None, World(database_ready=1), None):
         d.tick(world)
-    d.tick(World(load=JobState(exists=True, failed=True,
-                               message="tpcc load: error: cannot reach 10.0.0.9:21212 within 30 s")))
+    d.tick(
+        World(
+            load=JobState(exists=True, failed=True, message="tpcc load: error: cannot reach 10.0.0.9:21212 within 30 s")
+        )
+    )
     out["failed-load"] = as_object(d)
 
     d = at_verifying
@@ -132,13 +179,15 @@ def build() -> dict[str, dict]:
     d.tick(World())
     violated = copy.deepcopy(CHECK_OK)
     violated["passed"] = False
-    violated["conditions"][1].update(passed=False, violations=1,
-                                     example="w=1 d=3: D_NEXT_O_ID-1 3001 != max(O_ID) 3002")
+    violated["conditions"][1].update(
+        passed=False, violations=1, example="w=1 d=3: D_NEXT_O_ID-1 3001 != max(O_ID) 3002"
+    )
     d.tick(World(checker=JobState(exists=True, failed=True), check_report=violated))
     out["failed-consistency"] = as_object(d)
     assert set(out) == set(EXPECTED), set(out) ^ set(EXPECTED)
-    reasons = {name: (obj.get("status", {}).get("phase"), obj.get("status", {}).get("reason"))
-               for name, obj in out.items()}
+    reasons = {
+        name: (obj.get("status", {}).get("phase"), obj.get("status", {}).get("reason")) for name, obj in out.items()
+    }
     assert reasons == REASONS, f"the state machine no longer builds these statuses: {reasons}"
     return out
 

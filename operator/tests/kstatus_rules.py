@@ -1,6 +1,7 @@
 """kstatus (sigs.k8s.io/cli-utils pkg/kstatus/status, what Flux's `wait` and `kubectl`-style
 tools use) for a custom resource with conditions, as its documented rules read it, in the
 order `Compute` applies them."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Reading:
-    status: str   # Current | InProgress | Failed | Terminating
+    status: str  # Current | InProgress | Failed | Terminating
     message: str
 
 

@@ -1,5 +1,6 @@
 """Specs as tests need them: typed and defaulted by the CRD (the one place defaults live), then
 changed the way a user edits the object."""
+
 import copy
 from dataclasses import replace
 

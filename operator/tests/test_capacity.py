@@ -1,5 +1,6 @@
 """A deployed database is bounded by what its chart values give it (capacity.py), not a fixed cap:
 refused before Helm runs, with the bound and what to raise."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -75,14 +76,19 @@ def test_a_run_beyond_the_bound_is_refused_before_helm_naming_field_bound_and_re
 
 def test_the_values_the_user_gives_raise_the_bound(spec_of):
     """What a fixed cap of 32 could not do: 100 warehouses on nodes sized for them."""
-    big = {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1, "values": {
-        "heap": "2g", "resources": {"requests": {"memory": "24Gi"}, "limits": {"memory": "24Gi"}}}}}
+    big = {
+        "type": "voltdb",
+        "deploy": {
+            "replicas": 3,
+            "kSafety": 1,
+            "values": {"heap": "2g", "resources": {"requests": {"memory": "24Gi"}, "limits": {"memory": "24Gi"}}},
+        },
+    }
     assert plan.helm_release(RUN, _spec(spec_of, big, warehouses=100), SETTINGS).values["heap"] == "2g"
     mongo = {"type": "mongodb", "deploy": {"replicas": 3, "values": {"persistence": {"size": "64Gi"}}}}
     plan.helm_release(RUN, _spec(spec_of, mongo, warehouses=100), SETTINGS)
     with pytest.raises(chart_policy.DatabaseTooSmall, match="spec.workload.warehouses = 100: the deployed mongodb"):
-        plan.helm_release(RUN, _spec(spec_of, {"type": "mongodb", "deploy": {"replicas": 3}}, warehouses=100),
-                          SETTINGS)
+        plan.helm_release(RUN, _spec(spec_of, {"type": "mongodb", "deploy": {"replicas": 3}}, warehouses=100), SETTINGS)
 
 
 def test_a_sweep_is_bounded_by_its_largest_warehouse_count(spec_of):

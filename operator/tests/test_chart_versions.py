@@ -1,5 +1,6 @@
 """Every chart whose files changed is version-bumped (hack/chart-versions.py, chart-testing's
 version-increment check over the chart's own history)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -15,15 +16,18 @@ _spec.loader.exec_module(chart_versions)
 
 
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        check=True,
+        capture_output=True,
+    )
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     chart = tmp_path / "charts" / "db"
     (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: db\nversion: 0.1.0\nappVersion: \"1\"\n")
+    (chart / "Chart.yaml").write_text('apiVersion: v2\nname: db\nversion: 0.1.0\nappVersion: "1"\n')
     (chart / "values.yaml").write_text("replicas: 1\n")
     _git(tmp_path, "init", "-q")
     _git(tmp_path, "add", "-A")
@@ -34,8 +38,9 @@ def repo(tmp_path: Path) -> Path:
 def _bump(repo: Path, version: str) -> None:
     chart_yaml = repo / "charts" / "db" / "Chart.yaml"
     text = chart_yaml.read_text()
-    chart_yaml.write_text("\n".join(f"version: {version}" if line.startswith("version:") else line
-                                    for line in text.splitlines()) + "\n")
+    chart_yaml.write_text(
+        "\n".join(f"version: {version}" if line.startswith("version:") else line for line in text.splitlines()) + "\n"
+    )
 
 
 def test_an_unchanged_chart_passes(repo):
@@ -45,12 +50,16 @@ def test_an_unchanged_chart_passes(repo):
 def test_a_change_without_a_bump_is_named_committed_or_not(repo):
     (repo / "charts/db/values.yaml").write_text("replicas: 3\n")
     (repo / "charts/db/templates/new.yaml").write_text("kind: ConfigMap\n")
-    assert chart_versions.changed_since_bump(repo, "charts/db") == ["charts/db/templates/new.yaml",
-                                                                    "charts/db/values.yaml"]
+    assert chart_versions.changed_since_bump(repo, "charts/db") == [
+        "charts/db/templates/new.yaml",
+        "charts/db/values.yaml",
+    ]
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "more replicas")
-    assert chart_versions.changed_since_bump(repo, "charts/db") == ["charts/db/templates/new.yaml",
-                                                                    "charts/db/values.yaml"]
+    assert chart_versions.changed_since_bump(repo, "charts/db") == [
+        "charts/db/templates/new.yaml",
+        "charts/db/values.yaml",
+    ]
     assert chart_versions.main(["chart-versions", str(repo)]) == 1
 
 
@@ -76,4 +85,5 @@ def test_a_bump_clears_the_changes_before_it_and_only_those(repo):
 def test_every_chart_of_this_repository_is_bumped_since_it_changed():
     unbumped = {c: chart_versions.changed_since_bump(ROOT, c) for c in chart_versions.charts_of(ROOT)}
     assert not {c: files for c, files in unbumped.items() if files}, (
-        "raise `version:` in each chart's Chart.yaml (hack/chart-versions.py names the files)")
+        "raise `version:` in each chart's Chart.yaml (hack/chart-versions.py names the files)"
+    )

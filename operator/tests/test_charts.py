@@ -1,4 +1,5 @@
 """The charts lint and render what the operator relies on (needs the helm CLI)."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,11 @@ CHARTS = ROOT / "charts"
 
 
 def _helm() -> str | None:
-    for candidate in (os.environ.get("TPCC_HELM"), shutil.which("helm"),
-                      str(Path.home() / ".cache/tpcc-operator/k8s/bin/helm")):
+    for candidate in (
+        os.environ.get("TPCC_HELM"),
+        shutil.which("helm"),
+        str(Path.home() / ".cache/tpcc-operator/k8s/bin/helm"),
+    ):
         if candidate and Path(candidate).is_file():
             return candidate
     return None
@@ -50,11 +54,14 @@ def pod_labels(deployment_spec: dict) -> dict:
 
 
 # Each database chart's defaults and every value set in its ci/ (the chart-testing convention).
-VALUE_SETS = [(chart, [*(["-f", str(values)] if values else [])])
-              for chart in ("voltdb", "mongodb")
-              for values in [None, *sorted((CHARTS / chart / "ci").glob("*-values.yaml"))]]
-VALUE_SET_IDS = [f"{chart}-{Path(args[1]).name.removesuffix('-values.yaml') if args else 'defaults'}"
-                 for chart, args in VALUE_SETS]
+VALUE_SETS = [
+    (chart, [*(["-f", str(values)] if values else [])])
+    for chart in ("voltdb", "mongodb")
+    for values in [None, *sorted((CHARTS / chart / "ci").glob("*-values.yaml"))]
+]
+VALUE_SET_IDS = [
+    f"{chart}-{Path(args[1]).name.removesuffix('-values.yaml') if args else 'defaults'}" for chart, args in VALUE_SETS
+]
 
 
 @pytest.mark.parametrize("chart", ["tpcc-operator", "voltdb", "mongodb"])
@@ -82,9 +89,18 @@ def test_operator_chart_ships_the_crd_unchanged():
 
 def test_operator_chart(tmp_path):
     docs = render("tpcc-operator", "--include-crds")
-    assert {d["kind"] for d in docs} == {"CustomResourceDefinition", "ServiceAccount", "Role", "RoleBinding",
-                                        "ClusterRole", "ClusterRoleBinding", "Deployment", "Service",
-                                        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+    assert {d["kind"] for d in docs} == {
+        "CustomResourceDefinition",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Deployment",
+        "Service",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+    }
     dep = by_kind(docs, "Deployment")[0]["spec"]
     assert dep["replicas"] == 1 and dep["strategy"] == {"type": "Recreate"}
     pod = dep["template"]["spec"]
@@ -113,8 +129,15 @@ def test_operator_chart(tmp_path):
 
 def test_voltdb_chart_renders_what_the_plan_expects():
     run = plan.Run("bench", "ns", "u", 1)
-    docs = render("voltdb", "--set", "replicas=3", "--set", "kfactor=1",
-                  "--set-json", 'podLabels={"bench.tpcc.dev/role": "database"}')
+    docs = render(
+        "voltdb",
+        "--set",
+        "replicas=3",
+        "--set",
+        "kfactor=1",
+        "--set-json",
+        'podLabels={"bench.tpcc.dev/role": "database"}',
+    )
     sts = by_kind(docs, "StatefulSet")[0]
     assert sts["spec"]["replicas"] == 3 and sts["spec"]["podManagementPolicy"] == "Parallel"
     assert sts["spec"]["serviceName"] == "rel-hl"
@@ -161,8 +184,9 @@ def test_mongodb_test_server_profile_keeps_the_contract():
     assert '--replica-set "rs0"' in script and '--advertise "$POD_NAME.rel-hl.ns.svc.cluster.local"' in script
     assert script.startswith("echo $$$$ >/tmp/database.pid\nexec ")  # $$ once Kubernetes expanded it
     assert member["readinessProbe"]["exec"]["command"][-2:] == ["--replica-set", "rs0"]
-    assert {s["metadata"]["name"] for s in by_kind(docs, "Service")} == \
-        {s["metadata"]["name"] for s in by_kind(render("mongodb"), "Service")}
+    assert {s["metadata"]["name"] for s in by_kind(docs, "Service")} == {
+        s["metadata"]["name"] for s in by_kind(render("mongodb"), "Service")
+    }
     assert sts["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "data"
     for bad in (["--set", "replicas=3"], ["--set", "auth.enabled=true"]):
         out = helm("template", "rel", str(CHARTS / "mongodb"), "-f", str(values), *bad)
@@ -171,8 +195,9 @@ def test_mongodb_test_server_profile_keeps_the_contract():
 
 @pytest.mark.parametrize("chart", ["voltdb", "mongodb"])
 def test_database_charts_keep_data_on_a_claim_unless_asked(chart):
-    sts = by_kind(render(chart, "--set", "persistence.storageClass=fast", "--set", "persistence.size=3Gi"),
-                  "StatefulSet")[0]["spec"]
+    sts = by_kind(
+        render(chart, "--set", "persistence.storageClass=fast", "--set", "persistence.size=3Gi"), "StatefulSet"
+    )[0]["spec"]
     (claim,) = sts["volumeClaimTemplates"]
     assert claim["metadata"]["name"] == "data" and claim["spec"]["storageClassName"] == "fast"
     assert claim["spec"]["resources"]["requests"]["storage"] == "3Gi"
@@ -197,8 +222,10 @@ def test_operator_rbac_is_a_role_in_the_watched_namespace_unless_cluster_wide():
     docs = render("tpcc-operator", "--set", "watchNamespace=bench")
     # the one cluster-scoped grant of namespaced mode: reads of nodes and StorageClasses
     [reads] = by_kind(docs, "ClusterRole")
-    assert granted(reads["rules"]) == {("", "nodes"): {"get", "list"},
-                                       ("storage.k8s.io", "storageclasses"): {"get", "list"}}
+    assert granted(reads["rules"]) == {
+        ("", "nodes"): {"get", "list"},
+        ("storage.k8s.io", "storageclasses"): {"get", "list"},
+    }
     assert [b["roleRef"]["name"] for b in by_kind(docs, "ClusterRoleBinding")] == [reads["metadata"]["name"]]
     off = render("tpcc-operator", "--set", "watchNamespace=bench", "--set", "schedulingReads=false")
     assert not by_kind(off, "ClusterRole") and not by_kind(off, "ClusterRoleBinding")
@@ -216,29 +243,43 @@ def test_operator_rbac_is_a_role_in_the_watched_namespace_unless_cluster_wide():
 def test_every_permission_is_documented():
     """charts/tpcc-operator/README.md names every (apiGroup, resource) the ClusterRole can grant."""
     readme = (CHARTS / "tpcc-operator" / "README.md").read_text()
-    rules = [r for role in by_kind(render("tpcc-operator", "--set", "clusterWide=true"), "ClusterRole")
-             for r in role["rules"]]
+    rules = [
+        r
+        for role in by_kind(render("tpcc-operator", "--set", "clusterWide=true"), "ClusterRole")
+        for r in role["rules"]
+    ]
     for group, resource in granted(rules):
         assert f"`{resource}`" in readme, resource
 
 
 @pytest.mark.parametrize("chart", ["voltdb", "mongodb"])
-@pytest.mark.parametrize("setting", ["privileged=true", "hostNetwork=true", "serviceAccountName=default",
-                                     "podSecurityContext.runAsUser=0", "podSecurityContext.privileged=true",
-                                     "dataVolume.sizeLimit=1Gi}"])
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "privileged=true",
+        "hostNetwork=true",
+        "serviceAccountName=default",
+        "podSecurityContext.runAsUser=0",
+        "podSecurityContext.privileged=true",
+        "dataVolume.sizeLimit=1Gi}",
+    ],
+)
 def test_database_charts_refuse_what_they_do_not_expose(chart, setting):
     out = helm("template", "rel", str(CHARTS / chart), "--set", setting)
     assert out.returncode != 0 and "values don't meet the specifications of the schema" in out.stderr
 
 
 def test_mongodb_replica_set_spreads_its_members_and_bounds_disruptions():
-    docs = render("mongodb", "--set", "replicas=3", "--set", "resources.requests.cpu=1",
-                  "--set", "resources.limits.memory=2Gi")
+    docs = render(
+        "mongodb", "--set", "replicas=3", "--set", "resources.requests.cpu=1", "--set", "resources.limits.memory=2Gi"
+    )
     pod = by_kind(docs, "StatefulSet")[0]["spec"]["template"]["spec"]
     term = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
     assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
-    assert term["podAffinityTerm"]["labelSelector"]["matchLabels"] == \
-        by_kind(docs, "StatefulSet")[0]["spec"]["selector"]["matchLabels"]
+    assert (
+        term["podAffinityTerm"]["labelSelector"]["matchLabels"]
+        == by_kind(docs, "StatefulSet")[0]["spec"]["selector"]["matchLabels"]
+    )
     mongod = {c["name"]: c for c in pod["containers"]}["mongod"]
     # a value set overrides the chart's default value by value
     assert mongod["resources"] == {"requests": {"cpu": 1, "memory": "512Mi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
@@ -246,8 +287,10 @@ def test_mongodb_replica_set_spreads_its_members_and_bounds_disruptions():
     assert pdb["spec"]["maxUnavailable"] == 1
     assert pdb["spec"]["selector"]["matchLabels"] == by_kind(docs, "StatefulSet")[0]["spec"]["selector"]["matchLabels"]
     hard = by_kind(render("mongodb", "--set", "antiAffinity=hard"), "StatefulSet")[0]["spec"]["template"]["spec"]
-    assert hard["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] \
+    assert (
+        hard["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"]
         == "kubernetes.io/hostname"
+    )
     bare = render("mongodb", "--set", "antiAffinity=none", "--set", "podDisruptionBudget.enabled=false")
     assert "affinity" not in by_kind(bare, "StatefulSet")[0]["spec"]["template"]["spec"]
     assert not by_kind(bare, "PodDisruptionBudget")
@@ -262,19 +305,39 @@ def test_mongodb_auth_keyfile_and_root_user_from_secrets():
     env = {e["name"]: e for e in {c["name"]: c for c in pod["containers"]}["init-replica-set"]["env"]}
     assert env["MONGO_ROOT_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "creds", "key": "password"}
     # a keyfile Secret the user made is used, none generated
-    own = render("mongodb", "--set", "auth.enabled=true", "--set", "auth.existingSecret=creds",
-                 "--set", "auth.keyfileSecret=my-keyfile")
+    own = render(
+        "mongodb",
+        "--set",
+        "auth.enabled=true",
+        "--set",
+        "auth.existingSecret=creds",
+        "--set",
+        "auth.keyfileSecret=my-keyfile",
+    )
     assert not by_kind(own, "Secret")
     assert {v["name"]: v for v in by_kind(own, "StatefulSet")[0]["spec"]["template"]["spec"]["volumes"]}[
-        "keyfile-secret"]["secret"]["secretName"] == "my-keyfile"
+        "keyfile-secret"
+    ]["secret"]["secretName"] == "my-keyfile"
     out = helm("template", "rel", str(CHARTS / "mongodb"), "--set", "auth.enabled=true")
     assert out.returncode != 0 and "auth.enabled needs auth.existingSecret" in out.stderr
 
 
 def test_mongodb_sharded_topology_renders_config_servers_shards_and_routers():
-    docs = render("mongodb", "--set", "topology=sharded", "--set", "replicas=3", "--set", "sharded.shards=3",
-                  "--set", "auth.enabled=true", "--set", "auth.existingSecret=creds",
-                  "--set-json", 'podLabels={"bench.tpcc.dev/role": "database"}')
+    docs = render(
+        "mongodb",
+        "--set",
+        "topology=sharded",
+        "--set",
+        "replicas=3",
+        "--set",
+        "sharded.shards=3",
+        "--set",
+        "auth.enabled=true",
+        "--set",
+        "auth.existingSecret=creds",
+        "--set-json",
+        'podLabels={"bench.tpcc.dev/role": "database"}',
+    )
     sets = {s["metadata"]["name"]: s for s in by_kind(docs, "StatefulSet")}
     assert set(sets) == {"rel-cfg", "rel-shard0", "rel-shard1", "rel-shard2", "rel-mongos"}
     assert sets["rel-cfg"]["spec"]["replicas"] == 3 and sets["rel-shard2"]["spec"]["replicas"] == 3
@@ -284,12 +347,16 @@ def test_mongodb_sharded_topology_renders_config_servers_shards_and_routers():
     assert len(set(selectors)) == len(selectors)
     args = {n: {c["name"]: c for c in s["spec"]["template"]["spec"]["containers"]} for n, s in sets.items()}
     assert "--configsvr" in args["rel-cfg"]["mongod"]["args"] and "--replSet=cfg" in args["rel-cfg"]["mongod"]["args"]
-    assert ("--shardsvr" in args["rel-shard1"]["mongod"]["args"]
-            and "--replSet=shard1" in args["rel-shard1"]["mongod"]["args"])
+    assert (
+        "--shardsvr" in args["rel-shard1"]["mongod"]["args"]
+        and "--replSet=shard1" in args["rel-shard1"]["mongod"]["args"]
+    )
     mongos = args["rel-mongos"]["mongos"]["args"]
     assert mongos[0] == "mongos" and "--keyFile=/keyfile/keyfile" in mongos
-    assert ("--configdb=cfg/rel-cfg-0.rel-hl.ns.svc.cluster.local:27017,rel-cfg-1.rel-hl.ns.svc.cluster.local:27017,"
-            "rel-cfg-2.rel-hl.ns.svc.cluster.local:27017") in mongos
+    assert (
+        "--configdb=cfg/rel-cfg-0.rel-hl.ns.svc.cluster.local:27017,rel-cfg-1.rel-hl.ns.svc.cluster.local:27017,"
+        "rel-cfg-2.rel-hl.ns.svc.cluster.local:27017"
+    ) in mongos
     for s in sets.values():  # the operator finds every pod of the release by its labels
         assert s["spec"]["template"]["metadata"]["labels"]["bench.tpcc.dev/role"] == "database"
         assert s["spec"]["serviceName"] == "rel-hl"
@@ -301,20 +368,38 @@ def test_mongodb_sharded_topology_renders_config_servers_shards_and_routers():
     assert client["spec"]["selector"]["app.kubernetes.io/component"] == "mongos"
     assert {p["metadata"]["name"] for p in by_kind(docs, "PodDisruptionBudget")} == set(sets)
     # the operator's endpoints name exactly these routers
-    spec = RunSpec.parse({"database": {"type": "mongodb",
-                                       "deploy": {"replicas": 3, "values": {"topology": "sharded"}}}})
-    assert plan.endpoints(plan.Run("bench", "ns", "u", 1), spec)[1] == \
-        "bench-g1-mongos-1.bench-g1-hl.ns.svc.cluster.local:27017"
-    out = helm("template", "rel", str(CHARTS / "mongodb"), "--set", "topology=sharded",
-               "-f", str(CHARTS / "mongodb" / "ci" / "test-server-values.yaml"))
+    spec = RunSpec.parse(
+        {"database": {"type": "mongodb", "deploy": {"replicas": 3, "values": {"topology": "sharded"}}}}
+    )
+    assert (
+        plan.endpoints(plan.Run("bench", "ns", "u", 1), spec)[1]
+        == "bench-g1-mongos-1.bench-g1-hl.ns.svc.cluster.local:27017"
+    )
+    out = helm(
+        "template",
+        "rel",
+        str(CHARTS / "mongodb"),
+        "--set",
+        "topology=sharded",
+        "-f",
+        str(CHARTS / "mongodb" / "ci" / "test-server-values.yaml"),
+    )
     assert out.returncode != 0 and "topology: replicaset" in out.stderr
 
 
-@pytest.mark.parametrize("setting, key", [
-    ("topology=mesh", "topology"), ("sharded.shards=0", "shards"), ("sharded.configServers=9", "configServers"),
-    ("sharded.mongos.replicas=0", "replicas"), ("antiAffinity=maybe", "antiAffinity"),
-    ("podDisruptionBudget.minAvailable=1", "minAvailable"), ("sharded.mongos.hostNetwork=true", "hostNetwork"),
-    ("resources.requests.cpu=lots", "cpu")])
+@pytest.mark.parametrize(
+    "setting, key",
+    [
+        ("topology=mesh", "topology"),
+        ("sharded.shards=0", "shards"),
+        ("sharded.configServers=9", "configServers"),
+        ("sharded.mongos.replicas=0", "replicas"),
+        ("antiAffinity=maybe", "antiAffinity"),
+        ("podDisruptionBudget.minAvailable=1", "minAvailable"),
+        ("sharded.mongos.hostNetwork=true", "hostNetwork"),
+        ("resources.requests.cpu=lots", "cpu"),
+    ],
+)
 def test_mongodb_schema_rejects_bad_values(setting, key):
     out = helm("template", "rel", str(CHARTS / "mongodb"), "--set", setting)
     assert out.returncode != 0 and "values don't meet the specifications of the schema" in out.stderr
@@ -332,11 +417,15 @@ def test_mongodb_schema_rejects_bad_values(setting, key):
 
 
 # kind -> (API group, resource) of what the database charts may render
-RESOURCES = {"ConfigMap": ("", "configmaps"), "Secret": ("", "secrets"), "Service": ("", "services"),
-             "StatefulSet": ("apps", "statefulsets"), "PodDisruptionBudget": ("policy", "poddisruptionbudgets"),
-             "Job": ("batch", "jobs")}
+RESOURCES = {
+    "ConfigMap": ("", "configmaps"),
+    "Secret": ("", "secrets"),
+    "Service": ("", "services"),
+    "StatefulSet": ("apps", "statefulsets"),
+    "PodDisruptionBudget": ("policy", "poddisruptionbudgets"),
+    "Job": ("batch", "jobs"),
+}
 HELM_VERBS = {"get", "list", "create", "update", "patch", "delete"}
-
 
 
 @pytest.mark.parametrize("chart, values", VALUE_SETS, ids=VALUE_SET_IDS)
@@ -350,14 +439,20 @@ def test_the_operator_may_install_everything_the_database_charts_render(chart, v
 
 
 def test_the_admission_policy_is_generated_from_the_charts_schemas():
-    out = subprocess.run([sys.executable, str(ROOT / "hack" / "gen-admission.py"), "--check"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "hack" / "gen-admission.py"), "--check"], capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
 
 
 def test_the_admission_policy_holds_the_allow_list_and_binds_the_watched_namespace():
-    docs = render("tpcc-operator", "--set", "watchNamespace=bench",
-                  "--set-json", 'allowedCharts=["oci://r.example/voltdb", "/charts/mine"]')
+    docs = render(
+        "tpcc-operator",
+        "--set",
+        "watchNamespace=bench",
+        "--set-json",
+        'allowedCharts=["oci://r.example/voltdb", "/charts/mine"]',
+    )
     policies = {p["metadata"]["name"]: p for p in by_kind(docs, "ValidatingAdmissionPolicy")}
     assert set(policies) == {"rel-benchmarkruns", "rel-benchmarkschedules"}
     for policy in policies.values():
@@ -366,7 +461,8 @@ def test_the_admission_policy_holds_the_allow_list_and_binds_the_watched_namespa
     for binding in by_kind(docs, "ValidatingAdmissionPolicyBinding"):
         assert binding["spec"]["policyName"] in policies and binding["spec"]["validationActions"] == ["Deny"]
         assert binding["spec"]["matchResources"]["namespaceSelector"] == {
-            "matchLabels": {"kubernetes.io/metadata.name": "bench"}}
+            "matchLabels": {"kubernetes.io/metadata.name": "bench"}
+        }
     wide = by_kind(render("tpcc-operator", "--set", "clusterWide=true"), "ValidatingAdmissionPolicyBinding")
     assert all("namespaceSelector" not in (b["spec"].get("matchResources") or {}) for b in wide)
     off = render("tpcc-operator", "--set", "admissionPolicy.enabled=false")
@@ -375,19 +471,27 @@ def test_the_admission_policy_holds_the_allow_list_and_binds_the_watched_namespa
 
 # The keywords the operator's first, hand-written check skipped, on the operator chart's own schema
 # (draft-07: anyOf, const, minLength, exclusiveMinimum): the operator and Helm give the same verdict.
-@pytest.mark.parametrize("values, says", [
-    ({"image": {"repository": ""}}, "values.image.repository: shorter than 1 characters"),
-    ({"image": {"repository": "r.example/tpcc-operator"}}, None),
-    ({"tickSeconds": 0}, "values.tickSeconds: must be more than 0"),
-    ({"tickSeconds": 0.5}, None),
-    ({"monitoring": {"podMonitor": {"scrapeTimeout": "soon"}}},
-     "values.monitoring.podMonitor.scrapeTimeout: ('soon' is not allowed here (must match ^([0-9]+(ms|s|m|h))+$))"
-     ' or (must be ""), got \'soon\''),
-    ({"monitoring": {"podMonitor": {"scrapeTimeout": "1m30s"}}}, None),
-    ({"monitoring": {"podMonitor": {"scrapeTimeout": ""}}}, None),   # the const alternative
-    ({"monitoring": {"prometheusRule": {"tpmcBelowBaselineRatio": 0}}}, "tpmcBelowBaselineRatio: must be more than 0"),
-    ({"allowedCharts": ["oci://r.example/voltdb", ""]}, "values.allowedCharts[1]: shorter than 1 characters"),
-])
+@pytest.mark.parametrize(
+    "values, says",
+    [
+        ({"image": {"repository": ""}}, "values.image.repository: shorter than 1 characters"),
+        ({"image": {"repository": "r.example/tpcc-operator"}}, None),
+        ({"tickSeconds": 0}, "values.tickSeconds: must be more than 0"),
+        ({"tickSeconds": 0.5}, None),
+        (
+            {"monitoring": {"podMonitor": {"scrapeTimeout": "soon"}}},
+            "values.monitoring.podMonitor.scrapeTimeout: ('soon' is not allowed here "
+            "(must match ^([0-9]+(ms|s|m|h))+$)) or (must be \"\"), got 'soon'",
+        ),
+        ({"monitoring": {"podMonitor": {"scrapeTimeout": "1m30s"}}}, None),
+        ({"monitoring": {"podMonitor": {"scrapeTimeout": ""}}}, None),  # the const alternative
+        (
+            {"monitoring": {"prometheusRule": {"tpmcBelowBaselineRatio": 0}}},
+            "tpmcBelowBaselineRatio: must be more than 0",
+        ),
+        ({"allowedCharts": ["oci://r.example/voltdb", ""]}, "values.allowedCharts[1]: shorter than 1 characters"),
+    ],
+)
 def test_every_keyword_of_the_operator_charts_schema_is_judged_as_helm_judges_it(values, says):
     defaults = yaml.safe_load((CHARTS / "tpcc-operator" / "values.yaml").read_text())
     schema = json.loads((CHARTS / "tpcc-operator" / "values.schema.json").read_text())
@@ -408,8 +512,12 @@ def test_a_schema_is_read_in_the_draft_it_declares():
         assert type(chart_policy.validator(schema)).__name__ == "Draft7Validator"
     # draft-07 reads an array `items` as one schema per position, 2020-12 refuses the array form
     positional = {"type": "array", "items": [{"type": "string"}]}
-    assert chart_policy.schema_violations({"$schema": "http://json-schema.org/draft-07/schema#", **positional},
-                                          ["a", 1], "v") == []
+    assert (
+        chart_policy.schema_violations(
+            {"$schema": "http://json-schema.org/draft-07/schema#", **positional}, ["a", 1], "v"
+        )
+        == []
+    )
     with pytest.raises(SchemaError, match="is not of type 'object', 'boolean'"):
         chart_policy.validator({"$schema": "https://json-schema.org/draft/2020-12/schema", **positional})
     assert type(chart_policy.validator({"type": "object"})).__name__ == "Draft202012Validator"
@@ -449,5 +557,6 @@ def test_every_database_container_has_requests_and_limits(chart, values):
         for container in pod.get("initContainers", []) + pod["containers"]:
             resources = container.get("resources") or {}
             for kind in ("requests", "limits"):
-                assert {"cpu", "memory"} <= set(resources.get(kind) or {}), \
+                assert {"cpu", "memory"} <= set(resources.get(kind) or {}), (
                     f"{chart} {doc['kind']}/{doc['metadata']['name']} {container['name']}: no {kind}"
+                )

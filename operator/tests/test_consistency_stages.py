@@ -1,6 +1,7 @@
 """verify.afterLoad and verify.duringRun: the 12 conditions checked by the load Job, and by a
 check Job started with the measured interval; a violation at either fails the run
 with its conditions in status and the BenchmarkResult."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -13,23 +14,42 @@ from tpcc_operator import history, plan, regression
 from tpcc_operator.phases import Action, JobState, World
 from tpcc_operator.timestamps import rfc3339
 
-VIOLATED_9 = {"passed": False, "violated": [9], "conditions": [
-    {"number": n, "passed": n != 9, "checked": 10, "violations": int(n == 9),
-     **({"example": "district (1, 3): D_YTD=30001.00, sum(H_AMOUNT)=30000.00"} if n == 9 else {})}
-    for n in range(1, 13)]}
+VIOLATED_9 = {
+    "passed": False,
+    "violated": [9],
+    "conditions": [
+        {
+            "number": n,
+            "passed": n != 9,
+            "checked": 10,
+            "violations": int(n == 9),
+            **({"example": "district (1, 3): D_YTD=30001.00, sum(H_AMOUNT)=30000.00"} if n == 9 else {}),
+        }
+        for n in range(1, 13)
+    ],
+}
 
 
 def during(report: dict, started: dt.datetime) -> dict:
     """The mid-run check's report, read from `started` for 20 s."""
-    return {**report, "snapshot": True, "started_at": rfc3339(started),
-            "finished_at": rfc3339(started + dt.timedelta(seconds=20))}
+    return {
+        **report,
+        "snapshot": True,
+        "started_at": rfc3339(started),
+        "finished_at": rfc3339(started + dt.timedelta(seconds=20)),
+    }
 
 
 @pytest.fixture
 def checked_run(document_of):
-    return document_of({"database": {"type": "voltdb"}, "cleanup": {"policy": "Never"},
-                        "workload": {"warmupSeconds": 10, "durationSeconds": 60},
-                        "verify": {"afterLoad": True, "duringRun": True}})
+    return document_of(
+        {
+            "database": {"type": "voltdb"},
+            "cleanup": {"policy": "Never"},
+            "workload": {"warmupSeconds": 10, "durationSeconds": 60},
+            "verify": {"afterLoad": True, "duringRun": True},
+        }
+    )
 
 
 def loading(d: Driver) -> None:
@@ -49,8 +69,12 @@ def test_the_load_job_checks_what_it_loaded(checked_run, spec_of):
 def test_the_load_time_and_rate_are_in_status(document_of):
     d = Driver(document_of({"database": {"type": "voltdb"}, "workload": {"warehouses": 2}}))
     loading(d)
-    d.tick(World(load=JobState(True, True), load_report={"warehouses": 2, "rows": 1105020, "seconds": 30.6,
-                                                          "rows_per_second": 36111.8}))
+    d.tick(
+        World(
+            load=JobState(True, True),
+            load_report={"warehouses": 2, "rows": 1105020, "seconds": 30.6, "rows_per_second": 36111.8},
+        )
+    )
     assert d.status["load"] == {"rows": 1105020, "seconds": 30.6, "rowsPerSecond": 36111.8}
     assert d.condition("Loaded")["message"] == "2 warehouses loaded in 30.6 s (36,112 rows/s)"
 
@@ -83,8 +107,12 @@ def test_a_load_that_wrote_no_report_does_not_pass_as_checked(checked_run):
 
 def running(d: Driver) -> dt.datetime:
     start_at = d.now
-    d.status = {"phase": "Running", "observedGeneration": 2, "startAt": rfc3339(start_at),
-                "phaseTime": rfc3339(start_at)}
+    d.status = {
+        "phase": "Running",
+        "observedGeneration": 2,
+        "startAt": rfc3339(start_at),
+        "phaseTime": rfc3339(start_at),
+    }
     return start_at
 
 
@@ -100,7 +128,7 @@ def test_the_check_job_starts_with_the_measured_interval_once(checked_run):
 
 
 def through_the_run(d: Driver, start_at: dt.datetime) -> None:
-    d.tick(World(runner=JobState(True), midcheck=JobState(True), results={0: pod_results(0, 1, 5, .01)}), after=40)
+    d.tick(World(runner=JobState(True), midcheck=JobState(True), results={0: pod_results(0, 1, 5, 0.01)}), after=40)
     assert d.phase == "Verifying"
 
 
@@ -132,8 +160,12 @@ def test_a_violation_during_the_run_fails_it(checked_run):
     d = Driver(checked_run)
     start_at = running(d)
     through_the_run(d, start_at)
-    d.tick(World(midcheck=JobState(True, False, True, "exit 1"),
-                 midcheck_report=during(VIOLATED_9, start_at + dt.timedelta(seconds=40))))
+    d.tick(
+        World(
+            midcheck=JobState(True, False, True, "exit 1"),
+            midcheck_report=during(VIOLATED_9, start_at + dt.timedelta(seconds=40)),
+        )
+    )
     assert (d.phase, d.status["reason"]) == ("Failed", "ConsistencyViolatedDuringRun")
     assert d.condition("ConsistencyVerified")["reason"] == "ViolatedDuringRun"
 
@@ -149,7 +181,7 @@ def test_a_check_that_could_not_read_fails_the_run_with_its_error(checked_run):
 def test_a_run_that_ended_before_half_way_still_gets_its_check_late(checked_run):
     d = Driver(checked_run)
     running(d)
-    d.tick(World(runner=JobState(True), results={0: pod_results(0, 1, 5, .01)}), after=1)
+    d.tick(World(runner=JobState(True), results={0: pod_results(0, 1, 5, 0.01)}), after=1)
     step = d.tick(World())
     assert step.actions == [Action.CREATE_MIDCHECK_JOB]
     assert [e.type for e in step.events if e.reason == "DuringRunCheckJobCreated"] == ["Warning"]
@@ -165,17 +197,24 @@ def test_the_midcheck_job_reads_in_snapshots_into_its_own_key(checked_run, spec_
 
 def test_a_check_during_the_run_makes_runs_incomparable_with_runs_without(spec_of):
     base = {"database": {"type": "voltdb"}}
-    assert regression.comparison_hash(spec_of(base)) == \
-        regression.comparison_hash(spec_of({**base, "verify": {"afterLoad": True}}))
-    assert regression.comparison_hash(spec_of(base)) != \
-        regression.comparison_hash(spec_of({**base, "verify": {"duringRun": True}}))
+    assert regression.comparison_hash(spec_of(base)) == regression.comparison_hash(
+        spec_of({**base, "verify": {"afterLoad": True}})
+    )
+    assert regression.comparison_hash(spec_of(base)) != regression.comparison_hash(
+        spec_of({**base, "verify": {"duringRun": True}})
+    )
 
 
 def test_the_benchmark_result_records_each_check(checked_run, spec_of):
     from tpcc_operator.results import consistency_status
-    status = {"phase": "Failed", "verdict": "Failed", "consistencyAfterLoad": consistency_status(CHECK_OK),
-              "consistencyDuringRun": {**consistency_status(VIOLATED_9), "whileRunning": True},
-              "regression": {"comparisonHash": "c0ffee", "message": "failed"}}
+
+    status = {
+        "phase": "Failed",
+        "verdict": "Failed",
+        "consistencyAfterLoad": consistency_status(CHECK_OK),
+        "consistencyDuringRun": {**consistency_status(VIOLATED_9), "whileRunning": True},
+        "regression": {"comparisonHash": "c0ffee", "message": "failed"},
+    }
     rec = history.record(RUN, spec_of(checked_run), status, None, None, [])
     assert rec.spec["consistentAfterLoad"] is True and rec.spec["consistentDuringRun"] is False
     assert rec.full_results["consistencyDuringRun"]["violated"] == [9]

@@ -1,5 +1,6 @@
 """spec.cost: throughput per unit of price per hour, in status and in the BenchmarkResult; an
 edit of the price changes the figure and never starts a new run."""
+
 from __future__ import annotations
 
 from test_phases import Driver
@@ -11,7 +12,11 @@ from tpcc_operator.runspec import Cost
 def test_the_figure_divides_tpmc_or_a_ycsb_runs_operations_per_second():
     assert cost_status(None, {"results": {"tpmC": 100.0}}) is None
     assert cost_status(Cost(2.5, "EUR"), {"results": {"tpmC": 1000.0}}) == {
-        "pricePerHour": 2.5, "currency": "EUR", "throughputMetric": "tpmC", "throughputPerPricePerHour": 400.0}
+        "pricePerHour": 2.5,
+        "currency": "EUR",
+        "throughputMetric": "tpmC",
+        "throughputPerPricePerHour": 400.0,
+    }
     assert cost_status(Cost(0.3, "USD"), {"ycsb": {"opsPerSecond": 622.0}})["throughputPerPricePerHour"] == 2073.333
     assert cost_status(Cost(0.3, "USD"), {"phase": "Running"}) == {"pricePerHour": 0.3, "currency": "USD"}
 
@@ -19,11 +24,21 @@ def test_the_figure_divides_tpmc_or_a_ycsb_runs_operations_per_second():
 def test_a_finished_run_shows_its_cost_and_an_edit_of_the_price_only_moves_the_figure(spec_of):
     d = Driver(spec_of({"database": {"type": "voltdb"}, "cost": {"pricePerHour": 1.6}}))
     spec_hash = phases.spec_hash(d.typed)
-    d.status = {"phase": "Succeeded", "observedGeneration": 2, "specHash": spec_hash, "results": {"tpmC": 800.0},
-                "verdict": "Pass", "cleanedUp": True}
+    d.status = {
+        "phase": "Succeeded",
+        "observedGeneration": 2,
+        "specHash": spec_hash,
+        "results": {"tpmC": 800.0},
+        "verdict": "Pass",
+        "cleanedUp": True,
+    }
     step = d.tick()
-    assert step.actions == [] and d.status["cost"] == {"pricePerHour": 1.6, "currency": "USD",
-                                                        "throughputMetric": "tpmC", "throughputPerPricePerHour": 500.0}
+    assert step.actions == [] and d.status["cost"] == {
+        "pricePerHour": 1.6,
+        "currency": "USD",
+        "throughputMetric": "tpmC",
+        "throughputPerPricePerHour": 500.0,
+    }
     d.spec["cost"] = {"pricePerHour": 3.2, "currency": "EUR"}
     assert phases.spec_hash(d.typed) == spec_hash  # not measured: no new run
     assert d.tick().actions == [] and d.status["phase"] == "Succeeded"
@@ -35,9 +50,18 @@ def test_a_finished_run_shows_its_cost_and_an_edit_of_the_price_only_moves_the_f
 
 def test_the_benchmarkresult_records_the_cost_of_what_it_measured(spec_of):
     d = Driver(spec_of({"database": {"type": "voltdb"}, "cost": {"pricePerHour": 2.0}}))
-    d.status = {"phase": "Succeeded", "observedGeneration": 2, "specHash": phases.spec_hash(d.typed),
-                "results": {"tpmC": 900.0}, "completionTime": "2026-11-25T12:00:00Z"}
+    d.status = {
+        "phase": "Succeeded",
+        "observedGeneration": 2,
+        "specHash": phases.spec_hash(d.typed),
+        "results": {"tpmC": 900.0},
+        "completionTime": "2026-11-25T12:00:00Z",
+    }
     step = d.tick()
     assert phases.Action.WRITE_RESULT in step.actions
-    assert step.result.spec["cost"] == {"pricePerHour": 2.0, "currency": "USD", "throughputMetric": "tpmC",
-                                        "throughputPerPricePerHour": 450.0}
+    assert step.result.spec["cost"] == {
+        "pricePerHour": 2.0,
+        "currency": "USD",
+        "throughputMetric": "tpmC",
+        "throughputPerPricePerHour": 450.0,
+    }

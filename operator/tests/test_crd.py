@@ -1,4 +1,5 @@
 """The CRD reads well in `kubectl explain`, is structural, and its defaults complete a spec."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,8 +28,17 @@ def test_identity_and_columns():
     version = crd["spec"]["versions"][0]
     assert version["name"] == "v1alpha1" and version["served"] and version["storage"]
     assert version["subresources"] == {"status": {}}
-    assert [c["name"] for c in version["additionalPrinterColumns"]] == \
-        ["Phase", "DB", "Warehouses", "Clients", "tpmC", "Ops/s", "Verdict", "Sweep", "Age"]
+    assert [c["name"] for c in version["additionalPrinterColumns"]] == [
+        "Phase",
+        "DB",
+        "Warehouses",
+        "Clients",
+        "tpmC",
+        "Ops/s",
+        "Verdict",
+        "Sweep",
+        "Age",
+    ]
 
 
 def test_structural():
@@ -48,11 +58,30 @@ def test_structural():
 
 
 # JSONSchemaProps fields a CRD schema node may have (the API server rejects any other key).
-SCHEMA_KEYS = {"type", "description", "properties", "items", "additionalProperties", "required", "default",
-               "enum", "minimum", "maximum", "minItems", "maxItems", "maxLength", "maxProperties", "pattern",
-               "format", "anyOf",
-               "x-kubernetes-validations", "x-kubernetes-preserve-unknown-fields",
-               "x-kubernetes-int-or-string", "x-kubernetes-list-type", "x-kubernetes-list-map-keys"}
+SCHEMA_KEYS = {
+    "type",
+    "description",
+    "properties",
+    "items",
+    "additionalProperties",
+    "required",
+    "default",
+    "enum",
+    "minimum",
+    "maximum",
+    "minItems",
+    "maxItems",
+    "maxLength",
+    "maxProperties",
+    "pattern",
+    "format",
+    "anyOf",
+    "x-kubernetes-validations",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-int-or-string",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+}
 
 
 def test_only_known_schema_keys():
@@ -70,8 +99,7 @@ def test_spec_fields_described():
 def test_defaults_complete_a_minimal_spec():
     spec = defaulted_spec({"database": {"type": "voltdb"}})
     assert spec["workload"]["warehouses"] == 1
-    assert spec["workload"]["mix"] == {"newOrder": 45, "payment": 43, "orderStatus": 4,
-                                       "delivery": 4, "stockLevel": 4}
+    assert spec["workload"]["mix"] == {"newOrder": 45, "payment": 43, "orderStatus": 4, "delivery": 4, "stockLevel": 4}
     assert spec["runners"]["parallelism"] == 1 and spec["runners"]["metricsPort"] == 9100
     assert spec["verify"]["enabled"] is True
     assert spec["cleanup"]["policy"] == "OnSuccess"
@@ -116,56 +144,123 @@ def test_every_documented_example_is_valid(where, manifest):
     assert validate(manifest) == []
 
 
-@pytest.mark.parametrize("spec", [
-    {"database": {"type": "voltdb"}, "runners": {"resources": {"requests": {"cpu": "250m", "memory": 268435456},
-                                                               "limits": {"cpu": 2, "memory": "1.5Gi"}}}},
-    {"database": {"type": "voltdb"}, "runners": {"image": "registry.example:5000/team/tpcc-runner:1.2.3"}},
-    {"database": {"type": "voltdb"}, "runners": {"image": "tpcc@sha256:" + "a" * 64}},
-    {"database": {"type": "voltdb"}, "workload": {"driverOptions": {"call_timeout": "30"}}},
-    {"database": {"type": "voltdb"}, "workload": {"driverOptions": {"delivery": "per-district",
-                                                                    "partitioning": "district"}}},
-    {"database": {"type": "mongodb", "external": {"endpoints": ["db:27017"]}},
-     "workload": {"warehouses": 1000, "driverOptions": {"uri": "mongodb://db:27017/?tls=true"}}},
-    {"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}}, "workload": {"warehouses": 48}},
-    {"database": {"type": "voltdb"}, "faults": [{"action": "kill-node", "allowDataLoss": True}]},
-    {"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
-     "workload": {"durationSeconds": 300}, "faults": [{"action": "kill-node", "afterSeconds": 60,
-                                                       "everySeconds": 60, "count": 4}]},
-    # one member, its process killed: a crash-restart on the same volume, the journal keeps commits
-    {"database": {"type": "mongodb", "deploy": {"replicas": 1}},
-     "faults": [{"action": "kill-primary", "method": "kill-process", "afterSeconds": 20, "count": 2}]},
-    {"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
-     "faults": [{"action": "kill-node", "method": "kill-process", "podIndex": 2}]},
-    # YCSB inserts from two runner pods: each inserts its own slice of the keys
-    {"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
-     "workload": {"kind": "ycsb", "clients": 4, "ycsb": {"workload": "d"}}},
-    # YCSB under faults: its ledger is verified once they have recovered
-    {"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}}, "workload": {"kind": "ycsb"},
-     "faults": [{"action": "kill-node", "afterSeconds": 20, "podIndex": 1}]},
-    {"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
-     "sweep": {"warehouses": [2, 1], "clients": [2, 4, 8], "repetitions": 2}},
-    {"database": {"type": "voltdb"}, "sweep": {"clients": [2, 4], "repetitions": 5, "matrix": [
-        {"field": "workload.remotePercent.newOrderLines", "values": ["0", "1", "100"]},
-        {"field": "workload.pacing", "values": ["none", "spec"]},
-        {"field": "workload.driverOptions.call_timeout", "values": ["30", "60.5"]}]}},
-    # the VLDB paper's driver options: 3 x 2 x 2 x 4 values x 4 repetitions = 192 cells (at most 200)
-    {"database": {"type": "mongodb", "deploy": {"replicas": 3}},
-     "sweep": {"clients": [10], "repetitions": 4, "matrix": [
-         {"field": "workload.driverOptions.read_concern", "values": ["majority", "local", "snapshot"]},
-         {"field": "workload.driverOptions.write_concern", "values": ["majority", "1"]},
-         {"field": "workload.driverOptions.causal", "values": ["true", "false"]},
-         {"field": "workload.driverOptions.read_preference",
-          "values": ["primary", "secondary", "nearest", "primaryPreferred"]}]}},
-    {"database": {"type": "foundationdb", "external": {"endpoints": ["fdb:4500"]}},
-     "sweep": {"clients": [10], "matrix": [{"field": "workload.driverOptions.txn_timeout", "values": ["5", "10"]}]}},
-], ids=["quantities", "registry-image", "digest-image", "voltdb-option",
-        "voltdb-delivery-per-district", "external-big", "voltdb-48-on-3-k1",
-        "data-loss-allowed", "last-kill-in-window", "mongodb-one-member-kill-process", "voltdb-k1-kill-process",
-        "ycsb-d-two-pods", "ycsb-kill-node",
-        "sweep", "sweep-matrix-voltdb", "sweep-matrix-mongodb-192-cells", "sweep-matrix-foundationdb"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {
+            "database": {"type": "voltdb"},
+            "runners": {
+                "resources": {"requests": {"cpu": "250m", "memory": 268435456}, "limits": {"cpu": 2, "memory": "1.5Gi"}}
+            },
+        },
+        {"database": {"type": "voltdb"}, "runners": {"image": "registry.example:5000/team/tpcc-runner:1.2.3"}},
+        {"database": {"type": "voltdb"}, "runners": {"image": "tpcc@sha256:" + "a" * 64}},
+        {"database": {"type": "voltdb"}, "workload": {"driverOptions": {"call_timeout": "30"}}},
+        {
+            "database": {"type": "voltdb"},
+            "workload": {"driverOptions": {"delivery": "per-district", "partitioning": "district"}},
+        },
+        {
+            "database": {"type": "mongodb", "external": {"endpoints": ["db:27017"]}},
+            "workload": {"warehouses": 1000, "driverOptions": {"uri": "mongodb://db:27017/?tls=true"}},
+        },
+        {"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}}, "workload": {"warehouses": 48}},
+        {"database": {"type": "voltdb"}, "faults": [{"action": "kill-node", "allowDataLoss": True}]},
+        {
+            "database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+            "workload": {"durationSeconds": 300},
+            "faults": [{"action": "kill-node", "afterSeconds": 60, "everySeconds": 60, "count": 4}],
+        },
+        # one member, its process killed: a crash-restart on the same volume, the journal keeps commits
+        {
+            "database": {"type": "mongodb", "deploy": {"replicas": 1}},
+            "faults": [{"action": "kill-primary", "method": "kill-process", "afterSeconds": 20, "count": 2}],
+        },
+        {
+            "database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+            "faults": [{"action": "kill-node", "method": "kill-process", "podIndex": 2}],
+        },
+        # YCSB inserts from two runner pods: each inserts its own slice of the keys
+        {
+            "database": {"type": "voltdb"},
+            "runners": {"parallelism": 2},
+            "workload": {"kind": "ycsb", "clients": 4, "ycsb": {"workload": "d"}},
+        },
+        # YCSB under faults: its ledger is verified once they have recovered
+        {
+            "database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+            "workload": {"kind": "ycsb"},
+            "faults": [{"action": "kill-node", "afterSeconds": 20, "podIndex": 1}],
+        },
+        {
+            "database": {"type": "voltdb"},
+            "runners": {"parallelism": 2},
+            "sweep": {"warehouses": [2, 1], "clients": [2, 4, 8], "repetitions": 2},
+        },
+        {
+            "database": {"type": "voltdb"},
+            "sweep": {
+                "clients": [2, 4],
+                "repetitions": 5,
+                "matrix": [
+                    {"field": "workload.remotePercent.newOrderLines", "values": ["0", "1", "100"]},
+                    {"field": "workload.pacing", "values": ["none", "spec"]},
+                    {"field": "workload.driverOptions.call_timeout", "values": ["30", "60.5"]},
+                ],
+            },
+        },
+        # the VLDB paper's driver options: 3 x 2 x 2 x 4 values x 4 repetitions = 192 cells (at most 200)
+        {
+            "database": {"type": "mongodb", "deploy": {"replicas": 3}},
+            "sweep": {
+                "clients": [10],
+                "repetitions": 4,
+                "matrix": [
+                    {"field": "workload.driverOptions.read_concern", "values": ["majority", "local", "snapshot"]},
+                    {"field": "workload.driverOptions.write_concern", "values": ["majority", "1"]},
+                    {"field": "workload.driverOptions.causal", "values": ["true", "false"]},
+                    {
+                        "field": "workload.driverOptions.read_preference",
+                        "values": ["primary", "secondary", "nearest", "primaryPreferred"],
+                    },
+                ],
+            },
+        },
+        {
+            "database": {"type": "foundationdb", "external": {"endpoints": ["fdb:4500"]}},
+            "sweep": {
+                "clients": [10],
+                "matrix": [{"field": "workload.driverOptions.txn_timeout", "values": ["5", "10"]}],
+            },
+        },
+    ],
+    ids=[
+        "quantities",
+        "registry-image",
+        "digest-image",
+        "voltdb-option",
+        "voltdb-delivery-per-district",
+        "external-big",
+        "voltdb-48-on-3-k1",
+        "data-loss-allowed",
+        "last-kill-in-window",
+        "mongodb-one-member-kill-process",
+        "voltdb-k1-kill-process",
+        "ycsb-d-two-pods",
+        "ycsb-kill-node",
+        "sweep",
+        "sweep-matrix-voltdb",
+        "sweep-matrix-mongodb-192-cells",
+        "sweep-matrix-foundationdb",
+    ],
+)
 def test_good_specs_pass(spec):
-    manifest = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
-                "metadata": {"name": "good-run-2"}, "spec": spec}
+    manifest = {
+        "apiVersion": "bench.tpcc.dev/v1alpha1",
+        "kind": "BenchmarkRun",
+        "metadata": {"name": "good-run-2"},
+        "spec": spec,
+    }
     assert validate(manifest) == []
 
 
@@ -179,15 +274,23 @@ def test_the_status_schema_keeps_every_field_the_operator_writes():
     declare: status.durability and status.consistency as the operator builds them must fit."""
     from runner_docs import durability_report
     from tpcc_operator.results import consistency_status, durability_status
+
     status = crd_schema()["properties"]["status"]["properties"]
     durability = durability_status(durability_report(10, lost=2))
     assert set(durability) <= set(status["durability"]["properties"])
     assert status["durability"]["properties"]["lostExamples"]["items"]["type"] == "string"
     assert all(isinstance(e, str) for e in durability["lostExamples"])
-    condition = consistency_status({"passed": True, "conditions": [
-        {"number": 11, "passed": True, "checked": 2, "violations": 0, "example": "x", "note": "from deliveries"}]})
+    condition = consistency_status(
+        {
+            "passed": True,
+            "conditions": [
+                {"number": 11, "passed": True, "checked": 2, "violations": 0, "example": "x", "note": "from deliveries"}
+            ],
+        }
+    )
     assert set(condition["conditions"][0]) <= set(
-        status["consistency"]["properties"]["conditions"]["items"]["properties"])
+        status["consistency"]["properties"]["conditions"]["items"]["properties"]
+    )
 
 
 def _undeclared(value, schema: dict, path: str):
@@ -212,6 +315,7 @@ def test_statuses_the_state_machine_writes_are_declared():
     """Every field of the statuses next_step builds (the GitOps fixtures) survives pruning."""
     import json
     from pathlib import Path
+
     status_schema = crd_schema()["properties"]["status"]
     fixtures = sorted((Path(__file__).parent / "fixtures" / "gitops").glob("*.json"))
     assert fixtures
@@ -223,11 +327,37 @@ def test_statuses_the_state_machine_writes_are_declared():
 
 
 SCHEMA_KEYWORDS = {
-    "type", "description", "properties", "items", "additionalProperties", "default", "enum", "minimum",
-    "maximum", "minLength", "maxLength", "pattern", "format", "required", "nullable", "minItems", "maxItems",
-    "minProperties", "maxProperties", "anyOf", "oneOf", "allOf", "not", "x-kubernetes-validations",
-    "x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string", "x-kubernetes-list-type",
-    "x-kubernetes-list-map-keys", "x-kubernetes-map-type", "x-kubernetes-embedded-resource"}
+    "type",
+    "description",
+    "properties",
+    "items",
+    "additionalProperties",
+    "default",
+    "enum",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "required",
+    "nullable",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "not",
+    "x-kubernetes-validations",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-int-or-string",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-map-type",
+    "x-kubernetes-embedded-resource",
+}
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "crds").glob("*.yaml")), ids=lambda p: p.name)
@@ -262,8 +392,10 @@ def test_every_status_field_reads_in_kubectl_explain_and_conditions_merge_by_typ
         assert _undescribed(status, "status") == [], path.name
         conditions = (status.get("properties") or {}).get("conditions")
         if conditions:  # server-side apply merges conditions by type instead of replacing the list
-            assert (conditions.get("x-kubernetes-list-type"), conditions.get("x-kubernetes-list-map-keys")) == \
-                ("map", ["type"]), path.name
+            assert (conditions.get("x-kubernetes-list-type"), conditions.get("x-kubernetes-list-map-keys")) == (
+                "map",
+                ["type"],
+            ), path.name
 
 
 class _Yaml11Loader(yaml.SafeLoader):
@@ -271,13 +403,16 @@ class _Yaml11Loader(yaml.SafeLoader):
 
 
 _Yaml11Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", __import__("re").compile(r"^(?:y|Y|n|N|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF)$"),
-    list("yYnNoO"))
+    "tag:yaml.org,2002:bool",
+    __import__("re").compile(r"^(?:y|Y|n|N|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF)$"),
+    list("yYnNoO"),
+)
 
 
 def test_no_key_of_a_crd_is_a_boolean_as_kubectl_reads_it():
     """A bare `n:` is `false:` to kubectl: the API server then keeps a property named "false"
     and prunes status.sweep.configurations[].tpmC.n (it did, until quoted)."""
+
     def keys(node, path="$"):
         if isinstance(node, dict):
             for k, v in node.items():
@@ -286,6 +421,7 @@ def test_no_key_of_a_crd_is_a_boolean_as_kubectl_reads_it():
         elif isinstance(node, list):
             for i, v in enumerate(node):
                 yield from keys(v, f"{path}[{i}]")
+
     for crd in sorted((ROOT / "crds").glob("*.yaml")):
         for doc in yaml.load_all(crd.read_text(), Loader=_Yaml11Loader):
             bad = [f"{path}: {key!r}" for path, key in keys(doc) if not isinstance(key, str)]

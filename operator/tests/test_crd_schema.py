@@ -1,5 +1,6 @@
 """The offline API server of crd_schema.py: quantities as resource.ParseQuantity parses them (compared
 with apimachinery's own code), the CEL quantity functions, and the schema keywords it checks."""
+
 from __future__ import annotations
 
 import json
@@ -15,20 +16,57 @@ import pytest
 from crd_schema import ROOT, _cel_holds, parse_quantity, violations
 
 
-@pytest.mark.parametrize("text, value", [
-    ("100m", "0.1"), ("1.5Gi", "1610612736"), ("1e3", "1000"), ("2Ki", "2048"), ("0", "0"), ("-0", "0"),
-    ("+.5", "0.5"), ("1.", "1"), ("1.G", "1e9"), (".", "0"), ("1E", "1e18"), ("1E+3", "1000"), ("5e-3", "0.005"),
-    ("0.1n", "1e-9"),                     # rounded up to a whole nano
-    ("-0.1n", "-1e-9"),
-    ("9Ei", "9223372036854775807"),       # a binary quantity is capped at the int64 maximum
-    ("123456789012345678901234567890", "123456789012345678901234567890"),  # exact past float precision
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("100m", "0.1"),
+        ("1.5Gi", "1610612736"),
+        ("1e3", "1000"),
+        ("2Ki", "2048"),
+        ("0", "0"),
+        ("-0", "0"),
+        ("+.5", "0.5"),
+        ("1.", "1"),
+        ("1.G", "1e9"),
+        (".", "0"),
+        ("1E", "1e18"),
+        ("1E+3", "1000"),
+        ("5e-3", "0.005"),
+        ("0.1n", "1e-9"),  # rounded up to a whole nano
+        ("-0.1n", "-1e-9"),
+        ("9Ei", "9223372036854775807"),  # a binary quantity is capped at the int64 maximum
+        ("123456789012345678901234567890", "123456789012345678901234567890"),  # exact past float precision
+    ],
+)
 def test_a_quantity_has_the_value_the_api_server_gives_it(text, value):
     assert parse_quantity(text) == Decimal(value)
 
 
-@pytest.mark.parametrize("text", ["NaN", "Infinity", "-Inf", "1_000", " 1", "1 ", "1\u00a0", "", "1e", "1e-", "1Ki3",
-                                  "1kK", "1ee3", "1e3e3", ".e-10", "0.1mi", "1i", "1.1.M", "0x10", "\u0661"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "NaN",
+        "Infinity",
+        "-Inf",
+        "1_000",
+        " 1",
+        "1 ",
+        "1\u00a0",
+        "",
+        "1e",
+        "1e-",
+        "1Ki3",
+        "1kK",
+        "1ee3",
+        "1e3e3",
+        ".e-10",
+        "0.1mi",
+        "1i",
+        "1.1.M",
+        "0x10",
+        "\u0661",
+    ],
+)
 def test_what_the_api_server_refuses_is_no_quantity(text):
     with pytest.raises(ValueError):
         parse_quantity(text)
@@ -45,16 +83,24 @@ def test_cel_sees_quantities_exactly():
 
 
 def test_the_keywords_a_crd_schema_may_use_are_checked():
-    schema = {"type": "object", "properties": {
-        "name": {"type": "string", "minLength": 2, "maxLength": 3},
-        "ratio": {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": 1},
-        "size": {"x-kubernetes-int-or-string": True},
-        "labels": {"type": "object", "minProperties": 1, "additionalProperties": {"type": "string"}},
-        "empty": {"type": "object"}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "minLength": 2, "maxLength": 3},
+            "ratio": {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": 1},
+            "size": {"x-kubernetes-int-or-string": True},
+            "labels": {"type": "object", "minProperties": 1, "additionalProperties": {"type": "string"}},
+            "empty": {"type": "object"},
+        },
+    }
     assert violations(schema, {"name": "ab", "ratio": 1, "size": "1Gi", "labels": {"a": "b"}}) == []
     assert violations(schema, {"name": "a", "ratio": 0, "size": True, "labels": {}, "empty": {"x": 1}}) == [
-        ".name: should be at least 2 chars long", ".ratio: should be greater than 0", ".size: must be int or string",
-        ".labels: should have at least 1 properties", '.empty: unknown field "x"']
+        ".name: should be at least 2 chars long",
+        ".ratio: should be greater than 0",
+        ".size: must be int or string",
+        ".labels: should have at least 1 properties",
+        '.empty: unknown field "x"',
+    ]
 
 
 # ---- compared with the API server's own parser ------------------------------------------------
@@ -115,14 +161,46 @@ def test_quantities_are_parsed_as_apimachinery_parses_them(tmp_path):
     (tmp_path / "main.go").write_text(HARNESS)
     cache = Path(os.environ.get("TPCC_CACHE", Path.home() / ".cache" / "tpcc-operator")) / "go"
     env = {**os.environ, "GOMODCACHE": str(cache / "mod"), "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"}
-    built = subprocess.run([go, "build", "-o", "parse", "."], cwd=tmp_path, env=env, capture_output=True, text=True,
-                           timeout=600)
+    built = subprocess.run(
+        [go, "build", "-o", "parse", "."], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
     assert built.returncode == 0, built.stderr
-    cases = ["NaN", "Infinity", "1_000", " 1", "1 ", "100m", "1.5Gi", "1e3", "2Ki", "", "0", "+", "-", ".", "-.",
-             "9223372036854775807", "9223372036854775808", "8Ei", "-8Ei", "7.99999Ei", "0.1n",
-             "12345678901234567890.5e-30", ".Gi", "-.5Ki", "99999999999999999Ki", *_corpus(10000)]
-    out = subprocess.run([str(tmp_path / "parse")], input="".join(json.dumps(c) + "\n" for c in cases),
-                         capture_output=True, text=True, check=True, timeout=120).stdout.splitlines()
+    cases = [
+        "NaN",
+        "Infinity",
+        "1_000",
+        " 1",
+        "1 ",
+        "100m",
+        "1.5Gi",
+        "1e3",
+        "2Ki",
+        "",
+        "0",
+        "+",
+        "-",
+        ".",
+        "-.",
+        "9223372036854775807",
+        "9223372036854775808",
+        "8Ei",
+        "-8Ei",
+        "7.99999Ei",
+        "0.1n",
+        "12345678901234567890.5e-30",
+        ".Gi",
+        "-.5Ki",
+        "99999999999999999Ki",
+        *_corpus(10000),
+    ]
+    out = subprocess.run(
+        [str(tmp_path / "parse")],
+        input="".join(json.dumps(c) + "\n" for c in cases),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout.splitlines()
     assert len(out) == len(cases)
     differ, accepted = [], 0
     for text, line in zip(cases, out):
@@ -135,4 +213,4 @@ def test_quantities_are_parsed_as_apimachinery_parses_them(tmp_path):
         if mine != want:
             differ.append((text, line, mine))
     assert differ == []
-    assert 0.4 < accepted / len(cases) < 0.8   # both kinds well represented
+    assert 0.4 < accepted / len(cases) < 0.8  # both kinds well represented

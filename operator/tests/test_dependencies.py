@@ -1,6 +1,7 @@
 """Every third-party import declared in its package's pyproject.toml, and every package the env and
 the images install pinned once, in constraints.txt: hack/python-env.sh, hack/images.sh and both
 Dockerfiles install with `pip install -c constraints.txt`, so two fresh machines get the same versions."""
+
 from __future__ import annotations
 
 import ast
@@ -17,8 +18,10 @@ from packaging.utils import canonicalize_name
 CONSTRAINTS = ROOT / "constraints.txt"
 NO_DEPS = ROOT / "runner-image" / "requirements-no-deps.txt"
 # What each tree installs: the env's extras (hack/python-env.sh), a superset of the images'.
-PACKAGES = {"operator": ("tpcc_operator", {"test"}),
-            "runner-image": ("tpcc_runner", {"test", "foundationdb", "changepoints"})}
+PACKAGES = {
+    "operator": ("tpcc_operator", {"test"}),
+    "runner-image": ("tpcc_runner", {"test", "foundationdb", "changepoints"}),
+}
 
 
 def _lines(path) -> list[str]:
@@ -62,8 +65,11 @@ def test_every_third_party_import_is_declared_in_its_package(tree):
     # runner-image/ beside it by every build; declared by name, pip would fetch whatever PyPI has.
     own = {canonicalize_name("tpcc-runner")} if tree == "operator" else set()
     by_module = metadata.packages_distributions()
-    undeclared = {m: by_module.get(m) for m in _imports(ROOT / tree / package) - {package}
-                  if not {canonicalize_name(d) for d in by_module.get(m, [])} & (names | own)}
+    undeclared = {
+        m: by_module.get(m)
+        for m in _imports(ROOT / tree / package) - {package}
+        if not {canonicalize_name(d) for d in by_module.get(m, [])} & (names | own)
+    }
     assert undeclared == {}
 
 
@@ -91,8 +97,12 @@ def test_the_constraints_pin_exactly_what_the_env_installs_at_versions_its_packa
     pinned, closure = pins(), _closure()
     assert sorted(set(closure) - set(pinned)) == [], "unpinned: run hack/update-constraints.sh"
     assert sorted(set(pinned) - set(closure)) == [], "pinned but installed by nothing: run hack/update-constraints.sh"
-    refused = [f"{name}=={pinned[name]} against {r}" for name, reqs in closure.items() for r in reqs
-               if not r.specifier.contains(pinned[name], prereleases=True)]
+    refused = [
+        f"{name}=={pinned[name]} against {r}"
+        for name, reqs in closure.items()
+        for r in reqs
+        if not r.specifier.contains(pinned[name], prereleases=True)
+    ]
     assert refused == []
 
 
@@ -102,11 +112,13 @@ def test_the_env_has_the_pinned_versions():
     assert {n: v for n, v in installed.items() if v != pins()[n]} == {}
 
 
-@pytest.mark.parametrize("path", ["hack/python-env.sh", "hack/images.sh", "runner-image/Dockerfile",
-                                  "operator/Dockerfile"])
+@pytest.mark.parametrize(
+    "path", ["hack/python-env.sh", "hack/images.sh", "runner-image/Dockerfile", "operator/Dockerfile"]
+)
 def test_every_install_is_constrained(path):
     text = (ROOT / path).read_text().replace("\\\n", " ")
-    installs = [line for line in text.splitlines() if re.search(r"\bpip\"? install\b", line)
-                and "--upgrade pip" not in line]
+    installs = [
+        line for line in text.splitlines() if re.search(r"\bpip\"? install\b", line) and "--upgrade pip" not in line
+    ]
     assert installs and all(re.search(r" -c \S*constraints", line, re.IGNORECASE) for line in installs), installs
-    assert "apache-otava==" not in text   # its version is the constraints'
+    assert "apache-otava==" not in text  # its version is the constraints'

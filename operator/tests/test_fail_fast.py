@@ -2,6 +2,7 @@
 a reason, a message that names the cause (the field, the image, the Secret) and a Warning;
 transient errors are retried with backoff; cleanup errors never touch the verdict; deletion
 gives up on a failing Helm after a bounded time."""
+
 from __future__ import annotations
 
 import os
@@ -31,8 +32,9 @@ def failed_with(d: Driver, reason: str) -> str:
 
 
 def test_a_garbage_quantity_fails_before_anything_is_created(spec_of):
-    spec = spec_of({"database": {"type": "voltdb"},
-                    "runners": {"resources": {"requests": {"memory": "lots", "cpu": "500m"}}}})
+    spec = spec_of(
+        {"database": {"type": "voltdb"}, "runners": {"resources": {"requests": {"memory": "lots", "cpu": "500m"}}}}
+    )
     d = Driver(spec)
     d.tick()
     d.tick()
@@ -52,18 +54,27 @@ def test_real_quantities_pass(spec_of, value):
 def test_garbage_quantities_are_named(spec_of, value):
     spec = spec_of({"database": {"type": "voltdb"}, "runners": {"resources": {"limits": {"memory": value}}}})
     assert failures.spec_problems(spec) == [
-        f"spec.runners.resources.limits.memory: {value!r} is not a Kubernetes quantity (e.g. 500m, 2, 512Mi, 1Gi)"]
+        f"spec.runners.resources.limits.memory: {value!r} is not a Kubernetes quantity (e.g. 500m, 2, 512Mi, 1Gi)"
+    ]
 
 
 def test_a_loader_image_that_will_never_be_pulled_fails_after_the_grace(spec_of):
     spec = spec_of({"database": {"type": "voltdb"}, "runners": {"image": "local/nope:1", "imagePullPolicy": "Never"}})
     d = in_phase(spec, "Loading")
-    never = "Container image \"local/nope:1\" is not present with pull policy of Never"
-    d.tick(World(load=JobState(exists=True),
-                 pods=[PodState("bench-g2-loader-x", GRACE - 5, "ErrImageNeverPull", never, "local/nope:1")]))
+    never = 'Container image "local/nope:1" is not present with pull policy of Never'
+    d.tick(
+        World(
+            load=JobState(exists=True),
+            pods=[PodState("bench-g2-loader-x", GRACE - 5, "ErrImageNeverPull", never, "local/nope:1")],
+        )
+    )
     assert d.phase == "Loading"  # within the grace
-    d.tick(World(load=JobState(exists=True),
-                 pods=[PodState("bench-g2-loader-x", GRACE + 1, "ErrImageNeverPull", never, "local/nope:1")]))
+    d.tick(
+        World(
+            load=JobState(exists=True),
+            pods=[PodState("bench-g2-loader-x", GRACE + 1, "ErrImageNeverPull", never, "local/nope:1")],
+        )
+    )
     message = failed_with(d, "ImagePullFailed")
     assert message == f"pod bench-g2-loader-x: ErrImageNeverPull for image 'local/nope:1': {never}"
     assert d.condition("Loaded")["status"] == "False" and d.condition("Loaded")["reason"] == "ImagePullFailed"
@@ -78,11 +89,21 @@ def test_a_runner_image_error_fails_the_run(voltdb, reason):
 
 
 def test_a_missing_credentials_secret_fails_the_run(spec_of):
-    spec = spec_of({"database": {"type": "mongodb", "external": {
-        "endpoints": ["db:27017"], "credentialsSecretRef": {"name": "db-creds"}}}})
+    spec = spec_of(
+        {
+            "database": {
+                "type": "mongodb",
+                "external": {"endpoints": ["db:27017"], "credentialsSecretRef": {"name": "db-creds"}},
+            }
+        }
+    )
     d = in_phase(spec, "Loading")
-    d.tick(World(load=JobState(exists=True), pods=[PodState(
-        "bench-g2-loader-x", 40, "CreateContainerConfigError", 'secret "db-creds" not found')]))
+    d.tick(
+        World(
+            load=JobState(exists=True),
+            pods=[PodState("bench-g2-loader-x", 40, "CreateContainerConfigError", 'secret "db-creds" not found')],
+        )
+    )
     assert 'secret "db-creds" not found' in failed_with(d, "ContainerConfigError")
 
 
@@ -125,6 +146,7 @@ def test_loading_has_a_timeout_from_the_workload_size(spec_of):
 
 # ---- errors of the actions ----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("status", [400, 403, 404, 422])
 def test_4xx_answers_are_permanent(status):
     e = failures.api_error(status, "Invalid", 'Job.batch "x" is invalid: spec.template...: Invalid value', "Job x")
@@ -138,8 +160,12 @@ def test_conflicts_throttling_and_server_errors_are_transient(status):
 
 def test_a_rejected_load_job_fails_the_run_naming_the_field(voltdb):
     d = in_phase(voltdb, "Loading")
-    error = failures.api_error(422, "Invalid", 'Job.batch "bench-g2-loader" is invalid: spec.template.spec.'
-                               'containers[0].image: Required value', "Job bench-g2-loader")
+    error = failures.api_error(
+        422,
+        "Invalid",
+        'Job.batch "bench-g2-loader" is invalid: spec.template.spec.containers[0].image: Required value',
+        "Job bench-g2-loader",
+    )
     step = action_failed(RUN, d.status, Action.CREATE_LOAD_JOB, error, d.now)
     d.status = phases.patched(d.status, step.status)
     d.events += step.events
@@ -149,8 +175,10 @@ def test_a_rejected_load_job_fails_the_run_naming_the_field(voltdb):
 
 def test_transient_errors_change_nothing_and_back_off(voltdb):
     d = in_phase(voltdb, "Loading")
-    for error in (failures.api_error(503, "ServiceUnavailable", "etcd", "Job x"),
-                  failures.helm_error("helm upgrade: Kubernetes cluster unreachable: connection refused")):
+    for error in (
+        failures.api_error(503, "ServiceUnavailable", "etcd", "Job x"),
+        failures.helm_error("helm upgrade: Kubernetes cluster unreachable: connection refused"),
+    ):
         assert action_failed(RUN, d.status, Action.CREATE_LOAD_JOB, error, d.now).status == {}
     delays = [failures.retry_delay(n) for n in range(8)]
     assert delays[:4] == [3, 6, 12, 24] and max(delays) == failures.MAX_BACKOFF_SECONDS
@@ -192,14 +220,17 @@ def test_deletion_with_a_failing_helm_gives_up_in_bounded_time():
 def test_a_failing_helm_cli_raises_a_one_line_error(tmp_path, monkeypatch):
     """The real subprocess path with a helm that fails the way an unreachable cluster makes it."""
     helm = tmp_path / "helm"
-    helm.write_text("#!/bin/sh\necho 'Error: Kubernetes cluster unreachable: dial tcp 10.0.0.1:6443: "
-                    "connect: connection refused' >&2\nexit 1\n")
+    helm.write_text(
+        "#!/bin/sh\necho 'Error: Kubernetes cluster unreachable: dial tcp 10.0.0.1:6443: "
+        "connect: connection refused' >&2\nexit 1\n"
+    )
     helm.chmod(helm.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setattr(kube, "HELM", os.fspath(helm))
     with pytest.raises(kube.HelmError) as e:
         kube.uninstall_releases("perf", "bench")
-    assert str(e.value) == ("helm list: Error: Kubernetes cluster unreachable: dial tcp 10.0.0.1:6443: "
-                            "connect: connection refused")
+    assert str(e.value) == (
+        "helm list: Error: Kubernetes cluster unreachable: dial tcp 10.0.0.1:6443: connect: connection refused"
+    )
     assert not failures.helm_error(str(e.value)).permanent
 
 
@@ -208,12 +239,13 @@ def voltdb(document_of):
     return document_of({"database": {"type": "voltdb"}, "workload": {"clients": 8}, "runners": {"parallelism": 2}})
 
 
-
 # ---- pods the scheduler cannot place ---------------------------------------------------------
 
 NODE = {"cpu": 2.0, "memory": 24e9}
-NO_PROVISIONER = ("ExternalProvisioning: Waiting for a volume to be created either by the external provisioner "
-                  "'tpcc.dev/hostpath' or manually by the system administrator")
+NO_PROVISIONER = (
+    "ExternalProvisioning: Waiting for a volume to be created either by the external provisioner "
+    "'tpcc.dev/hostpath' or manually by the system administrator"
+)
 UNBOUND = "0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims."
 
 
@@ -281,9 +313,11 @@ def test_scheduled_pods_and_bound_claims_are_no_problem():
     assert failures.scheduling([PodState("a", 5), unplaced([claim(500, phase="Bound")], "")], NODE) is None
 
 
-REQUESTS_ABOVE_LIMITS = ('create Pod bench-g2-0 in StatefulSet bench-g2 failed error: Pod "bench-g2-0" is invalid: '
-                         'spec.containers[0].resources.requests: Invalid value: "64": must be less than or equal '
-                         'to cpu limit of 2')
+REQUESTS_ABOVE_LIMITS = (
+    'create Pod bench-g2-0 in StatefulSet bench-g2 failed error: Pod "bench-g2-0" is invalid: '
+    'spec.containers[0].resources.requests: Invalid value: "64": must be less than or equal '
+    "to cpu limit of 2"
+)
 
 
 def test_a_pod_the_api_server_refuses_to_create_fails_the_deploy_in_its_words(spec_of):

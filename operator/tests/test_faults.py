@@ -1,5 +1,6 @@
 """Fault injection: the schedule, the victim, an injection's three ticks (restart-safe), the
 wait for recovery before the check, the durability verdict."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -25,10 +26,13 @@ ALL_READY = pods(("bench-g2-0", "a", True), ("bench-g2-1", "b", True), ("bench-g
 
 @pytest.fixture
 def spec(document_of):
-    return document_of({"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
-                        "workload": {"warmupSeconds": 10, "durationSeconds": 120},
-                        "faults": [{"action": "kill-node", "afterSeconds": 20, "everySeconds": 30,
-                                    "count": 2, "podIndex": 1}]})
+    return document_of(
+        {
+            "database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+            "workload": {"warmupSeconds": 10, "durationSeconds": 120},
+            "faults": [{"action": "kill-node", "afterSeconds": 20, "everySeconds": 30, "count": 2, "podIndex": 1}],
+        }
+    )
 
 
 def step_of(spec: dict, status: dict, world: World, now: dt.datetime) -> phases.Step:
@@ -41,11 +45,22 @@ def at(seconds: float) -> dt.datetime:
 
 
 def test_schedule_counts_from_the_measured_interval(spec):
-    spec["faults"].append({"action": "kill-random-member", "afterSeconds": 35, "everySeconds": 1,
-                           "count": 1, "gracePeriodSeconds": 5, "podIndex": 0})
+    spec["faults"].append(
+        {
+            "action": "kill-random-member",
+            "afterSeconds": 35,
+            "everySeconds": 1,
+            "count": 1,
+            "gracePeriodSeconds": 5,
+            "podIndex": 0,
+        }
+    )
     got = faults.schedule(RunSpec.parse(spec), T0)
     assert [(i.number, i.action, (i.due - T0).total_seconds(), i.grace_seconds) for i in got] == [
-        (1, "kill-node", 30, 0), (2, "kill-random-member", 45, 5), (3, "kill-node", 60, 0)]
+        (1, "kill-node", 30, 0),
+        (2, "kill-random-member", 45, 5),
+        (3, "kill-node", 60, 0),
+    ]
 
 
 def test_injections_after_the_window_are_announced(spec, spec_of):
@@ -55,18 +70,29 @@ def test_injections_after_the_window_are_announced(spec, spec_of):
     assert ("Warning", "FaultsOutsideWindow") in [(e.type, e.reason) for e in step.events]
 
 
-@pytest.mark.parametrize("hello, pod", [
-    # a member of a replica set answering hello (MongoDB 6+ field names)
-    ({"isWritablePrimary": False, "secondary": True, "setName": "rs0",
-      "hosts": ["db-g1-0.db-g1-hl.ns.svc.cluster.local:27017", "db-g1-1.db-g1-hl.ns.svc.cluster.local:27017"],
-      "primary": "db-g1-1.db-g1-hl.ns.svc.cluster.local:27017",
-      "me": "db-g1-0.db-g1-hl.ns.svc.cluster.local:27017", "ok": 1.0}, "db-g1-1"),
-    # the primary itself, older servers' field name
-    ({"ismaster": True, "setName": "rs0", "me": "db-g1-2.db-g1-hl:27017", "ok": 1.0}, "db-g1-2"),
-    # an election in progress: no primary
-    ({"isWritablePrimary": False, "secondary": True, "setName": "rs0", "me": "db-g1-0.x:27017"}, None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "hello, pod",
+    [
+        # a member of a replica set answering hello (MongoDB 6+ field names)
+        (
+            {
+                "isWritablePrimary": False,
+                "secondary": True,
+                "setName": "rs0",
+                "hosts": ["db-g1-0.db-g1-hl.ns.svc.cluster.local:27017", "db-g1-1.db-g1-hl.ns.svc.cluster.local:27017"],
+                "primary": "db-g1-1.db-g1-hl.ns.svc.cluster.local:27017",
+                "me": "db-g1-0.db-g1-hl.ns.svc.cluster.local:27017",
+                "ok": 1.0,
+            },
+            "db-g1-1",
+        ),
+        # the primary itself, older servers' field name
+        ({"ismaster": True, "setName": "rs0", "me": "db-g1-2.db-g1-hl:27017", "ok": 1.0}, "db-g1-2"),
+        # an election in progress: no primary
+        ({"isWritablePrimary": False, "secondary": True, "setName": "rs0", "me": "db-g1-0.x:27017"}, None),
+        (None, None),
+    ],
+)
 def test_primary_is_what_the_replica_set_says(hello, pod):
     assert faults.primary_pod(hello) == pod
 
@@ -75,22 +101,37 @@ def test_victims():
     inj = Injection(1, "kill-node", T0, 0, 2)
     assert faults.choose_victim(inj, "voltdb", "bench-g2", ALL_READY, None, "s").name == "bench-g2-2"
     down = pods(("bench-g2-0", "a", True), ("bench-g2-2", "c", False))
-    assert faults.choose_victim(inj, "voltdb", "bench-g2", down, None, "s") == \
-        "pod bench-g2-2 is not running and ready"
+    assert faults.choose_victim(inj, "voltdb", "bench-g2", down, None, "s") == "pod bench-g2-2 is not running and ready"
     primary = Injection(1, "kill-primary", T0, 0, 0)
     assert faults.choose_victim(primary, "mongodb", "bench-g2", ALL_READY, "bench-g2-1", "s").name == "bench-g2-1"
-    assert faults.choose_victim(primary, "mongodb", "bench-g2", ALL_READY, None, "s") == \
-        "the replica set names no primary"
+    assert (
+        faults.choose_victim(primary, "mongodb", "bench-g2", ALL_READY, None, "s") == "the replica set names no primary"
+    )
     # VoltDB has no primary: a random ready member, the same one for the same seed and number
-    chosen = {faults.choose_victim(Injection(n, "kill-primary", T0, 0, 0), "voltdb", "bench-g2",
-                                   ALL_READY, None, "uid-1").name for n in range(1, 30)}
+    chosen = {
+        faults.choose_victim(
+            Injection(n, "kill-primary", T0, 0, 0), "voltdb", "bench-g2", ALL_READY, None, "uid-1"
+        ).name
+        for n in range(1, 30)
+    }
     assert len(chosen) > 1 and chosen <= {p.name for p in ALL_READY}
-    again = faults.choose_victim(Injection(7, "kill-random-member", T0, 0, 0), "voltdb", "bench-g2",
-                                 list(reversed(ALL_READY)), None, "uid-1")
-    assert again == faults.choose_victim(Injection(7, "kill-random-member", T0, 0, 0), "voltdb",
-                                         "bench-g2", ALL_READY, None, "uid-1")
-    assert faults.choose_victim(Injection(1, "kill-random-member", T0, 0, 0), "voltdb", "bench-g2",
-                                pods(("bench-g2-0", "a", False)), None, "s") == "no database pod is ready"
+    again = faults.choose_victim(
+        Injection(7, "kill-random-member", T0, 0, 0), "voltdb", "bench-g2", list(reversed(ALL_READY)), None, "uid-1"
+    )
+    assert again == faults.choose_victim(
+        Injection(7, "kill-random-member", T0, 0, 0), "voltdb", "bench-g2", ALL_READY, None, "uid-1"
+    )
+    assert (
+        faults.choose_victim(
+            Injection(1, "kill-random-member", T0, 0, 0),
+            "voltdb",
+            "bench-g2",
+            pods(("bench-g2-0", "a", False)),
+            None,
+            "s",
+        )
+        == "no database pod is ready"
+    )
 
 
 class Run:
@@ -98,8 +139,7 @@ class Run:
 
     def __init__(self, spec):
         self.spec = spec
-        self.status = {"phase": "Running", "observedGeneration": 2, "startAt": START,
-                       "stageStartTime": START}
+        self.status = {"phase": "Running", "observedGeneration": 2, "startAt": START, "stageStartTime": START}
         self.kills: list[faults.Kill] = []
         self.events: list[phases.Event] = []
 
@@ -121,9 +161,18 @@ def test_an_injection_is_chosen_then_killed_then_recovered(spec):
     r = Run(spec)
     assert r.tick(29, ALL_READY).actions == [] and not r.faults  # due at 30 s
     r.tick(30, ALL_READY)
-    assert r.faults == [{"number": 1, "action": "kill-node", "method": "delete-pod",
-                         "dueTime": "2025-01-01T12:00:30Z", "gracePeriodSeconds": 0,
-                         "state": "Injecting", "target": "bench-g2-1", "targetUID": "b"}]
+    assert r.faults == [
+        {
+            "number": 1,
+            "action": "kill-node",
+            "method": "delete-pod",
+            "dueTime": "2025-01-01T12:00:30Z",
+            "gracePeriodSeconds": 0,
+            "state": "Injecting",
+            "target": "bench-g2-1",
+            "targetUID": "b",
+        }
+    ]
     assert r.kills == []  # recorded first, killed on the next tick
     step = r.tick(33, ALL_READY)
     assert step.actions == [Action.KILL_POD] and step.kills == [faults.Kill("bench-g2-1", "b", 0)]
@@ -142,9 +191,13 @@ def test_an_injection_is_chosen_then_killed_then_recovered(spec):
 def test_kill_process_records_the_restart_count_and_recovers_on_a_restarted_container(document_of):
     """kill-process: the same pod (same UID) must come back with its database container's
     restartCount above the recorded one; Ready alone, or the old container, is not recovery."""
-    spec = document_of({"database": {"type": "mongodb", "deploy": {"replicas": 1}},
-                        "workload": {"warmupSeconds": 10, "durationSeconds": 120},
-                        "faults": [{"action": "kill-primary", "method": "kill-process", "afterSeconds": 20}]})
+    spec = document_of(
+        {
+            "database": {"type": "mongodb", "deploy": {"replicas": 1}},
+            "workload": {"warmupSeconds": 10, "durationSeconds": 120},
+            "faults": [{"action": "kill-primary", "method": "kill-process", "afterSeconds": 20}],
+        }
+    )
     member = [DatabasePod("bench-g2-0", "m", True, restarts=2)]
     r = Run(spec)
     r.tick(30, member, primary="bench-g2-0")
@@ -209,22 +262,33 @@ def test_a_run_whose_fault_was_skipped_fails_however_clean_its_checks(spec, veri
     """The database came through every check, but one of the two failovers the spec asked for
     never happened: not a pass."""
     spec["verify"]["enabled"] = verify
-    skipped = {"number": 2, "action": "kill-node", "state": "Skipped",
-               "message": "pod bench-g2-1 is not running and ready"}
+    skipped = {
+        "number": 2,
+        "action": "kill-node",
+        "state": "Skipped",
+        "message": "pod bench-g2-1 is not running and ready",
+    }
     recovered = {"number": 1, "action": "kill-node", "state": "Recovered", "target": "bench-g2-1"}
     verifying = {"phase": "Verifying", "observedGeneration": 2, "startAt": START}
     if verify:
         verifying["durability"] = {"durable": True}
-        world = World(checker=JobState(True, True), check_report={"passed": True, "conditions": [
-            {"number": n, "passed": True, "checked": 1, "violations": 0} for n in range(1, 13)]})
+        world = World(
+            checker=JobState(True, True),
+            check_report={
+                "passed": True,
+                "conditions": [{"number": n, "passed": True, "checked": 1, "violations": 0} for n in range(1, 13)],
+            },
+        )
     else:
         world = World(verifier=JobState(True, True), durability_report=durability_report(90))
     clean = step_of(spec, {**verifying, "faults": [recovered, dict(recovered, number=2)]}, world, at(200))
     assert clean.status["phase"] == "Succeeded", clean.status.get("message")
     step = step_of(spec, {**verifying, "faults": [recovered, skipped]}, world, at(200))
     assert step.status["phase"] == "Failed" and step.status["reason"] == "FaultNotInjected"
-    assert step.status["message"] == ("fault 2 (kill-node) was not injected: pod bench-g2-1 is not running "
-                                      "and ready; the durability verdict covers only the faults injected")
+    assert step.status["message"] == (
+        "fault 2 (kill-node) was not injected: pod bench-g2-1 is not running "
+        "and ready; the durability verdict covers only the faults injected"
+    )
     assert [(e.type, e.reason) for e in step.events][-1] == ("Warning", "FaultNotInjected")
 
 
@@ -233,8 +297,8 @@ def test_a_database_that_refuses_one_transaction_type_fails_the_run_however_good
     rejects): the runner counts them and goes on, NewOrders still commit, durability and the
     consistency conditions can still hold. The error budget fails the run."""
     spec["runners"]["parallelism"] = 2
-    good = {0: pod_results(0, 2, 500, .01), 1: pod_results(1, 2, 500, .01, errors={"DELIVERY": 3})}
-    bad = {0: pod_results(0, 2, 500, .01, errors={"PAYMENT": 950}), 1: pod_results(1, 2, 500, .01)}
+    good = {0: pod_results(0, 2, 500, 0.01), 1: pod_results(1, 2, 500, 0.01, errors={"DELIVERY": 3})}
+    bad = {0: pod_results(0, 2, 500, 0.01, errors={"PAYMENT": 950}), 1: pod_results(1, 2, 500, 0.01)}
     verifying = {"phase": "Verifying", "observedGeneration": 2, "startAt": START, "durability": {"durable": True}}
     world = World(checker=JobState(True, True), check_report={"passed": True, "conditions": []})
 
@@ -245,8 +309,7 @@ def test_a_database_that_refuses_one_transaction_type_fails_the_run_however_good
     assert finish(good)["phase"] == "Succeeded"  # 3 of 103 Deliveries: 2.9%, under the default 10%
     failed = finish(bad)
     assert failed["phase"] == "Failed" and failed["reason"] == "TooManyErrors"
-    assert failed["message"] == ("errors above workload.maxErrorPercent (10%): "
-                                 "PAYMENT 950 of 1050 attempts (90.5%)")
+    assert failed["message"] == ("errors above workload.maxErrorPercent (10%): PAYMENT 950 of 1050 attempts (90.5%)")
     spec["workload"]["maxErrorPercent"] = 2.5
     assert "DELIVERY 3 of 103 attempts (2.9%)" in finish(good)["message"]
     spec["workload"]["maxErrorPercent"] = 100
@@ -262,10 +325,23 @@ def test_nothing_is_injected_after_the_measured_interval(spec):
 
 def test_durability_is_verified_only_after_recovery(spec):
     spec["database"]["readyTimeoutSeconds"] = 60
-    status = {"phase": "Verifying", "observedGeneration": 2, "startAt": START,
-              "stageStartTime": "2025-01-01T12:02:20Z",
-              "faults": [{"number": 2, "action": "kill-node", "state": "Injected", "target": "bench-g2-1",
-                          "targetUID": "b", "gracePeriodSeconds": 0, "injectedTime": "2025-01-01T12:02:00Z"}]}
+    status = {
+        "phase": "Verifying",
+        "observedGeneration": 2,
+        "startAt": START,
+        "stageStartTime": "2025-01-01T12:02:20Z",
+        "faults": [
+            {
+                "number": 2,
+                "action": "kill-node",
+                "state": "Injected",
+                "target": "bench-g2-1",
+                "targetUID": "b",
+                "gracePeriodSeconds": 0,
+                "injectedTime": "2025-01-01T12:02:00Z",
+            }
+        ],
+    }
     ips = {0: "10.0.0.9"}
     down = [ALL_READY[0], ALL_READY[2]]
     step = step_of(spec, status, World(database_pods=down, database_ready=2, runner_pod_ips=ips), at(150))
@@ -280,17 +356,17 @@ def test_durability_is_verified_only_after_recovery(spec):
 
 def test_a_runner_pod_gone_before_verification_fails_the_run(spec):
     spec["runners"]["parallelism"] = 2
-    status = {"phase": "Verifying", "observedGeneration": 2, "startAt": START,
-              "stageStartTime": "2025-01-01T12:02:20Z"}
-    step = step_of(spec, status, World(database_pods=ALL_READY, database_ready=3,
-                                              runner_pod_ips={1: "10.0.0.9"}), at(150))
+    status = {"phase": "Verifying", "observedGeneration": 2, "startAt": START, "stageStartTime": "2025-01-01T12:02:20Z"}
+    step = step_of(
+        spec, status, World(database_pods=ALL_READY, database_ready=3, runner_pod_ips={1: "10.0.0.9"}), at(150)
+    )
     assert step.status["reason"] == "DurabilityUnverified"
     assert step.status["message"] == "runner pods [0] are gone: their durability ledgers cannot be verified"
 
 
 def test_results_move_the_run_to_verification_while_the_pods_hold_their_ledgers(spec):
     spec["runners"]["parallelism"] = 2
-    docs = {0: pod_results(0, 2, 50, .01), 1: pod_results(1, 2, 40, .01)}
+    docs = {0: pod_results(0, 2, 50, 0.01), 1: pod_results(1, 2, 40, 0.01)}
     running = {"phase": "Running", "observedGeneration": 2, "startAt": START}
     step = step_of(spec, running, World(runner=JobState(True), results={0: docs[0]}), at(200))
     assert "phase" not in step.status  # one pod is still measuring
@@ -305,16 +381,33 @@ def test_durability_is_recorded_and_a_loss_fails_the_run(spec):
     step = step_of(spec, verifying, World(verifier=done, durability_report=durability_report(90)), at(200))
     assert step.actions == [Action.RELEASE_RUNNERS] and "phase" not in step.status
     assert step.status["durability"] == {
-        "acknowledged": 90, "found": 90, "lost": 0, "missing": 0, "replaced": 0, "duplicates": 0,
-        "unknownOutcome": 1, "unknownCommitted": 0, "unknownNotCommitted": 1, "ledgers": 2,
-        "lostExamples": [], "durable": True, "databaseEmpty": False}
-    step = step_of(spec, verifying, World(verifier=JobState(True, failed=True),
-                                                 durability_report=durability_report(90, lost=2)), at(200))
+        "acknowledged": 90,
+        "found": 90,
+        "lost": 0,
+        "missing": 0,
+        "replaced": 0,
+        "duplicates": 0,
+        "unknownOutcome": 1,
+        "unknownCommitted": 0,
+        "unknownNotCommitted": 1,
+        "ledgers": 2,
+        "lostExamples": [],
+        "durable": True,
+        "databaseEmpty": False,
+    }
+    step = step_of(
+        spec,
+        verifying,
+        World(verifier=JobState(True, failed=True), durability_report=durability_report(90, lost=2)),
+        at(200),
+    )
     assert step.actions == [Action.RELEASE_RUNNERS]
     assert step.status["phase"] == "Failed" and step.status["reason"] == "DurabilityLost"
-    assert step.status["message"].startswith("2 of 90 acknowledged NewOrders lost (0 missing, 2 replaced "
-                                             "by a later order under the same O_ID, 0 acknowledged twice), "
-                                             "e.g. order (w=1, d=3, o_id=3001) of customer 1")
+    assert step.status["message"].startswith(
+        "2 of 90 acknowledged NewOrders lost (0 missing, 2 replaced "
+        "by a later order under the same O_ID, 0 acknowledged twice), "
+        "e.g. order (w=1, d=3, o_id=3001) of customer 1"
+    )
     assert len(step.status["durability"]["lostExamples"]) == 2
     crashed = step_of(spec, verifying, World(verifier=JobState(True, failed=True, message="boom")), at(200))
     assert crashed.status["reason"] == "DurabilityUnverified" and "boom" in crashed.status["message"]
@@ -337,12 +430,16 @@ def test_next_due_names_the_injection_to_choose_a_victim_for_now(spec):
 
 # ---- kill-all: the loss of the whole system (clause 3.5.3) -------------------------------------
 
+
 @pytest.fixture
 def whole(document_of):
-    return document_of({"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
-                        "workload": {"warmupSeconds": 10, "durationSeconds": 120},
-                        "faults": [{"action": "kill-all", "method": "kill-process", "afterSeconds": 20,
-                                    "allowDataLoss": True}]})
+    return document_of(
+        {
+            "database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+            "workload": {"warmupSeconds": 10, "durationSeconds": 120},
+            "faults": [{"action": "kill-all", "method": "kill-process", "afterSeconds": 20, "allowDataLoss": True}],
+        }
+    )
 
 
 def test_kill_all_kills_every_pod_at_once_and_recovers_when_all_are_back(whole):

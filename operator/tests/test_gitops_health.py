@@ -3,6 +3,7 @@ argocd/*.lua) run in real Lua interpreters (5.1, whose semantics Argo CD's gophe
 5.4, both from the lupa wheel), and the kstatus rules Flux's `wait` applies, both over
 BenchmarkRun statuses built by the operator's state machine (fixtures/gitops/) and, when present,
 those a real cluster produced (fixtures/gitops/e2e/, written by the e2e)."""
+
 from __future__ import annotations
 
 import json
@@ -47,9 +48,11 @@ def lua_literal(value) -> str:
 def argo_health(interpreter: str, kind: str, obj: dict) -> tuple[str, str]:
     """Runs <kind>.lua as Argo CD does: `obj` global, the chunk returns hs."""
     lua = INTERPRETERS[interpreter].LuaRuntime(unpack_returned_tuples=True)
-    status, message = lua.execute(f"obj = {lua_literal(obj)}\n"
-                                  f"local hs = dofile({lua_literal(str(ARGOCD / (kind + '.lua')))})\n"
-                                  "return tostring(hs.status), tostring(hs.message)")
+    status, message = lua.execute(
+        f"obj = {lua_literal(obj)}\n"
+        f"local hs = dofile({lua_literal(str(ARGOCD / (kind + '.lua')))})\n"
+        "return tostring(hs.status), tostring(hs.message)"
+    )
     assert status in ARGO_STATUSES and message not in ("", "nil"), (status, message)
     return status, message
 
@@ -101,19 +104,36 @@ def test_healthy_message_carries_tpmc_and_a_failure_its_cause():
     assert message.startswith("DurabilityLost: 3 of 90 acknowledged NewOrders lost"), message
     regressed = json.loads((FIXTURES / "regressed.json").read_text())
     assert argo_health("lua5.1", "BenchmarkRun", regressed) == (
-        "Degraded", "Regressed: tpmC -25.0% (limit -10%) against the median of 2 previous results")
+        "Degraded",
+        "Regressed: tpmC -25.0% (limit -10%) against the median of 2 previous results",
+    )
 
 
-@pytest.mark.parametrize("verdict, want", [("Pass", "Healthy"), ("Improved", "Healthy"),
-                                           ("Inconclusive", "Healthy"), ("Regressed", "Degraded"),
-                                           ("Failed", "Degraded"), (None, "Progressing")])
+@pytest.mark.parametrize(
+    "verdict, want",
+    [
+        ("Pass", "Healthy"),
+        ("Improved", "Healthy"),
+        ("Inconclusive", "Healthy"),
+        ("Regressed", "Degraded"),
+        ("Failed", "Degraded"),
+        (None, "Progressing"),
+    ],
+)
 def test_argo_health_of_a_result(verdict, want):
     """A BenchmarkResult (history.py's record): its verdict in spec."""
-    obj = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkResult", "metadata": {"name": "r-g1-abcde"},
-           "spec": {"run": "r", "phase": "Failed" if verdict == "Failed" else "Succeeded",
-                    "regression": {"message": "tpmC -31.2% (limit -10%)"},
-                    **({"verdict": verdict} if verdict else {}), **({"reason": "DurabilityLost"}
-                                                                  if verdict == "Failed" else {})}}
+    obj = {
+        "apiVersion": "bench.tpcc.dev/v1alpha1",
+        "kind": "BenchmarkResult",
+        "metadata": {"name": "r-g1-abcde"},
+        "spec": {
+            "run": "r",
+            "phase": "Failed" if verdict == "Failed" else "Succeeded",
+            "regression": {"message": "tpmC -31.2% (limit -10%)"},
+            **({"verdict": verdict} if verdict else {}),
+            **({"reason": "DurabilityLost"} if verdict == "Failed" else {}),
+        },
+    }
     for interpreter in INTERPRETERS:
         status, message = argo_health(interpreter, "BenchmarkResult", obj)
         assert status == want, message
@@ -132,22 +152,48 @@ def test_a_stale_success_is_not_healthy():
 
 # BenchmarkSchedule: its CronJob-like status (spec.suspend, Ready, Stalled), by hand and as
 # tpcc_operator.schedule.decide writes it.
-SCHEDULE = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkSchedule",
-            "metadata": {"name": "nightly", "generation": 1}, "spec": {"schedule": "0 3 * * *"}}
+SCHEDULE = {
+    "apiVersion": "bench.tpcc.dev/v1alpha1",
+    "kind": "BenchmarkSchedule",
+    "metadata": {"name": "nightly", "generation": 1},
+    "spec": {"schedule": "0 3 * * *"},
+}
 
 
-@pytest.mark.parametrize("status, suspend, want", [
-    (None, False, "Progressing"),
-    ({"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "True", "message": "next run 03:00"}]},
-     False, "Healthy"),
-    ({"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "False", "reason": "InvalidSchedule",
-                                               "message": "bad cron"}]}, False, "Degraded"),
-    ({"observedGeneration": 1, "conditions": [{"type": "Stalled", "status": "True", "reason": "InvalidTemplate",
-                                               "message": "x"}, {"type": "Ready", "status": "Unknown"}]},
-     False, "Degraded"),
-    ({"observedGeneration": 0, "conditions": [{"type": "Ready", "status": "True"}]}, False, "Progressing"),
-    ({"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "True"}]}, True, "Suspended"),
-])
+@pytest.mark.parametrize(
+    "status, suspend, want",
+    [
+        (None, False, "Progressing"),
+        (
+            {"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "True", "message": "next run 03:00"}]},
+            False,
+            "Healthy",
+        ),
+        (
+            {
+                "observedGeneration": 1,
+                "conditions": [
+                    {"type": "Ready", "status": "False", "reason": "InvalidSchedule", "message": "bad cron"}
+                ],
+            },
+            False,
+            "Degraded",
+        ),
+        (
+            {
+                "observedGeneration": 1,
+                "conditions": [
+                    {"type": "Stalled", "status": "True", "reason": "InvalidTemplate", "message": "x"},
+                    {"type": "Ready", "status": "Unknown"},
+                ],
+            },
+            False,
+            "Degraded",
+        ),
+        ({"observedGeneration": 0, "conditions": [{"type": "Ready", "status": "True"}]}, False, "Progressing"),
+        ({"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "True"}]}, True, "Suspended"),
+    ],
+)
 def test_argo_health_of_a_schedule(status, suspend, want):
     obj = {**SCHEDULE, "spec": {**SCHEDULE["spec"], "suspend": suspend}}
     if status is not None:
@@ -156,17 +202,21 @@ def test_argo_health_of_a_schedule(status, suspend, want):
         assert argo_health(interpreter, "BenchmarkSchedule", obj)[0] == want
 
 
-@pytest.mark.parametrize("spec, want_argo, want_kstatus", [
-    ({"schedule": "0 3 * * *"}, "Healthy", "Current"),
-    ({"schedule": "0 3 * * *", "suspend": True}, "Suspended", "Current"),
-    ({"schedule": "61 3 * * *"}, "Degraded", "Failed"),
-    ({"schedule": "0 3 * * *", "timeZone": "Nowhere/Else"}, "Degraded", "Failed"),
-])
+@pytest.mark.parametrize(
+    "spec, want_argo, want_kstatus",
+    [
+        ({"schedule": "0 3 * * *"}, "Healthy", "Current"),
+        ({"schedule": "0 3 * * *", "suspend": True}, "Suspended", "Current"),
+        ({"schedule": "61 3 * * *"}, "Degraded", "Failed"),
+        ({"schedule": "0 3 * * *", "timeZone": "Nowhere/Else"}, "Degraded", "Failed"),
+    ],
+)
 def test_schedule_statuses_the_operator_writes(spec, want_argo, want_kstatus):
     """A regression of a run never reaches the schedule's health: only the schedule itself does."""
     import datetime as dt
 
     from tpcc_operator import schedule
+
     now = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.timezone.utc)
     runs = [schedule.OwnedRun("nightly-1", now - dt.timedelta(days=1), "Succeeded")]
     decision = schedule.decide("nightly", spec, 3, {}, now - dt.timedelta(days=2), runs, now)

@@ -1,4 +1,5 @@
 """hack/k8s/hostpath_provisioner.py's decisions: which claims get a volume, which volumes go."""
+
 from __future__ import annotations
 
 import importlib.util

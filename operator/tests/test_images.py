@@ -1,6 +1,7 @@
 """operator/Dockerfile (for users with a registry) and hack/images.sh (the local cluster, no
 Docker engine here) build the same operator image: the same packages, helm, the charts where
 the chart's values say they are."""
+
 from __future__ import annotations
 
 import os
@@ -26,7 +27,7 @@ def test_the_dockerfile_copies_what_exists_and_installs_both_packages():
 
 
 def test_the_local_image_has_the_same_contents():
-    runner = IMAGES_SH[IMAGES_SH.index("runner() {"):]
+    runner = IMAGES_SH[IMAGES_SH.index("runner() {") :]
     assert 'srcs=("$ROOT/runner-image")' in runner and 'srcs+=("$ROOT/operator")' in runner
     assert 'cp -r "$ROOT/charts" "$r/opt/tpcc/charts"' in runner
     values = yaml.safe_load((ROOT / "charts" / "tpcc-operator" / "values.yaml").read_text())
@@ -44,8 +45,9 @@ PYTHON_ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEB
 
 
 def _import(pkg_dir: Path, code: str = "import mod") -> str:
-    return subprocess.run([sys.executable, "-c", code], cwd=pkg_dir, env=PYTHON_ENV, capture_output=True,
-                          text=True, check=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=pkg_dir, env=PYTHON_ENV, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def _import_rewrites_pyc(pkg_dir: Path) -> bool:
@@ -79,9 +81,9 @@ def test_pycs_stay_valid_when_the_image_zeroes_every_mtime(tmp_path):
 
 
 def test_every_image_gets_hash_based_pycs():
-    finish = IMAGES_SH[IMAGES_SH.index("finish_rootfs() {"):]
-    assert "hash-pycs.py /usr/lib /opt" in finish[:finish.index("\n}")]
-    assert '"$HASH_PYCS"' in IMAGES_SH[IMAGES_SH.index("script_hash() {"):].splitlines()[0]
+    finish = IMAGES_SH[IMAGES_SH.index("finish_rootfs() {") :]
+    assert "hash-pycs.py /usr/lib /opt" in finish[: finish.index("\n}")]
+    assert '"$HASH_PYCS"' in IMAGES_SH[IMAGES_SH.index("script_hash() {") :].splitlines()[0]
 
 
 # What the operator image leaves out (operator/Dockerfile installs the runner without its dependencies)

@@ -1,11 +1,12 @@
 """A failed pod's termination message (the tail of its log) -> the one line for status.message."""
+
 from tpcc_operator.kube import error_line
 
 
 def test_the_runners_error_line_wins_over_later_output():
-    tail = ("05:18:01 load: 3/31 units\n"
-            "tpcc load: error: mongodb: no server reachable at mongodb://db:27017/ within 5s\n"
-            "\n")
+    tail = (
+        "05:18:01 load: 3/31 units\ntpcc load: error: mongodb: no server reachable at mongodb://db:27017/ within 5s\n\n"
+    )
     assert error_line(tail) == "tpcc load: error: mongodb: no server reachable at mongodb://db:27017/ within 5s"
 
 

@@ -1,4 +1,5 @@
 """Operator metrics follow the run's status: phase series move, results appear, deletion clears."""
+
 from prometheus_client import generate_latest
 from tpcc_operator.metrics import OperatorMetrics
 from tpcc_operator.runspec import RunSpec
@@ -23,8 +24,7 @@ def test_phase_series_moves_with_the_run():
 
 def test_final_results_and_verdicts():
     m = OperatorMetrics()
-    m.observe("ns", "r", SPEC, {"phase": "Succeeded", "results": {"tpmC": 812.5},
-                                "consistency": {"passed": True}})
+    m.observe("ns", "r", SPEC, {"phase": "Succeeded", "results": {"tpmC": 812.5}, "consistency": {"passed": True}})
     labels = dict(namespace="ns", run="r", db="voltdb")
     assert sample(m, "tpcc_operator_run_tpmc", **labels) == 812.5
     assert sample(m, "tpcc_operator_run_failed", **labels) == 0
@@ -54,9 +54,11 @@ def test_forget_removes_every_series_of_the_run():
 def test_faults_and_durability_follow_the_status():
     m = OperatorMetrics()
     labels = dict(namespace="ns", run="r", db="voltdb")
-    faults = [{"number": 1, "action": "kill-node", "state": "Recovered", "recoverySeconds": 14.5},
-              {"number": 2, "action": "kill-node", "state": "Injected"},
-              {"number": 3, "action": "kill-random-member", "state": "Skipped"}]
+    faults = [
+        {"number": 1, "action": "kill-node", "state": "Recovered", "recoverySeconds": 14.5},
+        {"number": 2, "action": "kill-node", "state": "Injected"},
+        {"number": 3, "action": "kill-random-member", "state": "Skipped"},
+    ]
     m.observe("ns", "r", SPEC, {"phase": "Running", "faults": faults})
     assert sample(m, "tpcc_operator_fault_injections_total", **labels, action="kill-node") == 2
     assert sample(m, "tpcc_operator_fault_injections_total", **labels, action="kill-random-member") is None
@@ -72,9 +74,13 @@ def test_faults_and_durability_follow_the_status():
 def test_the_regression_verdict_and_its_deltas():
     m = OperatorMetrics()
     labels = dict(namespace="ns", run="r", db="voltdb")
-    regressed = {"phase": "Succeeded", "verdict": "Regressed",
-                 "regression": {"metrics": [{"name": "tpmC", "deltaPercent": -31.5},
-                                            {"name": "p99Ms/NEW_ORDER", "outcome": "NoData"}]}}
+    regressed = {
+        "phase": "Succeeded",
+        "verdict": "Regressed",
+        "regression": {
+            "metrics": [{"name": "tpmC", "deltaPercent": -31.5}, {"name": "p99Ms/NEW_ORDER", "outcome": "NoData"}]
+        },
+    }
     m.observe("ns", "r", SPEC, regressed)
     assert sample(m, "tpcc_operator_run_verdict", verdict="Regressed", **labels) == 1
     assert sample(m, "tpcc_operator_run_regression_delta_percent", metric="tpmC", **labels) == -31.5
@@ -91,20 +97,28 @@ def test_the_regression_verdict_and_its_deltas():
 
 def test_a_sweeps_measured_cells_are_its_curves():
     m = OperatorMetrics()
-    cells = [{"warehouses": 2, "clients": 4, "repetition": 1, "state": "Succeeded", "tpmC": 900.0},
-             {"warehouses": 2, "clients": 8, "repetition": 1, "state": "Running"}]
+    cells = [
+        {"warehouses": 2, "clients": 4, "repetition": 1, "state": "Succeeded", "tpmC": 900.0},
+        {"warehouses": 2, "clients": 8, "repetition": 1, "state": "Running"},
+    ]
     m.observe("ns", "s", SPEC, {"phase": "Running", "sweep": {"cells": cells}})
     cell = dict(namespace="ns", run="s", db="voltdb", warehouses="2", matrix="", repetition="1")
     assert sample(m, "tpcc_operator_sweep_cell_tpmc", clients="4", **cell) == 900.0
     assert sample(m, "tpcc_operator_sweep_cell_tpmc", clients="8", **cell) is None  # not measured yet
     # a matrix sweep's cells of one (warehouses, clients, repetition) are series of their own
-    two = [{**cells[0], "matrix": {"workload.pacing": p, "workload.remotePercent.payments": "0"}, "tpmC": t}
-           for p, t in (("none", 900.0), ("spec", 25.0))]
+    two = [
+        {**cells[0], "matrix": {"workload.pacing": p, "workload.remotePercent.payments": "0"}, "tpmC": t}
+        for p, t in (("none", 900.0), ("spec", 25.0))
+    ]
     m.observe("ns", "m", SPEC, {"phase": "Running", "sweep": {"cells": two}})
     paced = dict(cell, run="m", clients="4", matrix="workload.pacing=spec,workload.remotePercent.payments=0")
     assert sample(m, "tpcc_operator_sweep_cell_tpmc", **paced) == 25.0
-    m.observe("ns", "s", SPEC, {"phase": "Pending", "sweep": {"cells": [{**c, "state": "Pending", "tpmC": None}
-                                                                       for c in cells]}})
+    m.observe(
+        "ns",
+        "s",
+        SPEC,
+        {"phase": "Pending", "sweep": {"cells": [{**c, "state": "Pending", "tpmC": None} for c in cells]}},
+    )
     assert sample(m, "tpcc_operator_sweep_cell_tpmc", clients="4", **cell) is None  # a new generation
     m.observe("ns", "s", SPEC, {"phase": "Running", "sweep": {"cells": cells}})
     m.forget("ns", "s")

@@ -1,5 +1,6 @@
 """hack/k8s/papers.py, what hack/papers.sh runs: every study's manifests name what they reproduce,
 scaled they stay valid BenchmarkRuns that fit this machine, and what cannot run here says why."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -51,16 +52,21 @@ def test_scaled_it_stays_valid_and_fits_one_small_node(where, manifest):
 def test_what_cannot_run_here_says_why():
     sharded = {"database": {"type": "mongodb", "deploy": {"values": {"topology": "sharded"}}}}
     assert "sharded MongoDB needs mongod" in papers.not_runnable(sharded)
-    assert "no FoundationDB server" in papers.not_runnable({"database": {"type": "foundationdb",
-                                                                         "external": {"endpoints": ["f:4500"]}}})
+    assert "no FoundationDB server" in papers.not_runnable(
+        {"database": {"type": "foundationdb", "external": {"endpoints": ["f:4500"]}}}
+    )
     assert papers.not_runnable({"database": {"type": "voltdb", "deploy": {"replicas": 3}}}) is None
 
 
 def test_a_mongodb_replica_set_runs_scaled_on_the_test_server_without_its_faults():
-    manifest = {"metadata": {"name": "x"}, "spec": {
-        "database": {"type": "mongodb", "deploy": {"replicas": 3}},
-        "workload": {"warehouses": 10, "clients": 40, "durationSeconds": 600},
-        "faults": [{"action": "kill-primary"}]}}
+    manifest = {
+        "metadata": {"name": "x"},
+        "spec": {
+            "database": {"type": "mongodb", "deploy": {"replicas": 3}},
+            "workload": {"warehouses": 10, "clients": 40, "durationSeconds": 600},
+            "faults": [{"action": "kill-primary"}],
+        },
+    }
     small, notes = papers.scaled(manifest)
     assert small["spec"]["database"]["deploy"] == {"replicas": 1, "values": {"testServer": {"enabled": True}}}
     assert "faults" not in small["spec"] and any("faults dropped" in n for n in notes)

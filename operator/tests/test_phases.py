@@ -1,5 +1,6 @@
 """The state machine: forward only, one Step per tick, timeouts end in Failed with a reason,
 restarts repeat idempotent actions, a new generation starts a new run."""
+
 from __future__ import annotations
 
 import copy
@@ -14,8 +15,10 @@ from tpcc_operator.runspec import RunSpec
 T0 = dt.datetime(2025, 1, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
 RUN = plan.Run("bench", "perf", "uid", 2)
 IPS = {0: "10.0.0.5", 1: "10.0.0.6"}
-CHECK_OK = {"passed": True, "conditions": [{"number": n, "passed": True, "checked": 1, "violations": 0}
-                                           for n in range(1, 13)]}
+CHECK_OK = {
+    "passed": True,
+    "conditions": [{"number": n, "passed": True, "checked": 1, "violations": 0} for n in range(1, 13)],
+}
 
 
 def apply(status: dict, step: phases.Step) -> dict:
@@ -55,8 +58,7 @@ class Driver:
 
 @pytest.fixture
 def voltdb(document_of):
-    return document_of({"database": {"type": "voltdb"}, "workload": {"clients": 8},
-                    "runners": {"parallelism": 2}})
+    return document_of({"database": {"type": "voltdb"}, "workload": {"clients": 8}, "runners": {"parallelism": 2}})
 
 
 def test_forward_only():
@@ -130,17 +132,34 @@ def test_happy_path(voltdb):
     assert d.condition("Ready")["status"] == "True"
     assert d.tick().actions == [] and d.phase == "Succeeded"
     reasons = [e.reason for e in d.events]
-    for r in ("RunStarted", "Deploying", "DatabaseInstalled", "Loading", "LoadJobCreated", "Running",
-              "RunJobCreated", "RunnersReady", "Verifying", "VerifyJobCreated", "CheckJobCreated",
-              "Succeeded", "CleanedUp"):
+    for r in (
+        "RunStarted",
+        "Deploying",
+        "DatabaseInstalled",
+        "Loading",
+        "LoadJobCreated",
+        "Running",
+        "RunJobCreated",
+        "RunnersReady",
+        "Verifying",
+        "VerifyJobCreated",
+        "CheckJobCreated",
+        "Succeeded",
+        "CleanedUp",
+    ):
         assert r in reasons
     assert all(e.type == "Normal" for e in d.events)
 
 
 def test_a_late_runner_pod_fails_the_run_with_its_shard_named(voltdb):
     d = Driver(voltdb)
-    d.status = {"phase": "Running", "observedGeneration": 2, "startAt": phases.rfc3339(T0),
-                "stageStartTime": phases.rfc3339(T0), "conditions": []}
+    d.status = {
+        "phase": "Running",
+        "observedGeneration": 2,
+        "startAt": phases.rfc3339(T0),
+        "stageStartTime": phases.rfc3339(T0),
+        "conditions": [],
+    }
     docs = {0: pod_results(0, 2, 100, 0.01), 1: pod_results(1, 2, 80, 0.01, late_seconds=2.5)}
     d.tick(World(runner=JobState(exists=True, succeeded=True), results=docs))
     assert d.phase == "Failed" and d.status["reason"] == "RunnerLate"
@@ -149,8 +168,13 @@ def test_a_late_runner_pod_fails_the_run_with_its_shard_named(voltdb):
     assert d.condition("RunCompleted")["reason"] == "RunnerLate"
     # within a second of startAt is on time
     d = Driver(voltdb)
-    d.status = {"phase": "Running", "observedGeneration": 2, "startAt": phases.rfc3339(T0),
-                "stageStartTime": phases.rfc3339(T0), "conditions": []}
+    d.status = {
+        "phase": "Running",
+        "observedGeneration": 2,
+        "startAt": phases.rfc3339(T0),
+        "stageStartTime": phases.rfc3339(T0),
+        "conditions": [],
+    }
     docs[1] = pod_results(1, 2, 80, 0.01, late_seconds=0.9)
     d.tick(World(runner=JobState(exists=True, succeeded=True), results=docs))
     assert d.phase == "Verifying"
@@ -159,13 +183,21 @@ def test_a_late_runner_pod_fails_the_run_with_its_shard_named(voltdb):
 def test_phase_never_moves_backwards(voltdb):
     d = Driver(voltdb)
     seen = []
-    worlds = [World(), World(), World(), World(database_ready=1), World(),
-              World(load=JobState(True, True)), World(runner=JobState(True), runners_ready=2),
-              World(runner=JobState(True, True), results={0: pod_results(0, 2, 5, .01),
-                                                          1: pod_results(1, 2, 5, .01)}),
-              World(database_ready=1, runner_pod_ips=IPS),
-              World(verifier=JobState(True, True), durability_report=durability_report(10)), World(),
-              World(checker=JobState(True, True), check_report=CHECK_OK), World()]
+    worlds = [
+        World(),
+        World(),
+        World(),
+        World(database_ready=1),
+        World(),
+        World(load=JobState(True, True)),
+        World(runner=JobState(True), runners_ready=2),
+        World(runner=JobState(True, True), results={0: pod_results(0, 2, 5, 0.01), 1: pod_results(1, 2, 5, 0.01)}),
+        World(database_ready=1, runner_pod_ips=IPS),
+        World(verifier=JobState(True, True), durability_report=durability_report(10)),
+        World(),
+        World(checker=JobState(True, True), check_report=CHECK_OK),
+        World(),
+    ]
     for w in worlds:
         d.tick(w)
         seen.append(d.phase)
@@ -183,7 +215,7 @@ def test_external_database_skips_deploying(spec_of):
     d.tick(World(load=JobState(True, True)))
     d.tick(World())
     d.tick(World(runner=JobState(True), runners_ready=1))
-    d.tick(World(runner=JobState(True, True), results={0: pod_results(0, 1, 10, .01)}))
+    d.tick(World(runner=JobState(True, True), results={0: pod_results(0, 1, 10, 0.01)}))
     # nothing deployed to wait for: verified at once
     assert d.tick(World(runner_pod_ips={0: "10.0.0.5"})).actions == [Action.CREATE_VERIFY_JOB]
     d.tick(World(verifier=JobState(True, True), durability_report=durability_report(10, ledgers=1)))
@@ -215,8 +247,9 @@ def test_helm_failures_are_retried_until_the_timeout_and_reported(voltdb):
     d = Driver(voltdb)
     d.tick(), d.tick()
     # a failed install: the handler records a HelmFailed condition and does not apply the step
-    d.status["conditions"] = phases.set_condition([], "DatabaseReady", False, "HelmFailed",
-                                                  "helm upgrade: chart not found", 2, d.now)
+    d.status["conditions"] = phases.set_condition(
+        [], "DatabaseReady", False, "HelmFailed", "helm upgrade: chart not found", 2, d.now
+    )
     assert next_step(RUN, RunSpec.parse(voltdb), d.status, World(), d.now).actions == [Action.INSTALL_DATABASE]
     d.tick(World(), after=61)
     assert d.phase == "Failed" and "chart not found" in d.status["message"]
@@ -241,15 +274,20 @@ def test_runners_never_ready(voltdb):
 def test_missing_results_fail_the_run(voltdb):
     d = Driver(voltdb)
     d.status = {"phase": "Running", "observedGeneration": 2, "startAt": "x"}
-    d.tick(World(runner=JobState(True, True), results={0: pod_results(0, 2, 5, .01)}))
+    d.tick(World(runner=JobState(True, True), results={0: pod_results(0, 2, 5, 0.01)}))
     assert d.status["reason"] == "ResultsMissing" and "[1]" in d.status["message"]
 
 
 def test_consistency_violation_fails_the_run(voltdb):
     d = Driver(voltdb)
     d.status = {"phase": "Verifying", "observedGeneration": 2, "durability": {"lost": 0}}
-    report = {"passed": False, "conditions": [{"number": 2, "passed": False, "violations": 1},
-                                              {"number": 7, "passed": False, "violations": 3}]}
+    report = {
+        "passed": False,
+        "conditions": [
+            {"number": 2, "passed": False, "violations": 1},
+            {"number": 7, "passed": False, "violations": 3},
+        ],
+    }
     d.tick(World(checker=JobState(True, failed=True, message="exit 1"), check_report=report))
     assert d.phase == "Failed" and d.status["reason"] == "ConsistencyViolated"
     assert d.status["message"] == "violated consistency conditions 2, 7"
@@ -264,11 +302,10 @@ def test_check_crash_without_report(voltdb):
 
 
 def test_verify_disabled_succeeds_after_the_run(spec_of):
-    spec = spec_of({"database": {"type": "voltdb"}, "verify": {"enabled": False},
-                    "cleanup": {"policy": "Never"}})
+    spec = spec_of({"database": {"type": "voltdb"}, "verify": {"enabled": False}, "cleanup": {"policy": "Never"}})
     d = Driver(spec)
     d.status = {"phase": "Running", "observedGeneration": 2, "startAt": "x"}
-    d.tick(World(runner=JobState(True, True), results={0: pod_results(0, 1, 5, .01)}))
+    d.tick(World(runner=JobState(True, True), results={0: pod_results(0, 1, 5, 0.01)}))
     assert d.phase == "Verifying"  # durability is always verified
     d.tick(World(verifier=JobState(True, True), durability_report=durability_report(10, ledgers=1)))
     assert d.phase == "Succeeded"
@@ -294,8 +331,14 @@ def test_repeated_ticks_in_a_phase_repeat_only_idempotent_creates(voltdb):
 
 def test_new_generation_starts_a_new_run(voltdb):
     d = Driver(voltdb)
-    d.status = {"phase": "Succeeded", "observedGeneration": 1, "results": {"tpmC": 5.0},
-                "startAt": "x", "cleanedUp": True, "message": "old"}
+    d.status = {
+        "phase": "Succeeded",
+        "observedGeneration": 1,
+        "results": {"tpmC": 5.0},
+        "startAt": "x",
+        "cleanedUp": True,
+        "message": "old",
+    }
     step = d.tick()
     assert step.actions == [Action.RETIRE_OLD_GENERATIONS]
     assert d.status["phase"] == "Pending" and d.status["observedGeneration"] == 2
@@ -306,8 +349,7 @@ def test_new_generation_starts_a_new_run(voltdb):
 def test_ttl_deletes_the_run(spec_of):
     spec = spec_of({"database": {"type": "voltdb"}, "cleanup": {"ttlSecondsAfterFinished": 60}})
     d = Driver(spec)
-    d.status = {"phase": "Failed", "observedGeneration": 2, "cleanedUp": True,
-                "completionTime": "2025-01-01T12:00:00Z"}
+    d.status = {"phase": "Failed", "observedGeneration": 2, "cleanedUp": True, "completionTime": "2025-01-01T12:00:00Z"}
     assert d.tick(after=30).actions == [Action.WRITE_RESULT]
     assert d.tick(after=31).actions == [Action.DELETE_RUN]
 
@@ -322,9 +364,9 @@ def test_cleanup_always_applies_to_failures(spec_of):
 def test_results_that_cannot_be_merged_fail_the_run_with_the_reason(voltdb):
     d = Driver(voltdb)
     d.status = {"phase": "Running", "observedGeneration": 2, "startAt": "x"}
-    other_seed = pod_results(1, 2, 5, .01)
+    other_seed = pod_results(1, 2, 5, 0.01)
     other_seed["options"]["seed"] = 43
-    d.tick(World(runner=JobState(True), results={0: pod_results(0, 2, 5, .01), 1: other_seed}))
+    d.tick(World(runner=JobState(True), results={0: pod_results(0, 2, 5, 0.01), 1: other_seed}))
     assert d.phase == "Failed" and d.status["reason"] == "ResultsInconsistent"
     assert "seed" in d.status["message"]
 
@@ -341,18 +383,24 @@ def test_every_wait_says_what_it_waits_for_and_since_when(voltdb):
     assert d.phase == "Deploying" and d.status["message"] == "helm release bench-g2"
     d.tick()  # installs
     d.tick(World(database_ready=0, database_waiting="bench-g2-0: ContainerCreating"))
-    assert d.status["message"] == (f"since {d.status['stageStartTime']}: waiting for the database pods to be "
-                                   "ready: 0/1 (timeout 600s); bench-g2-0: ContainerCreating")
+    assert d.status["message"] == (
+        f"since {d.status['stageStartTime']}: waiting for the database pods to be "
+        "ready: 0/1 (timeout 600s); bench-g2-0: ContainerCreating"
+    )
     d.tick(World(database_ready=1))
     assert d.phase == "Loading"
     d.tick(World(load=JobState(exists=True), pods=[PodState("bench-g2-loader-x", 30, "ContainerCreating")]))
-    assert "waiting for load job bench-g2-loader to load 1 warehouses (timeout 900s); " \
-           "pod bench-g2-loader-x: ContainerCreating" in d.status["message"]
+    assert (
+        "waiting for load job bench-g2-loader to load 1 warehouses (timeout 900s); "
+        "pod bench-g2-loader-x: ContainerCreating" in d.status["message"]
+    )
     d.tick(World(load=JobState(exists=True, succeeded=True)))
     d.tick(World(runner=JobState(exists=True), runners_ready=1))
     assert "waiting for the runner pods to connect and be ready: 1/2 (timeout" in d.status["message"]
     d.tick(World(runner=JobState(exists=True), runners_ready=2))
     d.tick(World(runner=JobState(exists=True)))
-    assert d.status["message"].endswith(f"measuring: 2 runner pods started at {d.status['startAt']}, 30s warmup + "
-                                        "300s measured; results due at " + phases.rfc3339(
-                                            phases.parse_time(d.status["startAt"]) + dt.timedelta(seconds=330)))
+    assert d.status["message"].endswith(
+        f"measuring: 2 runner pods started at {d.status['startAt']}, 30s warmup + "
+        "300s measured; results due at "
+        + phases.rfc3339(phases.parse_time(d.status["startAt"]) + dt.timedelta(seconds=330))
+    )

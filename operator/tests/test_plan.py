@@ -1,4 +1,5 @@
 """spec -> plan of objects: names, Jobs on the runner's CLI contract, RBAC, Helm values."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -16,18 +17,35 @@ SETTINGS = plan.Settings(charts_dir=CHARTS, runner_image="local/tpcc-runner:dev"
 
 @pytest.fixture
 def voltdb(spec_of):
-    return spec_of({"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
-                    "workload": {"warehouses": 2, "clients": 8, "durationSeconds": 60,
-                                 "warmupSeconds": 5, "driverOptions": {"schema": "normalized"}},
-                    "runners": {"parallelism": 2}})
+    return spec_of(
+        {
+            "database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+            "workload": {
+                "warehouses": 2,
+                "clients": 8,
+                "durationSeconds": 60,
+                "warmupSeconds": 5,
+                "driverOptions": {"schema": "normalized"},
+            },
+            "runners": {"parallelism": 2},
+        }
+    )
 
 
 @pytest.fixture
 def external_mongo(spec_of):
-    return spec_of({"database": {"type": "mongodb", "external": {
-        "endpoints": ["m-0.db:27017", "m-1.db:27017"],
-        "credentialsSecretRef": {"name": "mongo-creds"}}},
-        "workload": {"driverOptions": {"write_concern": "majority", "find_and_modify": "true"}}})
+    return spec_of(
+        {
+            "database": {
+                "type": "mongodb",
+                "external": {
+                    "endpoints": ["m-0.db:27017", "m-1.db:27017"],
+                    "credentialsSecretRef": {"name": "mongo-creds"},
+                },
+            },
+            "workload": {"driverOptions": {"write_concern": "majority", "find_and_modify": "true"}},
+        }
+    )
 
 
 def container(job: dict) -> dict:
@@ -50,21 +68,21 @@ def test_names_carry_the_generation():
 def test_longest_allowed_name_fits_kubernetes_limits(voltdb):
     run = plan.Run(name="r" * 40, namespace="ns", uid="u", generation=123456)
     assert len(plan.job_name(run, "checker")) <= 63  # Job names become pod label values
-    assert len(plan.release_name(run)) <= 53           # Helm's release name limit
+    assert len(plan.release_name(run)) <= 53  # Helm's release name limit
 
 
 def test_voltdb_endpoints_are_pod_dns_names(voltdb):
-    assert plan.endpoints(RUN, voltdb) == [
-        f"bench-g3-{i}.bench-g3-hl.perf.svc.cluster.local:21212" for i in range(3)]
+    assert plan.endpoints(RUN, voltdb) == [f"bench-g3-{i}.bench-g3-hl.perf.svc.cluster.local:21212" for i in range(3)]
 
 
 def test_helm_release_values(voltdb):
-    voltdb = edited(voltdb, "database.deploy.values", {"replicas": 99, "image": {"repository": "x"},
-                                                       "podLabels": {"team": "db"}})
+    voltdb = edited(
+        voltdb, "database.deploy.values", {"replicas": 99, "image": {"repository": "x"}, "podLabels": {"team": "db"}}
+    )
     rel = plan.helm_release(RUN, voltdb, SETTINGS)
     assert rel.name == "bench-g3" and rel.namespace == "perf" and rel.chart == str(CHARTS / "voltdb")
     assert rel.values["replicas"] == 3 and rel.values["kfactor"] == 1  # the spec decides
-    assert rel.values["image"] == {"repository": "x"}                  # user values pass through
+    assert rel.values["image"] == {"repository": "x"}  # user values pass through
     assert rel.values["podLabels"]["team"] == "db"
     assert rel.values["podLabels"][plan.LABEL_RUN] == "bench"
     assert rel.values["podLabels"][plan.LABEL_ROLE] == "database"
@@ -95,8 +113,10 @@ def test_run_job_is_an_indexed_barrier_job(voltdb):
     assert flag(args, "--results-configmap") == "perf/bench-g3-results-$(JOB_COMPLETION_INDEX)"
     assert flag(args, "--driver-opt") == "schema=normalized"
     assert flag(args, "--metrics-port") == "9100"
-    assert c["ports"] == [{"name": "metrics", "containerPort": 9100, "protocol": "TCP"},
-                          {"name": "ledger", "containerPort": plan.LEDGER_PORT, "protocol": "TCP"}]
+    assert c["ports"] == [
+        {"name": "metrics", "containerPort": 9100, "protocol": "TCP"},
+        {"name": "ledger", "containerPort": plan.LEDGER_PORT, "protocol": "TCP"},
+    ]
     # each pod keeps its ledger after its window until the verifier has read all of them
     assert flag(args, "--ledger") == "/tmp/ledger.log" and "--verify-ledger" not in args
     assert flag(args, "--hold-ledger") == "perf/bench-g3-start"
@@ -136,8 +156,11 @@ def test_remote_percents_reach_the_runners_only_when_given(voltdb, spec_of):
 
 
 def test_pods_run_as_non_root(voltdb):
-    for job in (plan.load_job(RUN, voltdb, SETTINGS), plan.run_job(RUN, voltdb, SETTINGS),
-                plan.check_job(RUN, voltdb, SETTINGS)):
+    for job in (
+        plan.load_job(RUN, voltdb, SETTINGS),
+        plan.run_job(RUN, voltdb, SETTINGS),
+        plan.check_job(RUN, voltdb, SETTINGS),
+    ):
         pod = job["spec"]["template"]["spec"]
         assert pod["securityContext"]["runAsNonRoot"] is True
         assert pod["securityContext"]["runAsUser"] == 1000
@@ -197,8 +220,18 @@ def test_one_results_configmap_per_runner_pod(voltdb):
 
 # ---- what a BenchmarkRun may install: refused before Helm runs ---------------------------------
 
-@pytest.mark.parametrize("chart", ["https://evil.example/charts/miner-1.0.0.tgz", "/etc", "../../charts/voltdb",
-                                   "oci://r/mongo", "mongodb", "bitnami/voltdb"])
+
+@pytest.mark.parametrize(
+    "chart",
+    [
+        "https://evil.example/charts/miner-1.0.0.tgz",
+        "/etc",
+        "../../charts/voltdb",
+        "oci://r/mongo",
+        "mongodb",
+        "bitnami/voltdb",
+    ],
+)
 def test_a_foreign_chart_is_refused(spec_of, chart):
     spec = spec_of({"database": {"type": "voltdb", "deploy": {"chart": chart}}})
     with pytest.raises(plan.chart_policy.ReleaseRefused, match="database.deploy.chart .* is not allowed"):
@@ -210,22 +243,38 @@ def test_the_shipped_chart_by_name_is_the_shipped_chart(spec_of):
     assert plan.helm_release(RUN, spec, SETTINGS).chart == str(CHARTS / "mongodb")
 
 
-@pytest.mark.parametrize("db, values, says", [
-    ("voltdb", {"podSecurityContext": {"runAsNonRoot": True, "runAsUser": 0}},
-     "database.deploy.values.podSecurityContext.runAsUser: must be at least 1"),
-    ("voltdb", {"podSecurityContext": {"runAsNonRoot": False}}, "podSecurityContext.runAsNonRoot: must be one of true"),
-    ("voltdb", {"privileged": True}, "database.deploy.values.privileged: not a value of this chart"),
-    ("mongodb", {"hostNetwork": True}, "database.deploy.values.hostNetwork: not a value of this chart"),
-    ("mongodb", {"serviceAccountName": "admin"}, "serviceAccountName: not a value of this chart"),
-    ("voltdb", {"podSecurityContext": {"runAsNonRoot": True, "privileged": True}},
-     "podSecurityContext.privileged: not a value of this chart"),
-    ("voltdb", {"dataVolume": {"sizeLimit": "1Gi}\n      - name: host\n        hostPath: {path: /"}},
-     "database.deploy.values.dataVolume.sizeLimit"),
-    ("voltdb", {"heap": "512m -Dx=$(id)"}, "database.deploy.values.heap"),
-    ("mongodb", {"extraArgs": ["--quiet; rm -rf /"]}, "database.deploy.values.extraArgs[0]"),
-    ("mongodb", {"resources": {"limits": {"memory": "lots"}}}, "database.deploy.values.resources.limits.memory"),
-    ("mongodb", {"podLabels": {"bad key!": "x"}}, "database.deploy.values.podLabels: key"),
-])
+@pytest.mark.parametrize(
+    "db, values, says",
+    [
+        (
+            "voltdb",
+            {"podSecurityContext": {"runAsNonRoot": True, "runAsUser": 0}},
+            "database.deploy.values.podSecurityContext.runAsUser: must be at least 1",
+        ),
+        (
+            "voltdb",
+            {"podSecurityContext": {"runAsNonRoot": False}},
+            "podSecurityContext.runAsNonRoot: must be one of true",
+        ),
+        ("voltdb", {"privileged": True}, "database.deploy.values.privileged: not a value of this chart"),
+        ("mongodb", {"hostNetwork": True}, "database.deploy.values.hostNetwork: not a value of this chart"),
+        ("mongodb", {"serviceAccountName": "admin"}, "serviceAccountName: not a value of this chart"),
+        (
+            "voltdb",
+            {"podSecurityContext": {"runAsNonRoot": True, "privileged": True}},
+            "podSecurityContext.privileged: not a value of this chart",
+        ),
+        (
+            "voltdb",
+            {"dataVolume": {"sizeLimit": "1Gi}\n      - name: host\n        hostPath: {path: /"}},
+            "database.deploy.values.dataVolume.sizeLimit",
+        ),
+        ("voltdb", {"heap": "512m -Dx=$(id)"}, "database.deploy.values.heap"),
+        ("mongodb", {"extraArgs": ["--quiet; rm -rf /"]}, "database.deploy.values.extraArgs[0]"),
+        ("mongodb", {"resources": {"limits": {"memory": "lots"}}}, "database.deploy.values.resources.limits.memory"),
+        ("mongodb", {"podLabels": {"bad key!": "x"}}, "database.deploy.values.podLabels: key"),
+    ],
+)
 def test_values_the_chart_does_not_expose_are_refused(spec_of, db, values, says):
     spec = spec_of({"database": {"type": db, "deploy": {"replicas": 3, "values": values}}})
     with pytest.raises(plan.chart_policy.ReleaseRefused) as refused:
@@ -234,9 +283,13 @@ def test_values_the_chart_does_not_expose_are_refused(spec_of, db, values, says)
 
 
 def test_values_the_chart_exposes_pass(spec_of):
-    values = {"image": {"repository": "registry.example:5000/db/voltdb", "tag": "10.1.1", "pullPolicy": "Never"},
-              "heap": "2g", "resources": {"requests": {"cpu": "1", "memory": "3Gi"}, "limits": {"memory": "4Gi"}},
-              "dataVolume": {"sizeLimit": "8Gi"}, "podSecurityContext": {"runAsNonRoot": True, "runAsUser": 2000}}
+    values = {
+        "image": {"repository": "registry.example:5000/db/voltdb", "tag": "10.1.1", "pullPolicy": "Never"},
+        "heap": "2g",
+        "resources": {"requests": {"cpu": "1", "memory": "3Gi"}, "limits": {"memory": "4Gi"}},
+        "dataVolume": {"sizeLimit": "8Gi"},
+        "podSecurityContext": {"runAsNonRoot": True, "runAsUser": 2000},
+    }
     spec = spec_of({"database": {"type": "voltdb", "deploy": {"values": values}}})
     assert plan.helm_release(RUN, spec, SETTINGS).values["heap"] == "2g"
 
@@ -249,17 +302,25 @@ def test_an_allowlisted_chart_is_installed_as_written(spec_of):
 
 # ---- resources and resets -----------------------------------------------------------------------
 
+
 def test_every_pod_gets_default_requests_and_limits(voltdb):
-    for job in (plan.load_job(RUN, voltdb, SETTINGS), plan.run_job(RUN, voltdb, SETTINGS),
-                plan.check_job(RUN, voltdb, SETTINGS)):
+    for job in (
+        plan.load_job(RUN, voltdb, SETTINGS),
+        plan.run_job(RUN, voltdb, SETTINGS),
+        plan.check_job(RUN, voltdb, SETTINGS),
+    ):
         resources = container(job)["resources"]
         assert resources == {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
 
 
 def test_spec_resources_override_the_defaults_value_by_value(voltdb):
     voltdb = edited(voltdb, "runners.resources", {"requests": {"memory": "3Gi"}, "limits": {"cpu": "4"}})
-    settings = replace(SETTINGS, pod_resources=plan.PodResources.parse(
-        '{"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}}'))
+    settings = replace(
+        SETTINGS,
+        pod_resources=plan.PodResources.parse(
+            '{"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}}'
+        ),
+    )
     resources = container(plan.run_job(RUN, voltdb, settings))["resources"]
     # the default memory limit (1Gi) is below the 3Gi request: raised to it, never a Job the API refuses
     assert resources == {"requests": {"cpu": "100m", "memory": "3Gi"}, "limits": {"cpu": "4", "memory": "3Gi"}}
@@ -301,28 +362,44 @@ def test_the_checker_counts_deliveries_from_the_runners(voltdb):
     c = container(job)
     assert flag(c["args"], "--deliveries") == f"{plan.CHECK_INPUT_DIR}/deliveries.json"
     volume = next(v for v in job["spec"]["template"]["spec"]["volumes"] if v["name"] == "check-input")
-    assert volume["configMap"] == {"name": "bench-g3-check",
-                                   "items": [{"key": "deliveries.json", "path": "deliveries.json"}]}
+    assert volume["configMap"] == {
+        "name": "bench-g3-check",
+        "items": [{"key": "deliveries.json", "path": "deliveries.json"}],
+    }
     assert {"name": "check-input", "mountPath": plan.CHECK_INPUT_DIR, "readOnly": True} in c["volumeMounts"]
 
 
 @pytest.fixture
 def sharded_mongo(spec_of):
-    return spec_of({"database": {"type": "mongodb", "deploy": {"replicas": 3, "values": {
-        "topology": "sharded", "sharded": {"shards": 3, "mongos": {"replicas": 2}},
-        "auth": {"enabled": True, "existingSecret": "mongo-root", "usernameKey": "user"}}}}})
+    return spec_of(
+        {
+            "database": {
+                "type": "mongodb",
+                "deploy": {
+                    "replicas": 3,
+                    "values": {
+                        "topology": "sharded",
+                        "sharded": {"shards": 3, "mongos": {"replicas": 2}},
+                        "auth": {"enabled": True, "existingSecret": "mongo-root", "usernameKey": "user"},
+                    },
+                },
+            }
+        }
+    )
 
 
 def test_a_sharded_mongodb_is_reached_through_every_mongos_by_name(sharded_mongo, spec_of):
     """Not the shard members and not one Service VIP: each router, so a transaction stays on
     the mongos it started on."""
     assert plan.endpoints(RUN, sharded_mongo) == [
-        f"bench-g3-mongos-{i}.bench-g3-hl.perf.svc.cluster.local:27017" for i in range(2)]
+        f"bench-g3-mongos-{i}.bench-g3-hl.perf.svc.cluster.local:27017" for i in range(2)
+    ]
     # the operator waits for every pod: 3 config servers, 3 shards of 3, 2 routers
     assert plan.database_pod_count(sharded_mongo) == 3 + 3 * 3 + 2
     replica_set = spec_of({"database": {"type": "mongodb", "deploy": {"replicas": 3}}})
     assert plan.endpoints(RUN, replica_set) == [
-        f"bench-g3-{i}.bench-g3-hl.perf.svc.cluster.local:27017" for i in range(3)]
+        f"bench-g3-{i}.bench-g3-hl.perf.svc.cluster.local:27017" for i in range(3)
+    ]
     assert plan.database_pod_count(replica_set) == 3
     defaults = spec_of({"database": {"type": "mongodb", "deploy": {"values": {"topology": "sharded"}}}})
     assert plan.mongodb_topology(defaults) == plan.MongoTopology(True, 1, 2, 3, 2)
@@ -341,8 +418,11 @@ def test_faults_on_a_sharded_mongodb_are_refused_before_the_install(sharded_mong
 
 def test_sharded_defaults_are_the_charts():
     values = yaml.safe_load((CHARTS / "mongodb" / "values.yaml").read_text())["sharded"]
-    assert plan.SHARDED_DEFAULTS == {"shards": values["shards"], "configServers": values["configServers"],
-                                     "mongos": values["mongos"]["replicas"]}
+    assert plan.SHARDED_DEFAULTS == {
+        "shards": values["shards"],
+        "configServers": values["configServers"],
+        "mongos": values["mongos"]["replicas"],
+    }
 
 
 def test_a_deployed_mongodb_with_auth_gives_the_runners_the_charts_root_user(sharded_mongo, spec_of):

@@ -1,6 +1,7 @@
 """The regression verdict: tries to fool the judge with runs that are slower, noisy, faster,
 without history, and faster but losing orders or violating consistency. The history is made by
 the operator's own code: each finished run's BenchmarkResult, as written and listed back."""
+
 from __future__ import annotations
 
 import copy
@@ -23,12 +24,22 @@ HASH = "h"
 
 
 def summary(name: str, tpmc: float, p99: float = 10.0, verdict: str = "", completed: int = 0, **kw) -> Summary:
-    return Summary(name=name, comparison_hash=kw.pop("hash", HASH), throughput=tpmc, p99_ms={"NEW_ORDER": p99},
-                   verdict=verdict, completed=f"2025-01-01T12:{completed:02d}:00Z", **kw)
+    return Summary(
+        name=name,
+        comparison_hash=kw.pop("hash", HASH),
+        throughput=tpmc,
+        p99_ms={"NEW_ORDER": p99},
+        verdict=verdict,
+        completed=f"2025-01-01T12:{completed:02d}:00Z",
+        **kw,
+    )
 
 
-HISTORY = [summary("r1", 1000, 10.0, "Pass", 1), summary("r2", 1040, 10.4, "Pass", 2),
-           summary("r3", 980, 9.8, "Inconclusive", 3)]
+HISTORY = [
+    summary("r1", 1000, 10.0, "Pass", 1),
+    summary("r2", 1040, 10.4, "Pass", 2),
+    summary("r3", 980, 9.8, "Inconclusive", 3),
+]
 POLICY = regression_policy()  # the CRD's: previous 3, tpmC -10%, NEW_ORDER p99 +50%
 
 
@@ -65,23 +76,36 @@ def test_faster_throughput_does_not_hide_a_slower_tail():
     assert judge(summary("now", 1500.0, 20.0), HISTORY, POLICY).outcome == "Regressed"
 
 
-@pytest.mark.parametrize("history_,policy", [
-    ([], regression_policy()),
-    (HISTORY[:2], regression_policy(min_results=3)),
-    # only results of another comparison, regressed or failed ones, or the run itself: no baseline
-    ([summary("other", 1000, hash="x", verdict="Pass"), summary("bad", 1000, verdict="Regressed"),
-      summary("lost", 1000, verdict="Failed"), summary("now", 1000, verdict="Pass")], regression_policy()),
-])
+@pytest.mark.parametrize(
+    "history_,policy",
+    [
+        ([], regression_policy()),
+        (HISTORY[:2], regression_policy(min_results=3)),
+        # only results of another comparison, regressed or failed ones, or the run itself: no baseline
+        (
+            [
+                summary("other", 1000, hash="x", verdict="Pass"),
+                summary("bad", 1000, verdict="Regressed"),
+                summary("lost", 1000, verdict="Failed"),
+                summary("now", 1000, verdict="Pass"),
+            ],
+            regression_policy(),
+        ),
+    ],
+)
 def test_too_little_history_is_inconclusive(history_, policy):
     v = judge(summary("now", 100.0), history_, policy)  # even a 90 % drop: nothing to compare with
     assert v.outcome == "Inconclusive" and "needed" in v.message
 
 
-@pytest.mark.parametrize("broken", [
-    dict(durable=False),                   # an acknowledged order lost
-    dict(consistent=False),                # a consistency condition violated
-    dict(failed=True),                     # the run ended Failed for any reason
-])
+@pytest.mark.parametrize(
+    "broken",
+    [
+        dict(durable=False),  # an acknowledged order lost
+        dict(consistent=False),  # a consistency condition violated
+        dict(failed=True),  # the run ended Failed for any reason
+    ],
+)
 def test_a_run_that_lost_data_fails_whatever_its_throughput(broken):
     faster = summary("now", 5000.0, 1.0, **broken)
     assert judge(faster, HISTORY, POLICY).outcome == "Failed"
@@ -91,7 +115,7 @@ def test_a_run_that_lost_data_fails_whatever_its_throughput(broken):
 
 def test_the_baseline_is_the_median_of_the_newest_comparable_passing_results():
     old_fast = summary("old", 5000.0, 1.0, "Pass", 0)
-    regressed = summary("slow", 500.0, 50.0, "Regressed", 4)   # never a baseline
+    regressed = summary("slow", 500.0, 50.0, "Regressed", 4)  # never a baseline
     other = summary("other", 100.0, 99.0, "Pass", 5, hash="x")  # another workload
     v = judge(summary("now", 1000.0), [old_fast, regressed, other, *HISTORY], POLICY)
     assert set(v.baseline_results) == {"r1", "r2", "r3"} and v.metrics[0].baseline == 1000.0
@@ -110,9 +134,16 @@ def test_a_named_result_or_fixed_numbers():
 
 
 def test_policy_from_the_spec():
-    p = Policy.from_spec(_regression({"baseline": {"previous": 5, "minResults": 2}, "maxTpmCDropPercent": 5,
-                                      "maxP99IncreasePercent": {"NEW_ORDER": 20, "PAYMENT": 30},
-                                      "onRegression": "Warn"}))
+    p = Policy.from_spec(
+        _regression(
+            {
+                "baseline": {"previous": 5, "minResults": 2},
+                "maxTpmCDropPercent": 5,
+                "maxP99IncreasePercent": {"NEW_ORDER": 20, "PAYMENT": 30},
+                "onRegression": "Warn",
+            }
+        )
+    )
     assert (p.previous, p.min_results, p.max_tpmc_drop_percent, p.on_regression) == (5, 2, 5.0, "Warn")
     assert p.max_p99_increase_percent == {"NEW_ORDER": 20.0, "PAYMENT": 30.0}
     assert Policy.from_spec(None) is None and Policy.from_spec(_regression({})) == regression_policy()
@@ -122,8 +153,11 @@ def test_policy_from_the_spec():
 
 
 def test_what_is_compared():
-    base = {"database": {"type": "voltdb", "deploy": {"values": {"image": {"tag": "10.1"}}}},
-            "workload": {"warehouses": 1, "clients": 4, "loadWorkers": 4}, "runners": {"parallelism": 2}}
+    base = {
+        "database": {"type": "voltdb", "deploy": {"values": {"image": {"tag": "10.1"}}}},
+        "workload": {"warehouses": 1, "clients": 4, "loadWorkers": 4},
+        "runners": {"parallelism": 2},
+    }
     same = copy.deepcopy(base)
     same["database"]["deploy"]["values"] = {"image": {"tag": "11.0"}, "sitesperhost": 1}  # the change under test
     same["runToken"] = "again"
@@ -137,11 +171,16 @@ def test_what_is_compared():
 
 # ---- through the state machine: three runs of one spec, re-run by runToken ----------------------
 
+
 def finish(d: Driver, new_orders: int, latency_s: float, lost: int = 0, check: dict | None = None) -> None:
     """Drive a started run from Running to its terminal phase with the runner's real documents."""
     d.status.update(phase="Running", startAt="x")
-    d.tick(World(runner=JobState(True, True),
-                 results={0: pod_results(0, 2, new_orders, latency_s), 1: pod_results(1, 2, new_orders, latency_s)}))
+    d.tick(
+        World(
+            runner=JobState(True, True),
+            results={0: pod_results(0, 2, new_orders, latency_s), 1: pod_results(1, 2, new_orders, latency_s)},
+        )
+    )
     d.tick(World(verifier=JobState(True, True), durability_report=durability_report(90, lost=lost)))
     if d.phase == "Verifying":
         d.tick(World(checker=JobState(True, True), check_report=check or CHECK_OK))
@@ -154,8 +193,9 @@ class History:
         self.objects: dict[str, dict] = {}
 
     def world(self) -> World:
-        return World(history=[history.summary_of(o) for o in self.objects.values()],
-                     results={0: pod_results(0, 2, 100, .01)})
+        return World(
+            history=[history.summary_of(o) for o in self.objects.values()], results={0: pod_results(0, 2, 100, 0.01)}
+        )
 
     def judge(self, d: Driver) -> phases.Step:
         step = d.tick(self.world())
@@ -176,8 +216,14 @@ def rerun(d: Driver, token: str) -> None:
 
 @pytest.fixture
 def guarded(document_of):
-    return document_of({"database": {"type": "voltdb"}, "workload": {"clients": 8}, "runners": {"parallelism": 2},
-                    "regression": {"baseline": {"previous": 2}, "maxTpmCDropPercent": 10}})
+    return document_of(
+        {
+            "database": {"type": "voltdb"},
+            "workload": {"clients": 8},
+            "runners": {"parallelism": 2},
+            "regression": {"baseline": {"previous": 2}, "maxTpmCDropPercent": 10},
+        }
+    )
 
 
 def test_three_runs_inconclusive_pass_then_regressed_fails_the_verdict(guarded):
@@ -228,8 +274,10 @@ def test_warn_keeps_ready_and_says_regressed(guarded):
     assert Action.CLEAN_UP in step.actions
 
 
-@pytest.mark.parametrize("lost,check", [(3, None), (0, {"passed": False, "conditions": [
-    {"number": 2, "passed": False, "checked": 10, "violations": 1}]})])
+@pytest.mark.parametrize(
+    "lost,check",
+    [(3, None), (0, {"passed": False, "conditions": [{"number": 2, "passed": False, "checked": 10, "violations": 1}]})],
+)
 def test_a_faster_run_losing_orders_is_failed(guarded, lost, check):
     guarded["regression"]["baseline"] = {"fixed": {"tpmC": 10.0}}
     d = Driver(guarded)
@@ -241,10 +289,13 @@ def test_a_faster_run_losing_orders_is_failed(guarded, lost, check):
 
 def test_a_status_that_hides_a_loss_is_still_failed():
     """Succeeded in phase but the durability or consistency record says otherwise."""
-    docs = [pod_results(0, 1, 500, .001)]
-    status = {"phase": "Succeeded", "results": run_status(docs),
-              "durability": durability_status(durability_report(90, lost=1)),
-              "consistency": consistency_status(CHECK_OK)}
+    docs = [pod_results(0, 1, 500, 0.001)]
+    status = {
+        "phase": "Succeeded",
+        "results": run_status(docs),
+        "durability": durability_status(durability_report(90, lost=1)),
+        "consistency": consistency_status(CHECK_OK),
+    }
     fixed = regression_policy(fixed=regression.FixedBaseline(1.0))
     assert judge(Summary.of_status("x", HASH, status), [], fixed).outcome == "Failed"
 
@@ -266,19 +317,37 @@ def test_the_record_and_its_configmap():
     run = plan.Run("bench", "perf", "0f3e9a77-1111", 3)
     assert history.result_name(run) == "bench-g3-0f3e9"
     spec = {"database": {"type": "voltdb"}, "runToken": "t", "history": {"deleteWithRun": True}}
-    docs = [pod_results(0, 1, 100, .01)]
-    status = {"phase": "Succeeded", "results": run_status(docs), "verdict": "Pass", "completionTime": "t",
-              "regression": regression.Verdict("Pass", "ok").to_status("abc", "Fail"),
-              "durability": durability_status(durability_report(9)), "consistency": consistency_status(CHECK_OK)}
-    git = history.GitSource.from_metadata({"annotations": {
-        "argocd.argoproj.io/tracking-id": "app:bench.tpcc.dev/BenchmarkRun:perf/bench",
-        history.ANNOTATION_REVISION: "a1b2c3"}})
+    docs = [pod_results(0, 1, 100, 0.01)]
+    status = {
+        "phase": "Succeeded",
+        "results": run_status(docs),
+        "verdict": "Pass",
+        "completionTime": "t",
+        "regression": regression.Verdict("Pass", "ok").to_status("abc", "Fail"),
+        "durability": durability_status(durability_report(9)),
+        "consistency": consistency_status(CHECK_OK),
+    }
+    git = history.GitSource.from_metadata(
+        {
+            "annotations": {
+                "argocd.argoproj.io/tracking-id": "app:bench.tpcc.dev/BenchmarkRun:perf/bench",
+                history.ANNOTATION_REVISION: "a1b2c3",
+            }
+        }
+    )
     from tpcc_runner.results import merge_results
+
     rec = history.record(run, RunSpec.parse(spec), status, merge_results(docs), git, ["local/voltdb:10.1.1"])
     obj = history.result_object(rec, "local/tpcc-runner:dev")
     s = obj["spec"]
-    assert (s["run"], s["verdict"], s["comparisonHash"], s["runToken"], s["durable"], s["consistent"]) == \
-        ("bench", "Pass", "abc", "t", True, True)
+    assert (s["run"], s["verdict"], s["comparisonHash"], s["runToken"], s["durable"], s["consistent"]) == (
+        "bench",
+        "Pass",
+        "abc",
+        "t",
+        True,
+        True,
+    )
     assert s["p99Ms"]["NEW_ORDER"] == pytest.approx(10.0, rel=0.01) and s["tpmC"] == 100.0
     assert s["transactionsPerSecond"] == status["results"]["transactionsPerSecond"] > 0
     assert "serverAgreement" not in s  # the pod's document has no server section
@@ -289,8 +358,14 @@ def test_the_record_and_its_configmap():
     assert cm["metadata"]["ownerReferences"][0]["uid"] == "result-uid"
     assert plan.LABEL_RUN not in cm["metadata"]["labels"]  # retiring generations must not take it
     assert '"tpmC":100.0' in cm["data"]["results.json"]
-    flux = history.GitSource.from_metadata({"labels": {"kustomize.toolkit.fluxcd.io/name": "bench",
-                                                       "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}})
+    flux = history.GitSource.from_metadata(
+        {
+            "labels": {
+                "kustomize.toolkit.fluxcd.io/name": "bench",
+                "kustomize.toolkit.fluxcd.io/namespace": "flux-system",
+            }
+        }
+    )
     assert flux == history.GitSource("Flux", "flux-system/bench", "")
     assert history.GitSource.from_metadata({"labels": {"app": "x"}}) is None
 
@@ -300,6 +375,7 @@ def test_large_results_are_compressed_under_a_mebibyte():
     import gzip
     import json
     import random
+
     rng = random.Random(1)
     big = {"results": {"timeline": [{"t": i, "tpmC": rng.random()} for i in range(60_000)], "tpmC": 1.0}}
     data, binary = history.results_payload(big)
@@ -328,6 +404,7 @@ def test_run_token_starts_a_new_run_once(guarded):
 
 # ---- the CRDs: what the operator writes fits them (the API server would prune unknown fields) ------
 
+
 def _result_schema() -> dict:
     crd = yaml.safe_load((crd_schema.ROOT / "crds" / "benchmarkresult.yaml").read_text())
     return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
@@ -335,13 +412,22 @@ def _result_schema() -> dict:
 
 def test_benchmarkresult_crd_is_shipped_by_the_chart_and_names_its_columns():
     path = crd_schema.ROOT / "crds" / "benchmarkresult.yaml"
-    assert (crd_schema.ROOT / "charts" / "tpcc-operator" / "crds" / "benchmarkresult.yaml").read_text() == \
-        path.read_text()
+    assert (
+        crd_schema.ROOT / "charts" / "tpcc-operator" / "crds" / "benchmarkresult.yaml"
+    ).read_text() == path.read_text()
     version = yaml.safe_load(path.read_text())["spec"]["versions"][0]
-    assert [c["name"] for c in version["additionalPrinterColumns"]] == \
-        ["Run", "Verdict", "tpmC", "p99 NewOrder", "Durable", "Consistent", "Age"]
-    assert {"rule": "self == oldSelf", "message": "a BenchmarkResult is immutable"} in \
-        version["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"]
+    assert [c["name"] for c in version["additionalPrinterColumns"]] == [
+        "Run",
+        "Verdict",
+        "tpmC",
+        "p99 NewOrder",
+        "Durable",
+        "Consistent",
+        "Age",
+    ]
+    assert {"rule": "self == oldSelf", "message": "a BenchmarkResult is immutable"} in version["schema"][
+        "openAPIV3Schema"
+    ]["properties"]["spec"]["x-kubernetes-validations"]
 
 
 def test_what_the_operator_writes_fits_both_crds(guarded):
@@ -365,10 +451,20 @@ def test_what_the_operator_writes_fits_both_crds(guarded):
 
 
 def test_the_regression_spec_is_validated_at_apply(guarded):
-    manifest = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun", "metadata": {"name": "bench"},
-                "spec": {"database": {"type": "voltdb"}, "runToken": "2025-01-01",
-                         "regression": {"baseline": {"previous": 5}, "maxP99IncreasePercent": {"PAYMENT": 20},
-                                        "onRegression": "Warn"}}}
+    manifest = {
+        "apiVersion": "bench.tpcc.dev/v1alpha1",
+        "kind": "BenchmarkRun",
+        "metadata": {"name": "bench"},
+        "spec": {
+            "database": {"type": "voltdb"},
+            "runToken": "2025-01-01",
+            "regression": {
+                "baseline": {"previous": 5},
+                "maxP99IncreasePercent": {"PAYMENT": 20},
+                "onRegression": "Warn",
+            },
+        },
+    }
     assert crd_schema.validate(manifest) == []
     spec = crd_schema.defaulted_spec(manifest["spec"])
     assert spec["regression"]["maxTpmCDropPercent"] == 10 and spec["history"] == {"limit": 50, "deleteWithRun": False}

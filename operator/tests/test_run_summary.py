@@ -1,6 +1,7 @@
 """hack/k8s/run_summary.py, the summary hack/demo.sh prints, against the statuses the operator
 writes now: a real e2e run's (results without efficiency: no think time), a run with faults, and
 runs that failed before and after they measured."""
+
 from __future__ import annotations
 
 import copy
@@ -40,11 +41,25 @@ def test_a_real_succeeded_run_prints_throughput_mix_percentiles_and_verdicts():
 def test_faults_are_listed_with_their_recovery_or_why_they_were_skipped():
     run = fixture("e2e/succeeded-voltdb-e2e.json")
     run["status"]["faults"] = [
-        {"number": 1, "action": "kill-random-member", "method": "delete-pod", "state": "Recovered",
-         "target": "voltdb-e2e-g1-2", "targetUID": "u1", "injectedTime": "2026-11-23T17:17:35Z",
-         "recoveredTime": "2026-11-23T17:18:05Z", "recoverySeconds": 30.0},
-        {"number": 2, "action": "kill-primary", "method": "kill-process", "state": "Skipped",
-         "message": "no Ready member to kill"}]
+        {
+            "number": 1,
+            "action": "kill-random-member",
+            "method": "delete-pod",
+            "state": "Recovered",
+            "target": "voltdb-e2e-g1-2",
+            "targetUID": "u1",
+            "injectedTime": "2026-11-23T17:17:35Z",
+            "recoveredTime": "2026-11-23T17:18:05Z",
+            "recoverySeconds": 30.0,
+        },
+        {
+            "number": 2,
+            "action": "kill-primary",
+            "method": "kill-process",
+            "state": "Skipped",
+            "message": "no Ready member to kill",
+        },
+    ]
     lines, _ = run_summary.summary(run)
     assert "fault 1 kill-random-member (delete-pod) voltdb-e2e-g1-2: Recovered, back after 30.0 s" in lines
     assert "fault 2 kill-primary (kill-process): Skipped: no Ready member to kill" in lines
@@ -73,14 +88,19 @@ def test_a_run_with_efficiency_and_no_status_yet():
 
 
 def test_the_script_reads_kubectl_json_on_stdin():
-    out = subprocess.run([sys.executable, str(SCRIPT)], input=(FIXTURES / "e2e/succeeded-voltdb-e2e.json").read_text(),
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT)],
+        input=(FIXTURES / "e2e/succeeded-voltdb-e2e.json").read_text(),
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0 and out.stdout.startswith("BenchmarkRun voltdb-e2e: Succeeded\ntpmC 42132")
 
 
 def test_acid_tests_are_counted_and_the_failed_ones_named():
     from runner_docs import acid_report
     from tpcc_operator.results import acid_status
+
     run = fixture("e2e/succeeded-voltdb-e2e.json")
     run["status"]["acid"] = acid_status(acid_report(not_applicable={"consistency": "no snapshot read"}))
     text = "\n".join(run_summary.summary(run)[0])
@@ -91,16 +111,38 @@ def test_acid_tests_are_counted_and_the_failed_ones_named():
 
 
 def test_a_saturation_search_lists_its_steps_and_where_it_stopped():
-    run = {"metadata": {"name": "search"}, "status": {"phase": "Succeeded", "sweep": {"saturation": [
-        {"warehouses": 1, "metric": "tpmC", "steps": [
-            {"clients": 1, "throughput": 500.0}, {"clients": 2, "throughput": 900.0, "gainPercent": 80.0},
-            {"clients": 4, "throughput": 2000.0, "gainPercent": 122.2,
-             "limitsBroken": ["NEW_ORDER p90 6000 ms > 5000 ms"]}],
-         "stopped": "LimitBroken", "reason": "4 clients broke the p90 limits (NEW_ORDER p90 6000 ms > 5000 ms)",
-         "saturationClients": 2, "throughput": 900.0}]}}}
+    run = {
+        "metadata": {"name": "search"},
+        "status": {
+            "phase": "Succeeded",
+            "sweep": {
+                "saturation": [
+                    {
+                        "warehouses": 1,
+                        "metric": "tpmC",
+                        "steps": [
+                            {"clients": 1, "throughput": 500.0},
+                            {"clients": 2, "throughput": 900.0, "gainPercent": 80.0},
+                            {
+                                "clients": 4,
+                                "throughput": 2000.0,
+                                "gainPercent": 122.2,
+                                "limitsBroken": ["NEW_ORDER p90 6000 ms > 5000 ms"],
+                            },
+                        ],
+                        "stopped": "LimitBroken",
+                        "reason": "4 clients broke the p90 limits (NEW_ORDER p90 6000 ms > 5000 ms)",
+                        "saturationClients": 2,
+                        "throughput": 900.0,
+                    }
+                ]
+            },
+        },
+    }
     lines, code = run_summary.summary(run)
     assert code == 0 and lines[1:] == [
         "saturation search, 1 warehouses (tpmC): 1 clients 500, 2 clients 900 (+80.0 %), "
         "4 clients 2000 (+122.2 %) over the p90 limits",
         "  stopped (LimitBroken: 4 clients broke the p90 limits (NEW_ORDER p90 6000 ms > 5000 ms)); "
-        "saturation point: 2 clients, 900 tpmC"]
+        "saturation point: 2 clients, 900 tpmC",
+    ]

@@ -1,5 +1,6 @@
 """The typed spec and the CRD's schema are held to each other field by field, both ways; the
 CRD is the one place defaults live; a spec the model cannot read ends the run with the field."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -45,8 +46,10 @@ def mismatches(cls: type, schema: dict, path: str = "spec") -> list[str]:
         prop, where = props[name], f"{path}.{name}"
         hint, optional = _unwrapped(hints[fields[name].name])
         if optional == (name in required or "default" in prop):
-            out.append(f"{where}: optional in {cls.__name__} is {optional}, the CRD "
-                       f"{'requires or defaults it' if optional else 'neither requires nor defaults it'}")
+            out.append(
+                f"{where}: optional in {cls.__name__} is {optional}, the CRD "
+                f"{'requires or defaults it' if optional else 'neither requires nor defaults it'}"
+            )
         out += _type_mismatches(hint, prop, where)
     return out
 
@@ -78,9 +81,9 @@ def test_the_comparison_finds_a_drifted_model():
 
     @dataclasses.dataclass(frozen=True)
     class Drifted:
-        chart: str | None = None   # the CRD defaults it: not optional
-        version: int = 0           # a string in the CRD
-        replica: int = 0           # no such property (replicas)
+        chart: str | None = None  # the CRD defaults it: not optional
+        version: int = 0  # a string in the CRD
+        replica: int = 0  # no such property (replicas)
         values: Mapping[str, object] | None = None
 
     schema = spec_schema()["properties"]["database"]["properties"]["deploy"]
@@ -88,8 +91,10 @@ def test_the_comparison_finds_a_drifted_model():
     assert "spec.database.deploy.chart: optional in Drifted is True, the CRD requires or defaults it" in found
     assert any(m.startswith("spec.database.deploy.version: <class 'int'>") for m in found)
     assert "spec.database.deploy.replica: in Drifted, not in the CRD" in found
-    assert {"spec.database.deploy.replicas: in the CRD, not in Drifted",
-            "spec.database.deploy.kSafety: in the CRD, not in Drifted"} <= set(found)
+    assert {
+        "spec.database.deploy.replicas: in the CRD, not in Drifted",
+        "spec.database.deploy.kSafety: in the CRD, not in Drifted",
+    } <= set(found)
 
 
 def test_defaults_come_from_the_crd():
@@ -119,13 +124,16 @@ def test_every_sample_reads(sample):
             assert isinstance(RunSpec.parse(doc["spec"]), RunSpec)
 
 
-@pytest.mark.parametrize("spec, says", [
-    ({}, "spec.database: required"),
-    ({"database": {"type": "voltdb"}, "workload": {"clients": "eight"}}, "spec.workload.clients: expected int"),
-    ({"database": {"type": "voltdb"}, "workload": {"clients": True}}, "spec.workload.clients: expected int"),
-    ({"database": {"type": "voltdb"}, "sweep": {"clients": 4}}, "spec.sweep.clients: expected a list"),
-    ({"database": {"type": "voltdb"}, "faults": [{"afterSeconds": 5}]}, r"spec.faults\[0\].action: required"),
-])
+@pytest.mark.parametrize(
+    "spec, says",
+    [
+        ({}, "spec.database: required"),
+        ({"database": {"type": "voltdb"}, "workload": {"clients": "eight"}}, "spec.workload.clients: expected int"),
+        ({"database": {"type": "voltdb"}, "workload": {"clients": True}}, "spec.workload.clients: expected int"),
+        ({"database": {"type": "voltdb"}, "sweep": {"clients": 4}}, "spec.sweep.clients: expected a list"),
+        ({"database": {"type": "voltdb"}, "faults": [{"afterSeconds": 5}]}, r"spec.faults\[0\].action: required"),
+    ],
+)
 def test_what_the_model_cannot_read_names_the_field(spec, says):
     with pytest.raises(SpecError, match=says):
         RunSpec.parse(spec)

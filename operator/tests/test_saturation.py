@@ -1,6 +1,7 @@
 """spec.sweep.saturation: clients raised step by step on one database until throughput stops
 growing or a p90 response-time limit breaks; the decision is a pure function, the cells are a
 sweep's."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,15 +18,26 @@ SEARCH = {"startClients": 2, "factor": 2, "maxClients": 16, "minGainPercent": 5}
 
 @pytest.fixture
 def search_spec(spec_of):
-    return spec_of({"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
-                    "workload": {"warehouses": 1}, "sweep": {"saturation": SEARCH}})
+    return spec_of(
+        {
+            "database": {"type": "voltdb"},
+            "runners": {"parallelism": 2},
+            "workload": {"warehouses": 1},
+            "sweep": {"saturation": SEARCH},
+        }
+    )
 
 
 def test_the_ladder_adds_a_step_or_multiplies_by_a_factor_within_max_clients(spec_of):
-    assert plan.saturation_ladder(spec_of({"database": {"type": "voltdb"},
-                                           "sweep": {"saturation": SEARCH}}).sweep.saturation) == LADDER
-    stepped = spec_of({"database": {"type": "voltdb"},
-                       "sweep": {"saturation": {"startClients": 10, "step": 20, "maxClients": 75}}}).sweep.saturation
+    assert (
+        plan.saturation_ladder(
+            spec_of({"database": {"type": "voltdb"}, "sweep": {"saturation": SEARCH}}).sweep.saturation
+        )
+        == LADDER
+    )
+    stepped = spec_of(
+        {"database": {"type": "voltdb"}, "sweep": {"saturation": {"startClients": 10, "step": 20, "maxClients": 75}}}
+    ).sweep.saturation
     assert plan.saturation_ladder(stepped) == (10, 30, 50, 70)
     assert stepped.min_gain_percent == 3  # the CRD's default: the studies' "not more than 3 %"
 
@@ -61,26 +73,39 @@ def test_max_clients_ends_a_search_whose_throughput_still_grew():
 
 
 def test_a_count_is_its_repetitions_median_and_breaks_a_limit_if_any_repetition_does():
-    cells = [{"warehouses": 1, "clients": 2, "state": "Succeeded", "tpmC": t, "p90Ms": {"NEW_ORDER": p}}
-             for t, p in ((100, 10), (300, 10), (120, 10))]
-    cells += [{"warehouses": 1, "clients": 4, "state": "Succeeded", "tpmC": 500, "p90Ms": {"NEW_ORDER": 10}},
-              {"warehouses": 1, "clients": 4, "state": "Succeeded", "tpmC": 510, "p90Ms": {"NEW_ORDER": 5200}},
-              {"warehouses": 1, "clients": 8, "state": "Running"}]
+    cells = [
+        {"warehouses": 1, "clients": 2, "state": "Succeeded", "tpmC": t, "p90Ms": {"NEW_ORDER": p}}
+        for t, p in ((100, 10), (300, 10), (120, 10))
+    ]
+    cells += [
+        {"warehouses": 1, "clients": 4, "state": "Succeeded", "tpmC": 500, "p90Ms": {"NEW_ORDER": 10}},
+        {"warehouses": 1, "clients": 4, "state": "Succeeded", "tpmC": 510, "p90Ms": {"NEW_ORDER": 5200}},
+        {"warehouses": 1, "clients": 8, "state": "Running"},
+    ]
     limits = saturation.TPCC_P90_LIMITS_MS
     assert saturation.figures(cells, 1, limits, "tpmC") == [
-        Figure(2, 120), Figure(4, 505, ("NEW_ORDER p90 5200 ms > 5000 ms",))]
+        Figure(2, 120),
+        Figure(4, 505, ("NEW_ORDER p90 5200 ms > 5000 ms",)),
+    ]
     # a limit of the spec's over TPC-C's
     assert saturation.figures(cells[:3], 1, {**limits, "NEW_ORDER": 20}, "tpmC")[0].broken == ()
     assert saturation.figures(cells[:3], 1, {**limits, "NEW_ORDER": 5}, "tpmC")[0].broken == (
-        "NEW_ORDER p90 10 ms > 5 ms",)
+        "NEW_ORDER p90 10 ms > 5 ms",
+    )
 
 
 def test_p90_limits_are_tpcc_s_with_the_spec_s_over_them(spec_of):
-    spec = spec_of({"database": {"type": "voltdb"},
-                    "sweep": {"saturation": {**SEARCH, "p90LimitsMs": {"NEW_ORDER": 250}}}})
+    spec = spec_of(
+        {"database": {"type": "voltdb"}, "sweep": {"saturation": {**SEARCH, "p90LimitsMs": {"NEW_ORDER": 250}}}}
+    )
     search = saturation.Search.of(spec)
-    assert search.limits_ms == {"NEW_ORDER": 250, "PAYMENT": 5000, "ORDER_STATUS": 5000,
-                                "DELIVERY": 5000, "STOCK_LEVEL": 20000}
+    assert search.limits_ms == {
+        "NEW_ORDER": 250,
+        "PAYMENT": 5000,
+        "ORDER_STATUS": 5000,
+        "DELIVERY": 5000,
+        "STOCK_LEVEL": 20000,
+    }
     assert (search.counts, search.min_gain_percent, search.metric) == (LADDER, 5, "tpmC")
     ycsb = spec_of({"database": {"type": "voltdb"}, "workload": {"kind": "ycsb"}, "sweep": {"saturation": SEARCH}})
     assert saturation.Search.of(ycsb).limits_ms == {} and saturation.Search.of(ycsb).metric == "opsPerSecond"
@@ -88,8 +113,12 @@ def test_p90_limits_are_tpcc_s_with_the_spec_s_over_them(spec_of):
 
 
 def test_the_crd_takes_a_search_and_plans_its_whole_ladder(search_spec):
-    manifest = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun", "metadata": {"name": "s"},
-                "spec": search_spec.document}
+    manifest = {
+        "apiVersion": "bench.tpcc.dev/v1alpha1",
+        "kind": "BenchmarkRun",
+        "metadata": {"name": "s"},
+        "spec": search_spec.document,
+    }
     assert validate(manifest) == []
     cells = plan.sweep_cells(search_spec)
     assert [(c.warehouses, c.clients) for c in cells] == [(1, c) for c in LADDER]
@@ -113,8 +142,14 @@ def _measure(d: Driver, tpmc_pod: int, latency_s: float = 0.01) -> dict:
 
 def _deployed_and_loaded(spec) -> Driver:
     d = Driver(spec)
-    for world in (None, None, None, World(database_ready=1), World(),
-                  World(load=JobState(exists=True, succeeded=True))):
+    for world in (
+        None,
+        None,
+        None,
+        World(database_ready=1),
+        World(),
+        World(load=JobState(exists=True, succeeded=True)),
+    ):
         d.tick(world)
     return d
 
@@ -171,13 +206,22 @@ def test_a_search_goes_on_while_throughput_grows_up_to_max_clients(search_spec):
 
 
 def test_one_search_per_warehouse_count_each_on_its_own_load(spec_of):
-    spec = spec_of({"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
-                    "sweep": {"warehouses": [2, 1], "saturation": {**SEARCH, "maxClients": 8}}})
+    spec = spec_of(
+        {
+            "database": {"type": "voltdb"},
+            "runners": {"parallelism": 2},
+            "sweep": {"warehouses": [2, 1], "saturation": {**SEARCH, "maxClients": 8}},
+        }
+    )
     d = _deployed_and_loaded(spec)
     _measure(d, 100)
     _next_cell(d)
     _measure(d, 101)  # 2 warehouses saturate at 2 clients: 4 is skipped, 8 too
-    assert [c["state"] for c in d.status["sweep"]["cells"][:3]] == ["Succeeded", "Succeeded", "Skipped", ]
+    assert [c["state"] for c in d.status["sweep"]["cells"][:3]] == [
+        "Succeeded",
+        "Succeeded",
+        "Skipped",
+    ]
     _next_cell(d)
     assert d.phase == "Loading" and d.status["sweep"]["current"] == 3  # the first cell of 1 warehouse
     d.tick(World())
@@ -207,10 +251,21 @@ def test_a_failed_cell_ends_the_search_with_what_it_measured(search_spec):
 def test_a_ycsb_search_is_judged_on_operations_per_second(spec_of):
     from runner_docs import ycsb_pod_results
     from test_ycsb_run import YCSB_VERIFIED
-    spec = spec_of({"database": {"type": "voltdb"}, "runners": {"parallelism": 2}, "workload": {"kind": "ycsb"},
-                    "sweep": {"saturation": {"startClients": 2, "factor": 2, "maxClients": 8, "minGainPercent": 10}}})
-    manifest = {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun", "metadata": {"name": "y"},
-                "spec": spec.document}
+
+    spec = spec_of(
+        {
+            "database": {"type": "voltdb"},
+            "runners": {"parallelism": 2},
+            "workload": {"kind": "ycsb"},
+            "sweep": {"saturation": {"startClients": 2, "factor": 2, "maxClients": 8, "minGainPercent": 10}},
+        }
+    )
+    manifest = {
+        "apiVersion": "bench.tpcc.dev/v1alpha1",
+        "kind": "BenchmarkRun",
+        "metadata": {"name": "y"},
+        "spec": spec.document,
+    }
     assert validate(manifest) == []  # YCSB sweeps over clients are allowed now
     d = _deployed_and_loaded(spec)
     for i, reads in enumerate((950, 1950, 2000)):  # 100, 200 then 205 operations/s
@@ -218,7 +273,7 @@ def test_a_ycsb_search_is_judged_on_operations_per_second(spec_of):
             _next_cell(d)
         d.tick(World())
         start = d.tick(World(runner=JobState(exists=True), runners_ready=2)).start_at
-        docs = {0: ycsb_pod_results(0, 2, reads, 50, .002), 1: ycsb_pod_results(1, 2, reads, 50, .002)}
+        docs = {0: ycsb_pod_results(0, 2, reads, 50, 0.002), 1: ycsb_pod_results(1, 2, reads, 50, 0.002)}
         d.tick(World(runner=JobState(exists=True, succeeded=True), start_at=start, results=docs))
         assert d.tick(World(runner_pod_ips=IPS, database_ready=1)).actions == [Action.CREATE_VERIFY_JOB]
         d.tick(World(verifier=JobState(exists=True, succeeded=True), durability_report=YCSB_VERIFIED))
@@ -229,5 +284,9 @@ def test_a_ycsb_search_is_judged_on_operations_per_second(spec_of):
     assert [c["opsPerSecond"] for c in table["cells"]] == [100, 200, 205] and "tpmC" not in table["cells"][0]
     [search] = table["saturation"]
     assert (search["metric"], search["stopped"], search["saturationClients"], search["throughput"]) == (
-        "opsPerSecond", "GainBelowThreshold", 8, 205)
+        "opsPerSecond",
+        "GainBelowThreshold",
+        8,
+        205,
+    )
     assert [c["opsPerSecond"]["median"] for c in table["configurations"]] == [100, 200, 205]

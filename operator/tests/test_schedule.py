@@ -1,6 +1,7 @@
 """BenchmarkSchedule decisions (tpcc_operator.schedule): cron as CronJob reads it, time zones
 across DST, deadlines and missed times, Forbid/Replace, history pruning, idempotent names,
 Ready/Stalled."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -24,32 +25,68 @@ def times(cron: str, after: str, until: str, tz=UTC) -> list[str]:
 
 # ---- cron ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("cron, after, until, want", [
-    ("*/20 * * * *", "2026-03-02T10:00", "2026-03-02T11:00",
-     ["2026-03-02T10:20", "2026-03-02T10:40", "2026-03-02T11:00"]),  # (after, until]
-    ("0 3 * * *", "2026-03-01T00:00", "2026-03-03T12:00", ["2026-03-01T03:00", "2026-03-02T03:00", "2026-03-03T03:00"]),
-    ("@hourly", "2026-03-02T10:30", "2026-03-02T12:30", ["2026-03-02T11:00", "2026-03-02T12:00"]),
-    ("0 0 * * MON-FRI", "2026-03-06T00:00", "2026-03-10T00:00",
-     ["2026-03-09T00:00", "2026-03-10T00:00"]),  # skips Sat, Sun
-    ("30 1 1,15 * *", "2026-03-01T00:00", "2026-04-01T02:00",
-     ["2026-03-01T01:30", "2026-03-15T01:30", "2026-04-01T01:30"]),
-    ("5/20 9 * jan,Mar *", "2026-03-02T00:00", "2026-03-02T23:59", ["2026-03-02T09:05", "2026-03-02T09:25",
-                                                                  "2026-03-02T09:45"]),
-    # both day fields restricted: either matches (the 13th, or any Friday)
-    ("0 0 13 * 5", "2026-03-05T00:00", "2026-03-14T00:00", ["2026-03-06T00:00", "2026-03-13T00:00"]),
-    ("0 0 * * 7", "2026-03-01T12:00", "2026-03-08T12:00", ["2026-03-08T00:00"]),  # 7 is Sunday
-    ("0 12 29 2 *", "2026-01-01T00:00", "2028-12-31T00:00", ["2028-02-29T12:00"]),
-])
+
+@pytest.mark.parametrize(
+    "cron, after, until, want",
+    [
+        (
+            "*/20 * * * *",
+            "2026-03-02T10:00",
+            "2026-03-02T11:00",
+            ["2026-03-02T10:20", "2026-03-02T10:40", "2026-03-02T11:00"],
+        ),  # (after, until]
+        (
+            "0 3 * * *",
+            "2026-03-01T00:00",
+            "2026-03-03T12:00",
+            ["2026-03-01T03:00", "2026-03-02T03:00", "2026-03-03T03:00"],
+        ),
+        ("@hourly", "2026-03-02T10:30", "2026-03-02T12:30", ["2026-03-02T11:00", "2026-03-02T12:00"]),
+        (
+            "0 0 * * MON-FRI",
+            "2026-03-06T00:00",
+            "2026-03-10T00:00",
+            ["2026-03-09T00:00", "2026-03-10T00:00"],
+        ),  # skips Sat, Sun
+        (
+            "30 1 1,15 * *",
+            "2026-03-01T00:00",
+            "2026-04-01T02:00",
+            ["2026-03-01T01:30", "2026-03-15T01:30", "2026-04-01T01:30"],
+        ),
+        (
+            "5/20 9 * jan,Mar *",
+            "2026-03-02T00:00",
+            "2026-03-02T23:59",
+            ["2026-03-02T09:05", "2026-03-02T09:25", "2026-03-02T09:45"],
+        ),
+        # both day fields restricted: either matches (the 13th, or any Friday)
+        ("0 0 13 * 5", "2026-03-05T00:00", "2026-03-14T00:00", ["2026-03-06T00:00", "2026-03-13T00:00"]),
+        ("0 0 * * 7", "2026-03-01T12:00", "2026-03-08T12:00", ["2026-03-08T00:00"]),  # 7 is Sunday
+        ("0 12 29 2 *", "2026-01-01T00:00", "2028-12-31T00:00", ["2028-02-29T12:00"]),
+    ],
+)
 def test_start_times(cron, after, until, want):
     assert times(cron, after, until) == want
 
 
-@pytest.mark.parametrize("cron, says", [
-    ("* * * *", "has 4 fields"), ("60 * * * *", "minute"), ("* 24 * * *", "hour"), ("* * 0 * *", "day of month"),
-    ("* * * 13 *", "month"), ("* * * * 8", "day of week"), ("*/0 * * * *", "step"), ("5-1 * * * *", "reversed"),
-    ("@every 5m", "unknown macro"), ("0 0 30 2 *", "no day that exists"), ("x * * * *", "not a number"),
-    ("", "0 fields"),
-])
+@pytest.mark.parametrize(
+    "cron, says",
+    [
+        ("* * * *", "has 4 fields"),
+        ("60 * * * *", "minute"),
+        ("* 24 * * *", "hour"),
+        ("* * 0 * *", "day of month"),
+        ("* * * 13 *", "month"),
+        ("* * * * 8", "day of week"),
+        ("*/0 * * * *", "step"),
+        ("5-1 * * * *", "reversed"),
+        ("@every 5m", "unknown macro"),
+        ("0 0 30 2 *", "no day that exists"),
+        ("x * * * *", "not a number"),
+        ("", "0 fields"),
+    ],
+)
 def test_invalid_cron_says_why(cron, says):
     with pytest.raises(InvalidSchedule, match=says):
         Cron.parse(cron)
@@ -58,8 +95,10 @@ def test_invalid_cron_says_why(cron, says):
 def test_spring_forward_skips_the_missing_wall_time_and_keeps_the_others():
     """New York, 8 March 2026: 02:00-03:00 does not exist. '30 2 * * *' does not run that day
     (as robfig/cron, CronJob's parser); '0 * * * *' runs 23 times, an hour apart in UTC."""
-    assert times("30 2 * * *", "2026-03-07T00:00", "2026-03-10T00:00", NEW_YORK) == \
-        ["2026-03-07T07:30", "2026-03-09T06:30"]
+    assert times("30 2 * * *", "2026-03-07T00:00", "2026-03-10T00:00", NEW_YORK) == [
+        "2026-03-07T07:30",
+        "2026-03-09T06:30",
+    ]
     hourly = Cron.parse("0 * * * *").times_back(NEW_YORK, t("2026-03-08T05:00"), t("2026-03-09T04:00"))
     assert len(list(hourly)) == 23
 
@@ -67,8 +106,11 @@ def test_spring_forward_skips_the_missing_wall_time_and_keeps_the_others():
 def test_fall_back_runs_the_repeated_wall_time_once():
     """New York, 1 November 2026: 01:00-02:00 happens twice; '30 1 * * *' runs once, the first
     time (EDT, 05:30 UTC), and the day before and after at 01:30 local."""
-    assert times("30 1 * * *", "2026-10-31T00:00", "2026-11-03T00:00", NEW_YORK) == \
-        ["2026-10-31T05:30", "2026-11-01T05:30", "2026-11-02T06:30"]
+    assert times("30 1 * * *", "2026-10-31T00:00", "2026-11-03T00:00", NEW_YORK) == [
+        "2026-10-31T05:30",
+        "2026-11-01T05:30",
+        "2026-11-02T06:30",
+    ]
 
 
 def test_next_after_in_a_time_zone():
@@ -104,8 +146,15 @@ def test_first_start_time_after_creation_creates_one_named_run():
 def test_nothing_before_the_first_start_time_and_nothing_twice():
     assert decide("s", SPEC, 1, {}, t("2026-03-02T10:01"), [], t("2026-03-02T10:04:59")).create is None
     done = decide("s", SPEC, 1, {}, t("2026-03-02T10:01"), [], t("2026-03-02T10:05:10"))
-    again = decide("s", SPEC, 1, done.status, t("2026-03-02T10:01"), [run(done.create, "2026-03-02T10:05:11")],
-                   t("2026-03-02T10:05:20"))
+    again = decide(
+        "s",
+        SPEC,
+        1,
+        done.status,
+        t("2026-03-02T10:01"),
+        [run(done.create, "2026-03-02T10:05:11")],
+        t("2026-03-02T10:05:20"),
+    )
     assert again.create is None and again.status["active"] == [done.create]
 
 
@@ -165,18 +214,25 @@ def test_replace_deletes_the_active_run_and_creates_the_new_one():
 
 def test_history_keeps_the_newest_finished_runs_per_outcome():
     spec = {**SPEC, "successfulRunsHistoryLimit": 2, "failedRunsHistoryLimit": 0}
-    runs = [run("s-1", "2026-03-02T10:00", "Succeeded"), run("s-2", "2026-03-02T10:05", "Failed"),
-            run("s-3", "2026-03-02T10:10", "Succeeded"), run("s-4", "2026-03-02T10:15", "Succeeded"),
-            run("s-5", "2026-03-02T10:20", "Running"),
-            OwnedRun("s-0", t("2026-03-02T09:00"), "Succeeded", deleting=True)]
+    runs = [
+        run("s-1", "2026-03-02T10:00", "Succeeded"),
+        run("s-2", "2026-03-02T10:05", "Failed"),
+        run("s-3", "2026-03-02T10:10", "Succeeded"),
+        run("s-4", "2026-03-02T10:15", "Succeeded"),
+        run("s-5", "2026-03-02T10:20", "Running"),
+        OwnedRun("s-0", t("2026-03-02T09:00"), "Succeeded", deleting=True),
+    ]
     d = decide("s", spec, 1, {"lastScheduleTime": "2026-03-02T10:20:00Z"}, CREATED, runs, t("2026-03-02T10:21"))
     assert d.delete == ["s-1", "s-2"] and d.create is None and d.status["active"] == ["s-5"]
 
 
-@pytest.mark.parametrize("spec, says", [
-    ({**SPEC, "schedule": "61 * * * *"}, "minute"),
-    ({**SPEC, "timeZone": "Mars/Olympus"}, "timeZone 'Mars/Olympus'"),
-])
+@pytest.mark.parametrize(
+    "spec, says",
+    [
+        ({**SPEC, "schedule": "61 * * * *"}, "minute"),
+        ({**SPEC, "timeZone": "Mars/Olympus"}, "timeZone 'Mars/Olympus'"),
+    ],
+)
 def test_an_invalid_schedule_is_not_ready_and_stalled_but_still_prunes(spec, says):
     runs = [run("s-1", "2026-03-02T10:00", "Failed"), run("s-2", "2026-03-02T10:05", "Failed")]
     d = decide("s", spec, 4, {}, CREATED, runs, t("2026-03-02T10:21"))
@@ -205,17 +261,36 @@ def test_a_refused_template_stays_not_ready_until_the_next_start_time_or_generat
 
 
 def test_the_run_object_carries_the_template_label_and_owner():
-    body = {"metadata": {"name": "nightly", "namespace": "perf", "uid": "u-1",
-                         "annotations": {"bench.tpcc.dev/git-revision": "abc123",
-                                         "argocd.argoproj.io/tracking-id": "app:bench.tpcc.dev/x"}},
-            "spec": {"runTemplate": {"metadata": {"labels": {"team": "db"}, "annotations": {"note": "n"}},
-                                     "spec": {"database": {"type": "voltdb"}}}}}
+    body = {
+        "metadata": {
+            "name": "nightly",
+            "namespace": "perf",
+            "uid": "u-1",
+            "annotations": {
+                "bench.tpcc.dev/git-revision": "abc123",
+                "argocd.argoproj.io/tracking-id": "app:bench.tpcc.dev/x",
+            },
+        },
+        "spec": {
+            "runTemplate": {
+                "metadata": {"labels": {"team": "db"}, "annotations": {"note": "n"}},
+                "spec": {"database": {"type": "voltdb"}},
+            }
+        },
+    }
     obj = run_object(body, "nightly-29000000", t("2026-03-02T03:00"))
     meta = obj["metadata"]
     assert obj["kind"] == "BenchmarkRun" and obj["spec"] == {"database": {"type": "voltdb"}}
     assert meta["labels"] == {"team": "db", "bench.tpcc.dev/schedule": "nightly"}
     # nothing of the schedule's own metadata: Argo CD would prune a run carrying its tracking id
     assert meta["annotations"] == {"note": "n", "bench.tpcc.dev/scheduled-time": "2026-03-02T03:00:00Z"}
-    assert meta["ownerReferences"] == [{"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkSchedule",
-                                        "name": "nightly", "uid": "u-1", "controller": True,
-                                        "blockOwnerDeletion": True}]
+    assert meta["ownerReferences"] == [
+        {
+            "apiVersion": "bench.tpcc.dev/v1alpha1",
+            "kind": "BenchmarkSchedule",
+            "name": "nightly",
+            "uid": "u-1",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]

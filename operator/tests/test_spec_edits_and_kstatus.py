@@ -1,6 +1,7 @@
 """kstatus conditions in every phase (read the way cli-utils' kstatus reads them), and spec
 edits: what changes the measurement starts a new run, anything else applies in place and keeps
 the results; a restart or resync never starts a run."""
+
 from __future__ import annotations
 
 import copy
@@ -82,20 +83,29 @@ def test_failed_is_stalled_with_the_reason(voltdb):
 
 # ---- spec edits -----------------------------------------------------------------------------------
 
+
 def finished(spec: dict) -> Driver:
     d = Driver(spec)
     d.tick()
-    d.status.update(phase="Succeeded", completionTime=phases.rfc3339(d.now), results={"tpmC": 100.0},
-                    consistency={"passed": True}, cleanedUp=True)
+    d.status.update(
+        phase="Succeeded",
+        completionTime=phases.rfc3339(d.now),
+        results={"tpmC": 100.0},
+        consistency={"passed": True},
+        cleanedUp=True,
+    )
     d.tick()
     return d
 
 
-@pytest.mark.parametrize("edit", [
-    lambda s: s["cleanup"].update(policy="Always"),
-    lambda s: s["cleanup"].update(ttlSecondsAfterFinished=600),
-    lambda s: s.update(baselineTpmC=90.0),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda s: s["cleanup"].update(policy="Always"),
+        lambda s: s["cleanup"].update(ttlSecondsAfterFinished=600),
+        lambda s: s.update(baselineTpmC=90.0),
+    ],
+)
 def test_edits_that_measure_nothing_apply_in_place(voltdb, edit):
     voltdb["cleanup"]["policy"] = "Never"
     d = finished(voltdb)
@@ -121,13 +131,16 @@ def test_a_new_cleanup_policy_applies_to_a_finished_run(voltdb):
     assert Action.CLEAN_UP not in d.tick().actions
 
 
-@pytest.mark.parametrize("edit", [
-    lambda s: s["workload"].update(clients=16),
-    lambda s: s["database"].update(readyTimeoutSeconds=900),
-    lambda s: s["runners"].update(parallelism=4),
-    lambda s: s.update(faults=[{"action": "kill-node", "podIndex": 0}]),
-    lambda s: s["verify"].update(enabled=False),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda s: s["workload"].update(clients=16),
+        lambda s: s["database"].update(readyTimeoutSeconds=900),
+        lambda s: s["runners"].update(parallelism=4),
+        lambda s: s.update(faults=[{"action": "kill-node", "podIndex": 0}]),
+        lambda s: s["verify"].update(enabled=False),
+    ],
+)
 def test_edits_that_change_the_measurement_start_a_new_run(voltdb, edit):
     d = finished(voltdb)
     edit(d.spec)
@@ -155,8 +168,7 @@ def test_an_edit_while_loading_keeps_the_load_going(voltdb):
     assert d.tick().actions == [Action.CREATE_RUN_JOB]  # named for generation 2, as active_run says
 
 
-@pytest.mark.parametrize("phase", ["Pending", "Deploying", "Loading", "Running", "Verifying", "Succeeded",
-                                   "Failed"])
+@pytest.mark.parametrize("phase", ["Pending", "Deploying", "Loading", "Running", "Verifying", "Succeeded", "Failed"])
 def test_a_restart_or_resync_never_starts_a_run(voltdb, phase):
     d = Driver(voltdb)
     d.tick()

@@ -1,6 +1,7 @@
 """Result merge into status: sums across pods, percentiles from merged histograms, no
 histograms in the status; consistency report -> status.consistency; the verifier's report ->
 status.durability."""
+
 from __future__ import annotations
 
 import pytest
@@ -29,8 +30,11 @@ def test_merge_of_two_pods():
     assert r["seed"] == 42 and r["cConstants"]["run"]["c_last"] == 80
     assert "efficiency" not in r and "think" in r["efficiencyReason"] and r["pacing"] == "none"
     assert r["specDeviations"] == ["no keying or think times"]
-    assert r["responseTimes"]["NEW_ORDER"] == {"limitSeconds": 5.0, "passed": True,
-                                               "p90Seconds": pytest.approx(0.1, rel=0.01)}
+    assert r["responseTimes"]["NEW_ORDER"] == {
+        "limitSeconds": 5.0,
+        "passed": True,
+        "p90Seconds": pytest.approx(0.1, rel=0.01),
+    }
     assert r["responseTimesPassed"] and r["lateRunners"] == []
     assert [p["lateSeconds"] for p in r["pods"]] == [0.01, 0.01]
     assert late_runners_message(r) is None
@@ -55,14 +59,22 @@ def test_pods_in_any_order_give_the_same_status():
 
 
 def test_consistency_passed_and_violated():
-    ok = {"passed": True, "violated": [],
-          "conditions": [{"number": n, "passed": True, "checked": 10, "violations": 0, "example": None}
-                         for n in range(1, 13)]}
+    ok = {
+        "passed": True,
+        "violated": [],
+        "conditions": [
+            {"number": n, "passed": True, "checked": 10, "violations": 0, "example": None} for n in range(1, 13)
+        ],
+    }
     c = consistency_status(ok)
     assert c["passed"] and c["violated"] == [] and len(c["conditions"]) == 12
-    bad = {"passed": False, "conditions": [
-        {"number": 3, "passed": False, "checked": 10, "violations": 2, "example": {"d_id": 4}},
-        {"number": 1, "passed": True, "checked": 1, "violations": 0}]}
+    bad = {
+        "passed": False,
+        "conditions": [
+            {"number": 3, "passed": False, "checked": 10, "violations": 2, "example": {"d_id": 4}},
+            {"number": 1, "passed": True, "checked": 1, "violations": 0},
+        ],
+    }
     c = consistency_status(bad)
     assert not c["passed"] and c["violated"] == [3]
     assert c["conditions"][0]["example"] == "{'d_id': 4}"
@@ -90,14 +102,27 @@ def test_status_has_transactions_per_second_the_database_size_and_the_server_agr
     size = DatabaseSize(data_bytes=5 << 20, index_bytes=1 << 20, memory_bytes=300 << 20)
     pods = [pod_results(shard, 2, new_orders=60, latency_s=0.01) for shard in (0, 1)]
     for shard, pod in enumerate(pods):  # each pod counted 500 NewOrders over the whole run
-        pod.update(server_results(counters(1 + shard, 1000), counters(20 + shard, 2000 + 7 * shard), size,
-                                  {"NEW_ORDER": ClientCounts(committed=500)}, pods=2))
+        pod.update(
+            server_results(
+                counters(1 + shard, 1000),
+                counters(20 + shard, 2000 + 7 * shard),
+                size,
+                {"NEW_ORDER": ClientCounts(committed=500)},
+                pods=2,
+            )
+        )
     r = run_status(pods)
     assert r["transactionsPerSecond"] > 0
     assert r["databaseBytes"] == {"data": 5 << 20, "index": 1 << 20, "memory": 300 << 20}
     assert r["serverAgreement"]["verdict"] == "disagree"  # the server counted 1007, the clients 1000
     assert "server 1007, clients 1000" in r["serverAgreement"]["reason"]
     assert r["serverAgreement"]["comparisons"][0] == {
-        "counter": "NewOrder+NewOrderMP", "what": "committed", "transactions": ["NEW_ORDER"],
-        "client": 1000, "server": 1007, "allowed": 5, "agrees": False}
+        "counter": "NewOrder+NewOrderMP",
+        "what": "committed",
+        "transactions": ["NEW_ORDER"],
+        "client": 1000,
+        "server": 1007,
+        "allowed": 5,
+        "agrees": False,
+    }
     assert "serverAgreement" not in run_status([pod_results(0, 1, 10, 0.01)])  # an older runner's

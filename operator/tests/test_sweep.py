@@ -1,5 +1,6 @@
 """spec.sweep: every cell on one deployed database, warehouses outer and loaded once per size,
 each cell a full run with its own objects, checks and BenchmarkResult; the sweep's verdict."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,15 +17,28 @@ SETTINGS = plan.Settings(charts_dir=plan.Path("charts"))
 
 @pytest.fixture
 def sweep_spec(spec_of):
-    return spec_of({"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
-                    "regression": {"baseline": {"previous": 1}, "maxTpmCDropPercent": 10},
-                    "sweep": {"warehouses": [2, 1], "clients": [2, 4]}})
+    return spec_of(
+        {
+            "database": {"type": "voltdb"},
+            "runners": {"parallelism": 2},
+            "regression": {"baseline": {"previous": 1}, "maxTpmCDropPercent": 10},
+            "sweep": {"warehouses": [2, 1], "clients": [2, 4]},
+        }
+    )
 
 
 def test_cells_run_warehouses_outer_and_load_once_per_size(sweep_spec):
     cells = plan.sweep_cells(edited(sweep_spec, "sweep.repetitions", 2))
     assert [(c.warehouses, c.clients, c.repetition) for c in cells] == [
-        (2, 2, 1), (2, 2, 2), (2, 4, 1), (2, 4, 2), (1, 2, 1), (1, 2, 2), (1, 4, 1), (1, 4, 2)]
+        (2, 2, 1),
+        (2, 2, 2),
+        (2, 4, 1),
+        (2, 4, 2),
+        (1, 2, 1),
+        (1, 2, 2),
+        (1, 4, 1),
+        (1, 4, 2),
+    ]
     assert [c.index for c in cells if c.loads] == [0, 4]
     assert plan.load_cells(cells, cells[6]) == cells[4:7]
     # a list left out is the workload's one value
@@ -45,8 +59,10 @@ def test_a_cell_measures_its_own_workload_under_its_own_names(sweep_spec):
     assert plan.job_name(run, "runner") == "bench-g2-c2-runner"
     assert plan.start_configmap_name(run) == "bench-g2-c2-start"
     job = plan.load_job(run, third, SETTINGS)
-    assert job["metadata"]["name"] == "bench-g2-c2-loader" and "--reset" in job["spec"]["template"]["spec"][
-        "containers"][0]["args"]
+    assert (
+        job["metadata"]["name"] == "bench-g2-c2-loader"
+        and "--reset" in job["spec"]["template"]["spec"]["containers"][0]["args"]
+    )
     # every cell draws its own inputs (a repetition is not the same stream again)
     assert len({plan.run_seed(plan.cell_run(RUN, c), plan.cell_spec(sweep_spec, c)) for c in cells}) == 4
 
@@ -81,8 +97,7 @@ def _measure_cell(d: Driver, tpmc_pod: int, check=CHECK_OK) -> tuple[int, ...]:
     d.tick(World(verifier=JobState(exists=True, succeeded=True), durability_report=durability_report(90)))
     check_job = d.tick(World())
     assert check_job.actions == [Action.CREATE_CHECK_JOB]
-    d.tick(World(checker=JobState(exists=True, succeeded=True), check_report=check,
-                 results=docs))
+    d.tick(World(checker=JobState(exists=True, succeeded=True), check_report=check, results=docs))
     return check_job.earlier_cells
 
 
@@ -116,11 +131,23 @@ def test_a_two_by_two_sweep_runs_four_cells_on_one_database(sweep_spec):
         assert row["verdict"] == "Inconclusive" and row["result"] == step.result.name and row["tpmC"] > 0
     assert d.phase == "Succeeded" and d.status["verdict"] == "Inconclusive"
     assert d.status["sweep"] | {"cells": None, "configurations": None} == {
-        "current": 3, "total": 4, "progress": "4/4", "succeeded": 4, "failed": 0, "regressed": 0, "cells": None,
-        "configurations": None, "comparisons": [],  # one repetition each: nothing to compare
-        "plan": {"cells": 4, "loads": 2, "deployments": 1, "estimatedSeconds": 4 * (5 + 30 + 300)}}
+        "current": 3,
+        "total": 4,
+        "progress": "4/4",
+        "succeeded": 4,
+        "failed": 0,
+        "regressed": 0,
+        "cells": None,
+        "configurations": None,
+        "comparisons": [],  # one repetition each: nothing to compare
+        "plan": {"cells": 4, "loads": 2, "deployments": 1, "estimatedSeconds": 4 * (5 + 30 + 300)},
+    }
     assert [(c["warehouses"], c["clients"], c["tpmC"]["n"]) for c in d.status["sweep"]["configurations"]] == [
-        (2, 2, 1), (2, 4, 1), (1, 2, 1), (1, 4, 1)]
+        (2, 2, 1),
+        (2, 4, 1),
+        (1, 2, 1),
+        (1, 4, 1),
+    ]
     assert "sweep of 4 cells: 4 Inconclusive" in d.status["regression"]["message"]
     assert d.condition("Ready")["status"] == "True"
     # every cell compares only with itself: four comparison hashes
@@ -131,9 +158,14 @@ def test_a_two_by_two_sweep_runs_four_cells_on_one_database(sweep_spec):
 
 def test_check_jobs_name_the_earlier_cells_of_their_load(sweep_spec):
     d = Driver(sweep_spec)
-    status = {"phase": "Verifying", "durability": {"durable": True}, "specHash": phases.spec_hash(sweep_spec),
-              "observedGeneration": 2, "runGeneration": 2,
-              "sweep": {**_initial(sweep_spec), "current": 3}}
+    status = {
+        "phase": "Verifying",
+        "durability": {"durable": True},
+        "specHash": phases.spec_hash(sweep_spec),
+        "observedGeneration": 2,
+        "runGeneration": 2,
+        "sweep": {**_initial(sweep_spec), "current": 3},
+    }
     status["sweep"] = sweep.with_cell(status["sweep"], 3, state="Running")
     d.status = status
     step = d.tick(World())
@@ -142,8 +174,14 @@ def test_check_jobs_name_the_earlier_cells_of_their_load(sweep_spec):
 
 def test_a_failed_cell_ends_the_sweep_failed_and_records_it(sweep_spec):
     d = Driver(sweep_spec)
-    for world in (None, None, None, World(database_ready=1), World(),
-                  World(load=JobState(exists=True, succeeded=True))):
+    for world in (
+        None,
+        None,
+        None,
+        World(database_ready=1),
+        World(),
+        World(load=JobState(exists=True, succeeded=True)),
+    ):
         d.tick(world)
     violated = {"passed": False, "conditions": [{"number": 11, "passed": False, "checked": 20, "violations": 1}]}
     _measure_cell(d, 100, check=violated)
@@ -176,8 +214,10 @@ def test_adding_a_sweep_is_a_new_run_but_runs_without_one_keep_their_hash(sweep_
 
 # ---- sweep.matrix: more axes than warehouses and clients, every cell on the shared load --------
 
-MATRIX = [{"field": "workload.remotePercent.newOrderLines", "values": ["0", "1"]},
-          {"field": "workload.driverOptions.call_timeout", "values": ["30", "60"]}]
+MATRIX = [
+    {"field": "workload.remotePercent.newOrderLines", "values": ["0", "1"]},
+    {"field": "workload.driverOptions.call_timeout", "values": ["30", "60"]},
+]
 
 
 def _args(job: dict) -> list[str]:
@@ -186,21 +226,30 @@ def _args(job: dict) -> list[str]:
 
 @pytest.fixture
 def matrix_spec(spec_of):
-    return spec_of({"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
-                    "workload": {"driverOptions": {"load_timeout": "900"}},
-                    "sweep": {"warehouses": [2, 1], "clients": [2], "repetitions": 2, "matrix": MATRIX}})
+    return spec_of(
+        {
+            "database": {"type": "voltdb"},
+            "runners": {"parallelism": 2},
+            "workload": {"driverOptions": {"load_timeout": "900"}},
+            "sweep": {"warehouses": [2, 1], "clients": [2], "repetitions": 2, "matrix": MATRIX},
+        }
+    )
 
 
 def test_matrix_cells_are_every_combination_after_clients_and_before_repetitions(matrix_spec):
     cells = plan.sweep_cells(matrix_spec)
     assert [(c.warehouses, dict(c.matrix), c.repetition) for c in cells[:8]] == [
         (2, {"workload.remotePercent.newOrderLines": line, "workload.driverOptions.call_timeout": timeout}, rep)
-        for line in ("0", "1") for timeout in ("30", "60") for rep in (1, 2)]
+        for line in ("0", "1")
+        for timeout in ("30", "60")
+        for rep in (1, 2)
+    ]
     assert len(cells) == 16 and cells[8].warehouses == 1 and cells[8].matrix == cells[0].matrix
     # one load per warehouse count, whatever the matrix: the plan says so before anything runs
     assert [c.index for c in cells if c.loads] == [0, 8]
-    assert plan.sweep_plan(matrix_spec, cells) == plan.SweepPlan(cells=16, loads=2, deployments=1,
-                                                                 estimated_seconds=16 * (5 + 30 + 300))
+    assert plan.sweep_plan(matrix_spec, cells) == plan.SweepPlan(
+        cells=16, loads=2, deployments=1, estimated_seconds=16 * (5 + 30 + 300)
+    )
     external = edited(matrix_spec, "database", {"type": "voltdb", "external": {"endpoints": ["db:21212"]}})
     assert plan.sweep_plan(external, plan.sweep_cells(external)).deployments == 0
 
@@ -218,8 +267,10 @@ def test_a_matrix_cell_runs_with_its_own_values(matrix_spec):
     assert first.workload.remote_percent.new_order_lines == 0 and first.workload.driver_options["call_timeout"] == "30"
     assert matrix_spec.workload.driver_options == {"load_timeout": "900"}  # the sweep's own spec untouched
     paced = edited(matrix_spec, "sweep.matrix", [{"field": "workload.pacing", "values": ["none", "spec"]}])
-    think = ["--think-time" in _args(plan.run_job(RUN, plan.cell_spec(paced, c), SETTINGS))
-             for c in plan.sweep_cells(paced)[:4]]
+    think = [
+        "--think-time" in _args(plan.run_job(RUN, plan.cell_spec(paced, c), SETTINGS))
+        for c in plan.sweep_cells(paced)[:4]
+    ]
     assert think == [False, False, True, True]
 
 
@@ -228,17 +279,32 @@ def test_a_matrix_cell_compares_with_the_same_values_only(matrix_spec):
     hashes = {c.matrix: regression.comparison_hash(plan.cell_spec(matrix_spec, c)) for c in cells if c.warehouses == 2}
     assert len(set(hashes.values())) == 4  # each combination its own history
     # the same configuration written out as a run of its own is the same history
-    plain = RunSpec.parse({**matrix_spec.document, "sweep": None, "workload": {
-        **matrix_spec.document["workload"], "warehouses": 2, "clients": 2, "remotePercent": {"newOrderLines": 1},
-        "driverOptions": {"load_timeout": "900", "call_timeout": "60"}}})
+    plain = RunSpec.parse(
+        {
+            **matrix_spec.document,
+            "sweep": None,
+            "workload": {
+                **matrix_spec.document["workload"],
+                "warehouses": 2,
+                "clients": 2,
+                "remotePercent": {"newOrderLines": 1},
+                "driverOptions": {"load_timeout": "900", "call_timeout": "60"},
+            },
+        }
+    )
     assert regression.comparison_hash(plain) == hashes[cells[6].matrix]
 
 
 @pytest.fixture
 def two_value_sweep(spec_of):
-    return spec_of({"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
-                    "regression": {"baseline": {"previous": 1}, "maxTpmCDropPercent": 10},
-                    "sweep": {"clients": [2], "matrix": [MATRIX[0]]}})
+    return spec_of(
+        {
+            "database": {"type": "voltdb"},
+            "runners": {"parallelism": 2},
+            "regression": {"baseline": {"previous": 1}, "maxTpmCDropPercent": 10},
+            "sweep": {"clients": [2], "matrix": [MATRIX[0]]},
+        }
+    )
 
 
 def test_a_matrix_sweep_loads_once_and_judges_each_cell_against_its_own_values(two_value_sweep):
@@ -246,12 +312,23 @@ def test_a_matrix_sweep_loads_once_and_judges_each_cell_against_its_own_values(t
     earlier = {c.matrix: regression.comparison_hash(plan.cell_spec(two_value_sweep, c)) for c in cells}
     # an earlier run measured far less with no remote lines and far more with 1 %: matched by
     # values, this run's cells improved and regressed (the other way round, if they were swapped)
-    history_ = [history.Entry(regression.Summary(f"earlier-c{i}", earlier[c.matrix], tpmc, verdict="Pass",
-                                                 completed="2025-01-01T00:00:00Z"))
-                for i, (c, tpmc) in enumerate(zip(cells, (1.0, 1e9)))]
+    history_ = [
+        history.Entry(
+            regression.Summary(
+                f"earlier-c{i}", earlier[c.matrix], tpmc, verdict="Pass", completed="2025-01-01T00:00:00Z"
+            )
+        )
+        for i, (c, tpmc) in enumerate(zip(cells, (1.0, 1e9)))
+    ]
     d = Driver(two_value_sweep)
-    for world in (None, None, None, World(database_ready=1), World(),
-                  World(load=JobState(exists=True, succeeded=True))):
+    for world in (
+        None,
+        None,
+        None,
+        World(database_ready=1),
+        World(),
+        World(load=JobState(exists=True, succeeded=True)),
+    ):
         d.tick(world)
     assert d.status["sweep"]["plan"] == {"cells": 2, "loads": 1, "deployments": 1, "estimatedSeconds": 2 * 335}
     recorded = []
@@ -273,24 +350,48 @@ def test_a_matrix_sweep_loads_once_and_judges_each_cell_against_its_own_values(t
 
 # ---- spec.regression.changePoints: the analyzer Job before the verdict ------------------------
 
+
 def _history(spec: dict, n: int) -> list[history.Entry]:
     chash = regression.comparison_hash(spec)
-    return [history.Entry(regression.Summary(f"earlier-g{i}-uid", chash, 100.0, {"NEW_ORDER": 10.0}, verdict="Pass",
-                                             completed=f"2025-01-01T0{i}:00:00Z")) for i in range(n)]
+    return [
+        history.Entry(
+            regression.Summary(
+                f"earlier-g{i}-uid",
+                chash,
+                100.0,
+                {"NEW_ORDER": 10.0},
+                verdict="Pass",
+                completed=f"2025-01-01T0{i}:00:00Z",
+            )
+        )
+        for i in range(n)
+    ]
 
 
 @pytest.fixture
 def change_point_run(spec_of):
-    return spec_of({"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
-                    "regression": {"baseline": {"previous": 3}, "changePoints": {"minHistory": 3}}})
+    return spec_of(
+        {
+            "database": {"type": "voltdb"},
+            "runners": {"parallelism": 2},
+            "regression": {"baseline": {"previous": 3}, "changePoints": {"minHistory": 3}},
+        }
+    )
 
 
 def _finished(spec) -> Driver:
     d = Driver(spec)
-    d.status = {"phase": "Succeeded", "specHash": phases.spec_hash(spec), "observedGeneration": 2,
-                "runGeneration": 2, "startAt": "2025-01-01T12:00:00Z", "completionTime": "2025-01-01T12:05:00Z",
-                "results": {"tpmC": 100.0, "transactions": {}}, "durability": {"durable": True},
-                "consistency": {"passed": True}}
+    d.status = {
+        "phase": "Succeeded",
+        "specHash": phases.spec_hash(spec),
+        "observedGeneration": 2,
+        "runGeneration": 2,
+        "startAt": "2025-01-01T12:00:00Z",
+        "completionTime": "2025-01-01T12:05:00Z",
+        "results": {"tpmC": 100.0, "transactions": {}},
+        "durability": {"durable": True},
+        "consistency": {"passed": True},
+    }
     return d
 
 
@@ -303,12 +404,20 @@ def test_change_points_are_analysed_in_a_job_before_the_verdict_and_the_cleanup(
     job = plan.analyzer_job(plan.cell_run(RUN, None), change_point_run, SETTINGS, step.max_pvalue)
     assert job["metadata"]["name"] == "bench-g2-analyzer"
     assert job["spec"]["template"]["spec"]["containers"][0]["args"][:3] == [
-        "changepoints", "--history", "/etc/tpcc/analysis/history.json"]
+        "changepoints",
+        "--history",
+        "/etc/tpcc/analysis/history.json",
+    ]
     # the Job still running: nothing judged, nothing cleaned up
     assert d.tick(World(history=_history(change_point_run, 3), analyzer=JobState(exists=True))).actions == []
     analysis = {"points": 4, "metrics": {}}
-    step = d.tick(World(history=_history(change_point_run, 3), analyzer=JobState(exists=True, succeeded=True),
-                        change_points=analysis))
+    step = d.tick(
+        World(
+            history=_history(change_point_run, 3),
+            analyzer=JobState(exists=True, succeeded=True),
+            change_points=analysis,
+        )
+    )
     assert Action.WRITE_RESULT in step.actions and Action.CLEAN_UP in step.actions
     assert "changePoints" in d.status["regression"] and d.status["verdict"] in ("Pass", "Inconclusive")
 
@@ -324,10 +433,25 @@ def test_too_little_history_or_a_failed_run_is_judged_without_an_analysis(change
 
 
 def test_a_mix_axis_runs_each_cell_with_its_own_mix_on_one_load(spec_of):
-    document = {"database": {"type": "voltdb"}, "sweep": {"clients": [2], "repetitions": 2, "matrix": [
-        {"field": "workload.mix", "values": ["45/43/4/4/4", "100/0/0/0/0"]}]}}
-    assert validate({"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun", "metadata": {"name": "m"},
-                     "spec": document}) == []
+    document = {
+        "database": {"type": "voltdb"},
+        "sweep": {
+            "clients": [2],
+            "repetitions": 2,
+            "matrix": [{"field": "workload.mix", "values": ["45/43/4/4/4", "100/0/0/0/0"]}],
+        },
+    }
+    assert (
+        validate(
+            {
+                "apiVersion": "bench.tpcc.dev/v1alpha1",
+                "kind": "BenchmarkRun",
+                "metadata": {"name": "m"},
+                "spec": document,
+            }
+        )
+        == []
+    )
     spec = spec_of(document)
     cells = plan.sweep_cells(spec)
     assert [c.loads for c in cells] == [True, False, False, False]  # the mix leaves the data alone: one load

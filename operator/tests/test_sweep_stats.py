@@ -1,4 +1,5 @@
 """The sweep's statistics against scipy's (in the test environment only: the operator has no numpy)."""
+
 from __future__ import annotations
 
 import random
@@ -50,8 +51,14 @@ def test_the_confidence_interval_is_students():
 
 def test_a_sweeps_configurations_and_the_next_client_counts_comparison():
     from tpcc_operator import plan, sweep
-    spec = RunSpec.parse({"database": {"type": "voltdb"}, "runners": {"parallelism": 2},
-                          "sweep": {"warehouses": [1], "clients": [2, 4, 8], "repetitions": 3}})
+
+    spec = RunSpec.parse(
+        {
+            "database": {"type": "voltdb"},
+            "runners": {"parallelism": 2},
+            "sweep": {"warehouses": [1], "clients": [2, 4, 8], "repetitions": 3},
+        }
+    )
     cells = plan.sweep_cells(spec)
     table = sweep.initial(cells, plan.sweep_plan(spec, cells))
     tpmc = {2: [500.0, 510.0, 505.0], 4: [900.0, 880.0, 910.0], 8: [905.0, 890.0]}
@@ -63,7 +70,10 @@ def test_a_sweeps_configurations_and_the_next_client_counts_comparison():
             table = sweep.with_cell(table, i, state="Failed")  # not counted
     configurations = sweep.configurations(table)
     assert [(c["clients"], c["tpmC"]["n"], c["tpmC"]["median"], c["tpmC"]["best"]) for c in configurations] == [
-        (2, 3, 505.0, 510.0), (4, 3, 900.0, 910.0), (8, 2, 897.5, 905.0)]
+        (2, 3, 505.0, 510.0),
+        (4, 3, 900.0, 910.0),
+        (8, 2, 897.5, 905.0),
+    ]
     assert configurations[0]["tpmC"]["ci95"][0] < 505.0 < configurations[0]["tpmC"]["ci95"][1]
     first, second = sweep.comparisons(table)
     assert first["clients"] == [2, 4] and first["medianChangePercent"] == pytest.approx(78.22, abs=0.01)
@@ -76,9 +86,17 @@ def test_configurations_and_comparisons_keep_matrix_values_apart():
     """Two read concerns at the same clients are two configurations, not one of six values; the
     next-client-count comparison stays within one read concern."""
     from tpcc_operator import plan, sweep
-    spec = RunSpec.parse({"database": {"type": "mongodb"}, "sweep": {
-        "clients": [2, 4], "repetitions": 3,
-        "matrix": [{"field": "workload.driverOptions.read_concern", "values": ["local", "snapshot"]}]}})
+
+    spec = RunSpec.parse(
+        {
+            "database": {"type": "mongodb"},
+            "sweep": {
+                "clients": [2, 4],
+                "repetitions": 3,
+                "matrix": [{"field": "workload.driverOptions.read_concern", "values": ["local", "snapshot"]}],
+            },
+        }
+    )
     cells = plan.sweep_cells(spec)
     table = sweep.initial(cells, plan.sweep_plan(spec, cells))
     tpmc = {(2, "local"): 100.0, (2, "snapshot"): 50.0, (4, "local"): 200.0, (4, "snapshot"): 60.0}
@@ -86,39 +104,65 @@ def test_configurations_and_comparisons_keep_matrix_values_apart():
         concern = dict(c.matrix)["workload.driverOptions.read_concern"]
         table = sweep.with_cell(table, i, state="Succeeded", tpmC=tpmc[c.clients, concern] + c.repetition)
     rows = sweep.configurations(table)
-    assert [(r["clients"], r["matrix"]["workload.driverOptions.read_concern"], r["tpmC"]["n"], r["tpmC"]["median"])
-            for r in rows] == [(2, "local", 3, 102.0), (2, "snapshot", 3, 52.0), (4, "local", 3, 202.0),
-                               (4, "snapshot", 3, 62.0)]
-    by_clients = {(c["matrix"]["workload.driverOptions.read_concern"], tuple(c["clients"])): c["medianChangePercent"]
-                  for c in sweep.comparisons(table) if "axis" not in c}
-    assert by_clients == {("local", (2, 4)): pytest.approx(98.04, abs=0.01),
-                          ("snapshot", (2, 4)): pytest.approx(19.23, abs=0.01)}
+    assert [
+        (r["clients"], r["matrix"]["workload.driverOptions.read_concern"], r["tpmC"]["n"], r["tpmC"]["median"])
+        for r in rows
+    ] == [(2, "local", 3, 102.0), (2, "snapshot", 3, 52.0), (4, "local", 3, 202.0), (4, "snapshot", 3, 62.0)]
+    by_clients = {
+        (c["matrix"]["workload.driverOptions.read_concern"], tuple(c["clients"])): c["medianChangePercent"]
+        for c in sweep.comparisons(table)
+        if "axis" not in c
+    }
+    assert by_clients == {
+        ("local", (2, 4)): pytest.approx(98.04, abs=0.01),
+        ("snapshot", (2, 4)): pytest.approx(19.23, abs=0.01),
+    }
     # and the axis itself: snapshot against local (the first value), at each client count
     by_axis = [c for c in sweep.comparisons(table) if "axis" in c]
     assert [(c["clients"], c["axis"], c["values"], c["pValue"]) for c in by_axis] == [
         ([2, 2], "workload.driverOptions.read_concern", ["local", "snapshot"], pytest.approx(0.1)),
-        ([4, 4], "workload.driverOptions.read_concern", ["local", "snapshot"], pytest.approx(0.1))]
-    assert [c["medianChangePercent"] for c in by_axis] == [pytest.approx(-49.02, abs=0.01),
-                                                           pytest.approx(-69.31, abs=0.01)]
+        ([4, 4], "workload.driverOptions.read_concern", ["local", "snapshot"], pytest.approx(0.1)),
+    ]
+    assert [c["medianChangePercent"] for c in by_axis] == [
+        pytest.approx(-49.02, abs=0.01),
+        pytest.approx(-69.31, abs=0.01),
+    ]
     assert all("matrix" not in c for c in by_axis)  # no other axis to hold alike
 
 
 def test_a_matrix_comparison_holds_the_other_axes_alike():
     from tpcc_operator import plan, sweep
-    spec = RunSpec.parse({"database": {"type": "mongodb"}, "sweep": {"clients": [2], "repetitions": 2, "matrix": [
-        {"field": "workload.driverOptions.read_concern", "values": ["majority", "snapshot"]},
-        {"field": "workload.driverOptions.causal", "values": ["true", "false"]}]}})
+
+    spec = RunSpec.parse(
+        {
+            "database": {"type": "mongodb"},
+            "sweep": {
+                "clients": [2],
+                "repetitions": 2,
+                "matrix": [
+                    {"field": "workload.driverOptions.read_concern", "values": ["majority", "snapshot"]},
+                    {"field": "workload.driverOptions.causal", "values": ["true", "false"]},
+                ],
+            },
+        }
+    )
     cells = plan.sweep_cells(spec)
     table = sweep.initial(cells, plan.sweep_plan(spec, cells))
     for i, c in enumerate(cells):
         values = dict(c.matrix)
         tpmc = (100.0 if values["workload.driverOptions.read_concern"] == "majority" else 200.0) * (
-            1 if values["workload.driverOptions.causal"] == "true" else 3)
+            1 if values["workload.driverOptions.causal"] == "true" else 3
+        )
         table = sweep.with_cell(table, i, state="Succeeded", tpmC=tpmc + c.repetition)
-    rows = {(c["axis"], tuple(sorted(c["matrix"].items()))): c["medianChangePercent"]
-            for c in sweep.comparisons(table) if "axis" in c}
+    rows = {
+        (c["axis"], tuple(sorted(c["matrix"].items()))): c["medianChangePercent"]
+        for c in sweep.comparisons(table)
+        if "axis" in c
+    }
     concern, causal = "workload.driverOptions.read_concern", "workload.driverOptions.causal"
-    assert rows == {(concern, ((causal, "true"),)): pytest.approx(98.52, abs=0.01),    # 201.5 / 101.5
-                    (concern, ((causal, "false"),)): pytest.approx(99.5, abs=0.01),    # 601.5 / 301.5
-                    (causal, ((concern, "majority"),)): pytest.approx(197.04, abs=0.01),  # 301.5 / 101.5
-                    (causal, ((concern, "snapshot"),)): pytest.approx(198.51, abs=0.01)}  # 601.5 / 201.5
+    assert rows == {
+        (concern, ((causal, "true"),)): pytest.approx(98.52, abs=0.01),  # 201.5 / 101.5
+        (concern, ((causal, "false"),)): pytest.approx(99.5, abs=0.01),  # 601.5 / 301.5
+        (causal, ((concern, "majority"),)): pytest.approx(197.04, abs=0.01),  # 301.5 / 101.5
+        (causal, ((concern, "snapshot"),)): pytest.approx(198.51, abs=0.01),
+    }  # 601.5 / 201.5

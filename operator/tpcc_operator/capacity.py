@@ -12,6 +12,7 @@ change to the schema or the loader.
 - MongoDB keeps rows on disk: each member of a replica set holds every warehouse in its data volume;
   a sharded deploy spreads the warehouses over its shards (hashed on the warehouse id).
 """
+
 from __future__ import annotations
 
 import re
@@ -43,8 +44,9 @@ JAVA_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 @dataclass(frozen=True)
 class Capacity:
     """The most warehouses a deployed database holds, and how that was worked out."""
+
     warehouses: int
-    basis: str   # e.g. "3 nodes x (2Gi memory - 512m heap - 300 MiB server)"
+    basis: str  # e.g. "3 nodes x (2Gi memory - 512m heap - 300 MiB server)"
     raise_: str  # the values that raise it
 
 
@@ -74,11 +76,15 @@ def voltdb(replicas: int, k_safety: int, values: Mapping[str, Any]) -> Capacity 
     per_copy = int(max(room, 0) * (1 - HEADROOM)) // VOLTDB_BYTES_PER_WAREHOUSE
     return Capacity(
         warehouses=replicas * per_copy // (k_safety + 1),
-        basis=(f"{replicas} node(s) x ({limit} memory - {heap} heap - {VOLTDB_SERVER_BYTES // MIB} MiB "
-               f"server at start, {HEADROOM:.0%} kept free) / {k_safety + 1} cop{'y' if k_safety == 0 else 'ies'} "
-               f"of about {VOLTDB_BYTES_PER_WAREHOUSE // MIB} MiB per warehouse"),
-        raise_=("database.deploy.values.resources.limits.memory (with requests and heap to match), "
-                "database.deploy.replicas"))
+        basis=(
+            f"{replicas} node(s) x ({limit} memory - {heap} heap - {VOLTDB_SERVER_BYTES // MIB} MiB "
+            f"server at start, {HEADROOM:.0%} kept free) / {k_safety + 1} cop{'y' if k_safety == 0 else 'ies'} "
+            f"of about {VOLTDB_BYTES_PER_WAREHOUSE // MIB} MiB per warehouse"
+        ),
+        raise_=(
+            "database.deploy.values.resources.limits.memory (with requests and heap to match), database.deploy.replicas"
+        ),
+    )
 
 
 def mongodb(values: Mapping[str, Any]) -> Capacity | None:
@@ -94,9 +100,12 @@ def mongodb(values: Mapping[str, Any]) -> Capacity | None:
     over = f"{shards} shards x " if sharded else "every member holds all: "
     return Capacity(
         warehouses=shards * per_member,
-        basis=(f"{over}{size} data volume ({'.'.join(where)}, {HEADROOM:.0%} kept free) / about "
-               f"{MONGODB_BYTES_PER_WAREHOUSE // MIB} MiB per warehouse"),
-        raise_=f"database.deploy.values.{'.'.join(where)}" + (", sharded.shards" if sharded else ""))
+        basis=(
+            f"{over}{size} data volume ({'.'.join(where)}, {HEADROOM:.0%} kept free) / about "
+            f"{MONGODB_BYTES_PER_WAREHOUSE // MIB} MiB per warehouse"
+        ),
+        raise_=f"database.deploy.values.{'.'.join(where)}" + (", sharded.shards" if sharded else ""),
+    )
 
 
 def of(db: str, replicas: int, k_safety: int, values: Mapping[str, Any]) -> Capacity | None:
@@ -112,5 +121,7 @@ def too_small(db: str, capacity: Capacity | None, warehouses: int, field: str) -
     """Why the deploy cannot hold `warehouses` (the largest count the spec loads, from `field`)."""
     if capacity is None or warehouses <= capacity.warehouses:
         return None
-    return (f"{field} = {warehouses}: the deployed {db} holds at most {capacity.warehouses} warehouses "
-            f"({capacity.basis}); raise {capacity.raise_}, or use database.external")
+    return (
+        f"{field} = {warehouses}: the deployed {db} holds at most {capacity.warehouses} warehouses "
+        f"({capacity.basis}); raise {capacity.raise_}, or use database.external"
+    )

@@ -7,6 +7,7 @@ only what the chart exposes (no privileged container, hostPath, host network, se
 or root user). The values are judged by the jsonschema library with every keyword of the draft
 the schema declares, as Helm judges them again at install.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,11 +25,13 @@ SHIPPED_CHARTS = ("voltdb", "mongodb")
 
 class ReleaseRefused(ValueError):
     """The spec asks for a chart or values the operator will not install (a one-line reason)."""
+
     reason = "ReleaseRefused"
 
 
 class DatabaseTooSmall(ReleaseRefused):
     """The database the values describe cannot hold the warehouses the spec loads."""
+
     reason = "DatabaseTooSmall"
 
 
@@ -40,8 +43,10 @@ def chart_reference(db: str, chart: str, charts_dir: Path, allowed: tuple[str, .
     if chart in allowed:
         return chart
     listed = ", ".join(allowed) if allowed else "none"
-    raise ReleaseRefused(f"database.deploy.chart {chart!r} is not allowed: leave it empty for the "
-                         f"operator's {db} chart, or use one of the operator's allowedCharts ({listed})")
+    raise ReleaseRefused(
+        f"database.deploy.chart {chart!r} is not allowed: leave it empty for the "
+        f"operator's {db} chart, or use one of the operator's allowedCharts ({listed})"
+    )
 
 
 def check_values(db: str, chart: str, values: dict, charts_dir: Path) -> None:
@@ -85,8 +90,9 @@ def validator(schema: dict) -> Validator:
         if cls is not None:
             cls.check_schema(schema)
             return cls(schema)
-    raise ValueError(f"the chart's values.schema.json declares $schema {declared!r}, a draft the operator "
-                     "does not know")
+    raise ValueError(
+        f"the chart's values.schema.json declares $schema {declared!r}, a draft the operator does not know"
+    )
 
 
 def schema_violations(schema: dict, value: Any, path: str) -> list[str]:
@@ -125,12 +131,20 @@ def _says(error: ValidationError) -> str:
         return f"must be {json.dumps(want)}"
     if word == "pattern":
         return f"{value!r} is not allowed here (must match {want})"
-    bounds = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "more than",
-              "exclusiveMaximum": "less than"}
+    bounds = {
+        "minimum": "at least",
+        "maximum": "at most",
+        "exclusiveMinimum": "more than",
+        "exclusiveMaximum": "less than",
+    }
     if word in bounds:
         return f"must be {bounds[word]} {want}"
-    sizes = {"minLength": "shorter than {} characters", "maxLength": "longer than {} characters",
-             "minItems": "fewer than {} items", "maxItems": "more than {} items"}
+    sizes = {
+        "minLength": "shorter than {} characters",
+        "maxLength": "longer than {} characters",
+        "minItems": "fewer than {} items",
+        "maxItems": "more than {} items",
+    }
     if word in sizes:
         return sizes[word].format(want)
     if word == "anyOf":

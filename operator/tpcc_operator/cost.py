@@ -1,5 +1,6 @@
 """status.cost: a run's throughput per unit of what its machines cost per hour (spec.cost), the
 figure by which the studies compared instance sizes. Pure: the spec and status in, the figure out."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -3,6 +3,7 @@ API server will refuse, a pod that will never start, an API or Helm error. Perma
 end the run Failed at once with a message naming the cause; transient ones are retried with
 backoff. kube.py only fetches the facts (PodState, the error's status code and text).
 """
+
 from __future__ import annotations
 
 import re
@@ -12,18 +13,28 @@ from .runspec import Resources, RunSpec
 
 # Waiting reasons that do not resolve by themselves: the image name, the pull, the container's
 # configuration (a missing Secret or key). A short grace lets a registry hiccup pass.
-STUCK_WAITING = ("InvalidImageName", "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull",
-                 "CreateContainerConfigError", "CreateContainerError", "CrashLoopBackOff")
+STUCK_WAITING = (
+    "InvalidImageName",
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "ErrImageNeverPull",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "CrashLoopBackOff",
+)
 IMAGE_REASONS = ("InvalidImageName", "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull")
 STUCK_GRACE_SECONDS = 20
 
 # API status codes worth a retry: conflicts, throttling, server-side trouble.
 TRANSIENT_STATUS = (409, 429, 500, 502, 503, 504)
 # Helm errors that say the cluster was briefly unreachable or busy rather than refusing.
-TRANSIENT_HELM = re.compile(r"connection refused|i/o timeout|timed out|did not finish|TLS handshake|"
-                            r"server is currently unable|etcdserver|EOF|connection reset|"
-                            r"another operation .* is in progress|too many requests|"
-                            r"context deadline exceeded", re.IGNORECASE)
+TRANSIENT_HELM = re.compile(
+    r"connection refused|i/o timeout|timed out|did not finish|TLS handshake|"
+    r"server is currently unable|etcdserver|EOF|connection reset|"
+    r"another operation .* is in progress|too many requests|"
+    r"context deadline exceeded",
+    re.IGNORECASE,
+)
 
 # A Kubernetes quantity (apimachinery's resource.Quantity grammar).
 QUANTITY = re.compile(r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
@@ -34,12 +45,13 @@ MAX_BACKOFF_SECONDS = 60
 @dataclass(frozen=True)
 class ClaimState:
     """A PersistentVolumeClaim a pod that is not scheduled mounts, as the cluster reports it."""
+
     name: str
-    phase: str                 # Pending | Bound | Lost
-    storage_class: str         # "" when the claim names none (and no default class filled it in)
-    class_exists: bool         # the StorageClass it names exists
+    phase: str  # Pending | Bound | Lost
+    storage_class: str  # "" when the claim names none (and no default class filled it in)
+    class_exists: bool  # the StorageClass it names exists
     age_seconds: float
-    last_event: str = ""       # the claim's latest Event, "Reason: message" (the provisioner's words)
+    last_event: str = ""  # the claim's latest Event, "Reason: message" (the provisioner's words)
     waits_for_pod: bool = False  # WaitForFirstConsumer and no node chosen yet: the pod decides first
 
 
@@ -47,21 +59,23 @@ class ClaimState:
 class PodState:
     """One container of a pod as the kubelet reports it (the pods here have one container), and,
     while the scheduler has not placed it, why not."""
+
     name: str
     age_seconds: float
     waiting_reason: str = ""
     waiting_message: str = ""
     image: str = ""
-    unschedulable: str = ""    # the scheduler's message (condition PodScheduled=False, Unschedulable)
-    requests: dict[str, float] = field(default_factory=dict)   # cpu in cores, memory in bytes
+    unschedulable: str = ""  # the scheduler's message (condition PodScheduled=False, Unschedulable)
+    requests: dict[str, float] = field(default_factory=dict)  # cpu in cores, memory in bytes
     claims: tuple[ClaimState, ...] = ()
 
 
 @dataclass(frozen=True)
 class ActionError:
     """A failed create/patch/helm call, judged."""
+
     permanent: bool
-    reason: str   # CamelCase, for status.reason and the Event
+    reason: str  # CamelCase, for status.reason and the Event
     message: str
 
 
@@ -88,6 +102,7 @@ CLAIM_GRACE_SECONDS = 45
 class Scheduling:
     """Why a pod is not scheduled: for good (`permanent`: the run fails with `reason`), or for
     now (a busy node: the run waits, and `message` says for what)."""
+
     permanent: bool
     reason: str
     message: str
@@ -102,11 +117,15 @@ def _claim_problem(claim: ClaimState) -> str | None:
     if claim.age_seconds < CLAIM_GRACE_SECONDS:
         return None
     if not claim.storage_class:
-        return (f"claim {claim.name} names no StorageClass, the cluster has no default one, and no "
-                f"PersistentVolume bound it in {int(claim.age_seconds)}s")
+        return (
+            f"claim {claim.name} names no StorageClass, the cluster has no default one, and no "
+            f"PersistentVolume bound it in {int(claim.age_seconds)}s"
+        )
     said = f" ({claim.last_event})" if claim.last_event else ""
-    return (f"claim {claim.name}: no volume after {int(claim.age_seconds)}s from the provisioner of "
-            f"StorageClass {claim.storage_class!r}{said}: is that provisioner running?")
+    return (
+        f"claim {claim.name}: no volume after {int(claim.age_seconds)}s from the provisioner of "
+        f"StorageClass {claim.storage_class!r}{said}: is that provisioner running?"
+    )
 
 
 def _too_big(pod: PodState, largest_node: dict[str, float]) -> str | None:
@@ -115,8 +134,10 @@ def _too_big(pod: PodState, largest_node: dict[str, float]) -> str | None:
         most = largest_node.get(resource)
         if most is not None and wanted > most:
             unit = " bytes" if resource == "memory" else ""
-            return (f"pod {pod.name} requests {resource} {wanted:g}{unit}, more than any node can "
-                    f"allocate (largest: {most:g}{unit})")
+            return (
+                f"pod {pod.name} requests {resource} {wanted:g}{unit}, more than any node can "
+                f"allocate (largest: {most:g}{unit})"
+            )
     return None
 
 
@@ -131,8 +152,11 @@ def scheduling(pods: list[PodState], largest_node: dict[str, float]) -> Scheduli
             continue
         said = f"; the scheduler: {pod.unschedulable}" if pod.unschedulable else ""
         if claim_problems:
-            return Scheduling(True, "StorageUnavailable", (f"pod {pod.name} cannot be scheduled: "
-                                                           + "; ".join(claim_problems) + said)[:900])
+            return Scheduling(
+                True,
+                "StorageUnavailable",
+                (f"pod {pod.name} cannot be scheduled: " + "; ".join(claim_problems) + said)[:900],
+            )
         if too_big := _too_big(pod, largest_node):
             return Scheduling(True, "Unschedulable", f"{too_big}{said}"[:900])
         pending = [c.name for c in pod.claims if c.phase != "Bound"]
@@ -168,8 +192,10 @@ def spec_problems(spec: RunSpec) -> list[str]:
     for kind, values in (("requests", resources.requests), ("limits", resources.limits)):
         for resource, value in sorted((values or {}).items()):
             if not QUANTITY.match(str(value)):
-                problems.append(f"spec.runners.resources.{kind}.{resource}: {value!r} is not a "
-                                "Kubernetes quantity (e.g. 500m, 2, 512Mi, 1Gi)")
+                problems.append(
+                    f"spec.runners.resources.{kind}.{resource}: {value!r} is not a "
+                    "Kubernetes quantity (e.g. 500m, 2, 512Mi, 1Gi)"
+                )
     return problems
 
 

@@ -31,6 +31,7 @@ What "primary" means per database: MongoDB, the member the replica set names pri
 `hello`; VoltDB has none (every node leads some partitions, k-safety keeps copies on the
 others), so kill-primary kills a random member, as kill-random-member does.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -46,11 +47,11 @@ DELETE_POD, KILL_PROCESS = "delete-pod", "kill-process"
 
 @dataclass(frozen=True)
 class Injection:
-    number: int       # 1-based, in schedule order across all of spec.faults
-    action: str       # kill-primary | kill-node | kill-random-member | kill-all
+    number: int  # 1-based, in schedule order across all of spec.faults
+    action: str  # kill-primary | kill-node | kill-random-member | kill-all
     due: dt.datetime
     grace_seconds: int
-    pod_index: int    # kill-node's victim ordinal
+    pod_index: int  # kill-node's victim ordinal
     method: str = DELETE_POD
 
 
@@ -73,7 +74,7 @@ class Kill:
 
 @dataclass
 class Decision:
-    faults: list[dict] | None = None   # the new status.faults (None: unchanged)
+    faults: list[dict] | None = None  # the new status.faults (None: unchanged)
     kills: list[Kill] = field(default_factory=list)  # one victim, or every pod (kill-all)
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
 
@@ -117,8 +118,9 @@ def primary_pod(hello: dict | None) -> str | None:
     return host.rsplit(":", 1)[0].split(".", 1)[0] or None
 
 
-def choose_victims(injection: Injection, db: str, release: str, pods: list[DatabasePod],
-                   primary: str | None, seed: str) -> list[DatabasePod] | str:
+def choose_victims(
+    injection: Injection, db: str, release: str, pods: list[DatabasePod], primary: str | None, seed: str
+) -> list[DatabasePod] | str:
     """The pods to kill (every one for kill-all, else one), or why there are none."""
     if injection.action != "kill-all":
         victim = choose_victim(injection, db, release, pods, primary, seed)
@@ -129,8 +131,9 @@ def choose_victims(injection: Injection, db: str, release: str, pods: list[Datab
     return sorted(pods, key=lambda p: p.name)
 
 
-def choose_victim(injection: Injection, db: str, release: str, pods: list[DatabasePod],
-                  primary: str | None, seed: str) -> DatabasePod | str:
+def choose_victim(
+    injection: Injection, db: str, release: str, pods: list[DatabasePod], primary: str | None, seed: str
+) -> DatabasePod | str:
     """The pod to kill, or why there is none. Deterministic for a given seed (the run's UID),
     so a repeated decision picks the same pod."""
     by_name = {p.name: p for p in pods}
@@ -149,8 +152,16 @@ def choose_victim(injection: Injection, db: str, release: str, pods: list[Databa
     return random.Random(f"{seed}/{injection.number}").choice(ready)
 
 
-def decide(spec: RunSpec, faults: list[dict], start_at: dt.datetime, now: dt.datetime, release: str,
-           pods: list[DatabasePod], primary: str | None, seed: str) -> Decision:
+def decide(
+    spec: RunSpec,
+    faults: list[dict],
+    start_at: dt.datetime,
+    now: dt.datetime,
+    release: str,
+    pods: list[DatabasePod],
+    primary: str | None,
+    seed: str,
+) -> Decision:
     """The next move of fault injection while the runners measure."""
     db = spec.database.type
     entries = [dict(e) for e in faults]
@@ -163,11 +174,15 @@ def decide(spec: RunSpec, faults: list[dict], start_at: dt.datetime, now: dt.dat
     elif last and last["state"] == INJECTING:
         last.update(state=INJECTED, injectedTime=rfc3339(now))
         method = last.get("method", DELETE_POD)
-        d.kills = [Kill(t["pod"], t["uid"], last["gracePeriodSeconds"], method, t["restarts"])
-                   for t in victims_of(last)]
+        d.kills = [
+            Kill(t["pod"], t["uid"], last["gracePeriodSeconds"], method, t["restarts"]) for t in victims_of(last)
+        ]
         who = last["target"] if "targets" in last else f"pod {last['target']}"
-        what = (f"killed the database process of {who} (SIGKILL)" if method == KILL_PROCESS
-                else f"deleted {who} with grace period {last['gracePeriodSeconds']}s")
+        what = (
+            f"killed the database process of {who} (SIGKILL)"
+            if method == KILL_PROCESS
+            else f"deleted {who} with grace period {last['gracePeriodSeconds']}s"
+        )
         d.events.append(("Warning", "FaultInjected", f"fault {last['number']} ({last['action']}): {what}"))
     elif last and last["state"] == INJECTED:
         by_name = {p.name: p for p in pods}
@@ -178,23 +193,36 @@ def decide(spec: RunSpec, faults: list[dict], start_at: dt.datetime, now: dt.dat
             last.update(state=RECOVERED, recoveredTime=rfc3339(now), recoverySeconds=seconds)
             if last.get("method") == KILL_PROCESS and back[0] is not None:
                 last["restartCount"] = back[0].restarts
-            d.events.append(("Normal", "FaultRecovered",
-                             f"fault {last['number']}: {last['target']} is back and ready after {seconds}s"))
+            d.events.append(
+                (
+                    "Normal",
+                    "FaultRecovered",
+                    f"fault {last['number']}: {last['target']} is back and ready after {seconds}s",
+                )
+            )
         else:
             return d
     else:
         nxt = next_due(spec, entries, start_at, now)
         if nxt is None:
             return d
-        entry = {"number": nxt.number, "action": nxt.action, "method": nxt.method,
-                 "dueTime": rfc3339(nxt.due), "gracePeriodSeconds": nxt.grace_seconds}
+        entry = {
+            "number": nxt.number,
+            "action": nxt.action,
+            "method": nxt.method,
+            "dueTime": rfc3339(nxt.due),
+            "gracePeriodSeconds": nxt.grace_seconds,
+        }
         chosen = choose_victims(nxt, db, release, pods, primary, seed)
         if isinstance(chosen, str):
             entry.update(state=SKIPPED, message=chosen)
             d.events.append(("Warning", "FaultSkipped", f"fault {nxt.number} ({nxt.action}): {chosen}"))
         elif nxt.action == "kill-all":
-            entry.update(state=INJECTING, target=f"all {len(chosen)} pods: {', '.join(v.name for v in chosen)}",
-                         targets=[{"pod": v.name, "uid": v.uid, "restarts": v.restarts} for v in chosen])
+            entry.update(
+                state=INJECTING,
+                target=f"all {len(chosen)} pods: {', '.join(v.name for v in chosen)}",
+                targets=[{"pod": v.name, "uid": v.uid, "restarts": v.restarts} for v in chosen],
+            )
         else:
             entry.update(state=INJECTING, target=chosen[0].name, targetUID=chosen[0].uid)
             if nxt.method == KILL_PROCESS:

@@ -6,6 +6,7 @@ Env: TPCC_CHARTS_DIR (the database charts), TPCC_RUNNER_IMAGE, TPCC_HELM, TPCC_T
 TPCC_METRICS_PORT (Prometheus /metrics; 0 disables), TPCC_POD_RESOURCES (JSON default requests
 and limits of the Jobs' pods), TPCC_ALLOWED_CHARTS (chart references allowed besides the shipped ones).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -37,10 +38,12 @@ _REPO_CHARTS = Path(__file__).resolve().parents[2] / "charts"
 
 def settings() -> plan.Settings:
     resources = os.environ.get("TPCC_POD_RESOURCES")  # JSON, the chart's podResources
-    return plan.Settings(charts_dir=Path(os.environ.get("TPCC_CHARTS_DIR", _REPO_CHARTS)),
-                         runner_image=os.environ.get("TPCC_RUNNER_IMAGE", "local/tpcc-runner:dev"),
-                         pod_resources=plan.PodResources.parse(resources) if resources else plan.PodResources(),
-                         allowed_charts=tuple(os.environ.get("TPCC_ALLOWED_CHARTS", "").split()))
+    return plan.Settings(
+        charts_dir=Path(os.environ.get("TPCC_CHARTS_DIR", _REPO_CHARTS)),
+        runner_image=os.environ.get("TPCC_RUNNER_IMAGE", "local/tpcc-runner:dev"),
+        pod_resources=plan.PodResources.parse(resources) if resources else plan.PodResources(),
+        allowed_charts=tuple(os.environ.get("TPCC_ALLOWED_CHARTS", "").split()),
+    )
 
 
 @kopf.on.startup()
@@ -58,8 +61,10 @@ def configure(settings: kopf.OperatorSettings, **_):
     settings.background.cancellation_polling = 2
     # kopf logs every successful timer call: one line per run per tick says nothing
     logging.getLogger("kopf.objects").addFilter(
-        lambda record: not record.getMessage().startswith(
-            ("Timer 'drive' succeeded", "Timer 'keep_schedule' succeeded")))
+        lambda record: (
+            not record.getMessage().startswith(("Timer 'drive' succeeded", "Timer 'keep_schedule' succeeded"))
+        )
+    )
     settings.posting.level = logging.INFO
     # Sync handlers run in this many threads (default: cores + 4, each thread its own malloc
     # arena): a tick is short, a Helm install holds one thread for at most HELM_TIMEOUT_SECONDS.
@@ -93,8 +98,7 @@ def perform(step: Step, run: plan.Run, spec: RunSpec, logger: Logger) -> None:
             raise ActionFailed(action, failures.ActionError(False, "Unreachable", str(e)[:500])) from e
 
 
-def _perform_one(action: Action, step: Step, run: plan.Run, spec: RunSpec, cfg: plan.Settings,
-                 logger: Logger) -> None:
+def _perform_one(action: Action, step: Step, run: plan.Run, spec: RunSpec, cfg: plan.Settings, logger: Logger) -> None:
     if action is Action.RETIRE_OLD_GENERATIONS:
         kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
         kube.delete_generations(run, keep_current=True)
@@ -131,8 +135,12 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: RunSpec, cfg: 
     elif action is Action.WRITE_RESULT:
         assert step.result is not None, "WRITE_RESULT carries result"
         if not kube.write_result(step.result, cfg.runner_image):
-            logger.warning("%s: BenchmarkResult %s not written: its CRD is not installed "
-                           "(kubectl apply -f crds/benchmarkresult.yaml)", run.prefix, step.result.name)
+            logger.warning(
+                "%s: BenchmarkResult %s not written: its CRD is not installed "
+                "(kubectl apply -f crds/benchmarkresult.yaml)",
+                run.prefix,
+                step.result.name,
+            )
     elif action is Action.PRUNE_RESULTS:
         kube.delete_results(run.namespace, step.prune)
     elif action is Action.CLEAN_UP:
@@ -146,8 +154,12 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: RunSpec, cfg: 
 def _kill(run: plan.Run, spec: RunSpec, kill: faults.Kill, logger: Logger) -> None:
     if kill.method == faults.KILL_PROCESS:
         killed = kube.kill_process(run.namespace, kill, plan.DATABASE_CONTAINERS[spec.database.type])
-        logger.info("%s: database process of pod %s %s", run.prefix, kill.pod,
-                    "killed" if killed else "already restarted or gone")
+        logger.info(
+            "%s: database process of pod %s %s",
+            run.prefix,
+            kill.pod,
+            "killed" if killed else "already restarted or gone",
+        )
     else:
         killed = kube.kill_pod(run.namespace, kill)
         logger.info("%s: pod %s %s", run.prefix, kill.pod, "deleted" if killed else "already gone")
@@ -161,8 +173,9 @@ def drive(name: str, namespace: str | None, logger: Logger, retry: int = 0, **_)
     if body is None or body["metadata"].get("deletionTimestamp"):
         return
     meta, status = body["metadata"], body.get("status") or {}
-    run = plan.Run(name, namespace, meta["uid"], meta["generation"],
-                   series=(meta.get("labels") or {}).get(plan.LABEL_SCHEDULE, ""))
+    run = plan.Run(
+        name, namespace, meta["uid"], meta["generation"], series=(meta.get("labels") or {}).get(plan.LABEL_SCHEDULE, "")
+    )
     now = dt.datetime.now(dt.timezone.utc)
     try:
         spec = RunSpec.parse(body["spec"], settings().charts_dir)
@@ -188,8 +201,7 @@ def drive(name: str, namespace: str | None, logger: Logger, retry: int = 0, **_)
         if not step.status:  # transient, or a cleanup: retried with backoff, the verdict stays
             delay = failures.retry_delay(retry)
             reason = "CleanupFailed" if e.action in CLEANUP_ACTIONS else e.error.reason
-            kopf.warn(body, reason=reason, message=f"{e.action.value}: {e.error.message} "
-                                                   f"(retrying in {delay:.0f}s)")
+            kopf.warn(body, reason=reason, message=f"{e.action.value}: {e.error.message} (retrying in {delay:.0f}s)")
             raise kopf.TemporaryError(e.error.message, delay=delay) from e
     _record(body, namespace, name, status, step)
     METRICS.observe(namespace, name, spec, patched(status, step.status))
@@ -203,8 +215,7 @@ def _record(body: dict, namespace: str, name: str, status: dict, step: Step) -> 
 
 
 @kopf.on.delete(plan.GROUP, plan.VERSION, plan.PLURAL)
-def remove(name: str, namespace: str | None, body: kopf.Body, logger: Logger, retry: int,
-           runtime: dt.timedelta, **_):
+def remove(name: str, namespace: str | None, body: kopf.Body, logger: Logger, retry: int, runtime: dt.timedelta, **_):
     """Finalizer: the Helm releases are not owned by the run, so uninstall them here; the
     rest is owned too, but deleting it now stops a load or run at once. A failing uninstall
     is retried with backoff for failures.DELETION_GIVE_UP_SECONDS, then the finalizer goes
@@ -218,9 +229,12 @@ def remove(name: str, namespace: str | None, body: kopf.Body, logger: Logger, re
             kopf.warn(body, reason="UninstallRetrying", message=f"{e} (retrying in {delay:.0f}s)")
             raise kopf.TemporaryError(str(e), delay=delay) from e
         release = ((body.get("status") or {}).get("database") or {}).get("release") or f"{name}-g<N>"
-        kopf.warn(body, reason="CleanupAbandoned",
-                  message=f"left behind in {namespace}: Helm release(s) of this run (e.g. {release}; "
-                          f"remove with helm uninstall) after {runtime.total_seconds():.0f}s: {e}")
+        kopf.warn(
+            body,
+            reason="CleanupAbandoned",
+            message=f"left behind in {namespace}: Helm release(s) of this run (e.g. {release}; "
+            f"remove with helm uninstall) after {runtime.total_seconds():.0f}s: {e}",
+        )
         released = []
     try:
         n = kube.delete_generations(plan.Run(name, namespace, "", 0), keep_current=False)
@@ -243,16 +257,21 @@ def keep_schedule(name: str, namespace: str | None, logger: Logger, retry: int =
     now = dt.datetime.now(dt.timezone.utc)
     try:
         runs = [schedule.OwnedRun.from_object(r) for r in kube.runs_of_schedule(namespace, name, meta["uid"])]
-        decision = schedule.decide(name, body["spec"], meta["generation"], status,
-                                   parse_time(meta["creationTimestamp"]), runs, now)
+        decision = schedule.decide(
+            name, body["spec"], meta["generation"], status, parse_time(meta["creationTimestamp"]), runs, now
+        )
         for run in decision.delete:
             logger.info("schedule %s: deleting BenchmarkRun %s", name, run)
             kube.delete_run(namespace, run)
         if decision.create:
             assert decision.scheduled_time is not None, "a run to create has its scheduled time"
             if kube.create_run(schedule.run_object(body, decision.create, decision.scheduled_time)):
-                kopf.event(body, type="Normal", reason="RunCreated", message=f"BenchmarkRun {decision.create} "
-                           f"for {rfc3339(decision.scheduled_time)}")
+                kopf.event(
+                    body,
+                    type="Normal",
+                    reason="RunCreated",
+                    message=f"BenchmarkRun {decision.create} for {rfc3339(decision.scheduled_time)}",
+                )
     except kube.CallFailed as e:
         if not e.error.permanent:
             raise kopf.TemporaryError(e.error.message, delay=failures.retry_delay(retry)) from e

@@ -5,6 +5,7 @@ The result is named `<run>-g<runGeneration>-<uid5>` (the first 5 hex digits of t
 a BenchmarkRun deleted and created again under the same name never collides with its older
 results) and created if absent, so writing it again after a crash changes nothing.
 """
+
 from __future__ import annotations
 
 import base64
@@ -36,9 +37,10 @@ def result_name(run: plan.Run) -> str:
 @dataclass(frozen=True)
 class GitSource:
     """Which GitOps tool applied the BenchmarkRun, from its labels and annotations."""
-    tool: str        # ArgoCD | Flux
-    source: str      # Argo CD tracking id, or the Flux Kustomization/HelmRelease namespace/name
-    revision: str    # bench.tpcc.dev/git-revision, "" when not given
+
+    tool: str  # ArgoCD | Flux
+    source: str  # Argo CD tracking id, or the Flux Kustomization/HelmRelease namespace/name
+    revision: str  # bench.tpcc.dev/git-revision, "" when not given
 
     @classmethod
     def from_metadata(cls, metadata: dict) -> GitSource | None:
@@ -61,6 +63,7 @@ class GitSource:
 @dataclass(frozen=True)
 class Entry:
     """A BenchmarkResult as the history lists it."""
+
     summary: regression.Summary
     run_uid: str = ""
 
@@ -69,6 +72,7 @@ class Entry:
 class ResultRecord:
     """What the timer writes for a finished run: the BenchmarkResult's spec (the runner image
     is added when it is written) and the full results for its ConfigMap."""
+
     name: str
     namespace: str
     run: str
@@ -81,12 +85,22 @@ class ResultRecord:
 
 
 def p99_by_type(results: dict) -> dict[str, float]:
-    return {t: v["latencyMs"]["p99"] for t, v in (results.get("transactions") or {}).items()
-            if (v.get("latencyMs") or {}).get("p99") is not None}
+    return {
+        t: v["latencyMs"]["p99"]
+        for t, v in (results.get("transactions") or {}).items()
+        if (v.get("latencyMs") or {}).get("p99") is not None
+    }
 
 
-def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git: GitSource | None,
-           database_images: list[str], matrix: dict[str, str] | None = None) -> ResultRecord:
+def record(
+    run: plan.Run,
+    spec: RunSpec,
+    status: dict,
+    merged: dict | None,
+    git: GitSource | None,
+    database_images: list[str],
+    matrix: dict[str, str] | None = None,
+) -> ResultRecord:
     """The record of a finished run from its final status (verdict included) and the merged
     results of its runner pods (None when the run never measured); a sweep cell's with its
     sweep.matrix values."""
@@ -97,55 +111,112 @@ def record(run: plan.Run, spec: RunSpec, status: dict, merged: dict | None, git:
     options = (merged or {}).get("options") or {}
     name = result_name(run)
     body: dict[str, Any] = {
-        "run": run.name, "runUID": run.uid, "runGeneration": run.generation,
+        "run": run.name,
+        "runUID": run.uid,
+        "runGeneration": run.generation,
         **({"runToken": spec.run_token} if spec.run_token else {}),
         "phase": status.get("phase"),
         **({"reason": status["reason"]} if status.get("reason") else {}),
-        "verdict": status["verdict"], "regression": status["regression"],
-        "comparisonHash": status["regression"]["comparisonHash"], "specHash": status.get("specHash", ""),
+        "verdict": status["verdict"],
+        "regression": status["regression"],
+        "comparisonHash": status["regression"]["comparisonHash"],
+        "specHash": status.get("specHash", ""),
         **({"matrix": dict(matrix)} if matrix else {}),
         **{k: status[k] for k in ("startTime", "completionTime") if status.get(k)},
         **{f"measure{k.title()}": results[k] for k in ("start", "end") if results.get(k)},
         **({"tpmC": results["tpmC"]} if results.get("tpmC") is not None else {}),
         **({"opsPerSecond": status["ycsb"]["opsPerSecond"]} if status.get("ycsb") else {}),
-        **{k: results[k] for k in ("efficiency", "efficiencyReason", "measuredSeconds", "seed",
-                                   "transactionsPerSecond", "databaseBytes") if k in results},
+        **{
+            k: results[k]
+            for k in (
+                "efficiency",
+                "efficiencyReason",
+                "measuredSeconds",
+                "seed",
+                "transactionsPerSecond",
+                "databaseBytes",
+            )
+            if k in results
+        },
         **({"serverAgreement": results["serverAgreement"]["verdict"]} if results.get("serverAgreement") else {}),
         **({"cost": figure} if (figure := cost_status(spec.cost, status)) else {}),
-        "p99Ms": regression.p99_of(status["ycsb"].get("operations") or {}, "count") if status.get("ycsb")
+        "p99Ms": regression.p99_of(status["ycsb"].get("operations") or {}, "count")
+        if status.get("ycsb")
         else p99_by_type(results),
         "latencyMs": {t: v.get("latencyMs") or {} for t, v in (results.get("transactions") or {}).items()},
-        **({"durable": regression.durable_of(durability), "lost": durability.get("lost", 0)}
-           if regression.durable_of(durability) is not None else {}),
-        **({"consistent": consistency["passed"], "violated": consistency.get("violated", [])}
-           if "passed" in consistency else {}),
+        **(
+            {"durable": regression.durable_of(durability), "lost": durability.get("lost", 0)}
+            if regression.durable_of(durability) is not None
+            else {}
+        ),
+        **(
+            {"consistent": consistency["passed"], "violated": consistency.get("violated", [])}
+            if "passed" in consistency
+            else {}
+        ),
         **({"load": status["load"]} if status.get("load") else {}),
-        **{f"consistent{when}": status[f"consistency{when}"]["passed"] for when in ("AfterLoad", "DuringRun")
-           if status.get(f"consistency{when}")},
-        **({"acid": {"passed": acid["passed"], "counts": acid["counts"],
-                     "failed": [t["test"] for t in acid["tests"] if t["status"] in ("failed", "error")]}}
-           if acid else {}),
-        "faults": [{k: f[k] for k in ("action", "state", "target", "injectedTime", "recoverySeconds") if k in f}
-                   for f in status.get("faults") or []],
-        "database": {"type": spec.database.type, "images": sorted(database_images),
-                     **({"version": str(options["driver"]["server_version"])}
-                        if (options.get("driver") or {}).get("server_version") else {}),
-                     "release": (status.get("database") or {}).get("release", "")},
+        **{
+            f"consistent{when}": status[f"consistency{when}"]["passed"]
+            for when in ("AfterLoad", "DuringRun")
+            if status.get(f"consistency{when}")
+        },
+        **(
+            {
+                "acid": {
+                    "passed": acid["passed"],
+                    "counts": acid["counts"],
+                    "failed": [t["test"] for t in acid["tests"] if t["status"] in ("failed", "error")],
+                }
+            }
+            if acid
+            else {}
+        ),
+        "faults": [
+            {k: f[k] for k in ("action", "state", "target", "injectedTime", "recoverySeconds") if k in f}
+            for f in status.get("faults") or []
+        ],
+        "database": {
+            "type": spec.database.type,
+            "images": sorted(database_images),
+            **(
+                {"version": str(options["driver"]["server_version"])}
+                if (options.get("driver") or {}).get("server_version")
+                else {}
+            ),
+            "release": (status.get("database") or {}).get("release", ""),
+        },
         **({"git": git.to_spec()} if git else {}),
         "runSpec": dict(spec.document),
         "resultsConfigMap": name,
     }
-    full = {"results": merged, "durability": durability or None, "consistency": consistency or None,
-            "consistencyAfterLoad": status.get("consistencyAfterLoad"),
-            "consistencyDuringRun": status.get("consistencyDuringRun"),
-            "acid": acid or None,
-            "faults": status.get("faults") or []}
+    full = {
+        "results": merged,
+        "durability": durability or None,
+        "consistency": consistency or None,
+        "consistencyAfterLoad": status.get("consistencyAfterLoad"),
+        "consistencyDuringRun": status.get("consistencyDuringRun"),
+        "acid": acid or None,
+        "faults": status.get("faults") or [],
+    }
     keep = spec.history.delete_with_run
-    labels = {plan.LABEL_MANAGED_BY: plan.MANAGER, plan.LABEL_RUN: run.name, plan.LABEL_SERIES: run.history_series,
-              plan.LABEL_DB: spec.database.type, LABEL_VERDICT: status["verdict"]}
-    return ResultRecord(name, run.namespace, run.name, spec.database.type, status["verdict"], body, full,
-                        owner={**plan.owner_reference(run), "controller": False} if keep else None,
-                        labels=labels)
+    labels = {
+        plan.LABEL_MANAGED_BY: plan.MANAGER,
+        plan.LABEL_RUN: run.name,
+        plan.LABEL_SERIES: run.history_series,
+        plan.LABEL_DB: spec.database.type,
+        LABEL_VERDICT: status["verdict"],
+    }
+    return ResultRecord(
+        name,
+        run.namespace,
+        run.name,
+        spec.database.type,
+        status["verdict"],
+        body,
+        full,
+        owner={**plan.owner_reference(run), "controller": False} if keep else None,
+        labels=labels,
+    )
 
 
 def result_object(rec: ResultRecord, runner_image: str) -> dict:
@@ -170,8 +241,7 @@ def results_payload(full: dict[str, Any]) -> tuple[dict[str, str], dict[str, str
         for key in ("timeline", "pods", "pod_windows", "pod_tpmC"):
             merged.pop(key, None)
         trimmed = {**full, "results": merged, "trimmed": ["timeline", "pods", "pod_windows", "pod_tpmC"]}
-        packed = base64.b64encode(gzip.compress(json.dumps(trimmed, separators=(",", ":")).encode(),
-                                                mtime=0)).decode()
+        packed = base64.b64encode(gzip.compress(json.dumps(trimmed, separators=(",", ":")).encode(), mtime=0)).decode()
     return {}, {"results.json.gz": packed}
 
 
@@ -179,12 +249,24 @@ def result_configmap(rec: ResultRecord, owner_uid: str) -> dict:
     """The ConfigMap of the full results, owned by the BenchmarkResult (deleted with it). It
     carries no bench.tpcc.dev/run label: retiring a run's generations must not delete it."""
     data, binary = results_payload(rec.full_results)
-    owner = {"apiVersion": f"{plan.GROUP}/{plan.VERSION}", "kind": RESULT_KIND, "name": rec.name,
-             "uid": owner_uid, "controller": True, "blockOwnerDeletion": False}
-    cm: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
-                          "metadata": {"name": rec.name, "namespace": rec.namespace,
-                                       "labels": {plan.LABEL_MANAGED_BY: plan.MANAGER, LABEL_RESULT: rec.name},
-                                       "ownerReferences": [owner]}}
+    owner = {
+        "apiVersion": f"{plan.GROUP}/{plan.VERSION}",
+        "kind": RESULT_KIND,
+        "name": rec.name,
+        "uid": owner_uid,
+        "controller": True,
+        "blockOwnerDeletion": False,
+    }
+    cm: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": rec.name,
+            "namespace": rec.namespace,
+            "labels": {plan.LABEL_MANAGED_BY: plan.MANAGER, LABEL_RESULT: rec.name},
+            "ownerReferences": [owner],
+        },
+    }
     if data:
         cm["data"] = data
     if binary:
@@ -195,20 +277,29 @@ def result_configmap(rec: ResultRecord, owner_uid: str) -> dict:
 def summary_of(obj: dict) -> Entry:
     """A listed BenchmarkResult -> what the judge and the pruning need."""
     spec = obj.get("spec") or {}
-    return Entry(regression.Summary(
-        name=obj["metadata"]["name"], comparison_hash=spec.get("comparisonHash", ""),
-        throughput=spec["opsPerSecond"] if "opsPerSecond" in spec else spec.get("tpmC"),
-        throughput_metric=regression.OPS_PER_SECOND if "opsPerSecond" in spec else regression.TPMC,
-        p99_ms={k: float(v) for k, v in (spec.get("p99Ms") or {}).items()},
-        failed=spec.get("phase") == "Failed", durable=spec.get("durable"), consistent=spec.get("consistent"),
-        verdict=spec.get("verdict", ""), completed=spec.get("completionTime", "")), spec.get("runUID", ""))
+    return Entry(
+        regression.Summary(
+            name=obj["metadata"]["name"],
+            comparison_hash=spec.get("comparisonHash", ""),
+            throughput=spec["opsPerSecond"] if "opsPerSecond" in spec else spec.get("tpmC"),
+            throughput_metric=regression.OPS_PER_SECOND if "opsPerSecond" in spec else regression.TPMC,
+            p99_ms={k: float(v) for k, v in (spec.get("p99Ms") or {}).items()},
+            failed=spec.get("phase") == "Failed",
+            durable=spec.get("durable"),
+            consistent=spec.get("consistent"),
+            verdict=spec.get("verdict", ""),
+            completed=spec.get("completionTime", ""),
+        ),
+        spec.get("runUID", ""),
+    )
 
 
 def to_prune(history: list[Entry], limit: int, written: str) -> list[str]:
     """The oldest results of the run beyond `limit`, counting the one just written."""
-    others = sorted((e.summary for e in history if e.summary.name != written),
-                    key=lambda s: (s.completed, s.name), reverse=True)
-    return sorted(s.name for s in others[max(limit - 1, 0):])
+    others = sorted(
+        (e.summary for e in history if e.summary.name != written), key=lambda s: (s.completed, s.name), reverse=True
+    )
+    return sorted(s.name for s in others[max(limit - 1, 0) :])
 
 
 def history_limit(spec: RunSpec) -> int:

@@ -1,5 +1,6 @@
 """Cluster I/O for the timer: read what a phase needs to see, create objects if absent,
 delete by label, and drive the `helm` CLI. No decisions here (they are in phases.py)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -85,6 +86,7 @@ def _missing(e: ApiException) -> bool:
 
 # ---- the BenchmarkRun itself ---------------------------------------------------------------
 
+
 def _get_custom(namespace: str, plural: str, name: str) -> dict | None:
     """One of our custom objects (BenchmarkRun, -Result, -Schedule), None if there is none."""
     try:
@@ -101,8 +103,9 @@ def get_run(namespace: str, name: str) -> dict | None:
 
 def patch_status(namespace: str, name: str, status: dict) -> None:
     """JSON merge patch of .status (None values remove fields)."""
-    custom().patch_namespaced_custom_object_status(plan.GROUP, plan.VERSION, namespace, plan.PLURAL,
-                                                   name, {"status": status})
+    custom().patch_namespaced_custom_object_status(
+        plan.GROUP, plan.VERSION, namespace, plan.PLURAL, name, {"status": status}
+    )
 
 
 def delete_run(namespace: str, name: str) -> None:
@@ -114,6 +117,7 @@ def delete_run(namespace: str, name: str) -> None:
 
 
 # ---- create if absent / delete by label ------------------------------------------------------
+
 
 def _creator(kind: str) -> Callable[[str, dict], Any]:
     return {
@@ -181,8 +185,7 @@ def delete_generations(run: plan.Run, keep_current: bool) -> int:
 def delete_after_run(run: plan.Run) -> int:
     """The cleanup policy's share: Jobs (with their pods), runner RBAC and the start
     ConfigMap of this generation; the results ConfigMaps stay until the run is deleted."""
-    gen = {plan.LABEL_MANAGED_BY: plan.MANAGER, plan.LABEL_RUN: run.name,
-           plan.LABEL_GENERATION: str(run.generation)}
+    gen = {plan.LABEL_MANAGED_BY: plan.MANAGER, plan.LABEL_RUN: run.name, plan.LABEL_GENERATION: str(run.generation)}
     n = delete_labelled(run.namespace, _selector(gen), ("Job", "RoleBinding", "Role", "ServiceAccount"))
     try:
         core().delete_namespaced_config_map(plan.start_configmap_name(run), run.namespace)
@@ -194,6 +197,7 @@ def delete_after_run(run: plan.Run) -> int:
 
 
 # ---- observation -------------------------------------------------------------------------------
+
 
 def _ready(pod) -> bool:
     if pod.metadata.deletion_timestamp:
@@ -232,27 +236,43 @@ def pod_states(namespace: str, labels: dict[str, str], now: dt.datetime) -> list
     for pod in core().list_namespaced_pod(namespace, label_selector=_selector(labels)).items:
         created = pod.metadata.creation_timestamp
         age = (now - created).total_seconds() if created else 0.0
-        waiting = [(cs.state.waiting, cs.image) for cs in pod.status.container_statuses or []
-                   if cs.state and cs.state.waiting]
+        waiting = [
+            (cs.state.waiting, cs.image) for cs in pod.status.container_statuses or [] if cs.state and cs.state.waiting
+        ]
         w, image = waiting[0] if waiting else (None, "")
-        state = failures.PodState(pod.metadata.name, age, (w.reason or "") if w else "",
-                                  (w.message or "") if w else "", image)
+        state = failures.PodState(
+            pod.metadata.name, age, (w.reason or "") if w else "", (w.message or "") if w else "", image
+        )
         if not pod.spec.node_name and not pod.metadata.deletion_timestamp:
-            state = dataclasses.replace(state, unschedulable=_unschedulable(pod), requests=_requests(pod),
-                                        claims=tuple(_claim_state(namespace, v.persistent_volume_claim.claim_name, now)
-                                                     for v in pod.spec.volumes or [] if v.persistent_volume_claim))
+            state = dataclasses.replace(
+                state,
+                unschedulable=_unschedulable(pod),
+                requests=_requests(pod),
+                claims=tuple(
+                    _claim_state(namespace, v.persistent_volume_claim.claim_name, now)
+                    for v in pod.spec.volumes or []
+                    if v.persistent_volume_claim
+                ),
+            )
         out.append(state)
     return out
 
 
 def _unschedulable(pod) -> str:
-    return next((c.message or c.reason or "" for c in pod.status.conditions or []
-                 if c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable"), "")
+    return next(
+        (
+            c.message or c.reason or ""
+            for c in pod.status.conditions or []
+            if c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable"
+        ),
+        "",
+    )
 
 
 def _requests(pod) -> dict[str, float]:
     """What the scheduler places the pod by: the sum of its containers' requests (init
     containers run one at a time: the largest of them counts, if larger)."""
+
     def total(containers) -> dict[str, float]:
         out: dict[str, float] = {}
         for c in containers or []:
@@ -260,9 +280,13 @@ def _requests(pod) -> dict[str, float]:
                 if resource in ("cpu", "memory"):
                     out[resource] = out.get(resource, 0.0) + float(kubernetes.utils.parse_quantity(value))
         return out
+
     main, init = total(pod.spec.containers), [total([c]) for c in pod.spec.init_containers or []]
-    return {r: max([main.get(r, 0.0)] + [i.get(r, 0.0) for i in init]) for r in ("cpu", "memory")
-            if r in main or any(r in i for i in init)}
+    return {
+        r: max([main.get(r, 0.0)] + [i.get(r, 0.0) for i in init])
+        for r in ("cpu", "memory")
+        if r in main or any(r in i for i in init)
+    }
 
 
 def _claim_state(namespace: str, name: str, now: dt.datetime) -> failures.ClaimState:
@@ -282,22 +306,32 @@ def _claim_state(namespace: str, name: str, now: dt.datetime) -> failures.ClaimS
     if sc_name:
         try:
             sc = kubernetes.client.StorageV1Api(_api_client()).read_storage_class(sc_name)
-            waits = (sc.volume_binding_mode == "WaitForFirstConsumer" and not (claim.metadata.annotations or {})
-                     .get("volume.kubernetes.io/selected-node"))
+            waits = sc.volume_binding_mode == "WaitForFirstConsumer" and not (claim.metadata.annotations or {}).get(
+                "volume.kubernetes.io/selected-node"
+            )
         except ApiException as e:
             if e.status not in (403, 404):
                 raise
             exists = e.status == 403  # not ours to read: unknown, so not missing
     created = claim.metadata.creation_timestamp
-    return failures.ClaimState(name, claim.status.phase or "Pending", sc_name, exists,
-                               (now - created).total_seconds() if created else 0.0,
-                               _last_event(namespace, "PersistentVolumeClaim", name), waits)
+    return failures.ClaimState(
+        name,
+        claim.status.phase or "Pending",
+        sc_name,
+        exists,
+        (now - created).total_seconds() if created else 0.0,
+        _last_event(namespace, "PersistentVolumeClaim", name),
+        waits,
+    )
 
 
 def _last_event(namespace: str, kind: str, name: str) -> str:
     try:
-        events = core().list_namespaced_event(
-            namespace, field_selector=f"involvedObject.kind={kind},involvedObject.name={name}").items
+        events = (
+            core()
+            .list_namespaced_event(namespace, field_selector=f"involvedObject.kind={kind},involvedObject.name={name}")
+            .items
+        )
     except ApiException as e:
         if e.status == 403:
             return ""
@@ -339,22 +373,21 @@ def largest_node() -> dict[str, float]:
 
 
 def _restarts(pod, container: str) -> int:
-    return next((cs.restart_count or 0 for cs in pod.status.container_statuses or []
-                 if cs.name == container), 0)
+    return next((cs.restart_count or 0 for cs in pod.status.container_statuses or [] if cs.name == container), 0)
 
 
 def pods_of(namespace: str, labels: dict[str, str], container: str) -> list[faults.DatabasePod]:
     """The database pods, each with the restartCount of its database container."""
     pods = core().list_namespaced_pod(namespace, label_selector=_selector(labels)).items
-    return [faults.DatabasePod(p.metadata.name, p.metadata.uid, _ready(p), _restarts(p, container))
-            for p in pods]
+    return [faults.DatabasePod(p.metadata.name, p.metadata.uid, _ready(p), _restarts(p, container)) for p in pods]
 
 
 def kill_pod(namespace: str, kill: faults.Kill) -> bool:
     """Delete the pod if it is still the one chosen (UID precondition): a repeat after an
     operator restart finds it gone or replaced and kills nothing."""
-    body = kubernetes.client.V1DeleteOptions(grace_period_seconds=kill.grace_seconds,
-                                             preconditions=kubernetes.client.V1Preconditions(uid=kill.uid))
+    body = kubernetes.client.V1DeleteOptions(
+        grace_period_seconds=kill.grace_seconds, preconditions=kubernetes.client.V1Preconditions(uid=kill.uid)
+    )
     try:
         core().delete_namespaced_pod(kill.pod, namespace, body=body)
         return True
@@ -381,17 +414,30 @@ def kill_process(namespace: str, kill: faults.Kill, container: str) -> bool:
         return False
     api = kubernetes.client.CoreV1Api(kubernetes.client.ApiClient(_api_client().configuration))
     try:
-        out = stream(api.connect_get_namespaced_pod_exec, kill.pod, namespace, container=container,
-                     command=list(plan.KILL_PROCESS_COMMAND), stderr=True, stdout=True, stdin=False,
-                     tty=False, _request_timeout=30)
+        out = stream(
+            api.connect_get_namespaced_pod_exec,
+            kill.pod,
+            namespace,
+            container=container,
+            command=list(plan.KILL_PROCESS_COMMAND),
+            stderr=True,
+            stdout=True,
+            stdin=False,
+            tty=False,
+            _request_timeout=30,
+        )
     except ApiException as e:
         # a refused websocket upgrade comes as status 0 with "Handshake status 403 ..." in the reason
         status = e.status or int((re.search(r"Handshake status (\d+)", str(e.reason)) or [0, 0])[1])
-        raise CallFailed(failures.api_error(status, "ExecFailed", error_line(str(e.body or e.reason)),
-                                            f"kill-process in pod {kill.pod}")) from None
+        raise CallFailed(
+            failures.api_error(
+                status, "ExecFailed", error_line(str(e.body or e.reason)), f"kill-process in pod {kill.pod}"
+            )
+        ) from None
     if out.strip():  # kill prints only when it could not kill: the fault asked for did not happen
-        raise CallFailed(failures.ActionError(True, "FaultNotInjected",
-                                              f"kill-process in {kill.pod}/{container}: {error_line(out)}"))
+        raise CallFailed(
+            failures.ActionError(True, "FaultNotInjected", f"kill-process in {kill.pod}/{container}: {error_line(out)}")
+        )
     return True
 
 
@@ -403,9 +449,12 @@ def replica_set_primary(endpoints: list[str], timeout_seconds: float = 5.0) -> s
     for endpoint in endpoints:
         try:
             client: pymongo.MongoClient[dict[str, Any]]
-            with pymongo.MongoClient(endpoint, directConnection=True,
-                                     serverSelectionTimeoutMS=int(timeout_seconds * 1000),
-                                     connectTimeoutMS=int(timeout_seconds * 1000)) as client:
+            with pymongo.MongoClient(
+                endpoint,
+                directConnection=True,
+                serverSelectionTimeoutMS=int(timeout_seconds * 1000),
+                connectTimeoutMS=int(timeout_seconds * 1000),
+            ) as client:
                 name = faults.primary_pod(client.admin.command("hello"))
         except pymongo.errors.PyMongoError:
             continue
@@ -444,8 +493,7 @@ def job_state(namespace: str, name: str) -> JobState:
     if "Failed" in conditions:
         c = conditions["Failed"]
         detail = _failure_message(namespace, name)
-        return JobState(exists=True, failed=True,
-                        message=detail or f"{c.reason}: {c.message or 'job failed'}")
+        return JobState(exists=True, failed=True, message=detail or f"{c.reason}: {c.message or 'job failed'}")
     return JobState(exists=True, succeeded="Complete" in conditions)
 
 
@@ -477,8 +525,7 @@ def observe(run: plan.Run, spec: RunSpec, status: dict, phase: str | None, now: 
     ns = run.namespace
     world = World()
     if phase in (RUNNING, VERIFYING) and spec.faults and spec.database.deployed:
-        world.database_pods = pods_of(ns, plan.database_pod_selector(run),
-                                      plan.DATABASE_CONTAINERS[spec.database.type])
+        world.database_pods = pods_of(ns, plan.database_pod_selector(run), plan.DATABASE_CONTAINERS[spec.database.type])
         start_at = status.get("startAt")
         due = start_at and faults.next_due(spec, status.get("faults") or [], parse_time(start_at), now)
         # the replica set is asked only when a kill-primary victim is to be chosen now
@@ -522,8 +569,7 @@ def observe(run: plan.Run, spec: RunSpec, status: dict, phase: str | None, now: 
     elif phase == VERIFYING and "durability" not in status:
         world.verifier = job_state(ns, plan.job_name(run, "verifier"))
         if world.verifier.succeeded or world.verifier.failed:
-            world.durability_report = _json(
-                configmap_data(ns, plan.check_configmap_name(run)).get("durability.json"))
+            world.durability_report = _json(configmap_data(ns, plan.check_configmap_name(run)).get("durability.json"))
         elif not world.verifier.exists:
             if spec.database.deployed:
                 world.database_ready, _ = database_pods(ns, plan.database_pod_selector(run))
@@ -566,12 +612,14 @@ def _observe_finished(run: plan.Run, spec: RunSpec, world: World) -> None:
 
 # ---- the run history (BenchmarkResults) ----------------------------------------------------------
 
+
 def list_results(namespace: str, series: str) -> list[dict]:
     """The BenchmarkResults of a history series (a run, or every run of a schedule); none when
     their CRD is not installed (see write_result)."""
     try:
-        return custom().list_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace, history.RESULT_PLURAL,
-                                                      label_selector=f"{plan.LABEL_SERIES}={series}")["items"]
+        return custom().list_namespaced_custom_object(
+            plan.GROUP, plan.VERSION, namespace, history.RESULT_PLURAL, label_selector=f"{plan.LABEL_SERIES}={series}"
+        )["items"]
     except ApiException as e:
         if _missing(e):
             return []
@@ -588,8 +636,9 @@ def write_result(rec: history.ResultRecord, runner_image: str) -> bool:
     upgrade` does not add CRDs): the verdict is still recorded in the run's status."""
     obj = history.result_object(rec, runner_image)
     try:
-        created = custom().create_namespaced_custom_object(plan.GROUP, plan.VERSION, rec.namespace,
-                                                           history.RESULT_PLURAL, obj)
+        created = custom().create_namespaced_custom_object(
+            plan.GROUP, plan.VERSION, rec.namespace, history.RESULT_PLURAL, obj
+        )
     except ApiException as e:
         if _missing(e):
             return False
@@ -604,8 +653,9 @@ def delete_results(namespace: str, names: list[str]) -> None:
     """Prune: each BenchmarkResult goes with its ConfigMap (owner reference)."""
     for name in names:
         try:
-            custom().delete_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace,
-                                                     history.RESULT_PLURAL, name, propagation_policy="Background")
+            custom().delete_namespaced_custom_object(
+                plan.GROUP, plan.VERSION, namespace, history.RESULT_PLURAL, name, propagation_policy="Background"
+            )
         except ApiException as e:
             if not _missing(e):
                 raise
@@ -616,15 +666,18 @@ def runner_pod_ips(namespace: str, job: str) -> dict[int, str]:
     out = {}
     for pod in core().list_namespaced_pod(namespace, label_selector=f"job-name={job}").items:
         index = (pod.metadata.annotations or {}).get("batch.kubernetes.io/job-completion-index")
-        if index is not None and pod.status.phase == "Running" and pod.status.pod_ip \
-                and not pod.metadata.deletion_timestamp:
+        if (
+            index is not None
+            and pod.status.phase == "Running"
+            and pod.status.pod_ip
+            and not pod.metadata.deletion_timestamp
+        ):
             out[int(index)] = pod.status.pod_ip
     return out
 
 
 def write_start_at(run: plan.Run, start_at: str) -> None:
-    core().patch_namespaced_config_map(plan.start_configmap_name(run), run.namespace,
-                                       {"data": {"startAt": start_at}})
+    core().patch_namespaced_config_map(plan.start_configmap_name(run), run.namespace, {"data": {"startAt": start_at}})
 
 
 def write_check_input(run: plan.Run, key: str, text: str) -> None:
@@ -635,14 +688,16 @@ def write_check_input(run: plan.Run, key: str, text: str) -> None:
 def release_runners(run: plan.Run) -> None:
     """ledgersVerified: the runner pods stop serving their ledgers and exit."""
     try:
-        core().patch_namespaced_config_map(plan.start_configmap_name(run), run.namespace,
-                                           {"data": {"ledgersVerified": "true"}})
+        core().patch_namespaced_config_map(
+            plan.start_configmap_name(run), run.namespace, {"data": {"ledgersVerified": "true"}}
+        )
     except ApiException as e:
         if not _missing(e):  # cleaned up already: the pods are gone with their Job
             raise
 
 
 # ---- helm ------------------------------------------------------------------------------------
+
 
 def _helm(*args: str) -> str:
     try:
@@ -662,8 +717,17 @@ def helm_install(release: plan.HelmRelease) -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".json") as values:
         json.dump(release.values, values)  # JSON is YAML
         values.flush()
-        args = ["upgrade", "--install", release.name, release.chart, "--namespace", release.namespace,
-                "--values", values.name, "--wait=false"]
+        args = [
+            "upgrade",
+            "--install",
+            release.name,
+            release.chart,
+            "--namespace",
+            release.namespace,
+            "--values",
+            values.name,
+            "--wait=false",
+        ]
         if release.version:
             args += ["--version", release.version]
         _helm(*args)
@@ -688,22 +752,25 @@ def uninstall_releases(namespace: str, run_name: str, keep: str | None = None) -
 
 # ---- BenchmarkSchedules (decisions in schedule.py) ------------------------------------------------
 
+
 def get_schedule(namespace: str, name: str) -> dict | None:
     return _get_custom(namespace, schedule.PLURAL, name)
 
 
 def runs_of_schedule(namespace: str, name: str, uid: str) -> list[dict]:
     """The BenchmarkRuns the schedule owns (by label, then by owner UID: not a namesake's)."""
-    items = custom().list_namespaced_custom_object(plan.GROUP, plan.VERSION, namespace, plan.PLURAL,
-                                                   label_selector=f"{schedule.LABEL_SCHEDULE}={name}")["items"]
+    items = custom().list_namespaced_custom_object(
+        plan.GROUP, plan.VERSION, namespace, plan.PLURAL, label_selector=f"{schedule.LABEL_SCHEDULE}={name}"
+    )["items"]
     return [r for r in items if any(o.get("uid") == uid for o in r["metadata"].get("ownerReferences") or [])]
 
 
 def create_run(obj: dict) -> bool:
     """Create the BenchmarkRun; False if it exists (its name is its start time: made before)."""
     try:
-        custom().create_namespaced_custom_object(plan.GROUP, plan.VERSION, obj["metadata"]["namespace"],
-                                                 plan.PLURAL, obj)
+        custom().create_namespaced_custom_object(
+            plan.GROUP, plan.VERSION, obj["metadata"]["namespace"], plan.PLURAL, obj
+        )
         return True
     except ApiException as e:
         if e.status == 409:
@@ -712,6 +779,6 @@ def create_run(obj: dict) -> bool:
 
 
 def patch_schedule_status(namespace: str, name: str, status: dict) -> None:
-    custom().patch_namespaced_custom_object_status(plan.GROUP, plan.VERSION, namespace, schedule.PLURAL,
-                                                   name, {"status": status})
-
+    custom().patch_namespaced_custom_object_status(
+        plan.GROUP, plan.VERSION, namespace, schedule.PLURAL, name, {"status": status}
+    )

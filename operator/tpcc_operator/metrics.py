@@ -1,5 +1,6 @@
 """The operator's Prometheus metrics, derived from each run's status on every tick (so an
 operator restart rebuilds them). Names and labels are what dashboards/generate.py queries."""
+
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector
@@ -17,45 +18,78 @@ class OperatorMetrics:
         r = self.registry
         # process_resident_memory_bytes and friends: what operator/bench/rss.py reads
         ProcessCollector(registry=r)
-        self.runs = Gauge("tpcc_operator_runs", "BenchmarkRuns by phase (1 per run)",
-                          RUN_LABELS + ("phase",), registry=r)
-        self.reconcile_errors = Counter("tpcc_operator_reconcile_errors_total",
-                                        "Ticks that failed (API or Helm errors); retried",
-                                        ("namespace", "run"), registry=r)
-        self.tpmc = Gauge("tpcc_operator_run_tpmc", "Final tpmC of the run, all runner pods",
-                          RUN_LABELS, registry=r)
-        self.baseline_tpmc = Gauge("tpcc_operator_run_baseline_tpmc", "spec.baselineTpmC of the run",
-                                   RUN_LABELS, registry=r)
-        self.failed = Gauge("tpcc_operator_run_failed", "1 if the run ended Failed, 0 if Succeeded",
-                            RUN_LABELS, registry=r)
-        self.consistency_passed = Gauge("tpcc_operator_run_consistency_passed",
-                                        "1 if every TPC-C consistency condition held after the run",
-                                        RUN_LABELS, registry=r)
-        self.durability_lost = Gauge("tpcc_operator_run_durability_lost",
-                                     "Acknowledged NewOrders missing from the database after the run",
-                                     RUN_LABELS, registry=r)
+        self.runs = Gauge(
+            "tpcc_operator_runs", "BenchmarkRuns by phase (1 per run)", RUN_LABELS + ("phase",), registry=r
+        )
+        self.reconcile_errors = Counter(
+            "tpcc_operator_reconcile_errors_total",
+            "Ticks that failed (API or Helm errors); retried",
+            ("namespace", "run"),
+            registry=r,
+        )
+        self.tpmc = Gauge("tpcc_operator_run_tpmc", "Final tpmC of the run, all runner pods", RUN_LABELS, registry=r)
+        self.baseline_tpmc = Gauge(
+            "tpcc_operator_run_baseline_tpmc", "spec.baselineTpmC of the run", RUN_LABELS, registry=r
+        )
+        self.failed = Gauge(
+            "tpcc_operator_run_failed", "1 if the run ended Failed, 0 if Succeeded", RUN_LABELS, registry=r
+        )
+        self.consistency_passed = Gauge(
+            "tpcc_operator_run_consistency_passed",
+            "1 if every TPC-C consistency condition held after the run",
+            RUN_LABELS,
+            registry=r,
+        )
+        self.durability_lost = Gauge(
+            "tpcc_operator_run_durability_lost",
+            "Acknowledged NewOrders missing from the database after the run",
+            RUN_LABELS,
+            registry=r,
+        )
         # a gauge set from status.faults (it survives operator restarts), monotonic per run
-        self.fault_injections = Gauge("tpcc_operator_fault_injections_total",
-                                      "Database pods the operator killed in this run, by action",
-                                      RUN_LABELS + ("action",), registry=r)
-        self.fault_recovery = Gauge("tpcc_operator_fault_recovery_seconds",
-                                    "Seconds from the last kill until the database was whole and ready",
-                                    RUN_LABELS, registry=r)
+        self.fault_injections = Gauge(
+            "tpcc_operator_fault_injections_total",
+            "Database pods the operator killed in this run, by action",
+            RUN_LABELS + ("action",),
+            registry=r,
+        )
+        self.fault_recovery = Gauge(
+            "tpcc_operator_fault_recovery_seconds",
+            "Seconds from the last kill until the database was whole and ready",
+            RUN_LABELS,
+            registry=r,
+        )
         # the regression verdict: one series per run, labelled with the verdict (status.verdict)
-        self.verdict = Gauge("tpcc_operator_run_verdict",
-                             "1 for the run's regression verdict (Pass, Regressed, Improved, Inconclusive, Failed)",
-                             RUN_LABELS + ("verdict",), registry=r)
-        self.delta = Gauge("tpcc_operator_run_regression_delta_percent",
-                           "Each compared metric (tpmC, p99Ms/<TYPE>) against the run's baseline, in percent",
-                           RUN_LABELS + ("metric",), registry=r)
+        self.verdict = Gauge(
+            "tpcc_operator_run_verdict",
+            "1 for the run's regression verdict (Pass, Regressed, Improved, Inconclusive, Failed)",
+            RUN_LABELS + ("verdict",),
+            registry=r,
+        )
+        self.delta = Gauge(
+            "tpcc_operator_run_regression_delta_percent",
+            "Each compared metric (tpmC, p99Ms/<TYPE>) against the run's baseline, in percent",
+            RUN_LABELS + ("metric",),
+            registry=r,
+        )
         # a sweep's curves: one series per finished cell (status.sweep.cells), as its BenchmarkResults
-        self.sweep_cell_tpmc = Gauge("tpcc_operator_sweep_cell_tpmc", "tpmC of each measured cell of a sweep",
-                                     RUN_LABELS + ("warehouses", "clients", "matrix", "repetition"), registry=r)
+        self.sweep_cell_tpmc = Gauge(
+            "tpcc_operator_sweep_cell_tpmc",
+            "tpmC of each measured cell of a sweep",
+            RUN_LABELS + ("warehouses", "clients", "matrix", "repetition"),
+            registry=r,
+        )
         self._phase: dict[tuple[str, str], tuple[str, str]] = {}  # (ns, run) -> (db, phase)
         # (ns, run) -> gauge -> the label values beyond RUN_LABELS of the run's series in it
         self._series: dict[tuple[str, str], dict[Gauge, set[tuple[str, ...]]]] = {}
-        self._run_gauges = (self.tpmc, self.baseline_tpmc, self.failed, self.consistency_passed,
-                            self.durability_lost, self.fault_recovery)
+        self._run_gauges = (
+            self.tpmc,
+            self.baseline_tpmc,
+            self.failed,
+            self.consistency_passed,
+            self.durability_lost,
+            self.fault_recovery,
+        )
 
     def observe(self, namespace: str, name: str, spec: RunSpec, status: dict) -> None:
         """Set the run's series from its spec and (fresh) status."""
@@ -92,18 +126,34 @@ class OperatorMetrics:
     def _observe_verdict(self, key: tuple[str, str], labels: tuple[str, ...], status: dict) -> None:
         verdict = status.get("verdict")
         self._set_series(self.verdict, key, labels, {(verdict,): 1} if verdict else {})
-        self._set_series(self.delta, key, labels, {(m["name"],): m["deltaPercent"] for m in
-                                                   (status.get("regression") or {}).get("metrics", [])
-                                                   if "deltaPercent" in m})
+        self._set_series(
+            self.delta,
+            key,
+            labels,
+            {
+                (m["name"],): m["deltaPercent"]
+                for m in (status.get("regression") or {}).get("metrics", [])
+                if "deltaPercent" in m
+            },
+        )
 
     def _observe_sweep(self, key: tuple[str, str], labels: tuple[str, ...], status: dict) -> None:
-        self._set_series(self.sweep_cell_tpmc, key, labels,
-                         {(str(c["warehouses"]), str(c["clients"]), matrix_label(c.get("matrix")),
-                           str(c["repetition"])): c["tpmC"]
-                          for c in (status.get("sweep") or {}).get("cells", []) if c.get("tpmC") is not None})
+        self._set_series(
+            self.sweep_cell_tpmc,
+            key,
+            labels,
+            {
+                (str(c["warehouses"]), str(c["clients"]), matrix_label(c.get("matrix")), str(c["repetition"])): c[
+                    "tpmC"
+                ]
+                for c in (status.get("sweep") or {}).get("cells", [])
+                if c.get("tpmC") is not None
+            },
+        )
 
-    def _set_series(self, gauge: Gauge, key: tuple[str, str], labels: tuple[str, ...],
-                    values: dict[tuple[str, ...], float]) -> None:
+    def _set_series(
+        self, gauge: Gauge, key: tuple[str, str], labels: tuple[str, ...], values: dict[tuple[str, ...], float]
+    ) -> None:
         """The run's series of a gauge with labels beyond RUN_LABELS: these values, and the series
         its status no longer has (a new generation's) removed."""
         had = self._series.setdefault(key, {})

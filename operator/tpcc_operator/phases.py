@@ -8,6 +8,7 @@ Pending; any other edit applies in place to the run under way, whose objects kee
 the generation that started it (status.runGeneration). Every step also keeps the kstatus
 conditions (Reconciling, Ready, Stalled) that GitOps tools read.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -48,24 +49,25 @@ TERMINAL = (SUCCEEDED, FAILED)
 
 class Action(str, enum.Enum):
     """What the timer must do before recording the step's status."""
+
     RETIRE_OLD_GENERATIONS = "retire-old-generations"  # a new generation supersedes older runs
     CREATE_RUN_OBJECTS = "create-run-objects"  # runner RBAC + ConfigMaps
-    INSTALL_DATABASE = "install-database"      # helm upgrade --install
+    INSTALL_DATABASE = "install-database"  # helm upgrade --install
     CREATE_LOAD_JOB = "create-load-job"
     CREATE_RUN_JOB = "create-run-job"
     CREATE_MIDCHECK_JOB = "create-midcheck-job"  # verify.duringRun: the check half-way through the run
-    WRITE_START_AT = "write-start-at"          # release the barrier: startAt in the start ConfigMap
-    CREATE_VERIFY_JOB = "create-verify-job"    # durability: the ledgers of all runner pods
-    RELEASE_RUNNERS = "release-runners"        # ledgersVerified: the runner pods may exit
-    WRITE_DELIVERIES = "write-deliveries"      # the runs' Deliveries for condition 11 -> check ConfigMap
+    WRITE_START_AT = "write-start-at"  # release the barrier: startAt in the start ConfigMap
+    CREATE_VERIFY_JOB = "create-verify-job"  # durability: the ledgers of all runner pods
+    RELEASE_RUNNERS = "release-runners"  # ledgersVerified: the runner pods may exit
+    WRITE_DELIVERIES = "write-deliveries"  # the runs' Deliveries for condition 11 -> check ConfigMap
     CREATE_CHECK_JOB = "create-check-job"
-    CREATE_ACID_JOB = "create-acid-job"        # spec.verify.acid: the ACID tests after the check
+    CREATE_ACID_JOB = "create-acid-job"  # spec.verify.acid: the ACID tests after the check
     CREATE_ANALYSIS_JOB = "create-analysis-job"  # change points: history.json -> check ConfigMap, then the Job
-    KILL_POD = "kill-pod"                      # fault injection: kill the chosen database pod(s)
-    WRITE_RESULT = "write-result"              # the finished run's BenchmarkResult + its ConfigMap
-    PRUNE_RESULTS = "prune-results"            # the run's oldest BenchmarkResults beyond history.limit
-    CLEAN_UP = "clean-up"                      # per cleanup.policy
-    DELETE_RUN = "delete-run"                  # ttlSecondsAfterFinished elapsed
+    KILL_POD = "kill-pod"  # fault injection: kill the chosen database pod(s)
+    WRITE_RESULT = "write-result"  # the finished run's BenchmarkResult + its ConfigMap
+    PRUNE_RESULTS = "prune-results"  # the run's oldest BenchmarkResults beyond history.limit
+    CLEAN_UP = "clean-up"  # per cleanup.policy
+    DELETE_RUN = "delete-run"  # ttlSecondsAfterFinished elapsed
 
 
 def can_move(current: str | None, new: str) -> bool:
@@ -93,15 +95,16 @@ class JobState:
 @dataclass
 class World:
     """What the timer observed for the current phase (fields of other phases stay default)."""
-    database_ready: int = 0           # Ready pods of the deployed database
-    database_waiting: str = ""        # why a database pod is not ready (e.g. "db-0: ErrImagePull")
+
+    database_ready: int = 0  # Ready pods of the deployed database
+    database_waiting: str = ""  # why a database pod is not ready (e.g. "db-0: ErrImagePull")
     load: JobState = field(default_factory=JobState)
-    load_report: dict | None = None        # the load Job's load.json: rows, seconds
+    load_report: dict | None = None  # the load Job's load.json: rows, seconds
     load_check_report: dict | None = None  # verify.afterLoad: the load Job's load-check.json
     runner: JobState = field(default_factory=JobState)
-    runners_ready: int = 0            # Ready runner pods (connected, waiting at the barrier)
-    start_at: str | None = None       # startAt found in the start ConfigMap
-    results: dict[int, dict] = field(default_factory=dict)   # shard -> results.json
+    runners_ready: int = 0  # Ready runner pods (connected, waiting at the barrier)
+    start_at: str | None = None  # startAt found in the start ConfigMap
+    results: dict[int, dict] = field(default_factory=dict)  # shard -> results.json
     runner_pod_ips: dict[int, str] = field(default_factory=dict)  # running runner pods: shard -> IP
     midcheck: JobState = field(default_factory=JobState)  # verify.duringRun
     midcheck_report: dict | None = None  # midcheck.json
@@ -110,10 +113,10 @@ class World:
     checker: JobState = field(default_factory=JobState)
     check_report: dict | None = None  # check.json
     acid: JobState = field(default_factory=JobState)  # with spec.verify.acid
-    acid_report: dict | None = None   # acid.json
+    acid_report: dict | None = None  # acid.json
     # with spec.faults, while Running and Verifying:
     database_pods: list[fault_injection.DatabasePod] = field(default_factory=list)
-    primary: str | None = None        # MongoDB: the pod the replica set names primary
+    primary: str | None = None  # MongoDB: the pod the replica set names primary
     # the pods of the phase's workload (database pods while Deploying, else the phase's Job)
     pods: list[failures.PodState] = field(default_factory=list)
     largest_node: dict[str, float] = field(default_factory=dict)  # with an unscheduled pod: cpu, memory
@@ -157,8 +160,15 @@ def patched(status: dict, patch: dict) -> dict:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def set_condition(conditions: list[dict], type_: str, status: bool | None, reason: str, message: str,
-                  generation: int, now: dt.datetime) -> list[dict]:
+def set_condition(
+    conditions: list[dict],
+    type_: str,
+    status: bool | None,
+    reason: str,
+    message: str,
+    generation: int,
+    now: dt.datetime,
+) -> list[dict]:
     """Conditions with `type_` set (None: "Unknown"); lastTransitionTime changes only when the
     status does."""
     value = "Unknown" if status is None else "True" if status else "False"
@@ -169,8 +179,16 @@ def set_condition(conditions: list[dict], type_: str, status: bool | None, reaso
         else:
             out.append(c)
     since = old["lastTransitionTime"] if old is not None and old.get("status") == value else rfc3339(now)
-    out.append({"type": type_, "status": value, "reason": reason, "message": message,
-                "observedGeneration": generation, "lastTransitionTime": since})
+    out.append(
+        {
+            "type": type_,
+            "status": value,
+            "reason": reason,
+            "message": message,
+            "observedGeneration": generation,
+            "lastTransitionTime": since,
+        }
+    )
     return out
 
 
@@ -192,8 +210,7 @@ class _Builder:
 
     def condition(self, type_: str, ok: bool | None, reason: str, message: str) -> None:
         current = self.step.status.get("conditions", self.status.get("conditions") or [])
-        self.step.status["conditions"] = set_condition(current, type_, ok, reason, message,
-                                                       self.generation, self.now)
+        self.step.status["conditions"] = set_condition(current, type_, ok, reason, message, self.generation, self.now)
 
     def move(self, phase: str, reason: str, message: str) -> None:
         if not can_move(self.phase, phase):
@@ -280,24 +297,43 @@ def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> S
         step.actions.append(Action.RETIRE_OLD_GENERATIONS)
     cleared = {k: None for k in status if k not in ("phase",)}
     cells = plan.sweep_cells(spec)
-    step.status = {**cleared, "phase": PENDING, "observedGeneration": generation,
-                   "runGeneration": generation, "specHash": spec_hash(spec),
-                   "startTime": rfc3339(now), "stageStartTime": rfc3339(now), "conditions": [],
-                   "message": waiting.message("creating the run's objects", rfc3339(now)),
-                   **({"sweep": sweep.initial(cells, plan.sweep_plan(spec, cells))} if cells else {})}
+    step.status = {
+        **cleared,
+        "phase": PENDING,
+        "observedGeneration": generation,
+        "runGeneration": generation,
+        "specHash": spec_hash(spec),
+        "startTime": rfc3339(now),
+        "stageStartTime": rfc3339(now),
+        "conditions": [],
+        "message": waiting.message("creating the run's objects", rfc3339(now)),
+        **({"sweep": sweep.initial(cells, plan.sweep_plan(spec, cells))} if cells else {}),
+    }
     w = spec.workload
     axes = "".join(f" x {len(a.values)} {a.field}" for a in ((spec.sweep and spec.sweep.matrix) or ()))
-    size = (f"a sweep of {len(cells)} cells ({sorted({c.warehouses for c in cells})} warehouses x "
-            f"{sorted({c.clients for c in cells})} clients{axes} x {spec.sweep.repetitions}) on "
-            f"{sum(c.loads for c in cells)} loads" if spec.sweep else f"{w.warehouses} warehouses, {w.clients} clients")
-    step.events.append(Event("Normal", "RunStarted",
-                             f"generation {generation}: {spec.database.type}, {size} on "
-                             f"{spec.runners.parallelism} runner pods"))
+    size = (
+        f"a sweep of {len(cells)} cells ({sorted({c.warehouses for c in cells})} warehouses x "
+        f"{sorted({c.clients for c in cells})} clients{axes} x {spec.sweep.repetitions}) on "
+        f"{sum(c.loads for c in cells)} loads"
+        if spec.sweep
+        else f"{w.warehouses} warehouses, {w.clients} clients"
+    )
+    step.events.append(
+        Event(
+            "Normal",
+            "RunStarted",
+            f"generation {generation}: {spec.database.type}, {size} on {spec.runners.parallelism} runner pods",
+        )
+    )
     late = fault_injection.outside_window(spec)
     if late:
-        step.events.append(Event("Warning", "FaultsOutsideWindow",
-                                 f"fault injections {late} are due after the measured interval "
-                                 "and will not be injected"))
+        step.events.append(
+            Event(
+                "Warning",
+                "FaultsOutsideWindow",
+                f"fault injections {late} are due after the measured interval and will not be injected",
+            )
+        )
     return step
 
 
@@ -307,8 +343,16 @@ def _inject_faults(b: _Builder, run: plan.Run, spec: RunSpec, world: World) -> N
     start_at = b.status.get("startAt") or b.step.status.get("startAt")
     if not spec.faults or not start_at:
         return
-    d = fault_injection.decide(spec, b.status.get("faults") or [], parse_time(start_at), b.now,
-                               plan.release_name(run), world.database_pods, world.primary, run.uid)
+    d = fault_injection.decide(
+        spec,
+        b.status.get("faults") or [],
+        parse_time(start_at),
+        b.now,
+        plan.release_name(run),
+        world.database_pods,
+        world.primary,
+        run.uid,
+    )
     if d.faults is not None:
         b.step.status["faults"] = d.faults
     if d.kills:
@@ -354,17 +398,23 @@ def _apply_in_place(b: _Builder) -> None:
     with its results; a finished run applies the (maybe new) cleanup policy again."""
     old = b.status.get("observedGeneration")
     b.step.status["observedGeneration"] = b.generation
-    b.step.status["conditions"] = [{**c, "observedGeneration": b.generation}
-                                   for c in b.status.get("conditions") or []]
+    b.step.status["conditions"] = [{**c, "observedGeneration": b.generation} for c in b.status.get("conditions") or []]
     if b.phase in TERMINAL and b.status.get("cleanedUp"):
         b.step.status["cleanedUp"] = None
-    b.event("SpecUpdated", f"generation {b.generation} applied in place (the measured spec is "
-                           f"unchanged since generation {old}); run objects keep their names")
+    b.event(
+        "SpecUpdated",
+        f"generation {b.generation} applied in place (the measured spec is "
+        f"unchanged since generation {old}); run objects keep their names",
+    )
 
 
 # The condition a phase's failure turns False.
-PHASE_CONDITION = {DEPLOYING: "DatabaseReady", LOADING: "Loaded", RUNNING: "RunCompleted",
-                   VERIFYING: "ConsistencyVerified"}
+PHASE_CONDITION = {
+    DEPLOYING: "DatabaseReady",
+    LOADING: "Loaded",
+    RUNNING: "RunCompleted",
+    VERIFYING: "ConsistencyVerified",
+}
 
 
 def _fail_fast(b: _Builder, spec: RunSpec, world: World) -> Step | None:
@@ -392,9 +442,15 @@ def _fail_fast(b: _Builder, spec: RunSpec, world: World) -> Step | None:
 
 
 # The phase an action belongs to (whose condition its permanent failure turns False).
-ACTION_PHASE = {Action.INSTALL_DATABASE: DEPLOYING, Action.CREATE_LOAD_JOB: LOADING,
-                Action.CREATE_RUN_JOB: RUNNING, Action.WRITE_START_AT: RUNNING, Action.CREATE_MIDCHECK_JOB: RUNNING,
-                Action.CREATE_CHECK_JOB: VERIFYING, Action.CREATE_ACID_JOB: VERIFYING}
+ACTION_PHASE = {
+    Action.INSTALL_DATABASE: DEPLOYING,
+    Action.CREATE_LOAD_JOB: LOADING,
+    Action.CREATE_RUN_JOB: RUNNING,
+    Action.WRITE_START_AT: RUNNING,
+    Action.CREATE_MIDCHECK_JOB: RUNNING,
+    Action.CREATE_CHECK_JOB: VERIFYING,
+    Action.CREATE_ACID_JOB: VERIFYING,
+}
 # Actions that clean up: their failures never change the run's verdict.
 CLEANUP_ACTIONS = (Action.RETIRE_OLD_GENERATIONS, Action.CLEAN_UP, Action.DELETE_RUN)
 
@@ -410,8 +466,7 @@ def spec_unreadable(run: plan.Run, status: dict, message: str, now: dt.datetime)
     return with_kstatus(b.fail("InvalidSpec", message), status, run.generation, now)
 
 
-def action_failed(run: plan.Run, status: dict, action: Action, error: failures.ActionError,
-                  now: dt.datetime) -> Step:
+def action_failed(run: plan.Run, status: dict, action: Action, error: failures.ActionError, now: dt.datetime) -> Step:
     """A permanent failure of one of the run's actions ends the run Failed (`run` carries
     metadata.generation). Transient and cleanup failures are retried and change nothing."""
     b = _Builder(status, run.generation, now)
@@ -434,30 +489,42 @@ def with_kstatus(step: Step, status: dict, generation: int, now: dt.datetime) ->
     verdict_message = (after.get("regression") or {}).get("message", "")
     wanted: dict[str, tuple[bool | None, str, str]]  # condition type -> (status, reason, message)
     if phase == SUCCEEDED and verdict is None:  # one tick: the verdict comes with the result
-        wanted = {"Ready": (None, "Judging", "run complete; judging it against its baseline"),
-                  "Reconciling": (True, "Judging", "run complete; judging it against its baseline")}
+        wanted = {
+            "Ready": (None, "Judging", "run complete; judging it against its baseline"),
+            "Reconciling": (True, "Judging", "run complete; judging it against its baseline"),
+        }
     elif phase == SUCCEEDED and regression_fails(after):
-        wanted = {"Ready": (False, regression.REGRESSED, verdict_message),
-                  "Reconciling": (False, regression.REGRESSED, verdict_message),
-                  "Stalled": (True, regression.REGRESSED, verdict_message)}
+        wanted = {
+            "Ready": (False, regression.REGRESSED, verdict_message),
+            "Reconciling": (False, regression.REGRESSED, verdict_message),
+            "Stalled": (True, regression.REGRESSED, verdict_message),
+        }
     elif phase == SUCCEEDED:
-        why, text = ("Succeeded", "run complete") if verdict in (regression.PASS, None) else \
-            (verdict, f"run complete; {verdict_message}")
-        wanted = {"Ready": (True, why, text), "Reconciling": (False, why, text),
-                  "Stalled": (False, why, text)}
+        why, text = (
+            ("Succeeded", "run complete")
+            if verdict in (regression.PASS, None)
+            else (verdict, f"run complete; {verdict_message}")
+        )
+        wanted = {"Ready": (True, why, text), "Reconciling": (False, why, text), "Stalled": (False, why, text)}
     elif phase == FAILED:
-        wanted = {"Ready": (False, reason, message), "Reconciling": (False, reason, message),
-                  "Stalled": (True, reason, message)}
+        wanted = {
+            "Ready": (False, reason, message),
+            "Reconciling": (False, reason, message),
+            "Stalled": (True, reason, message),
+        }
     else:
-        wanted = {"Ready": (None, str(phase), f"phase {phase}"),
-                  "Reconciling": (True, str(phase), f"phase {phase}")}
+        wanted = {"Ready": (None, str(phase), f"phase {phase}"), "Reconciling": (True, str(phase), f"phase {phase}")}
     conditions = after.get("conditions") or []
     current = {c["type"]: c for c in conditions}
     value = {True: "True", False: "False", None: "Unknown"}
     for type_, (ok, why, text) in wanted.items():
         c = current.get(type_)
-        if c and (c["status"], c.get("reason"), c.get("message"), c.get("observedGeneration")) == \
-                (value[ok], why, text, generation):
+        if c and (c["status"], c.get("reason"), c.get("message"), c.get("observedGeneration")) == (
+            value[ok],
+            why,
+            text,
+            generation,
+        ):
             continue
         conditions = set_condition(conditions, type_, ok, why, text, generation, now)
     if conditions != (after.get("conditions") or []):
@@ -472,8 +539,10 @@ def _pending(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: lis
     b.act(Action.CREATE_RUN_OBJECTS)
     if table:
         b.step.status["sweep"] = sweep.with_cell(table, 0, state=sweep.RUNNING, startTime=rfc3339(now))
-    b.step.status["database"] = {"endpoints": plan.endpoints(run, spec),
-                                 "release": plan.release_name(run) if spec.database.deployed else ""}
+    b.step.status["database"] = {
+        "endpoints": plan.endpoints(run, spec),
+        "release": plan.release_name(run) if spec.database.deployed else "",
+    }
     if spec.database.deployed:
         b.move(DEPLOYING, "Deploying", f"helm release {plan.release_name(run)}")
     else:
@@ -500,8 +569,10 @@ def _deploying(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: l
     elif not database.get("installed"):
         b.act(Action.INSTALL_DATABASE)
         b.step.status["database"] = {**database, "installed": True}
-        b.event("DatabaseInstalled", f"helm release {plan.release_name(run)} installed; "
-                                     f"waiting for {replicas} pods to be ready")
+        b.event(
+            "DatabaseInstalled",
+            f"helm release {plan.release_name(run)} installed; waiting for {replicas} pods to be ready",
+        )
     return None
 
 
@@ -577,8 +648,10 @@ def _running(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: lis
     else:
         if not world.runner.exists:
             b.act(Action.CREATE_RUN_JOB)
-            b.event("RunJobCreated", f"job {plan.job_name(run, 'runner')}: {n} pods, "
-                                     f"{plan.clients_per_pod(spec)} clients each")
+            b.event(
+                "RunJobCreated",
+                f"job {plan.job_name(run, 'runner')}: {n} pods, {plan.clients_per_pod(spec)} clients each",
+            )
         if not status.get("startAt"):
             if world.start_at:  # written before a restart, status not yet: adopt it
                 b.step.status["startAt"] = world.start_at
@@ -589,8 +662,7 @@ def _running(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: lis
                 b.step.status["startAt"] = start_at
                 b.event("RunnersReady", f"all {n} runner pods ready; starting at {start_at}")
             elif b.elapsed() > spec.runners.ready_timeout_seconds:
-                msg = (f"{world.runners_ready}/{n} runner pods ready after "
-                       f"{spec.runners.ready_timeout_seconds}s")
+                msg = f"{world.runners_ready}/{n} runner pods ready after {spec.runners.ready_timeout_seconds}s"
                 msg += f" ({detail})" if (detail := waiting.pod_detail(world)) else ""
                 b.condition("RunCompleted", False, "RunnersNotReady", msg)
                 return b.fail("RunnersNotReady", msg)
@@ -607,8 +679,11 @@ def _start_midcheck(b: _Builder, run: plan.Run, spec: RunSpec, world: World) -> 
         return
     if b.now >= parse_time(b.status["startAt"]) + dt.timedelta(seconds=spec.workload.warmup_seconds):
         b.act(Action.CREATE_MIDCHECK_JOB)
-        b.event("DuringRunCheckJobCreated", f"job {plan.job_name(run, 'midcheck')}: the consistency "
-                                         f"conditions read while the runners' transactions commit")
+        b.event(
+            "DuringRunCheckJobCreated",
+            f"job {plan.job_name(run, 'midcheck')}: the consistency "
+            f"conditions read while the runners' transactions commit",
+        )
 
 
 def _ycsb_measured(b: _Builder, run: plan.Run, spec: RunSpec, docs: list[dict]) -> Step | None:
@@ -647,9 +722,12 @@ def _verifying(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: l
 
 
 def _all_verified(spec: RunSpec, status: dict) -> bool:
-    return "durability" in status and ("consistency" in status or not spec.checks_consistency) and \
-        ("acid" in status or spec.verify.acid_tests is None) and \
-        ("consistencyDuringRun" in status or not spec.verify.during_run)
+    return (
+        "durability" in status
+        and ("consistency" in status or not spec.checks_consistency)
+        and ("acid" in status or spec.verify.acid_tests is None)
+        and ("consistencyDuringRun" in status or not spec.verify.during_run)
+    )
 
 
 def _what_held(spec: RunSpec) -> list[str]:
@@ -691,20 +769,26 @@ def _check_during_run(b: _Builder, run: plan.Run, spec: RunSpec, world: World) -
         consistency = during_run_status(world.midcheck_report, start_at, fault_injection.measured_end(spec, start_at))
         b.step.status["consistencyDuringRun"] = consistency
         if not consistency["passed"]:
-            msg = "violated consistency conditions while transactions ran: " + \
-                ", ".join(map(str, consistency["violated"]))
+            msg = "violated consistency conditions while transactions ran: " + ", ".join(
+                map(str, consistency["violated"])
+            )
             b.condition("ConsistencyVerified", False, "ViolatedDuringRun", msg)
             return b.fail("ConsistencyViolatedDuringRun", msg)
-        b.event("ConsistentDuringRun", f"the consistency conditions held in a read from {consistency['startedAt']} "
-                                       f"to {consistency['finishedAt']}")
+        b.event(
+            "ConsistentDuringRun",
+            f"the consistency conditions held in a read from {consistency['startedAt']} to {consistency['finishedAt']}",
+        )
     elif world.midcheck.failed or world.midcheck.succeeded:
         msg = world.midcheck.message or "the check wrote no report"
         b.condition("ConsistencyVerified", False, "CheckFailed", msg)
         return b.fail("CheckFailed", f"consistency check during the run failed: {msg}")
     elif not world.midcheck.exists:
         b.act(Action.CREATE_MIDCHECK_JOB)
-        b.event("DuringRunCheckJobCreated", f"job {plan.job_name(run, 'midcheck')}: created after the run ended",
-                warning=True)
+        b.event(
+            "DuringRunCheckJobCreated",
+            f"job {plan.job_name(run, 'midcheck')}: created after the run ended",
+            warning=True,
+        )
     return None
 
 
@@ -731,8 +815,9 @@ def _test_acid(b: _Builder, run: plan.Run, world: World) -> Step | None:
     return None
 
 
-def _finished(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell],
-              search: saturation.Search | None) -> Step | None:
+def _finished(
+    b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell], search: saturation.Search | None
+) -> Step | None:
     """The verdict and BenchmarkResult once, the cleanup policy once, the ttl."""
     status, now = b.status, b.now
     phase = b.status["phase"]
@@ -766,12 +851,12 @@ def _finished(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: li
 
 
 # What each phase under way does on a tick (each may end the run Failed: it returns that Step).
-PHASE_STEPS = {PENDING: _pending, DEPLOYING: _deploying, LOADING: _loading, RUNNING: _running,
-               VERIFYING: _verifying}
+PHASE_STEPS = {PENDING: _pending, DEPLOYING: _deploying, LOADING: _loading, RUNNING: _running, VERIFYING: _verifying}
 
 
-def _advance(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell],
-             search: saturation.Search | None) -> Step:
+def _advance(
+    b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell], search: saturation.Search | None
+) -> Step:
     """The phase's own logic for the run under way (`run` names its objects; in a sweep, those
     of the cell under way, whose workload `spec` has; `search`: the sweep's saturation search)."""
     status, now = b.status, b.now
@@ -794,8 +879,10 @@ def _advance(b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: lis
 
 def regression_fails(status: dict) -> bool:
     """A Regressed verdict under onRegression: Fail (the default) is a failed verdict."""
-    return status.get("verdict") == regression.REGRESSED and \
-        (status.get("regression") or {}).get("onRegression", "Fail") != "Warn"
+    return (
+        status.get("verdict") == regression.REGRESSED
+        and (status.get("regression") or {}).get("onRegression", "Fail") != "Warn"
+    )
 
 
 def _judge_and_record(b: _Builder, run: plan.Run, spec: RunSpec, world: World) -> None:
@@ -808,13 +895,21 @@ def _judge_and_record(b: _Builder, run: plan.Run, spec: RunSpec, world: World) -
     b.step.status.update(fields)
     if policy is not None:
         b.condition("Regressed", verdict.outcome == regression.REGRESSED, verdict.outcome, verdict.message)
-    b.event(verdict.outcome, f"{verdict.message}; recorded as BenchmarkResult {fields['resultName']}",
-            warning=verdict.outcome in (regression.REGRESSED, regression.FAILED))
+    b.event(
+        verdict.outcome,
+        f"{verdict.message}; recorded as BenchmarkResult {fields['resultName']}",
+        warning=verdict.outcome in (regression.REGRESSED, regression.FAILED),
+    )
 
 
-def _change_point_analysis(b: _Builder, run: plan.Run, world: World, this: regression.Summary,
-                           earlier: list[regression.Summary],
-                           policy: regression.Policy | None) -> tuple[bool, dict | None]:
+def _change_point_analysis(
+    b: _Builder,
+    run: plan.Run,
+    world: World,
+    this: regression.Summary,
+    earlier: list[regression.Summary],
+    policy: regression.Policy | None,
+) -> tuple[bool, dict | None]:
     """With spec.regression.changePoints, before a measured run (or cell) is judged: one
     analyzer Job over its comparable history. (done, changepoints.json or None): None when
     there is nothing to analyse (regression.analysis_input) or the Job failed, which the
@@ -828,14 +923,19 @@ def _change_point_analysis(b: _Builder, run: plan.Run, world: World, this: regre
     if not world.analyzer.exists:
         b.act(Action.CREATE_ANALYSIS_JOB)
         b.step.analysis_input, b.step.max_pvalue = points, policy.change_points.max_pvalue
-        b.event("AnalysisJobCreated", f"job {plan.job_name(run, 'analyzer')}: change points over "
-                                      f"{len(points)} results")
+        b.event("AnalysisJobCreated", f"job {plan.job_name(run, 'analyzer')}: change points over {len(points)} results")
     return False, None
 
 
-def _record(b: _Builder, run: plan.Run, spec: RunSpec, world: World, finished: dict, limit: int,
-            matrix: tuple[tuple[str, str], ...] = ()
-            ) -> tuple[regression.Verdict, dict, regression.Policy | None] | None:
+def _record(
+    b: _Builder,
+    run: plan.Run,
+    spec: RunSpec,
+    world: World,
+    finished: dict,
+    limit: int,
+    matrix: tuple[tuple[str, str], ...] = (),
+) -> tuple[regression.Verdict, dict, regression.Policy | None] | None:
     """The verdict of a finished run (or sweep cell, with its matrix values) whose final status
     is `finished`, its BenchmarkResult (WRITE_RESULT) and the pruning beyond `limit` results.
     `spec` is the cell's own, so its comparison hash, and with it the history it is judged
@@ -860,8 +960,9 @@ def _record(b: _Builder, run: plan.Run, spec: RunSpec, world: World, finished: d
     docs = [world.results[i] for i in sorted(world.results)]
     merged = None if not docs else merge_ycsb(docs) if spec.workload.kind == plan.YCSB else merge_results(docs)
     b.act(Action.WRITE_RESULT)
-    b.step.result = history.record(run, spec, {**finished, **fields}, merged, world.git, world.database_images,
-                                   matrix=dict(matrix))
+    b.step.result = history.record(
+        run, spec, {**finished, **fields}, merged, world.git, world.database_images, matrix=dict(matrix)
+    )
     prune = history.to_prune(world.history, limit, name)
     if prune:
         b.act(Action.PRUNE_RESULTS)
@@ -870,8 +971,16 @@ def _record(b: _Builder, run: plan.Run, spec: RunSpec, world: World, finished: d
 
 
 # What a sweep's cell reports in the run's status; the next cell starts without them.
-CELL_STATUS = ("startAt", "load", "results", "durability", "consistency", "consistencyAfterLoad",
-               "consistencyDuringRun", "faults")
+CELL_STATUS = (
+    "startAt",
+    "load",
+    "results",
+    "durability",
+    "consistency",
+    "consistencyAfterLoad",
+    "consistencyDuringRun",
+    "faults",
+)
 
 
 def _measured(b: _Builder, run: plan.Run, spec: RunSpec, message: str) -> None:
@@ -881,9 +990,11 @@ def _measured(b: _Builder, run: plan.Run, spec: RunSpec, message: str) -> None:
     the database refused too much of the work."""
     skipped = [f for f in b.current("faults") or [] if f["state"] == fault_injection.SKIPPED]
     if skipped:
-        b.fail("FaultNotInjected", "; ".join(
-            f"fault {f['number']} ({f['action']}) was not injected: {f['message']}" for f in skipped)
-            + "; the durability verdict covers only the faults injected")
+        b.fail(
+            "FaultNotInjected",
+            "; ".join(f"fault {f['number']} ({f['action']}) was not injected: {f['message']}" for f in skipped)
+            + "; the durability verdict covers only the faults injected",
+        )
         return
     if errors := error_budget_message(b.current("results") or {}, spec.workload.max_error_percent):
         b.fail("TooManyErrors", errors)
@@ -896,8 +1007,9 @@ def _measured(b: _Builder, run: plan.Run, spec: RunSpec, message: str) -> None:
     b.event("CellMeasured", f"cell {run.cell} ({sweep.label(table['cells'][run.cell])}): {message}")
 
 
-def _judge_cell(b: _Builder, run: plan.Run, spec: RunSpec, world: World,
-                cells: list[plan.Cell]) -> tuple[bool, regression.Policy | None]:
+def _judge_cell(
+    b: _Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]
+) -> tuple[bool, regression.Policy | None]:
     """A finished cell's verdict against the same cell of earlier runs, its BenchmarkResult
     and its row in status.sweep. A cell the run failed in (not yet finished) is Failed.
     Returns (judged: False while its change points are analysed, the regression policy)."""
@@ -905,30 +1017,49 @@ def _judge_cell(b: _Builder, run: plan.Run, spec: RunSpec, world: World,
     row = table["cells"][run.sweep_cell]
     state = row["state"] if row["state"] in sweep.FINISHED else sweep.FAILED
     after = patched(b.status, b.step.status)
-    finished = {**after, "phase": SUCCEEDED if state == sweep.SUCCEEDED else FAILED,
-                "startTime": row.get("startTime", after.get("startTime")), "completionTime": rfc3339(b.now)}
+    finished = {
+        **after,
+        "phase": SUCCEEDED if state == sweep.SUCCEEDED else FAILED,
+        "startTime": row.get("startTime", after.get("startTime")),
+        "completionTime": rfc3339(b.now),
+    }
     # history.limit counts runs: each run of a sweep writes one result per cell
-    recorded = _record(b, run, spec, world, finished, history.history_limit(spec) * len(cells),
-                       cells[run.sweep_cell].matrix)
+    recorded = _record(
+        b, run, spec, world, finished, history.history_limit(spec) * len(cells), cells[run.sweep_cell].matrix
+    )
     if recorded is None:
         return False, None
     verdict, fields, policy = recorded
     results = after.get("results") or {}
     p99 = history.p99_by_type(results).get("NEW_ORDER")
-    p90 = {t: v["latencyMs"]["p90"] for t, v in (results.get("transactions") or {}).items()
-           if (v.get("latencyMs") or {}).get("p90") is not None}
+    p90 = {
+        t: v["latencyMs"]["p90"]
+        for t, v in (results.get("transactions") or {}).items()
+        if (v.get("latencyMs") or {}).get("p90") is not None
+    }
     b.step.status["sweep"] = sweep.with_cell(
-        table, run.sweep_cell, state=state, verdict=verdict.outcome, result=fields["resultName"],
-        tpmC=results.get("tpmC"), opsPerSecond=(after.get("ycsb") or {}).get("opsPerSecond"),
-        p99NewOrderMs=p99, p90Ms=p90 or None, reason=after.get("reason") if state == sweep.FAILED else None)
-    b.event(verdict.outcome, f"cell {run.cell} ({sweep.label(row)}): {verdict.message}; recorded as "
-                             f"BenchmarkResult {fields['resultName']}",
-            warning=verdict.outcome in (regression.REGRESSED, regression.FAILED))
+        table,
+        run.sweep_cell,
+        state=state,
+        verdict=verdict.outcome,
+        result=fields["resultName"],
+        tpmC=results.get("tpmC"),
+        opsPerSecond=(after.get("ycsb") or {}).get("opsPerSecond"),
+        p99NewOrderMs=p99,
+        p90Ms=p90 or None,
+        reason=after.get("reason") if state == sweep.FAILED else None,
+    )
+    b.event(
+        verdict.outcome,
+        f"cell {run.cell} ({sweep.label(row)}): {verdict.message}; recorded as BenchmarkResult {fields['resultName']}",
+        warning=verdict.outcome in (regression.REGRESSED, regression.FAILED),
+    )
     return True, policy
 
 
-def _next_cell_or_finish(b: _Builder, cells: list[plan.Cell], search: saturation.Search | None,
-                         policy: regression.Policy | None) -> Step:
+def _next_cell_or_finish(
+    b: _Builder, cells: list[plan.Cell], search: saturation.Search | None, policy: regression.Policy | None
+) -> Step:
     """After a cell's verdict: the next cell (loading first when its warehouse count differs;
     a saturation search that stopped skips the rest of its warehouse count), or the sweep's end
     with the sweep's verdict."""
@@ -936,8 +1067,11 @@ def _next_cell_or_finish(b: _Builder, cells: list[plan.Cell], search: saturation
     b.step.status["sweep"] = table
     for entry in table.get("saturation") or []:
         if entry["warehouses"] == cells[table["current"]].warehouses and "stopped" in entry:
-            b.event("SaturationFound", f"{entry['warehouses']} warehouses: {entry['reason']}; saturation at "
-                                       f"{entry.get('saturationClients', 'no')} clients")
+            b.event(
+                "SaturationFound",
+                f"{entry['warehouses']} warehouses: {entry['reason']}; saturation at "
+                f"{entry.get('saturationClients', 'no')} clients",
+            )
     if following is not None:
         cell = cells[following]
         b.step.status["sweep"] = {**table, "current": following}
@@ -955,11 +1089,15 @@ def _next_cell_or_finish(b: _Builder, cells: list[plan.Cell], search: saturation
 def _sweep_verdict(b: _Builder, policy: regression.Policy | None) -> None:
     """status.verdict of a sweep: the worst of its cells'; the statistics of its configurations."""
     table = b.current("sweep")
-    b.step.status["sweep"] = table = {**table, "configurations": sweep.configurations(table),
-                                      "comparisons": sweep.comparisons(table)}
+    b.step.status["sweep"] = table = {
+        **table,
+        "configurations": sweep.configurations(table),
+        "comparisons": sweep.comparisons(table),
+    }
     outcome, text = sweep.verdict(table), sweep.message(table)
-    b.step.status.update(verdict=outcome, regression={"message": text,
-                                                      "onRegression": policy.on_regression if policy else "Fail"})
+    b.step.status.update(
+        verdict=outcome, regression={"message": text, "onRegression": policy.on_regression if policy else "Fail"}
+    )
     if policy is not None:
         b.condition("Regressed", outcome == regression.REGRESSED, outcome, text)
 
@@ -968,15 +1106,23 @@ def _ycsb_durable(b: _Builder, d: dict) -> Step | None:
     b.step.status["durability"] = d
     counted = f"{d['records']} records, {d['expectedRecords']} expected"
     if not d["durable"]:
-        msg = (f"{d['lost']} of {d['acknowledged']} acknowledged YCSB writes lost ({counted})" if d["lost"] else
-               # every acknowledged write is there, yet records vanished or appeared that no write explains
-               f"the record count is off: {counted}, all {d['acknowledged']} acknowledged YCSB writes found")
+        msg = (
+            f"{d['lost']} of {d['acknowledged']} acknowledged YCSB writes lost ({counted})"
+            if d["lost"]
+            # every acknowledged write is there, yet records vanished or appeared that no write explains
+            else f"the record count is off: {counted}, all {d['acknowledged']} acknowledged YCSB writes found"
+        )
         msg += f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else ""
         msg += "; the database came back without its YCSB load" if d["databaseEmpty"] else ""
         b.condition("Durable", False, "AcknowledgedWritesLost", msg)
         return b.fail("DurabilityLost", msg)
-    b.condition("Durable", True, "NoLoss", f"all {d['acknowledged']} acknowledged YCSB writes found in {d['ledgers']} "
-                                           f"ledgers ({counted}); {d['unknownOutcome']} of unknown outcome")
+    b.condition(
+        "Durable",
+        True,
+        "NoLoss",
+        f"all {d['acknowledged']} acknowledged YCSB writes found in {d['ledgers']} "
+        f"ledgers ({counted}); {d['unknownOutcome']} of unknown outcome",
+    )
     return None
 
 
@@ -997,16 +1143,22 @@ def _verify_durability(b: _Builder, run: plan.Run, spec: RunSpec, world: World) 
         d = durability_status(world.durability_report)
         b.step.status["durability"] = d
         if not d["durable"]:
-            msg = (f"{d['lost']} of {d['acknowledged']} acknowledged NewOrders lost "
-                   f"({d['missing']} missing, {d['replaced']} replaced by a later order under the same "
-                   f"O_ID, {d['duplicates']} acknowledged twice)")
+            msg = (
+                f"{d['lost']} of {d['acknowledged']} acknowledged NewOrders lost "
+                f"({d['missing']} missing, {d['replaced']} replaced by a later order under the same "
+                f"O_ID, {d['duplicates']} acknowledged twice)"
+            )
             msg += f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else ""
             msg += "; the database came back without its TPC-C load" if d["databaseEmpty"] else ""
             b.condition("Durable", False, "AcknowledgedOrdersLost", msg)
             return b.fail("DurabilityLost", msg)
-        b.condition("Durable", True, "NoLoss",
-                    f"all {d['acknowledged']} acknowledged NewOrders found in {d['ledgers']} ledgers; "
-                    f"{d['unknownOutcome']} of unknown outcome: {d['unknownCommitted']} committed")
+        b.condition(
+            "Durable",
+            True,
+            "NoLoss",
+            f"all {d['acknowledged']} acknowledged NewOrders found in {d['ledgers']} ledgers; "
+            f"{d['unknownOutcome']} of unknown outcome: {d['unknownCommitted']} committed",
+        )
         return None
     if world.verifier.exists:
         return None

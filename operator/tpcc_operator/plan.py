@@ -4,6 +4,7 @@ Pure functions of (the run's identity, its typed spec (runspec.RunSpec), operato
 generation, so a retry or an operator restart recreates exactly the same objects (a create
 that answers 409 means "already done") and a new generation never collides with the old one.
 """
+
 from __future__ import annotations
 
 import copy
@@ -30,8 +31,8 @@ LABEL_RUN = f"{GROUP}/run"
 LABEL_GENERATION = f"{GROUP}/generation"
 LABEL_DB = f"{GROUP}/db"
 LABEL_ROLE = f"{GROUP}/role"
-LABEL_SCHEDULE = f"{GROUP}/schedule"    # on a run a BenchmarkSchedule made: the schedule's name
-LABEL_SERIES = f"{GROUP}/series"        # on a BenchmarkResult: the history it is compared within
+LABEL_SCHEDULE = f"{GROUP}/schedule"  # on a run a BenchmarkSchedule made: the schedule's name
+LABEL_SERIES = f"{GROUP}/series"  # on a BenchmarkResult: the history it is compared within
 MANAGER = "tpcc-operator"
 
 RUNNER_UID = 1000
@@ -50,6 +51,7 @@ KILL_PROCESS_COMMAND = ("sh", "-c", 'kill -KILL "$(cat /tmp/database.pid)"')
 @dataclass(frozen=True)
 class Run:
     """Identity of one generation of a BenchmarkRun."""
+
     name: str
     namespace: str
     uid: str
@@ -80,6 +82,7 @@ class Run:
 class PodResources:
     """Default requests and limits of every pod the operator creates (loader, runner,
     verifier, checker); runners.resources overrides them value by value."""
+
     requests: dict[str, str] = field(default_factory=lambda: {"cpu": "250m", "memory": "256Mi"})
     limits: dict[str, str] = field(default_factory=lambda: {"cpu": "2", "memory": "2Gi"})
 
@@ -93,6 +96,7 @@ class PodResources:
 @dataclass(frozen=True)
 class Settings:
     """Operator-wide settings (from its Deployment's environment)."""
+
     charts_dir: Path
     runner_image: str = "local/tpcc-runner:dev"
     pod_resources: PodResources = field(default_factory=PodResources)
@@ -110,6 +114,7 @@ class HelmRelease:
 
 
 # ---- names -------------------------------------------------------------------------------
+
 
 def release_name(run: Run) -> str:
     return f"{run.name}-g{run.generation}"  # one database for every cell of a sweep
@@ -144,15 +149,17 @@ def job_name(run: Run, role: str) -> str:
 
 # ---- sweeps ----------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Cell:
     """One measurement of a sweep: a (warehouses, clients, matrix values) point, repeated
     `repetitions` times."""
+
     index: int
     warehouses: int
     clients: int
     repetition: int  # 1-based
-    loads: bool      # the first cell of its warehouse count: it loads the database (again)
+    loads: bool  # the first cell of its warehouse count: it loads the database (again)
     # the cell's sweep.matrix values, (field, value) in the matrix's order
     matrix: tuple[tuple[str, str], ...] = ()
 
@@ -170,8 +177,16 @@ def sweep_cells(spec: RunSpec) -> list[Cell]:
         for clients in sweep.clients or saturation_ladder(sweep.saturation) or [w.clients]:
             for matrix in combinations:
                 for repetition in range(1, sweep.repetitions + 1):
-                    cells.append(Cell(len(cells), warehouses, clients, repetition, loads=not cells or
-                                      cells[-1].warehouses != warehouses, matrix=matrix))
+                    cells.append(
+                        Cell(
+                            len(cells),
+                            warehouses,
+                            clients,
+                            repetition,
+                            loads=not cells or cells[-1].warehouses != warehouses,
+                            matrix=matrix,
+                        )
+                    )
     return cells
 
 
@@ -191,14 +206,19 @@ def saturation_ladder(search: Saturation | None) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class SweepPlan:
     """What a sweep will do, known before anything starts (status.sweep.plan)."""
+
     cells: int
     loads: int
     deployments: int
     estimated_seconds: int  # a lower bound: the cells' measuring only (a saturation search: all its steps)
 
     def to_status(self) -> dict[str, int]:
-        return {"cells": self.cells, "loads": self.loads, "deployments": self.deployments,
-                "estimatedSeconds": self.estimated_seconds}
+        return {
+            "cells": self.cells,
+            "loads": self.loads,
+            "deployments": self.deployments,
+            "estimatedSeconds": self.estimated_seconds,
+        }
 
 
 def sweep_plan(spec: RunSpec, cells: list[Cell]) -> SweepPlan:
@@ -206,8 +226,12 @@ def sweep_plan(spec: RunSpec, cells: list[Cell]) -> SweepPlan:
     once per warehouse count; each cell waits runners.startDelaySeconds, warms up and measures."""
     w = spec.workload
     per_cell = spec.runners.start_delay_seconds + w.warmup_seconds + w.duration_seconds
-    return SweepPlan(cells=len(cells), loads=sum(c.loads for c in cells),
-                     deployments=1 if spec.database.deployed else 0, estimated_seconds=per_cell * len(cells))
+    return SweepPlan(
+        cells=len(cells),
+        loads=sum(c.loads for c in cells),
+        deployments=1 if spec.database.deployed else 0,
+        estimated_seconds=per_cell * len(cells),
+    )
 
 
 def cell_spec(spec: RunSpec, cell: Cell | None) -> RunSpec:
@@ -258,11 +282,12 @@ def cell_run(run: Run, cell: Cell | None) -> Run:
 def load_cells(cells: list[Cell], cell: Cell) -> list[Cell]:
     """The cells since the load `cell` runs on, up to and including it: their Deliveries all
     count for consistency condition 11."""
-    first = max(c.index for c in cells[:cell.index + 1] if c.loads)
-    return cells[first:cell.index + 1]
+    first = max(c.index for c in cells[: cell.index + 1] if c.loads)
+    return cells[first : cell.index + 1]
 
 
 # ---- labels and ownership ------------------------------------------------------------------
+
 
 def labels(run: Run, spec: RunSpec | None = None, role: str | None = None) -> dict[str, str]:
     out = {LABEL_MANAGED_BY: MANAGER, LABEL_RUN: run.name, LABEL_GENERATION: str(run.generation)}
@@ -274,16 +299,27 @@ def labels(run: Run, spec: RunSpec | None = None, role: str | None = None) -> di
 
 
 def owner_reference(run: Run) -> dict:
-    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": KIND, "name": run.name, "uid": run.uid,
-            "controller": True, "blockOwnerDeletion": True}
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": KIND,
+        "name": run.name,
+        "uid": run.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
 
 
 def _metadata(run: Run, name: str, spec: RunSpec | None = None, role: str | None = None) -> dict:
-    return {"name": name, "namespace": run.namespace, "labels": labels(run, spec, role),
-            "ownerReferences": [owner_reference(run)]}
+    return {
+        "name": name,
+        "namespace": run.namespace,
+        "labels": labels(run, spec, role),
+        "ownerReferences": [owner_reference(run)],
+    }
 
 
 # ---- the database ------------------------------------------------------------------------
+
 
 def _deep_merge(base: dict, top: dict) -> dict:
     out = dict(base)
@@ -314,9 +350,9 @@ def helm_release(run: Run, spec: RunSpec, settings: Settings) -> HelmRelease:
         # mongos pod has no mongod to kill (the schema cannot see inside deploy.values)
         raise chart_policy.ReleaseRefused(
             "spec.faults are not supported on a sharded mongodb (database.deploy.values.topology: "
-            "sharded): inject them into a replica set (topology: replicaset)")
-    return HelmRelease(name=release_name(run), namespace=run.namespace, chart=chart,
-                       version=d.version, values=values)
+            "sharded): inject them into a replica set (topology: replicaset)"
+        )
+    return HelmRelease(name=release_name(run), namespace=run.namespace, chart=chart, version=d.version, values=values)
 
 
 def largest_load(spec: RunSpec) -> tuple[str, int]:
@@ -330,6 +366,7 @@ def largest_load(spec: RunSpec) -> tuple[str, int]:
 class MongoTopology:
     """What charts/mongodb runs for a deploy: one replica set of `replicas` members, or
     (sharded) a config-server set, `shards` sets of `replicas` members and `mongos` routers."""
+
     sharded: bool
     replicas: int
     shards: int = 0
@@ -351,9 +388,13 @@ def mongodb_topology(spec: RunSpec) -> MongoTopology:
     if values.get("topology", "replicaset") != "sharded":
         return MongoTopology(False, d.replicas)
     sharded = values.get("sharded") or {}
-    return MongoTopology(True, d.replicas, sharded.get("shards", SHARDED_DEFAULTS["shards"]),
-                         sharded.get("configServers", SHARDED_DEFAULTS["configServers"]),
-                         (sharded.get("mongos") or {}).get("replicas", SHARDED_DEFAULTS["mongos"]))
+    return MongoTopology(
+        True,
+        d.replicas,
+        sharded.get("shards", SHARDED_DEFAULTS["shards"]),
+        sharded.get("configServers", SHARDED_DEFAULTS["configServers"]),
+        (sharded.get("mongos") or {}).get("replicas", SHARDED_DEFAULTS["mongos"]),
+    )
 
 
 def database_pod_count(spec: RunSpec) -> int:
@@ -388,6 +429,7 @@ def endpoints(run: Run, spec: RunSpec) -> list[str]:
 
 # ---- runner RBAC and ConfigMaps -------------------------------------------------------------
 
+
 def configmaps(run: Run, spec: RunSpec) -> list[dict]:
     """The start ConfigMap (the barrier: the operator adds startAt) and one results ConfigMap
     per runner pod plus one for the check: the runners patch their JSON into them, so the
@@ -395,8 +437,7 @@ def configmaps(run: Run, spec: RunSpec) -> list[dict]:
     names = [start_configmap_name(run)]
     names += [results_configmap_name(run, i) for i in range(spec.runners.parallelism)]
     names.append(check_configmap_name(run))
-    return [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": _metadata(run, n), "data": {}}
-            for n in names]
+    return [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": _metadata(run, n), "data": {}} for n in names]
 
 
 def runner_rbac(run: Run, spec: RunSpec) -> list[dict]:
@@ -406,19 +447,33 @@ def runner_rbac(run: Run, spec: RunSpec) -> list[dict]:
     writable = [results_configmap_name(run, i) for i in range(spec.runners.parallelism)]
     writable.append(check_configmap_name(run))
     return [
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _metadata(run, sa),
-         "automountServiceAccountToken": False},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _metadata(run, sa),
-         "rules": [
-             {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"],
-              "resourceNames": [start_configmap_name(run)]},
-             {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "patch"],
-              "resourceNames": writable},
-         ]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-         "metadata": _metadata(run, sa),
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": sa},
-         "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": run.namespace}]},
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": _metadata(run, sa),
+            "automountServiceAccountToken": False,
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": _metadata(run, sa),
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "resources": ["configmaps"],
+                    "verbs": ["get"],
+                    "resourceNames": [start_configmap_name(run)],
+                },
+                {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "patch"], "resourceNames": writable},
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": _metadata(run, sa),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": sa},
+            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": run.namespace}],
+        },
     ]
 
 
@@ -429,11 +484,19 @@ def run_objects(run: Run, spec: RunSpec) -> list[dict]:
 
 # ---- Jobs ------------------------------------------------------------------------------------
 
+
 def _common_flags(run: Run, spec: RunSpec, metrics: bool) -> list[str]:
     w = spec.workload
-    flags = ["--db", spec.database.type, "--endpoints", ",".join(endpoints(run, spec)),
-             "--connect-timeout", str(w.connect_timeout_seconds),
-             "--metrics-port", str(spec.runners.metrics_port if metrics else 0)]
+    flags = [
+        "--db",
+        spec.database.type,
+        "--endpoints",
+        ",".join(endpoints(run, spec)),
+        "--connect-timeout",
+        str(w.connect_timeout_seconds),
+        "--metrics-port",
+        str(spec.runners.metrics_port if metrics else 0),
+    ]
     for key, value in sorted((w.driver_options or {}).items()):
         flags += ["--driver-opt", f"{key}={value}"]
     return flags
@@ -448,12 +511,15 @@ def _credentials_env(spec: RunSpec) -> list[dict]:
     if external is None and spec.database.type == "mongodb":
         auth = (spec.deploy.values or {}).get("auth") or {}  # the chart's values
         if auth.get("enabled"):
-            ref = CredentialsRef(auth.get("existingSecret", ""), auth.get("usernameKey", "username"),
-                                 auth.get("passwordKey", "password"))
+            ref = CredentialsRef(
+                auth.get("existingSecret", ""), auth.get("usernameKey", "username"), auth.get("passwordKey", "password")
+            )
     if not ref:
         return []
-    return [{"name": env, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": key}}}
-            for env, key in (("TPCC_DB_USERNAME", ref.username_key), ("TPCC_DB_PASSWORD", ref.password_key))]
+    return [
+        {"name": env, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": key}}}
+        for env, key in (("TPCC_DB_USERNAME", ref.username_key), ("TPCC_DB_PASSWORD", ref.password_key))
+    ]
 
 
 def mix_argument(spec: RunSpec) -> str:
@@ -475,8 +541,7 @@ def pod_resources(spec: RunSpec, settings: Settings) -> dict:
     return {"requests": requests, "limits": limits}
 
 
-def _pod_spec(run: Run, spec: RunSpec, settings: Settings, args: list[str], *,
-              api_token: bool, metrics: bool) -> dict:
+def _pod_spec(run: Run, spec: RunSpec, settings: Settings, args: list[str], *, api_token: bool, metrics: bool) -> dict:
     r = spec.runners
     container: dict[str, Any] = {
         "name": "tpcc",
@@ -488,8 +553,12 @@ def _pod_spec(run: Run, spec: RunSpec, settings: Settings, args: list[str], *,
         "resources": pod_resources(spec, settings),
         # the runner's one-line error becomes the pod's termination message -> status.message
         "terminationMessagePolicy": "FallbackToLogsOnError",
-        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                            "runAsNonRoot": True, "capabilities": {"drop": ["ALL"]}},
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "runAsNonRoot": True,
+            "capabilities": {"drop": ["ALL"]},
+        },
         "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
     }
     if metrics:
@@ -499,8 +568,13 @@ def _pod_spec(run: Run, spec: RunSpec, settings: Settings, args: list[str], *,
         "serviceAccountName": service_account_name(run),
         "automountServiceAccountToken": api_token,
         "enableServiceLinks": False,
-        "securityContext": {"runAsNonRoot": True, "runAsUser": RUNNER_UID, "runAsGroup": RUNNER_UID,
-                            "fsGroup": RUNNER_UID, "seccompProfile": {"type": "RuntimeDefault"}},
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": RUNNER_UID,
+            "runAsGroup": RUNNER_UID,
+            "fsGroup": RUNNER_UID,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
         "containers": [container],
         "volumes": [{"name": "tmp", "emptyDir": {}}],
     }
@@ -509,9 +583,15 @@ def _pod_spec(run: Run, spec: RunSpec, settings: Settings, args: list[str], *,
 def _job(run: Run, spec: RunSpec, role: str, pod: dict, deadline: int, **job_spec: Any) -> dict:
     meta = _metadata(run, job_name(run, role), spec, role)
     return {
-        "apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
-        "spec": {"backoffLimit": 0, "activeDeadlineSeconds": deadline, **job_spec,
-                 "template": {"metadata": {"labels": meta["labels"]}, "spec": pod}},
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": meta,
+        "spec": {
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": deadline,
+            **job_spec,
+            "template": {"metadata": {"labels": meta["labels"]}, "spec": pod},
+        },
     }
 
 
@@ -522,22 +602,44 @@ def ycsb_arguments(spec: RunSpec, phase: str) -> list[str]:
     """workload.ycsb as `tpcc ycsb load|run` flags: the preset, then every property as `-p`
     (the spec's own properties last, so they win). A run is bounded by its duration only."""
     y = spec.workload.ycsb_or_defaults
-    props = {"recordcount": y.record_count, "batchsize": y.batch_size,
-             "operationspertransaction": y.operations_per_transaction,
-             **({"operationcount": 0} if phase == "run" else {}), **(y.properties or {})}
-    return ["ycsb", phase, "--workload", y.workload,
-            *[a for name, value in sorted(props.items()) for a in ("-p", f"{name}={value}")]]
+    props = {
+        "recordcount": y.record_count,
+        "batchsize": y.batch_size,
+        "operationspertransaction": y.operations_per_transaction,
+        **({"operationcount": 0} if phase == "run" else {}),
+        **(y.properties or {}),
+    }
+    return [
+        "ycsb",
+        phase,
+        "--workload",
+        y.workload,
+        *[a for name, value in sorted(props.items()) for a in ("-p", f"{name}={value}")],
+    ]
 
 
 def load_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
     w = spec.workload
     if w.kind == YCSB:
-        args = [*ycsb_arguments(spec, "load"), *_common_flags(run, spec, metrics=True),
-                "--threads", str(w.load_workers), "--seed", str(run_seed(run, spec))]
+        args = [
+            *ycsb_arguments(spec, "load"),
+            *_common_flags(run, spec, metrics=True),
+            "--threads",
+            str(w.load_workers),
+            "--seed",
+            str(run_seed(run, spec)),
+        ]
     else:
-        args = ["load", *_common_flags(run, spec, metrics=True),
-                "--warehouses", str(w.warehouses), "--workers", str(w.load_workers),
-                "--seed", str(run_seed(run, spec))]
+        args = [
+            "load",
+            *_common_flags(run, spec, metrics=True),
+            "--warehouses",
+            str(w.warehouses),
+            "--workers",
+            str(w.load_workers),
+            "--seed",
+            str(run_seed(run, spec)),
+        ]
     if reset_before_load(spec):
         args.append("--reset")
     elif not spec.database.deployed and w.kind != YCSB:
@@ -597,29 +699,58 @@ def run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
     w, r = spec.workload, spec.runners
     n = r.parallelism
     ns = run.namespace
-    args = ["run", *_common_flags(run, spec, metrics=True),
-            "--warehouses", str(w.warehouses), "--clients", str(clients_per_pod(spec)),
-            "--duration", str(w.duration_seconds), "--warmup", str(w.warmup_seconds),
-            "--mix", mix_argument(spec), "--seed", str(run_seed(run, spec)),
-            *(["--think-time"] if w.pacing == "spec" else []),
-            *remote_arguments(spec),
-            "--shard", f"$(JOB_COMPLETION_INDEX)/{n}",
-            "--start-configmap", f"{ns}/{start_configmap_name(run)}",
-            "--results-configmap", f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)",
-            # every acknowledged NewOrder, held after the run until the verifier has read
-            # the ledgers of all pods (ledgersVerified in the start ConfigMap)
-            "--ledger", "/tmp/ledger.log", "--hold-ledger", f"{ns}/{start_configmap_name(run)}",
-            "--ledger-port", str(LEDGER_PORT), "--hold-timeout", str(ledger_hold_seconds(spec))]
+    args = [
+        "run",
+        *_common_flags(run, spec, metrics=True),
+        "--warehouses",
+        str(w.warehouses),
+        "--clients",
+        str(clients_per_pod(spec)),
+        "--duration",
+        str(w.duration_seconds),
+        "--warmup",
+        str(w.warmup_seconds),
+        "--mix",
+        mix_argument(spec),
+        "--seed",
+        str(run_seed(run, spec)),
+        *(["--think-time"] if w.pacing == "spec" else []),
+        *remote_arguments(spec),
+        "--shard",
+        f"$(JOB_COMPLETION_INDEX)/{n}",
+        "--start-configmap",
+        f"{ns}/{start_configmap_name(run)}",
+        "--results-configmap",
+        f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)",
+        # every acknowledged NewOrder, held after the run until the verifier has read
+        # the ledgers of all pods (ledgersVerified in the start ConfigMap)
+        "--ledger",
+        "/tmp/ledger.log",
+        "--hold-ledger",
+        f"{ns}/{start_configmap_name(run)}",
+        "--ledger-port",
+        str(LEDGER_PORT),
+        "--hold-timeout",
+        str(ledger_hold_seconds(spec)),
+    ]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=True)
     pod["containers"][0]["ports"].append({"name": "ledger", "containerPort": LEDGER_PORT, "protocol": "TCP"})
     # Ready = every terminal of the pod connected to the database (not just the HTTP server up)
     pod["containers"][0]["readinessProbe"] = {
-        "httpGet": {"path": "/ready", "port": "metrics"}, "periodSeconds": 2, "failureThreshold": 1}
+        "httpGet": {"path": "/ready", "port": "metrics"},
+        "periodSeconds": 2,
+        "failureThreshold": 1,
+    }
     # Backstop only: the operator fails the run itself when the pods are not Ready in time.
-    deadline = (r.ready_timeout_seconds + r.start_delay_seconds + w.warmup_seconds
-                + w.duration_seconds + ledger_hold_seconds(spec) + 300)
-    return _job(run, spec, "runner", pod, deadline, completionMode="Indexed",
-                completions=n, parallelism=n)
+    deadline = (
+        r.ready_timeout_seconds
+        + r.start_delay_seconds
+        + w.warmup_seconds
+        + w.duration_seconds
+        + ledger_hold_seconds(spec)
+        + 300
+    )
+    return _job(run, spec, "runner", pod, deadline, completionMode="Indexed", completions=n, parallelism=n)
 
 
 def _ycsb_run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
@@ -628,22 +759,47 @@ def _ycsb_run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
     w, r = spec.workload, spec.runners
     n, ns = r.parallelism, run.namespace
     target = w.ycsb_or_defaults.target_ops_per_second
-    args = [*ycsb_arguments(spec, "run"), *_common_flags(run, spec, metrics=True),
-            "--threads", str(clients_per_pod(spec)), "--seed", str(run_seed(run, spec)),
-            "--duration", str(w.warmup_seconds + w.duration_seconds),
-            *(["--target", repr(target / n)] if target else []),
-            "--shard", f"$(JOB_COMPLETION_INDEX)/{n}",
-            "--start-configmap", f"{ns}/{start_configmap_name(run)}",
-            "--results-configmap", f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)",
-            # every acknowledged write, held for the verifier as tpcc run holds its NewOrders
-            "--ledger", "/tmp/ledger.log", "--hold-ledger", f"{ns}/{start_configmap_name(run)}",
-            "--ledger-port", str(LEDGER_PORT), "--hold-timeout", str(ledger_hold_seconds(spec))]
+    args = [
+        *ycsb_arguments(spec, "run"),
+        *_common_flags(run, spec, metrics=True),
+        "--threads",
+        str(clients_per_pod(spec)),
+        "--seed",
+        str(run_seed(run, spec)),
+        "--duration",
+        str(w.warmup_seconds + w.duration_seconds),
+        *(["--target", repr(target / n)] if target else []),
+        "--shard",
+        f"$(JOB_COMPLETION_INDEX)/{n}",
+        "--start-configmap",
+        f"{ns}/{start_configmap_name(run)}",
+        "--results-configmap",
+        f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)",
+        # every acknowledged write, held for the verifier as tpcc run holds its NewOrders
+        "--ledger",
+        "/tmp/ledger.log",
+        "--hold-ledger",
+        f"{ns}/{start_configmap_name(run)}",
+        "--ledger-port",
+        str(LEDGER_PORT),
+        "--hold-timeout",
+        str(ledger_hold_seconds(spec)),
+    ]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=True)
     pod["containers"][0]["ports"].append({"name": "ledger", "containerPort": LEDGER_PORT, "protocol": "TCP"})
     pod["containers"][0]["readinessProbe"] = {
-        "httpGet": {"path": "/ready", "port": "metrics"}, "periodSeconds": 2, "failureThreshold": 1}
-    deadline = (r.ready_timeout_seconds + r.start_delay_seconds + w.warmup_seconds + w.duration_seconds
-                + ledger_hold_seconds(spec) + 300)
+        "httpGet": {"path": "/ready", "port": "metrics"},
+        "periodSeconds": 2,
+        "failureThreshold": 1,
+    }
+    deadline = (
+        r.ready_timeout_seconds
+        + r.start_delay_seconds
+        + w.warmup_seconds
+        + w.duration_seconds
+        + ledger_hold_seconds(spec)
+        + 300
+    )
     return _job(run, spec, "runner", pod, deadline, completionMode="Indexed", completions=n, parallelism=n)
 
 
@@ -664,9 +820,13 @@ def verifier_job(run: Run, spec: RunSpec, settings: Settings, pod_ips: dict[int,
     durability.json goes into the check ConfigMap. YCSB's: every acknowledged write and the
     record count (`tpcc ycsb verify`, with the workload's properties)."""
     command = ycsb_arguments(spec, "verify") if spec.workload.kind == YCSB else ["verify-ledger"]
-    args = [*command, *_common_flags(run, spec, metrics=False),
-            *[a for url in ledger_urls(pod_ips) for a in ("--ledger", url)],
-            "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
+    args = [
+        *command,
+        *_common_flags(run, spec, metrics=False),
+        *[a for url in ledger_urls(pod_ips) for a in ("--ledger", url)],
+        "--results-configmap",
+        f"{run.namespace}/{check_configmap_name(run)}",
+    ]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
     return _job(run, spec, "verifier", pod, spec.verify.timeout_seconds)
 
@@ -695,17 +855,30 @@ def check_job(run: Run, spec: RunSpec, settings: Settings, earlier_cells: tuple[
     shared: the deliveries of the earlier cells on it (their check ConfigMaps) count too."""
     sources = [(run, f"{CHECK_INPUT_DIR}/deliveries.json")]
     sources += [(replace(run, cell=i), f"{CHECK_INPUT_DIR}-c{i}/deliveries.json") for i in earlier_cells]
-    args = ["check", *_common_flags(run, spec, metrics=False),
-            "--warehouses", str(spec.workload.warehouses),
-            *[a for _, path in sources for a in ("--deliveries", path)],
-            "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
+    args = [
+        "check",
+        *_common_flags(run, spec, metrics=False),
+        "--warehouses",
+        str(spec.workload.warehouses),
+        *[a for _, path in sources for a in ("--deliveries", path)],
+        "--results-configmap",
+        f"{run.namespace}/{check_configmap_name(run)}",
+    ]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
     for n, (source, path) in enumerate(sources):
         volume = "check-input" if n == 0 else f"check-input-c{source.cell}"
-        pod["volumes"].append({"name": volume, "configMap": {
-            "name": check_configmap_name(source), "items": [{"key": "deliveries.json", "path": "deliveries.json"}]}})
-        pod["containers"][0]["volumeMounts"].append({"name": volume, "mountPath": path.rsplit("/", 1)[0],
-                                                     "readOnly": True})
+        pod["volumes"].append(
+            {
+                "name": volume,
+                "configMap": {
+                    "name": check_configmap_name(source),
+                    "items": [{"key": "deliveries.json", "path": "deliveries.json"}],
+                },
+            }
+        )
+        pod["containers"][0]["volumeMounts"].append(
+            {"name": volume, "mountPath": path.rsplit("/", 1)[0], "readOnly": True}
+        )
     return _job(run, spec, "checker", pod, spec.verify.timeout_seconds)
 
 
@@ -716,9 +889,17 @@ def midcheck_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
     """verify.duringRun: the 12 conditions read while the runners' transactions commit, each
     warehouse in one snapshot (`tpcc check --snapshot`); condition 11 counts from ORDERS, as the
     runners' Deliveries are not known yet."""
-    args = ["check", "--snapshot", *_common_flags(run, spec, metrics=False),
-            "--warehouses", str(spec.workload.warehouses),
-            "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}", "--results-key", MIDCHECK_KEY]
+    args = [
+        "check",
+        "--snapshot",
+        *_common_flags(run, spec, metrics=False),
+        "--warehouses",
+        str(spec.workload.warehouses),
+        "--results-configmap",
+        f"{run.namespace}/{check_configmap_name(run)}",
+        "--results-key",
+        MIDCHECK_KEY,
+    ]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
     return _job(run, spec, "midcheck", pod, spec.verify.timeout_seconds)
 
@@ -727,10 +908,15 @@ def acid_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
     """The ACID tests of clause 3 (`tpcc acid`) against the loaded database, after the
     consistency check; acid.json goes into the check ConfigMap. The run's seed picks the rows."""
     tests = spec.verify.acid_tests
-    args = ["acid", *_common_flags(run, spec, metrics=False),
-            *(["--tests", ",".join(tests)] if tests else []),
-            "--seed", str(run_seed(run, spec)),
-            "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
+    args = [
+        "acid",
+        *_common_flags(run, spec, metrics=False),
+        *(["--tests", ",".join(tests)] if tests else []),
+        "--seed",
+        str(run_seed(run, spec)),
+        "--results-configmap",
+        f"{run.namespace}/{check_configmap_name(run)}",
+    ]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
     return _job(run, spec, "acid", pod, spec.verify.timeout_seconds)
 
@@ -742,11 +928,24 @@ def analyzer_job(run: Run, spec: RunSpec, settings: Settings, max_pvalue: float)
     """E-Divisive change points over the run's comparable history (tpcc changepoints, Apache
     Otava, in the runner image: the operator never loads numpy): history.json, which the
     operator wrote into the check ConfigMap, in; changepoints.json out."""
-    args = ["changepoints", "--history", f"{ANALYSIS_INPUT_DIR}/history.json", "--max-pvalue", repr(max_pvalue),
-            "--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
+    args = [
+        "changepoints",
+        "--history",
+        f"{ANALYSIS_INPUT_DIR}/history.json",
+        "--max-pvalue",
+        repr(max_pvalue),
+        "--results-configmap",
+        f"{run.namespace}/{check_configmap_name(run)}",
+    ]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
-    pod["volumes"].append({"name": "history", "configMap": {
-        "name": check_configmap_name(run), "items": [{"key": "history.json", "path": "history.json"}]}})
-    pod["containers"][0]["volumeMounts"].append({"name": "history", "mountPath": ANALYSIS_INPUT_DIR,
-                                                 "readOnly": True})
+    pod["volumes"].append(
+        {
+            "name": "history",
+            "configMap": {
+                "name": check_configmap_name(run),
+                "items": [{"key": "history.json", "path": "history.json"}],
+            },
+        }
+    )
+    pod["containers"][0]["volumeMounts"].append({"name": "history", "mountPath": ANALYSIS_INPUT_DIR, "readOnly": True})
     return _job(run, spec, "analyzer", pod, spec.verify.timeout_seconds)

@@ -8,6 +8,7 @@ reads the analysis as JSON: numpy and the analysis library stay out of the opera
 lost an acknowledged order or violated a consistency condition is Failed whatever its
 throughput, and a failed or regressed result is never a baseline.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,8 +31,7 @@ P99_PREFIX = "p99Ms/"
 
 # Workload fields that shape only the load, the connection or the run's own pass/fail gate,
 # not what is measured.
-NOT_COMPARED = ("loadWorkers", "loadTimeoutSeconds", "connectTimeoutSeconds", "resetBeforeLoad",
-                "maxErrorPercent")
+NOT_COMPARED = ("loadWorkers", "loadTimeoutSeconds", "connectTimeoutSeconds", "resetBeforeLoad", "maxErrorPercent")
 
 
 def comparison_hash(spec: runspec.RunSpec) -> str:
@@ -41,9 +41,12 @@ def comparison_hash(spec: runspec.RunSpec) -> str:
     the spec's JSON, as recorded in every BenchmarkResult (comparisonHash)."""
     workload = {k: v for k, v in spec.section("workload").items() if k not in NOT_COMPARED}
     runners = spec.section("runners")
-    compared = {"database": spec.database.type, "workload": workload,
-                "runners": {"parallelism": runners.get("parallelism"), "resources": runners.get("resources")},
-                "faults": spec.section("faults") or []}
+    compared = {
+        "database": spec.database.type,
+        "workload": workload,
+        "runners": {"parallelism": runners.get("parallelism"), "resources": runners.get("resources")},
+        "faults": spec.section("faults") or [],
+    }
     if spec.verify.during_run:  # its reads compete with the measured transactions
         compared["verify"] = {"duringRun": True}
     return hashlib.sha256(json.dumps(compared, sort_keys=True).encode()).hexdigest()[:16]
@@ -52,6 +55,7 @@ def comparison_hash(spec: runspec.RunSpec) -> str:
 @dataclass(frozen=True)
 class FixedBaseline:
     """Numbers given in the spec instead of a history (or the median of the history's)."""
+
     throughput: float | None = None
     p99_ms: dict[str, float] = field(default_factory=dict)
 
@@ -59,25 +63,30 @@ class FixedBaseline:
 @dataclass(frozen=True)
 class ChangePointPolicy:
     """spec.regression.changePoints, defaulted (absent or enabled: false is no policy)."""
-    min_history: int      # fewer earlier comparable results: the change points say nothing
-    max_pvalue: float     # the significance a change point needs (tpcc changepoints --max-pvalue)
-    recent_results: int   # a change point judges while its new level holds at most this many results
+
+    min_history: int  # fewer earlier comparable results: the change points say nothing
+    max_pvalue: float  # the significance a change point needs (tpcc changepoints --max-pvalue)
+    recent_results: int  # a change point judges while its new level holds at most this many results
 
     @classmethod
     def from_spec(cls, change_points: runspec.ChangePoints | None) -> ChangePointPolicy | None:
         if change_points is None or not change_points.enabled:
             return None
-        return cls(min_history=change_points.min_history, max_pvalue=change_points.max_p_value,
-                   recent_results=change_points.recent_results)
+        return cls(
+            min_history=change_points.min_history,
+            max_pvalue=change_points.max_p_value,
+            recent_results=change_points.recent_results,
+        )
 
 
 @dataclass(frozen=True)
 class Policy:
     """spec.regression as the judge reads it (the CRD holds the defaults)."""
-    min_results: int               # fewer comparable passing results: Inconclusive
+
+    min_results: int  # fewer comparable passing results: Inconclusive
     max_tpmc_drop_percent: float
     max_p99_increase_percent: dict[str, float]
-    on_regression: str             # Fail | Warn
+    on_regression: str  # Fail | Warn
     change_points: ChangePointPolicy | None
     # baseline: the median of the `previous` most recent passing comparable results (3 when
     # the spec names no baseline: the CRD cannot default one of three exclusive fields), or
@@ -95,28 +104,32 @@ class Policy:
         if sum(x is not None for x in (baseline.previous, baseline.result, baseline.fixed)) > 1:
             raise ValueError("spec.regression.baseline: give one of previous, result, fixed")
         fixed = baseline.fixed
-        return cls(previous=cls.previous if baseline.previous is None else baseline.previous,
-                   min_results=baseline.min_results, result=baseline.result,
-                   fixed=FixedBaseline(fixed.tpm_c, dict(fixed.p99_ms or {})) if fixed else None,
-                   max_tpmc_drop_percent=regression.max_tpm_c_drop_percent,
-                   max_p99_increase_percent=dict(regression.max_p99_increase_percent),
-                   on_regression=regression.on_regression,
-                   change_points=ChangePointPolicy.from_spec(regression.change_points))
+        return cls(
+            previous=cls.previous if baseline.previous is None else baseline.previous,
+            min_results=baseline.min_results,
+            result=baseline.result,
+            fixed=FixedBaseline(fixed.tpm_c, dict(fixed.p99_ms or {})) if fixed else None,
+            max_tpmc_drop_percent=regression.max_tpm_c_drop_percent,
+            max_p99_increase_percent=dict(regression.max_p99_increase_percent),
+            on_regression=regression.on_regression,
+            change_points=ChangePointPolicy.from_spec(regression.change_points),
+        )
 
 
 @dataclass(frozen=True)
 class Summary:
     """The comparable figures of one run (the run judged, or a BenchmarkResult of the history)."""
+
     name: str
     comparison_hash: str
-    throughput: float | None        # tpmC, or a YCSB run's operations per second
+    throughput: float | None  # tpmC, or a YCSB run's operations per second
     p99_ms: dict[str, float] = field(default_factory=dict)  # transaction (YCSB: operation) type -> p99
-    failed: bool = False            # the run ended Failed (any reason)
-    durable: bool | None = None     # None: not verified
+    failed: bool = False  # the run ended Failed (any reason)
+    durable: bool | None = None  # None: not verified
     consistent: bool | None = None  # None: not checked
-    verdict: str = ""               # the result's own verdict (history); "" for the run judged
-    completed: str = ""             # RFC 3339; orders the history
-    throughput_metric: str = TPMC   # what throughput is: tpmC | opsPerSecond
+    verdict: str = ""  # the result's own verdict (history); "" for the run judged
+    completed: str = ""  # RFC 3339; orders the history
+    throughput_metric: str = TPMC  # what throughput is: tpmC | opsPerSecond
 
     @classmethod
     def of_status(cls, name: str, comparison_hash_: str, status: dict) -> Summary:
@@ -131,16 +144,26 @@ class Summary:
             results = status.get("results") or {}
             throughput, metric = results.get("tpmC"), TPMC
             p99 = p99_of(results.get("transactions") or {}, "executed")
-        return cls(name=name, comparison_hash=comparison_hash_, throughput=throughput, p99_ms=p99,
-                   failed=status.get("phase") == "Failed", durable=durable_of(durability),
-                   consistent=consistency["passed"] if "passed" in consistency else None,
-                   completed=status.get("completionTime", ""), throughput_metric=metric)
+        return cls(
+            name=name,
+            comparison_hash=comparison_hash_,
+            throughput=throughput,
+            p99_ms=p99,
+            failed=status.get("phase") == "Failed",
+            durable=durable_of(durability),
+            consistent=consistency["passed"] if "passed" in consistency else None,
+            completed=status.get("completionTime", ""),
+            throughput_metric=metric,
+        )
 
 
 def p99_of(types: dict[str, dict], counted: str) -> dict[str, float]:
     """type -> p99 latency (ms) of the transaction or operation types that ran (`counted` > 0)."""
-    return {t: float(v["latencyMs"]["p99"]) for t, v in types.items()
-            if (v.get("latencyMs") or {}).get("p99") is not None and v.get(counted, 1) > 0}
+    return {
+        t: float(v["latencyMs"]["p99"])
+        for t, v in types.items()
+        if (v.get("latencyMs") or {}).get("p99") is not None and v.get(counted, 1) > 0
+    }
 
 
 def durable_of(durability: dict) -> bool | None:
@@ -153,12 +176,12 @@ def durable_of(durability: dict) -> bool | None:
 
 @dataclass(frozen=True)
 class MetricVerdict:
-    name: str               # tpmC | p99Ms/<TYPE>
+    name: str  # tpmC | p99Ms/<TYPE>
     value: float | None
     baseline: float | None
     delta_percent: float | None
     limit_percent: float
-    outcome: str            # Pass | Regressed | Improved | NoData
+    outcome: str  # Pass | Regressed | Improved | NoData
 
     def to_status(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "limitPercent": self.limit_percent, "outcome": self.outcome}
@@ -172,41 +195,55 @@ class MetricVerdict:
 class ChangePointVerdict:
     """A change point of the history that judges the run: the last of its metric, whose new
     level the run belongs to."""
-    metric: str             # tpmC | p99Ms/<TYPE>
-    result: str             # the BenchmarkResult (or this run) the new level begins with
-    results_since: int      # results at the new level, this run included
+
+    metric: str  # tpmC | p99Ms/<TYPE>
+    result: str  # the BenchmarkResult (or this run) the new level begins with
+    results_since: int  # results at the new level, this run included
     mean_before: float
     mean_after: float
-    change_percent: float   # (mean after - mean before) / mean before
+    change_percent: float  # (mean after - mean before) / mean before
     pvalue: float
     limit_percent: float
-    outcome: str            # Pass | Regressed | Improved
+    outcome: str  # Pass | Regressed | Improved
 
     def to_status(self) -> dict[str, Any]:
-        return {"metric": self.metric, "result": self.result, "resultsSince": self.results_since,
-                "meanBefore": round(self.mean_before, 3), "meanAfter": round(self.mean_after, 3),
-                "changePercent": round(self.change_percent, 3), "pValue": float(f"{self.pvalue:.3g}"),
-                "limitPercent": self.limit_percent, "outcome": self.outcome}
+        return {
+            "metric": self.metric,
+            "result": self.result,
+            "resultsSince": self.results_since,
+            "meanBefore": round(self.mean_before, 3),
+            "meanAfter": round(self.mean_after, 3),
+            "changePercent": round(self.change_percent, 3),
+            "pValue": float(f"{self.pvalue:.3g}"),
+            "limitPercent": self.limit_percent,
+            "outcome": self.outcome,
+        }
 
     def describe(self) -> str:
-        return (f"change point at {self.result}: {self.metric} {self.change_percent:+.1f}% "
-                f"(limit {self.limit_percent:g}%, p {self.pvalue:.2g}, {self.results_since} result(s) since)")
+        return (
+            f"change point at {self.result}: {self.metric} {self.change_percent:+.1f}% "
+            f"(limit {self.limit_percent:g}%, p {self.pvalue:.2g}, {self.results_since} result(s) since)"
+        )
 
 
 @dataclass(frozen=True)
 class Verdict:
-    outcome: str                      # one of VERDICTS
+    outcome: str  # one of VERDICTS
     message: str
-    source: str = "none"              # previous | result | fixed | none
+    source: str = "none"  # previous | result | fixed | none
     baseline_results: tuple[str, ...] = ()
     metrics: tuple[MetricVerdict, ...] = ()
     change_points: tuple[ChangePointVerdict, ...] | None = None  # None: no spec.regression.changePoints
 
     def to_status(self, comparison_hash_: str, on_regression: str) -> dict[str, Any]:
         """status.regression (the verdict itself is status.verdict)."""
-        out = {"message": self.message, "comparisonHash": comparison_hash_, "onRegression": on_regression,
-               "baseline": {"source": self.source, "results": list(self.baseline_results)},
-               "metrics": [m.to_status() for m in self.metrics]}
+        out = {
+            "message": self.message,
+            "comparisonHash": comparison_hash_,
+            "onRegression": on_regression,
+            "baseline": {"source": self.source, "results": list(self.baseline_results)},
+            "metrics": [m.to_status() for m in self.metrics],
+        }
         if self.change_points is not None:
             out["changePoints"] = [c.to_status() for c in self.change_points]
         return out
@@ -225,8 +262,9 @@ def _failure(run: Summary) -> str | None:
     return None
 
 
-def _compare(name: str, value: float | None, baseline: float | None, limit: float,
-             higher_is_better: bool) -> MetricVerdict:
+def _compare(
+    name: str, value: float | None, baseline: float | None, limit: float, higher_is_better: bool
+) -> MetricVerdict:
     if value is None or not baseline:  # a zero baseline gives no percentage
         return MetricVerdict(name, value, baseline, None, limit, NO_DATA)
     delta = (value - baseline) / baseline * 100.0
@@ -240,8 +278,9 @@ def _median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def baseline_of(run: Summary, history: list[Summary], policy: Policy,
-                named: Summary | None) -> tuple[str, list[Summary], FixedBaseline | None, str]:
+def baseline_of(
+    run: Summary, history: list[Summary], policy: Policy, named: Summary | None
+) -> tuple[str, list[Summary], FixedBaseline | None, str]:
     """(source, the results used, the baseline figures or None, why None)."""
     if policy.fixed is not None:
         return "fixed", [], policy.fixed, ""
@@ -251,20 +290,40 @@ def baseline_of(run: Summary, history: list[Summary], policy: Policy,
         if named.verdict not in BASELINE_VERDICTS:
             return "result", [named], None, f"baseline result {named.name} is {named.verdict or 'unjudged'}"
         return "result", [named], FixedBaseline(named.throughput, dict(named.p99_ms)), ""
-    comparable = sorted((h for h in history if h.name != run.name and h.comparison_hash == run.comparison_hash
-                         and h.verdict in BASELINE_VERDICTS and h.throughput is not None),
-                        key=lambda h: h.completed, reverse=True)[:policy.previous]
+    comparable = sorted(
+        (
+            h
+            for h in history
+            if h.name != run.name
+            and h.comparison_hash == run.comparison_hash
+            and h.verdict in BASELINE_VERDICTS
+            and h.throughput is not None
+        ),
+        key=lambda h: h.completed,
+        reverse=True,
+    )[: policy.previous]
     if len(comparable) < policy.min_results:
-        return "previous", comparable, None, (f"{len(comparable)} comparable passing result(s) in the history, "
-                                              f"{policy.min_results} needed")
+        return (
+            "previous",
+            comparable,
+            None,
+            (f"{len(comparable)} comparable passing result(s) in the history, {policy.min_results} needed"),
+        )
     types = {t for h in comparable for t in h.p99_ms}
-    figures = FixedBaseline(_median([h.throughput for h in comparable if h.throughput is not None]),
-                            {t: _median([h.p99_ms[t] for h in comparable if t in h.p99_ms]) for t in types})
+    figures = FixedBaseline(
+        _median([h.throughput for h in comparable if h.throughput is not None]),
+        {t: _median([h.p99_ms[t] for h in comparable if t in h.p99_ms]) for t in types},
+    )
     return "previous", comparable, figures, ""
 
 
-def judge(run: Summary, history: list[Summary], policy: Policy | None,
-          named: Summary | None = None, analysis: dict | None = None) -> Verdict:
+def judge(
+    run: Summary,
+    history: list[Summary],
+    policy: Policy | None,
+    named: Summary | None = None,
+    analysis: dict | None = None,
+) -> Verdict:
     """The verdict of `run`. `history`: the BenchmarkResults of this BenchmarkRun; `named`: the
     BenchmarkResult policy.result names, if it exists; `analysis`: changepoints.json of `tpcc
     changepoints` over changepoint_history(run, history, now), None when not analysed (needed
@@ -285,14 +344,27 @@ def _against_baseline(run: Summary, history: list[Summary], policy: Policy, name
     names = tuple(h.name for h in used)
     if figures is None:
         return Verdict(INCONCLUSIVE, why, source, names)
-    metrics = [_compare(run.throughput_metric, run.throughput, figures.throughput, policy.max_tpmc_drop_percent,
-                        higher_is_better=True)]
+    metrics = [
+        _compare(
+            run.throughput_metric,
+            run.throughput,
+            figures.throughput,
+            policy.max_tpmc_drop_percent,
+            higher_is_better=True,
+        )
+    ]
     for type_, limit in sorted(policy.max_p99_increase_percent.items()):
-        metrics.append(_compare(P99_PREFIX + type_, run.p99_ms.get(type_), figures.p99_ms.get(type_), limit,
-                                higher_is_better=False))
+        metrics.append(
+            _compare(
+                P99_PREFIX + type_, run.p99_ms.get(type_), figures.p99_ms.get(type_), limit, higher_is_better=False
+            )
+        )
     compared = [m for m in metrics if m.outcome != NO_DATA]
-    against = {"fixed": "the fixed baseline", "result": f"result {names[0] if names else ''}",
-               "previous": f"the median of {len(used)} previous result(s)"}[source]
+    against = {
+        "fixed": "the fixed baseline",
+        "result": f"result {names[0] if names else ''}",
+        "previous": f"the median of {len(used)} previous result(s)",
+    }[source]
     if not compared:
         return Verdict(INCONCLUSIVE, f"no metric could be compared with {against}", source, names, tuple(metrics))
     regressed = [m for m in compared if m.outcome == REGRESSED]
@@ -305,16 +377,21 @@ def _against_baseline(run: Summary, history: list[Summary], policy: Policy, name
 
 # ---- change points -------------------------------------------------------------------------------
 
+
 def changepoint_history(run: Summary, history: list[Summary], now: str) -> list[dict[str, Any]]:
     """What `tpcc changepoints --history` reads for `run`: its comparable measured results (the
     same comparison hash, none that failed), oldest first, and the run itself last (at its
     completion time, or `now` before it has one). Regressed results are in: they measured the
     level whose changes are sought, as a new normal would."""
-    earlier = sorted((h for h in history if h.name != run.name and h.comparison_hash == run.comparison_hash
-                      and _failure(h) is None), key=lambda h: (h.completed, h.name))
+    earlier = sorted(
+        (h for h in history if h.name != run.name and h.comparison_hash == run.comparison_hash and _failure(h) is None),
+        key=lambda h: (h.completed, h.name),
+    )
     # `tpcc changepoints` calls the throughput series tpmC whatever it measures (_change_points_of)
-    return [{"name": s.name, "time": s.completed or now, "tpmC": s.throughput, "p99Ms": dict(s.p99_ms)}
-            for s in [*earlier, run]]
+    return [
+        {"name": s.name, "time": s.completed or now, "tpmC": s.throughput, "p99Ms": dict(s.p99_ms)}
+        for s in [*earlier, run]
+    ]
 
 
 def analysis_input(run: Summary, history: list[Summary], policy: Policy | None, now: str) -> list[dict] | None:
@@ -330,13 +407,18 @@ def analysis_input(run: Summary, history: list[Summary], policy: Policy | None, 
 
 def _judged_metrics(run: Summary, policy: Policy) -> list[tuple[str, float | None, float, bool]]:
     """(metric, the run's value, limit, higher is better) of what the policy judges."""
-    return [(run.throughput_metric, run.throughput, policy.max_tpmc_drop_percent, True),
-            *((P99_PREFIX + t, run.p99_ms.get(t), limit, False)
-              for t, limit in sorted(policy.max_p99_increase_percent.items()))]
+    return [
+        (run.throughput_metric, run.throughput, policy.max_tpmc_drop_percent, True),
+        *(
+            (P99_PREFIX + t, run.p99_ms.get(t), limit, False)
+            for t, limit in sorted(policy.max_p99_increase_percent.items())
+        ),
+    ]
 
 
-def _change_point_verdict(metric: str, found: dict, points: int, value: float, limit: float,
-                          higher_is_better: bool) -> ChangePointVerdict | None:
+def _change_point_verdict(
+    metric: str, found: dict, points: int, value: float, limit: float, higher_is_better: bool
+) -> ChangePointVerdict | None:
     """A change beyond the limit judges the run only if the run itself is beyond the limit from
     the old level too: a bad run just before it may have opened a 'new level' the run is not at."""
     before, change = float(found["meanBefore"]), float(found["changePercent"])
@@ -345,14 +427,29 @@ def _change_point_verdict(metric: str, found: dict, points: int, value: float, l
     own = (value - before) / before * 100.0
     sign = -1.0 if higher_is_better else 1.0  # worse is positive
     worse, own_worse = sign * change, sign * own
-    outcome = REGRESSED if worse > limit and own_worse > limit else \
-        IMPROVED if worse < -limit and own_worse < -limit else PASS
-    return ChangePointVerdict(metric, str(found["result"]), points - int(found["index"]), before,
-                              float(found["meanAfter"]), change, float(found["pValue"]), limit, outcome)
+    outcome = (
+        REGRESSED
+        if worse > limit and own_worse > limit
+        else IMPROVED
+        if worse < -limit and own_worse < -limit
+        else PASS
+    )
+    return ChangePointVerdict(
+        metric,
+        str(found["result"]),
+        points - int(found["index"]),
+        before,
+        float(found["meanAfter"]),
+        change,
+        float(found["pValue"]),
+        limit,
+        outcome,
+    )
 
 
-def _change_points_of(run: Summary, history: list[Summary], policy: Policy,
-                      analysis: dict | None) -> tuple[list[ChangePointVerdict], str]:
+def _change_points_of(
+    run: Summary, history: list[Summary], policy: Policy, analysis: dict | None
+) -> tuple[list[ChangePointVerdict], str]:
     """The change points that judge the run, or why there are none (too little history needs
     no analysis)."""
     cp = policy.change_points
@@ -377,8 +474,9 @@ def _change_points_of(run: Summary, history: list[Summary], policy: Policy,
     return judged, "" if judged else f"no change point in the last {cp.recent_results} results"
 
 
-def _with_change_points(verdict: Verdict, run: Summary, history: list[Summary], policy: Policy,
-                        analysis: dict | None) -> Verdict:
+def _with_change_points(
+    verdict: Verdict, run: Summary, history: list[Summary], policy: Policy, analysis: dict | None
+) -> Verdict:
     """The baseline's verdict with the change points the run is at: either side regressed is
     Regressed, else either improved is Improved, else the baseline's verdict stands."""
     judged, why_none = _change_points_of(run, history, policy, analysis)
@@ -386,6 +484,9 @@ def _with_change_points(verdict: Verdict, run: Summary, history: list[Summary], 
     outcome = REGRESSED if REGRESSED in outcomes else IMPROVED if IMPROVED in outcomes else verdict.outcome
     shown = [c for c in judged if c.outcome == outcome] or judged
     said = "; ".join(c.describe() for c in shown) or why_none
-    message = f"{verdict.message}; {said}" if outcome == verdict.outcome else \
-        f"{outcome}: {said}; the baseline comparison: {verdict.message}"
+    message = (
+        f"{verdict.message}; {said}"
+        if outcome == verdict.outcome
+        else f"{outcome}: {said}; the baseline comparison: {verdict.message}"
+    )
     return replace(verdict, outcome=outcome, message=message, change_points=tuple(judged))

@@ -5,6 +5,7 @@ The merge itself (sum counts and histograms, percentiles from the merged histogr
 runner's `merge_results`; this module picks what belongs in a status (no histograms, no
 timelines) and names it the Kubernetes way.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -35,25 +36,28 @@ def _results(merged: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, An
     windows = {w["shard"]: w for w in merged["pod_windows"]}
     return {
         "tpmC": merged["tpmC"],
-        **({"transactionsPerSecond": merged["transactions_per_second"]}
-           if "transactions_per_second" in merged else {}),
+        **({"transactionsPerSecond": merged["transactions_per_second"]} if "transactions_per_second" in merged else {}),
         **server_status(merged),
         # null in a merge patch would delete the field: absent, with the reason, instead
-        **({"efficiency": merged["efficiency"]} if merged["efficiency"] is not None
-           else {"efficiencyReason": merged["efficiency_reason"]}),
+        **(
+            {"efficiency": merged["efficiency"]}
+            if merged["efficiency"] is not None
+            else {"efficiencyReason": merged["efficiency_reason"]}
+        ),
         "measuredSeconds": merged["measured_seconds"],
         "pacing": merged["pacing"],
         "seed": merged["options"]["seed"],
         "cConstants": merged["c_constants"],
         "responseTimes": {
-            name: {"limitSeconds": v["limit_seconds"],
-                   **({"p90Seconds": v["p90_seconds"], "passed": v["passed"]}
-                      if v["passed"] is not None else {})}
-            for name, v in merged["response_times"].items()},
+            name: {
+                "limitSeconds": v["limit_seconds"],
+                **({"p90Seconds": v["p90_seconds"], "passed": v["passed"]} if v["passed"] is not None else {}),
+            }
+            for name, v in merged["response_times"].items()
+        },
         "responseTimesPassed": merged["response_times_passed"],
         "specDeviations": merged["spec_deviations"],
-        "lateRunners": [{"shard": p["shard"], "lateSeconds": p["late_seconds"]}
-                        for p in merged["late_runners"]],
+        "lateRunners": [{"shard": p["shard"], "lateSeconds": p["late_seconds"]} for p in merged["late_runners"]],
         "start": merged["start"],
         "end": merged["end"],
         "runnerPods": merged["pods"],
@@ -63,18 +67,36 @@ def _results(merged: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, An
         "errors": totals["errors"],
         "unknown": totals["unknown"],
         "transactions": {
-            name: {"committed": t["committed"], "rollbacks": t["rollbacks"], "errors": t["errors"],
-                   "unknown": t["unknown"], "retries": t["retries"], "executed": t["executed"],
-                   "mixPercent": t["mix_percent"], "latencyMs": t["latency_ms"]}
-            for name, t in merged["transactions"].items()},
+            name: {
+                "committed": t["committed"],
+                "rollbacks": t["rollbacks"],
+                "errors": t["errors"],
+                "unknown": t["unknown"],
+                "retries": t["retries"],
+                "executed": t["executed"],
+                "mixPercent": t["mix_percent"],
+                "latencyMs": t["latency_ms"],
+            }
+            for name, t in merged["transactions"].items()
+        },
         # NewOrders per minute in 10 s steps from the start of the measured interval
         # (negative t: warmup), so a fault's dip and the recovery show
         "timeline": merged["timeline"],
-        "pods": sorted(({"shard": _shard_index(d), "clients": d["clients"], "tpmC": d["tpmC"],
-                         "committed": d["totals"]["committed"],
-                         "lateSeconds": windows[_shard_index(d)]["late_seconds"],
-                         "measureStart": d["start"], "measureEnd": d["end"]} for d in docs),
-                       key=lambda p: p["shard"]),
+        "pods": sorted(
+            (
+                {
+                    "shard": _shard_index(d),
+                    "clients": d["clients"],
+                    "tpmC": d["tpmC"],
+                    "committed": d["totals"]["committed"],
+                    "lateSeconds": windows[_shard_index(d)]["late_seconds"],
+                    "measureStart": d["start"],
+                    "measureEnd": d["end"],
+                }
+                for d in docs
+            ),
+            key=lambda p: p["shard"],
+        ),
     }
 
 
@@ -84,16 +106,28 @@ def server_status(merged: dict[str, Any]) -> dict[str, Any]:
     if "server_agreement" not in merged:
         return {}
     size, agreement = merged["server"]["size"], merged["server_agreement"]
-    sizes = {k: size[f"{k}_bytes"] for k in ("data", "index", "storage", "memory")
-             if size.get(f"{k}_bytes") is not None}
+    sizes = {
+        k: size[f"{k}_bytes"] for k in ("data", "index", "storage", "memory") if size.get(f"{k}_bytes") is not None
+    }
     return {
         **({"databaseBytes": sizes} if sizes else {}),
         "serverAgreement": {
-            "verdict": agreement["verdict"], "tolerance": agreement["tolerance"],
+            "verdict": agreement["verdict"],
+            "tolerance": agreement["tolerance"],
             **({"reason": agreement["reason"]} if agreement.get("reason") else {}),
-            "comparisons": [{"counter": c["counter"], "what": c["what"], "transactions": c["transactions"],
-                             "client": c["client"], "server": c["server"], "allowed": c["allowed"],
-                             "agrees": c["agrees"]} for c in agreement["comparisons"]]},
+            "comparisons": [
+                {
+                    "counter": c["counter"],
+                    "what": c["what"],
+                    "transactions": c["transactions"],
+                    "client": c["client"],
+                    "server": c["server"],
+                    "allowed": c["allowed"],
+                    "agrees": c["agrees"],
+                }
+                for c in agreement["comparisons"]
+            ],
+        },
     }
 
 
@@ -104,8 +138,7 @@ def late_runners_message(results: dict[str, Any]) -> str | None:
     if not late:
         return None
     pods = ", ".join(f"shard {p['shard']} ({p['lateSeconds']:.1f} s)" for p in late)
-    return (f"runner pods started their terminals more than {LATE_START_SECONDS:g} s after "
-            f"startAt: {pods}")
+    return f"runner pods started their terminals more than {LATE_START_SECONDS:g} s after startAt: {pods}"
 
 
 def error_budget_message(results: dict[str, Any], max_percent: float) -> str | None:
@@ -143,23 +176,39 @@ def durability_status(report: dict[str, Any]) -> dict[str, Any]:
 def acid_status(report: dict[str, Any]) -> dict[str, Any]:
     """status.acid from acid.json: each test's verdict and reason (the observed values stay in
     the BenchmarkResult's ConfigMap); passed only when no test failed or could not run."""
-    tests = [{"test": str(t["test"]), "clause": str(t.get("clause", "")), "status": str(t["status"]),
-              "reason": str(t.get("reason", ""))[:1000]} for t in report.get("tests", [])]
+    tests = [
+        {
+            "test": str(t["test"]),
+            "clause": str(t.get("clause", "")),
+            "status": str(t["status"]),
+            "reason": str(t.get("reason", ""))[:1000],
+        }
+        for t in report.get("tests", [])
+    ]
     counts = {s: sum(t["status"] == s for t in tests) for s in ("passed", "failed", "not-applicable", "error")}
-    return {"passed": bool(report.get("passed")) and not (counts["failed"] or counts["error"]),
-            "seed": int(report.get("seed", 0)), "counts": counts, "tests": tests}
+    return {
+        "passed": bool(report.get("passed")) and not (counts["failed"] or counts["error"]),
+        "seed": int(report.get("seed", 0)),
+        "counts": counts,
+        "tests": tests,
+    }
 
 
 def consistency_status(report: dict[str, Any]) -> dict[str, Any]:
     """status.consistency from check.json."""
-    conditions = [{"number": c["number"], "passed": bool(c["passed"]), "checked": c.get("checked", 0),
-                   "violations": c.get("violations", 0),
-                   **({"example": str(c["example"])} if c.get("example") else {}),
-                   **({"note": str(c["note"])} if c.get("note") else {})}
-                  for c in report.get("conditions", [])]
+    conditions = [
+        {
+            "number": c["number"],
+            "passed": bool(c["passed"]),
+            "checked": c.get("checked", 0),
+            "violations": c.get("violations", 0),
+            **({"example": str(c["example"])} if c.get("example") else {}),
+            **({"note": str(c["note"])} if c.get("note") else {}),
+        }
+        for c in report.get("conditions", [])
+    ]
     violated = sorted(c["number"] for c in conditions if not c["passed"])
-    return {"passed": bool(report.get("passed")) and not violated, "violated": violated,
-            "conditions": conditions}
+    return {"passed": bool(report.get("passed")) and not violated, "violated": violated, "conditions": conditions}
 
 
 def during_run_status(report: dict[str, Any], runners_from: dt.datetime, runners_to: dt.datetime) -> dict[str, Any]:
@@ -168,8 +217,11 @@ def during_run_status(report: dict[str, Any], runners_from: dt.datetime, runners
     of the measured interval)."""
     out = consistency_status(report)
     started, finished = str(report.get("started_at", "")), str(report.get("finished_at", ""))
-    out.update(startedAt=started, finishedAt=finished,
-               whileRunning=bool(started) and runners_from <= parse_time(started) < runners_to)
+    out.update(
+        startedAt=started,
+        finishedAt=finished,
+        whileRunning=bool(started) and runners_from <= parse_time(started) < runners_to,
+    )
     return out
 
 
@@ -182,17 +234,25 @@ def ycsb_durability_status(report: dict[str, Any]) -> dict[str, Any]:
     unknown = report.get("unknown_outcome") or {}
     acknowledged = int(report.get("acknowledged_inserts", 0)) + int(report.get("acknowledged_updates", 0))
     lost, records = int(report.get("lost", 0)), int(report.get("records", 0))
-    return {"acknowledged": acknowledged, "found": acknowledged - lost, "lost": lost,
-            "unknownOutcome": int(unknown.get("inserts", 0)) + int(unknown.get("updates", 0)),
-            "ledgers": int(report.get("ledgers", 0)), "records": records,
-            "expectedRecords": str(low) if low == high else f"{low}-{high}",
-            "lostExamples": [str(e) for e in report.get("lost_examples", [])][:10],
-            "databaseEmpty": records == 0 and int(low) > 0,
-            # a report that claims durable with a loss in its counts is not durable
-            "durable": bool(report.get("durable")) and lost == 0}
+    return {
+        "acknowledged": acknowledged,
+        "found": acknowledged - lost,
+        "lost": lost,
+        "unknownOutcome": int(unknown.get("inserts", 0)) + int(unknown.get("updates", 0)),
+        "ledgers": int(report.get("ledgers", 0)),
+        "records": records,
+        "expectedRecords": str(low) if low == high else f"{low}-{high}",
+        "lostExamples": [str(e) for e in report.get("lost_examples", [])][:10],
+        "databaseEmpty": records == 0 and int(low) > 0,
+        # a report that claims durable with a loss in its counts is not durable
+        "durable": bool(report.get("durable")) and lost == 0,
+    }
 
 
 def load_status(report: dict[str, Any]) -> dict[str, Any]:
     """status.load from the load Job's load.json (TPC-C rows of every table; YCSB records)."""
-    return {"rows": int(report.get("rows", 0)), "seconds": float(report.get("seconds", 0.0)),
-            "rowsPerSecond": float(report.get("rows_per_second", 0.0))}
+    return {
+        "rows": int(report.get("rows", 0)),
+        "seconds": float(report.get("seconds", 0.0)),
+        "rowsPerSecond": float(report.get("rows_per_second", 0.0)),
+    }

@@ -9,6 +9,7 @@ dataclass and the CRD's schema to each other, field by field, in both directions
 The parsed document is kept (`RunSpec.document`) for what is defined over the JSON itself: the
 spec and comparison hashes, and the copy recorded in each BenchmarkResult.
 """
+
 from __future__ import annotations
 
 import copy
@@ -172,6 +173,7 @@ class Cleanup:
 class MatrixAxis:
     """One axis of sweep.matrix: a spec field (a path under spec) and the values it takes, as
     strings (the CRD allows only fields that leave the database's shape alone)."""
+
     field: str
     values: tuple[str, ...]
 
@@ -180,6 +182,7 @@ class MatrixAxis:
 class Saturation:
     """sweep.saturation: clients from start_clients, + step (or x factor) while within
     max_clients, until throughput grows less than min_gain_percent or a p90 limit breaks."""
+
     start_clients: int
     max_clients: int
     min_gain_percent: float
@@ -272,8 +275,7 @@ class RunSpec:
     cost: Cost | None = None
     run_token: str | None = None
     # the defaulted JSON document this was parsed from (not a field of the CRD)
-    document: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False,
-                                        metadata={"document": True})
+    document: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, metadata={"document": True})
 
     @classmethod
     def parse(cls, spec: Mapping[str, Any], charts_dir: Path | None = None) -> RunSpec:
@@ -298,6 +300,7 @@ class RunSpec:
 
 
 # ---- the CRD and its defaults ----------------------------------------------------------------
+
 
 @functools.cache
 def _crd_spec_schema(path: Path) -> dict:
@@ -341,6 +344,7 @@ def apply_defaults(schema: Mapping[str, Any], value: Any) -> Any:
 
 
 # ---- JSON -> dataclasses -----------------------------------------------------------------------
+
 
 def json_name(f: dataclasses.Field) -> str:
     return f.metadata.get("json") or re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), f.name)

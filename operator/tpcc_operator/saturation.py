@@ -9,6 +9,7 @@ stops, and the cells it leaves are Skipped. A step whose 90th-percentile respons
 limit (TPC-C clause 5.2.5.4: 5 s, Stock-Level 20 s) ends the search and does not count: the
 saturation point is the highest throughput that met the limits.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -25,17 +26,18 @@ TPCC_P90_LIMITS_MS = {t: s * 1000 for t, s in RESPONSE_TIME_LIMIT_SECONDS.items(
 GAIN_BELOW_THRESHOLD = "GainBelowThreshold"
 LIMIT_BROKEN = "LimitBroken"  # the count broke a p90 limit
 MAX_CLIENTS = "MaxClients"
-CELL_FAILED = "CellFailed"    # the sweep failed in the search's cell
+CELL_FAILED = "CellFailed"  # the sweep failed in the search's cell
 
 
 @dataclass(frozen=True)
 class Search:
     """What a sweep.saturation search needs once its cells run (each cell's own spec has no
     sweep): the client counts, the gain threshold, the p90 limits and the throughput's name."""
+
     counts: tuple[int, ...]
     min_gain_percent: float
     limits_ms: dict[str, float]  # transaction type -> p90 limit; none for YCSB
-    metric: str                  # status.sweep.cells[]'s tpmC, or opsPerSecond for YCSB
+    metric: str  # status.sweep.cells[]'s tpmC, or opsPerSecond for YCSB
 
     @classmethod
     def of(cls, spec: RunSpec) -> Search | None:
@@ -46,29 +48,32 @@ class Search:
             return None
         ycsb = spec.workload.kind == plan.YCSB
         limits = {} if ycsb else {**TPCC_P90_LIMITS_MS, **dict(search.p90_limits_ms or {})}
-        return cls(plan.saturation_ladder(search), search.min_gain_percent, limits,
-                   "opsPerSecond" if ycsb else "tpmC")
+        return cls(plan.saturation_ladder(search), search.min_gain_percent, limits, "opsPerSecond" if ycsb else "tpmC")
 
 
 @dataclass(frozen=True)
 class Figure:
     """One client count of the search: the median throughput over its succeeded repetitions and
     the p90 limits broken in any of them."""
+
     clients: int
     throughput: float
     broken: tuple[str, ...] = ()  # e.g. "NEW_ORDER p90 6100 ms > 5000 ms"
 
     def to_status(self, gain: float | None) -> dict[str, Any]:
-        return {"clients": self.clients, "throughput": round(self.throughput, 2),
-                **({"gainPercent": round(gain, 2)} if gain is not None else {}),
-                **({"limitsBroken": list(self.broken)} if self.broken else {})}
+        return {
+            "clients": self.clients,
+            "throughput": round(self.throughput, 2),
+            **({"gainPercent": round(gain, 2)} if gain is not None else {}),
+            **({"limitsBroken": list(self.broken)} if self.broken else {}),
+        }
 
 
 @dataclass(frozen=True)
 class Decision:
     next_clients: int | None  # the next count to run; None: the search is over
-    stopped: str | None       # why it is over (one of the constants above)
-    reason: str               # in words, for status and events
+    stopped: str | None  # why it is over (one of the constants above)
+    reason: str  # in words, for status and events
     saturation: Figure | None  # the highest throughput that met the limits so far
 
 
@@ -79,12 +84,18 @@ def decide(counts: tuple[int, ...], figures: list[Figure], min_gain_percent: flo
     the last count the search may run."""
     last, best = figures[-1], saturation_point(figures)
     if last.broken:
-        return Decision(None, LIMIT_BROKEN, f"{last.clients} clients broke the p90 limits ("
-                        + ", ".join(last.broken) + ")", best)
+        return Decision(
+            None, LIMIT_BROKEN, f"{last.clients} clients broke the p90 limits (" + ", ".join(last.broken) + ")", best
+        )
     gain = gain_percent(figures, len(figures) - 1)
     if gain is not None and gain < min_gain_percent:
-        return Decision(None, GAIN_BELOW_THRESHOLD, f"{figures[-2].clients} -> {last.clients} clients gained "
-                        f"{gain:.1f} %, under minGainPercent {min_gain_percent:g}", best)
+        return Decision(
+            None,
+            GAIN_BELOW_THRESHOLD,
+            f"{figures[-2].clients} -> {last.clients} clients gained "
+            f"{gain:.1f} %, under minGainPercent {min_gain_percent:g}",
+            best,
+        )
     position = counts.index(last.clients)
     if position == len(counts) - 1:
         return Decision(None, MAX_CLIENTS, f"{last.clients} clients is maxClients and throughput still grew", best)
@@ -116,8 +127,11 @@ def figures(cells: list[dict], warehouses: int, limits: dict[str, float], metric
         if not measured or any(r["state"] in (sweep.PENDING, sweep.RUNNING) for r in rows):
             break
         broken = {_broken(t, r.get("p90Ms") or {}, limit) for r in measured for t, limit in limits.items()}
-        out.append(Figure(clients, statistics.median(float(r[metric]) for r in measured),
-                          tuple(sorted(b for b in broken if b))))
+        out.append(
+            Figure(
+                clients, statistics.median(float(r[metric]) for r in measured), tuple(sorted(b for b in broken if b))
+            )
+        )
     return out
 
 
@@ -148,8 +162,10 @@ def advance(table: dict, cells: list[plan.Cell], search: Search | None) -> tuple
     saturation search, simply the next cell."""
     current = cells[table["current"]]
     following = current.index + 1
-    same_count = following < len(cells) and \
-        (cells[following].warehouses, cells[following].clients) == (current.warehouses, current.clients)
+    same_count = following < len(cells) and (cells[following].warehouses, cells[following].clients) == (
+        current.warehouses,
+        current.clients,
+    )
     if search is None or same_count:  # repetitions of a count run before it is judged
         return (following if following < len(cells) else None), table
     found = figures(table["cells"], current.warehouses, search.limits_ms, search.metric)

@@ -5,6 +5,7 @@ run to create, which to delete and what the status becomes; handlers.py only fet
 Cron: 5 fields or a macro, as CronJob (robfig/cron) reads them, in an IANA time zone. Wall times
 skipped by a DST jump do not run; wall times repeated when clocks go back run once (the first).
 """
+
 from __future__ import annotations
 
 import copy
@@ -25,15 +26,27 @@ FORBID, REPLACE = "Forbid", "Replace"
 # CronJob's limit: more missed start times than this say the schedule cannot keep up.
 TOO_MANY_MISSED = 100
 
-MACROS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
-          "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"}
-MONTH_NAMES = {m: i + 1 for i, m in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])}
+MACROS = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+}
+MONTH_NAMES = {
+    m: i + 1 for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])
+}
 DAY_NAMES = {d: i for i, d in enumerate(["sun", "mon", "tue", "wed", "thu", "fri", "sat"])}
 # (name, lowest, highest, names) of the five fields
 FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (
-    ("minute", 0, 59, {}), ("hour", 0, 23, {}), ("day of month", 1, 31, {}),
-    ("month", 1, 12, MONTH_NAMES), ("day of week", 0, 7, DAY_NAMES))
+    ("minute", 0, 59, {}),
+    ("hour", 0, 23, {}),
+    ("day of month", 1, 31, {}),
+    ("month", 1, 12, MONTH_NAMES),
+    ("day of week", 0, 7, DAY_NAMES),
+)
 DAYS_IN_MONTH = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}
 # A satisfiable schedule fires within 8 years (29 February on a given weekday is rarer, but
 # then day of month and day of week OR together); searching further would only burn CPU.
@@ -93,10 +106,12 @@ class Cron:
             raise InvalidSchedule(f"unknown macro {text!r} (one of {', '.join(sorted(MACROS))})")
         parts = expanded.split()
         if len(parts) != 5:
-            raise InvalidSchedule(f"{text!r} has {len(parts)} fields, a cron schedule has 5 "
-                                  f"(minute hour day-of-month month day-of-week)")
+            raise InvalidSchedule(
+                f"{text!r} has {len(parts)} fields, a cron schedule has 5 (minute hour day-of-month month day-of-week)"
+            )
         (minutes, _), (hours, _), (days, any_day), (months, _), (weekdays, any_weekday) = (
-            _field(p, name, lo, hi, names) for p, (name, lo, hi, names) in zip(parts, FIELDS))
+            _field(p, name, lo, hi, names) for p, (name, lo, hi, names) in zip(parts, FIELDS)
+        )
         weekdays = frozenset(d % 7 for d in weekdays)  # 7 is Sunday too
         cron = cls(minutes, hours, days, months, weekdays, any_day, any_weekday)
         if (any_weekday or any_day) and not any(d <= DAYS_IN_MONTH[m] for m in months for d in days):
@@ -163,8 +178,14 @@ class ScheduleSpec:
             tz = ZoneInfo(zone)
         except (ZoneInfoNotFoundError, ValueError) as e:
             raise InvalidSchedule(f"timeZone {zone!r} is not an IANA time zone") from e
-        return cls(Cron.parse(spec["schedule"]), tz, spec["suspend"], spec["concurrencyPolicy"],
-                   spec.get("startingDeadlineSeconds"), *history_limits(spec))
+        return cls(
+            Cron.parse(spec["schedule"]),
+            tz,
+            spec["suspend"],
+            spec["concurrencyPolicy"],
+            spec.get("startingDeadlineSeconds"),
+            *history_limits(spec),
+        )
 
 
 def defaulted(spec: dict) -> dict:
@@ -182,6 +203,7 @@ def history_limits(spec: dict) -> tuple[int, int]:
 @dataclass(frozen=True)
 class OwnedRun:
     """A BenchmarkRun carrying this schedule's label, as the handler listed it."""
+
     name: str
     created: dt.datetime
     phase: str | None = None
@@ -196,8 +218,13 @@ class OwnedRun:
     def from_object(cls, obj: dict) -> OwnedRun:
         meta, status = obj["metadata"], obj.get("status") or {}
         done = status.get("completionTime")
-        return cls(meta["name"], parse_time(meta["creationTimestamp"]), status.get("phase"),
-                   parse_time(done) if done else None, bool(meta.get("deletionTimestamp")))
+        return cls(
+            meta["name"],
+            parse_time(meta["creationTimestamp"]),
+            status.get("phase"),
+            parse_time(done) if done else None,
+            bool(meta.get("deletionTimestamp")),
+        )
 
 
 @dataclass
@@ -214,8 +241,7 @@ def run_name(schedule: str, scheduled: dt.datetime) -> str:
     return f"{schedule}-{int(scheduled.timestamp()) // 60}"
 
 
-def _conditions(status: dict, generation: int, now: dt.datetime, ready: bool, reason: str,
-                message: str) -> list[dict]:
+def _conditions(status: dict, generation: int, now: dt.datetime, ready: bool, reason: str, message: str) -> list[dict]:
     conditions = set_condition(status.get("conditions") or [], "Ready", ready, reason, message, generation, now)
     return set_condition(conditions, "Stalled", not ready, reason, "" if ready else message, generation, now)
 
@@ -224,14 +250,17 @@ def _pruned(runs: list[OwnedRun], successful_limit: int, failed_limit: int) -> l
     """The oldest finished runs beyond each history limit (their BenchmarkResults stay)."""
     out = []
     for succeeded, limit in ((True, successful_limit), (False, failed_limit)):
-        kept = sorted((r for r in runs if r.finished and not r.deleting and (r.phase == SUCCEEDED) == succeeded),
-                      key=lambda r: (r.created, r.name))
-        out += [r.name for r in kept[:max(0, len(kept) - limit)]]
+        kept = sorted(
+            (r for r in runs if r.finished and not r.deleting and (r.phase == SUCCEEDED) == succeeded),
+            key=lambda r: (r.created, r.name),
+        )
+        out += [r.name for r in kept[: max(0, len(kept) - limit)]]
     return out
 
 
-def decide(name: str, spec: dict, generation: int, status: dict, created: dt.datetime,
-           runs: list[OwnedRun], now: dt.datetime) -> Decision:
+def decide(
+    name: str, spec: dict, generation: int, status: dict, created: dt.datetime, runs: list[OwnedRun], now: dt.datetime
+) -> Decision:
     d = Decision()
     live = sorted((r for r in runs if not r.deleting), key=lambda r: (r.created, r.name))
     active = [r.name for r in live if not r.finished]
@@ -240,9 +269,12 @@ def decide(name: str, spec: dict, generation: int, status: dict, created: dt.dat
     old_success = status.get("lastSuccessfulTime")
     if old_success and (last_success is None or parse_time(old_success) > last_success):
         last_success = parse_time(old_success)  # its run may be pruned by now
-    d.status = {"observedGeneration": generation, "active": active,
-                "lastScheduleTime": status.get("lastScheduleTime"),
-                "lastSuccessfulTime": rfc3339(last_success) if last_success else None}
+    d.status = {
+        "observedGeneration": generation,
+        "active": active,
+        "lastScheduleTime": status.get("lastScheduleTime"),
+        "lastSuccessfulTime": rfc3339(last_success) if last_success else None,
+    }
     try:
         sched = ScheduleSpec.parse(spec)
     except InvalidSchedule as e:
@@ -262,17 +294,32 @@ def decide(name: str, spec: dict, generation: int, status: dict, created: dt.dat
         d.status["conditions"] = status["conditions"]
         return d
     upcoming = sched.cron.next_after(sched.tz, now)
-    ready_message = ("suspended" if sched.suspend else
-                     f"next run at {rfc3339(upcoming)}" if upcoming else "no start time in the next 8 years")
+    ready_message = (
+        "suspended"
+        if sched.suspend
+        else f"next run at {rfc3339(upcoming)}"
+        if upcoming
+        else "no start time in the next 8 years"
+    )
     if missed:
         scheduled = missed[0]
         if len(missed) > TOO_MANY_MISSED:
-            d.events.append(Event("Warning", "TooManyMissedTimes",
-                                  f"more than {TOO_MANY_MISSED} start times missed: only the latest, "
-                                  f"{rfc3339(scheduled)}, runs (set or lower startingDeadlineSeconds)"))
+            d.events.append(
+                Event(
+                    "Warning",
+                    "TooManyMissedTimes",
+                    f"more than {TOO_MANY_MISSED} start times missed: only the latest, "
+                    f"{rfc3339(scheduled)}, runs (set or lower startingDeadlineSeconds)",
+                )
+            )
         elif len(missed) > 1:
-            d.events.append(Event("Normal", "MissedTimes", f"{len(missed) - 1} earlier start time(s) missed: "
-                                                           f"only the latest, {rfc3339(scheduled)}, runs"))
+            d.events.append(
+                Event(
+                    "Normal",
+                    "MissedTimes",
+                    f"{len(missed) - 1} earlier start time(s) missed: only the latest, {rfc3339(scheduled)}, runs",
+                )
+            )
         target = run_name(name, scheduled)
         others = [r for r in active if r != target]
         if others and sched.concurrency_policy == FORBID:
@@ -288,13 +335,13 @@ def decide(name: str, spec: dict, generation: int, status: dict, created: dt.dat
             d.status["lastScheduleTime"] = rfc3339(scheduled)
             if target not in d.status["active"]:
                 d.status["active"] = d.status["active"] + [target]
-    d.status["conditions"] = _conditions(status, generation, now, True,
-                                         "Suspended" if sched.suspend else "Scheduled", ready_message)
+    d.status["conditions"] = _conditions(
+        status, generation, now, True, "Suspended" if sched.suspend else "Scheduled", ready_message
+    )
     return d
 
 
-def template_refused(decision: Decision, generation: int, status: dict, message: str,
-                     now: dt.datetime) -> Decision:
+def template_refused(decision: Decision, generation: int, status: dict, message: str, now: dt.datetime) -> Decision:
     """The API server refused the run the template makes: Ready=False until the next start time
     (which tries again) or a new generation; the start time counts as used."""
     decision.status["active"] = [r for r in decision.status["active"] if r != decision.create]
@@ -306,7 +353,8 @@ def template_refused(decision: Decision, generation: int, status: dict, message:
 
 def _refused(status: dict, generation: int) -> bool:
     return status.get("observedGeneration") == generation and any(
-        c["type"] == "Ready" and c.get("reason") == "InvalidTemplate" for c in status.get("conditions") or [])
+        c["type"] == "Ready" and c.get("reason") == "InvalidTemplate" for c in status.get("conditions") or []
+    )
 
 
 def _take(it: Iterator[dt.datetime], n: int) -> list[dt.datetime]:
@@ -325,11 +373,24 @@ def run_object(schedule: dict, run: str, scheduled: dt.datetime) -> dict:
     meta, template = schedule["metadata"], schedule["spec"]["runTemplate"]
     tmeta = template.get("metadata") or {}
     annotations = {**(tmeta.get("annotations") or {}), ANNOTATION_SCHEDULED_TIME: rfc3339(scheduled)}
-    return {"apiVersion": f"{plan.GROUP}/{plan.VERSION}", "kind": plan.KIND,
-            "metadata": {"name": run, "namespace": meta["namespace"],
-                         "labels": {**(tmeta.get("labels") or {}), LABEL_SCHEDULE: meta["name"]},
-                         "annotations": annotations,
-                         "ownerReferences": [{"apiVersion": f"{plan.GROUP}/{plan.VERSION}", "kind": KIND,
-                                              "name": meta["name"], "uid": meta["uid"],
-                                              "controller": True, "blockOwnerDeletion": True}]},
-            "spec": template["spec"]}
+    return {
+        "apiVersion": f"{plan.GROUP}/{plan.VERSION}",
+        "kind": plan.KIND,
+        "metadata": {
+            "name": run,
+            "namespace": meta["namespace"],
+            "labels": {**(tmeta.get("labels") or {}), LABEL_SCHEDULE: meta["name"]},
+            "annotations": annotations,
+            "ownerReferences": [
+                {
+                    "apiVersion": f"{plan.GROUP}/{plan.VERSION}",
+                    "kind": KIND,
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": template["spec"],
+    }

@@ -4,6 +4,7 @@ Each cell is judged like a run of its own (regression.judge against the same cel
 runs); the sweep's verdict is the worst of its cells': Failed, then Regressed, Inconclusive,
 Improved, Pass.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,14 +18,21 @@ FINISHED = (SUCCEEDED, FAILED)
 # a cell's throughput: tpmC, or a YCSB cell's operations per second
 THROUGHPUTS = ("tpmC", "opsPerSecond")
 # worst first
-SEVERITY = (regression.FAILED, regression.REGRESSED, regression.INCONCLUSIVE, regression.IMPROVED,
-             regression.PASS)
+SEVERITY = (regression.FAILED, regression.REGRESSED, regression.INCONCLUSIVE, regression.IMPROVED, regression.PASS)
 
 
 def initial(cells: list[plan.Cell], sweep_plan: plan.SweepPlan) -> dict[str, Any]:
     """The table before anything starts: every cell Pending, and the plan."""
-    table = [{"warehouses": c.warehouses, "clients": c.clients, "repetition": c.repetition,
-              **({"matrix": dict(c.matrix)} if c.matrix else {}), "state": PENDING} for c in cells]
+    table = [
+        {
+            "warehouses": c.warehouses,
+            "clients": c.clients,
+            "repetition": c.repetition,
+            **({"matrix": dict(c.matrix)} if c.matrix else {}),
+            "state": PENDING,
+        }
+        for c in cells
+    ]
     return _counted({"current": 0, "plan": sweep_plan.to_status(), "cells": table})
 
 
@@ -39,11 +47,15 @@ def _counted(sweep: dict) -> dict[str, Any]:
     cells = sweep["cells"]
     finished = sum(c["state"] in (*FINISHED, SKIPPED) for c in cells)
     skipped = sum(c["state"] == SKIPPED for c in cells)
-    return {**sweep, "total": len(cells), "progress": f"{finished}/{len(cells)}",
-            **({"skipped": skipped} if skipped else {}),
-            "succeeded": sum(c["state"] == SUCCEEDED for c in cells),
-            "failed": sum(c["state"] == FAILED for c in cells),
-            "regressed": sum(c.get("verdict") == regression.REGRESSED for c in cells)}
+    return {
+        **sweep,
+        "total": len(cells),
+        "progress": f"{finished}/{len(cells)}",
+        **({"skipped": skipped} if skipped else {}),
+        "succeeded": sum(c["state"] == SUCCEEDED for c in cells),
+        "failed": sum(c["state"] == FAILED for c in cells),
+        "regressed": sum(c.get("verdict") == regression.REGRESSED for c in cells),
+    }
 
 
 def awaiting_judgement(sweep: dict | None) -> bool:
@@ -68,6 +80,7 @@ def verdict(sweep: dict) -> str:
 @dataclass(frozen=True)
 class Configuration:
     """What a sweep's repetitions repeat: the cell without its repetition number."""
+
     warehouses: int
     clients: int
     matrix: tuple[tuple[str, str], ...] = ()  # (field, value) in the matrix's order
@@ -77,16 +90,21 @@ class Configuration:
         return cls(cell["warehouses"], cell["clients"], tuple((cell.get("matrix") or {}).items()))
 
     def to_status(self) -> dict[str, Any]:
-        return {"warehouses": self.warehouses, "clients": self.clients,
-                **({"matrix": dict(self.matrix)} if self.matrix else {})}
+        return {
+            "warehouses": self.warehouses,
+            "clients": self.clients,
+            **({"matrix": dict(self.matrix)} if self.matrix else {}),
+        }
 
 
 def configurations(sweep: dict) -> list[dict[str, Any]]:
     """status.sweep.configurations: the throughput (tpmC, or YCSB's opsPerSecond) over each
     configuration's succeeded repetitions."""
     metric = throughput_of(sweep)
-    return [{**configuration.to_status(), metric: sweep_stats.summary(values).to_status()}
-            for configuration, values in _measured(sweep).items()]
+    return [
+        {**configuration.to_status(), metric: sweep_stats.summary(values).to_status()}
+        for configuration, values in _measured(sweep).items()
+    ]
 
 
 def throughput_of(sweep: dict) -> str:
@@ -102,8 +120,14 @@ def comparisons(sweep: dict) -> list[dict[str, Any]]:
     measured = _measured(sweep)
     out = []
     for this, values in measured.items():
-        following = min((c.clients for c in measured if c.warehouses == this.warehouses and
-                         c.matrix == this.matrix and c.clients > this.clients), default=None)
+        following = min(
+            (
+                c.clients
+                for c in measured
+                if c.warehouses == this.warehouses and c.matrix == this.matrix and c.clients > this.clients
+            ),
+            default=None,
+        )
         if following is None:
             continue
         other = measured.get(Configuration(this.warehouses, following, this.matrix))
@@ -115,13 +139,20 @@ def comparisons(sweep: dict) -> list[dict[str, Any]]:
             if first != order[0]:
                 continue  # compared from the configuration with the axis's first value
             for value in order[1:]:
-                changed = base.matrix[:axis] + ((field, value),) + base.matrix[axis + 1:]
+                changed = base.matrix[:axis] + ((field, value),) + base.matrix[axis + 1 :]
                 other = measured.get(Configuration(base.warehouses, base.clients, changed))
                 if other is not None and (test := _compared(values, other)):
                     rest = {f: v for f, v in base.matrix if f != field}
-                    out.append({"warehouses": base.warehouses, "clients": [base.clients, base.clients],
-                                **({"matrix": rest} if rest else {}), "axis": field, "values": [first, value],
-                                **test})
+                    out.append(
+                        {
+                            "warehouses": base.warehouses,
+                            "clients": [base.clients, base.clients],
+                            **({"matrix": rest} if rest else {}),
+                            "axis": field,
+                            "values": [first, value],
+                            **test,
+                        }
+                    )
     return out
 
 
@@ -153,13 +184,23 @@ def message(sweep: dict) -> str:
     outcome = verdict(sweep)
     counts = {v: sum(c.get("verdict") == v for c in sweep["cells"]) for v in SEVERITY}
     text = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-    worst = [f"{label(c)} ({c.get('reason') or c.get('result', '')})" for c in sweep["cells"]
-             if c.get("verdict") == outcome and outcome != regression.PASS]
+    worst = [
+        f"{label(c)} ({c.get('reason') or c.get('result', '')})"
+        for c in sweep["cells"]
+        if c.get("verdict") == outcome and outcome != regression.PASS
+    ]
     unrun = sum(c["state"] == PENDING for c in sweep["cells"])
     skipped = sum(c["state"] == SKIPPED for c in sweep["cells"])
-    searches = "".join(f"; {s['warehouses']} warehouses saturate at {s['saturationClients']} clients "
-                       f"({s['throughput']:g} {s['metric']}; {s.get('reason', 'search not over')})"
-                       for s in sweep.get("saturation") or [] if "saturationClients" in s)
-    return (f"sweep of {sweep['total']} cells: {text or 'none judged'}"
-            + (f"; {unrun} not run" if unrun else "") + (f"; {skipped} skipped" if skipped else "") + searches
-            + (f"; {outcome}: " + ", ".join(worst[:3]) + (" ..." if len(worst) > 3 else "") if worst else ""))
+    searches = "".join(
+        f"; {s['warehouses']} warehouses saturate at {s['saturationClients']} clients "
+        f"({s['throughput']:g} {s['metric']}; {s.get('reason', 'search not over')})"
+        for s in sweep.get("saturation") or []
+        if "saturationClients" in s
+    )
+    return (
+        f"sweep of {sweep['total']} cells: {text or 'none judged'}"
+        + (f"; {unrun} not run" if unrun else "")
+        + (f"; {skipped} skipped" if skipped else "")
+        + searches
+        + (f"; {outcome}: " + ", ".join(worst[:3]) + (" ..." if len(worst) > 3 else "") if worst else "")
+    )

@@ -6,6 +6,7 @@
   (the distribution of U counted over all rankings) without ties up to 20 values a side, else the
   normal approximation with the tie and continuity corrections, as scipy.stats.mannwhitneyu does.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,9 +17,38 @@ from typing import Any
 
 # Student's t, two-sided 95 % (the 0.975 quantile), for 1..30 degrees of freedom; beyond, 1.96
 # is within 2 % of it (3 % at 30).
-T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-         2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-         2.052, 2.048, 2.045, 2.042)
+T_975 = (
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+)
 EXACT_MAX = 20
 
 
@@ -32,8 +62,14 @@ class Summary:
     ci95: tuple[float, float] | None  # None with one value: no spread to estimate
 
     def to_status(self) -> dict:
-        out: dict[str, Any] = {"n": self.n, "median": _round(self.median), "min": _round(self.minimum),
-               "max": _round(self.maximum), "best": _round(self.maximum), "mean": _round(self.mean)}
+        out: dict[str, Any] = {
+            "n": self.n,
+            "median": _round(self.median),
+            "min": _round(self.minimum),
+            "max": _round(self.maximum),
+            "best": _round(self.maximum),
+            "mean": _round(self.mean),
+        }
         if self.ci95 is not None:
             out["ci95"] = [_round(self.ci95[0]), _round(self.ci95[1])]
         return out
@@ -102,13 +138,13 @@ def _exact_p(u1: float, n1: int, n2: int) -> float:
     counts = _u_counts(n1, n2)
     total = sum(counts)
     u = max(u1, n1 * n2 - u1)  # the larger tail, doubled (the distribution is symmetric)
-    tail = sum(counts[math.ceil(u):]) / total
+    tail = sum(counts[math.ceil(u) :]) / total
     return min(1.0, 2 * tail)
 
 
 def _normal_p(u1: float, n1: int, n2: int, values: list[float]) -> float:
     n = n1 + n2
-    tie_term = sum(t ** 3 - t for t in (values.count(v) for v in set(values)))
+    tie_term = sum(t**3 - t for t in (values.count(v) for v in set(values)))
     sigma = math.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))
     if sigma == 0:
         return 1.0

@@ -1,4 +1,5 @@
 """The status's timestamps: RFC 3339 in UTC, second precision (as Kubernetes writes them)."""
+
 from __future__ import annotations
 
 import datetime as dt

@@ -5,6 +5,7 @@ the measured interval, a fault's recovery, the verifier and the checker) says wh
 its timeout, and why a pod of it is not there yet (the scheduler's or the kubelet's words), so a
 wait that ends in a timeout has already named its cause in the status.
 """
+
 from __future__ import annotations
 
 from . import failures, plan
@@ -34,25 +35,36 @@ def _deploying(run: plan.Run, spec: RunSpec, status: dict, world) -> str:
     if not (status.get("database") or {}).get("installed"):
         return f"installing helm release {plan.release_name(run)}"
     replicas = plan.database_pod_count(spec)
-    return _with(f"waiting for the database pods to be ready: {world.database_ready}/{replicas} "
-                 f"(timeout {spec.database.ready_timeout_seconds}s)", pod_detail(world) or world.database_waiting)
+    return _with(
+        f"waiting for the database pods to be ready: {world.database_ready}/{replicas} "
+        f"(timeout {spec.database.ready_timeout_seconds}s)",
+        pod_detail(world) or world.database_waiting,
+    )
 
 
 def _loading(run: plan.Run, spec: RunSpec, world) -> str:
-    return _with(f"waiting for load job {plan.job_name(run, 'loader')} to load {spec.workload.warehouses} "
-                 f"warehouses (timeout {plan.load_timeout(spec)}s)", pod_detail(world))
+    return _with(
+        f"waiting for load job {plan.job_name(run, 'loader')} to load {spec.workload.warehouses} "
+        f"warehouses (timeout {plan.load_timeout(spec)}s)",
+        pod_detail(world),
+    )
 
 
 def _running(run: plan.Run, spec: RunSpec, status: dict, world) -> str:
     n = spec.runners.parallelism
     start_at = status.get("startAt")
     if not start_at:
-        return _with(f"waiting for the runner pods to connect and be ready: {world.runners_ready}/{n} "
-                     f"(timeout {spec.runners.ready_timeout_seconds}s)", pod_detail(world))
+        return _with(
+            f"waiting for the runner pods to connect and be ready: {world.runners_ready}/{n} "
+            f"(timeout {spec.runners.ready_timeout_seconds}s)",
+            pod_detail(world),
+        )
     w = spec.workload
     end = fault_injection.measured_end(spec, parse_time(start_at))
-    text = (f"measuring: {n} runner pods started at {start_at}, {w.warmup_seconds}s warmup + "
-            f"{w.duration_seconds}s measured; results due at {rfc3339(end)}")
+    text = (
+        f"measuring: {n} runner pods started at {start_at}, {w.warmup_seconds}s warmup + "
+        f"{w.duration_seconds}s measured; results due at {rfc3339(end)}"
+    )
     faults = status.get("faults") or []
     if fault_injection.in_progress(faults):
         last = faults[-1]
@@ -67,17 +79,24 @@ def _verifying(run: plan.Run, spec: RunSpec, status: dict, world) -> str:
     if job == "acid":
         return _with(f"waiting for the ACID tests' job {plan.job_name(run, 'acid')}", pod_detail(world))
     if world.verifier.exists:
-        return _with(f"waiting for verifier job {plan.job_name(run, 'verifier')} to read the durability ledgers "
-                     f"of {spec.runners.parallelism} runner pods", pod_detail(world))
+        return _with(
+            f"waiting for verifier job {plan.job_name(run, 'verifier')} to read the durability ledgers "
+            f"of {spec.runners.parallelism} runner pods",
+            pod_detail(world),
+        )
     faults = status.get("faults") or []
     timeout = spec.database.ready_timeout_seconds
     if fault_injection.in_progress(faults):
         last = faults[-1]
-        return (f"waiting for fault {last['number']}'s pod {last.get('target')} to be back and ready "
-                f"before verifying durability (timeout {timeout}s)")
+        return (
+            f"waiting for fault {last['number']}'s pod {last.get('target')} to be back and ready "
+            f"before verifying durability (timeout {timeout}s)"
+        )
     replicas = plan.database_pod_count(spec) if spec.database.deployed else 0
-    return (f"waiting for the database pods to be ready before verifying durability: "
-            f"{world.database_ready}/{replicas} (timeout {timeout}s)")
+    return (
+        f"waiting for the database pods to be ready before verifying durability: "
+        f"{world.database_ready}/{replicas} (timeout {timeout}s)"
+    )
 
 
 def describe(phase: str, run: plan.Run, spec: RunSpec, status: dict, world) -> str:

@@ -6,6 +6,7 @@ line, the load rate (rows/s), tpmC, and the runner's CPU seconds per committed t
 
     .venv/bin/python runner-image/bench/bench.py [--warehouses 1] [--clients 8] [--duration 60]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,9 @@ def tpcc(*args: str) -> tuple[dict, float, float]:
     """(JSON output, wall seconds, CPU seconds of the runner process tree)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.time()
-    p = subprocess.run([sys.executable, "-m", "tpcc_runner.cli", *args, "--metrics-port", "0"],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "tpcc_runner.cli", *args, "--metrics-port", "0"], capture_output=True, text=True
+    )
     wall = time.time() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
@@ -42,8 +44,7 @@ def tpcc(*args: str) -> tuple[dict, float, float]:
     return json.loads(p.stdout), wall, cpu
 
 
-def bench(db: str, endpoint: str, load_args: list[str], run_args: list[str],
-          driver_opts: list[str]) -> dict:
+def bench(db: str, endpoint: str, load_args: list[str], run_args: list[str], driver_opts: list[str]) -> dict:
     common = ["--db", db, "--endpoints", endpoint, *driver_opts]
     loaded, load_wall, _ = tpcc("load", *common, *load_args, "--reset")
     result, _, run_cpu = tpcc("run", *common, *run_args)
@@ -52,14 +53,20 @@ def bench(db: str, endpoint: str, load_args: list[str], run_args: list[str],
     warmup = result["warmup_seconds"]
     # CPU covers warmup + measured window + start-up; scale committed to the same span
     approx_committed = committed_all * (measured + warmup) / measured
-    return {"db": db, "load_rows": loaded["rows"], "load_seconds": round(load_wall, 1),
-            "load_rows_per_s": round(loaded["rows"] / load_wall),
-            "tpmC": result["tpmC"], "efficiency": result["efficiency"],
-            "committed_per_s": round(committed_all / measured, 1),
-            "runner_cpu_s": round(run_cpu, 1),
-            "runner_cpu_ms_per_txn": round(1000 * run_cpu / max(approx_committed, 1), 3),
-            "new_order_p99_ms": result["transactions"]["NEW_ORDER"]["latency_ms"]["p99"],
-            "clients": result["clients"], "warehouses": result["warehouses"]}
+    return {
+        "db": db,
+        "load_rows": loaded["rows"],
+        "load_seconds": round(load_wall, 1),
+        "load_rows_per_s": round(loaded["rows"] / load_wall),
+        "tpmC": result["tpmC"],
+        "efficiency": result["efficiency"],
+        "committed_per_s": round(committed_all / measured, 1),
+        "runner_cpu_s": round(run_cpu, 1),
+        "runner_cpu_ms_per_txn": round(1000 * run_cpu / max(approx_committed, 1), 3),
+        "new_order_p99_ms": result["transactions"]["NEW_ORDER"]["latency_ms"]["p99"],
+        "clients": result["clients"],
+        "warehouses": result["warehouses"],
+    }
 
 
 def main() -> None:
@@ -74,32 +81,61 @@ def main() -> None:
     volt = ROOT / "hack" / "voltdb.sh"
     for step in ("fetch", "procs"):
         subprocess.run([str(volt), step], check=True)
-    endpoints = subprocess.run([str(volt), "start", "--dir", str(work / "voltdb")], check=True,
-                               capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    endpoints = (
+        subprocess.run([str(volt), "start", "--dir", str(work / "voltdb")], check=True, capture_output=True, text=True)
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     try:
-        out.append(bench("voltdb", endpoints.split(",")[0],
-                         ["--warehouses", str(a.warehouses), "--workers", "2"],
-                         ["--warehouses", str(a.warehouses), "--clients", str(a.clients),
-                          "--duration", str(a.duration), "--warmup", "10"], []))
+        out.append(
+            bench(
+                "voltdb",
+                endpoints.split(",")[0],
+                ["--warehouses", str(a.warehouses), "--workers", "2"],
+                [
+                    "--warehouses",
+                    str(a.warehouses),
+                    "--clients",
+                    str(a.clients),
+                    "--duration",
+                    str(a.duration),
+                    "--warmup",
+                    "10",
+                ],
+                [],
+            )
+        )
     finally:
         subprocess.run([str(volt), "stop", "--dir", str(work / "voltdb")])
     if not a.skip_mongodb:
         port = free_port()
         sec = ROOT / "hack" / "secantus.sh"
-        subprocess.run([str(sec), "start", "--port", str(port), "--dir", str(work / "secantus")],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [str(sec), "start", "--port", str(port), "--dir", str(work / "secantus")],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         try:
-            out.append(bench("mongodb", f"127.0.0.1:{port}",
-                             ["--warehouses", "1", "--workers", "2", "--items", "10000",
-                              "--customers-per-district", "300"],
-                             ["--warehouses", "1", "--clients", "4", "--duration",
-                              str(min(a.duration, 30)), "--warmup", "5"], []))
+            out.append(
+                bench(
+                    "mongodb",
+                    f"127.0.0.1:{port}",
+                    ["--warehouses", "1", "--workers", "2", "--items", "10000", "--customers-per-district", "300"],
+                    ["--warehouses", "1", "--clients", "4", "--duration", str(min(a.duration, 30)), "--warmup", "5"],
+                    [],
+                )
+            )
         finally:
             subprocess.run([str(sec), "stop", "--dir", str(work / "secantus")])
     for r in out:
         print(json.dumps(r))
-    print(" | ".join(f"{r['db']}: load {r['load_rows_per_s']} rows/s, tpmC {r['tpmC']}, "
-                     f"runner {r['runner_cpu_ms_per_txn']} CPU-ms/txn" for r in out))
+    print(
+        " | ".join(
+            f"{r['db']}: load {r['load_rows_per_s']} rows/s, tpmC {r['tpmC']}, "
+            f"runner {r['runner_cpu_ms_per_txn']} CPU-ms/txn"
+            for r in out
+        )
+    )
 
 
 if __name__ == "__main__":

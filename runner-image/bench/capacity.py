@@ -11,6 +11,7 @@ bound on a deployed database (operator/tpcc_operator/capacity.py):
 
     .venv/bin/python runner-image/bench/capacity.py [--warehouses 4] [--only voltdb|mongodb]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 MIB = 1 << 20
-MEMORY_COLUMNS = ("RSS", "JAVAUSED", "JAVAUNUSED", "TUPLEDATA", "TUPLEALLOCATED", "INDEXMEMORY",
-                  "STRINGMEMORY", "POOLEDMEMORY", "TUPLECOUNT")
+MEMORY_COLUMNS = (
+    "RSS",
+    "JAVAUSED",
+    "JAVAUNUSED",
+    "TUPLEDATA",
+    "TUPLEALLOCATED",
+    "INDEXMEMORY",
+    "STRINGMEMORY",
+    "POOLEDMEMORY",
+    "TUPLECOUNT",
+)
 
 
 def free_port() -> int:
@@ -35,9 +45,28 @@ def free_port() -> int:
 
 
 def tpcc_load(db: str, endpoint: str, warehouses: int) -> dict:
-    out = subprocess.run([sys.executable, "-m", "tpcc_runner.cli", "load", "--db", db, "--endpoints", endpoint,
-                          "--warehouses", str(warehouses), "--reset", "--seed", "1", "--metrics-port", "0"],
-                         check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tpcc_runner.cli",
+            "load",
+            "--db",
+            db,
+            "--endpoints",
+            endpoint,
+            "--warehouses",
+            str(warehouses),
+            "--reset",
+            "--seed",
+            "1",
+            "--metrics-port",
+            "0",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(out.stdout)
 
 
@@ -48,8 +77,9 @@ def voltdb_memory(endpoint: str) -> dict[str, int]:
     host, port = endpoint.rsplit(":", 1)
     client = FastSerializer(host, int(port))
     try:
-        stats = VoltProcedure(client, "@Statistics", [FastSerializer.VOLTTYPE_STRING,
-                                                      FastSerializer.VOLTTYPE_INTEGER]).call(["MEMORY", 0])
+        stats = VoltProcedure(
+            client, "@Statistics", [FastSerializer.VOLTTYPE_STRING, FastSerializer.VOLTTYPE_INTEGER]
+        ).call(["MEMORY", 0])
         table = stats.tables[0]
         names = [c.name for c in table.columns]
         row = table.tuples[0]
@@ -62,9 +92,12 @@ def measure_voltdb(warehouses: int, work: Path) -> dict:
     volt = ROOT / "hack" / "voltdb.sh"
     for step in ("fetch", "procs"):
         subprocess.run([str(volt), step], check=True)
-    started = subprocess.run([str(volt), "start", "--dir", str(work / "voltdb"),
-                              "--base-port", str(20000 + free_port() % 40000)],
-                             check=True, capture_output=True, text=True)
+    started = subprocess.run(
+        [str(volt), "start", "--dir", str(work / "voltdb"), "--base-port", str(20000 + free_port() % 40000)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     endpoint = started.stdout.strip().splitlines()[-1].split(",")[0]
     try:
         before = voltdb_memory(endpoint)
@@ -74,12 +107,15 @@ def measure_voltdb(warehouses: int, work: Path) -> dict:
     finally:
         subprocess.run([str(volt), "stop", "--dir", str(work / "voltdb")], check=False)
     grown = {c: after[c] - before[c] for c in MEMORY_COLUMNS}
-    return {"database": "voltdb", "warehouses": warehouses, "rows": rows,
-            "server_outside_heap_mib_before_load": round((before["RSS"] - before["JAVAUSED"]
-                                                          - before["JAVAUNUSED"]) / MIB),
-            "rss_mib_before": round(before["RSS"] / MIB), "rss_mib_after": round(after["RSS"] / MIB),
-            "per_warehouse_mib": {c.lower(): round(v / warehouses / MIB, 1) for c, v in grown.items()
-                                  if c != "TUPLECOUNT"}}
+    return {
+        "database": "voltdb",
+        "warehouses": warehouses,
+        "rows": rows,
+        "server_outside_heap_mib_before_load": round((before["RSS"] - before["JAVAUSED"] - before["JAVAUNUSED"]) / MIB),
+        "rss_mib_before": round(before["RSS"] / MIB),
+        "rss_mib_after": round(after["RSS"] / MIB),
+        "per_warehouse_mib": {c.lower(): round(v / warehouses / MIB, 1) for c, v in grown.items() if c != "TUPLECOUNT"},
+    }
 
 
 def dir_bytes(path: Path) -> int:
@@ -89,8 +125,12 @@ def dir_bytes(path: Path) -> int:
 def measure_mongodb(warehouses: int, work: Path) -> dict:
     script = ROOT / "hack" / "secantus.sh"
     port, data = free_port(), work / "secantus"
-    subprocess.run([str(script), "start", "--port", str(port), "--dir", str(data)], check=True,
-                   stdout=subprocess.DEVNULL, timeout=120)
+    subprocess.run(
+        [str(script), "start", "--port", str(port), "--dir", str(data)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        timeout=120,
+    )
     try:
         before = dir_bytes(data)
         rows = tpcc_load("mongodb", f"127.0.0.1:{port}", warehouses)["rows"]
@@ -99,9 +139,14 @@ def measure_mongodb(warehouses: int, work: Path) -> dict:
         after = dir_bytes(data)
     finally:
         subprocess.run([str(script), "stop", "--dir", str(data)], check=False, capture_output=True)
-    return {"database": "mongodb (SecantusDB on WiredTiger)", "warehouses": warehouses, "rows": rows,
-            "data_dir_mib_before": round(before / MIB), "data_dir_mib_after": round(after / MIB),
-            "per_warehouse_mib": round((after - before) / warehouses / MIB, 1)}
+    return {
+        "database": "mongodb (SecantusDB on WiredTiger)",
+        "warehouses": warehouses,
+        "rows": rows,
+        "data_dir_mib_before": round(before / MIB),
+        "data_dir_mib_after": round(after / MIB),
+        "per_warehouse_mib": round((after - before) / warehouses / MIB, 1),
+    }
 
 
 def main() -> None:

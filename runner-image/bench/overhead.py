@@ -13,6 +13,7 @@ tree's runner-image to measure its code (e.g. before a change) with this script.
 
     .venv/bin/python runner-image/bench/overhead.py [--warehouses 2] [--clients 8] [--repeat 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -87,15 +88,25 @@ def reap_all(usage: list) -> None:
 
 
 def tpcc_command(runner: Path, *args: str) -> tuple[list[str], dict[str, str]]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(runner), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(runner), *filter(None, [os.environ.get("PYTHONPATH")])])}
     return [sys.executable, "-m", "tpcc_runner.cli", *args], env
 
 
-def measure_load(runner: Path, endpoint: str, warehouses: int, workers: int | None,
-                 server_pid: int | None) -> dict:
-    args = ["load", "--db", "voltdb", "--endpoints", endpoint, "--warehouses", str(warehouses),
-            "--reset", "--seed", "1", "--metrics-port", "0"]
+def measure_load(runner: Path, endpoint: str, warehouses: int, workers: int | None, server_pid: int | None) -> dict:
+    args = [
+        "load",
+        "--db",
+        "voltdb",
+        "--endpoints",
+        endpoint,
+        "--warehouses",
+        str(warehouses),
+        "--reset",
+        "--seed",
+        "1",
+        "--metrics-port",
+        "0",
+    ]
     if workers:
         args += ["--workers", str(workers)]
     cmd, env = tpcc_command(runner, *args)
@@ -114,10 +125,14 @@ def measure_load(runner: Path, endpoint: str, warehouses: int, workers: int | No
             err.seek(0)
             sys.exit(f"tpcc load failed: {err.read().strip()[-2000:]}")
     rows = json.loads(out)["rows"]
-    result = {"warehouses": warehouses, "rows": rows, "wall_s": round(wall, 1),
-              "rows_per_s": round(rows / wall),
-              "client_cpu_s": round(sum(u.ru_utime + u.ru_stime for u in usages), 1),
-              "peak_rss_mb": round(max(u.ru_maxrss for u in usages) / 1024)}
+    result = {
+        "warehouses": warehouses,
+        "rows": rows,
+        "wall_s": round(wall, 1),
+        "rows_per_s": round(rows / wall),
+        "client_cpu_s": round(sum(u.ru_utime + u.ru_stime for u in usages), 1),
+        "peak_rss_mb": round(max(u.ru_maxrss for u in usages) / 1024),
+    }
     if server_pid:
         result["server_cpu_s"] = round(process_cpu(server_pid) - server_before, 1)
     return result
@@ -126,10 +141,28 @@ def measure_load(runner: Path, endpoint: str, warehouses: int, workers: int | No
 def measure_startup(runner: Path, endpoint: str, warehouses: int, clients: int, work: Path) -> float:
     start_file = work / f"start-{time.monotonic_ns()}"
     port = free_port()
-    cmd, env = tpcc_command(runner, "run", "--db", "voltdb", "--endpoints", endpoint,
-                            "--warehouses", str(warehouses), "--clients", str(clients),
-                            "--duration", "1", "--warmup", "0", "--seed", "1",
-                            "--start-file", str(start_file), "--metrics-port", str(port))
+    cmd, env = tpcc_command(
+        runner,
+        "run",
+        "--db",
+        "voltdb",
+        "--endpoints",
+        endpoint,
+        "--warehouses",
+        str(warehouses),
+        "--clients",
+        str(clients),
+        "--duration",
+        "1",
+        "--warmup",
+        "0",
+        "--seed",
+        "1",
+        "--start-file",
+        str(start_file),
+        "--metrics-port",
+        str(port),
+    )
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
@@ -162,8 +195,12 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=3, help="measurements of each (all are printed)")
     ap.add_argument("--endpoint", default=None, help="an empty VoltDB to use instead of starting one")
-    ap.add_argument("--runner", type=Path, default=ROOT / "runner-image",
-                    help="the runner-image directory whose tpcc_runner is measured")
+    ap.add_argument(
+        "--runner",
+        type=Path,
+        default=ROOT / "runner-image",
+        help="the runner-image directory whose tpcc_runner is measured",
+    )
     ap.add_argument("--only", choices=("load", "startup"), default=None)
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tpcc-overhead-"))
@@ -172,9 +209,12 @@ def main() -> None:
     if a.endpoint is None:
         for step in ("fetch", "procs"):
             subprocess.run([str(volt), step], check=True)
-        started = subprocess.run([str(volt), "start", "--dir", str(work / "voltdb"),
-                                  "--base-port", str(20000 + free_port() % 40000)],
-                                 check=True, capture_output=True, text=True)
+        started = subprocess.run(
+            [str(volt), "start", "--dir", str(work / "voltdb"), "--base-port", str(20000 + free_port() % 40000)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         endpoint = started.stdout.strip().splitlines()[-1].split(",")[0]
         # voltdb.sh's node runs `exec java` from the process whose pid it records
         server_pid = int((work / "voltdb" / "node0" / "pid").read_text())
@@ -183,13 +223,17 @@ def main() -> None:
     # after the server's start: its nodes are orphans this process must not wait for
     become_subreaper()
     try:
-        loads = [measure_load(a.runner, endpoint, a.warehouses, a.workers, server_pid)
-                 for _ in range(a.repeat if a.only != "startup" else 0)]
+        loads = [
+            measure_load(a.runner, endpoint, a.warehouses, a.workers, server_pid)
+            for _ in range(a.repeat if a.only != "startup" else 0)
+        ]
         if a.only == "startup" and not loads:
             # `tpcc run` needs a load: one, unmeasured
             measure_load(a.runner, endpoint, a.warehouses, a.workers, server_pid)
-        startups = [round(measure_startup(a.runner, endpoint, a.warehouses, a.clients, work), 2)
-                    for _ in range(a.repeat if a.only != "load" else 0)]
+        startups = [
+            round(measure_startup(a.runner, endpoint, a.warehouses, a.clients, work), 2)
+            for _ in range(a.repeat if a.only != "load" else 0)
+        ]
     finally:
         if a.endpoint is None:
             subprocess.run([str(volt), "stop", "--dir", str(work / "voltdb")], check=False)
@@ -200,10 +244,12 @@ def main() -> None:
     summary = []
     if loads:
         best = min(loads, key=lambda r: r["wall_s"])
-        summary.append(f"load {a.warehouses} warehouses: {best['wall_s']} s, {best['rows_per_s']} "
-                       f"rows/s, client {best['client_cpu_s']} CPU-s, peak RSS "
-                       f"{best['peak_rss_mb']} MB, server {best.get('server_cpu_s')} CPU-s "
-                       f"(best wall of {len(loads)})")
+        summary.append(
+            f"load {a.warehouses} warehouses: {best['wall_s']} s, {best['rows_per_s']} "
+            f"rows/s, client {best['client_cpu_s']} CPU-s, peak RSS "
+            f"{best['peak_rss_mb']} MB, server {best.get('server_cpu_s')} CPU-s "
+            f"(best wall of {len(loads)})"
+        )
     if startups:
         summary.append(f"run start-up {min(startups)} CPU-s (min of {len(startups)})")
     print(" | ".join(summary))

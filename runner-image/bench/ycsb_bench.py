@@ -6,6 +6,7 @@ process group, /proc) per operation and as a share of the machine, side by side.
 
     .venv/bin/python runner-image/bench/ycsb_bench.py [--records 20000] [--threads 8] [--duration 30]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,7 @@ def group_cpu_seconds(pid: int) -> float:
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            if int(fields[2]) == group:           # pgrp; utime, stime follow at 11, 12
+            if int(fields[2]) == group:  # pgrp; utime, stime follow at 11, 12
                 total += int(fields[11]) + int(fields[12])
     return total / TICKS
 
@@ -41,8 +42,26 @@ def ycsb(phase: str, db: str, endpoint: str, server_pid: int, *args: str) -> dic
     """The results document with the runner's and the server's CPU seconds added."""
     out = Path(tempfile.mkstemp(suffix=".json")[1])
     before, server_before, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), group_cpu_seconds(server_pid), time.time()
-    p = subprocess.run([sys.executable, "-m", "tpcc_runner.cli", "ycsb", phase, "--db", db, "--endpoints", endpoint,
-                        "--metrics-port", "0", "--results", str(out), *args], capture_output=True, text=True)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tpcc_runner.cli",
+            "ycsb",
+            phase,
+            "--db",
+            db,
+            "--endpoints",
+            endpoint,
+            "--metrics-port",
+            "0",
+            "--results",
+            str(out),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+    )
     if p.returncode != 0:
         sys.exit(f"tpcc ycsb {phase} failed: {p.stderr.strip()[-2000:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -58,16 +77,37 @@ def bench(db: str, endpoint: str, server_pid: int, records: int, threads: int, d
     load = ycsb("load", db, endpoint, server_pid, "--reset", "--threads", "2", "-p", "batchsize=100", *size)
     rows = []
     for workload in ("a", "c"):
-        run = ycsb("run", db, endpoint, server_pid, "--workload", workload, *size, "-p", "operationcount=0",
-                   "--duration", str(duration), "--threads", str(threads))
+        run = ycsb(
+            "run",
+            db,
+            endpoint,
+            server_pid,
+            "--workload",
+            workload,
+            *size,
+            "-p",
+            "operationcount=0",
+            "--duration",
+            str(duration),
+            "--threads",
+            str(threads),
+        )
         ops = run["status"]["opsPerSecond"] * run["OVERALL"]["RunTime(ms)"] / 1000
-        rows.append({"db": db, "workload": workload, "records": records, "threads": threads,
-                     "load_records_per_s": round(records / load["wall_s"]),
-                     "ops_per_s": run["status"]["opsPerSecond"], "errors": run["errors"],
-                     "p99_ms": {op: s["p99Ms"] for op, s in run["status"]["operations"].items()},
-                     "runner_cpu_ms_per_op": round(1000 * run["runner_cpu_s"] / ops, 3),
-                     "runner_machine_share": round(run["runner_cpu_s"] / run["wall_s"] / os.cpu_count(), 2),
-                     "server_machine_share": round(run["server_cpu_s"] / run["wall_s"] / os.cpu_count(), 2)})
+        rows.append(
+            {
+                "db": db,
+                "workload": workload,
+                "records": records,
+                "threads": threads,
+                "load_records_per_s": round(records / load["wall_s"]),
+                "ops_per_s": run["status"]["opsPerSecond"],
+                "errors": run["errors"],
+                "p99_ms": {op: s["p99Ms"] for op, s in run["status"]["operations"].items()},
+                "runner_cpu_ms_per_op": round(1000 * run["runner_cpu_s"] / ops, 3),
+                "runner_machine_share": round(run["runner_cpu_s"] / run["wall_s"] / os.cpu_count(), 2),
+                "server_machine_share": round(run["server_cpu_s"] / run["wall_s"] / os.cpu_count(), 2),
+            }
+        )
     return rows
 
 
@@ -83,8 +123,11 @@ def main() -> None:
     volt = ROOT / "hack" / "voltdb.sh"
     for step in ("fetch", "procs"):
         subprocess.run([str(volt), step], check=True)
-    endpoints = subprocess.run([str(volt), "start", "--dir", str(work / "voltdb")], check=True,
-                               capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    endpoints = (
+        subprocess.run([str(volt), "start", "--dir", str(work / "voltdb")], check=True, capture_output=True, text=True)
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     try:
         pid = int((work / "voltdb" / "node0" / "pid").read_text())
         rows += bench("voltdb", endpoints.split(",")[0], pid, a.records, a.threads, a.duration)
@@ -92,8 +135,11 @@ def main() -> None:
         subprocess.run([str(volt), "stop", "--dir", str(work / "voltdb")])
     if not a.skip_mongodb:
         port, sec = free_port(), ROOT / "hack" / "secantus.sh"
-        subprocess.run([str(sec), "start", "--port", str(port), "--dir", str(work / "secantus")],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [str(sec), "start", "--port", str(port), "--dir", str(work / "secantus")],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         try:
             pid = int((work / "secantus" / "secantusd.pid").read_text())
             rows += bench("mongodb", f"127.0.0.1:{port}", pid, a.records // 4, 4, min(a.duration, 20))
@@ -101,9 +147,14 @@ def main() -> None:
             subprocess.run([str(sec), "stop", "--dir", str(work / "secantus")])
     for r in rows:
         print(json.dumps(r))
-    print(" | ".join(f"{r['db']} {r['workload'].upper()}: {r['ops_per_s']} ops/s, runner {r['runner_cpu_ms_per_op']} "
-                     f"CPU-ms/op, machine: runner {r['runner_machine_share']:.0%} server "
-                     f"{r['server_machine_share']:.0%}" for r in rows))
+    print(
+        " | ".join(
+            f"{r['db']} {r['workload'].upper()}: {r['ops_per_s']} ops/s, runner {r['runner_cpu_ms_per_op']} "
+            f"CPU-ms/op, machine: runner {r['runner_machine_share']:.0%} server "
+            f"{r['server_machine_share']:.0%}"
+            for r in rows
+        )
+    )
 
 
 if __name__ == "__main__":

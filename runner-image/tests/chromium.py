@@ -1,6 +1,7 @@
 """Opens a page in a real headless Chromium (Debian `chromium`, hack/test-deps.sh) through the
 DevTools protocol: what the page logged (console messages, uncaught exceptions, failed loads),
 the answer of a script run in the rendered page, and a full-page screenshot."""
+
 from __future__ import annotations
 
 import base64
@@ -18,9 +19,19 @@ from pathlib import Path
 
 import websocket
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--hide-scrollbars", "--remote-debugging-port=0", "--remote-allow-origins=*")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--remote-debugging-port=0",
+    "--remote-allow-origins=*",
+)
 
 
 @dataclass
@@ -67,8 +78,10 @@ def _problems(events: list[dict]) -> list[str]:
     for e in events:
         p = e.get("params", {})
         if e.get("method") == "Runtime.consoleAPICalled" and p.get("type") in ("error", "warning", "assert"):
-            out.append(f"console.{p['type']}: " + " ".join(str(a.get("value", a.get("description", "")))
-                                                           for a in p.get("args", [])))
+            out.append(
+                f"console.{p['type']}: "
+                + " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", []))
+            )
         elif e.get("method") == "Runtime.exceptionThrown":
             d = p.get("exceptionDetails", {})
             out.append("exception: " + (d.get("exception", {}).get("description") or d.get("text", "")))
@@ -82,8 +95,13 @@ def visit(page: Path, script: str, width: int = 900) -> PageVisit:
     with tempfile.TemporaryDirectory(prefix="chromium-") as profile:
         # its own process group: the renderer and helper processes go with it, before the
         # profile they write into is removed
-        proc = subprocess.Popen([binary(), *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            [binary(), *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
             port = None
             deadline = time.time() + 60
@@ -106,10 +124,12 @@ def visit(page: Path, script: str, width: int = 900) -> PageVisit:
             value = s.call("Runtime.evaluate", expression=script, returnByValue=True)
             if "exceptionDetails" in value:
                 raise RuntimeError(f"script failed: {value['exceptionDetails']}")
-            height = s.call("Runtime.evaluate", expression="document.documentElement.scrollHeight",
-                            returnByValue=True)["result"]["value"]
-            s.call("Emulation.setDeviceMetricsOverride", width=width, height=int(height), deviceScaleFactor=1,
-                   mobile=False)
+            height = s.call("Runtime.evaluate", expression="document.documentElement.scrollHeight", returnByValue=True)[
+                "result"
+            ]["value"]
+            s.call(
+                "Emulation.setDeviceMetricsOverride", width=width, height=int(height), deviceScaleFactor=1, mobile=False
+            )
             shot = s.call("Page.captureScreenshot", format="png")
             time.sleep(0.2)  # late console messages
             s.ws.settimeout(0.5)

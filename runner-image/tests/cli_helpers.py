@@ -1,4 +1,5 @@
 """Running the `tpcc` command line as a user does, from the tests."""
+
 from __future__ import annotations
 
 import json
@@ -25,6 +26,7 @@ class Done:
 def tpcc(*args: str, timeout: float = 600, env: dict[str, str] | None = None) -> Done:
     """`tpcc ARGS`; env: variables added to this process's (e.g. TPCC_DB_USERNAME)."""
     t0 = time.time()
-    p = subprocess.run([*TPCC, *args], capture_output=True, text=True, timeout=timeout,
-                       env={**os.environ, **env} if env else None)
+    p = subprocess.run(
+        [*TPCC, *args], capture_output=True, text=True, timeout=timeout, env={**os.environ, **env} if env else None
+    )
     return Done(p.returncode, p.stdout, p.stderr, time.time() - t0)

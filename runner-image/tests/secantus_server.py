@@ -2,6 +2,7 @@
 "secantus") started with hack/secantus.sh on a free port for the test session.
 
 Use it from a test module with `from secantus_server import secantus  # noqa: F401`."""
+
 from __future__ import annotations
 
 import os
@@ -36,9 +37,20 @@ class SecantusServer:
     def start(self, sync_on_commit: bool = False) -> None:
         """sync_on_commit: fsync the journal at every commit (mongod's j:true); without it an
         acknowledged write is lost when the process is killed before the next sync."""
-        subprocess.run([str(SCRIPT), "start", "--port", str(self.port), "--dir", str(self.dir),
-                        *(["--sync-on-commit"] if sync_on_commit else [])],
-                       check=True, stdout=subprocess.DEVNULL, timeout=120)
+        subprocess.run(
+            [
+                str(SCRIPT),
+                "start",
+                "--port",
+                str(self.port),
+                "--dir",
+                str(self.dir),
+                *(["--sync-on-commit"] if sync_on_commit else []),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            timeout=120,
+        )
 
     def crash(self) -> None:
         """SIGKILL the server's process group, as a node dies, and wait until it is gone (an
@@ -52,8 +64,7 @@ class SecantusServer:
         pidfile.unlink()
 
     def stop(self) -> None:
-        subprocess.run([str(SCRIPT), "stop", "--dir", str(self.dir)], check=True,
-                       stdout=subprocess.DEVNULL, timeout=60)
+        subprocess.run([str(SCRIPT), "stop", "--dir", str(self.dir)], check=True, stdout=subprocess.DEVNULL, timeout=60)
 
 
 def _alive(pid: int) -> bool:

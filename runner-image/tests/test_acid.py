@@ -1,6 +1,7 @@
 """The ACID tests' judges (acid/clause3.py) on hand-made observations, and the interleaving of
 two transactions (acid/interleave.py) on stand-ins: no database, so every accepted case and
 every phenomenon the clause rules out is tried, including those no database here shows."""
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,15 @@ from tpcc_runner.drivers.base import LoadMeta, RetryableError
 from tpcc_runner.generate import unit_keys
 from tpcc_runner.loader import scale_of
 
-ROWS = PaymentRows(w_ytd=30000000, d_ytd=3000000, c_balance=-1000, c_ytd_payment=1000, c_payment_cnt=1,
-                   history_rows=1, history_amount=1000)
+ROWS = PaymentRows(
+    w_ytd=30000000,
+    d_ytd=3000000,
+    c_balance=-1000,
+    c_ytd_payment=1000,
+    c_payment_cnt=1,
+    history_rows=1,
+    history_amount=1000,
+)
 ORDER_ROWS = NewOrderRows(d_next_o_id=3001, customer_orders=1, district_new_orders=900)
 
 
@@ -77,13 +85,16 @@ def test_atomicity_passes_exact_changes_and_names_every_wrong_row():
     assert v.observed["amount"] == 1234 and v.to_dict()["clause"] == "3.2.2"
 
 
-@pytest.mark.parametrize("during, after, status", [
-    (Overlap(COMPLETED, 7), 9, PASSED),          # a snapshot: T0's order
-    (Overlap(WAITED, 9), 9, PASSED),             # locking: T1's order once committed
-    (Overlap(COMPLETED, 9), 9, FAILED),          # T1's order before its commit: dirty read
-    (Overlap(WAITED, 7), 9, FAILED),             # waited, yet missed the commit
-    (Overlap(COMPLETED, 7), 7, FAILED),          # the commit is lost
-])
+@pytest.mark.parametrize(
+    "during, after, status",
+    [
+        (Overlap(COMPLETED, 7), 9, PASSED),  # a snapshot: T0's order
+        (Overlap(WAITED, 9), 9, PASSED),  # locking: T1's order once committed
+        (Overlap(COMPLETED, 9), 9, FAILED),  # T1's order before its commit: dirty read
+        (Overlap(WAITED, 7), 9, FAILED),  # waited, yet missed the commit
+        (Overlap(COMPLETED, 7), 7, FAILED),  # the commit is lost
+    ],
+)
 def test_isolation1_accepts_waiting_or_the_snapshot_and_rejects_a_dirty_read(during, after, status):
     assert judge_isolation1(OrderStatusObservation(7, 9, during, after)).status == status
 
@@ -93,44 +104,56 @@ def test_isolation1_evidence_names_the_dirty_read():
     assert v.reason == "T2 read order 9 of T1 before T1 committed (dirty read, P1); the committed last order was None"
 
 
-@pytest.mark.parametrize("during, after, status", [
-    (Overlap(COMPLETED, 7), 7, PASSED),
-    (Overlap(WAITED, 7), 7, PASSED),
-    (Overlap(COMPLETED, 9), 7, FAILED),          # read the order of a transaction that rolled back
-    (Overlap(WAITED, 7), 9, FAILED),             # the rolled-back order is there afterwards
-])
+@pytest.mark.parametrize(
+    "during, after, status",
+    [
+        (Overlap(COMPLETED, 7), 7, PASSED),
+        (Overlap(WAITED, 7), 7, PASSED),
+        (Overlap(COMPLETED, 9), 7, FAILED),  # read the order of a transaction that rolled back
+        (Overlap(WAITED, 7), 9, FAILED),  # the rolled-back order is there afterwards
+    ],
+)
 def test_isolation2_never_shows_the_rolled_back_order(during, after, status):
     assert judge_isolation2(OrderStatusObservation(7, 9, during, after)).status == status
 
 
-@pytest.mark.parametrize("during, next_after, status", [
-    (Overlap(WAITED, 3002), 3003, PASSED),
-    (Overlap(ROLLED_BACK, 3002, "WriteConflict"), 3003, PASSED),
-    (Overlap(COMPLETED, 3002), 3003, FAILED),    # committed over T1's uncommitted increment
-    (Overlap(WAITED, 3001), 3002, FAILED),       # lost update: both took 3001
-])
+@pytest.mark.parametrize(
+    "during, next_after, status",
+    [
+        (Overlap(WAITED, 3002), 3003, PASSED),
+        (Overlap(ROLLED_BACK, 3002, "WriteConflict"), 3003, PASSED),
+        (Overlap(COMPLETED, 3002), 3003, FAILED),  # committed over T1's uncommitted increment
+        (Overlap(WAITED, 3001), 3002, FAILED),  # lost update: both took 3001
+    ],
+)
 def test_isolation3_two_new_orders_of_one_district(during, next_after, status):
     assert judge_isolation3(NewOrderPairObservation(3001, 3001, during, next_after)).status == status
 
 
-@pytest.mark.parametrize("during, next_after, status", [
-    (Overlap(WAITED, 3001), 3002, PASSED),
-    (Overlap(ROLLED_BACK, 3001, "WriteConflict"), 3002, PASSED),
-    (Overlap(COMPLETED, 3002), 3003, FAILED),    # saw T1's increment, which then was not undone
-    (Overlap(WAITED, 3002), 3002, FAILED),       # read T1's rolled-back increment
-])
+@pytest.mark.parametrize(
+    "during, next_after, status",
+    [
+        (Overlap(WAITED, 3001), 3002, PASSED),
+        (Overlap(ROLLED_BACK, 3001, "WriteConflict"), 3002, PASSED),
+        (Overlap(COMPLETED, 3002), 3003, FAILED),  # saw T1's increment, which then was not undone
+        (Overlap(WAITED, 3002), 3002, FAILED),  # read T1's rolled-back increment
+    ],
+)
 def test_isolation4_the_rolled_back_order_number_is_reused(during, next_after, status):
     assert judge_isolation4(NewOrderPairObservation(3001, 3001, during, next_after)).status == status
 
 
-@pytest.mark.parametrize("judge, during, after, status", [
-    (judge_isolation5, Overlap(ROLLED_BACK, {}, "WriteConflict"), -1000 + 500 - 300, PASSED),
-    (judge_isolation5, Overlap(WAITED, {}), -1000 + 500 - 300, PASSED),
-    (judge_isolation5, Overlap(WAITED, {}), -1000 - 300, FAILED),          # the delivery's credit lost
-    (judge_isolation5, Overlap(COMPLETED, {}), -1000 + 500 - 300, FAILED),  # dirty write, right sum
-    (judge_isolation6, Overlap(ROLLED_BACK, {}, "WriteConflict"), -1000 - 300, PASSED),
-    (judge_isolation6, Overlap(WAITED, {}), -1000 + 500 - 300, FAILED),    # rollback left its credit
-])
+@pytest.mark.parametrize(
+    "judge, during, after, status",
+    [
+        (judge_isolation5, Overlap(ROLLED_BACK, {}, "WriteConflict"), -1000 + 500 - 300, PASSED),
+        (judge_isolation5, Overlap(WAITED, {}), -1000 + 500 - 300, PASSED),
+        (judge_isolation5, Overlap(WAITED, {}), -1000 - 300, FAILED),  # the delivery's credit lost
+        (judge_isolation5, Overlap(COMPLETED, {}), -1000 + 500 - 300, FAILED),  # dirty write, right sum
+        (judge_isolation6, Overlap(ROLLED_BACK, {}, "WriteConflict"), -1000 - 300, PASSED),
+        (judge_isolation6, Overlap(WAITED, {}), -1000 + 500 - 300, FAILED),  # rollback left its credit
+    ],
+)
 def test_isolation5_and_6_balance_reflects_exactly_the_committed_work(judge, during, after, status):
     assert judge(DeliveryPaymentObservation(-1000, 500, 300, during, after)).status == status
 
@@ -139,14 +162,17 @@ def prices(raise_: Overlap, second=(100, 200), committed=True, final=(110, 220))
     return ItemPriceObservation((100, 200), 100, raise_, second, committed, final)
 
 
-@pytest.mark.parametrize("observation, status, case", [
-    (prices(Overlap(WAITED, (110, 220))), PASSED, "case A"),
-    (prices(Overlap(COMPLETED, (110, 220)), second=(None, None), committed=False), PASSED, "case B"),
-    (prices(Overlap(ROLLED_BACK, None, "x"), final=(100, 200)), PASSED, "case C"),
-    (prices(Overlap(COMPLETED, (110, 220))), PASSED, "case D"),
-    (prices(Overlap(COMPLETED, (110, 220)), second=(110, 220)), FAILED, "non-repeatable read"),
-    (prices(Overlap(COMPLETED, (110, 220)), final=(100, 200)), FAILED, "T4 read prices (100, 200)"),
-])
+@pytest.mark.parametrize(
+    "observation, status, case",
+    [
+        (prices(Overlap(WAITED, (110, 220))), PASSED, "case A"),
+        (prices(Overlap(COMPLETED, (110, 220)), second=(None, None), committed=False), PASSED, "case B"),
+        (prices(Overlap(ROLLED_BACK, None, "x"), final=(100, 200)), PASSED, "case C"),
+        (prices(Overlap(COMPLETED, (110, 220))), PASSED, "case D"),
+        (prices(Overlap(COMPLETED, (110, 220)), second=(110, 220)), FAILED, "non-repeatable read"),
+        (prices(Overlap(COMPLETED, (110, 220)), final=(100, 200)), FAILED, "T4 read prices (100, 200)"),
+    ],
+)
 def test_isolation7_cases_a_to_d_pass_and_a_non_repeatable_read_fails(observation, status, case):
     v = judge_isolation7(observation)
     assert v.status == status and case in v.reason
@@ -192,6 +218,7 @@ def test_pick_chooses_within_the_load_and_an_unused_item():
 
 # -- interleaving, on stand-ins for the two transactions -----------------------------------------
 
+
 def test_a_transaction_that_finishes_while_the_other_is_held_completed():
     overlap, ended = interleave(lambda: 5, lambda: "committed", stall=1)
     assert (overlap, ended) == (Overlap(COMPLETED, 5), "committed")
@@ -212,6 +239,7 @@ def test_a_rolled_back_transaction_is_retried_after_the_held_one_unless_told_not
         if len(calls) == 1:
             raise RetryableError("WriteConflict")
         return len(calls)
+
     overlap, _ = interleave(conflicting, lambda: None, stall=1)
     assert overlap == Overlap(ROLLED_BACK, 2, "WriteConflict")
     calls.clear()
@@ -228,6 +256,7 @@ def test_other_errors_of_the_second_transaction_propagate_after_the_held_one_end
 
 # -- the command without a database --------------------------------------------------------------
 
+
 def test_a_transaction_still_waiting_after_the_held_one_ended_is_reported():
     never = threading.Event()
     with pytest.raises(StillWaiting, match="still waited 0 s after the held one ended"):
@@ -242,13 +271,16 @@ def test_unknown_tests_are_a_usage_error():
 
 def test_foundationdb_has_every_test_not_applicable_with_the_reason(tmp_path):
     out = tmp_path / "acid.json"
-    done = tpcc("acid", "--db", "foundationdb", "--tests", "atomicity,isolation3", "--results", str(out),
-                "--metrics-port", "0")
+    done = tpcc(
+        "acid", "--db", "foundationdb", "--tests", "atomicity,isolation3", "--results", str(out), "--metrics-port", "0"
+    )
     doc = json.loads(out.read_text())
     assert done.code == 0 and doc == done.json()
     assert doc["counts"] == {"passed": 0, "failed": 0, "not-applicable": 2, "error": 0} and doc["passed"]
-    assert [(t["test"], t["status"]) for t in doc["tests"]] == [("atomicity", "not-applicable"),
-                                                                ("isolation3", "not-applicable")]
+    assert [(t["test"], t["status"]) for t in doc["tests"]] == [
+        ("atomicity", "not-applicable"),
+        ("isolation3", "not-applicable"),
+    ]
     assert "no server here" in doc["tests"][0]["reason"]
 
 
@@ -256,9 +288,20 @@ class FakeReader:
     """A loaded database's metadata, all the command reads before the tests."""
 
     def read_meta(self) -> LoadMeta:
-        return LoadMeta(warehouses=2, items=100, districts=10, customers_per_district=30, orders_per_district=30,
-                        new_orders_per_district=9, c_last=1, c_id=1, ol_i_id=1, schema_variant="fake",
-                        loaded_at="2026-01-01T00:00:00Z", complete=True)
+        return LoadMeta(
+            warehouses=2,
+            items=100,
+            districts=10,
+            customers_per_district=30,
+            orders_per_district=30,
+            new_orders_per_district=9,
+            c_last=1,
+            c_id=1,
+            ol_i_id=1,
+            schema_variant="fake",
+            loaded_at="2026-01-01T00:00:00Z",
+            complete=True,
+        )
 
     def describe(self) -> dict:
         return {}
@@ -269,6 +312,7 @@ class FakeReader:
 
 class FakeAdapter:
     """Isolation test 1 observed as a snapshot shows it, test 3 unable to run, test 9 not applicable."""
+
     reader = FakeReader()
     not_applicable = {"isolation9": "no such thing here"}
     notes = {"isolation1": "how it was held"}
@@ -282,8 +326,11 @@ class FakeAdapter:
 
 def test_run_tests_judges_notes_and_reports_what_could_not_run():
     verdicts = run_tests(FakeAdapter(), ["isolation1", "isolation3", "isolation9"], random.Random(3))
-    assert [(v.test, v.status) for v in verdicts] == [("isolation1", PASSED), ("isolation3", ERROR),
-                                                      ("isolation9", NOT_APPLICABLE)]
+    assert [(v.test, v.status) for v in verdicts] == [
+        ("isolation1", PASSED),
+        ("isolation3", ERROR),
+        ("isolation9", NOT_APPLICABLE),
+    ]
     assert verdicts[0].reason.endswith("(how it was held)")
     assert verdicts[1].reason == "could not run: 'no undelivered order'" and "pick" in verdicts[1].observed
     doc = document("fake", 3, verdicts, {})

@@ -1,6 +1,7 @@
 """`tpcc acid` against a real SecantusDB (MongoDB wire protocol, WiredTiger transactions): every
 test passes with the driver as it is, and fails, with its evidence, once the driver is weakened
 the way a real misconfiguration would (acid/mongodb.py's test-only `weaken=`)."""
+
 from __future__ import annotations
 
 import random
@@ -18,19 +19,28 @@ SCALE = ["--warehouses", "1", "--items", "200", "--customers-per-district", "60"
 # only what needs a repeatable read (7) or no phantom (8, 9) -- its writes still conflict.
 # The consistency test is run apart, on a database the weakened runs have not broken.
 TRANSACTION_TESTS = [t for t in TESTS if t != "consistency"]
-FAILS_WHEN_WEAKENED = {"no-transaction": set(TRANSACTION_TESTS),
-                       "reads-outside-transaction": {"isolation7", "isolation8", "isolation9"}}
+FAILS_WHEN_WEAKENED = {
+    "no-transaction": set(TRANSACTION_TESTS),
+    "reads-outside-transaction": {"isolation7", "isolation8", "isolation9"},
+}
 
 
 def driver_opts(server) -> list[str]:
-    return ["--endpoints", server.endpoint, "--driver-opt", "replica_set=secantus",
-            "--driver-opt", "database=acid", "--metrics-port", "0"]
+    return [
+        "--endpoints",
+        server.endpoint,
+        "--driver-opt",
+        "replica_set=secantus",
+        "--driver-opt",
+        "database=acid",
+        "--metrics-port",
+        "0",
+    ]
 
 
 @pytest.fixture(scope="module")
 def loaded(secantus):
-    done = tpcc("load", "--db", "mongodb", *driver_opts(secantus), *SCALE, "--workers", "1", "--reset",
-                "--seed", "3")
+    done = tpcc("load", "--db", "mongodb", *driver_opts(secantus), *SCALE, "--workers", "1", "--reset", "--seed", "3")
     assert done.code == 0, done.stderr
     return secantus
 
@@ -52,8 +62,9 @@ def test_every_acid_test_passes_on_the_real_server_and_is_written_as_json(loaded
 
 @pytest.fixture(scope="module", params=sorted(FAILS_WHEN_WEAKENED))
 def weakened(request, loaded):
-    options = ConnectionOptions(endpoints=[loaded.endpoint], connect_timeout=10,
-                                extra={"replica_set": "secantus", "database": "acid"})
+    options = ConnectionOptions(
+        endpoints=[loaded.endpoint], connect_timeout=10, extra={"replica_set": "secantus", "database": "acid"}
+    )
     adapter = make_adapter("mongodb", options, weaken=request.param)
     adapter.connect()
     yield request.param, {v.test: v for v in run_tests(adapter, TRANSACTION_TESTS, random.Random(11))}
@@ -66,15 +77,20 @@ def test_each_test_fails_with_evidence_on_a_weakened_driver(weakened, test):
     verdict = verdicts[test]
     if test in FAILS_WHEN_WEAKENED[weakening]:
         assert verdict.status == FAILED, verdict
-        assert any(p in verdict.reason for p in ("dirty read", "dirty write", "non-repeatable read", "phantom",
-                                                 "rolled-back Payment changed"))
+        assert any(
+            p in verdict.reason
+            for p in ("dirty read", "dirty write", "non-repeatable read", "phantom", "rolled-back Payment changed")
+        )
     else:
         assert verdict.status == PASSED, verdict
 
 
 def consistency_verdict(server, weaken: str | None):
-    options = ConnectionOptions(endpoints=[server.endpoint], connect_timeout=10,
-                                extra={"replica_set": "secantus", "database": "acid_consistency"})
+    options = ConnectionOptions(
+        endpoints=[server.endpoint],
+        connect_timeout=10,
+        extra={"replica_set": "secantus", "database": "acid_consistency"},
+    )
     adapter = make_adapter("mongodb", options, weaken=weaken)
     adapter.connect()
     try:
@@ -84,8 +100,22 @@ def consistency_verdict(server, weaken: str | None):
 
 
 def test_the_consistency_check_holds_in_one_snapshot_and_fails_read_statement_by_statement(secantus):
-    done = tpcc("load", "--db", "mongodb", *driver_opts(secantus)[:4], "--driver-opt", "database=acid_consistency",
-                "--metrics-port", "0", *SCALE, "--workers", "1", "--reset", "--seed", "4")
+    done = tpcc(
+        "load",
+        "--db",
+        "mongodb",
+        *driver_opts(secantus)[:4],
+        "--driver-opt",
+        "database=acid_consistency",
+        "--metrics-port",
+        "0",
+        *SCALE,
+        "--workers",
+        "1",
+        "--reset",
+        "--seed",
+        "4",
+    )
     assert done.code == 0, done.stderr
     verdict = consistency_verdict(secantus, None)
     assert verdict.status == PASSED and verdict.observed["concurrent"] >= 1, verdict
@@ -113,8 +143,18 @@ def test_the_weakened_driver_is_named_in_its_description(loaded):
 
 def test_every_acid_test_passes_with_orders_and_history_inside_the_customers(secantus):
     """schema=embedded: the judges read the orders and history where that schema keeps them."""
-    opts = ["--endpoints", secantus.endpoint, "--driver-opt", "replica_set=secantus", "--driver-opt",
-            "database=acid_embedded", "--driver-opt", "schema=embedded", "--metrics-port", "0"]
+    opts = [
+        "--endpoints",
+        secantus.endpoint,
+        "--driver-opt",
+        "replica_set=secantus",
+        "--driver-opt",
+        "database=acid_embedded",
+        "--driver-opt",
+        "schema=embedded",
+        "--metrics-port",
+        "0",
+    ]
     done = tpcc("load", "--db", "mongodb", *opts, *SCALE, "--workers", "1", "--reset", "--seed", "3")
     assert done.code == 0, done.stderr
     done = tpcc("acid", "--db", "mongodb", *opts, "--seed", "5")

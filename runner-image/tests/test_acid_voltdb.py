@@ -1,6 +1,7 @@
 """`tpcc acid` against a real VoltDB 10.1.1: every test passes with the stored procedures (the
 second transaction waits for the held one: serial execution per partition), and fails, with its
 evidence, once each step is its own call (acid/voltdb.py's test-only weaken=separate-calls)."""
+
 from __future__ import annotations
 
 import random
@@ -18,8 +19,21 @@ SCALE = ["--warehouses", "1", "--items", "200", "--customers-per-district", "60"
 
 @pytest.fixture(scope="module")
 def loaded(voltdb):
-    done = tpcc("load", "--db", "voltdb", "--endpoints", voltdb.endpoints[0], *SCALE, "--workers", "1",
-                "--reset", "--seed", "3", "--metrics-port", "0")
+    done = tpcc(
+        "load",
+        "--db",
+        "voltdb",
+        "--endpoints",
+        voltdb.endpoints[0],
+        *SCALE,
+        "--workers",
+        "1",
+        "--reset",
+        "--seed",
+        "3",
+        "--metrics-port",
+        "0",
+    )
     assert done.code == 0, done.stderr
     return voltdb
 
@@ -35,8 +49,19 @@ def procedures(server) -> set[str]:
 
 def test_every_acid_test_passes_with_the_second_transaction_waiting(loaded, tmp_path):
     out = tmp_path / "acid.json"
-    done = tpcc("acid", "--db", "voltdb", "--endpoints", loaded.endpoints[0], "--results", str(out),
-                "--seed", "5", "--metrics-port", "0")
+    done = tpcc(
+        "acid",
+        "--db",
+        "voltdb",
+        "--endpoints",
+        loaded.endpoints[0],
+        "--results",
+        str(out),
+        "--seed",
+        "5",
+        "--metrics-port",
+        "0",
+    )
     doc = done.json()
     assert done.code == 0, [(t["test"], t["reason"]) for t in doc["tests"] if t["status"] != "passed"]
     assert out.read_text().strip() == done.stdout.strip()
@@ -66,8 +91,17 @@ def weakened(loaded):
 def test_each_test_fails_with_evidence_when_each_step_is_its_own_call(weakened, test):
     verdict = weakened[test]
     assert verdict.status == FAILED, verdict
-    assert any(p in verdict.reason for p in ("dirty read", "dirty write", "non-repeatable read", "phantom",
-                                             "rolled-back Payment changed", "condition 1 violated"))
+    assert any(
+        p in verdict.reason
+        for p in (
+            "dirty read",
+            "dirty write",
+            "non-repeatable read",
+            "phantom",
+            "rolled-back Payment changed",
+            "condition 1 violated",
+        )
+    )
     assert verdict.reason.endswith("(weakened adapter, tests only: every step its own call, so its own transaction)")
 
 
@@ -81,25 +115,64 @@ def test_the_weakened_check_fails_because_a_payment_fell_between_its_two_reads(w
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory):
     """VoltDB with security on: an administrator loads, a plain user (SQL and procedures) tests."""
-    server = start_voltdb(tmp_path_factory.mktemp("voltdb-secured"), 1, 0,
-                          "--users", "admin:adm1:administrator,tester:t1:user")
+    server = start_voltdb(
+        tmp_path_factory.mktemp("voltdb-secured"), 1, 0, "--users", "admin:adm1:administrator,tester:t1:user"
+    )
     yield server
     server.script("stop")
 
 
 def test_a_user_who_may_not_add_the_test_procedures_gets_not_applicable_with_the_reason(secured):
     as_admin = {"TPCC_DB_USERNAME": "admin", "TPCC_DB_PASSWORD": "adm1"}
-    done = tpcc("load", "--db", "voltdb", "--endpoints", secured.endpoints[0], *SCALE, "--workers", "1",
-                "--reset", "--seed", "3", "--metrics-port", "0", env=as_admin)
+    done = tpcc(
+        "load",
+        "--db",
+        "voltdb",
+        "--endpoints",
+        secured.endpoints[0],
+        *SCALE,
+        "--workers",
+        "1",
+        "--reset",
+        "--seed",
+        "3",
+        "--metrics-port",
+        "0",
+        env=as_admin,
+    )
     assert done.code == 0, done.stderr
-    done = tpcc("acid", "--db", "voltdb", "--endpoints", secured.endpoints[0], "--seed", "5", "--metrics-port", "0",
-                env={"TPCC_DB_USERNAME": "tester", "TPCC_DB_PASSWORD": "t1"})
+    done = tpcc(
+        "acid",
+        "--db",
+        "voltdb",
+        "--endpoints",
+        secured.endpoints[0],
+        "--seed",
+        "5",
+        "--metrics-port",
+        "0",
+        env={"TPCC_DB_USERNAME": "tester", "TPCC_DB_PASSWORD": "t1"},
+    )
     doc = done.json()
     assert done.code == 0 and doc["counts"] == {"passed": 0, "failed": 0, "not-applicable": 11, "error": 0}
-    assert all(t["reason"].startswith("not permitted for this user: @UpdateClasses: User tester does not have "
-                                      "admin permission") and "the administrator role" in t["reason"]
-               for t in doc["tests"])
+    assert all(
+        t["reason"].startswith(
+            "not permitted for this user: @UpdateClasses: User tester does not have admin permission"
+        )
+        and "the administrator role" in t["reason"]
+        for t in doc["tests"]
+    )
     # the same database as its administrator: the tests run
-    done = tpcc("acid", "--db", "voltdb", "--endpoints", secured.endpoints[0], "--tests", "atomicity",
-                "--metrics-port", "0", env=as_admin)
+    done = tpcc(
+        "acid",
+        "--db",
+        "voltdb",
+        "--endpoints",
+        secured.endpoints[0],
+        "--tests",
+        "atomicity",
+        "--metrics-port",
+        "0",
+        env=as_admin,
+    )
     assert done.code == 0 and done.json()["counts"]["passed"] == 1, done.stderr

@@ -2,6 +2,7 @@
 point per BenchmarkResult, nightly, tpmC with a few percent of run-to-run noise, p99 per
 transaction type). Tries to fool it with noise and single bad runs, which are no change of level,
 and checks it sees a real drop where it happened, the same way every time."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -22,8 +23,9 @@ NIGHT = dt.datetime(2026, 1, 1, 2, 0, tzinfo=dt.timezone.utc)
 TYPES = {"NEW_ORDER": 40.0, "PAYMENT": 20.0, "DELIVERY": 90.0}
 
 
-def history(tpmc_levels: list[float], seed: int, noise: float = 0.03,
-            new_order_p99: list[float] | None = None) -> list[dict]:
+def history(
+    tpmc_levels: list[float], seed: int, noise: float = 0.03, new_order_p99: list[float] | None = None
+) -> list[dict]:
     """What the operator feeds the CLI: one point per result, oldest first, the run judged last.
     Each run's tpmC is its level with `noise` relative standard deviation; the p99s have 5 %
     noise around their usual level, NewOrder's times a factor per run (`new_order_p99`)."""
@@ -31,10 +33,14 @@ def history(tpmc_levels: list[float], seed: int, noise: float = 0.03,
     points = []
     for i, level in enumerate(tpmc_levels):
         usual = {**TYPES, "NEW_ORDER": TYPES["NEW_ORDER"] * (new_order_p99[i] if new_order_p99 else 1.0)}
-        points.append({"name": f"nightly-g{i + 1}-3fa2c",
-                       "time": (NIGHT + dt.timedelta(days=i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                       "tpmC": round(rng.gauss(level, level * noise), 1),
-                       "p99Ms": {t: round(rng.gauss(ms, ms * 0.05), 2) for t, ms in usual.items()}})
+        points.append(
+            {
+                "name": f"nightly-g{i + 1}-3fa2c",
+                "time": (NIGHT + dt.timedelta(days=i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "tpmC": round(rng.gauss(level, level * noise), 1),
+                "p99Ms": {t: round(rng.gauss(ms, ms * 0.05), 2) for t, ms in usual.items()},
+            }
+        )
     return points
 
 
@@ -62,7 +68,7 @@ def test_a_20_percent_drop_at_run_12_is_found_at_12(seed):
     doc = history([6000.0] * 12 + [4800.0] * 8, seed)
     analysis = analyze(parse_history(doc))
     assert {m: [c.index for c in cps] for m, cps in analysis.change_points.items() if cps} == {"tpmC": [12]}
-    cp, = analysis.change_points["tpmC"]
+    (cp,) = analysis.change_points["tpmC"]
     assert cp.name == doc[12]["name"] and cp.time == doc[12]["time"]
     assert cp.mean_before == pytest.approx(6000, rel=0.03) and cp.mean_after == pytest.approx(4800, rel=0.03)
     assert cp.change_percent == pytest.approx(-20, abs=3)
@@ -124,8 +130,12 @@ def test_bad_histories_are_refused():
     with pytest.raises(ValueError, match="point 1: expected an object with name and time"):
         parse_history([{"name": "a", "time": "2026-01-01T00:00:00Z", "tpmC": 1}, {"name": "b"}])
     with pytest.raises(ValueError, match="oldest first: b"):
-        parse_history([{"name": "a", "time": "2026-01-02T00:00:00Z", "tpmC": 1},
-                       {"name": "b", "time": "2026-01-01T00:00:00Z", "tpmC": 1}])
+        parse_history(
+            [
+                {"name": "a", "time": "2026-01-02T00:00:00Z", "tpmC": 1},
+                {"name": "b", "time": "2026-01-01T00:00:00Z", "tpmC": 1},
+            ]
+        )
     with pytest.raises(ValueError, match=r"point 0 \(a\): tpmC and p99Ms values must be numbers"):
         parse_history([{"name": "a", "time": "2026-01-01T00:00:00Z", "tpmC": "fast"}])
     with pytest.raises(ValueError, match="empty history"):
@@ -145,28 +155,40 @@ def test_the_cli_round_trip(tmp_path):
     assert out == analyze(parse_history(doc)).to_json()
     assert out["library"] == "apache-otava 0.8.0" and out["maxPValue"] == 0.001
     assert out["points"] == 20 and out["last"] == "nightly-g20-3fa2c"
-    cp, = out["metrics"]["tpmC"]["changePoints"]
+    (cp,) = out["metrics"]["tpmC"]["changePoints"]
     assert (cp["index"], cp["result"]) == (12, "nightly-g13-3fa2c") and cp["changePercent"] < -15
     assert "changepoints: 20 points, tpmC: 1" in done.stderr
     # from stdin, with a stricter significance: the drop is still far beyond it
-    piped = subprocess.run([*TPCC, "changepoints", "--history", "-", "--max-pvalue", "1e-6"],
-                           input=json.dumps(doc), capture_output=True, text=True, timeout=60)
+    piped = subprocess.run(
+        [*TPCC, "changepoints", "--history", "-", "--max-pvalue", "1e-6"],
+        input=json.dumps(doc),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert piped.returncode == 0, piped.stderr
     strict = json.loads(piped.stdout)
     assert strict["maxPValue"] == 1e-6 and strict["metrics"]["tpmC"]["changePoints"][0]["index"] == 12
 
 
-@pytest.mark.parametrize("args,code,needle", [
-    (["--history", "{missing}"], 1, "No such file"),
-    (["--history", "{bad}"], 1, "not JSON"),
-    (["--history", "{object}"], 1, "JSON list"),
-    (["--history", "{good}", "--max-pvalue", "2"], 2, "must be between 0 and 1"),
-    # outside a pod the ConfigMap cannot be written: said in one line, after the analysis
-    (["--history", "{good}", "--results-configmap", "bench/nightly-g20-cp"], 1, "not running in a Kubernetes pod"),
-])
+@pytest.mark.parametrize(
+    "args,code,needle",
+    [
+        (["--history", "{missing}"], 1, "No such file"),
+        (["--history", "{bad}"], 1, "not JSON"),
+        (["--history", "{object}"], 1, "JSON list"),
+        (["--history", "{good}", "--max-pvalue", "2"], 2, "must be between 0 and 1"),
+        # outside a pod the ConfigMap cannot be written: said in one line, after the analysis
+        (["--history", "{good}", "--results-configmap", "bench/nightly-g20-cp"], 1, "not running in a Kubernetes pod"),
+    ],
+)
 def test_bad_input_is_one_line(tmp_path, args, code, needle):
-    files = {"missing": tmp_path / "none.json", "bad": tmp_path / "bad.json", "object": tmp_path / "object.json",
-             "good": tmp_path / "good.json"}
+    files = {
+        "missing": tmp_path / "none.json",
+        "bad": tmp_path / "bad.json",
+        "object": tmp_path / "object.json",
+        "good": tmp_path / "good.json",
+    }
     files["bad"].write_text("[{")
     files["object"].write_text("{}")
     files["good"].write_text(json.dumps(history([6000.0] * 5, seed=0)))
@@ -189,8 +211,10 @@ def test_numpy_and_scipy_are_pinned_as_otava_pins_them():
     root = Path(__file__).resolve().parents[2]
     no_deps = (root / "runner-image" / "requirements-no-deps.txt").read_text()
     assert "apache-otava" in [line.strip() for line in no_deps.splitlines() if not line.startswith("#")]
-    assert f"apache-otava=={importlib.metadata.version('apache-otava')}" in \
-        (root / "constraints.txt").read_text().splitlines()
+    assert (
+        f"apache-otava=={importlib.metadata.version('apache-otava')}"
+        in (root / "constraints.txt").read_text().splitlines()
+    )
     for r in otava:
         if r.name in ("numpy", "scipy") and r.marker.evaluate():
             assert r.specifier.contains(importlib.metadata.version(r.name)), r
@@ -198,7 +222,14 @@ def test_numpy_and_scipy_are_pinned_as_otava_pins_them():
 
 def test_the_runner_loads_numpy_only_to_analyse():
     """`tpcc run` and its client processes import the CLI: numpy and scipy stay out of them."""
-    done = subprocess.run([sys.executable, "-c", "import sys, tpcc_runner.cli; "
-                           "print(sorted(m for m in ('numpy', 'scipy', 'otava') if m in sys.modules))"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, tpcc_runner.cli; print(sorted(m for m in ('numpy', 'scipy', 'otava') if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr

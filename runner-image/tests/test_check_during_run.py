@@ -2,6 +2,7 @@
 (`tpcc check --snapshot`) against real VoltDB and the MongoDB test server: each holds while
 another client commits, and each is shown failing where it should (a damaged load; a check that
 reads a warehouse statement by statement while a Payment commits between its reads)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -23,8 +24,16 @@ ONE_PAYMENT = Pick(w_id=1, d_id=1, c_id=1, items=(1, 2, 3, 4, 5), unused_item=20
 
 
 def mongodb_opts(server) -> list[str]:
-    return ["--endpoints", server.endpoint, "--driver-opt", "replica_set=secantus",
-            "--driver-opt", "database=check_during_run", "--metrics-port", "0"]
+    return [
+        "--endpoints",
+        server.endpoint,
+        "--driver-opt",
+        "replica_set=secantus",
+        "--driver-opt",
+        "database=check_during_run",
+        "--metrics-port",
+        "0",
+    ]
 
 
 def voltdb_opts(server) -> list[str]:
@@ -66,8 +75,9 @@ def test_the_check_command_reports_when_it_read(loaded_voltdb):
     done = tpcc("check", "--db", "voltdb", *voltdb_opts(loaded_voltdb), "--snapshot")
     doc = done.json()
     assert done.code == 0 and doc["passed"] and doc["snapshot"] is True
-    started, finished = (dt.datetime.fromisoformat(doc[k].replace("Z", "+00:00"))
-                         for k in ("started_at", "finished_at"))
+    started, finished = (
+        dt.datetime.fromisoformat(doc[k].replace("Z", "+00:00")) for k in ("started_at", "finished_at")
+    )
     assert before <= started <= finished <= dt.datetime.now(dt.timezone.utc)
 
 
@@ -81,14 +91,16 @@ def _with_a_payment_after_the_warehouse_read(driver: MongoDBDriver, other: Mongo
         if name == "district" and not paid:
             paid.append(other.payment(ONE_PAYMENT.payment())["c_id"])
         return plain(name)
+
     driver._coll = coll
     return paid
 
 
 @pytest.mark.parametrize("snapshot", [True, False])
 def test_on_mongodb_only_the_snapshot_check_holds_with_a_payment_between_its_reads(loaded_mongodb, snapshot):
-    options = ConnectionOptions(endpoints=[loaded_mongodb.endpoint],
-                                extra={"replica_set": "secantus", "database": "check_during_run"})
+    options = ConnectionOptions(
+        endpoints=[loaded_mongodb.endpoint], extra={"replica_set": "secantus", "database": "check_during_run"}
+    )
     driver, other = MongoDBDriver(options), MongoDBDriver(options)
     driver.connect()
     other.connect()
@@ -110,9 +122,13 @@ def test_load_check_fails_on_a_damaged_load(loaded_voltdb):
     driver = VoltDBDriver(ConnectionOptions(endpoints=loaded_voltdb.endpoints))
     driver.connect()
     try:
-        (ytd,), = driver._sql("SELECT d_ytd FROM district WHERE d_w_id = 2 AND d_id = 3;")
-        driver._sql("UPDATE district SET d_ytd = ? WHERE d_w_id = ? AND d_id = 3;",
-                    (DECIMAL, ytd + 1), (INTEGER, 2), writes=True)
+        ((ytd,),) = driver._sql("SELECT d_ytd FROM district WHERE d_w_id = 2 AND d_id = 3;")
+        driver._sql(
+            "UPDATE district SET d_ytd = ? WHERE d_w_id = ? AND d_id = 3;",
+            (DECIMAL, ytd + 1),
+            (INTEGER, 2),
+            writes=True,
+        )
     finally:
         driver.close()
     # the load is complete, so `load` only checks: a district's YTD off by a dollar breaks 1 and 9

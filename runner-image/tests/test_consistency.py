@@ -1,5 +1,6 @@
 """The consistency judge (consistency.Evaluator) on hand-made warehouses: no database, so every
 way a driver's fetch could look is tried, including the ones no database here produces."""
+
 from __future__ import annotations
 
 import json
@@ -65,20 +66,35 @@ def test_a_consistent_warehouse_passes_every_condition_with_what_was_checked():
     results = judge(warehouse(1), warehouse(2))
     assert failing(warehouse(1), warehouse(2)) == set()
     assert {n: r.checked for n, r in results.items()} == {
-        1: 2, 2: 4, 3: 4, 4: 4, 5: 16, 6: 16, 7: 48, 8: 2, 9: 4, 10: 16, 11: 4, 12: 16}
+        1: 2,
+        2: 4,
+        3: 4,
+        4: 4,
+        5: 16,
+        6: 16,
+        7: 48,
+        8: 2,
+        9: 4,
+        10: 16,
+        11: 4,
+        12: 16,
+    }
 
 
-@pytest.mark.parametrize("drift, expected", [
-    (lambda wh: setattr(wh, "ytd", wh.ytd + 1), {1, 8}),
-    (lambda wh: setattr(wh.districts[2].row, "ytd", wh.districts[2].row.ytd - 1), {1, 9}),
-    (lambda wh: setattr(wh.districts[1], "paid_here", wh.districts[1].paid_here + 1), {8, 9}),
-    (lambda wh: wh.districts[1].pay(3, 1), {10}),
-    (lambda wh: setattr(wh.districts[1].customers[2], "balance", -999), {10, 12}),
-    (lambda wh: setattr(wh.districts[1].customers[2], "ytd_payment", 1001), {12}),
-    (lambda wh: setattr(wh.districts[2].lines[1], "delivered_amount", 1), {10, 12}),
-    # a sub-cent fraction a database stored is not rounded away
-    (lambda wh: setattr(wh.districts[1].customers[2], "balance", Decimal("-999.6")), {10, 12}),
-])
+@pytest.mark.parametrize(
+    "drift, expected",
+    [
+        (lambda wh: setattr(wh, "ytd", wh.ytd + 1), {1, 8}),
+        (lambda wh: setattr(wh.districts[2].row, "ytd", wh.districts[2].row.ytd - 1), {1, 9}),
+        (lambda wh: setattr(wh.districts[1], "paid_here", wh.districts[1].paid_here + 1), {8, 9}),
+        (lambda wh: wh.districts[1].pay(3, 1), {10}),
+        (lambda wh: setattr(wh.districts[1].customers[2], "balance", -999), {10, 12}),
+        (lambda wh: setattr(wh.districts[1].customers[2], "ytd_payment", 1001), {12}),
+        (lambda wh: setattr(wh.districts[2].lines[1], "delivered_amount", 1), {10, 12}),
+        # a sub-cent fraction a database stored is not rounded away
+        (lambda wh: setattr(wh.districts[1].customers[2], "balance", Decimal("-999.6")), {10, 12}),
+    ],
+)
 def test_a_one_cent_drift_in_any_money_is_a_violation(drift, expected):
     wh = warehouse()
     drift(wh)
@@ -89,15 +105,18 @@ def test_examples_show_exact_dollars():
     wh = warehouse()
     wh.districts[1].row.ytd = Decimal("4000.4")
     assert judge(wh)[9].example == "warehouse 1 district 1: D_YTD=40.004, sum(H_AMOUNT)=40.00"
-    assert (dollars(-1000), dollars(8208779152), cents_of(Decimal("82087791.520000000000"))) == \
-        ("-10.00", "82087791.52", 8208779152)
+    assert (dollars(-1000), dollars(8208779152), cents_of(Decimal("82087791.520000000000"))) == (
+        "-10.00",
+        "82087791.52",
+        8208779152,
+    )
     assert cents_of(Decimal("0.004000000000")) == Decimal("0.4")
 
 
 def test_orphan_rows_are_reported_by_row():
     wh = warehouse()
-    wh.districts[1].new_orders.add(9)                      # NEW-ORDER without ORDER
-    wh.districts[2].order_lines(9).add(4, 4, 0)            # ORDER-LINE rows without ORDER
+    wh.districts[1].new_orders.add(9)  # NEW-ORDER without ORDER
+    wh.districts[2].order_lines(9).add(4, 4, 0)  # ORDER-LINE rows without ORDER
     r = judge(wh)
     assert {n for n, x in r.items() if not x.passed} == {2, 3, 4, 5, 6, 7, 11}
     assert r[5].example == "NEW-ORDER (1, 1, 9) without an ORDER row"
@@ -107,12 +126,13 @@ def test_orphan_rows_are_reported_by_row():
 
 def test_rows_of_a_district_without_its_district_row_are_still_judged():
     wh = warehouse()
-    wh.district(3).new_orders.add(1)                       # a district the load never made
-    wh.districts[2].row = None                             # a DISTRICT row lost
+    wh.district(3).new_orders.add(1)  # a district the load never made
+    wh.districts[2].row = None  # a DISTRICT row lost
     r = judge(wh)
     assert {n for n, x in r.items() if not x.passed} == {1, 2, 5, 9, 11}
-    assert r[2].example == "warehouse 1 district 2: no DISTRICT row (4 ORDER, 2 NEW-ORDER, 12 ORDER-LINE, " \
-                           "4 CUSTOMER rows)"
+    assert (
+        r[2].example == "warehouse 1 district 2: no DISTRICT row (4 ORDER, 2 NEW-ORDER, 12 ORDER-LINE, 4 CUSTOMER rows)"
+    )
     # 3, 4 and 11 are still evaluated for the district without its row
     assert (r[3].checked, r[4].checked, r[11].checked) == (3, 3, 3)
     assert r[11].example.startswith("warehouse 1 district 3: count(ORDER)-count(NEW-ORDER)=-1, expected 2")
@@ -121,7 +141,7 @@ def test_rows_of_a_district_without_its_district_row_are_still_judged():
 def test_a_missing_warehouse_row_and_customers_of_missing_rows():
     wh = warehouse()
     wh.ytd = None
-    del wh.districts[2].customers[4]                      # paid, and placed order 4
+    del wh.districts[2].customers[4]  # paid, and placed order 4
     r = judge(wh)
     assert {n for n, x in r.items() if not x.passed} == {1, 8, 10, 12}
     assert r[1].example == "warehouse 1: no WAREHOUSE row"
@@ -132,7 +152,7 @@ def test_a_missing_warehouse_row_and_customers_of_missing_rows():
 def test_a_condition_that_checked_nothing_fails():
     wh = warehouse()
     for dd in wh.districts.values():
-        dd.lines.clear()                                   # e.g. a driver reading the wrong schema
+        dd.lines.clear()  # e.g. a driver reading the wrong schema
         dd.customers.clear()
         dd.paid_by_customer.clear()
     r = judge(wh)
@@ -153,13 +173,14 @@ def test_condition_11_from_orders_cannot_see_a_lost_delivered_order_but_the_runn
     deliver(wh, 1, 3, 1234)
     deliveries = RunDeliveries(delivered={(1, 1): 1})
     assert failing(wh) == set() and failing(wh, deliveries=deliveries) == set()
-    del wh.districts[1].orders[3]                          # the delivered order is lost with its lines
+    del wh.districts[1].orders[3]  # the delivered order is lost with its lines
     del wh.districts[1].lines[3]
-    assert failing(wh) == {10, 12}                         # only through the customer's balance
+    assert failing(wh) == {10, 12}  # only through the customer's balance
     r = judge(wh, deliveries=deliveries)
     assert {n for n, x in r.items() if not x.passed} == {10, 11, 12}
-    assert r[11].example == ("warehouse 1 district 1: count(ORDER)-count(NEW-ORDER)=2, expected 3 "
-                             "(2 initially + 1 acknowledged Deliveries)")
+    assert r[11].example == (
+        "warehouse 1 district 1: count(ORDER)-count(NEW-ORDER)=2, expected 3 (2 initially + 1 acknowledged Deliveries)"
+    )
     assert "runners' acknowledged Deliveries" in r[11].note
     assert "no --deliveries" in judge(wh)[11].note and "note: no --deliveries" in report(list(judge(wh).values()))
 
@@ -173,8 +194,10 @@ def test_deliveries_of_unknown_outcome_make_condition_11_a_range():
     assert failing(wh, deliveries=RunDeliveries(delivered={(1, 2): 1})) == {11}
     too_many = RunDeliveries(delivered={(1, 1): 2, (1, 2): 2}, unknown_outcome={1: 5})
     r = judge(wh, deliveries=too_many)[11]
-    assert not r.passed and r.example == ("warehouse 1 district 1: count(ORDER)-count(NEW-ORDER)=3, "
-                                          "expected 4..9 (2 initially + 2..7 acknowledged Deliveries)")
+    assert not r.passed and r.example == (
+        "warehouse 1 district 1: count(ORDER)-count(NEW-ORDER)=3, "
+        "expected 4..9 (2 initially + 2..7 acknowledged Deliveries)"
+    )
 
 
 def test_deliveries_files_are_summed_and_bad_ones_are_one_line_errors(tmp_path):
@@ -183,10 +206,12 @@ def test_deliveries_files_are_summed_and_bad_ones_are_one_line_errors(tmp_path):
     b.write_text(json.dumps({"deliveries": {"1:1": 3}, "other": "ignored"}))
     got = read_deliveries([str(a), str(b)])
     assert (got.delivered, got.unknown_outcome) == ({(1, 1): 5, (1, 2): 1}, {1: 1})
-    for doc, message in (({"deliveries": {"1": 2}}, "bad key '1'"),
-                         ({"deliveries": {"1:1": -1}}, "must be a count"),
-                         ({"deliveries": {"1:1": 1}, "deliveries_unknown_outcome": {"x": 1}}, "bad key 'x'"),
-                         ([], "want a JSON object")):
+    for doc, message in (
+        ({"deliveries": {"1": 2}}, "bad key '1'"),
+        ({"deliveries": {"1:1": -1}}, "must be a count"),
+        ({"deliveries": {"1:1": 1}, "deliveries_unknown_outcome": {"x": 1}}, "bad key 'x'"),
+        ([], "want a JSON object"),
+    ):
         a.write_text(json.dumps(doc))
         with pytest.raises(ValueError, match=message):
             read_deliveries([str(a)])

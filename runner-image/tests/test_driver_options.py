@@ -2,6 +2,7 @@
 key or a bad value, whichever database, TPC-C driver or YCSB store; typos are never ignored. The
 tables it parses with are what --help lists and what the CRD's driverOptions rules allow. No
 server needed: drivers parse their options before they connect."""
+
 from __future__ import annotations
 
 import re
@@ -39,24 +40,27 @@ def test_an_unknown_option_is_refused_by_every_driver_and_store_in_the_same_word
         MAKERS[maker](db, txn_timout="5")
 
 
-@pytest.mark.parametrize("maker, db, option, value, want", [
-    ("tpcc driver", "voltdb", "call_timeout", "soon", "seconds > 0"),
-    ("tpcc driver", "voltdb", "load_timeout", "0", "seconds > 0"),
-    ("tpcc driver", "voltdb", "delivery", "per-order", "one of per-warehouse|per-district"),
-    ("tpcc driver", "voltdb", "delivery", "PER-DISTRICT", "one of per-warehouse|per-district"),
-    ("tpcc driver", "voltdb", "partitioning", "d_id", "one of warehouse|district"),
-    ("tpcc driver", "mongodb", "txn_timeout", "-1", "seconds > 0"),
-    ("tpcc driver", "mongodb", "commit_retries", "2.5", "a whole number >= 0"),
-    ("tpcc driver", "mongodb", "causal", "maybe", "true or false"),
-    ("tpcc driver", "mongodb", "read_concern", "linearizable", "one of local|majority|snapshot"),
-    ("tpcc driver", "mongodb", "write_concern", "0", "majority or a number of members >= 1"),
-    ("tpcc driver", "foundationdb", "txn_timeout", "never", "seconds > 0"),
-    ("tpcc driver", "foundationdb", "api_version", "7.1", "a whole number"),
-    ("ycsb store", "voltdb", "call_timeout", "nan", "seconds > 0"),
-    ("ycsb store", "mongodb", "txn_retries", "-1", "a whole number >= 0"),
-    ("ycsb store", "mongodb", "upsert", "sometimes", "true or false"),
-    ("ycsb store", "foundationdb", "txn_timeout", "0", "seconds > 0"),
-])
+@pytest.mark.parametrize(
+    "maker, db, option, value, want",
+    [
+        ("tpcc driver", "voltdb", "call_timeout", "soon", "seconds > 0"),
+        ("tpcc driver", "voltdb", "load_timeout", "0", "seconds > 0"),
+        ("tpcc driver", "voltdb", "delivery", "per-order", "one of per-warehouse|per-district"),
+        ("tpcc driver", "voltdb", "delivery", "PER-DISTRICT", "one of per-warehouse|per-district"),
+        ("tpcc driver", "voltdb", "partitioning", "d_id", "one of warehouse|district"),
+        ("tpcc driver", "mongodb", "txn_timeout", "-1", "seconds > 0"),
+        ("tpcc driver", "mongodb", "commit_retries", "2.5", "a whole number >= 0"),
+        ("tpcc driver", "mongodb", "causal", "maybe", "true or false"),
+        ("tpcc driver", "mongodb", "read_concern", "linearizable", "one of local|majority|snapshot"),
+        ("tpcc driver", "mongodb", "write_concern", "0", "majority or a number of members >= 1"),
+        ("tpcc driver", "foundationdb", "txn_timeout", "never", "seconds > 0"),
+        ("tpcc driver", "foundationdb", "api_version", "7.1", "a whole number"),
+        ("ycsb store", "voltdb", "call_timeout", "nan", "seconds > 0"),
+        ("ycsb store", "mongodb", "txn_retries", "-1", "a whole number >= 0"),
+        ("ycsb store", "mongodb", "upsert", "sometimes", "true or false"),
+        ("ycsb store", "foundationdb", "txn_timeout", "0", "seconds > 0"),
+    ],
+)
 def test_a_bad_value_names_the_driver_the_option_and_what_it_wants(maker, db, option, value, want):
     with pytest.raises(ValueError) as e:
         MAKERS[maker](db, **{option: value})
@@ -77,6 +81,7 @@ def test_values_arrive_parsed_and_defaults_fill_the_rest():
 
 # -- a YCSB store may reuse a TPC-C driver's table with its own defaults ----------------------------
 
+
 def test_the_ycsb_foundationdb_store_takes_the_drivers_options_with_its_own_directory():
     store = make_store("foundationdb")
     assert store.driver.directory == ("ycsb",)
@@ -86,20 +91,24 @@ def test_the_ycsb_foundationdb_store_takes_the_drivers_options_with_its_own_dire
 
 # -- --help lists the tables the drivers parse with -------------------------------------------------
 
-@pytest.mark.parametrize("command, tables", [
-    (["run"], {db: driver_class(db).option_table for db in DRIVERS}),
-    (["load"], {db: driver_class(db).option_table for db in DRIVERS}),
-    (["ycsb", "run"], {db: store_class(db).option_table for db in DRIVERS}),
-])
+
+@pytest.mark.parametrize(
+    "command, tables",
+    [
+        (["run"], {db: driver_class(db).option_table for db in DRIVERS}),
+        (["load"], {db: driver_class(db).option_table for db in DRIVERS}),
+        (["ycsb", "run"], {db: store_class(db).option_table for db in DRIVERS}),
+    ],
+)
 def test_help_lists_every_option_of_every_database_with_what_it_wants_and_its_default(command, tables, capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args([*command, "--help"])
     listed = capsys.readouterr().out.split("driver options (--driver-opt KEY=VALUE), per --db:\n")[1]
     for db, table in tables.items():
-        section = re.split(r"\n  (?=\S)", listed.split(f"  {db}:\n")[1])[0]    # up to the next database
+        section = re.split(r"\n  (?=\S)", listed.split(f"  {db}:\n")[1])[0]  # up to the next database
         for option in table:
             assert f"    {option.name}: {option.wants}, default " in section, (db, option.name)
-        assert len(re.findall(r"^    \S", section, re.M)) == len(table), db   # and nothing else
+        assert len(re.findall(r"^    \S", section, re.M)) == len(table), db  # and nothing else
 
 
 def test_every_option_says_what_it_does():
@@ -124,8 +133,11 @@ CRD = Path(__file__).resolve().parents[2] / "crds" / "benchmarkrun.yaml"
 def crd_rules(db: str) -> list[str]:
     version = yaml.safe_load(CRD.read_text())["spec"]["versions"][0]
     spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
-    return [" ".join(r["rule"].split()) for r in spec["x-kubernetes-validations"]
-            if "driverOptions" in r["rule"] and r["rule"].startswith(f"self.database.type != '{db}'")]
+    return [
+        " ".join(r["rule"].split())
+        for r in spec["x-kubernetes-validations"]
+        if "driverOptions" in r["rule"] and r["rule"].startswith(f"self.database.type != '{db}'")
+    ]
 
 
 def quoted(listed: str) -> set[str]:
@@ -154,12 +166,18 @@ def test_the_crd_lets_through_every_option_of_the_runner_but_the_in_pod_files(db
 
 @pytest.mark.parametrize("db", DRIVERS)
 def test_the_crd_allows_the_values_the_runner_takes_for_its_enumerated_options(db):
-    enumerated = {key: quoted(values) for rule in crd_rules(db)
-                  for key, values in re.findall(r"driverOptions\['(\w+)'\] in \[([^\]]*)\]", rule)}
+    enumerated = {
+        key: quoted(values)
+        for rule in crd_rules(db)
+        for key, values in re.findall(r"driverOptions\['(\w+)'\] in \[([^\]]*)\]", rule)
+    }
     for key, values in enumerated.items():
         assert values == set(table(db, "tpcc")[key].allowed), key
-    booleans = [quoted(m) for rule in crd_rules(db)
-                for m in re.findall(r"\[([^\]]*)\]\.all\(k, !\(k in self\.workload\.driverOptions\)", rule)]
+    booleans = [
+        quoted(m)
+        for rule in crd_rules(db)
+        for m in re.findall(r"\[([^\]]*)\]\.all\(k, !\(k in self\.workload\.driverOptions\)", rule)
+    ]
     runner_booleans = {o.name for o in table(db, "tpcc").values() if o.parse is options.boolean}
     assert set().union(*booleans) == runner_booleans
     assert len(enumerated) + len(runner_booleans) > 0 or db == "foundationdb"
@@ -175,9 +193,13 @@ def every_option() -> set[str]:
 
 def test_the_docs_name_no_option_the_runner_does_not_have():
     docs = [REPO / "README.md", *(REPO / "docs").glob("*.md"), *(REPO / "runner-image").glob("**/README.md")]
-    named = {name for doc in docs
-             for name in re.findall(r"--driver-opt `?([a-z_]+)=|driverOptions\.([a-z_]+)", doc.read_text())
-             for name in name if name and name not in {"key", "all"}}
+    named = {
+        name
+        for doc in docs
+        for name in re.findall(r"--driver-opt `?([a-z_]+)=|driverOptions\.([a-z_]+)", doc.read_text())
+        for name in name
+        if name and name not in {"key", "all"}
+    }
     assert len(named) > 5
     assert named - every_option() == set()
 

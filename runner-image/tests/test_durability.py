@@ -1,4 +1,5 @@
 """The durability judge on its own: the ways a lost NewOrder hides, and the ledger format."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -22,8 +23,13 @@ T0 = dt.datetime(2026, 11, 23, 12, 0, 0, 123000)
 
 
 def new_order(c_id: int, ms_after: int, lines: list[tuple[int, int, int]]) -> dict:
-    return {"w_id": 1, "d_id": 3, "c_id": c_id, "o_entry_d": T0 + dt.timedelta(milliseconds=ms_after),
-            "items": [{"i_id": i, "supply_w_id": s, "quantity": q} for i, s, q in lines]}
+    return {
+        "w_id": 1,
+        "d_id": 3,
+        "c_id": c_id,
+        "o_entry_d": T0 + dt.timedelta(milliseconds=ms_after),
+        "items": [{"i_id": i, "supply_w_id": s, "quantity": q} for i, s, q in lines],
+    }
 
 
 def ack(o_id: int, params: dict, ledger: str = "pod-0") -> LedgerRecord:
@@ -37,7 +43,7 @@ def stored_as(params: dict) -> OrderIdentity:
 
 
 A = new_order(17, 0, [(5, 1, 3), (9, 1, 1)])
-B = new_order(17, 1, [(5, 1, 3), (9, 1, 1)])          # same customer and lines, 1 ms later
+B = new_order(17, 1, [(5, 1, 3), (9, 1, 1)])  # same customer and lines, 1 ms later
 C = new_order(2001, 4, [(77, 1, 10), (12, 2, 4), (3, 1, 1)])
 
 
@@ -63,9 +69,11 @@ def test_a_lost_order_whose_o_id_was_reused_is_lost_not_found():
     v = judge(records, stored, {})
     assert (v.acknowledged, v.found, v.lost, v.replaced, v.missing) == (3, 2, 1, 1, 0)
     assert not v.durable
-    assert v.lost_examples == [f"order (w=1, d=3, o_id=3001) of customer 17 entered at "
-                               f"{epoch_ms(A['o_entry_d'])} ms (pod-0): replaced by the order of "
-                               f"customer 2001 entered at {epoch_ms(C['o_entry_d'])} ms"]
+    assert v.lost_examples == [
+        f"order (w=1, d=3, o_id=3001) of customer 17 entered at "
+        f"{epoch_ms(A['o_entry_d'])} ms (pod-0): replaced by the order of "
+        f"customer 2001 entered at {epoch_ms(C['o_entry_d'])} ms"
+    ]
 
 
 def test_a_key_acknowledged_by_two_runner_pods_is_one_lost_order():
@@ -91,8 +99,10 @@ def test_unknown_outcomes_are_resolved_by_identity():
     committed = LedgerRecord(False, 1, 3, None, identity_of_new_order(A))
     not_committed = LedgerRecord(False, 1, 3, None, identity_of_new_order(C))
     # B was entered by the same customer 1 ms later: it must not make A's unknown "committed"
-    entered = {(1, 3, 17, epoch_ms(A["o_entry_d"])): [stored_as(A)],
-               (1, 3, 2001, epoch_ms(C["o_entry_d"])): [stored_as(new_order(2001, 4, [(77, 1, 10)]))]}
+    entered = {
+        (1, 3, 17, epoch_ms(A["o_entry_d"])): [stored_as(A)],
+        (1, 3, 2001, epoch_ms(C["o_entry_d"])): [stored_as(new_order(2001, 4, [(77, 1, 10)]))],
+    }
     assert unknown_lookups([committed, not_committed]) == sorted(entered)
     v = judge([committed, not_committed], {}, entered)
     assert (v.unknown_outcome, v.unknown_committed, v.unknown_not_committed, v.lost) == (2, 1, 1, 0)

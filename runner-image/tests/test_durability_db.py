@@ -3,6 +3,7 @@ committed NewOrder rolled back with its D_NEXT_O_ID increment, its O_ID reused b
 NewOrder of the district and acknowledged by another runner pod; NewOrders of unknown outcome
 that did and did not commit. `tpcc verify-ledger` over both pods' ledgers must say exactly
 one order was lost."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -37,8 +38,15 @@ class Target:
     roll_back: Callable[[int, int, int], None]
 
     def args(self) -> list[str]:
-        return ["--db", self.db, "--endpoints", self.endpoint, "--metrics-port", "0",
-                *[a for o in self.driver_opts for a in ("--driver-opt", o)]]
+        return [
+            "--db",
+            self.db,
+            "--endpoints",
+            self.endpoint,
+            "--metrics-port",
+            "0",
+            *[a for o in self.driver_opts for a in ("--driver-opt", o)],
+        ]
 
     def driver(self) -> Driver:
         extra = dict(o.split("=", 1) for o in self.driver_opts)
@@ -54,10 +62,12 @@ def _volt(endpoint: str) -> Target:
         client = FastSerializer(host, int(port))
         try:
             adhoc = VoltProcedure(client, "@AdHoc", [FastSerializer.VOLTTYPE_STRING])
-            for sql in (f"DELETE FROM order_line WHERE ol_w_id = {w} AND ol_d_id = {d} AND ol_o_id = {o}",
-                        f"DELETE FROM new_order WHERE no_w_id = {w} AND no_d_id = {d} AND no_o_id = {o}",
-                        f"DELETE FROM orders WHERE o_w_id = {w} AND o_d_id = {d} AND o_id = {o}",
-                        f"UPDATE district SET d_next_o_id = {o} WHERE d_w_id = {w} AND d_id = {d}"):
+            for sql in (
+                f"DELETE FROM order_line WHERE ol_w_id = {w} AND ol_d_id = {d} AND ol_o_id = {o}",
+                f"DELETE FROM new_order WHERE no_w_id = {w} AND no_d_id = {d} AND no_o_id = {o}",
+                f"DELETE FROM orders WHERE o_w_id = {w} AND o_d_id = {d} AND o_id = {o}",
+                f"UPDATE district SET d_next_o_id = {o} WHERE d_w_id = {w} AND d_id = {d}",
+            ):
                 r = adhoc.call([sql])
                 assert r.status == 1 and r.tables[0].tuples[0][0] >= 1, (sql, r.statusString)
         finally:
@@ -74,25 +84,38 @@ def _mongo(endpoint: str, schema: str) -> Target:
                 assert db.order_line.delete_many({"ol_w_id": w, "ol_d_id": d, "ol_o_id": o}).deleted_count
             assert db.new_order.delete_one({"no_w_id": w, "no_d_id": d, "no_o_id": o}).deleted_count == 1
             if schema == "embedded":  # the order is an element of its customer's orders
-                assert db.customer.update_one({"c_w_id": w, "c_d_id": d, "orders.o_id": o},
-                                              {"$pull": {"orders": {"o_id": o}}}).modified_count == 1
+                assert (
+                    db.customer.update_one(
+                        {"c_w_id": w, "c_d_id": d, "orders.o_id": o}, {"$pull": {"orders": {"o_id": o}}}
+                    ).modified_count
+                    == 1
+                )
             else:
                 assert db.orders.delete_one({"o_w_id": w, "o_d_id": d, "o_id": o}).deleted_count == 1
-            assert db.district.update_one({"d_w_id": w, "d_id": d},
-                                          {"$set": {"d_next_o_id": o}}).modified_count == 1
+            assert db.district.update_one({"d_w_id": w, "d_id": d}, {"$set": {"d_next_o_id": o}}).modified_count == 1
 
     return Target("mongodb", endpoint, [f"schema={schema}"], roll_back)
 
 
-@pytest.fixture(scope="module", params=["voltdb", "mongodb-normalized", "mongodb-denormalized",
-                                        "mongodb-embedded"])
+@pytest.fixture(scope="module", params=["voltdb", "mongodb-normalized", "mongodb-denormalized", "mongodb-embedded"])
 def target(request) -> Target:
     if request.param == "voltdb":
         t = _volt(request.getfixturevalue("voltdb").endpoints[0])
     else:
         t = _mongo(request.getfixturevalue("secantus").endpoint, request.param.split("-")[1])
-    done = tpcc("load", *t.args(), "--warehouses", "1", "--workers", "1", "--reset",
-                "--items", str(ITEMS), "--customers-per-district", str(CUSTOMERS))
+    done = tpcc(
+        "load",
+        *t.args(),
+        "--warehouses",
+        "1",
+        "--workers",
+        "1",
+        "--reset",
+        "--items",
+        str(ITEMS),
+        "--customers-per-district",
+        str(CUSTOMERS),
+    )
     assert done.code == 0, done.stderr
     return t
 
@@ -106,9 +129,16 @@ class Terminal:
 
     def params(self) -> dict:
         self.clock += dt.timedelta(milliseconds=7)
-        return {"w_id": 1, "d_id": 4, "c_id": self.rng.randint(1, CUSTOMERS), "o_entry_d": self.clock,
-                "items": [{"i_id": self.rng.randint(1, ITEMS), "supply_w_id": 1,
-                           "quantity": self.rng.randint(1, 10)} for _ in range(self.rng.randint(5, 15))]}
+        return {
+            "w_id": 1,
+            "d_id": 4,
+            "c_id": self.rng.randint(1, CUSTOMERS),
+            "o_entry_d": self.clock,
+            "items": [
+                {"i_id": self.rng.randint(1, ITEMS), "supply_w_id": 1, "quantity": self.rng.randint(1, 10)}
+                for _ in range(self.rng.randint(5, 15))
+            ],
+        }
 
     def commit(self) -> tuple[int, dict]:
         p = self.params()
@@ -148,8 +178,10 @@ def test_reused_o_id_acknowledged_by_another_pod_is_one_lost_order(target, tmp_p
         # a NewOrder that committed but whose acknowledgement never came, and one that never ran
         _, committed = pod1.commit()
         never_ran = pod1.params()
-        acked1 += [LedgerRecord(False, 1, 4, None, identity_of_new_order(committed)),
-                   LedgerRecord(False, 1, 4, None, identity_of_new_order(never_ran))]
+        acked1 += [
+            LedgerRecord(False, 1, 4, None, identity_of_new_order(committed)),
+            LedgerRecord(False, 1, 4, None, identity_of_new_order(never_ran)),
+        ]
         ledger1 = write(tmp_path / "pod-1", acked1)
     finally:
         driver.close()
@@ -168,6 +200,7 @@ def test_reused_o_id_acknowledged_by_another_pod_is_one_lost_order(target, tmp_p
 
 # ---- the loss of the whole system (clause 3.5.3): every node killed at once, then restarted ----
 
+
 def _commit_five(target: Target, tmp_path) -> str:
     driver = target.driver()
     try:
@@ -182,8 +215,19 @@ def _commit_five(target: Target, tmp_path) -> str:
 
 
 def _loaded(target: Target) -> Target:
-    done = tpcc("load", *target.args(), "--warehouses", "1", "--workers", "1", "--reset",
-                "--items", str(ITEMS), "--customers-per-district", str(CUSTOMERS))
+    done = tpcc(
+        "load",
+        *target.args(),
+        "--warehouses",
+        "1",
+        "--workers",
+        "1",
+        "--reset",
+        "--items",
+        str(ITEMS),
+        "--customers-per-district",
+        str(CUSTOMERS),
+    )
     assert done.code == 0, done.stderr
     return target
 

@@ -2,6 +2,7 @@
 Payment procedure was dropped (a schema change gone wrong) rejects every Payment. The runner
 counts the errors and goes on, NewOrders commit and tpmC looks fine; the operator's judge of
 the budget (workload.maxErrorPercent) must fail the run and name Payment alone."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,8 +14,7 @@ from voltdbclient import FastSerializer, VoltProcedure
 pytestmark = pytest.mark.db
 
 SCALE = ["--warehouses", "1", "--items", "5000", "--customers-per-district", "300"]
-PAYMENT_DDL = ("CREATE PROCEDURE PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 "
-               "FROM CLASS tpcc.procedures.Payment")
+PAYMENT_DDL = "CREATE PROCEDURE PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 FROM CLASS tpcc.procedures.Payment"
 
 
 def _adhoc(endpoint: str, sql: str) -> None:

@@ -1,6 +1,7 @@
 """One error vocabulary (drivers/base.py): a row a transaction needs and does not find is NotLoaded
 in every driver (the db tests of each driver break a row and see it); here, statically, no driver,
 ACID test or YCSB store raises Python's own lookup errors for it instead."""
+
 from __future__ import annotations
 
 import ast
@@ -23,8 +24,12 @@ def raised_names(path: Path) -> list[tuple[str, int]]:
 def test_no_driver_raises_a_builtin_lookup_error_for_a_missing_row():
     modules = [p for folder in ("drivers", "acid", "ycsb") for p in (PACKAGE / folder).rglob("*.py")]
     assert len(modules) > 20
-    found = [f"{p.relative_to(PACKAGE)}:{line} {name}" for p in modules
-             for name, line in raised_names(p) if name in LOOKUP_ERRORS]
+    found = [
+        f"{p.relative_to(PACKAGE)}:{line} {name}"
+        for p in modules
+        for name, line in raised_names(p)
+        if name in LOOKUP_ERRORS
+    ]
     assert found == []
 
 

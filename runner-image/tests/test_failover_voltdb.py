@@ -2,6 +2,7 @@
 `tpcc run`; one node is killed with SIGKILL twice and restarted each time. Afterwards no
 acknowledged NewOrder is missing, all 12 conditions hold, the runner exited 0 and
 reported the transactions whose outcome it could not know."""
+
 from __future__ import annotations
 
 import json
@@ -22,16 +23,48 @@ SCHEDULE = [(10, "kill-node"), (20, "restart-node"), (32, "kill-node"), (42, "re
 def test_kill_a_node_twice_during_a_run_loses_no_acknowledged_order(voltdb_cluster, tmp_path):
     endpoints = ",".join(voltdb_cluster.endpoints)
     common = ["--db", "voltdb", "--endpoints", endpoints, "--metrics-port", "0"]
-    loaded = tpcc("load", *common, "--warehouses", "2", "--reset", "--workers", "2",
-                  "--items", "5000", "--customers-per-district", "300")
+    loaded = tpcc(
+        "load",
+        *common,
+        "--warehouses",
+        "2",
+        "--reset",
+        "--workers",
+        "2",
+        "--items",
+        "5000",
+        "--customers-per-district",
+        "300",
+    )
     assert loaded.code == 0, loaded.stderr
     ledger, results = tmp_path / "ledger", tmp_path / "results.json"
     start = time.time() + 3
-    run = subprocess.Popen([*TPCC, "run", *common, "--warehouses", "2", "--clients", "6",
-                            "--duration", str(DURATION), "--warmup", "0", "--start-at", str(start),
-                            "--ledger", str(ledger), "--verify-ledger", "--results", str(results),
-                            "--check"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [
+            *TPCC,
+            "run",
+            *common,
+            "--warehouses",
+            "2",
+            "--clients",
+            "6",
+            "--duration",
+            str(DURATION),
+            "--warmup",
+            "0",
+            "--start-at",
+            str(start),
+            "--ledger",
+            str(ledger),
+            "--verify-ledger",
+            "--results",
+            str(results),
+            "--check",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     victim = 1
     for at, action in SCHEDULE:
         time.sleep(max(0.0, start + at - time.time()))
@@ -61,8 +94,17 @@ def test_kill_a_node_twice_during_a_run_loses_no_acknowledged_order(voltdb_clust
 def test_the_acid_tests_pass_on_the_three_node_cluster_after_the_failovers(voltdb_cluster):
     """Clause 3's tests on the k=1 cluster the run above killed a node of twice (each
     partition's transactions run serially on every replica)."""
-    done = tpcc("acid", "--db", "voltdb", "--endpoints", ",".join(voltdb_cluster.endpoints), "--seed", "9",
-                "--metrics-port", "0")
+    done = tpcc(
+        "acid",
+        "--db",
+        "voltdb",
+        "--endpoints",
+        ",".join(voltdb_cluster.endpoints),
+        "--seed",
+        "9",
+        "--metrics-port",
+        "0",
+    )
     doc = done.json()
     assert done.code == 0, [(t["test"], t["reason"]) for t in doc["tests"] if t["status"] != "passed"]
     assert doc["counts"] == {"passed": 11, "failed": 0, "not-applicable": 0, "error": 0}

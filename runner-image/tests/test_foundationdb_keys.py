@@ -4,6 +4,7 @@ No FoundationDB server or libfdb_c exists on these machines: these tests use onl
 binding's pure-Python tuple layer (the same code that runs against a real cluster) and
 check the orders the transactions rely on. Everything that reads or writes a database is
 untested here (docs/foundationdb.md)."""
+
 import ctypes.util
 import datetime as dt
 import importlib.util
@@ -29,7 +30,7 @@ HAS_BINDING = importlib.util.find_spec("fdb") is not None
 needs_binding = pytest.mark.skipif(not HAS_BINDING, reason="pip install foundationdb (binding)")
 
 TS = dt.datetime(2024, 5, 6, 7, 8, 9, 123000)
-PREFIX = b"\x15\x2a"   # what the directory layer hands out: a short tuple-encoded integer
+PREFIX = b"\x15\x2a"  # what the directory layer hands out: a short tuple-encoded integer
 
 
 def rows(w=1, d=1):
@@ -37,15 +38,35 @@ def rows(w=1, d=1):
     return {
         "warehouse": (w, "W-name", "street 1", "street 2", "city", "ST", "123411111", 0.1234, 300000.0),
         "district": (d, w, "D-name", "s1", "s2", "city", "ST", "123411111", 0.0567, 30000.0, 3001),
-        "customer": (7, d, w, "Ärger", "OE", "BARBARBAR", "s1", "s2", "city", "ST", "123411111",
-                     "0123456789012345", TS, "BC", 50000.0, 0.4321, -10.0, 10.0, 1, 0, "x" * 500),
+        "customer": (
+            7,
+            d,
+            w,
+            "Ärger",
+            "OE",
+            "BARBARBAR",
+            "s1",
+            "s2",
+            "city",
+            "ST",
+            "123411111",
+            "0123456789012345",
+            TS,
+            "BC",
+            50000.0,
+            0.4321,
+            -10.0,
+            10.0,
+            1,
+            0,
+            "x" * 500,
+        ),
         "history": (7, d, w, d, w, TS, 10.0, "W-name    D-name"),
         "new_order": (2101, d, w),
         "orders": (2101, d, w, 7, TS, None, 11, 1),
         "order_line": (2101, d, w, 3, 9999, w, None, 5, 123.45, "dist-info-24-characters!"),
         "item": (9999, 42, "item name", 99.99, "data ORIGINAL data"),
-        "stock": (9999, w, 55, *(f"dist{i:02d}-" + "x" * 17 for i in range(1, 11)), 0, 0, 0,
-                  "stock data"),
+        "stock": (9999, w, 55, *(f"dist{i:02d}-" + "x" * 17 for i in range(1, 11)), 0, 0, 0, "stock data"),
     }
 
 
@@ -77,18 +98,16 @@ def test_ytd_lives_in_a_counter_not_in_the_row(ks):
     (key, value), (counter_key, counter) = ks.load_kvs("warehouse", rows()["warehouse"])
     assert counter_key == ks.key("warehouse_ytd", 1)
     assert counter_cents(counter) == 30_000_000
-    assert ks.record("warehouse", key, value)["w_ytd"] is None   # no counter given
+    assert ks.record("warehouse", key, value)["w_ytd"] is None  # no counter given
     # a Payment's atomic add: little-endian int64 addition
-    paid = (int.from_bytes(counter, "little", signed=True)
-            + int.from_bytes(counter_bytes(-1234), "little", signed=True))
+    paid = int.from_bytes(counter, "little", signed=True) + int.from_bytes(counter_bytes(-1234), "little", signed=True)
     assert counter_cents(paid.to_bytes(8, "little", signed=True)) == 30_000_000 - 1234
 
 
 @needs_binding
 def test_indexes_written_with_customer_and_order(ks):
     r = rows(w=3, d=4)
-    assert ks.load_kvs("customer", r["customer"])[1] == (
-        ks.key("customer_by_name", 3, 4, "BARBARBAR", "Ärger", 7), b"")
+    assert ks.load_kvs("customer", r["customer"])[1] == (ks.key("customer_by_name", 3, 4, "BARBARBAR", "Ärger", 7), b"")
     assert ks.load_kvs("orders", r["orders"])[1] == (ks.key("orders_by_customer", 3, 4, 7, 2101), b"")
     h1, h2 = (ks.load_kvs("history", r["history"])[0][0] for _ in range(2))
     assert h1 != h2, "history rows have no primary key: each gets its own uuid"
@@ -107,8 +126,15 @@ def test_new_order_keys_sort_by_o_id_so_the_oldest_is_first(ks):
 
 @needs_binding
 def test_customer_by_name_sorts_by_c_first_and_range_is_exact(ks):
-    names = [("BAR", "Zed", 5), ("BAR", "Amy", 9), ("BAR", "Kim", 1), ("BARBAR", "Aaa", 2),
-             ("BA", "Bob", 3), ("BARABLE", "Cat", 4), ("BAR", "Kim", 0)]
+    names = [
+        ("BAR", "Zed", 5),
+        ("BAR", "Amy", 9),
+        ("BAR", "Kim", 1),
+        ("BARBAR", "Aaa", 2),
+        ("BA", "Bob", 3),
+        ("BARABLE", "Cat", 4),
+        ("BAR", "Kim", 0),
+    ]
     keys = sorted(ks.key("customer_by_name", 1, 2, last, first, c) for last, first, c in names)
     r = ks.range("customer_by_name", 1, 2, "BAR")
     hits = [ks.unpack("customer_by_name", k)[3:] for k in keys if r.start <= k < r.stop]
@@ -119,15 +145,19 @@ def test_customer_by_name_sorts_by_c_first_and_range_is_exact(ks):
 
 @needs_binding
 def test_a_warehouse_and_a_district_are_contiguous(ks):
-    keys = {(w, d, o, n): ks.key("order_line", w, d, o, n)
-            for w in (1, 2, 10) for d in (1, 2, 10) for o in (1, 3000) for n in (1, 15)}
+    keys = {
+        (w, d, o, n): ks.key("order_line", w, d, o, n)
+        for w in (1, 2, 10)
+        for d in (1, 2, 10)
+        for o in (1, 3000)
+        for n in (1, 15)
+    }
     for w in (1, 2, 10):
         r = ks.range("order_line", w)
         assert {k for k in keys if r.start <= keys[k] < r.stop} == {k for k in keys if k[0] == w}
         for d in (1, 2, 10):
             r = ks.range("order_line", w, d)
-            assert ({k for k in keys if r.start <= keys[k] < r.stop}
-                    == {k for k in keys if k[:2] == (w, d)})
+            assert {k for k in keys if r.start <= keys[k] < r.stop} == {k for k in keys if k[:2] == (w, d)}
     # and no other table's keys fall into a table's range
     r = ks.range("order_line")
     assert not r.start <= ks.key("orders", 1, 1, 1) < r.stop
@@ -144,7 +174,7 @@ def test_stock_level_range_covers_exactly_the_last_20_orders(ks):
 @needs_binding
 def test_last_order_of_customer_is_last_index_key(ks):
     keys = sorted(ks.key("orders_by_customer", 1, 1, 7, o) for o in (3, 12, 2500, 3002))
-    keys.append(ks.key("orders_by_customer", 1, 1, 8, 1))   # the next customer's order
+    keys.append(ks.key("orders_by_customer", 1, 1, 8, 1))  # the next customer's order
     r = ks.range("orders_by_customer", 1, 1, 7)
     inside = [k for k in keys if r.start <= k < r.stop]
     assert ks.unpack("orders_by_customer", inside[-1])[3] == 3002
@@ -171,8 +201,10 @@ def test_unit_clear_ranges_cover_the_unit_and_nothing_else(ks):
 
     def warehouse_unit(w):
         r = rows(w)
-        return {"warehouse": [r["warehouse"]],
-                "district": [r["district"][:0] + (d,) + r["district"][1:] for d in range(1, 11)]}
+        return {
+            "warehouse": [r["warehouse"]],
+            "district": [r["district"][:0] + (d,) + r["district"][1:] for d in range(1, 11)],
+        }
 
     ranges = unit_clear_ranges(ks, "warehouse:1", warehouse_unit(1))
     assert all(_covered(unit_kvs(warehouse_unit(1)), ranges))
@@ -215,8 +247,10 @@ def test_load_batches_respect_the_size_and_keep_everything():
 
 
 def test_cluster_file_line_from_endpoints():
-    assert (cluster_file_contents("tpcc_fdb:a1B2c3", ["10.0.0.1", "fdb-1.fdb:4501", "10.0.0.3:4500:tls"])
-            == "tpcc_fdb:a1B2c3@10.0.0.1:4500,fdb-1.fdb:4501,10.0.0.3:4500:tls\n")
+    assert (
+        cluster_file_contents("tpcc_fdb:a1B2c3", ["10.0.0.1", "fdb-1.fdb:4501", "10.0.0.3:4500:tls"])
+        == "tpcc_fdb:a1B2c3@10.0.0.1:4500,fdb-1.fdb:4501,10.0.0.3:4500:tls\n"
+    )
     for bad in (None, "", "noid", "a:b@c", "has space:x"):
         with pytest.raises(DriverError, match="cluster_id=DESCRIPTION:ID") as e:
             cluster_file_contents(bad, ["10.0.0.1"])
@@ -238,8 +272,9 @@ def _libfdb_c_present():
 
 @pytest.mark.skipif(_libfdb_c_present(), reason="libfdb_c is installed here")
 def test_connect_without_libfdb_c_is_unreachable_within_a_second():
-    driver = FoundationDBDriver(ConnectionOptions(endpoints=["10.0.0.1"], connect_timeout=30,
-                                                  extra={"cluster_id": "tpcc:abc123"}))
+    driver = FoundationDBDriver(
+        ConnectionOptions(endpoints=["10.0.0.1"], connect_timeout=30, extra={"cluster_id": "tpcc:abc123"})
+    )
     start = time.monotonic()
     with pytest.raises(Unreachable) as e:
         driver.connect()
@@ -254,6 +289,7 @@ def test_the_options_the_driver_sets_exist_in_this_binding():
     """The binding generates tr.options.set_<name>, db.options.set_<name>, tr.<mutation> and
     fdb.predicates.is_<name> from this table; a misspelt name fails only on a live cluster."""
     from fdb import fdboptions
+
     assert "transaction_timeout" in fdboptions.DatabaseOption
     assert "timeout" in fdboptions.TransactionOption
     assert "add" in fdboptions.MutationType

@@ -1,4 +1,5 @@
 """The initial population of clause 4.3.3.1, on a scaled-down and a full-size district."""
+
 import collections
 import datetime as dt
 
@@ -24,6 +25,7 @@ def test_unit_keys_stream_whatever_the_warehouse_count():
     """A billion warehouses: the first units come at once and nothing proportional is held."""
     import itertools
     import tracemalloc
+
     tracemalloc.start()
     keys = g.unit_keys(10**9, Scale())
     first = list(itertools.islice(keys, 50))
@@ -96,6 +98,7 @@ def test_a_unit_regenerates_identically():
 def test_rows_are_those_of_random_random(monkeypatch):
     """LoadRandom replays random.Random: a load is the same rows whichever made them."""
     from tpcc_runner.workload import TpccRandom
+
     scale = Scale(items=2_000, customers_per_district=300)
     keys = ["item:0", "warehouse:2", "stock:2:0", "district:2:7"]
     fast = {k: g.generate_unit(k, scale, C, 11, NOW) for k in keys}

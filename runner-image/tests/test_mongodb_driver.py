@@ -2,6 +2,7 @@
 schema, idempotent load, the five transactions' effects, error classification and the twelve
 consistency conditions, for the three schema variants (embedded: orders, their lines and the
 history inside the customer document; the helpers below read and corrupt them where they are)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -33,8 +34,10 @@ from tpcc_runner.schema import TABLES
 
 WAREHOUSES, DISTRICTS, CUSTOMERS, ORDERS, NEW_ORDERS, ITEMS = 2, 2, 6, 6, 3, 20
 T0 = dt.datetime(2024, 1, 2, 3, 4, 5)
-SAME_LAST = {(1, 1): ("BARBARBAR", {1: "CCC", 2: "AAA", 3: "BBB"}),          # n=3 -> BBB (c 3)
-             (1, 2): ("ANTIPRESESE", {1: "DDD", 2: "BBB", 3: "AAA", 4: "CCC"})}  # n=4 -> BBB (c 2)
+SAME_LAST = {
+    (1, 1): ("BARBARBAR", {1: "CCC", 2: "AAA", 3: "BBB"}),  # n=3 -> BBB (c 3)
+    (1, 2): ("ANTIPRESESE", {1: "DDD", 2: "BBB", 3: "AAA", 4: "CCC"}),
+}  # n=4 -> BBB (c 2)
 
 
 def row(table: str, **values) -> tuple:
@@ -55,49 +58,145 @@ def stock_quantity(i: int) -> int:
 
 def dataset() -> dict[str, dict[str, list[tuple]]]:
     """A few rows per table, consistent per clause 3.3.2, grouped into the loader's units."""
-    units: dict[str, dict[str, list[tuple]]] = {"item:0": {"item": [
-        row("item", i_id=i, i_im_id=i, i_name=f"item-{i}", i_price=1.0 + i,
-            i_data="xxORIGINALxx" if i % 4 == 0 else "plain") for i in range(1, ITEMS + 1)]}}
+    units: dict[str, dict[str, list[tuple]]] = {
+        "item:0": {
+            "item": [
+                row(
+                    "item",
+                    i_id=i,
+                    i_im_id=i,
+                    i_name=f"item-{i}",
+                    i_price=1.0 + i,
+                    i_data="xxORIGINALxx" if i % 4 == 0 else "plain",
+                )
+                for i in range(1, ITEMS + 1)
+            ]
+        }
+    }
     for w in range(1, WAREHOUSES + 1):
         units[f"warehouse:{w}"] = {
-            "warehouse": [row("warehouse", w_id=w, w_name=f"W{w}", w_street_1="s1", w_street_2="s2",
-                              w_city="c", w_state="ST", w_zip="123411111", w_tax=0.1,
-                              w_ytd=10.0 * CUSTOMERS * DISTRICTS)],
-            "district": [row("district", d_id=d, d_w_id=w, d_name=f"D{w}.{d}", d_street_1="s1",
-                             d_street_2="s2", d_city="c", d_state="ST", d_zip="123411111", d_tax=0.05,
-                             d_ytd=10.0 * CUSTOMERS, d_next_o_id=ORDERS + 1)
-                         for d in range(1, DISTRICTS + 1)]}
-        units[f"stock:{w}:0"] = {"stock": [
-            row("stock", s_i_id=i, s_w_id=w, s_quantity=stock_quantity(i),
-                **{f"s_dist_{x:02d}": f"dist{x:02d}-{w}-{i}" for x in range(1, 11)},
-                s_ytd=0, s_order_cnt=0, s_remote_cnt=0,
-                s_data="ORIGINAL stock" if i % 2 == 0 else "stock") for i in range(1, ITEMS + 1)]}
+            "warehouse": [
+                row(
+                    "warehouse",
+                    w_id=w,
+                    w_name=f"W{w}",
+                    w_street_1="s1",
+                    w_street_2="s2",
+                    w_city="c",
+                    w_state="ST",
+                    w_zip="123411111",
+                    w_tax=0.1,
+                    w_ytd=10.0 * CUSTOMERS * DISTRICTS,
+                )
+            ],
+            "district": [
+                row(
+                    "district",
+                    d_id=d,
+                    d_w_id=w,
+                    d_name=f"D{w}.{d}",
+                    d_street_1="s1",
+                    d_street_2="s2",
+                    d_city="c",
+                    d_state="ST",
+                    d_zip="123411111",
+                    d_tax=0.05,
+                    d_ytd=10.0 * CUSTOMERS,
+                    d_next_o_id=ORDERS + 1,
+                )
+                for d in range(1, DISTRICTS + 1)
+            ],
+        }
+        units[f"stock:{w}:0"] = {
+            "stock": [
+                row(
+                    "stock",
+                    s_i_id=i,
+                    s_w_id=w,
+                    s_quantity=stock_quantity(i),
+                    **{f"s_dist_{x:02d}": f"dist{x:02d}-{w}-{i}" for x in range(1, 11)},
+                    s_ytd=0,
+                    s_order_cnt=0,
+                    s_remote_cnt=0,
+                    s_data="ORIGINAL stock" if i % 2 == 0 else "stock",
+                )
+                for i in range(1, ITEMS + 1)
+            ]
+        }
         for d in range(1, DISTRICTS + 1):
             last, firsts = SAME_LAST.get((w, d), ("", {}))
-            t: dict[str, list[tuple]] = {k: [] for k in ("customer", "history", "orders",
-                                                         "order_line", "new_order")}
+            t: dict[str, list[tuple]] = {k: [] for k in ("customer", "history", "orders", "order_line", "new_order")}
             for c in range(1, CUSTOMERS + 1):
-                t["customer"].append(row(
-                    "customer", c_id=c, c_d_id=d, c_w_id=w, c_first=firsts.get(c, f"F{c}"),
-                    c_middle="OE", c_last=last if c in firsts else f"LAST{c}", c_street_1="s1",
-                    c_street_2="s2", c_city="c", c_state="ST", c_zip="123411111",
-                    c_phone="0123456789012345", c_since=T0, c_credit="BC" if c == 1 else "GC",
-                    c_credit_lim=50000.0, c_discount=0.1, c_balance=-10.0, c_ytd_payment=10.0,
-                    c_payment_cnt=1, c_delivery_cnt=0, c_data="original data"))
-                t["history"].append(row("history", h_c_id=c, h_c_d_id=d, h_c_w_id=w, h_d_id=d, h_w_id=w,
-                                        h_date=T0, h_amount=10.0, h_data="W    D"))
+                t["customer"].append(
+                    row(
+                        "customer",
+                        c_id=c,
+                        c_d_id=d,
+                        c_w_id=w,
+                        c_first=firsts.get(c, f"F{c}"),
+                        c_middle="OE",
+                        c_last=last if c in firsts else f"LAST{c}",
+                        c_street_1="s1",
+                        c_street_2="s2",
+                        c_city="c",
+                        c_state="ST",
+                        c_zip="123411111",
+                        c_phone="0123456789012345",
+                        c_since=T0,
+                        c_credit="BC" if c == 1 else "GC",
+                        c_credit_lim=50000.0,
+                        c_discount=0.1,
+                        c_balance=-10.0,
+                        c_ytd_payment=10.0,
+                        c_payment_cnt=1,
+                        c_delivery_cnt=0,
+                        c_data="original data",
+                    )
+                )
+                t["history"].append(
+                    row(
+                        "history",
+                        h_c_id=c,
+                        h_c_d_id=d,
+                        h_c_w_id=w,
+                        h_d_id=d,
+                        h_w_id=w,
+                        h_date=T0,
+                        h_amount=10.0,
+                        h_data="W    D",
+                    )
+                )
             for o in range(1, ORDERS + 1):
                 delivered = o <= ORDERS - NEW_ORDERS
-                t["orders"].append(row("orders", o_id=o, o_d_id=d, o_w_id=w, o_c_id=CUSTOMERS + 1 - o,
-                                       o_entry_d=T0, o_carrier_id=o % 10 + 1 if delivered else None,
-                                       o_ol_cnt=lines_of(o), o_all_local=1))
+                t["orders"].append(
+                    row(
+                        "orders",
+                        o_id=o,
+                        o_d_id=d,
+                        o_w_id=w,
+                        o_c_id=CUSTOMERS + 1 - o,
+                        o_entry_d=T0,
+                        o_carrier_id=o % 10 + 1 if delivered else None,
+                        o_ol_cnt=lines_of(o),
+                        o_all_local=1,
+                    )
+                )
                 for n in range(1, lines_of(o) + 1):
-                    t["order_line"].append(row(
-                        "order_line", ol_o_id=o, ol_d_id=d, ol_w_id=w, ol_number=n,
-                        ol_i_id=line_item(o, n), ol_supply_w_id=w,
-                        ol_delivery_d=T0 if delivered else None, ol_quantity=5,
-                        ol_amount=0.0 if delivered else round(n * 1.5 + o, 2),
-                        ol_dist_info=f"dist{d:02d}"))
+                    t["order_line"].append(
+                        row(
+                            "order_line",
+                            ol_o_id=o,
+                            ol_d_id=d,
+                            ol_w_id=w,
+                            ol_number=n,
+                            ol_i_id=line_item(o, n),
+                            ol_supply_w_id=w,
+                            ol_delivery_d=T0 if delivered else None,
+                            ol_quantity=5,
+                            ol_amount=0.0 if delivered else round(n * 1.5 + o, 2),
+                            ol_dist_info=f"dist{d:02d}",
+                        )
+                    )
                 if not delivered:
                     t["new_order"].append(row("new_order", no_o_id=o, no_d_id=d, no_w_id=w))
             units[f"district:{w}:{d}"] = t
@@ -105,16 +204,32 @@ def dataset() -> dict[str, dict[str, list[tuple]]]:
 
 
 def meta(schema: str) -> LoadMeta:
-    return LoadMeta(warehouses=WAREHOUSES, items=ITEMS, districts=DISTRICTS,
-                    customers_per_district=CUSTOMERS, orders_per_district=ORDERS,
-                    new_orders_per_district=NEW_ORDERS, c_last=0, c_id=0, ol_i_id=0,
-                    schema_variant=schema, loaded_at="2024-01-02T03:04:05Z", complete=True)
+    return LoadMeta(
+        warehouses=WAREHOUSES,
+        items=ITEMS,
+        districts=DISTRICTS,
+        customers_per_district=CUSTOMERS,
+        orders_per_district=ORDERS,
+        new_orders_per_district=NEW_ORDERS,
+        c_last=0,
+        c_id=0,
+        ol_i_id=0,
+        schema_variant=schema,
+        loaded_at="2024-01-02T03:04:05Z",
+        complete=True,
+    )
 
 
 def make_driver(server, schema="normalized", fam=True, batch=True, **extra) -> MongoDBDriver:
-    opts = {"schema": schema, "find_and_modify": str(fam).lower(), "batch_writes": str(batch).lower(),
-            "database": f"tpcc_{schema}_{int(fam)}{int(batch)}", "replica_set": "secantus",
-            "txn_timeout": "10", **extra}
+    opts = {
+        "schema": schema,
+        "find_and_modify": str(fam).lower(),
+        "batch_writes": str(batch).lower(),
+        "database": f"tpcc_{schema}_{int(fam)}{int(batch)}",
+        "replica_set": "secantus",
+        "txn_timeout": "10",
+        **extra,
+    }
     drv = MongoDBDriver(ConnectionOptions(endpoints=[server.endpoint], connect_timeout=10, extra=opts))
     drv.connect()
     return drv
@@ -127,8 +242,13 @@ def load(drv: MongoDBDriver) -> None:
     drv.write_meta(meta(drv.schema))
 
 
-CONFIGS = [("normalized", True, True), ("normalized", False, False),
-           ("denormalized", True, True), ("denormalized", False, False), ("embedded", True, True)]
+CONFIGS = [
+    ("normalized", True, True),
+    ("normalized", False, False),
+    ("denormalized", True, True),
+    ("denormalized", False, False),
+    ("embedded", True, True),
+]
 
 
 @pytest.fixture(params=CONFIGS, ids=lambda c: f"{c[0]}-fam{int(c[1])}-batch{int(c[2])}")
@@ -176,7 +296,8 @@ def update_order(db, schema: str, w: int, d: int, o: int, update: dict):
         return db.customer.update_one(
             {"c_w_id": w, "c_d_id": d, "orders.o_id": o},
             {op: {f"orders.$[o].{k}": v for k, v in fields.items()} for op, fields in update.items()},
-            array_filters=[{"o.o_id": o}])
+            array_filters=[{"o.o_id": o}],
+        )
     return db.orders.update_one({"o_w_id": w, "o_d_id": d, "o_id": o}, update)
 
 
@@ -202,13 +323,12 @@ def update_history(db, schema: str, query: dict, update: dict):
         return db.history.update_one(query, update)
     owner = OWNER_FIELDS["history"]
     own = {k: v for k, v in query.items() if k not in owner}
-    c = db.customer.find_one({**{owner[k]: v for k, v in query.items() if k in owner},
-                              "history": {"$elemMatch": own}})
+    c = db.customer.find_one({**{owner[k]: v for k, v in query.items() if k in owner}, "history": {"$elemMatch": own}})
     assert c is not None, query
     at = next(i for i, h in enumerate(c["history"]) if all(h.get(k) == v for k, v in own.items()))
-    return db.customer.update_one({"_id": c["_id"]},
-                                  {op: {f"history.{at}.{k}": v for k, v in fields.items()}
-                                   for op, fields in update.items()})
+    return db.customer.update_one(
+        {"_id": c["_id"]}, {op: {f"history.{at}.{k}": v for k, v in fields.items()} for op, fields in update.items()}
+    )
 
 
 def order_lines(mongo, drv, w, d, o) -> list[dict]:
@@ -233,9 +353,10 @@ def counts(mongo, drv) -> dict[str, int]:
 
 def snapshot(mongo, drv) -> dict[str, list]:
     db = db_of(mongo, drv)
-    return {t: sorted(repr(sorted((k, v) for k, v in doc.items() if k != "_id"))
-                       for doc in db[t].find())
-            for t in db.list_collection_names()}
+    return {
+        t: sorted(repr(sorted((k, v) for k, v in doc.items() if k != "_id")) for doc in db[t].find())
+        for t in db.list_collection_names()
+    }
 
 
 def expected_counts() -> dict[str, int]:
@@ -251,14 +372,17 @@ def test_schema_creates_collections_and_unique_indexes(drv, mongo):
     db = db_of(mongo, drv)
     names = set(db.list_collection_names())
     assert names == set(TABLES) - set(EMBEDDED_TABLES[drv.schema]) | {"tpcc_meta"}
-    unique = {name: [tuple(k for k, _ in ix["key"]) for ix in db[name].index_information().values()
-                     if ix.get("unique")] for name in names}
+    unique = {
+        name: [tuple(k for k, _ in ix["key"]) for ix in db[name].index_information().values() if ix.get("unique")]
+        for name in names
+    }
     assert ("d_w_id", "d_id") in unique["district"]
     if "orders" in names:
         assert ("o_w_id", "o_d_id", "o_id") in unique["orders"]
     else:  # embedded: a customer is found by its orders' ids
-        assert ("c_w_id", "c_d_id", "orders.o_id") in [tuple(k for k, _ in ix["key"])
-                                                       for ix in db.customer.index_information().values()]
+        assert ("c_w_id", "c_d_id", "orders.o_id") in [
+            tuple(k for k, _ in ix["key"]) for ix in db.customer.index_information().values()
+        ]
     assert ("no_w_id", "no_d_id", "no_o_id") in unique["new_order"]
     assert ("s_w_id", "s_i_id") in unique["stock"]
     with pytest.raises(pymongo.errors.DuplicateKeyError):
@@ -305,28 +429,41 @@ def test_schema_variant_mismatch_is_refused(schema_drv, secantus):
 # -- the five transactions -----------------------------------------------------------------
 def test_new_order_effects(drv, mongo):
     db = db_of(mongo, drv)
-    items = [{"i_id": 1, "supply_w_id": 1, "quantity": 5},   # 6 < 5+10: restock, 6-5+91
-             {"i_id": 2, "supply_w_id": 2, "quantity": 3},   # remote supply
-             {"i_id": 7, "supply_w_id": 1, "quantity": 9}]   # 57 >= 19: 57-9
+    items = [
+        {"i_id": 1, "supply_w_id": 1, "quantity": 5},  # 6 < 5+10: restock, 6-5+91
+        {"i_id": 2, "supply_w_id": 2, "quantity": 3},  # remote supply
+        {"i_id": 7, "supply_w_id": 1, "quantity": 9},
+    ]  # 57 >= 19: 57-9
     entry = dt.datetime(2024, 5, 6, 7, 8, 9)
     out = drv.new_order({"w_id": 1, "d_id": 1, "c_id": 3, "o_entry_d": entry, "items": items})
     assert out["o_id"] == ORDERS + 1
     assert db.district.find_one({"d_w_id": 1, "d_id": 1})["d_next_o_id"] == ORDERS + 2
     o = find_order(db, drv.schema, 1, 1, ORDERS + 1)
-    assert (o["o_c_id"], o["o_ol_cnt"], o["o_all_local"], o["o_carrier_id"], o["o_entry_d"]) == \
-        (3, 3, 0, None, entry)
+    assert (o["o_c_id"], o["o_ol_cnt"], o["o_all_local"], o["o_carrier_id"], o["o_entry_d"]) == (3, 3, 0, None, entry)
     assert db.new_order.count_documents({"no_w_id": 1, "no_d_id": 1, "no_o_id": ORDERS + 1}) == 1
     lines = order_lines(mongo, drv, 1, 1, ORDERS + 1)
-    assert [(ol["ol_number"], ol["ol_i_id"], ol["ol_supply_w_id"], ol["ol_quantity"], ol["ol_amount"],
-             ol["ol_delivery_d"], ol["ol_dist_info"]) for ol in lines] == [
-        (1, 1, 1, 5, 1000, None, "dist01-1-1"),   # money is stored as integer cents
+    assert [
+        (
+            ol["ol_number"],
+            ol["ol_i_id"],
+            ol["ol_supply_w_id"],
+            ol["ol_quantity"],
+            ol["ol_amount"],
+            ol["ol_delivery_d"],
+            ol["ol_dist_info"],
+        )
+        for ol in lines
+    ] == [
+        (1, 1, 1, 5, 1000, None, "dist01-1-1"),  # money is stored as integer cents
         (2, 2, 2, 3, 900, None, "dist01-2-2"),
-        (3, 7, 1, 9, 7200, None, "dist01-1-7")]
+        (3, 7, 1, 9, 7200, None, "dist01-1-7"),
+    ]
     assert out["total"] == round((10.0 + 9.0 + 72.0) * (1 - 0.1) * (1 + 0.1 + 0.05), 2)
 
     def stock(w, i):
         s = db.stock.find_one({"s_w_id": w, "s_i_id": i})
         return s["s_quantity"], s["s_ytd"], s["s_order_cnt"], s["s_remote_cnt"]
+
     assert stock(1, 1) == (6 - 5 + 91, 5, 1, 0)
     assert stock(2, 2) == (7 - 3 + 91, 3, 1, 1)
     assert stock(1, 7) == (57 - 9, 9, 1, 0)
@@ -348,8 +485,18 @@ def test_new_order_with_unused_item_leaves_no_trace(drv, mongo):
 def test_payment_by_last_name_picks_middle_by_first_name(drv, mongo, d_id, c_last, expected):
     db = db_of(mongo, drv)
     when = dt.datetime(2024, 6, 1, 12, 0, 0)
-    out = drv.payment({"w_id": 2, "d_id": 1, "h_amount": 123.45, "c_w_id": 1, "c_d_id": d_id,
-                       "c_id": None, "c_last": c_last, "h_date": when})
+    out = drv.payment(
+        {
+            "w_id": 2,
+            "d_id": 1,
+            "h_amount": 123.45,
+            "c_w_id": 1,
+            "c_d_id": d_id,
+            "c_id": None,
+            "c_last": c_last,
+            "h_date": when,
+        }
+    )
     assert out["c_id"] == expected
     c = db.customer.find_one({"c_w_id": 1, "c_d_id": d_id, "c_id": expected})
     assert (c["c_balance"], c["c_ytd_payment"], c["c_payment_cnt"]) == (-13345, 13345, 2)
@@ -357,13 +504,21 @@ def test_payment_by_last_name_picks_middle_by_first_name(drv, mongo, d_id, c_las
     assert db.district.find_one({"d_w_id": 2, "d_id": 1})["d_ytd"] == 6000 + 12345
     assert db.warehouse.find_one({"w_id": 1})["w_ytd"] == 12000
     [h] = history_rows(db, drv.schema, {"h_date": when})
-    assert (h["h_c_id"], h["h_c_d_id"], h["h_c_w_id"], h["h_d_id"], h["h_w_id"], h["h_amount"], h["h_data"]) == \
-        (expected, d_id, 1, 1, 2, 12345, "W2    D2.1")
+    assert (h["h_c_id"], h["h_c_d_id"], h["h_c_w_id"], h["h_d_id"], h["h_w_id"], h["h_amount"], h["h_data"]) == (
+        expected,
+        d_id,
+        1,
+        1,
+        2,
+        12345,
+        "W2    D2.1",
+    )
 
 
 def test_payment_by_id_bad_credit_prepends_c_data(drv, mongo):
-    out = drv.payment({"w_id": 1, "d_id": 1, "h_amount": 5.5, "c_w_id": 1, "c_d_id": 1, "c_id": 1,
-                       "c_last": None, "h_date": T0})
+    out = drv.payment(
+        {"w_id": 1, "d_id": 1, "h_amount": 5.5, "c_w_id": 1, "c_d_id": 1, "c_id": 1, "c_last": None, "h_date": T0}
+    )
     assert out["c_id"] == 1
     c = db_of(mongo, drv).customer.find_one({"c_w_id": 1, "c_d_id": 1, "c_id": 1})
     assert c["c_data"] == "1 1 1 1 1 5.50 original data"
@@ -372,12 +527,18 @@ def test_payment_by_id_bad_credit_prepends_c_data(drv, mongo):
 
 def test_order_status(drv):
     # customer c has order ORDERS+1-c; by last name n=3 in (1,1) picks c_id 3
-    assert drv.order_status({"w_id": 1, "d_id": 1, "c_id": 2, "c_last": None}) | {"c_balance": 0} == \
-        {"c_id": 2, "o_id": ORDERS - 1, "lines": lines_of(ORDERS - 1), "o_carrier_id": None, "c_balance": 0}
+    assert drv.order_status({"w_id": 1, "d_id": 1, "c_id": 2, "c_last": None}) | {"c_balance": 0} == {
+        "c_id": 2,
+        "o_id": ORDERS - 1,
+        "lines": lines_of(ORDERS - 1),
+        "o_carrier_id": None,
+        "c_balance": 0,
+    }
     out = drv.order_status({"w_id": 1, "d_id": 1, "c_id": None, "c_last": "BARBARBAR"})
     assert (out["c_id"], out["o_id"], out["lines"]) == (3, ORDERS - 2, lines_of(ORDERS - 2))
-    drv.new_order({"w_id": 1, "d_id": 1, "c_id": 3, "o_entry_d": T0,
-                   "items": [{"i_id": 9, "supply_w_id": 1, "quantity": 1}]})
+    drv.new_order(
+        {"w_id": 1, "d_id": 1, "c_id": 3, "o_entry_d": T0, "items": [{"i_id": 9, "supply_w_id": 1, "quantity": 1}]}
+    )
     out = drv.order_status({"w_id": 1, "d_id": 1, "c_id": 3, "c_last": None})
     assert (out["o_id"], out["lines"]) == (ORDERS + 1, 1)
 
@@ -401,10 +562,14 @@ def test_delivery_oldest_new_order_per_district(drv, mongo):
         assert all(ol["ol_delivery_d"] is None for ol in later)
     assert find_order(db, drv.schema, 2, 1, first)["o_carrier_id"] is None
     for o_id in range(first + 1, ORDERS + 1):
-        assert drv.delivery({"w_id": 1, "o_carrier_id": 8, "ol_delivery_d": when})["delivered"] == \
-            [(1, o_id), (2, o_id)]
-    assert drv.delivery({"w_id": 1, "o_carrier_id": 9, "ol_delivery_d": when}) == \
-        {"delivered": [], "skipped": DISTRICTS}
+        assert drv.delivery({"w_id": 1, "o_carrier_id": 8, "ol_delivery_d": when})["delivered"] == [
+            (1, o_id),
+            (2, o_id),
+        ]
+    assert drv.delivery({"w_id": 1, "o_carrier_id": 9, "ol_delivery_d": when}) == {
+        "delivered": [],
+        "skipped": DISTRICTS,
+    }
 
 
 def test_a_row_a_transaction_needs_and_does_not_find_is_not_loaded(drv, mongo):
@@ -425,14 +590,18 @@ def test_a_row_a_transaction_needs_and_does_not_find_is_not_loaded(drv, mongo):
 
 def test_stock_level_counts_distinct_low_items_of_last_20_orders(drv):
     for threshold in (8, 11, 60):
-        low_items = {line_item(o, n) for o in range(1, ORDERS + 1) for n in range(1, lines_of(o) + 1)
-                     if stock_quantity(line_item(o, n)) < threshold}
-        assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": threshold}) == \
-            {"low_stock": len(low_items)}
+        low_items = {
+            line_item(o, n)
+            for o in range(1, ORDERS + 1)
+            for n in range(1, lines_of(o) + 1)
+            if stock_quantity(line_item(o, n)) < threshold
+        }
+        assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": threshold}) == {"low_stock": len(low_items)}
     # 25 new orders of item 20 only: the last 20 orders hold item 20 alone
     for _ in range(25):
-        drv.new_order({"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0,
-                       "items": [{"i_id": 20, "supply_w_id": 1, "quantity": 1}]})
+        drv.new_order(
+            {"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0, "items": [{"i_id": 20, "supply_w_id": 1, "quantity": 1}]}
+        )
     assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 100}) == {"low_stock": 1}
     assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 10}) == {"low_stock": 0}
 
@@ -453,6 +622,7 @@ def test_stored_orders_and_orders_entered_at_read_the_order_with_its_lines(schem
 
 class _CommandLog(monitoring.CommandListener):
     """The commands pymongo sends while recording (registered once, for every later client)."""
+
     def __init__(self):
         self.recording: list[dict] | None = None
 
@@ -483,14 +653,21 @@ def commands_sent():
 def test_only_stock_level_leaves_the_transaction_for_a_read_preference(schema_drv, secantus):
     """The VLDB paper's reads: StockLevel outside a transaction (on the read preference, in a
     causal session); OrderStatus stays a transaction on the primary."""
-    d = make_driver(secantus, schema_drv.schema, database=schema_drv.database_name,
-                    read_preference="secondaryPreferred", causal="true")
+    d = make_driver(
+        secantus,
+        schema_drv.schema,
+        database=schema_drv.database_name,
+        read_preference="secondaryPreferred",
+        causal="true",
+    )
     try:
         assert d.describe()["stock_level_in_transaction"] is False
-        assert d.stock_level({"w_id": 1, "d_id": 1, "threshold": 60}) == \
-            schema_drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 60})
-        o_id = d.new_order({"w_id": 1, "d_id": 1, "c_id": 2, "o_entry_d": T0,
-                            "items": [{"i_id": 3, "supply_w_id": 1, "quantity": 1}]})["o_id"]
+        assert d.stock_level({"w_id": 1, "d_id": 1, "threshold": 60}) == schema_drv.stock_level(
+            {"w_id": 1, "d_id": 1, "threshold": 60}
+        )
+        o_id = d.new_order(
+            {"w_id": 1, "d_id": 1, "c_id": 2, "o_entry_d": T0, "items": [{"i_id": 3, "supply_w_id": 1, "quantity": 1}]}
+        )["o_id"]
         with commands_sent() as sent:
             assert d.order_status({"w_id": 1, "d_id": 1, "c_id": 2, "c_last": None})["o_id"] == o_id
         assert sent[0].get("startTransaction") is True and "commitTransaction" in sent[-1]
@@ -499,8 +676,9 @@ def test_only_stock_level_leaves_the_transaction_for_a_read_preference(schema_dr
             d.stock_level({"w_id": 1, "d_id": 1, "threshold": 60})
         assert sent and not any("startTransaction" in c or "commitTransaction" in c for c in sent)
         assert all(c["$readPreference"]["mode"] == "secondaryPreferred" for c in sent)
-        assert all(c["readConcern"]["level"] == "majority" and "afterClusterTime" in c["readConcern"]
-                   for c in sent[1:])  # causal: each read after the session's last operation
+        assert all(
+            c["readConcern"]["level"] == "majority" and "afterClusterTime" in c["readConcern"] for c in sent[1:]
+        )  # causal: each read after the session's last operation
     finally:
         d.close()
 
@@ -531,10 +709,12 @@ def test_journal_asks_for_j_in_every_write_concern(secantus):
         d.close()
 
 
-
 def test_endpoints_make_a_replica_set_uri_without_credentials():
-    d = MongoDBDriver(ConnectionOptions(endpoints=["a", "b:27018", "[::1]"], username="u", password="pw",
-                                        extra={"replica_set": "rs0"}))
+    d = MongoDBDriver(
+        ConnectionOptions(
+            endpoints=["a", "b:27018", "[::1]"], username="u", password="pw", extra={"replica_set": "rs0"}
+        )
+    )
     assert d.describe()["uri"] == "mongodb://a:27017,b:27018,[::1]:27017/?replicaSet=rs0"
 
 
@@ -550,14 +730,17 @@ def test_write_conflict_is_retryable(schema_drv, mongo):
         other.abort_transaction()
     assert find_order(db, schema_drv.schema, 1, 1, ORDERS + 1) is None
     assert find_order(db, schema_drv.schema, 1, 1, ORDERS) is not None
-    assert schema_drv.new_order({"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0,
-                                 "items": items})["o_id"] == ORDERS + 1
+    assert (
+        schema_drv.new_order({"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0, "items": items})["o_id"] == ORDERS + 1
+    )
 
 
 def test_connect_to_closed_port_is_unreachable_within_timeout():
     from secantus_server import free_port
-    drv = MongoDBDriver(ConnectionOptions(endpoints=[f"127.0.0.1:{free_port()}"], connect_timeout=2,
-                                          username="u", password="s3cret"))
+
+    drv = MongoDBDriver(
+        ConnectionOptions(endpoints=[f"127.0.0.1:{free_port()}"], connect_timeout=2, username="u", password="s3cret")
+    )
     t0 = time.monotonic()
     with pytest.raises(Unreachable) as e:
         drv.connect()
@@ -576,6 +759,7 @@ def test_server_loss_is_unknown_outcome_or_connection_lost_then_reconnects(own_s
             drv.db.district.update_one({"d_w_id": 1, "d_id": 1}, {"$inc": {"d_ytd": 1}}, session=s)
             own_secantus.stop()
             return {}
+
         t0 = time.monotonic()
         with pytest.raises(UnknownOutcome):
             drv._run(write_then_lose_server)
@@ -583,8 +767,18 @@ def test_server_loss_is_unknown_outcome_or_connection_lost_then_reconnects(own_s
 
         t0 = time.monotonic()
         with pytest.raises(ConnectionLost):
-            drv.payment({"w_id": 1, "d_id": 1, "h_amount": 1.0, "c_w_id": 1, "c_d_id": 1, "c_id": 1,
-                         "c_last": None, "h_date": T0})
+            drv.payment(
+                {
+                    "w_id": 1,
+                    "d_id": 1,
+                    "h_amount": 1.0,
+                    "c_w_id": 1,
+                    "c_d_id": 1,
+                    "c_id": 1,
+                    "c_last": None,
+                    "h_date": T0,
+                }
+            )
         assert time.monotonic() - t0 < 8
         own_secantus.start()
         assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 10}) == {"low_stock": 0}
@@ -595,12 +789,15 @@ def test_server_loss_is_unknown_outcome_or_connection_lost_then_reconnects(own_s
 
 
 def test_bad_options_are_one_line_errors():
-    for extra, msg in (({"schema": "flat"}, "schema must be"), ({"causal": "maybe"}, "causal must be"),
-                       ({"nope": "1"}, "unknown driver option"),
-                       ({"read_preference": "any"}, "read_preference must be"),
-                       ({"retry_writes": "sometimes"}, "retry_writes must be"),
-                       ({"write_concern": "0"}, "write_concern must be"),
-                       ({"write_concern": "all"}, "write_concern must be")):
+    for extra, msg in (
+        ({"schema": "flat"}, "schema must be"),
+        ({"causal": "maybe"}, "causal must be"),
+        ({"nope": "1"}, "unknown driver option"),
+        ({"read_preference": "any"}, "read_preference must be"),
+        ({"retry_writes": "sometimes"}, "retry_writes must be"),
+        ({"write_concern": "0"}, "write_concern must be"),
+        ({"write_concern": "all"}, "write_concern must be"),
+    ):
         with pytest.raises(ValueError, match=msg):
             MongoDBDriver(ConnectionOptions(endpoints=["h"], extra=extra))
 
@@ -620,19 +817,40 @@ DESCRIBED_AS = {"schema": "schema_variant", "causal": "causal_consistency", "txn
 def test_every_option_the_studies_compared_appears_in_describe(secantus):
     """Non-default values of every option reach describe() (what the results record), the
     client really gets retryWrites, and the topology comes from the server's hello."""
-    studied = {"schema": "denormalized", "find_and_modify": "false", "batch_writes": "false",
-               "read_concern": "snapshot", "write_concern": "1", "read_preference": "secondaryPreferred",
-               "causal": "true", "retry_writes": "false", "commit_retries": "5", "auth_source": "admin",
-               "journal": "true", "transactions": "false", "stock_level_in_transaction": "false"}
+    studied = {
+        "schema": "denormalized",
+        "find_and_modify": "false",
+        "batch_writes": "false",
+        "read_concern": "snapshot",
+        "write_concern": "1",
+        "read_preference": "secondaryPreferred",
+        "causal": "true",
+        "retry_writes": "false",
+        "commit_retries": "5",
+        "auth_source": "admin",
+        "journal": "true",
+        "transactions": "false",
+        "stock_level_in_transaction": "false",
+    }
     d = make_driver(secantus, **studied)
     try:
         described = d.describe()
         assert [o.name for o in OPTIONS if DESCRIBED_AS.get(o.name, o.name) not in described] == []
         assert {k: described[DESCRIBED_AS.get(k, k)] for k in studied} == {
-            "schema": "denormalized", "find_and_modify": False, "batch_writes": False,
-            "read_concern": "snapshot", "write_concern": 1, "read_preference": "secondaryPreferred",
-            "causal": True, "retry_writes": False, "commit_retries": 5, "auth_source": "admin",
-            "journal": True, "transactions": False, "stock_level_in_transaction": False}
+            "schema": "denormalized",
+            "find_and_modify": False,
+            "batch_writes": False,
+            "read_concern": "snapshot",
+            "write_concern": 1,
+            "read_preference": "secondaryPreferred",
+            "causal": True,
+            "retry_writes": False,
+            "commit_retries": 5,
+            "auth_source": "admin",
+            "journal": True,
+            "transactions": False,
+            "stock_level_in_transaction": False,
+        }
         assert d.client.options.retry_writes is False
         assert described["topology"] == "replica_set"  # SecantusDB answers as a set's primary
     finally:
@@ -677,18 +895,45 @@ def test_consistency_holds_after_load_and_a_mix_of_transactions(drv):
     assert checked == {1: 2, 2: 4, 3: 4, 4: 4, 5: 24, 6: 24, 7: n_lines, 8: 2, 9: 4, 10: 24, 11: 4, 12: 24}
     for k in range(6):
         w, d = k % 2 + 1, k % 3 % 2 + 1
-        drv.new_order({"w_id": w, "d_id": d, "c_id": k % CUSTOMERS + 1, "o_entry_d": T0,
-                       "items": [{"i_id": k + 1, "supply_w_id": w, "quantity": 3},
-                                 {"i_id": k + 5, "supply_w_id": 3 - w, "quantity": 12}]})
-        drv.payment({"w_id": w, "d_id": d, "h_amount": 10.5 + k, "c_w_id": 3 - w, "c_d_id": d,
-                     "c_id": k + 1, "c_last": None, "h_date": T0})
-        drv.payment({"w_id": 1, "d_id": 1, "h_amount": 10.5 + k, "c_w_id": 1, "c_d_id": 1,
-                     "c_id": None if k % 2 else k + 1, "c_last": "BARBARBAR" if k % 2 else None,
-                     "h_date": T0})
+        drv.new_order(
+            {
+                "w_id": w,
+                "d_id": d,
+                "c_id": k % CUSTOMERS + 1,
+                "o_entry_d": T0,
+                "items": [
+                    {"i_id": k + 1, "supply_w_id": w, "quantity": 3},
+                    {"i_id": k + 5, "supply_w_id": 3 - w, "quantity": 12},
+                ],
+            }
+        )
+        drv.payment(
+            {
+                "w_id": w,
+                "d_id": d,
+                "h_amount": 10.5 + k,
+                "c_w_id": 3 - w,
+                "c_d_id": d,
+                "c_id": k + 1,
+                "c_last": None,
+                "h_date": T0,
+            }
+        )
+        drv.payment(
+            {
+                "w_id": 1,
+                "d_id": 1,
+                "h_amount": 10.5 + k,
+                "c_w_id": 1,
+                "c_d_id": 1,
+                "c_id": None if k % 2 else k + 1,
+                "c_last": "BARBARBAR" if k % 2 else None,
+                "h_date": T0,
+            }
+        )
         if k % 2:
             drv.delivery({"w_id": w, "o_carrier_id": k + 1, "ol_delivery_d": T0})
     assert [(r.number, r.example) for r in drv.check_consistency([1, 2]) if not r.passed] == []
-
 
 
 def _transactions(rng: random.Random, n: int) -> list[tuple[str, dict]]:
@@ -702,18 +947,35 @@ def _transactions(rng: random.Random, n: int) -> list[tuple[str, dict]]:
         kind = rng.choice(["new_order"] * 4 + ["payment"] * 3 + ["order_status", "delivery", "stock_level"])
         p: dict
         if kind == "new_order":
-            items = [{"i_id": rng.randint(1, ITEMS), "supply_w_id": w if rng.random() < 0.8 else 3 - w,
-                      "quantity": rng.randint(1, 10)} for _ in range(rng.randint(1, 5))]
+            items = [
+                {
+                    "i_id": rng.randint(1, ITEMS),
+                    "supply_w_id": w if rng.random() < 0.8 else 3 - w,
+                    "quantity": rng.randint(1, 10),
+                }
+                for _ in range(rng.randint(1, 5))
+            ]
             if rng.random() < 0.1:
                 items[-1]["i_id"] = ITEMS + 1  # unused: the whole order rolls back
             p = {"w_id": w, "d_id": d, "c_id": rng.randint(1, CUSTOMERS), "o_entry_d": T0, "items": items}
         elif kind == "payment":
-            p = {"w_id": w, "d_id": d, "h_amount": rng.randint(100, 500000) / 100, "c_w_id": c_w, "c_d_id": d,
-                 "c_id": None if by_name else rng.randint(1, CUSTOMERS),
-                 "c_last": SAME_LAST[(c_w, d)][0] if by_name else None, "h_date": T0}
+            p = {
+                "w_id": w,
+                "d_id": d,
+                "h_amount": rng.randint(100, 500000) / 100,
+                "c_w_id": c_w,
+                "c_d_id": d,
+                "c_id": None if by_name else rng.randint(1, CUSTOMERS),
+                "c_last": SAME_LAST[(c_w, d)][0] if by_name else None,
+                "h_date": T0,
+            }
         elif kind == "order_status":
-            p = {"w_id": w, "d_id": d, "c_id": None if (w, d) in SAME_LAST else rng.randint(1, CUSTOMERS),
-                 "c_last": SAME_LAST[(w, d)][0] if (w, d) in SAME_LAST else None}
+            p = {
+                "w_id": w,
+                "d_id": d,
+                "c_id": None if (w, d) in SAME_LAST else rng.randint(1, CUSTOMERS),
+                "c_last": SAME_LAST[(w, d)][0] if (w, d) in SAME_LAST else None,
+            }
         elif kind == "delivery":
             p = {"w_id": w, "o_carrier_id": rng.randint(1, 10), "ol_delivery_d": T0}
         else:
@@ -742,8 +1004,9 @@ def test_embedded_schema_answers_as_the_denormalized_one_does(secantus):
         assert {kind for kind, _ in answers[1]} == {"new_order", "payment", "order_status", "delivery", "stock_level"}
         assert ("new_order", "rolled back") in answers[1]
         checks = [d.check_consistency(range(1, WAREHOUSES + 1)) for d in drivers]
-        assert [(r.number, r.passed, r.checked) for r in checks[0]] == \
-            [(r.number, r.passed, r.checked) for r in checks[1]]
+        assert [(r.number, r.passed, r.checked) for r in checks[0]] == [
+            (r.number, r.passed, r.checked) for r in checks[1]
+        ]
         assert all(r.passed for r in checks[1])
     finally:
         for d in drivers:
@@ -754,23 +1017,40 @@ CORRUPTIONS = {
     # name: (mutation of the raw database, conditions expected to fail)
     "w_ytd": (lambda db, s: db.warehouse.update_one({"w_id": 2}, {"$inc": {"w_ytd": 1.0}}), {1, 8}),
     "d_ytd": (lambda db, s: db.district.update_one({"d_w_id": 1, "d_id": 2}, {"$inc": {"d_ytd": 0.5}}), {1, 9}),
-    "d_next_o_id": (lambda db, s: db.district.update_one({"d_w_id": 2, "d_id": 2},
-                                                         {"$inc": {"d_next_o_id": 1}}), {2}),
-    "lost_new_order": (lambda db, s: db.new_order.delete_one({"no_w_id": 1, "no_d_id": 1,
-                                                              "no_o_id": ORDERS - 1}), {3, 5, 11}),
+    "d_next_o_id": (lambda db, s: db.district.update_one({"d_w_id": 2, "d_id": 2}, {"$inc": {"d_next_o_id": 1}}), {2}),
+    "lost_new_order": (
+        lambda db, s: db.new_order.delete_one({"no_w_id": 1, "no_d_id": 1, "no_o_id": ORDERS - 1}),
+        {3, 5, 11},
+    ),
     "o_ol_cnt": (lambda db, s: update_order(db, s, 1, 1, 2, {"$inc": {"o_ol_cnt": 1}}), {4, 6}),
     # a delivered order's line (amount 0, so the customer sums stay right) loses its date
-    "ol_delivery_d": (lambda db, s: update_order(db, s, 2, 1, 2, {"$set": {"order_line.1.ol_delivery_d": None}})
-        if s != "normalized" else db.order_line.update_one(
-        {"ol_w_id": 2, "ol_d_id": 1, "ol_o_id": 2, "ol_number": 2}, {"$set": {"ol_delivery_d": None}}), {7}),
+    "ol_delivery_d": (
+        lambda db, s: (
+            update_order(db, s, 2, 1, 2, {"$set": {"order_line.1.ol_delivery_d": None}})
+            if s != "normalized"
+            else db.order_line.update_one(
+                {"ol_w_id": 2, "ol_d_id": 1, "ol_o_id": 2, "ol_number": 2}, {"$set": {"ol_delivery_d": None}}
+            )
+        ),
+        {7},
+    ),
     # a delivered line (amount 0) of an order lost: the counts of lines disagree with O_OL_CNT
-    "lost_order_line": (lambda db, s: update_order(db, s, 1, 2, 3, {"$pop": {"order_line": 1}})
-        if s != "normalized" else db.order_line.delete_one({"ol_w_id": 1, "ol_d_id": 2, "ol_o_id": 3, "ol_number": 1}),
-        {4, 6}),
-    "c_balance": (lambda db, s: db.customer.update_one({"c_w_id": 1, "c_d_id": 2, "c_id": 4},
-                                                       {"$inc": {"c_balance": 0.01}}), {10, 12}),
-    "h_amount": (lambda db, s: update_history(db, s, {"h_c_w_id": 2, "h_c_d_id": 2, "h_c_id": 5},
-                                              {"$inc": {"h_amount": 2.0}}), {8, 9, 10}),
+    "lost_order_line": (
+        lambda db, s: (
+            update_order(db, s, 1, 2, 3, {"$pop": {"order_line": 1}})
+            if s != "normalized"
+            else db.order_line.delete_one({"ol_w_id": 1, "ol_d_id": 2, "ol_o_id": 3, "ol_number": 1})
+        ),
+        {4, 6},
+    ),
+    "c_balance": (
+        lambda db, s: db.customer.update_one({"c_w_id": 1, "c_d_id": 2, "c_id": 4}, {"$inc": {"c_balance": 0.01}}),
+        {10, 12},
+    ),
+    "h_amount": (
+        lambda db, s: update_history(db, s, {"h_c_w_id": 2, "h_c_d_id": 2, "h_c_id": 5}, {"$inc": {"h_amount": 2.0}}),
+        {8, 9, 10},
+    ),
 }
 
 
@@ -790,29 +1070,59 @@ def test_corrupted_document_fails_the_right_condition(schema_drv, mongo, corrupt
 def _orphan_line(db, s):
     """An ORDER-LINE row of an order that does not exist; in the denormalized schema it can
     only be a document of the order_line collection, which the check reads too."""
-    return db.order_line.insert_one({"ol_w_id": 1, "ol_d_id": 1, "ol_o_id": 99, "ol_number": 1, "ol_i_id": 1,
-                                     "ol_supply_w_id": 1, "ol_delivery_d": None, "ol_quantity": 5,
-                                     "ol_amount": Int64(100), "ol_dist_info": "orphan"})
+    return db.order_line.insert_one(
+        {
+            "ol_w_id": 1,
+            "ol_d_id": 1,
+            "ol_o_id": 99,
+            "ol_number": 1,
+            "ol_i_id": 1,
+            "ol_supply_w_id": 1,
+            "ol_delivery_d": None,
+            "ol_quantity": 5,
+            "ol_amount": Int64(100),
+            "ol_dist_info": "orphan",
+        }
+    )
 
 
 EXACT_CORRUPTIONS = {
     # a 0.01 drift (one cent: money is int64 cents) in each money field
     "w_ytd+0.01": (lambda db, s: db.warehouse.update_one({"w_id": 2}, {"$inc": {"w_ytd": Int64(1)}}), {1, 8}),
-    "d_ytd-0.01": (lambda db, s: db.district.update_one({"d_w_id": 2, "d_id": 1},
-                                                        {"$inc": {"d_ytd": Int64(-1)}}), {1, 9}),
-    "c_balance+0.01": (lambda db, s: db.customer.update_one({"c_w_id": 2, "c_d_id": 1, "c_id": 2},
-                                                            {"$inc": {"c_balance": Int64(1)}}), {10, 12}),
-    "c_ytd_payment+0.01": (lambda db, s: db.customer.update_one({"c_w_id": 1, "c_d_id": 1, "c_id": 6},
-                                                                {"$inc": {"c_ytd_payment": Int64(1)}}), {12}),
-    "h_amount+0.01": (lambda db, s: update_history(db, s, {"h_w_id": 1, "h_d_id": 2, "h_c_id": 1},
-                                                   {"$inc": {"h_amount": Int64(1)}}), {8, 9, 10}),
+    "d_ytd-0.01": (
+        lambda db, s: db.district.update_one({"d_w_id": 2, "d_id": 1}, {"$inc": {"d_ytd": Int64(-1)}}),
+        {1, 9},
+    ),
+    "c_balance+0.01": (
+        lambda db, s: db.customer.update_one({"c_w_id": 2, "c_d_id": 1, "c_id": 2}, {"$inc": {"c_balance": Int64(1)}}),
+        {10, 12},
+    ),
+    "c_ytd_payment+0.01": (
+        lambda db, s: db.customer.update_one(
+            {"c_w_id": 1, "c_d_id": 1, "c_id": 6}, {"$inc": {"c_ytd_payment": Int64(1)}}
+        ),
+        {12},
+    ),
+    "h_amount+0.01": (
+        lambda db, s: update_history(db, s, {"h_w_id": 1, "h_d_id": 2, "h_c_id": 1}, {"$inc": {"h_amount": Int64(1)}}),
+        {8, 9, 10},
+    ),
     # a delivered line (of order 1, customer 6)
-    "ol_amount+0.01": (lambda db, s: update_order(db, s, 1, 2, 1, {"$inc": {"order_line.0.ol_amount": Int64(1)}})
-        if s != "normalized" else db.order_line.update_one(
-        {"ol_w_id": 1, "ol_d_id": 2, "ol_o_id": 1, "ol_number": 1}, {"$inc": {"ol_amount": Int64(1)}}), {10, 12}),
+    "ol_amount+0.01": (
+        lambda db, s: (
+            update_order(db, s, 1, 2, 1, {"$inc": {"order_line.0.ol_amount": Int64(1)}})
+            if s != "normalized"
+            else db.order_line.update_one(
+                {"ol_w_id": 1, "ol_d_id": 2, "ol_o_id": 1, "ol_number": 1}, {"$inc": {"ol_amount": Int64(1)}}
+            )
+        ),
+        {10, 12},
+    ),
     # orphans, each reported by row
-    "new_order_without_district": (lambda db, s: db.new_order.insert_one({"no_w_id": 1, "no_d_id": 3, "no_o_id": 1}),
-                                   {2, 5, 9, 11}),
+    "new_order_without_district": (
+        lambda db, s: db.new_order.insert_one({"no_w_id": 1, "no_d_id": 3, "no_o_id": 1}),
+        {2, 5, 9, 11},
+    ),
     "order_line_without_order": (_orphan_line, {4, 6, 7}),
     "district_lost": (lambda db, s: db.district.delete_one({"d_w_id": 1, "d_id": 2}), {1, 2, 9}),
     "warehouse_lost": (lambda db, s: db.warehouse.delete_one({"w_id": 2}), {1, 8}),

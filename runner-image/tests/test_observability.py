@@ -11,6 +11,7 @@ consistency verdict are its real results; fault injections, baselines and two ot
 failed, one slow) are samples. The alert rules are loaded into the same Prometheus (the sample runs
 must fire exactly the expected alerts) and unit-tested with promtool (dashboards/rules/*.test.yaml).
 """
+
 from __future__ import annotations
 
 import json
@@ -61,9 +62,9 @@ SCALE = ["--warehouses", "1"]
 @dataclass
 class Observed:
     prometheus: str
-    start: float                 # before the load
-    end: float                   # after the run and the last push
-    results: dict                # the run's JSON
+    start: float  # before the load
+    end: float  # after the run and the last push
+    results: dict  # the run's JSON
     ycsb: dict = field(default_factory=dict)  # the YCSB run's results document
     fault_pushes: list[float] = field(default_factory=list)
 
@@ -75,8 +76,7 @@ class Observed:
         return body["data"]
 
     def range(self, expr: str, start: float | None = None, end: float | None = None) -> list[dict]:
-        return self.api("query_range", query=expr, start=start or self.start, end=end or self.end,
-                        step="1s")["result"]
+        return self.api("query_range", query=expr, start=start or self.start, end=end or self.end, step="1s")["result"]
 
     def instant(self, expr: str, at: float | None = None) -> list[dict]:
         return self.api("query", query=expr, time=at or self.end)["result"]
@@ -94,12 +94,13 @@ def finite(result: list[dict]) -> list[float]:
 
 # ---------------------------------------------------------------------------- the live run
 
+
 def _pod_target(port: int, role: str, run: str = RUN) -> dict:
     """A static target carrying the Kubernetes SD labels of the operator's pod for `role`."""
     from tpcc_operator.plan import Run, labels
     from tpcc_operator.runspec import RunSpec
-    meta = {"__meta_kubernetes_namespace": NAMESPACE,
-            "__meta_kubernetes_pod_name": f"{run}-1-{role}-0"}
+
+    meta = {"__meta_kubernetes_namespace": NAMESPACE, "__meta_kubernetes_pod_name": f"{run}-1-{role}-0"}
     for k, v in labels(Run(run, NAMESPACE, "uid", 1), RunSpec.parse({"database": {"type": DB}}), role).items():
         meta["__meta_kubernetes_pod_label_" + re.sub(r"[^a-zA-Z0-9_]", "_", k)] = v
     return {"targets": [f"127.0.0.1:{port}"], "labels": meta}
@@ -111,17 +112,26 @@ def _prometheus_config(loader: int, runner: int, ycsb_runner: int, pushgateway: 
         "global": {"scrape_interval": f"{RUNNER_SCRAPE_SECONDS}s", "evaluation_interval": "1s"},
         "rule_files": [str(RULES / generate.RULES_FILE)],
         "scrape_configs": [
-            {"job_name": "tpcc-loader", "scrape_interval": LOADER_SCRAPE, "scrape_timeout": LOADER_SCRAPE,
-             "static_configs": [_pod_target(loader, "loader")], "relabel_configs": relabel},
-            {"job_name": "tpcc-runner", "static_configs": [_pod_target(runner, "runner")],
-             "relabel_configs": relabel},
-            {"job_name": "tpcc-ycsb-runner", "relabel_configs": relabel,
-             "static_configs": [_pod_target(ycsb_runner, "runner", YCSB_RUN)]},
+            {
+                "job_name": "tpcc-loader",
+                "scrape_interval": LOADER_SCRAPE,
+                "scrape_timeout": LOADER_SCRAPE,
+                "static_configs": [_pod_target(loader, "loader")],
+                "relabel_configs": relabel,
+            },
+            {"job_name": "tpcc-runner", "static_configs": [_pod_target(runner, "runner")], "relabel_configs": relabel},
+            {
+                "job_name": "tpcc-ycsb-runner",
+                "relabel_configs": relabel,
+                "static_configs": [_pod_target(ycsb_runner, "runner", YCSB_RUN)],
+            },
             # The operator, as the ServiceMonitor scrapes it: its per-run series keep their
             # namespace label; the target's namespace is the operator's.
-            {"job_name": "tpcc-operator", "honor_labels": True,
-             "static_configs": [{"targets": [f"127.0.0.1:{pushgateway}"],
-                                 "labels": {"namespace": "tpcc-system"}}]},
+            {
+                "job_name": "tpcc-operator",
+                "honor_labels": True,
+                "static_configs": [{"targets": [f"127.0.0.1:{pushgateway}"], "labels": {"namespace": "tpcc-system"}}],
+            },
         ],
     }
 
@@ -169,13 +179,35 @@ def _wait(what: str, predicate, timeout: float) -> None:
 def _ycsb_run(endpoint: str, metrics_port: int, tmp: Path) -> dict:
     """A short `tpcc ycsb load` and `run` (workload A), the run's metrics on metrics_port."""
     common = ["--db", "voltdb", "--endpoints", endpoint, *YCSB]
-    load = subprocess.run([*TPCC, "ycsb", "load", *common, "--reset", "--threads", "2", "-p", "batchsize=100",
-                           "--metrics-port", "0"], capture_output=True, text=True, timeout=120)
+    load = subprocess.run(
+        [*TPCC, "ycsb", "load", *common, "--reset", "--threads", "2", "-p", "batchsize=100", "--metrics-port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert load.returncode == 0, load.stderr
     results = tmp / "ycsb.json"
-    run = subprocess.run([*TPCC, "ycsb", "run", *common, "--threads", "2", "-p", "operationcount=0",
-                          "--duration", str(YCSB_SECONDS), "--metrics-port", str(metrics_port),
-                          "--results", str(results)], capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            *TPCC,
+            "ycsb",
+            "run",
+            *common,
+            "--threads",
+            "2",
+            "-p",
+            "operationcount=0",
+            "--duration",
+            str(YCSB_SECONDS),
+            "--metrics-port",
+            str(metrics_port),
+            "--results",
+            str(results),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     return json.loads(results.read_text())
 
@@ -196,33 +228,68 @@ def observed(voltdb, tmp_path_factory):  # noqa: F811  (fixture)
         operator.set("tpcc_operator_reconcile_errors_total", 0)
         for phase, n in (("Succeeded", 1), ("Failed", 1), ("Running", 1)):
             operator.set("tpcc_operator_runs", n, phase=phase)
-        operator.run("sample-failed", "voltdb", tpmc=0, baseline_tpmc=1000, failed=1,
-                     consistency_passed=0, durability_lost=2)
-        operator.run("sample-slow", "mongodb", tpmc=500, baseline_tpmc=1000, failed=0,
-                     consistency_passed=1, durability_lost=0)
+        operator.run(
+            "sample-failed", "voltdb", tpmc=0, baseline_tpmc=1000, failed=1, consistency_passed=0, durability_lost=2
+        )
+        operator.run(
+            "sample-slow", "mongodb", tpmc=500, baseline_tpmc=1000, failed=0, consistency_passed=1, durability_lost=0
+        )
         operator.push()
         # Prometheus applies new targets at most every 5 s: wait until all four are up or down.
-        _wait("Prometheus to pick up its targets",
-              lambda: len(obs.api("targets")["activeTargets"]) == 4, 20)
+        _wait("Prometheus to pick up its targets", lambda: len(obs.api("targets")["activeTargets"]) == 4, 20)
 
-        load = subprocess.run([*TPCC, "load", "--db", "voltdb", "--endpoints", endpoint, *SCALE,
-                               "--workers", "1", "--reset", "--metrics-port", str(loader_port)],
-                              capture_output=True, text=True, timeout=300)
+        load = subprocess.run(
+            [
+                *TPCC,
+                "load",
+                "--db",
+                "voltdb",
+                "--endpoints",
+                endpoint,
+                *SCALE,
+                "--workers",
+                "1",
+                "--reset",
+                "--metrics-port",
+                str(loader_port),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert load.returncode == 0, load.stderr
 
-        run = subprocess.Popen([*TPCC, "run", "--db", "voltdb", "--endpoints", endpoint,
-                                "--warehouses", "1", "--duration", "40", "--warmup", "5",
-                                "--check", "--metrics-port", str(runner_port)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        run = subprocess.Popen(
+            [
+                *TPCC,
+                "run",
+                "--db",
+                "voltdb",
+                "--endpoints",
+                endpoint,
+                "--warehouses",
+                "1",
+                "--duration",
+                "40",
+                "--warmup",
+                "5",
+                "--check",
+                "--metrics-port",
+                str(runner_port),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         procs.append(run)
         started = time.time()
         # The operator kills a node twice during the measured window (sample fault injections).
         for n, at in ((1, 15), (2, 27)):
             time.sleep(max(0.0, started + at - time.time()))
-            operator.set("tpcc_operator_fault_injections_total", n, namespace=NAMESPACE, run=RUN,
-                         db=DB, action="kill-node")
-            operator.set("tpcc_operator_fault_recovery_seconds", 2.5 * n, namespace=NAMESPACE,
-                         run=RUN, db=DB)
+            operator.set(
+                "tpcc_operator_fault_injections_total", n, namespace=NAMESPACE, run=RUN, db=DB, action="kill-node"
+            )
+            operator.set("tpcc_operator_fault_recovery_seconds", 2.5 * n, namespace=NAMESPACE, run=RUN, db=DB)
             operator.push()
             obs.fault_pushes.append(time.time())
         out, err = run.communicate(timeout=180)
@@ -231,25 +298,46 @@ def observed(voltdb, tmp_path_factory):  # noqa: F811  (fixture)
         obs.ycsb = _ycsb_run(endpoint, ycsb_port, tmp)
 
         # What the operator reports once the run is over: its real results.
-        operator.run(RUN, DB, tpmc=obs.results["tpmC"], baseline_tpmc=obs.results["tpmC"] / 2,
-                     failed=0, consistency_passed=int(obs.results["consistency"]["passed"]),
-                     durability_lost=0)
+        operator.run(
+            RUN,
+            DB,
+            tpmc=obs.results["tpmC"],
+            baseline_tpmc=obs.results["tpmC"] / 2,
+            failed=0,
+            consistency_passed=int(obs.results["consistency"]["passed"]),
+            durability_lost=0,
+        )
         operator.set("tpcc_operator_runs", 2, phase="Succeeded")
         operator.set("tpcc_operator_runs", 0, phase="Running")
         # and its regression verdict against the run's baseline (here half its tpmC)
         operator.set("tpcc_operator_run_verdict", 1, namespace=NAMESPACE, run=RUN, db=DB, verdict="Improved")
         for metric, delta in (("tpmC", 100.0), ("p99Ms/NEW_ORDER", -5.0)):
-            operator.set("tpcc_operator_run_regression_delta_percent", delta, namespace=NAMESPACE, run=RUN,
-                         db=DB, metric=metric)
+            operator.set(
+                "tpcc_operator_run_regression_delta_percent", delta, namespace=NAMESPACE, run=RUN, db=DB, metric=metric
+            )
         # as the first cell of a sweep (warehouses 1 x clients 1, 2): its tpmC and a sample's
         for clients, tpmc in ((1, obs.results["tpmC"]), (2, obs.results["tpmC"] * 1.8)):
-            operator.set("tpcc_operator_sweep_cell_tpmc", tpmc, namespace=NAMESPACE, run=RUN, db=DB,
-                         warehouses="1", clients=str(clients), repetition="1")
+            operator.set(
+                "tpcc_operator_sweep_cell_tpmc",
+                tpmc,
+                namespace=NAMESPACE,
+                run=RUN,
+                db=DB,
+                warehouses="1",
+                clients=str(clients),
+                repetition="1",
+            )
         operator.push()
-        _wait("Prometheus to scrape the final operator metrics",
-              lambda: obs.instant(f'tpcc_operator_run_tpmc{{run="{RUN}"}}', time.time()), 10)
-        _wait("the alert rules to evaluate the final metrics",
-              lambda: len(obs.instant('ALERTS{alertstate="firing"}', time.time())) >= 4, 10)
+        _wait(
+            "Prometheus to scrape the final operator metrics",
+            lambda: obs.instant(f'tpcc_operator_run_tpmc{{run="{RUN}"}}', time.time()),
+            10,
+        )
+        _wait(
+            "the alert rules to evaluate the final metrics",
+            lambda: len(obs.instant('ALERTS{alertstate="firing"}', time.time())) >= 4,
+            10,
+        )
         obs.end = time.time()
         yield obs
     finally:
@@ -258,17 +346,23 @@ def observed(voltdb, tmp_path_factory):  # noqa: F811  (fixture)
                 p.kill()
                 p.wait()
         subprocess.run([str(SCRIPT), "stop", "--dir", str(tmp)], capture_output=True, timeout=60)
-        subprocess.run([str(SCRIPT), "pushgateway-stop", "--dir", str(tmp)], capture_output=True,
-                       timeout=60)
+        subprocess.run([str(SCRIPT), "pushgateway-stop", "--dir", str(tmp)], capture_output=True, timeout=60)
 
 
 BOARD = json.loads((ROOT / "dashboards" / generate.DASHBOARD_FILE).read_text())
 
 
 def _grafana_variables(obs: Observed, **overrides: str) -> dict[str, str]:
-    return {"namespace": NAMESPACE, "run": RUN, "db": DB, "datasource": "prometheus",
-            "__rate_interval": RATE_INTERVAL, "__interval": "1s",
-            "__range": f"{int(obs.end - obs.start) + 1}s", **overrides}
+    return {
+        "namespace": NAMESPACE,
+        "run": RUN,
+        "db": DB,
+        "datasource": "prometheus",
+        "__rate_interval": RATE_INTERVAL,
+        "__interval": "1s",
+        "__range": f"{int(obs.end - obs.start) + 1}s",
+        **overrides,
+    }
 
 
 def _targets() -> list[tuple[str, str, bool]]:
@@ -290,6 +384,7 @@ def _source(expr: str) -> str:
 
 # ---------------------------------------------------------------------------- tests
 
+
 def test_every_dashboard_query_returns_data(observed):
     """Both runs chosen: the TPC-C run's series and the YCSB run's (the YCSB row) each have data."""
     variables = _grafana_variables(observed, run=BOTH_RUNS)
@@ -305,8 +400,9 @@ def test_every_dashboard_query_returns_data(observed):
 def _variable_values(obs: Observed, variable: dict, chosen: dict[str, str]) -> list[str]:
     """What Grafana lists for a label_values(selector, label) variable."""
     selector, label = re.fullmatch(r"label_values\((\{.*\}), (\w+)\)", variable["definition"]).groups()
-    return obs.api(f"label/{label}/values", start=obs.start, end=obs.end,
-                   **{"match[]": generate.expand(selector, chosen)})
+    return obs.api(
+        f"label/{label}/values", start=obs.start, end=obs.end, **{"match[]": generate.expand(selector, chosen)}
+    )
 
 
 def test_variables_list_the_run(observed):
@@ -316,40 +412,48 @@ def test_variables_list_the_run(observed):
         assert chosen[v["name"]] in _variable_values(observed, v, chosen), v["name"]
     (run_variable,) = [v for v in variables if v["name"] == "run"]
     everything = {"namespace": ".*", "run": ".*", "db": ".*"}
-    assert set(_variable_values(observed, run_variable, everything)) == \
-        {RUN, YCSB_RUN, "sample-failed", "sample-slow"}
+    assert set(_variable_values(observed, run_variable, everything)) == {RUN, YCSB_RUN, "sample-failed", "sample-slow"}
 
 
 def test_the_runner_is_labelled_as_the_podmonitor_labels_it(observed):
     (up,) = observed.instant('up{job="tpcc-runner"}', observed.start + 20)
     labels = up["metric"]
-    assert labels == {"__name__": "up", "job": "tpcc-runner", "instance": labels["instance"],
-                      "namespace": NAMESPACE, "run": RUN, "db": DB, "role": "runner",
-                      "pod": f"{RUN}-1-runner-0"}
+    assert labels == {
+        "__name__": "up",
+        "job": "tpcc-runner",
+        "instance": labels["instance"],
+        "namespace": NAMESPACE,
+        "run": RUN,
+        "db": DB,
+        "role": "runner",
+        "pod": f"{RUN}-1-runner-0",
+    }
 
 
 def test_tpmc_panel_agrees_with_the_runs_result(observed):
     """The live 10 s-window gauge, averaged over the measured window, is near the run's tpmC."""
     (panel,) = [p for p in BOARD["panels"] if p["title"] == "tpmC"]
     expr = generate.expand(panel["targets"][0]["expr"], _grafana_variables(observed))
-    start = _epoch(observed.results["start"]) + 10   # the first full 10 s window
+    start = _epoch(observed.results["start"]) + 10  # the first full 10 s window
     end = _epoch(observed.results["end"])
     values = finite(observed.range(expr, start, end))
     assert values and observed.results["tpmC"] > 0
     mean = sum(values) / len(values)
-    assert 0.5 * observed.results["tpmC"] < mean < 1.5 * observed.results["tpmC"], \
-        (mean, observed.results["tpmC"])
+    assert 0.5 * observed.results["tpmC"] < mean < 1.5 * observed.results["tpmC"], (mean, observed.results["tpmC"])
 
 
 def _epoch(rfc3339: str) -> float:
     import datetime as dt
+
     return dt.datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp()
 
 
 def test_committed_transactions_match_the_run(observed):
     """Committed transactions Prometheus counted (whole run, warm-up included) >= the measured ones."""
-    expr = (f'sum(max_over_time(tpcc_transactions_total{{run="{RUN}", outcome="committed"}}'
-            f"[{int(observed.end - observed.start) + 1}s]))")
+    expr = (
+        f'sum(max_over_time(tpcc_transactions_total{{run="{RUN}", outcome="committed"}}'
+        f"[{int(observed.end - observed.start) + 1}s]))"
+    )
     (counted,) = finite(observed.instant(expr))
     assert counted >= observed.results["totals"]["committed"] > 0
 
@@ -360,22 +464,28 @@ def test_ycsb_panels_agree_with_the_ycsb_run(observed):
     apart, so within a factor of 3)."""
     doc = observed.ycsb
     done = sum(doc["status"]["operations"][name]["count"] for name in ("READ", "UPDATE"))
-    expr = (f'sum(max_over_time(tpcc_ycsb_operations_total{{run="{YCSB_RUN}", operation=~"READ|UPDATE"}}'
-            f"[{int(observed.end - observed.start) + 1}s]))")
+    expr = (
+        f'sum(max_over_time(tpcc_ycsb_operations_total{{run="{YCSB_RUN}", operation=~"READ|UPDATE"}}'
+        f"[{int(observed.end - observed.start) + 1}s]))"
+    )
     (counted,) = finite(observed.instant(expr))
     assert 0.7 * done <= counted <= done, (counted, done)
     (panel,) = [p for p in BOARD["panels"] if p["title"] == "YCSB latency p50 and p99 by operation"]
     expr = generate.expand(panel["targets"][0]["expr"], _grafana_variables(observed, run=YCSB_RUN))
-    p50 = [float(v) for series in observed.range(expr) if series["metric"]["operation"] == "READ"
-           for _, v in series["values"] if math.isfinite(float(v))]
+    p50 = [
+        float(v)
+        for series in observed.range(expr)
+        if series["metric"]["operation"] == "READ"
+        for _, v in series["values"]
+        if math.isfinite(float(v))
+    ]
     run_p50 = doc["status"]["operations"]["READ"]["p50Ms"] / 1000
     assert p50 and run_p50 / 3 <= sorted(p50)[len(p50) // 2] <= 3 * run_p50, (p50, run_p50)
 
 
 def test_load_progress_is_seen_between_0_and_100_percent(observed):
     (load_panel,) = [p for p in BOARD["panels"] if p["title"] == "Load progress"]
-    values = finite(observed.range(generate.expand(load_panel["targets"][0]["expr"],
-                                                   _grafana_variables(observed))))
+    values = finite(observed.range(generate.expand(load_panel["targets"][0]["expr"], _grafana_variables(observed))))
     assert values and all(0 < v <= 1 for v in values)
 
 
@@ -392,18 +502,17 @@ def test_fault_markers_appear_at_both_injections(observed):
 
 def test_comparison_panel_shows_every_finished_run_with_its_final_tpmc(observed):
     (panel,) = [p for p in BOARD["panels"] if p["title"] == "Final tpmC per run"]
-    expr = generate.expand(panel["targets"][0]["expr"],
-                           _grafana_variables(observed, namespace=".*", run=".*", db=".*"))
+    expr = generate.expand(panel["targets"][0]["expr"], _grafana_variables(observed, namespace=".*", run=".*", db=".*"))
     got = {s["metric"]["run"]: float(s["value"][1]) for s in observed.instant(expr)}
-    assert got == {RUN: pytest.approx(observed.results["tpmC"]), "sample-failed": 0,
-                   "sample-slow": 500}
+    assert got == {RUN: pytest.approx(observed.results["tpmC"]), "sample-failed": 0, "sample-slow": 500}
 
 
 def test_runner_rules_record_the_live_run(observed):
     groups = observed.api("rules")["groups"]
     rules = {r["name"]: r for g in groups for r in g["rules"]}
-    assert all(r["health"] == "ok" for r in rules.values()), \
-        {n: r.get("lastError") for n, r in rules.items() if r["health"] != "ok"}
+    assert all(r["health"] == "ok" for r in rules.values()), {
+        n: r.get("lastError") for n, r in rules.items() if r["health"] != "ok"
+    }
     (runner_group,) = [g for g in groups if g["name"] == "tpcc-runner.rules"]
     for rule in runner_group["rules"]:
         if rule["type"] == "recording":
@@ -425,18 +534,25 @@ def test_runner_alerts_stay_quiet_on_a_healthy_run_and_their_signals_have_data(o
 
 
 def test_operator_alerts_fire_for_the_bad_sample_runs_only(observed):
-    firing = {(a["metric"]["alertname"], a["metric"].get("run"))
-              for a in observed.instant('ALERTS{alertstate="firing"}')}
-    assert firing == {("TpccRunFailed", "sample-failed"), ("TpccConsistencyViolated", "sample-failed"),
-                      ("TpccDurabilityLoss", "sample-failed"), ("TpccTpmcBelowBaseline", "sample-slow")}
+    firing = {
+        (a["metric"]["alertname"], a["metric"].get("run")) for a in observed.instant('ALERTS{alertstate="firing"}')
+    }
+    assert firing == {
+        ("TpccRunFailed", "sample-failed"),
+        ("TpccConsistencyViolated", "sample-failed"),
+        ("TpccDurabilityLoss", "sample-failed"),
+        ("TpccTpmcBelowBaseline", "sample-slow"),
+    }
 
 
 # ---------------------------------------------------------------------------- promtool
 
+
 def _promtool(*args: str, cwd: Path = RULES) -> subprocess.CompletedProcess:
     subprocess.run([str(SCRIPT), "install"], check=True, timeout=600)
-    return subprocess.run([shutil.which("promtool") or "promtool", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [shutil.which("promtool") or "promtool", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
 def test_promtool_checks_the_rules():
@@ -452,8 +568,7 @@ def test_promtool_unit_tests_of_the_alerts_pass():
 def test_promtool_unit_tests_catch_a_wrong_threshold(tmp_path):
     rules = (RULES / generate.RULES_FILE).read_text()
     assert "tpcc_operator_run_baseline_tpmc * 0.9)" in rules
-    (tmp_path / generate.RULES_FILE).write_text(rules.replace("baseline_tpmc * 0.9)",
-                                                              "baseline_tpmc * 0.8)"))
+    (tmp_path / generate.RULES_FILE).write_text(rules.replace("baseline_tpmc * 0.9)", "baseline_tpmc * 0.8)"))
     shutil.copy(RULES / "tpcc-rules.test.yaml", tmp_path)
     done = _promtool("test", "rules", "tpcc-rules.test.yaml", cwd=tmp_path)
     assert done.returncode != 0 and "TpccTpmcBelowBaseline" in done.stdout + done.stderr

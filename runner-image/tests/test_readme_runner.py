@@ -4,6 +4,7 @@ written, against a VoltDB of their own, in an empty directory. Only the run is s
 commands off port 9100 (another run or exporter may hold it). If the README's commands stop
 working, this fails.
 """
+
 from __future__ import annotations
 
 import json
@@ -75,10 +76,8 @@ def test_readme_runner_commands_work(fresh_voltdb, tmp_path):
     assert [c[0] for c in commands] == ["load", "run", "check", "verify-ledger"], commands
     outputs = {}
     for argv in commands:
-        done = subprocess.run([*tpcc_executable(), *argv], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=300)
-        assert done.returncode == 0, f"tpcc {shlex.join(argv)} exited {done.returncode}:\n" \
-                                     f"{done.stderr[-3000:]}"
+        done = subprocess.run([*tpcc_executable(), *argv], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"tpcc {shlex.join(argv)} exited {done.returncode}:\n{done.stderr[-3000:]}"
         outputs[argv[0]] = done.stdout
 
     results = json.loads((tmp_path / "out.json").read_text())

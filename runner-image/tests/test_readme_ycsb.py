@@ -1,6 +1,7 @@
 """README.md's "### YCSB" commands, run as written against a real VoltDB in an empty directory
 (only the endpoint, --duration and --metrics-port change, as in test_readme_runner.py). If the
 README's YCSB commands stop working, this fails."""
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,7 @@ def test_readme_ycsb_commands_work(voltdb, tmp_path):  # noqa: F811
     assert [c[:2] for c in commands] == [["ycsb", "load"], ["ycsb", "run"], ["ycsb", "verify"]], commands
     outputs = {}
     for argv in commands:
-        done = subprocess.run([*tpcc_executable(), *argv], cwd=tmp_path, capture_output=True, text=True,
-                              timeout=300)
+        done = subprocess.run([*tpcc_executable(), *argv], cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, f"tpcc {shlex.join(argv)} exited {done.returncode}:\n{done.stderr[-3000:]}"
         outputs[argv[1]] = done.stdout
     results = json.loads((tmp_path / "ycsb-a.json").read_text())

@@ -1,5 +1,6 @@
 """The runner pod's readiness: /ready answers 200 only once its clients are connected,
 while /metrics serves Prometheus from the start."""
+
 import urllib.error
 import urllib.request
 

@@ -1,5 +1,6 @@
 """`tpcc report`'s experiment views: which runs are grouped into a configuration or a hosts
 line (pure), the CSV read back, and the figures rendered in a real headless Chromium."""
+
 from __future__ import annotations
 
 import csv
@@ -13,32 +14,69 @@ from tpcc_runner.report import read_runs
 from tpcc_runner.report_experiments import configuration_groups, hosts_series, to_csv
 
 
-def result(name: str, tpmc: float, *, matrix: dict | None = None, warehouses: int = 2, clients: int = 4,
-           replicas: int | None = None, k_safety: int = 0, day: int = 0) -> dict:
+def result(
+    name: str,
+    tpmc: float,
+    *,
+    matrix: dict | None = None,
+    warehouses: int = 2,
+    clients: int = 4,
+    replicas: int | None = None,
+    k_safety: int = 0,
+    day: int = 0,
+) -> dict:
     """A BenchmarkResult as the operator writes it for one sweep cell (or one run)."""
-    run_spec = {"database": {"type": "voltdb", **({"deploy": {"replicas": replicas, "kSafety": k_safety}}
-                                                   if replicas else {})},
-                "workload": {"warehouses": warehouses, "clients": clients}}
-    return {"kind": "BenchmarkResult", "metadata": {"name": name},
-            "spec": {"tpmC": tpmc, "measureStart": f"2026-11-{1 + day:02d}T00:00:00Z", "verdict": "Pass",
-                     "phase": "Succeeded", "runSpec": run_spec, "database": {"type": "voltdb"},
-                     "latencyMs": {"NEW_ORDER": {"p90": 12.5, "p99": 30.0}}, "durable": True, "consistent": True,
-                     **({"matrix": matrix} if matrix else {})}}
+    run_spec = {
+        "database": {"type": "voltdb", **({"deploy": {"replicas": replicas, "kSafety": k_safety}} if replicas else {})},
+        "workload": {"warehouses": warehouses, "clients": clients},
+    }
+    return {
+        "kind": "BenchmarkResult",
+        "metadata": {"name": name},
+        "spec": {
+            "tpmC": tpmc,
+            "measureStart": f"2026-11-{1 + day:02d}T00:00:00Z",
+            "verdict": "Pass",
+            "phase": "Succeeded",
+            "runSpec": run_spec,
+            "database": {"type": "voltdb"},
+            "latencyMs": {"NEW_ORDER": {"p90": 12.5, "p99": 30.0}},
+            "durable": True,
+            "consistent": True,
+            **({"matrix": matrix} if matrix else {}),
+        },
+    }
 
 
 SNAPSHOT = {"workload.driverOptions.read_concern": "snapshot"}
 MAJORITY = {"workload.driverOptions.read_concern": "majority"}
 # a VLDB-Fig.-3-like matrix: two read concerns x two client counts x three repetitions
-MATRIX_RESULTS = [result(f"m-{i}", tpmc, matrix=m, clients=c, day=i)
-                  for i, (m, c, tpmc) in enumerate(
-                      [(SNAPSHOT, 4, 900), (SNAPSHOT, 4, 950), (SNAPSHOT, 4, 1000),
-                       (SNAPSHOT, 8, 1500), (SNAPSHOT, 8, 1400), (SNAPSHOT, 8, 1450),
-                       (MAJORITY, 4, 700), (MAJORITY, 4, 720), (MAJORITY, 4, 710),
-                       (MAJORITY, 8, 1100), (MAJORITY, 8, 1000), (MAJORITY, 8, 1050)])]
+MATRIX_RESULTS = [
+    result(f"m-{i}", tpmc, matrix=m, clients=c, day=i)
+    for i, (m, c, tpmc) in enumerate(
+        [
+            (SNAPSHOT, 4, 900),
+            (SNAPSHOT, 4, 950),
+            (SNAPSHOT, 4, 1000),
+            (SNAPSHOT, 8, 1500),
+            (SNAPSHOT, 8, 1400),
+            (SNAPSHOT, 8, 1450),
+            (MAJORITY, 4, 700),
+            (MAJORITY, 4, 720),
+            (MAJORITY, 4, 710),
+            (MAJORITY, 8, 1100),
+            (MAJORITY, 8, 1000),
+            (MAJORITY, 8, 1050),
+        ]
+    )
+]
 # a VoltDB-Figs.-8/10-like series: hosts 1, 3, 5 at k=0 and 3, 5 at k=1
-HOSTS_RESULTS = [result(f"h-{h}-{k}", tpmc, replicas=h, k_safety=k, day=20 + i)
-                 for i, (h, k, tpmc) in enumerate([(1, 0, 50_000), (3, 0, 120_000), (5, 0, 180_000),
-                                                   (3, 1, 70_000), (5, 1, 110_000)])]
+HOSTS_RESULTS = [
+    result(f"h-{h}-{k}", tpmc, replicas=h, k_safety=k, day=20 + i)
+    for i, (h, k, tpmc) in enumerate(
+        [(1, 0, 50_000), (3, 0, 120_000), (5, 0, 180_000), (3, 1, 70_000), (5, 1, 110_000)]
+    )
+]
 
 
 def test_matrix_cells_are_grouped_by_configuration_with_their_repetitions():
@@ -53,11 +91,14 @@ def test_matrix_cells_are_grouped_by_configuration_with_their_repetitions():
 
 
 def test_hosts_lines_are_one_per_k_safety_and_need_two_host_counts():
-    runs = read_runs({"kind": "List", "items": HOSTS_RESULTS + [result("lone", 5, replicas=2, k_safety=1,
-                                                                       warehouses=9)]}, "cluster")
+    runs = read_runs(
+        {"kind": "List", "items": HOSTS_RESULTS + [result("lone", 5, replicas=2, k_safety=1, warehouses=9)]}, "cluster"
+    )
     series = hosts_series(runs)
-    assert series == {("voltdb", 0, 2): {1: [50_000], 3: [120_000], 5: [180_000]},
-                      ("voltdb", 1, 2): {3: [70_000], 5: [110_000]}}
+    assert series == {
+        ("voltdb", 0, 2): {1: [50_000], 3: [120_000], 5: [180_000]},
+        ("voltdb", 1, 2): {3: [70_000], 5: [110_000]},
+    }
 
 
 def test_the_csv_has_one_row_per_run_with_its_matrix_and_shape(tmp_path):

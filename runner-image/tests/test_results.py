@@ -1,13 +1,17 @@
 """Results arithmetic: tpmC over the window each pod really measured, percentiles from
 histograms, merging runner pods over their common window, the clause 5.2.5.3 limits."""
+
 import pytest
 from tpcc_runner.metrics import LATENCY_BUCKETS, bucket_index
 from tpcc_runner.results import PodWindow, TypeStats, build_results, merge_results, record_latency, summary
 from tpcc_runner.workload import NEW_ORDER, PAYMENT, STOCK_LEVEL, TRANSACTIONS
 
 START_AT = 1_800_000_000.0  # the barrier's instant, epoch seconds
-EXTRA = {"options": {"seed": 7}, "c_constants": {"load": {"c_last": 1}, "run": {"c_last": 70}},
-         "spec_deviations": ["no keying or think times"]}
+EXTRA = {
+    "options": {"seed": 7},
+    "c_constants": {"load": {"c_last": 1}, "run": {"c_last": 70}},
+    "spec_deviations": ["no keying or think times"],
+}
 
 
 def _stats(new_orders, latency_s, payments=0):
@@ -21,21 +25,31 @@ def _stats(new_orders, latency_s, payments=0):
 
 def _window(duration=60, warmup=10.0, late=0.0, stopped_early=0.0):
     started = START_AT + late
-    return PodWindow(start_at=START_AT, terminals_started=started,
-                     planned_measure_start=START_AT + warmup,
-                     measure_start=max(START_AT + warmup, started),
-                     measure_end=START_AT + warmup + duration - stopped_early)
+    return PodWindow(
+        start_at=START_AT,
+        terminals_started=started,
+        planned_measure_start=START_AT + warmup,
+        measure_start=max(START_AT + warmup, started),
+        measure_end=START_AT + warmup + duration - stopped_early,
+    )
 
 
 def _pod(per_second, latency_s=0.01, *, shard=0, shards=1, clients=2, paced=False, **window):
     stats = _stats(sum(per_second), latency_s)
-    return build_results(stats, _window(len(per_second), **window), list(per_second), 1, clients,
-                         paced, {0: sum(per_second)}, {**EXTRA, "shard": f"{shard}/{shards}"})
+    return build_results(
+        stats,
+        _window(len(per_second), **window),
+        list(per_second),
+        1,
+        clients,
+        paced,
+        {0: sum(per_second)},
+        {**EXTRA, "shard": f"{shard}/{shards}"},
+    )
 
 
 def test_tpmc_is_new_orders_per_minute_of_the_measured_window():
-    doc = build_results(_stats(300, 0.01, 200), _window(120), [3, 2] * 60, 2, 4, False,
-                        {0: 25}, EXTRA)
+    doc = build_results(_stats(300, 0.01, 200), _window(120), [3, 2] * 60, 2, 4, False, {0: 25}, EXTRA)
     assert doc["tpmC"] == 150.0 and doc["measured_seconds"] == 120
     assert doc["transactions"][NEW_ORDER]["mix_percent"] == 60.0
     assert doc["timeline"] == [{"t": 0, "tpmC": 150.0}]
@@ -62,8 +76,11 @@ def test_a_pod_that_started_late_divides_by_the_seconds_it_measured():
 
 def test_response_time_limits_of_clause_5_2_5_3():
     ok = _pod([1] * 60, latency_s=4.9)
-    assert ok["response_times"][NEW_ORDER] == {"limit_seconds": 5.0, "p90_seconds": pytest.approx(4.9, rel=0.01),
-                                               "passed": True}
+    assert ok["response_times"][NEW_ORDER] == {
+        "limit_seconds": 5.0,
+        "p90_seconds": pytest.approx(4.9, rel=0.01),
+        "passed": True,
+    }
     assert ok["response_times"][STOCK_LEVEL]["passed"] is None  # none executed: nothing to judge
     assert ok["response_times_passed"]
     slow = _pod([1] * 60, latency_s=5.2)
@@ -79,8 +96,7 @@ def test_percentiles_come_from_the_histogram():
     for ms in range(1, 101):
         stats[NEW_ORDER].counts["committed"] += 1
         record_latency(stats[NEW_ORDER].histogram, ms / 1000)
-    lat = build_results(stats, _window(), [0] * 60, 1, 1, False, {}, EXTRA
-                        )["transactions"][NEW_ORDER]["latency_ms"]
+    lat = build_results(stats, _window(), [0] * 60, 1, 1, False, {}, EXTRA)["transactions"][NEW_ORDER]["latency_ms"]
     assert lat["p50"] == pytest.approx(50, rel=0.01)
     assert lat["p99"] == pytest.approx(99, rel=0.01)
     assert lat["max"] == pytest.approx(100, rel=0.01)
@@ -111,8 +127,7 @@ def test_merged_tpmc_counts_only_the_common_window_and_names_the_late_pod():
     assert m["measured_seconds"] == 57 and m["tpmC"] == 1200.0
     assert m["late_runners"] == [{"shard": 1, "late_seconds": 2.5}]
     # within a second of the start is not late
-    assert merge_results([on_time, _pod([10] * 60, shard=1, shards=2, warmup=0.0, late=0.9)]
-                         )["late_runners"] == []
+    assert merge_results([on_time, _pod([10] * 60, shard=1, shards=2, warmup=0.0, late=0.9)])["late_runners"] == []
 
 
 def test_pods_with_different_seeds_or_windows_are_not_merged():
@@ -139,12 +154,28 @@ def test_latency_bucket_index():
 
 def test_merge_never_sums_the_pods_own_ledger_verifications_into_a_run_verdict():
     """Each pod found its own orders; a key both acknowledged is invisible to the sum."""
-    a = {**_pod([10] + [0] * 59),
-         "durability": {"acknowledged": 10, "found": 10, "lost": 0, "unknown_outcome": 0,
-                        "durable": True, "lost_examples": []}}
-    b = {**_pod([5] + [0] * 59, shard=1, shards=2),
-         "durability": {"acknowledged": 5, "found": 5, "lost": 0, "unknown_outcome": 0,
-                        "durable": True, "lost_examples": []}}
+    a = {
+        **_pod([10] + [0] * 59),
+        "durability": {
+            "acknowledged": 10,
+            "found": 10,
+            "lost": 0,
+            "unknown_outcome": 0,
+            "durable": True,
+            "lost_examples": [],
+        },
+    }
+    b = {
+        **_pod([5] + [0] * 59, shard=1, shards=2),
+        "durability": {
+            "acknowledged": 5,
+            "found": 5,
+            "lost": 0,
+            "unknown_outcome": 0,
+            "durable": True,
+            "lost_examples": [],
+        },
+    }
     assert "durability" not in merge_results([a, b])
     assert "durability" not in merge_results([_pod([1] * 60)])
 
@@ -162,5 +193,9 @@ def test_latency_has_the_minimum_beside_the_percentiles():
     lat = build_results(stats, _window(), [0] * 60, 1, 1, False, {}, EXTRA)["transactions"][NEW_ORDER]["latency_ms"]
     assert lat["min"] == pytest.approx(4.0, rel=0.01)
     assert lat["max"] == pytest.approx(200.0, rel=0.01)
-    assert build_results(_stats(0, 0.1), _window(), [0] * 60, 1, 1, False, {}, EXTRA)[
-        "transactions"][NEW_ORDER]["latency_ms"]["min"] == 0.0
+    assert (
+        build_results(_stats(0, 0.1), _window(), [0] * 60, 1, 1, False, {}, EXTRA)["transactions"][NEW_ORDER][
+            "latency_ms"
+        ]["min"]
+        == 0.0
+    )

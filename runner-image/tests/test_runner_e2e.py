@@ -1,5 +1,6 @@
 """The `tpcc` command line end to end against real servers: load, check, run, check,
 ledger, a corrupted row, an interrupted and resumed load."""
+
 from __future__ import annotations
 
 import json
@@ -32,13 +33,20 @@ class Target:
     clients: int
     duration: int
     driver_opts: list[str]
-    sql: Callable[[str], int]          # count query / update on the real server
+    sql: Callable[[str], int]  # count query / update on the real server
     count_orders: Callable[[], int]
-    corrupt: Callable[[], None]         # breaks clause 3.3.2.1 (W_YTD = sum(D_YTD)) on w 1
+    corrupt: Callable[[], None]  # breaks clause 3.3.2.1 (W_YTD = sum(D_YTD)) on w 1
 
     def args(self) -> list[str]:
-        return ["--db", self.db, "--endpoints", self.endpoint, "--metrics-port", "0",
-                *[a for o in self.driver_opts for a in ("--driver-opt", o)]]
+        return [
+            "--db",
+            self.db,
+            "--endpoints",
+            self.endpoint,
+            "--metrics-port",
+            "0",
+            *[a for o in self.driver_opts for a in ("--driver-opt", o)],
+        ]
 
 
 def _volt_target(endpoint: str) -> Target:
@@ -53,9 +61,18 @@ def _volt_target(endpoint: str) -> Target:
         finally:
             client.close()
 
-    return Target("voltdb", endpoint, 2, ["--items", "5000", "--customers-per-district", "300"],
-                  4, 20, [], adhoc, lambda: adhoc("SELECT COUNT(*) FROM orders"),
-                  lambda: adhoc("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 1"))
+    return Target(
+        "voltdb",
+        endpoint,
+        2,
+        ["--items", "5000", "--customers-per-district", "300"],
+        4,
+        20,
+        [],
+        adhoc,
+        lambda: adhoc("SELECT COUNT(*) FROM orders"),
+        lambda: adhoc("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 1"),
+    )
 
 
 def _mongo_target(endpoint: str, schema: str) -> Target:
@@ -70,23 +87,32 @@ def _mongo_target(endpoint: str, schema: str) -> Target:
             return sum(len(c["orders"]) for c in db().customer.find({}, {"orders.o_id": 1}))
         return db().orders.count_documents({})
 
-    return Target("mongodb", endpoint, 2, ["--items", "1000", "--customers-per-district", "30"],
-                  2, 20, [f"schema={schema}"], None, count_orders, corrupt)
+    return Target(
+        "mongodb",
+        endpoint,
+        2,
+        ["--items", "1000", "--customers-per-district", "30"],
+        2,
+        20,
+        [f"schema={schema}"],
+        None,
+        count_orders,
+        corrupt,
+    )
 
 
-@pytest.fixture(scope="module", params=["voltdb", "mongodb-normalized", "mongodb-denormalized",
-                                        "mongodb-embedded"])
+@pytest.fixture(scope="module", params=["voltdb", "mongodb-normalized", "mongodb-denormalized", "mongodb-embedded"])
 def target(request) -> Target:
     if request.param == "voltdb":
         return _volt_target(request.getfixturevalue("voltdb").endpoints[0])
-    return _mongo_target(request.getfixturevalue("secantus").endpoint,
-                         request.param.split("-")[1])
+    return _mongo_target(request.getfixturevalue("secantus").endpoint, request.param.split("-")[1])
 
 
 @pytest.fixture(scope="module")
 def loaded(target: Target):
-    done = tpcc("load", *target.args(), "--warehouses", str(target.warehouses), "--workers", "2",
-                "--reset", *target.scale)
+    done = tpcc(
+        "load", *target.args(), "--warehouses", str(target.warehouses), "--workers", "2", "--reset", *target.scale
+    )
     assert done.code == 0, done.stderr
     return done.json()
 
@@ -105,8 +131,7 @@ def test_load_reports_the_population(target, loaded):
 def test_a_database_with_tpcc_data_is_left_alone_with_refuse_existing(target, loaded):
     """A user's own database: without --reset the load must not touch an existing load."""
     orders = target.count_orders()
-    refused = tpcc("load", *target.args(), "--warehouses", "1", "--workers", "1", "--refuse-existing",
-                   *target.scale)
+    refused = tpcc("load", *target.args(), "--warehouses", "1", "--workers", "1", "--refuse-existing", *target.scale)
     assert refused.code == 1, refused.stderr
     assert "already holds TPC-C data (2 warehouses" in refused.stderr
     assert "workload.resetBeforeLoad: true" in refused.stderr
@@ -124,10 +149,24 @@ def test_all_12_conditions_hold_after_load(target, loaded):
 def test_run_commits_keeps_the_mix_and_leaves_no_trace_of_rollbacks(target, loaded, tmp_path):
     ledger, results = tmp_path / "ledger", tmp_path / "results.json"
     before = target.count_orders()
-    done = tpcc("run", *target.args(), "--warehouses", str(target.warehouses),
-                "--clients", str(target.clients), "--duration", str(target.duration),
-                "--warmup", "2", "--ledger", str(ledger), "--results", str(results), "--check",
-                timeout=target.duration + 300)
+    done = tpcc(
+        "run",
+        *target.args(),
+        "--warehouses",
+        str(target.warehouses),
+        "--clients",
+        str(target.clients),
+        "--duration",
+        str(target.duration),
+        "--warmup",
+        "2",
+        "--ledger",
+        str(ledger),
+        "--results",
+        str(results),
+        "--check",
+        timeout=target.duration + 300,
+    )
     assert done.code == 0, done.stderr
     doc = json.loads(results.read_text())
     assert doc == done.json()
@@ -140,8 +179,7 @@ def test_run_commits_keeps_the_mix_and_leaves_no_trace_of_rollbacks(target, load
     assert condition_11["number"] == 11 and "acknowledged Deliveries" in condition_11["note"], condition_11
     tx = doc["transactions"]
     executed = sum(t["executed"] for t in tx.values())
-    for name, pct in zip(["NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL"],
-                         [45, 43, 4, 4, 4]):
+    for name, pct in zip(["NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL"], [45, 43, 4, 4, 4]):
         # the deck keeps every 100 draws exact; each client's partial deck drifts: the cards of one
         # type in its first k draws are hypergeometric, sd at most 2.5 cards: 3 sd per client
         slack = 1.0 if executed >= 2000 else 100.0 * target.clients * 8 / executed
@@ -190,18 +228,45 @@ def _free_port() -> int:
 def test_interrupted_load_is_refused_by_run_and_resumes_without_duplicates(voltdb):
     t = _volt_target(voltdb.endpoints[0])
     port = _free_port()
-    args = ["--db", "voltdb", "--endpoints", t.endpoint, "--warehouses", "2", "--workers", "1",
-            "--items", "20000", "--customers-per-district", "1000"]
-    proc = subprocess.Popen([*TPCC, "load", *args, "--reset", "--metrics-port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    args = [
+        "--db",
+        "voltdb",
+        "--endpoints",
+        t.endpoint,
+        "--warehouses",
+        "2",
+        "--workers",
+        "1",
+        "--items",
+        "20000",
+        "--customers-per-district",
+        "1000",
+    ]
+    proc = subprocess.Popen(
+        [*TPCC, "load", *args, "--reset", "--metrics-port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 120
     while _metric(port, "tpcc_load_units_done") < 3 and time.time() < deadline:
         assert proc.poll() is None, proc.stderr.read()
         time.sleep(0.2)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    refused = tpcc("run", "--db", "voltdb", "--endpoints", t.endpoint, "--metrics-port", "0",
-                   "--warehouses", "2", "--duration", "5")
+    refused = tpcc(
+        "run",
+        "--db",
+        "voltdb",
+        "--endpoints",
+        t.endpoint,
+        "--metrics-port",
+        "0",
+        "--warehouses",
+        "2",
+        "--duration",
+        "5",
+    )
     assert refused.code == 1 and "incomplete" in refused.stderr, refused.stderr
     resumed = tpcc("load", *args, "--metrics-port", "0")
     assert resumed.code == 0, resumed.stderr
@@ -216,27 +281,77 @@ def test_interrupted_load_is_refused_by_run_and_resumes_without_duplicates(voltd
 def test_mongodb_driver_options_appear_in_the_results(secantus, tmp_path):
     """Every option the studies compared, set away from its default, is in the results
     document twice: as written (options.driver_options) and as the driver applied it."""
-    studied = {"schema": "normalized", "find_and_modify": "false", "batch_writes": "false",
-               "read_concern": "snapshot", "write_concern": "1", "read_preference": "primaryPreferred",
-               "causal": "true", "retry_writes": "false", "database": "tpcc_options"}
-    target = Target("mongodb", secantus.endpoint, 1, ["--items", "1000", "--customers-per-district", "30"],
-                    1, 3, [f"{k}={v}" for k, v in studied.items()], None, lambda: 0, lambda: None)
+    studied = {
+        "schema": "normalized",
+        "find_and_modify": "false",
+        "batch_writes": "false",
+        "read_concern": "snapshot",
+        "write_concern": "1",
+        "read_preference": "primaryPreferred",
+        "causal": "true",
+        "retry_writes": "false",
+        "database": "tpcc_options",
+    }
+    target = Target(
+        "mongodb",
+        secantus.endpoint,
+        1,
+        ["--items", "1000", "--customers-per-district", "30"],
+        1,
+        3,
+        [f"{k}={v}" for k, v in studied.items()],
+        None,
+        lambda: 0,
+        lambda: None,
+    )
     done = tpcc("load", *target.args(), "--warehouses", "1", "--workers", "1", "--reset", *target.scale)
     assert done.code == 0, done.stderr
     results = tmp_path / "results.json"
-    done = tpcc("run", *target.args(), "--warehouses", "1", "--clients", "1", "--duration", "3",
-                "--warmup", "0", "--results", str(results), timeout=300)
+    done = tpcc(
+        "run",
+        *target.args(),
+        "--warehouses",
+        "1",
+        "--clients",
+        "1",
+        "--duration",
+        "3",
+        "--warmup",
+        "0",
+        "--results",
+        str(results),
+        timeout=300,
+    )
     assert done.code == 0, done.stderr
     options = json.loads(results.read_text())["options"]
     assert options["driver_options"] == studied
     applied = options["driver"]
-    assert {k: applied[k] for k in ("schema_variant", "find_and_modify", "batch_writes", "read_concern",
-                                    "write_concern", "read_preference", "causal_consistency",
-                                    "retry_writes", "database", "topology")} == {
-        "schema_variant": "normalized", "find_and_modify": False, "batch_writes": False,
-        "read_concern": "snapshot", "write_concern": 1, "read_preference": "primaryPreferred",
-        "causal_consistency": True, "retry_writes": False, "database": "tpcc_options",
-        "topology": "replica_set"}
+    assert {
+        k: applied[k]
+        for k in (
+            "schema_variant",
+            "find_and_modify",
+            "batch_writes",
+            "read_concern",
+            "write_concern",
+            "read_preference",
+            "causal_consistency",
+            "retry_writes",
+            "database",
+            "topology",
+        )
+    } == {
+        "schema_variant": "normalized",
+        "find_and_modify": False,
+        "batch_writes": False,
+        "read_concern": "snapshot",
+        "write_concern": 1,
+        "read_preference": "primaryPreferred",
+        "causal_consistency": True,
+        "retry_writes": False,
+        "database": "tpcc_options",
+        "topology": "replica_set",
+    }
 
 
 @pytest.fixture(params=["voltdb", "mongodb"])
@@ -247,8 +362,19 @@ def killable(request) -> Target:
         target = _volt_target(request.getfixturevalue("voltdb").endpoints[0])
     else:
         target = _mongo_target(request.getfixturevalue("own_secantus").endpoint, "denormalized")
-    done = tpcc("load", *target.args(), "--warehouses", "1", "--workers", "1", "--reset",
-                "--items", "1000", "--customers-per-district", "30")
+    done = tpcc(
+        "load",
+        *target.args(),
+        "--warehouses",
+        "1",
+        "--workers",
+        "1",
+        "--reset",
+        "--items",
+        "1000",
+        "--customers-per-district",
+        "30",
+    )
     assert done.code == 0, done.stderr
     return target
 
@@ -259,9 +385,13 @@ def test_runner_processes_killed_mid_run_leave_no_partial_transaction(killable):
     conditions still hold over every order touched (condition 11 from ORDERS itself: the
     killed run's acknowledged Deliveries died with it)."""
     target = killable
-    run = subprocess.Popen([*TPCC, "run", *target.args(), "--warehouses", "1", "--clients", "2",
-                            "--duration", "120", "--warmup", "1"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    run = subprocess.Popen(
+        [*TPCC, "run", *target.args(), "--warehouses", "1", "--clients", "2", "--duration", "120", "--warmup", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     before = target.count_orders()
     deadline = time.time() + 120
     while target.count_orders() < before + 20 and time.time() < deadline and run.poll() is None:
@@ -280,8 +410,9 @@ def _procedure_calls(endpoint: str) -> dict[str, int]:
     host, port = endpoint.rsplit(":", 1)
     client = FastSerializer(host, int(port))
     try:
-        resp = VoltProcedure(client, "@Statistics", [FastSerializer.VOLTTYPE_STRING,
-                                                     FastSerializer.VOLTTYPE_INTEGER]).call(["PROCEDURE", 0])
+        resp = VoltProcedure(
+            client, "@Statistics", [FastSerializer.VOLTTYPE_STRING, FastSerializer.VOLTTYPE_INTEGER]
+        ).call(["PROCEDURE", 0])
         assert resp.status == 1, resp.statusString
         table = resp.tables[0]
         names = [c.name.upper() for c in table.columns]
@@ -295,23 +426,51 @@ def _procedure_calls(endpoint: str) -> dict[str, int]:
         client.close()
 
 
-@pytest.mark.parametrize("delivery, partitioning", [("per-district", "warehouse"),
-                                                    ("per-warehouse", "district"), ("per-district", "district")])
+@pytest.mark.parametrize(
+    "delivery, partitioning",
+    [("per-district", "warehouse"), ("per-warehouse", "district"), ("per-district", "district")],
+)
 def test_voltdb_delivery_and_partitioning_variants_run_check_and_count_one_delivery_each(
-        voltdb, tmp_path, delivery, partitioning):
+    voltdb, tmp_path, delivery, partitioning
+):
     """The VoltDB study's variants: Delivery split per district (every Delivery ten
     DeliveryDistrict transactions on the server, counted once in the results, the mix holds) and
     tables partitioned by district; each loads, runs, names its mode in the results, and keeps
     the 12 conditions after the run, condition 11 from the runners' acknowledged Deliveries."""
     target = _volt_target(voltdb.endpoints[0])
     target.driver_opts = [f"delivery={delivery}", f"partitioning={partitioning}"]
-    done = tpcc("load", *target.args(), "--warehouses", "1", "--workers", "1", "--reset",
-                "--items", "1000", "--customers-per-district", "30")
+    done = tpcc(
+        "load",
+        *target.args(),
+        "--warehouses",
+        "1",
+        "--workers",
+        "1",
+        "--reset",
+        "--items",
+        "1000",
+        "--customers-per-district",
+        "30",
+    )
     assert done.code == 0, done.stderr
     before = _procedure_calls(target.endpoint)
     results = tmp_path / "results.json"
-    done = tpcc("run", *target.args(), "--warehouses", "1", "--clients", "2", "--duration", "15",
-                "--warmup", "1", "--results", str(results), "--check", timeout=300)
+    done = tpcc(
+        "run",
+        *target.args(),
+        "--warehouses",
+        "1",
+        "--clients",
+        "2",
+        "--duration",
+        "15",
+        "--warmup",
+        "1",
+        "--results",
+        str(results),
+        "--check",
+        timeout=300,
+    )
     assert done.code == 0, done.stderr
     doc = json.loads(results.read_text())
     after = _procedure_calls(target.endpoint)
@@ -342,7 +501,21 @@ def test_voltdb_delivery_and_partitioning_variants_run_check_and_count_one_deliv
     assert checked.code == 0, checked.stdout + checked.stderr
     assert "acknowledged Deliveries" in checked.json()["conditions"][10]["note"]
     other = "warehouse" if partitioning == "district" else "district"
-    refused = tpcc("run", "--db", "voltdb", "--endpoints", target.endpoint, "--metrics-port", "0",
-                   "--driver-opt", f"partitioning={other}", "--warehouses", "1", "--clients", "1",
-                   "--duration", "2")
+    refused = tpcc(
+        "run",
+        "--db",
+        "voltdb",
+        "--endpoints",
+        target.endpoint,
+        "--metrics-port",
+        "0",
+        "--driver-opt",
+        f"partitioning={other}",
+        "--warehouses",
+        "1",
+        "--clients",
+        "1",
+        "--duration",
+        "2",
+    )
     assert refused.code != 0 and "the database was loaded with schema" in refused.stderr, refused.stderr

@@ -1,6 +1,7 @@
 """hack/secantus/member.py, what the test-server image (local/secantus:dev) runs in place of
 mongod in charts/mongodb: a real SecantusDB process, its `hello`, the chart's readiness
 contract, and an acknowledged write surviving a SIGKILL and a restart on the same directory."""
+
 from __future__ import annotations
 
 import pathlib
@@ -19,8 +20,12 @@ MEMBER = pathlib.Path(__file__).resolve().parents[2] / "hack" / "secantus" / "me
 
 
 def ready(port: int, replica_set: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(MEMBER), "ready", "--port", str(port),
-                           "--replica-set", replica_set], capture_output=True, text=True, timeout=30)
+    return subprocess.run(
+        [sys.executable, str(MEMBER), "ready", "--port", str(port), "--replica-set", replica_set],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
 
 
 class Member:
@@ -30,9 +35,23 @@ class Member:
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, str(MEMBER), "serve", "--port", str(self.port), "--storage-path",
-             str(self.data), "--replica-set", self.replica_set, "--advertise", self.advertise],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+            [
+                sys.executable,
+                str(MEMBER),
+                "serve",
+                "--port",
+                str(self.port),
+                "--storage-path",
+                str(self.data),
+                "--replica-set",
+                self.replica_set,
+                "--advertise",
+                self.advertise,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 60
         while ready(self.port, self.replica_set).returncode != 0:
             assert self.proc.poll() is None, self.proc.stderr.read().decode()

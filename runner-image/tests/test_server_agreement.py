@@ -1,5 +1,6 @@
 """The judge of client against server counts (server_agreement) and the `server` section of the
 results documents, merged over runner pods (results.merge_server)."""
+
 from __future__ import annotations
 
 from tpcc_runner.results import merge_server, server_results, summary
@@ -8,21 +9,28 @@ from tpcc_runner.server_stats import ClientCounts, CounterGroup, DatabaseSize, S
 
 
 def _volt_like(t: float, new_order: tuple[int, int], payment: int) -> ServerCounters:
-    return ServerCounters(t, (CounterGroup("NewOrder+NewOrderMP", ("NEW_ORDER",), *new_order),
-                              CounterGroup("Payment+PaymentMP", ("PAYMENT",), payment, 0)),
-                          {"procedure.NewOrder.invocations": sum(new_order)})
+    return ServerCounters(
+        t,
+        (
+            CounterGroup("NewOrder+NewOrderMP", ("NEW_ORDER",), *new_order),
+            CounterGroup("Payment+PaymentMP", ("PAYMENT",), payment, 0),
+        ),
+        {"procedure.NewOrder.invocations": sum(new_order)},
+    )
 
 
-CLIENTS = {"NEW_ORDER": ClientCounts(committed=1000, rollbacks=10, retries=3),
-           "PAYMENT": ClientCounts(committed=900)}
+CLIENTS = {"NEW_ORDER": ClientCounts(committed=1000, rollbacks=10, retries=3), "PAYMENT": ClientCounts(committed=900)}
 
 
 def test_counts_that_match_agree():
     verdict = judge(CLIENTS, _volt_like(1, (5000, 40), 7000), _volt_like(2, (6000, 50), 7900))
     assert verdict.verdict == AGREE
     assert [(c.counter, c.what, c.client, c.server) for c in verdict.comparisons] == [
-        ("NewOrder+NewOrderMP", "committed", 1000, 1000), ("NewOrder+NewOrderMP", "aborted", 10, 10),
-        ("Payment+PaymentMP", "committed", 900, 900), ("Payment+PaymentMP", "aborted", 0, 0)]
+        ("NewOrder+NewOrderMP", "committed", 1000, 1000),
+        ("NewOrder+NewOrderMP", "aborted", 10, 10),
+        ("Payment+PaymentMP", "committed", 900, 900),
+        ("Payment+PaymentMP", "aborted", 0, 0),
+    ]
 
 
 def test_work_the_clients_did_not_count_is_a_disagreement_with_the_difference():
@@ -70,8 +78,13 @@ def test_pods_are_judged_together_from_the_earliest_before_and_latest_after():
 
 def test_the_summary_says_the_size_and_the_verdict(tmp_path):
     from test_results import _pod
-    doc = {**_pod([5] * 60), **_pod_doc(_volt_like(1, (0, 0), 0), _volt_like(2, (1, 0), 0),
-                                        {"NEW_ORDER": ClientCounts(committed=1)}, pods=1)}
+
+    doc = {
+        **_pod([5] * 60),
+        **_pod_doc(
+            _volt_like(1, (0, 0), 0), _volt_like(2, (1, 0), 0), {"NEW_ORDER": ClientCounts(committed=1)}, pods=1
+        ),
+    }
     text = summary(doc)
     assert "server counters vs clients: agree" in text
     assert "transactions/s" in text and "minms" in text
@@ -81,11 +94,13 @@ def test_a_server_that_cannot_be_asked_is_reported_not_available_and_the_run_goe
     import socket
 
     from tpcc_runner.cli import build_parser, connection_options, fetch_database_size, fetch_server_counters
+
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    args = build_parser().parse_args(["run", "--db", "voltdb", "--endpoints", f"127.0.0.1:{port}",
-                                      "--warehouses", "1", "--connect-timeout", "1"])
+    args = build_parser().parse_args(
+        ["run", "--db", "voltdb", "--endpoints", f"127.0.0.1:{port}", "--warehouses", "1", "--connect-timeout", "1"]
+    )
     counters = fetch_server_counters(args, connection_options(args))
     assert counters.unavailable.startswith("voltdb: Unreachable: VoltDB not reachable")
     assert fetch_database_size(args, connection_options(args)).unavailable.startswith("voltdb: Unreachable")
@@ -94,8 +109,8 @@ def test_a_server_that_cannot_be_asked_is_reported_not_available_and_the_run_goe
 
 def test_a_counter_the_server_lists_only_after_first_use_counts_from_zero():
     from tpcc_runner.server_stats import counter_deltas
+
     before = ServerCounters(1, (), {"procedure.LoadItems.invocations": 3})
     after = ServerCounters(2, (), {"procedure.LoadItems.invocations": 3, "procedure.NewOrder.invocations": 40})
-    assert counter_deltas(before, after) == {"procedure.LoadItems.invocations": 0,
-                                             "procedure.NewOrder.invocations": 40}
+    assert counter_deltas(before, after) == {"procedure.LoadItems.invocations": 0, "procedure.NewOrder.invocations": 40}
     assert counter_deltas(ServerCounters.not_available("refused"), after) == {}

@@ -2,6 +2,7 @@
 server counts (VLDB 2019, 4.6.6), on real servers: VoltDB's agree with the clients, and a client the
 runner does not know about (NewOrders invoked directly during the run) makes them disagree;
 SecantusDB reports its opcounters and sizes and says plainly that it keeps no transaction counts."""
+
 from __future__ import annotations
 
 import json
@@ -25,14 +26,23 @@ def _args(db: str, endpoint: str) -> list[str]:
 
 
 def _load(db: str, endpoint: str, *extra: str) -> None:
-    done = tpcc("load", *_args(db, endpoint), "--warehouses", "1", "--workers", "2", "--reset",
-                *SCALE, *extra)
+    done = tpcc("load", *_args(db, endpoint), "--warehouses", "1", "--workers", "2", "--reset", *SCALE, *extra)
     assert done.code == 0, done.stderr
 
 
 def _run_args(db: str, endpoint: str, seconds: int, clients: int = 3) -> list[str]:
-    return ["run", *_args(db, endpoint), "--warehouses", "1", "--clients", str(clients),
-            "--duration", str(seconds), "--warmup", "2"]
+    return [
+        "run",
+        *_args(db, endpoint),
+        "--warehouses",
+        "1",
+        "--clients",
+        str(clients),
+        "--duration",
+        str(seconds),
+        "--warmup",
+        "2",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +78,10 @@ def test_voltdb_counts_agree_with_the_clients_and_report_the_size(volt_loaded):
     assert size["data_bytes"] == details["memory.tupledata_bytes"] + details["memory.stringmemory_bytes"]
     assert size["index_bytes"] == details["memory.indexmemory_bytes"]
     assert doc["transactions_per_second"] > 0
-    assert all(t["latency_ms"]["max"] >= t["latency_ms"]["p50"] >= t["latency_ms"]["min"] > 0
-               for t in doc["transactions"].values())
+    assert all(
+        t["latency_ms"]["max"] >= t["latency_ms"]["p50"] >= t["latency_ms"]["min"] > 0
+        for t in doc["transactions"].values()
+    )
     assert "server counters vs clients: agree" in done.stderr
 
 
@@ -81,20 +93,43 @@ def test_a_k_safe_cluster_counts_each_write_once_and_agrees(voltdb_cluster):
     assert done.code == 0, done.stderr
     doc = done.json()
     assert doc["server_agreement"]["verdict"] == "agree", doc["server_agreement"]
-    new_orders = next(c for c in doc["server_agreement"]["comparisons"]
-                      if c["transactions"] == ["NEW_ORDER"] and c["what"] == "committed")
+    new_orders = next(
+        c
+        for c in doc["server_agreement"]["comparisons"]
+        if c["transactions"] == ["NEW_ORDER"] and c["what"] == "committed"
+    )
     assert new_orders["client"] > 50
     size = doc["server"]["size"]  # memory of all three hosts; data once, not once per replica
-    assert size["details"]["memory.tupledata_bytes"] + size["details"]["memory.stringmemory_bytes"] \
+    assert (
+        size["details"]["memory.tupledata_bytes"] + size["details"]["memory.stringmemory_bytes"]
         > 1.5 * size["data_bytes"]
+    )
 
 
 def test_two_runner_pods_are_judged_together_when_merged(volt_loaded, tmp_path):
     from tpcc_runner.results import merge_results
+
     start_at = time.time() + 8
-    pods = [subprocess.Popen([*TPCC, *_run_args("voltdb", volt_loaded, 6, clients=2), "--shard", f"{i}/2",
-                              "--start-at", str(start_at), "--seed", "7", "--results", str(tmp_path / f"{i}.json")],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for i in range(2)]
+    pods = [
+        subprocess.Popen(
+            [
+                *TPCC,
+                *_run_args("voltdb", volt_loaded, 6, clients=2),
+                "--shard",
+                f"{i}/2",
+                "--start-at",
+                str(start_at),
+                "--seed",
+                "7",
+                "--results",
+                str(tmp_path / f"{i}.json"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
     for p in pods:
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
@@ -103,8 +138,11 @@ def test_two_runner_pods_are_judged_together_when_merged(volt_loaded, tmp_path):
     assert [d["server_agreement"]["verdict"] for d in docs] == ["not-available"] * 2
     merged = merge_results(docs)
     assert merged["server_agreement"]["verdict"] == "agree", merged["server_agreement"]
-    new_orders = next(c for c in merged["server_agreement"]["comparisons"]
-                      if c["transactions"] == ["NEW_ORDER"] and c["what"] == "committed")
+    new_orders = next(
+        c
+        for c in merged["server_agreement"]["comparisons"]
+        if c["transactions"] == ["NEW_ORDER"] and c["what"] == "committed"
+    )
     assert new_orders["client"] == sum(d["server"]["client_counts"]["NEW_ORDER"]["committed"] for d in docs)
     assert min(d["server"]["client_counts"]["NEW_ORDER"]["committed"] for d in docs) > 20
 
@@ -116,8 +154,15 @@ def _invoke_new_orders(endpoint: str, stop: threading.Event, made: list[int]) ->
     try:
         while not stop.is_set():
             try:
-                driver.new_order({"w_id": 1, "d_id": 1 + len(made) % 10, "c_id": 1, "o_entry_d": utcnow(),
-                                  "items": [{"i_id": 1, "supply_w_id": 1, "quantity": 1}]})
+                driver.new_order(
+                    {
+                        "w_id": 1,
+                        "d_id": 1 + len(made) % 10,
+                        "c_id": 1,
+                        "o_entry_d": utcnow(),
+                        "items": [{"i_id": 1, "supply_w_id": 1, "quantity": 1}],
+                    }
+                )
                 made.append(1)
             except DriverError:
                 pass
@@ -129,8 +174,9 @@ def _invoke_new_orders(endpoint: str, stop: threading.Event, made: list[int]) ->
 def test_new_orders_the_clients_did_not_make_are_a_disagreement(volt_loaded):
     stop, made = threading.Event(), []
     other = threading.Thread(target=_invoke_new_orders, args=(volt_loaded, stop, made), daemon=True)
-    run = subprocess.Popen([*TPCC, *_run_args("voltdb", volt_loaded, 8)], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [*TPCC, *_run_args("voltdb", volt_loaded, 8)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     other.start()
     try:
         out, err = run.communicate(timeout=300)

@@ -1,6 +1,7 @@
 """The VoltDB driver against a real VoltDB 10.1.1 server (hack/voltdb.sh), on a tiny
 hand-made TPC-C database: 2 warehouses, 2 districts each, 5 customers and 5 orders per
 district (orders 1-3 delivered, 4-5 in NEW-ORDER), 20 items."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -48,50 +49,131 @@ def ol_i_id(w, d, o, n):
 
 
 def meta() -> LoadMeta:
-    return LoadMeta(warehouses=WAREHOUSES, items=ITEMS, districts=DISTRICTS,
-                    customers_per_district=CUSTOMERS, orders_per_district=ORDERS,
-                    new_orders_per_district=NEW_ORDERS, c_last=1, c_id=2, ol_i_id=3,
-                    schema_variant="stored-procedures", loaded_at="2024-01-02T03:04:05",
-                    complete=True)
+    return LoadMeta(
+        warehouses=WAREHOUSES,
+        items=ITEMS,
+        districts=DISTRICTS,
+        customers_per_district=CUSTOMERS,
+        orders_per_district=ORDERS,
+        new_orders_per_district=NEW_ORDERS,
+        c_last=1,
+        c_id=2,
+        ol_i_id=3,
+        schema_variant="stored-procedures",
+        loaded_at="2024-01-02T03:04:05",
+        complete=True,
+    )
 
 
 def units() -> dict[str, dict[str, list[tuple]]]:
     """The load units of the tiny database, rows in schema.TABLES order (initial state of
     clause 4.3.3.1, scaled down)."""
-    u = {"item:0": {"item": [(i, i * 10, f"item-{i}", round(1 + i * 0.37, 2),
-                              "xxORIGINALxx" if i % 2 else "generic data") for i in range(1, ITEMS + 1)]}}
+    u = {
+        "item:0": {
+            "item": [
+                (i, i * 10, f"item-{i}", round(1 + i * 0.37, 2), "xxORIGINALxx" if i % 2 else "generic data")
+                for i in range(1, ITEMS + 1)
+            ]
+        }
+    }
     for w in range(1, WAREHOUSES + 1):
         u[f"warehouse:{w}"] = {
-            "warehouse": [(w, f"W{w}", "street1", "street2", "city", "ST", "123411111", 0.1 + w / 100,
-                           DISTRICTS * CUSTOMERS * 10.0)],
-            "district": [(d, w, f"D{w}-{d}", "s1", "s2", "city", "ST", "123411111", 0.05 + d / 100,
-                          CUSTOMERS * 10.0, ORDERS + 1) for d in range(1, DISTRICTS + 1)]}
-        u[f"stock:{w}:0"] = {"stock": [
-            (i, w, STOCK_QUANTITY.get(i, 30 + i), *(f"dist-{w}-{i}-{k:02d}" for k in range(1, 11)),
-             0, 0, 0, "s ORIGINAL s" if i % 3 else "s data") for i in range(1, ITEMS + 1)]}
+            "warehouse": [
+                (
+                    w,
+                    f"W{w}",
+                    "street1",
+                    "street2",
+                    "city",
+                    "ST",
+                    "123411111",
+                    0.1 + w / 100,
+                    DISTRICTS * CUSTOMERS * 10.0,
+                )
+            ],
+            "district": [
+                (d, w, f"D{w}-{d}", "s1", "s2", "city", "ST", "123411111", 0.05 + d / 100, CUSTOMERS * 10.0, ORDERS + 1)
+                for d in range(1, DISTRICTS + 1)
+            ],
+        }
+        u[f"stock:{w}:0"] = {
+            "stock": [
+                (
+                    i,
+                    w,
+                    STOCK_QUANTITY.get(i, 30 + i),
+                    *(f"dist-{w}-{i}-{k:02d}" for k in range(1, 11)),
+                    0,
+                    0,
+                    0,
+                    "s ORIGINAL s" if i % 3 else "s data",
+                )
+                for i in range(1, ITEMS + 1)
+            ]
+        }
         for d in range(1, DISTRICTS + 1):
             customers, history, orders, lines, new_orders = [], [], [], [], []
             for c in range(1, CUSTOMERS + 1):
-                customers.append((c, d, w, FIRST_NAMES[c], "OE", LAST_NAMES[c], "s1", "s2", "city", "ST",
-                                  "123411111", "0123456789012345", T0, "BC" if c == 4 else "GC",
-                                  50000.0, 0.1, -10.0, 10.0, 1, 0, f"data of customer {c}"))
+                customers.append(
+                    (
+                        c,
+                        d,
+                        w,
+                        FIRST_NAMES[c],
+                        "OE",
+                        LAST_NAMES[c],
+                        "s1",
+                        "s2",
+                        "city",
+                        "ST",
+                        "123411111",
+                        "0123456789012345",
+                        T0,
+                        "BC" if c == 4 else "GC",
+                        50000.0,
+                        0.1,
+                        -10.0,
+                        10.0,
+                        1,
+                        0,
+                        f"data of customer {c}",
+                    )
+                )
                 history.append((c, d, w, d, w, T0, 10.0, "initial payment"))
             for o in range(1, ORDERS + 1):
                 delivered = o <= DELIVERED
                 orders.append((o, d, w, o, T0, 3 if delivered else None, ol_cnt(w, d, o), 1))
                 for n in range(1, ol_cnt(w, d, o) + 1):
-                    lines.append((o, d, w, n, ol_i_id(w, d, o, n), w, T0 if delivered else None, 5,
-                                  0.0 if delivered else round(n * 3.33, 2), f"info-{o}-{n}"))
+                    lines.append(
+                        (
+                            o,
+                            d,
+                            w,
+                            n,
+                            ol_i_id(w, d, o, n),
+                            w,
+                            T0 if delivered else None,
+                            5,
+                            0.0 if delivered else round(n * 3.33, 2),
+                            f"info-{o}-{n}",
+                        )
+                    )
                 if not delivered:
                     new_orders.append((o, d, w))
-            u[f"district:{w}:{d}"] = {"customer": customers, "history": history, "orders": orders,
-                                      "order_line": lines, "new_order": new_orders}
+            u[f"district:{w}:{d}"] = {
+                "customer": customers,
+                "history": history,
+                "orders": orders,
+                "order_line": lines,
+                "new_order": new_orders,
+            }
     return u
 
 
 def sql(driver: VoltDBDriver, text: str, *params):
     """Rows of a statement; money (DECIMAL) as float, to compare with the rows the tests load."""
     from tpcc_runner.drivers.voltdb import INTEGER
+
     rows = driver._sql(text, *((INTEGER, p) for p in params), writes=True)
     return [[float(v) if isinstance(v, Decimal) else v for v in row] for row in rows]
 
@@ -127,8 +209,9 @@ def loaded(driver):
 @pytest.fixture
 def by_district(voltdb):
     """The tiny database loaded partitioned by district (driver option partitioning=district)."""
-    d = VoltDBDriver(ConnectionOptions(endpoints=voltdb.endpoints, connect_timeout=10,
-                                       extra={"partitioning": "district"}))
+    d = VoltDBDriver(
+        ConnectionOptions(endpoints=voltdb.endpoints, connect_timeout=10, extra={"partitioning": "district"})
+    )
     d.connect()
     d.create_schema(reset=True)
     for key, tables in units().items():
@@ -143,6 +226,7 @@ def consistency(driver):
 
 
 # -- schema and load --------------------------------------------------------------------
+
 
 def test_ddl_columns_follow_the_table_layout():
     """schema.TABLES' columns, then (district-keyed tables) the district key the driver adds."""
@@ -160,8 +244,11 @@ def procedures(statements: list[str]) -> dict[str, str]:
     """Each procedure's partitioning: "table.column parameter" or "multi"."""
     out = {}
     for stmt in statements:
-        m = re.match(r"CREATE PROCEDURE (?:PARTITION ON TABLE (\w+) COLUMN (\w+) PARAMETER (\d) )?"
-                     r"FROM CLASS [\w.]+\.(\w+);", stmt)
+        m = re.match(
+            r"CREATE PROCEDURE (?:PARTITION ON TABLE (\w+) COLUMN (\w+) PARAMETER (\d) )?"
+            r"FROM CLASS [\w.]+\.(\w+);",
+            stmt,
+        )
         if m:
             out[m.group(4)] = f"{m.group(1)}.{m.group(2)} {m.group(3)}" if m.group(1) else "multi"
     return out
@@ -170,24 +257,52 @@ def procedures(statements: list[str]) -> dict[str, str]:
 def test_the_two_partitioning_layouts_partition_and_declare_what_the_readme_says():
     by_warehouse, by_district = volt.ddl_statements("warehouse"), volt.ddl_statements("district")
     assert partitioned_on(by_warehouse) == {
-        "warehouse": "w_id", "district": "d_w_id", "customer": "c_w_id", "history": "h_w_id",
-        "new_order": "no_w_id", "orders": "o_w_id", "order_line": "ol_w_id", "stock": "s_w_id",
-        "tpcc_load_unit": "w_id"}
-    assert partitioned_on(by_district) == {**partitioned_on(by_warehouse), **{
-        t: key for t, (key, _, _) in volt.DISTRICT_KEYS.items()}}
+        "warehouse": "w_id",
+        "district": "d_w_id",
+        "customer": "c_w_id",
+        "history": "h_w_id",
+        "new_order": "no_w_id",
+        "orders": "o_w_id",
+        "order_line": "ol_w_id",
+        "stock": "s_w_id",
+        "tpcc_load_unit": "w_id",
+    }
+    assert partitioned_on(by_district) == {
+        **partitioned_on(by_warehouse),
+        **{t: key for t, (key, _, _) in volt.DISTRICT_KEYS.items()},
+    }
     assert procedures(by_warehouse) == {
-        "NewOrder": "warehouse.w_id 0", "NewOrderMP": "multi", "Payment": "warehouse.w_id 0",
-        "PaymentMP": "multi", "OrderStatus": "warehouse.w_id 0", "Delivery": "warehouse.w_id 0",
-        "DeliveryDistrict": "warehouse.w_id 0", "StockLevel": "warehouse.w_id 0", "ConsistencyRead": "multi",
-        "LoadItems": "multi", "LoadWarehouse": "warehouse.w_id 0", "LoadStock": "warehouse.w_id 0",
-        "LoadDistrict": "warehouse.w_id 0"}
+        "NewOrder": "warehouse.w_id 0",
+        "NewOrderMP": "multi",
+        "Payment": "warehouse.w_id 0",
+        "PaymentMP": "multi",
+        "OrderStatus": "warehouse.w_id 0",
+        "Delivery": "warehouse.w_id 0",
+        "DeliveryDistrict": "warehouse.w_id 0",
+        "StockLevel": "warehouse.w_id 0",
+        "ConsistencyRead": "multi",
+        "LoadItems": "multi",
+        "LoadWarehouse": "warehouse.w_id 0",
+        "LoadStock": "warehouse.w_id 0",
+        "LoadDistrict": "warehouse.w_id 0",
+    }
     assert procedures(by_district) == {
-        "NewOrderMP": "multi", "PaymentMP": "multi", "OrderStatus": "customer.c_wd 0", "Delivery": "multi",
-        "DeliveryDistrict": "new_order.no_wd 0", "StockLevel": "multi", "ConsistencyRead": "multi",
-        "LoadItems": "multi", "LoadWarehouse": "multi", "LoadStock": "warehouse.w_id 0", "LoadDistrict": "multi"}
+        "NewOrderMP": "multi",
+        "PaymentMP": "multi",
+        "OrderStatus": "customer.c_wd 0",
+        "Delivery": "multi",
+        "DeliveryDistrict": "new_order.no_wd 0",
+        "StockLevel": "multi",
+        "ConsistencyRead": "multi",
+        "LoadItems": "multi",
+        "LoadWarehouse": "multi",
+        "LoadStock": "warehouse.w_id 0",
+        "LoadDistrict": "multi",
+    }
     # the tables themselves (columns, keys, indexes) are the same in both
-    assert [s for s in by_warehouse if not s.startswith(("PARTITION", "CREATE PROCEDURE"))] == \
-        [s for s in by_district if not s.startswith(("PARTITION", "CREATE PROCEDURE"))]
+    assert [s for s in by_warehouse if not s.startswith(("PARTITION", "CREATE PROCEDURE"))] == [
+        s for s in by_district if not s.startswith(("PARTITION", "CREATE PROCEDURE"))
+    ]
     with pytest.raises(ValueError, match="unknown VoltDB partitioning layout 'item'"):
         volt.ddl_statements("item")
 
@@ -205,18 +320,28 @@ def test_a_table_encodes_the_same_by_column_as_row_by_row():
     and out-of-int64 money, aware timestamps, non-ASCII text, bytes)."""
     from tpcc_runner.generate import generate_unit
     from tpcc_runner.workload import CConstants, Scale
+
     columns = ddl_columns()
     scale = Scale(items=300, customers_per_district=100)
     for key in ("item:0", "stock:1:0", "district:1:1"):
         for table, rows in generate_unit(key, scale, CConstants(1, 2, 3), 9, dt.datetime(2026, 1, 1)).items():
             assert volt._rows_by_column(columns[table], rows) == volt._rows_one_by_one(columns[table], rows)
-    odd_columns = [("i", volt.INTEGER), ("f", volt.FLOAT), ("s", volt.STRING), ("e", volt.STRING),
-                   ("d", volt.DECIMAL), ("t", volt.TIMESTAMP), ("b", volt.TINYINT),
-                   ("v", volt.VARBINARY), ("m", volt.DECIMAL)]
-    odd = [(1, None, "héllo", None, Decimal("1.5"), dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc),
-            -5, b"\x00\x01", 2.5),
-           (None, 2.5, "", "x", -12345678901.25, None, None, b"", None),
-           (7, 0.0, "same", "same", 1e15, dt.datetime(1960, 5, 5), 3, b"ab", 0.005)] * volt.BULK_ROWS
+    odd_columns = [
+        ("i", volt.INTEGER),
+        ("f", volt.FLOAT),
+        ("s", volt.STRING),
+        ("e", volt.STRING),
+        ("d", volt.DECIMAL),
+        ("t", volt.TIMESTAMP),
+        ("b", volt.TINYINT),
+        ("v", volt.VARBINARY),
+        ("m", volt.DECIMAL),
+    ]
+    odd = [
+        (1, None, "héllo", None, Decimal("1.5"), dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc), -5, b"\x00\x01", 2.5),
+        (None, 2.5, "", "x", -12345678901.25, None, None, b"", None),
+        (7, 0.0, "same", "same", 1e15, dt.datetime(1960, 5, 5), 3, b"ab", 0.005),
+    ] * volt.BULK_ROWS
     assert volt._rows_by_column(odd_columns, odd) == volt._rows_one_by_one(odd_columns, odd)
     assert volt.encode_table(odd_columns, odd[:3]) != volt.encode_table(odd_columns, odd)
 
@@ -226,15 +351,23 @@ def test_create_schema_creates_tables_and_procedures_and_keeps_them(driver):
     tables = driver._catalog("TABLES", 2)
     assert set(TABLES) | {"tpcc_meta", "tpcc_load_unit"} <= tables
     procedures = driver._catalog("PROCEDURES", 2)
-    assert {"neworder", "newordermp", "payment", "paymentmp", "orderstatus", "delivery",
-            "stocklevel", "loaddistrict"} <= procedures
+    assert {
+        "neworder",
+        "newordermp",
+        "payment",
+        "paymentmp",
+        "orderstatus",
+        "delivery",
+        "stocklevel",
+        "loaddistrict",
+    } <= procedures
     assert driver.read_meta() is None and driver.done_units() == set()
 
     driver.load_unit("warehouse:1", units()["warehouse:1"])
-    driver.create_schema(reset=False)          # a resumed load keeps what is there
+    driver.create_schema(reset=False)  # a resumed load keeps what is there
     assert count(driver, "district") == DISTRICTS
     assert driver.done_units() == {"warehouse:1"}
-    driver.create_schema(reset=True)           # reset drops it
+    driver.create_schema(reset=True)  # reset drops it
     assert count(driver, "district") == 0 and driver.done_units() == set()
 
 
@@ -248,8 +381,7 @@ def test_load_writes_every_row_and_marks_units_done(loaded):
     # values round-trip, timestamps as naive UTC; the district key (W_ID*10+D_ID) last
     row = one(loaded, "SELECT * FROM customer WHERE c_w_id = 2 AND c_d_id = 1 AND c_id = 4;")
     assert tuple(row) == (*expected["district:2:1"]["customer"][3], 21)
-    line = one(loaded, "SELECT * FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = 5 "
-                       "AND ol_number = 1;")
+    line = one(loaded, "SELECT * FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = 5 AND ol_number = 1;")
     assert tuple(line) == (*expected["district:1:2"]["order_line"][-ol_cnt(1, 2, 5)], 12)
 
 
@@ -274,29 +406,42 @@ def test_load_rejects_bad_unit_keys_and_rows(loaded):
 
 # -- the five transactions --------------------------------------------------------------
 
+
 def stock_row(driver, w, i):
-    return one(driver, "SELECT s_quantity, s_ytd, s_order_cnt, s_remote_cnt FROM stock "
-                       "WHERE s_w_id = ? AND s_i_id = ?;", w, i)
+    return one(
+        driver, "SELECT s_quantity, s_ytd, s_order_cnt, s_remote_cnt FROM stock WHERE s_w_id = ? AND s_i_id = ?;", w, i
+    )
 
 
 def test_new_order_follows_clause_2_4_2_2(loaded):
-    items = [{"i_id": 1, "supply_w_id": 1, "quantity": 5},   # 50 -> 45
-             {"i_id": 2, "supply_w_id": 1, "quantity": 5},   # 12 < 5+10: 12-5+91 = 98
-             {"i_id": 3, "supply_w_id": 1, "quantity": 5}]   # 15 >= 5+10: 10
+    items = [
+        {"i_id": 1, "supply_w_id": 1, "quantity": 5},  # 50 -> 45
+        {"i_id": 2, "supply_w_id": 1, "quantity": 5},  # 12 < 5+10: 12-5+91 = 98
+        {"i_id": 3, "supply_w_id": 1, "quantity": 5},
+    ]  # 15 >= 5+10: 10
     entry = dt.datetime(2024, 5, 6, 7, 8, 9, 123000)
     r = loaded.new_order({"w_id": 1, "d_id": 2, "c_id": 3, "o_entry_d": entry, "items": items})
     assert r["o_id"] == ORDERS + 1 and not r["remote"]
     assert one(loaded, "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 2;")[0] == ORDERS + 2
-    order = one(loaded, "SELECT o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local FROM orders "
-                        "WHERE o_w_id = 1 AND o_d_id = 2 AND o_id = ?;", r["o_id"])
+    order = one(
+        loaded,
+        "SELECT o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local FROM orders "
+        "WHERE o_w_id = 1 AND o_d_id = 2 AND o_id = ?;",
+        r["o_id"],
+    )
     assert tuple(order) == (3, entry, None, 3, 1)
     one(loaded, "SELECT * FROM new_order WHERE no_w_id = 1 AND no_d_id = 2 AND no_o_id = ?;", r["o_id"])
-    lines = sql(loaded, "SELECT ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, "
-                        "ol_dist_info FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = ? "
-                        "ORDER BY ol_number;", r["o_id"])
+    lines = sql(
+        loaded,
+        "SELECT ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, "
+        "ol_dist_info FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = ? "
+        "ORDER BY ol_number;",
+        r["o_id"],
+    )
     prices = {i: round(1 + i * 0.37, 2) for i in (1, 2, 3)}
     assert [tuple(line) for line in lines] == [
-        (n, i, 1, None, 5, round(5 * prices[i], 2), f"dist-1-{i}-02") for n, i in ((1, 1), (2, 2), (3, 3))]
+        (n, i, 1, None, 5, round(5 * prices[i], 2), f"dist-1-{i}-02") for n, i in ((1, 1), (2, 2), (3, 3))
+    ]
     assert tuple(stock_row(loaded, 1, 1)) == (45, 5, 1, 0)
     assert tuple(stock_row(loaded, 1, 2)) == (98, 5, 1, 0)
     assert tuple(stock_row(loaded, 1, 3)) == (10, 5, 1, 0)
@@ -306,12 +451,16 @@ def test_new_order_follows_clause_2_4_2_2(loaded):
 
 
 def test_new_order_with_a_remote_supply_warehouse_updates_its_stock(loaded):
-    items = [{"i_id": 4, "supply_w_id": 1, "quantity": 3}, {"i_id": 5, "supply_w_id": 2, "quantity": 7},
-             {"i_id": 5, "supply_w_id": 2, "quantity": 2}]   # the same remote item twice
+    items = [
+        {"i_id": 4, "supply_w_id": 1, "quantity": 3},
+        {"i_id": 5, "supply_w_id": 2, "quantity": 7},
+        {"i_id": 5, "supply_w_id": 2, "quantity": 2},
+    ]  # the same remote item twice
     r = loaded.new_order({"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0, "items": items})
     assert r["remote"]
-    assert one(loaded, "SELECT o_all_local FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = ?;",
-               r["o_id"])[0] == 0
+    assert (
+        one(loaded, "SELECT o_all_local FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = ?;", r["o_id"])[0] == 0
+    )
     assert tuple(stock_row(loaded, 2, 5)) == (35 - 7 - 2, 9, 2, 2)
     assert tuple(stock_row(loaded, 1, 5)) == (35, 0, 0, 0)
     assert tuple(stock_row(loaded, 1, 4)) == (31, 3, 1, 0)
@@ -323,9 +472,11 @@ def test_new_order_with_an_unused_item_rolls_back_without_trace(loaded):
     before = {t: count(loaded, t) for t in tables}
     stock_before = [tuple(stock_row(loaded, w, 1)) for w in (1, 2)]
     for supply in (1, 2):  # single-partition and multi-partition
-        items = [{"i_id": 1, "supply_w_id": 1, "quantity": 5},
-                 {"i_id": 1, "supply_w_id": supply, "quantity": 5},
-                 {"i_id": INVALID_ITEM, "supply_w_id": 1, "quantity": 1}]
+        items = [
+            {"i_id": 1, "supply_w_id": 1, "quantity": 5},
+            {"i_id": 1, "supply_w_id": supply, "quantity": 5},
+            {"i_id": INVALID_ITEM, "supply_w_id": 1, "quantity": 1},
+        ]
         with pytest.raises(UserAbort, match=f"item {INVALID_ITEM}"):
             loaded.new_order({"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0, "items": items})
     assert {t: count(loaded, t) for t in tables} == before
@@ -334,39 +485,70 @@ def test_new_order_with_an_unused_item_rolls_back_without_trace(loaded):
 
 
 def customer_row(driver, w, d, c):
-    return one(driver, "SELECT c_balance, c_ytd_payment, c_payment_cnt, c_data FROM customer "
-                       "WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?;", w, d, c)
+    return one(
+        driver,
+        "SELECT c_balance, c_ytd_payment, c_payment_cnt, c_data FROM customer "
+        "WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?;",
+        w,
+        d,
+        c,
+    )
 
 
 def test_payment_by_id_updates_warehouse_district_customer_and_history(loaded):
-    r = loaded.payment({"w_id": 1, "d_id": 2, "c_w_id": 1, "c_d_id": 2, "c_id": 5, "c_last": None,
-                        "h_amount": 123.45, "h_date": T0})
+    r = loaded.payment(
+        {"w_id": 1, "d_id": 2, "c_w_id": 1, "c_d_id": 2, "c_id": 5, "c_last": None, "h_amount": 123.45, "h_date": T0}
+    )
     assert r["c_id"] == 5 and not r["remote"]
     assert one(loaded, "SELECT w_ytd FROM warehouse WHERE w_id = 1;")[0] == pytest.approx(100 + 123.45)
     assert one(loaded, "SELECT d_ytd FROM district WHERE d_w_id = 1 AND d_id = 2;")[0] == pytest.approx(50 + 123.45)
     balance, ytd, cnt, data = customer_row(loaded, 1, 2, 5)
     assert (balance, ytd, cnt, data) == (pytest.approx(-133.45), pytest.approx(133.45), 2, "data of customer 5")
-    h = one(loaded, "SELECT h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data FROM history "
-                    "WHERE h_amount > 100;")
+    h = one(
+        loaded,
+        "SELECT h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data FROM history "
+        "WHERE h_amount > 100;",
+    )
     assert tuple(h) == (5, 2, 1, 2, 1, T0, 123.45, "W1    D1-2")
 
 
 def test_payment_by_last_name_takes_the_middle_customer_sorted_by_first_name(loaded):
     # BARBARBAR: Anna (2), Berta (3), Cecilia (1): n=3, position ceil(3/2)=2 -> customer 3
-    r = loaded.payment({"w_id": 1, "d_id": 1, "c_w_id": 1, "c_d_id": 1, "c_id": None,
-                        "c_last": "BARBARBAR", "h_amount": 10.0, "h_date": T0})
+    r = loaded.payment(
+        {
+            "w_id": 1,
+            "d_id": 1,
+            "c_w_id": 1,
+            "c_d_id": 1,
+            "c_id": None,
+            "c_last": "BARBARBAR",
+            "h_amount": 10.0,
+            "h_date": T0,
+        }
+    )
     assert r["c_id"] == 3
     assert customer_row(loaded, 1, 1, 3)[2] == 2
     # two of them left with that name: ceil(2/2)=1 -> Anna (2)
     sql(loaded, "UPDATE customer SET c_last = 'OTHER' WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 3;")
-    r = loaded.payment({"w_id": 1, "d_id": 1, "c_w_id": 1, "c_d_id": 1, "c_id": None,
-                        "c_last": "BARBARBAR", "h_amount": 10.0, "h_date": T0})
+    r = loaded.payment(
+        {
+            "w_id": 1,
+            "d_id": 1,
+            "c_w_id": 1,
+            "c_d_id": 1,
+            "c_id": None,
+            "c_last": "BARBARBAR",
+            "h_amount": 10.0,
+            "h_date": T0,
+        }
+    )
     assert r["c_id"] == 2
 
 
 def test_payment_of_a_bad_credit_remote_customer(loaded):
-    r = loaded.payment({"w_id": 1, "d_id": 1, "c_w_id": 2, "c_d_id": 2, "c_id": 4, "c_last": None,
-                        "h_amount": 20.5, "h_date": T0})
+    r = loaded.payment(
+        {"w_id": 1, "d_id": 1, "c_w_id": 2, "c_d_id": 2, "c_id": 4, "c_last": None, "h_amount": 20.5, "h_date": T0}
+    )
     assert r["remote"] and r["c_credit"] == "BC"
     balance, _, _, data = customer_row(loaded, 2, 2, 4)
     assert balance == pytest.approx(-30.5)
@@ -379,8 +561,9 @@ def test_payment_of_a_bad_credit_remote_customer(loaded):
 def test_order_status_returns_the_customers_last_order(loaded):
     r = loaded.order_status({"w_id": 2, "d_id": 1, "c_id": 4, "c_last": None})
     assert r == {"c_id": 4, "o_id": 4, "lines": ol_cnt(2, 1, 4)}
-    placed = loaded.new_order({"w_id": 2, "d_id": 1, "c_id": 4, "o_entry_d": T0,
-                               "items": [{"i_id": 9, "supply_w_id": 2, "quantity": 1}] * 2})
+    placed = loaded.new_order(
+        {"w_id": 2, "d_id": 1, "c_id": 4, "o_entry_d": T0, "items": [{"i_id": 9, "supply_w_id": 2, "quantity": 1}] * 2}
+    )
     r = loaded.order_status({"w_id": 2, "d_id": 1, "c_id": None, "c_last": "BARBARBAR"})
     assert r == {"c_id": 3, "o_id": 3, "lines": ol_cnt(2, 1, 3)}
     assert loaded.order_status({"w_id": 2, "d_id": 1, "c_id": 4, "c_last": None})["o_id"] == placed["o_id"]
@@ -392,15 +575,21 @@ def test_delivery_delivers_the_oldest_new_order_of_each_district(loaded):
     assert r == {"delivered": [(1, DELIVERED + 1), (2, DELIVERED + 1)], "skipped": 8}
     for d in (1, 2):
         o = DELIVERED + 1
-        assert one(loaded, "SELECT o_carrier_id FROM orders WHERE o_w_id = 1 AND o_d_id = ? AND o_id = ?;",
-                   d, o)[0] == 7
+        assert (
+            one(loaded, "SELECT o_carrier_id FROM orders WHERE o_w_id = 1 AND o_d_id = ? AND o_id = ?;", d, o)[0] == 7
+        )
         assert sql(loaded, "SELECT * FROM new_order WHERE no_w_id = 1 AND no_d_id = ? AND no_o_id = ?;", d, o) == []
-        dates = sql(loaded, "SELECT DISTINCT ol_delivery_d FROM order_line WHERE ol_w_id = 1 AND ol_d_id = ? "
-                            "AND ol_o_id = ?;", d, o)
+        dates = sql(
+            loaded,
+            "SELECT DISTINCT ol_delivery_d FROM order_line WHERE ol_w_id = 1 AND ol_d_id = ? AND ol_o_id = ?;",
+            d,
+            o,
+        )
         assert dates == [[when]]
         amount = sum(round(n * 3.33, 2) for n in range(1, ol_cnt(1, d, o) + 1))
-        balance = one(loaded, "SELECT c_balance, c_delivery_cnt FROM customer WHERE c_w_id = 1 AND c_d_id = ? "
-                              "AND c_id = ?;", d, o)
+        balance = one(
+            loaded, "SELECT c_balance, c_delivery_cnt FROM customer WHERE c_w_id = 1 AND c_d_id = ? AND c_id = ?;", d, o
+        )
         assert tuple(balance) == (pytest.approx(-10 + amount), 1)
     assert loaded.delivery({"w_id": 1, "o_carrier_id": 1, "ol_delivery_d": when})["skipped"] == 8
     assert loaded.delivery({"w_id": 1, "o_carrier_id": 1, "ol_delivery_d": when}) == {"delivered": [], "skipped": 10}
@@ -409,8 +598,13 @@ def test_delivery_delivers_the_oldest_new_order_of_each_district(loaded):
 
 def per_district(driver: VoltDBDriver) -> VoltDBDriver:
     """A second driver on the same server and layout, set to deliver district by district."""
-    d = VoltDBDriver(ConnectionOptions(endpoints=[f"{h}:{p}" for h, p in driver.endpoints], connect_timeout=10,
-                                       extra={"delivery": "per-district", "partitioning": driver.partitioning}))
+    d = VoltDBDriver(
+        ConnectionOptions(
+            endpoints=[f"{h}:{p}" for h, p in driver.endpoints],
+            connect_timeout=10,
+            extra={"delivery": "per-district", "partitioning": driver.partitioning},
+        )
+    )
     d.connect()
     return d
 
@@ -418,14 +612,24 @@ def per_district(driver: VoltDBDriver) -> VoltDBDriver:
 def delivery_state(driver: VoltDBDriver, w: int) -> dict[str, list]:
     """What a Delivery of warehouse w changes: NEW-ORDER, carriers, delivery dates, customers."""
     return {
-        "new_order": sql(driver, "SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = ? "
-                                 "ORDER BY no_d_id, no_o_id;", w),
-        "carriers": sql(driver, "SELECT o_d_id, o_id, o_carrier_id FROM orders WHERE o_w_id = ? "
-                                "ORDER BY o_d_id, o_id;", w),
-        "dated_lines": sql(driver, "SELECT ol_d_id, ol_o_id, ol_number, ol_delivery_d FROM order_line "
-                                   "WHERE ol_w_id = ? ORDER BY ol_d_id, ol_o_id, ol_number;", w),
-        "customers": sql(driver, "SELECT c_d_id, c_id, c_balance, c_delivery_cnt FROM customer "
-                                 "WHERE c_w_id = ? ORDER BY c_d_id, c_id;", w)}
+        "new_order": sql(
+            driver, "SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = ? ORDER BY no_d_id, no_o_id;", w
+        ),
+        "carriers": sql(
+            driver, "SELECT o_d_id, o_id, o_carrier_id FROM orders WHERE o_w_id = ? ORDER BY o_d_id, o_id;", w
+        ),
+        "dated_lines": sql(
+            driver,
+            "SELECT ol_d_id, ol_o_id, ol_number, ol_delivery_d FROM order_line "
+            "WHERE ol_w_id = ? ORDER BY ol_d_id, ol_o_id, ol_number;",
+            w,
+        ),
+        "customers": sql(
+            driver,
+            "SELECT c_d_id, c_id, c_balance, c_delivery_cnt FROM customer WHERE c_w_id = ? ORDER BY c_d_id, c_id;",
+            w,
+        ),
+    }
 
 
 def test_per_district_delivery_delivers_what_one_delivery_transaction_would(loaded):
@@ -473,8 +677,10 @@ def test_a_per_district_delivery_retried_after_a_failed_district_goes_on_from_it
     assert (outcome, retries, error) == ("committed", 1, None)
     assert calls == [1, 2, *range(2, 11)]
     assert result["delivered"] == [(1, DELIVERED + 1), (2, DELIVERED + 1)]
-    assert sql(loaded, "SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = 2 ORDER BY no_d_id;") == \
-        [[1, DELIVERED + 2], [2, DELIVERED + 2]]
+    assert sql(loaded, "SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = 2 ORDER BY no_d_id;") == [
+        [1, DELIVERED + 2],
+        [2, DELIVERED + 2],
+    ]
     deliveries = RunDeliveries(delivered={(2, d): 1 for d, _ in result["delivered"]})
     assert all(r.passed for r in loaded.check_consistency([1, 2], deliveries))
 
@@ -492,9 +698,14 @@ def test_a_per_district_delivery_that_skips_a_districts_carrier_and_balance_fail
             return real(w_id, d_id, o_carrier_id, when)
         (o,) = one(split, "SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = ? AND no_d_id = ?;", w_id, d_id)
         sql(split, "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?;", w_id, d_id, o)
-        split._sql("UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?;",
-                   (volt.TIMESTAMP, when), (volt.INTEGER, w_id), (volt.INTEGER, d_id), (volt.INTEGER, o),
-                   writes=True)
+        split._sql(
+            "UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?;",
+            (volt.TIMESTAMP, when),
+            (volt.INTEGER, w_id),
+            (volt.INTEGER, d_id),
+            (volt.INTEGER, o),
+            writes=True,
+        )
         return [(d_id, o)]
 
     try:
@@ -527,11 +738,28 @@ def test_a_row_a_transaction_needs_and_does_not_find_is_not_loaded(loaded):
     with pytest.raises(NotLoaded, match="no customer"):
         loaded.order_status({"w_id": 1, "d_id": 1, "c_id": CUSTOMERS + 1, "c_last": None})
     with pytest.raises(NotLoaded, match="no warehouse"):
-        loaded.payment({"w_id": 1, "d_id": DISTRICTS + 1, "c_w_id": 1, "c_d_id": 1, "c_id": 1,
-                        "c_last": None, "h_amount": 1.0, "h_date": T0})
+        loaded.payment(
+            {
+                "w_id": 1,
+                "d_id": DISTRICTS + 1,
+                "c_w_id": 1,
+                "c_d_id": 1,
+                "c_id": 1,
+                "c_last": None,
+                "h_amount": 1.0,
+                "h_date": T0,
+            }
+        )
     with pytest.raises(NotLoaded, match="or customer"):
-        loaded.new_order({"w_id": 1, "d_id": 1, "c_id": CUSTOMERS + 1, "o_entry_d": T0,
-                          "items": [{"i_id": 1, "supply_w_id": 1, "quantity": 1}]})
+        loaded.new_order(
+            {
+                "w_id": 1,
+                "d_id": 1,
+                "c_id": CUSTOMERS + 1,
+                "o_entry_d": T0,
+                "items": [{"i_id": 1, "supply_w_id": 1, "quantity": 1}],
+            }
+        )
     assert {t: count(loaded, t) for t in tables} == before
 
 
@@ -539,23 +767,48 @@ def test_stock_level_counts_distinct_low_items_of_the_last_20_orders(loaded):
     def expected(w, d, threshold):
         items = {ol_i_id(w, d, o, n) for o in range(1, ORDERS + 1) for n in range(1, ol_cnt(w, d, o) + 1)}
         return len({i for i in items if STOCK_QUANTITY.get(i, 30 + i) < threshold})
+
     for threshold in (10, 14, 36, 45, 51):
-        assert loaded.stock_level({"w_id": 1, "d_id": 2, "threshold": threshold})["low_stock"] == \
-            expected(1, 2, threshold)
+        assert loaded.stock_level({"w_id": 1, "d_id": 2, "threshold": threshold})["low_stock"] == expected(
+            1, 2, threshold
+        )
     assert expected(1, 2, 45) not in (0, expected(1, 2, 10))  # the thresholds discriminate
 
 
 # -- consistency and the ledger ---------------------------------------------------------
 
+
 def run_some_transactions(driver):
     for k in range(12):
         w, d = 1 + k % 2, 1 + k % 3 % 2
-        driver.new_order({"w_id": w, "d_id": d, "c_id": 1 + k % 5, "o_entry_d": T0,
-                          "items": [{"i_id": 1 + (k + j) % ITEMS, "supply_w_id": 1 + (k + j) % 7 % 2 if j == 0 else w,
-                                     "quantity": 1 + j} for j in range(5)]})
-        driver.payment({"w_id": w, "d_id": d, "c_w_id": 1 + k % 3 % 2, "c_d_id": 2 - k % 2,
-                        "c_id": None if k % 2 else 1 + k % 5, "c_last": "BARBARBAR" if k % 2 else None,
-                        "h_amount": 1.5 + k, "h_date": T0})
+        driver.new_order(
+            {
+                "w_id": w,
+                "d_id": d,
+                "c_id": 1 + k % 5,
+                "o_entry_d": T0,
+                "items": [
+                    {
+                        "i_id": 1 + (k + j) % ITEMS,
+                        "supply_w_id": 1 + (k + j) % 7 % 2 if j == 0 else w,
+                        "quantity": 1 + j,
+                    }
+                    for j in range(5)
+                ],
+            }
+        )
+        driver.payment(
+            {
+                "w_id": w,
+                "d_id": d,
+                "c_w_id": 1 + k % 3 % 2,
+                "c_d_id": 2 - k % 2,
+                "c_id": None if k % 2 else 1 + k % 5,
+                "c_last": "BARBARBAR" if k % 2 else None,
+                "h_amount": 1.5 + k,
+                "h_date": T0,
+            }
+        )
         if k % 4 == 3:
             driver.delivery({"w_id": w, "o_carrier_id": 1 + k % 10, "ol_delivery_d": T0})
         driver.order_status({"w_id": w, "d_id": d, "c_id": 2, "c_last": None})
@@ -573,18 +826,24 @@ def test_all_twelve_conditions_hold_on_a_consistent_database(loaded):
     assert results[12].checked == WAREHOUSES * DISTRICTS * CUSTOMERS
 
 
-@pytest.mark.parametrize("corruption, failing", [
-    ("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 2 AND d_id = 1;", {1, 9}),
-    ("UPDATE warehouse SET w_ytd = w_ytd - 0.01 WHERE w_id = 1;", {1, 8}),
-    ("UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 2;", {2}),
-    ("DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 1 AND no_o_id = 5;", {2, 5, 11}),
-    ("INSERT INTO new_order VALUES (2, 2, 2, 22);", {3, 5, 11}),
-    ("UPDATE orders SET o_ol_cnt = o_ol_cnt + 1 WHERE o_w_id = 2 AND o_d_id = 1 AND o_id = 2;", {4, 6}),
-    ("UPDATE order_line SET ol_delivery_d = NULL WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 1 "
-     "AND ol_number = 1;", {7}),
-    ("UPDATE customer SET c_balance = c_balance + 5 WHERE c_w_id = 2 AND c_d_id = 2 AND c_id = 3;", {10, 12}),
-    ("UPDATE customer SET c_ytd_payment = 0 WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 1;", {12}),
-])
+@pytest.mark.parametrize(
+    "corruption, failing",
+    [
+        ("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 2 AND d_id = 1;", {1, 9}),
+        ("UPDATE warehouse SET w_ytd = w_ytd - 0.01 WHERE w_id = 1;", {1, 8}),
+        ("UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 2;", {2}),
+        ("DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 1 AND no_o_id = 5;", {2, 5, 11}),
+        ("INSERT INTO new_order VALUES (2, 2, 2, 22);", {3, 5, 11}),
+        ("UPDATE orders SET o_ol_cnt = o_ol_cnt + 1 WHERE o_w_id = 2 AND o_d_id = 1 AND o_id = 2;", {4, 6}),
+        (
+            "UPDATE order_line SET ol_delivery_d = NULL WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 1 "
+            "AND ol_number = 1;",
+            {7},
+        ),
+        ("UPDATE customer SET c_balance = c_balance + 5 WHERE c_w_id = 2 AND c_d_id = 2 AND c_id = 3;", {10, 12}),
+        ("UPDATE customer SET c_ytd_payment = 0 WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 1;", {12}),
+    ],
+)
 def test_a_corrupted_row_fails_the_right_conditions(loaded, corruption, failing):
     sql(loaded, corruption)
     results = consistency(loaded)
@@ -593,26 +852,34 @@ def test_a_corrupted_row_fails_the_right_conditions(loaded, corruption, failing)
         assert results[n].violations >= 1 and results[n].example
 
 
-@pytest.mark.parametrize("corruption, failing", [
-    # a 0.01 drift in each money column (DECIMAL: exact, no tolerance)
-    ("UPDATE warehouse SET w_ytd = w_ytd + 0.01 WHERE w_id = 2;", {1, 8}),
-    ("UPDATE district SET d_ytd = d_ytd + 0.01 WHERE d_w_id = 2 AND d_id = 1;", {1, 9}),
-    ("UPDATE customer SET c_balance = c_balance + 0.01 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 2;", {10, 12}),
-    ("UPDATE customer SET c_ytd_payment = c_ytd_payment - 0.01 WHERE c_w_id = 2 AND c_d_id = 1 AND c_id = 1;",
-     {12}),
-    ("UPDATE history SET h_amount = h_amount + 0.01 WHERE h_w_id = 2 AND h_d_id = 2 AND h_c_id = 3;", {8, 9, 10}),
-    # a delivered line of customer 1's order 1
-    ("UPDATE order_line SET ol_amount = ol_amount + 0.01 WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = 1 "
-     "AND ol_number = 1;", {10, 12}),
-    # less than a cent is still not equal
-    ("UPDATE customer SET c_balance = c_balance + 0.004 WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 5;", {10, 12}),
-    # orphans, each reported by row
-    ("INSERT INTO new_order VALUES (1, 3, 1, 13);", {2, 5, 9, 11}),        # in a district with no DISTRICT row
-    ("INSERT INTO order_line VALUES (99, 1, 1, 1, 1, 1, NULL, 5, 1.00, 'orphan', 11);", {4, 6, 7}),
-    ("DELETE FROM district WHERE d_w_id = 1 AND d_id = 2;", {1, 2, 9}),
-    ("DELETE FROM warehouse WHERE w_id = 2;", {1, 8}),
-    ("DELETE FROM customer WHERE c_w_id = 2 AND c_d_id = 2 AND c_id = 5;", {10, 12}),
-])
+@pytest.mark.parametrize(
+    "corruption, failing",
+    [
+        # a 0.01 drift in each money column (DECIMAL: exact, no tolerance)
+        ("UPDATE warehouse SET w_ytd = w_ytd + 0.01 WHERE w_id = 2;", {1, 8}),
+        ("UPDATE district SET d_ytd = d_ytd + 0.01 WHERE d_w_id = 2 AND d_id = 1;", {1, 9}),
+        ("UPDATE customer SET c_balance = c_balance + 0.01 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 2;", {10, 12}),
+        (
+            "UPDATE customer SET c_ytd_payment = c_ytd_payment - 0.01 WHERE c_w_id = 2 AND c_d_id = 1 AND c_id = 1;",
+            {12},
+        ),
+        ("UPDATE history SET h_amount = h_amount + 0.01 WHERE h_w_id = 2 AND h_d_id = 2 AND h_c_id = 3;", {8, 9, 10}),
+        # a delivered line of customer 1's order 1
+        (
+            "UPDATE order_line SET ol_amount = ol_amount + 0.01 WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = 1 "
+            "AND ol_number = 1;",
+            {10, 12},
+        ),
+        # less than a cent is still not equal
+        ("UPDATE customer SET c_balance = c_balance + 0.004 WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 5;", {10, 12}),
+        # orphans, each reported by row
+        ("INSERT INTO new_order VALUES (1, 3, 1, 13);", {2, 5, 9, 11}),  # in a district with no DISTRICT row
+        ("INSERT INTO order_line VALUES (99, 1, 1, 1, 1, 1, NULL, 5, 1.00, 'orphan', 11);", {4, 6, 7}),
+        ("DELETE FROM district WHERE d_w_id = 1 AND d_id = 2;", {1, 2, 9}),
+        ("DELETE FROM warehouse WHERE w_id = 2;", {1, 8}),
+        ("DELETE FROM customer WHERE c_w_id = 2 AND c_d_id = 2 AND c_id = 5;", {10, 12}),
+    ],
+)
 def test_money_drifts_and_orphan_rows_fail_the_right_conditions(loaded, corruption, failing):
     run_some_transactions(loaded)
     assert {n for n, r in consistency(loaded).items() if not r.passed} == set()
@@ -643,17 +910,21 @@ def test_a_lost_order_delivered_during_the_run_fails_condition_11_given_the_runn
     assert {r.number for r in loaded.check_consistency([1, 2]) if not r.passed} == {10, 12}
     results = loaded.check_consistency([1, 2], deliveries)
     assert {r.number for r in results if not r.passed} == {10, 11, 12}
-    assert results[10].example == (f"warehouse 1 district {d}: count(ORDER)-count(NEW-ORDER)={DELIVERED}, "
-                                   f"expected {DELIVERED + 1} ({DELIVERED} initially + 1 acknowledged Deliveries)")
+    assert results[10].example == (
+        f"warehouse 1 district {d}: count(ORDER)-count(NEW-ORDER)={DELIVERED}, "
+        f"expected {DELIVERED + 1} ({DELIVERED} initially + 1 acknowledged Deliveries)"
+    )
 
 
 def test_a_sweeps_later_cell_counts_the_deliveries_of_every_cell_on_its_load(loaded):
     """Two sweep cells measured on one load: the second cell's check (as the operator's checker
     sums the check ConfigMaps of both) holds only with the first cell's Deliveries counted too,
     and then sees an order the first cell delivered that the database lost."""
+
     def cell() -> tuple[RunDeliveries, list]:
         delivered = loaded.delivery({"w_id": 1, "o_carrier_id": 4, "ol_delivery_d": T0})["delivered"]
         return RunDeliveries(delivered={(1, d): 1 for d, _ in delivered}), delivered
+
     (first, first_orders), (second, _) = cell(), cell()
     assert 11 in {r.number for r in loaded.check_consistency([1, 2], second) if not r.passed}
     both = RunDeliveries()
@@ -705,6 +976,7 @@ def test_describe_names_version_topology_and_schema(driver):
 
 # -- connection failures ----------------------------------------------------------------
 
+
 def test_connect_to_a_closed_port_is_unreachable_within_the_timeout():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -738,8 +1010,18 @@ def test_losing_a_node_raises_and_reconnects_to_a_live_one(voltdb_cluster):
     outcomes = []
     for k in range(20):
         try:
-            d.payment({"w_id": 1, "d_id": 1, "c_w_id": 1, "c_d_id": 1, "c_id": 1, "c_last": None,
-                       "h_amount": 1.0, "h_date": T0})
+            d.payment(
+                {
+                    "w_id": 1,
+                    "d_id": 1,
+                    "c_w_id": 1,
+                    "c_d_id": 1,
+                    "c_id": 1,
+                    "c_last": None,
+                    "h_amount": 1.0,
+                    "h_date": T0,
+                }
+            )
             outcomes.append("ok")
         except (ConnectionLost, UnknownOutcome) as e:
             outcomes.append(type(e).__name__)
@@ -753,14 +1035,18 @@ def test_losing_a_node_raises_and_reconnects_to_a_live_one(voltdb_cluster):
 
 # -- partitioned by district -----------------------------------------------------------------
 
+
 def server_partition_columns(driver: VoltDBDriver) -> dict[str, str]:
     """Each partitioned table's partition column, as the server's catalog has it."""
     response = driver._call("@SystemCatalog", [(volt.STRING, "COLUMNS")], writes=False)
     table = response.tables[0]
     names = [c.name.upper() for c in table.columns]
     t, c, remarks = names.index("TABLE_NAME"), names.index("COLUMN_NAME"), names.index("REMARKS")
-    return {row[t].lower(): row[c].lower() for row in table.tuples
-            if row[remarks] and "PARTITION_COLUMN" in row[remarks].upper()}
+    return {
+        row[t].lower(): row[c].lower()
+        for row in table.tuples
+        if row[remarks] and "PARTITION_COLUMN" in row[remarks].upper()
+    }
 
 
 def test_partitioned_by_district_the_server_holds_the_district_tables_on_their_district_key(by_district):
@@ -772,13 +1058,30 @@ def test_partitioned_by_district_the_server_holds_the_district_tables_on_their_d
 
 
 def test_partitioned_by_district_the_transactions_keep_all_twelve_conditions(by_district):
-    placed = by_district.new_order({"w_id": 2, "d_id": 1, "c_id": 4, "o_entry_d": T0, "items": [
-        {"i_id": 1, "supply_w_id": 2, "quantity": 3}, {"i_id": 2, "supply_w_id": 1, "quantity": 1}]})
+    placed = by_district.new_order(
+        {
+            "w_id": 2,
+            "d_id": 1,
+            "c_id": 4,
+            "o_entry_d": T0,
+            "items": [{"i_id": 1, "supply_w_id": 2, "quantity": 3}, {"i_id": 2, "supply_w_id": 1, "quantity": 1}],
+        }
+    )
     assert placed["o_id"] == ORDERS + 1 and placed["remote"]
     status = by_district.order_status({"w_id": 2, "d_id": 1, "c_id": 4, "c_last": None})
     assert (status["o_id"], status["lines"]) == (placed["o_id"], 2)
-    paid = by_district.payment({"w_id": 1, "d_id": 2, "c_w_id": 1, "c_d_id": 2, "c_id": None,
-                                "c_last": "BARBARBAR", "h_amount": 12.5, "h_date": T0})
+    paid = by_district.payment(
+        {
+            "w_id": 1,
+            "d_id": 2,
+            "c_w_id": 1,
+            "c_d_id": 2,
+            "c_id": None,
+            "c_last": "BARBARBAR",
+            "h_amount": 12.5,
+            "h_date": T0,
+        }
+    )
     assert paid["c_id"] == 3  # the middle of three by c_first, as partitioned by warehouse
     run_some_transactions(by_district)
     split = per_district(by_district)

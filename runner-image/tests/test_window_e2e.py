@@ -1,5 +1,6 @@
 """Two runner pods against a real server (SecantusDB): one seed gives both the same C
 constants, and a pod that starts late is measured over its own seconds and named."""
+
 from __future__ import annotations
 
 import json
@@ -18,18 +19,60 @@ SEED = 7
 
 
 def _run(args: list[str], shard: str, start_at: float, results) -> subprocess.Popen:
-    return subprocess.Popen([*TPCC, "run", *args, "--warehouses", "1", "--clients", "1",
-                             "--duration", "20", "--warmup", "0", "--seed", str(SEED),
-                             "--shard", shard, "--start-at", str(start_at),
-                             "--results", str(results)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            *TPCC,
+            "run",
+            *args,
+            "--warehouses",
+            "1",
+            "--clients",
+            "1",
+            "--duration",
+            "20",
+            "--warmup",
+            "0",
+            "--seed",
+            str(SEED),
+            "--shard",
+            shard,
+            "--start-at",
+            str(start_at),
+            "--results",
+            str(results),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_one_seed_one_set_of_constants_and_a_late_pod_is_named(secantus, tmp_path):
-    args = ["--db", "mongodb", "--endpoints", secantus.endpoint, "--metrics-port", "0",
-            "--driver-opt", "schema=normalized"]
-    loaded = tpcc("load", *args, "--warehouses", "1", "--workers", "1", "--reset", "--seed",
-                  str(SEED), "--items", "1000", "--customers-per-district", "30")
+    args = [
+        "--db",
+        "mongodb",
+        "--endpoints",
+        secantus.endpoint,
+        "--metrics-port",
+        "0",
+        "--driver-opt",
+        "schema=normalized",
+    ]
+    loaded = tpcc(
+        "load",
+        *args,
+        "--warehouses",
+        "1",
+        "--workers",
+        "1",
+        "--reset",
+        "--seed",
+        str(SEED),
+        "--items",
+        "1000",
+        "--customers-per-district",
+        "30",
+    )
     assert loaded.code == 0, loaded.stderr
     c_load = load_constants(random.Random(SEED))
     meta = loaded.json()["meta"]

@@ -1,4 +1,5 @@
 """The pure workload rules against the numbers of the specification."""
+
 import collections
 import datetime as dt
 import random
@@ -32,8 +33,9 @@ def test_nurand_formula_on_fixed_draws():
     assert r.nurand(1023, 1, 3000, 7) == 23
 
 
-@pytest.mark.parametrize("n,name", [(0, "BARBARBAR"), (371, "PRICALLYOUGHT"), (999, "EINGEINGEING"),
-                                    (123, "OUGHTABLEPRI")])
+@pytest.mark.parametrize(
+    "n,name", [(0, "BARBARBAR"), (371, "PRICALLYOUGHT"), (999, "EINGEINGEING"), (123, "OUGHTABLEPRI")]
+)
 def test_last_name_syllables(n, name):
     assert w.last_name(n) == name
 
@@ -57,8 +59,7 @@ def test_parse_mix_rejects_bad_input():
 def test_mix_deck_is_exact_per_hundred_cards():
     deck = w.MixDeck(random.Random(3), (45, 43, 4, 4, 4))
     draws = collections.Counter(deck.next() for _ in range(1000))
-    assert draws == {w.NEW_ORDER: 450, w.PAYMENT: 430, w.ORDER_STATUS: 40, w.DELIVERY: 40,
-                     w.STOCK_LEVEL: 40}
+    assert draws == {w.NEW_ORDER: 450, w.PAYMENT: 430, w.ORDER_STATUS: 40, w.DELIVERY: 40, w.STOCK_LEVEL: 40}
 
 
 def _inputs(warehouses=4, home=2):
@@ -159,8 +160,7 @@ def _dateless(params):
 
 
 def _calls(seed, client=3, constants=w.CConstants(7, 8, 9), paced=True, n=300):
-    t = w.Terminal(seed, client, constants, w.Scale(items=1000, customers_per_district=30), 4, 8,
-                   w.DEFAULT_MIX, paced)
+    t = w.Terminal(seed, client, constants, w.Scale(items=1000, customers_per_district=30), 4, 8, w.DEFAULT_MIX, paced)
     out = []
     for _ in range(n):
         call = t.next_call()
@@ -194,23 +194,47 @@ def test_response_time_verdicts_of_clause_5_2_5_3():
 
 
 def test_spec_deviations_name_what_the_run_did_differently():
-    spec_like = dict(paced=True, mix=w.DEFAULT_MIX, clients=20, warehouses=2, items=100_000,
-                     customers_per_district=3000, schema_variant="stored-procedures",
-                     measured_seconds=7200)
+    spec_like = dict(
+        paced=True,
+        mix=w.DEFAULT_MIX,
+        clients=20,
+        warehouses=2,
+        items=100_000,
+        customers_per_district=3000,
+        schema_variant="stored-procedures",
+        measured_seconds=7200,
+    )
     minimal = w.spec_deviations(**{**spec_like, "schema_variant": "normalized"})
     assert len(minimal) == 2  # never emulated terminals; Delivery never deferred
     assert any("terminal" in d for d in minimal) and any("Delivery" in d for d in minimal)
     volt = w.spec_deviations(**spec_like)
-    assert volt[2:] == ["VoltDB: the district-keyed tables carry an added column *_wd = W_ID*10+D_ID "
-                        "(a district partition key, not in clause 1.3's layouts)"]
+    assert volt[2:] == [
+        "VoltDB: the district-keyed tables carry an added column *_wd = W_ID*10+D_ID "
+        "(a district partition key, not in clause 1.3's layouts)"
+    ]
     by_district = w.spec_deviations(**{**spec_like, "schema_variant": "stored-procedures, partitioned by district"})
     assert by_district[2].endswith("; they are partitioned on it")
     embedded = w.spec_deviations(**{**spec_like, "schema_variant": "embedded"})
     assert embedded[2].startswith("embedded schema: orders (with their order lines) and history kept inside")
-    worst = w.spec_deviations(**{**spec_like, "paced": False, "mix": (55, 37, 4, 2, 2),
-                                 "clients": 4, "items": 5000, "schema_variant": "denormalized",
-                                 "measured_seconds": 60})
+    worst = w.spec_deviations(
+        **{
+            **spec_like,
+            "paced": False,
+            "mix": (55, 37, 4, 2, 2),
+            "clients": 4,
+            "items": 5000,
+            "schema_variant": "denormalized",
+            "measured_seconds": 60,
+        }
+    )
     text = "\n".join(worst)
-    for expected in ("think", "4 terminals for 2 warehouses", "PAYMENT 37% < 43%",
-                     "DELIVERY 2% < 4%", "5000 items", "denormalized", "60 s"):
+    for expected in (
+        "think",
+        "4 terminals for 2 warehouses",
+        "PAYMENT 37% < 43%",
+        "DELIVERY 2% < 4%",
+        "5000 items",
+        "denormalized",
+        "60 s",
+    ):
         assert expected in text, expected

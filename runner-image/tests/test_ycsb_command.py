@@ -1,5 +1,6 @@
 """`tpcc ycsb` as a user runs it, with no database: bad input is one line and exit 2, an
 unreachable database one line and exit 1 within the connect timeout."""
+
 import socket
 
 import pytest
@@ -12,18 +13,22 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["-p", "recordcont=10"], "unknown property recordcont"),
-    (["-p", "readproportion=0.7"], "must be 1, got 1.2"),
-    (["-p", "requestdistribution=pareto"], "property requestdistribution must be one of uniform|zipfian"),
-    (["-p", "dataintegrity=true", "-p", "fieldlengthdistribution=uniform"], "needs fieldlengthdistribution"),
-    (["--threads", "0"], "property threadcount must be >= 1"),
-    (["--target", "-5"], "property target must be a number >= 0"),
-    (["-p", "novalue"], "expected NAME=VALUE"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["-p", "recordcont=10"], "unknown property recordcont"),
+        (["-p", "readproportion=0.7"], "must be 1, got 1.2"),
+        (["-p", "requestdistribution=pareto"], "property requestdistribution must be one of uniform|zipfian"),
+        (["-p", "dataintegrity=true", "-p", "fieldlengthdistribution=uniform"], "needs fieldlengthdistribution"),
+        (["--threads", "0"], "property threadcount must be >= 1"),
+        (["--target", "-5"], "property target must be a number >= 0"),
+        (["-p", "novalue"], "expected NAME=VALUE"),
+    ],
+)
 def test_bad_properties_are_one_line_and_exit_2(args, needle):
-    done = tpcc("ycsb", "run", "--db", "mongodb", "--endpoints", "127.0.0.1:1", "--workload", "a",
-                "--metrics-port", "0", *args)
+    done = tpcc(
+        "ycsb", "run", "--db", "mongodb", "--endpoints", "127.0.0.1:1", "--workload", "a", "--metrics-port", "0", *args
+    )
     assert done.code == 2, done.stderr
     assert needle in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
@@ -35,8 +40,22 @@ def test_unreachable_database_fails_within_the_timeout(db, phase, tmp_path):
     ledger = ["--ledger", str(tmp_path / "none.log")] if phase == "verify" else []
     if ledger:
         (tmp_path / "none.log").write_text("")
-    done = tpcc("ycsb", phase, "--db", db, "--endpoints", f"127.0.0.1:{_closed_port()}", "--workload", "a",
-                "--connect-timeout", "3", "--metrics-port", "0", *ledger, timeout=60)
+    done = tpcc(
+        "ycsb",
+        phase,
+        "--db",
+        db,
+        "--endpoints",
+        f"127.0.0.1:{_closed_port()}",
+        "--workload",
+        "a",
+        "--connect-timeout",
+        "3",
+        "--metrics-port",
+        "0",
+        *ledger,
+        timeout=60,
+    )
     assert done.code == 1, done.stderr
     assert done.seconds < 3 + 10
     lines = done.stderr.strip().splitlines()
@@ -45,6 +64,7 @@ def test_unreachable_database_fails_within_the_timeout(db, phase, tmp_path):
 
 def test_ycsb_sql_creates_each_voltdb_procedure_once():
     from tpcc_runner.ycsb.voltdb import PROCEDURES, ddl_statements, procedure_of
+
     created = [procedure_of(s) for s in ddl_statements() if s.startswith("CREATE PROCEDURE")]
     assert sorted(created) == sorted(PROCEDURES)
 
@@ -56,6 +76,7 @@ def test_flags_are_properties_checked_with_the_others():
 
     def props(*args):
         return properties_of(build_parser().parse_args(["ycsb", "run", "--db", "voltdb", "--workload", "b", *args]))
+
     p = props("-p", "operationcount=0", "--duration", "5", "--threads", "3", "--target", "100")
     assert (p.operationcount, p.maxexecutiontime, p.threadcount, p.target) == (0, 5.0, 3, 100.0)
     assert props("-p", "threadcount=2", "--threads", "4").threadcount == 4  # the flag is given last

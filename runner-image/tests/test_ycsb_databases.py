@@ -2,6 +2,7 @@
 Workloads A-F at small scale with dataintegrity (every read checked against the value derived
 from its key and field), the records a load writes, the keys a run's inserts add, N operations
 in one transaction (and one that fails part-way writes nothing), the ledger's verification."""
+
 from __future__ import annotations
 
 import functools
@@ -31,8 +32,18 @@ from voltdb_server import voltdb  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.db
 RECORDS, OPERATIONS = 300, 300
-SMALL = ["-p", f"recordcount={RECORDS}", "-p", f"operationcount={OPERATIONS}", "-p", "fieldcount=4",
-         "-p", "fieldlength=20", "-p", "dataintegrity=true"]
+SMALL = [
+    "-p",
+    f"recordcount={RECORDS}",
+    "-p",
+    f"operationcount={OPERATIONS}",
+    "-p",
+    "fieldcount=4",
+    "-p",
+    "fieldlength=20",
+    "-p",
+    "dataintegrity=true",
+]
 SERVER_FIXTURE = {"mongodb": "secantus", "voltdb": "voltdb"}
 
 
@@ -47,8 +58,22 @@ def db(request) -> tuple[str, str]:
 def ycsb(db, phase: str, *args: str, tmp_path=None):
     name, endpoints = db
     results = tmp_path / f"{phase}.json"
-    done = tpcc("ycsb", phase, "--db", name, "--endpoints", endpoints, "--metrics-port", "0",
-                "--connect-timeout", "20", "--results", str(results), *args, timeout=300)
+    done = tpcc(
+        "ycsb",
+        phase,
+        "--db",
+        name,
+        "--endpoints",
+        endpoints,
+        "--metrics-port",
+        "0",
+        "--connect-timeout",
+        "20",
+        "--results",
+        str(results),
+        *args,
+        timeout=300,
+    )
     assert done.code == 0, done.stderr
     assert "Traceback" not in done.stderr
     return json.loads(results.read_text()), done.stdout
@@ -56,16 +81,16 @@ def ycsb(db, phase: str, *args: str, tmp_path=None):
 
 def connected(db, **given):
     name, endpoints = db
-    props = resolve(None, {"recordcount": str(RECORDS), "fieldcount": "4", "fieldlength": "20",
-                           "dataintegrity": "true", **given})
+    props = resolve(
+        None, {"recordcount": str(RECORDS), "fieldcount": "4", "fieldlength": "20", "dataintegrity": "true", **given}
+    )
     store = make_store(name, ConnectionOptions(endpoints=endpoints.split(","), connect_timeout=20), props)
     store.connect()
     return store, CoreWorkload(props)
 
 
 def load(db, tmp_path, *extra: str) -> dict:
-    doc, _ = ycsb(db, "load", "--reset", "--threads", "2", "-p", "batchsize=50", *SMALL, *extra,
-                  tmp_path=tmp_path)
+    doc, _ = ycsb(db, "load", "--reset", "--threads", "2", "-p", "batchsize=50", *SMALL, *extra, tmp_path=tmp_path)
     assert doc["errors"] == 0
     return doc
 
@@ -89,8 +114,7 @@ def test_load_writes_every_record_with_its_values(db, tmp_path):
 
 def test_load_partitions_with_insertstart(db, tmp_path):
     ycsb(db, "load", "--reset", *SMALL, "-p", "insertstart=0", "-p", "insertcount=100", tmp_path=tmp_path)
-    ycsb(db, "load", *SMALL, "-p", "insertstart=100", "-p", "insertcount=200", "-p", "batchsize=64",
-         tmp_path=tmp_path)
+    ycsb(db, "load", *SMALL, "-p", "insertstart=100", "-p", "insertcount=200", "-p", "batchsize=64", tmp_path=tmp_path)
     store, workload = connected(db)
     try:
         assert store.count_records() == RECORDS
@@ -102,10 +126,27 @@ def test_load_partitions_with_insertstart(db, tmp_path):
 @pytest.mark.parametrize("preset", list("abcdef"))
 def test_workload_reads_back_what_was_written(db, preset, tmp_path):
     load(db, tmp_path)
-    doc, text = ycsb(db, "run", "--workload", preset, "--threads", "2", *SMALL, "--ledger",
-                     str(tmp_path / "run.log"), tmp_path=tmp_path)
-    assert doc["errors"] == 0 and sum(s["count"] for name, s in doc["status"]["operations"].items()
-                                      if name in ("READ", "UPDATE", "INSERT", "SCAN")) >= OPERATIONS
+    doc, text = ycsb(
+        db,
+        "run",
+        "--workload",
+        preset,
+        "--threads",
+        "2",
+        *SMALL,
+        "--ledger",
+        str(tmp_path / "run.log"),
+        tmp_path=tmp_path,
+    )
+    assert (
+        doc["errors"] == 0
+        and sum(
+            s["count"]
+            for name, s in doc["status"]["operations"].items()
+            if name in ("READ", "UPDATE", "INSERT", "SCAN")
+        )
+        >= OPERATIONS
+    )
     for name, m in doc["operations"].items():
         assert set(m["Return"]) <= {"OK"}, (name, m["Return"])  # no NOT_FOUND, ERROR, UNEXPECTED_STATE
     assert text.startswith("[OVERALL], RunTime(ms), ")
@@ -122,8 +163,19 @@ def test_workload_reads_back_what_was_written(db, preset, tmp_path):
     finally:
         store.close()
     name, endpoints = db
-    verified = tpcc("ycsb", "verify", "--db", name, "--endpoints", endpoints, "--metrics-port", "0", *SMALL,
-                    "--ledger", str(tmp_path / "run.log"))
+    verified = tpcc(
+        "ycsb",
+        "verify",
+        "--db",
+        name,
+        "--endpoints",
+        endpoints,
+        "--metrics-port",
+        "0",
+        *SMALL,
+        "--ledger",
+        str(tmp_path / "run.log"),
+    )
     assert verified.code == 0, verified.stderr + verified.stdout
     assert json.loads(verified.stdout)["records"] == RECORDS + inserted
 
@@ -141,9 +193,11 @@ def test_a_transaction_that_fails_part_way_writes_nothing(db, tmp_path):
     try:
         first, second = workload.key_name(1), workload.key_name(2)
         changed = {"field0": b"changed in the transaction"}
-        ops = [Operation(UPDATE, 1, first, values=changed),
-               Operation(INSERT, 2, second, values={f: b"x" for f in workload.fields}),  # already there
-               Operation(UPDATE, 3, workload.key_name(3), values=changed)]
+        ops = [
+            Operation(UPDATE, 1, first, values=changed),
+            Operation(INSERT, 2, second, values={f: b"x" for f in workload.fields}),  # already there
+            Operation(UPDATE, 3, workload.key_name(3), values=changed),
+        ]
         with pytest.raises(DriverError):
             store.transaction(ops)
         assert store.read(first, ("field0",)) == {"field0": deterministic_value(first, "field0", 20)}
@@ -163,19 +217,22 @@ def test_transaction_results(db, tmp_path):
     try:
         key, new_key = workload.key_name(5), workload.key_name(RECORDS)
         value = {"field2": b"rmw"}
-        results = store.transaction([
-            Operation(READ, 5, key, fields=("field1",)), Operation(UPDATE, 0, workload.key_name(RECORDS + 9),
-                                                                  values=value),
-            Operation(READMODIFYWRITE, 5, key, fields=None, values=value),
-            Operation(INSERT, RECORDS, new_key, values={f: b"new" for f in workload.fields}),
-            Operation(SCAN, 5, key, fields=("field2",), scan_length=2),
-            Operation(READ, RECORDS, new_key, fields=("field3",))])
+        results = store.transaction(
+            [
+                Operation(READ, 5, key, fields=("field1",)),
+                Operation(UPDATE, 0, workload.key_name(RECORDS + 9), values=value),
+                Operation(READMODIFYWRITE, 5, key, fields=None, values=value),
+                Operation(INSERT, RECORDS, new_key, values={f: b"new" for f in workload.fields}),
+                Operation(SCAN, 5, key, fields=("field2",), scan_length=2),
+                Operation(READ, RECORDS, new_key, fields=("field3",)),
+            ]
+        )
         assert results[0] == {"field1": deterministic_value(key, "field1", 20)}
-        assert results[1] is False                          # no such record: NOT_FOUND
+        assert results[1] is False  # no such record: NOT_FOUND
         assert results[2] == ({f: deterministic_value(key, f, 20) for f in workload.fields}, True)
         assert results[3] is None
-        assert results[4][0] == (key, value)                # the transaction sees its own update
-        assert results[5] == {"field3": b"new"}             # and its own insert
+        assert results[4][0] == (key, value)  # the transaction sees its own update
+        assert results[5] == {"field3": b"new"}  # and its own insert
         assert store.read(new_key, ("field0",)) == {"field0": b"new"}
     finally:
         store.close()
@@ -188,8 +245,11 @@ def test_mongodb_concerns_come_from_driver_options(secantus, tmp_path):
     load(db, tmp_path)
     name, endpoints = db
     props = resolve("a", {"recordcount": str(RECORDS), "fieldcount": "4", "fieldlength": "20"})
-    options = ConnectionOptions(endpoints=[endpoints], connect_timeout=20, extra={
-        "write_concern": "majority", "journal": "true", "read_concern": "snapshot"})
+    options = ConnectionOptions(
+        endpoints=[endpoints],
+        connect_timeout=20,
+        extra={"write_concern": "majority", "journal": "true", "read_concern": "snapshot"},
+    )
     store = make_store(name, options, props)
     store.connect()
     workload = CoreWorkload(props)
@@ -226,8 +286,7 @@ def test_verify_reads_the_ledger_from_a_pod_url_and_fails_on_a_lost_insert(db, t
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/run.log"  # as the operator reads a runner pod's
     name, endpoints = db
-    verify = ("ycsb", "verify", "--db", name, "--endpoints", endpoints, "--metrics-port", "0", *SMALL,
-              "--ledger", url)
+    verify = ("ycsb", "verify", "--db", name, "--endpoints", endpoints, "--metrics-port", "0", *SMALL, "--ledger", url)
     try:
         verified = tpcc(*verify)
         assert verified.code == 0, verified.stderr
@@ -250,14 +309,16 @@ def test_report_draws_the_runs_as_ycsb_printed_them(db, tmp_path):
     transactions of 50): the throughput table and every operation's line hold what YCSB printed."""
     from tpcc_runner.cli import main
     from tpcc_runner.report import _num
+
     load(db, tmp_path)
     files = []
     for per_txn in ("1", "50"):
-        doc, printed = ycsb(db, "run", "--workload", "a", "-p", f"operationspertransaction={per_txn}", *SMALL,
-                            tmp_path=tmp_path)
+        doc, printed = ycsb(
+            db, "run", "--workload", "a", "-p", f"operationspertransaction={per_txn}", *SMALL, tmp_path=tmp_path
+        )
         files.append(tmp_path / f"run-{per_txn}.json")
         files[-1].write_text(json.dumps(doc))
-        for line in printed.splitlines():   # [READ], Operations, 152
+        for line in printed.splitlines():  # [READ], Operations, 152
             name, key, value = (part.strip() for part in line.split(",", 2))
             if key == "Operations":
                 assert f"<td>{name.strip('[]')}</td><td>{int(value):,}</td>" in _report_of(main, files, tmp_path)
@@ -280,12 +341,43 @@ def _two_pods(endpoints: str, shards: tuple[str, str], tmp_path) -> list[dict]:
     import subprocess
 
     from cli_helpers import TPCC
-    runs = [subprocess.Popen([*TPCC, "ycsb", "run", "--db", "voltdb", "--endpoints", endpoints, "--metrics-port",
-                              "0", "--workload", "d", "--threads", "2", *SMALL, "-p", "operationcount=600",
-                              "-p", "insertproportion=0.3", "-p", "readproportion=0.7", "--shard", shard,
-                              "--results", str(tmp_path / f"pod{n}.json"), "--ledger", str(tmp_path / f"pod{n}.log")],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for n, shard in enumerate(shards)]
+
+    runs = [
+        subprocess.Popen(
+            [
+                *TPCC,
+                "ycsb",
+                "run",
+                "--db",
+                "voltdb",
+                "--endpoints",
+                endpoints,
+                "--metrics-port",
+                "0",
+                "--workload",
+                "d",
+                "--threads",
+                "2",
+                *SMALL,
+                "-p",
+                "operationcount=600",
+                "-p",
+                "insertproportion=0.3",
+                "-p",
+                "readproportion=0.7",
+                "--shard",
+                shard,
+                "--results",
+                str(tmp_path / f"pod{n}.json"),
+                "--ledger",
+                str(tmp_path / f"pod{n}.log"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n, shard in enumerate(shards)
+    ]
     for run in runs:
         run.communicate(timeout=300)
     return [json.loads((tmp_path / f"pod{n}.json").read_text()) for n in range(2)]
@@ -301,8 +393,21 @@ def test_two_runner_pods_insert_their_own_keys(voltdb, tmp_path):
     inserted = [doc["operations"]["INSERT"]["Return"] for doc in docs]
     assert all(set(i) == {"OK"} and i["OK"] > 100 for i in inserted), inserted
     assert all(set(doc["operations"]["READ"]["Return"]) == {"OK"} for doc in docs)  # no NOT_FOUND: own keys
-    verified = tpcc("ycsb", "verify", "--db", "voltdb", "--endpoints", db[1], "--metrics-port", "0", *SMALL,
-                    "--ledger", str(tmp_path / "pod0.log"), "--ledger", str(tmp_path / "pod1.log"))
+    verified = tpcc(
+        "ycsb",
+        "verify",
+        "--db",
+        "voltdb",
+        "--endpoints",
+        db[1],
+        "--metrics-port",
+        "0",
+        *SMALL,
+        "--ledger",
+        str(tmp_path / "pod0.log"),
+        "--ledger",
+        str(tmp_path / "pod1.log"),
+    )
     verdict = json.loads(verified.stdout)
     assert verified.code == 0 and verdict["durable"], verdict
     assert verdict["records"] == RECORDS + sum(i["OK"] for i in inserted) == verdict["expected_records"]

@@ -1,6 +1,7 @@
 """The YCSB client (executor, measurements, ledger) with no database: an in-memory store shared
 by the client threads. What a load writes (partitions, batches), how inserts grow the key space,
 dataintegrity's checks, transactions, throttling and the duration, YCSB's output format."""
+
 from __future__ import annotations
 
 import time
@@ -14,8 +15,7 @@ from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.workload import CoreWorkload, deterministic_value, java_string_hash
 from ycsb_memory_store import MemoryDatabase, MemoryStore
 
-SMALL = {"recordcount": "200", "operationcount": "400", "fieldcount": "3", "fieldlength": "12",
-         "dataintegrity": "true"}
+SMALL = {"recordcount": "200", "operationcount": "400", "fieldcount": "3", "fieldlength": "12", "dataintegrity": "true"}
 
 
 def props_of(preset=None, **given):
@@ -61,8 +61,11 @@ def test_every_preset_reads_back_what_was_written():
         assert outcome.operations == 400
         for name in outcome.measurements.names():
             assert "UNEXPECTED_STATE" not in outcome.measurements.summary(name)["Return"], (preset, name)
-        assert sum(returns(outcome, n).get("OK", 0) for n in ("READ", "UPDATE", "INSERT", "SCAN")
-                   if n in outcome.measurements.by_name) >= 400 - (200 if preset == "f" else 0)
+        assert sum(
+            returns(outcome, n).get("OK", 0)
+            for n in ("READ", "UPDATE", "INSERT", "SCAN")
+            if n in outcome.measurements.by_name
+        ) >= 400 - (200 if preset == "f" else 0)
 
 
 def test_a_corrupt_value_is_unexpected_state():
@@ -122,8 +125,9 @@ class FailingStore(MemoryStore):
 
 
 def test_a_failed_transaction_counts_all_its_operations_as_errors():
-    props = props_of("a", updateproportion=1, readproportion=0, operationspertransaction=10,
-                     operationcount=30, dataintegrity="false")
+    props = props_of(
+        "a", updateproportion=1, readproportion=0, operationspertransaction=10, operationcount=30, dataintegrity="false"
+    )
     db = loaded(props)
     before = {k: dict(v) for k, v in db.records.items()}
     ledger: list[str] = []
@@ -135,9 +139,9 @@ def test_a_failed_transaction_counts_all_its_operations_as_errors():
 
 
 def test_throttle_delay_is_ycsbs_schedule():
-    assert throttle_delay(100.0, 0, 0.0, 100.5) == 0.0            # no target
+    assert throttle_delay(100.0, 0, 0.0, 100.5) == 0.0  # no target
     assert throttle_delay(100.0, 10, 0.1, 100.2) == pytest.approx(0.8)
-    assert throttle_delay(100.0, 10, 0.1, 101.5) == 0.0           # behind: no wait, it catches up
+    assert throttle_delay(100.0, 10, 0.1, 101.5) == 0.0  # behind: no wait, it catches up
     assert shares(10, 3) == [4, 3, 3] and shares(0, 2) == [0, 0]
 
 
@@ -177,8 +181,7 @@ def test_java_string_hash_and_deterministic_value():
     # the values Java 17 gives for String.hashCode and YCSB's buildDeterministicValue
     assert java_string_hash("user1:field0") == 1621652138
     assert java_string_hash("") == 0 and java_string_hash("a") == 97
-    assert deterministic_value("user6284781860667377211", "field3", 40) == \
-        b"user6284781860667377211:field3:-56807784"
+    assert deterministic_value("user6284781860667377211", "field3", 40) == b"user6284781860667377211:field3:-56807784"
 
 
 def test_measurements_merge_and_print_as_ycsb():
@@ -232,6 +235,7 @@ def test_a_load_batch_of_unknown_outcome_is_in_the_ledger_as_unknown():
 def test_operations_are_counted_for_prometheus_while_they_run():
     from prometheus_client import generate_latest
     from tpcc_runner.metrics import RunnerMetrics
+
     props = props_of("a", threadcount=2)
     db, metrics = loaded(props), RunnerMetrics()
     seen_at_start = []
@@ -239,6 +243,7 @@ def test_operations_are_counted_for_prometheus_while_they_run():
     def connected(live):
         seen_at_start.append(live_counts(live()))
         metrics.ycsb.source = live
+
     outcome = execute(Plan(lambda: db.store(props), props, "run", 5), None, connected)
     assert seen_at_start == [{}]
     text = generate_latest(metrics.registry).decode()
@@ -246,8 +251,10 @@ def test_operations_are_counted_for_prometheus_while_they_run():
         ok = returns(outcome, name)["OK"]
         assert f'tpcc_ycsb_operations_total{{operation="{name}",status="OK"}} {float(ok)}' in text
         # every timed operation is in the latency histogram
-        assert (f'tpcc_ycsb_operation_duration_seconds_count{{operation="{name}"}} '
-                f'{float(outcome.measurements.summary(name)["Operations"])}') in text
+        assert (
+            f'tpcc_ycsb_operation_duration_seconds_count{{operation="{name}"}} '
+            f"{float(outcome.measurements.summary(name)['Operations'])}"
+        ) in text
 
 
 class SlowReadStore(MemoryStore):
@@ -262,12 +269,19 @@ def test_the_latency_histogram_puts_each_operation_in_its_bucket():
     from prometheus_client import generate_latest
     from prometheus_client.parser import text_string_to_metric_families
     from tpcc_runner.metrics import RunnerMetrics
+
     props = props_of("a", operationcount=60, threadcount=2)
     db, metrics = loaded(props), RunnerMetrics()
-    outcome = execute(Plan(lambda: SlowReadStore(db, props), props, "run", 5), None,
-                      lambda live: setattr(metrics.ycsb, "source", live))
-    (family,) = [f for f in text_string_to_metric_families(generate_latest(metrics.registry).decode())
-                 if f.name == "tpcc_ycsb_operation_duration_seconds"]
+    outcome = execute(
+        Plan(lambda: SlowReadStore(db, props), props, "run", 5),
+        None,
+        lambda live: setattr(metrics.ycsb, "source", live),
+    )
+    (family,) = [
+        f
+        for f in text_string_to_metric_families(generate_latest(metrics.registry).decode())
+        if f.name == "tpcc_ycsb_operation_duration_seconds"
+    ]
     got = {(s.labels["operation"], s.name.rsplit("_", 1)[1], s.labels.get("le")): s.value for s in family.samples}
     reads, updates = (outcome.measurements.summary(n)["Operations"] for n in ("READ", "UPDATE"))
     assert reads and updates and reads + updates == 60

@@ -7,6 +7,7 @@ acknowledged insert and that of an acknowledged update deleted behind the runner
 stray record added so that the count alone would still add up; verify must fail naming both.
 Last, the fault that really loses them: the only node of a k=0 VoltDB (CE: no command log) killed
 after a run and restarted, empty, without even its table; verify counts every write lost."""
+
 from __future__ import annotations
 
 import json
@@ -25,9 +26,22 @@ from voltdb_server import start_voltdb, voltdb_cluster  # noqa: F401  (fixture)
 pytestmark = pytest.mark.db
 
 RECORDS, DURATION = 2000, 40
-WORKLOAD = ["-p", f"recordcount={RECORDS}", "-p", "fieldcount=4", "-p", "fieldlength=20",
-            "-p", "requestdistribution=uniform", "-p", "readproportion=0.5", "-p", "updateproportion=0.3",
-            "-p", "insertproportion=0.2"]
+WORKLOAD = [
+    "-p",
+    f"recordcount={RECORDS}",
+    "-p",
+    "fieldcount=4",
+    "-p",
+    "fieldlength=20",
+    "-p",
+    "requestdistribution=uniform",
+    "-p",
+    "readproportion=0.5",
+    "-p",
+    "updateproportion=0.3",
+    "-p",
+    "insertproportion=0.2",
+]
 # (seconds after the start, action): node 1 dies mid-run and rejoins before the end
 SCHEDULE = [(10, "kill-node"), (20, "restart-node")]
 
@@ -37,21 +51,51 @@ def _verify(common: list[str], ledgers: list[str]):
     return done, json.loads(done.stdout)
 
 
-def test_a_node_killed_during_a_ycsb_run_loses_no_acknowledged_write_and_a_real_loss_fails(voltdb_cluster,
-                                                                                              tmp_path):
+def test_a_node_killed_during_a_ycsb_run_loses_no_acknowledged_write_and_a_real_loss_fails(voltdb_cluster, tmp_path):
     endpoints = ",".join(voltdb_cluster.endpoints)
     common = ["--db", "voltdb", "--endpoints", endpoints, "--metrics-port", "0", "--connect-timeout", "20"]
     load_ledger, run_ledger, results = tmp_path / "load.log", tmp_path / "run.log", tmp_path / "run.json"
-    loaded = tpcc("ycsb", "load", *common, *WORKLOAD, "--reset", "--threads", "2", "-p", "batchsize=100",
-                  "--ledger", str(load_ledger))
+    loaded = tpcc(
+        "ycsb",
+        "load",
+        *common,
+        *WORKLOAD,
+        "--reset",
+        "--threads",
+        "2",
+        "-p",
+        "batchsize=100",
+        "--ledger",
+        str(load_ledger),
+    )
     assert loaded.code == 0, loaded.stderr
     start = time.time()
-    run = subprocess.Popen([*TPCC, "ycsb", "run", *common, *WORKLOAD, "-p", "operationcount=0",
-                            # each thread connects to a random node: with 12, one is on the
-                            # victim but for a chance of (2/3)^12 < 1 %
-                            "--threads", "12", "--duration", str(DURATION), "--seed", "7",
-                            "--ledger", str(run_ledger), "--results", str(results)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [
+            *TPCC,
+            "ycsb",
+            "run",
+            *common,
+            *WORKLOAD,
+            "-p",
+            "operationcount=0",
+            # each thread connects to a random node: with 12, one is on the
+            # victim but for a chance of (2/3)^12 < 1 %
+            "--threads",
+            "12",
+            "--duration",
+            str(DURATION),
+            "--seed",
+            "7",
+            "--ledger",
+            str(run_ledger),
+            "--results",
+            str(results),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     for at, action in SCHEDULE:
         time.sleep(max(0.0, start + at - time.time()))
         getattr(voltdb_cluster, action.replace("-", "_"))(1)
@@ -88,9 +132,13 @@ def test_a_node_killed_during_a_ycsb_run_loses_no_acknowledged_write_and_a_real_
     done, verdict = _verify(common, [str(load_ledger), str(run_ledger)])
     # the updated record was also the load's acknowledged insert: three acknowledged writes gone
     assert done.code == 1 and not verdict["durable"] and verdict["lost"] == 3, verdict
-    assert sorted(verdict["lost_examples"]) == sorted([f"insert of {lost_insert}: no record",
-                                                       f"insert of {lost_update}: no record",
-                                                       f"update of {lost_update}: no record"])
+    assert sorted(verdict["lost_examples"]) == sorted(
+        [
+            f"insert of {lost_insert}: no record",
+            f"insert of {lost_update}: no record",
+            f"update of {lost_update}: no record",
+        ]
+    )
     assert low <= verdict["records"] <= high  # the record count alone would have passed it
 
 
@@ -103,20 +151,51 @@ def one_node(tmp_path_factory):
 
 
 def test_a_k0_node_restarted_empty_fails_the_ycsb_verdict_with_every_write_lost(one_node, tmp_path):
-    common = ["--db", "voltdb", "--endpoints", ",".join(one_node.endpoints), "--metrics-port", "0",
-              "--connect-timeout", "20"]
+    common = [
+        "--db",
+        "voltdb",
+        "--endpoints",
+        ",".join(one_node.endpoints),
+        "--metrics-port",
+        "0",
+        "--connect-timeout",
+        "20",
+    ]
     load_ledger, run_ledger = tmp_path / "load.log", tmp_path / "run.log"
-    loaded = tpcc("ycsb", "load", *common, *WORKLOAD, "--reset", "--threads", "2", "-p", "batchsize=100",
-                  "--ledger", str(load_ledger))
+    loaded = tpcc(
+        "ycsb",
+        "load",
+        *common,
+        *WORKLOAD,
+        "--reset",
+        "--threads",
+        "2",
+        "-p",
+        "batchsize=100",
+        "--ledger",
+        str(load_ledger),
+    )
     assert loaded.code == 0, loaded.stderr
-    ran = tpcc("ycsb", "run", *common, *WORKLOAD, "-p", "operationcount=0", "--threads", "2", "--duration", "4",
-               "--ledger", str(run_ledger))
+    ran = tpcc(
+        "ycsb",
+        "run",
+        *common,
+        *WORKLOAD,
+        "-p",
+        "operationcount=0",
+        "--threads",
+        "2",
+        "--duration",
+        "4",
+        "--ledger",
+        str(run_ledger),
+    )
     assert ran.code == 0, ran.stderr
     ledgers = [str(load_ledger), str(run_ledger)]
     done, before = _verify(common, ledgers)
     assert done.code == 0 and before["durable"], before
     one_node.kill_node(0)
-    one_node.restart_node(0)   # no command log, no snapshot: it starts without schema or records
+    one_node.restart_node(0)  # no command log, no snapshot: it starts without schema or records
     done, after = _verify(common, ledgers)
     print("k=0 node restarted:", after)
     assert done.code == 1 and not after["durable"] and after["records"] == 0

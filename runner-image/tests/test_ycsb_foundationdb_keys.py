@@ -1,6 +1,7 @@
 """The YCSB FoundationDB store's key layout and its failure without libfdb_c. No FoundationDB
 server or libfdb_c exists here: these use the binding's pure-Python tuple layer (the code that
 runs against a real cluster); nothing that reads or writes a database is tested."""
+
 import random
 import time
 
@@ -12,7 +13,7 @@ from tpcc_runner.ycsb.foundationdb import FoundationDBStore, YcsbKeyspace
 from tpcc_runner.ycsb.generators import build_key_name
 from tpcc_runner.ycsb.properties import Properties
 
-PREFIX = b"\x15\x2a"   # what the directory layer hands out: a short tuple-encoded integer
+PREFIX = b"\x15\x2a"  # what the directory layer hands out: a short tuple-encoded integer
 
 
 @pytest.fixture
@@ -39,8 +40,11 @@ def test_a_record_range_holds_its_fields_and_no_other_record(ks):
 
 def test_keys_sort_as_ycsbs_key_names_so_a_scan_is_one_range(ks):
     rng = random.Random(5)
-    names = [build_key_name(rng.randrange(10**6), ordered, 1 if ordered else 0)
-             for ordered in (True, False) for _ in range(300)]
+    names = [
+        build_key_name(rng.randrange(10**6), ordered, 1 if ordered else 0)
+        for ordered in (True, False)
+        for _ in range(300)
+    ]
     encoded = sorted(names, key=lambda n: ks.field_key(n, "field0"))
     assert encoded == sorted(names)
     start = ks.from_key(sorted(names)[10])
@@ -51,15 +55,18 @@ def test_keys_sort_as_ycsbs_key_names_so_a_scan_is_one_range(ks):
 
 def test_records_group_fields_by_key_in_order_and_project(ks):
     kvs = [(ks.field_key(k, f), f"{k}/{f}".encode()) for k in ("user1", "user2") for f in ("field0", "field1")]
-    assert ks.records(kvs, ("field1",)) == [("user1", {"field1": b"user1/field1"}),
-                                            ("user2", {"field1": b"user2/field1"})]
+    assert ks.records(kvs, ("field1",)) == [
+        ("user1", {"field1": b"user1/field1"}),
+        ("user2", {"field1": b"user2/field1"}),
+    ]
     assert ks.records([], None) == []
 
 
 @pytest.mark.skipif(_libfdb_c_present(), reason="libfdb_c is installed here")
 def test_connect_without_libfdb_c_is_unreachable_within_a_second():
-    store = FoundationDBStore(ConnectionOptions(endpoints=["10.0.0.1"], connect_timeout=30,
-                                                extra={"cluster_id": "ycsb:abc123"}), Properties())
+    store = FoundationDBStore(
+        ConnectionOptions(endpoints=["10.0.0.1"], connect_timeout=30, extra={"cluster_id": "ycsb:abc123"}), Properties()
+    )
     start = time.monotonic()
     with pytest.raises(Unreachable) as e:
         store.connect()

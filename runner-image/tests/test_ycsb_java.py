@@ -7,6 +7,7 @@ correct port reaches by chance once in 10,000 comparisons; the controls show tha
 do tell a near miss (theta 0.95 for 0.99, a 25% hot set for 20%) apart. Where YCSB is
 deterministic (FNV hash, key names, zeta sums, counters, property defaults) the outputs are
 compared exactly. Every statistic is printed (pytest -s shows them)."""
+
 from __future__ import annotations
 
 import random
@@ -88,11 +89,14 @@ def test_key_distribution_is_ycsbs(ycsb_java, spec):
     assert p > P_FLOOR
 
 
-@pytest.mark.parametrize(("spec", "near_miss"), [
-    ("zipfian:0:999", lambda: ZipfianGenerator(0, 999, 0.95)),
-    ("hotspot:0:999:0.2:0.8", lambda: HotspotIntegerGenerator(0, 999, 0.25, 0.8)),
-    ("latest:1000", lambda: SkewedLatestGenerator(AcknowledgedCounterGenerator(1001))),
-])
+@pytest.mark.parametrize(
+    ("spec", "near_miss"),
+    [
+        ("zipfian:0:999", lambda: ZipfianGenerator(0, 999, 0.95)),
+        ("hotspot:0:999:0.2:0.8", lambda: HotspotIntegerGenerator(0, 999, 0.25, 0.8)),
+        ("latest:1000", lambda: SkewedLatestGenerator(AcknowledgedCounterGenerator(1001))),
+    ],
+)
 def test_the_comparison_tells_a_near_miss_apart(ycsb_java, spec, near_miss):
     statistic, dof, p = chi_square(java_histogram(ycsb_java, spec), draws(near_miss()))
     print(f"\n{spec} against a near miss: chi2 {statistic:.1f} dof {dof} p {p:.3g}")
@@ -101,8 +105,9 @@ def test_the_comparison_tells_a_near_miss_apart(ycsb_java, spec, near_miss):
 
 def test_exponential_draws_are_ycsbs(ycsb_java):
     spec = "exponential:95:857.1428571"
-    java = [float(v) for line in ycsb_java("histogram", spec, SAMPLES)
-            for v in [line.split()[0]] * int(line.split()[1])]
+    java = [
+        float(v) for line in ycsb_java("histogram", spec, SAMPLES) for v in [line.split()[0]] * int(line.split()[1])
+    ]
     rng = random.Random(7)
     ours = ExponentialGenerator(95, 857.1428571)
     result = stats.ks_2samp(java, [ours.next_value(rng) for _ in range(SAMPLES)])
@@ -192,6 +197,9 @@ def test_constants_and_property_defaults_are_ycsbs(ycsb_java):
     assert set(java) <= set(ours)
     for name, text in java.items():
         value = ours[name]
-        parsed = text == "true" if isinstance(value, bool) else type(value)(float(text) if isinstance(value, float)
-                                                                             else text)
+        parsed = (
+            text == "true"
+            if isinstance(value, bool)
+            else type(value)(float(text) if isinstance(value, float) else text)
+        )
         assert parsed == value, name

@@ -5,6 +5,7 @@ container does to it), then once more at full speed. The operator's pure judge
 (tpcc_operator.regression.judge) reads each run's status.ycsb as the operator builds it
 (tpcc_runner.ycsb.results.merge) and must call the starved run Regressed, on its operations per
 second and its READ p99, and the last run not."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,12 +24,27 @@ from voltdb_server import voltdb  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.db
 
-WORKLOAD = ["--workload", "c", "-p", "recordcount=2000", "-p", "fieldcount=4", "-p", "fieldlength=20",
-            "-p", "requestdistribution=uniform"]
+WORKLOAD = [
+    "--workload",
+    "c",
+    "-p",
+    "recordcount=2000",
+    "-p",
+    "fieldcount=4",
+    "-p",
+    "fieldlength=20",
+    "-p",
+    "requestdistribution=uniform",
+]
 SECONDS = 5
-STOPPED, RUNNING = 0.02, 0.02   # per duty cycle: the server gets half of the wall clock
-POLICY = Policy(min_results=2, max_tpmc_drop_percent=25.0, max_p99_increase_percent={"READ": 100.0},
-                on_regression="Fail", change_points=None)
+STOPPED, RUNNING = 0.02, 0.02  # per duty cycle: the server gets half of the wall clock
+POLICY = Policy(
+    min_results=2,
+    max_tpmc_drop_percent=25.0,
+    max_p99_increase_percent={"READ": 100.0},
+    on_regression="Fail",
+    change_points=None,
+)
 
 
 class Starved:
@@ -58,11 +74,28 @@ class Starved:
 def _run(common: list[str], n: int, tmp: Path) -> Summary:
     """One `tpcc ycsb run` as a runner pod's results, judged as the operator judges its run."""
     results = tmp / f"run{n}.json"
-    done = tpcc("ycsb", "run", *common, *WORKLOAD, "--threads", "2", "-p", "operationcount=0",
-                "--duration", str(SECONDS), "--seed", str(n), "--results", str(results))
+    done = tpcc(
+        "ycsb",
+        "run",
+        *common,
+        *WORKLOAD,
+        "--threads",
+        "2",
+        "-p",
+        "operationcount=0",
+        "--duration",
+        str(SECONDS),
+        "--seed",
+        str(n),
+        "--results",
+        str(results),
+    )
     assert done.code == 0, done.stderr
-    status = {"phase": "Succeeded", "durability": {"durable": True, "lost": 0},
-              "ycsb": merge([json.loads(results.read_text())])}
+    status = {
+        "phase": "Succeeded",
+        "durability": {"durable": True, "lost": 0},
+        "ycsb": merge([json.loads(results.read_text())]),
+    }
     return dataclasses.replace(Summary.of_status(f"run{n}", "same", status), completed=f"2026-01-01T00:00:0{n}Z")
 
 
@@ -77,8 +110,18 @@ def test_the_regression_judge_flags_a_cpu_starved_voltdb_and_passes_it_at_full_s
         starved = _run(common, 3, tmp_path)
     control = _run(common, 4, tmp_path)
     verdict = judge(starved, history, POLICY)
-    print("ops/s:", [h.throughput for h in history], "starved", starved.throughput, "then", control.throughput,
-          "| READ p99 ms:", [h.p99_ms["READ"] for h in history], starved.p99_ms["READ"], control.p99_ms["READ"])
+    print(
+        "ops/s:",
+        [h.throughput for h in history],
+        "starved",
+        starved.throughput,
+        "then",
+        control.throughput,
+        "| READ p99 ms:",
+        [h.p99_ms["READ"] for h in history],
+        starved.p99_ms["READ"],
+        control.p99_ms["READ"],
+    )
     print("starved:", verdict.message)
     assert verdict.outcome == REGRESSED
     assert {m.name: m.outcome for m in verdict.metrics} == {"opsPerSecond": REGRESSED, "p99Ms/READ": REGRESSED}

@@ -3,6 +3,7 @@
 study's suite: workloads A-F, MongoDB default / w=majority&j=true / transactions of 1,000
 operations), a few of them kept. The page must show what YCSB printed for each run, one bar per
 configuration and workload, and render in a real Chromium."""
+
 from __future__ import annotations
 
 import copy
@@ -22,8 +23,11 @@ from tpcc_runner.ycsb.report import section, split, throughput_table
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ycsb"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 RUNS = sorted(p for p in FIXTURES.glob("*.json") if not p.name.endswith("-load.json"))
-CONFIGURATION = {"default": "default", "wmajority-jtrue": "w=majority, j=true",
-                 "transactions": "transactions of 1000 ops"}
+CONFIGURATION = {
+    "default": "default",
+    "wmajority-jtrue": "w=majority, j=true",
+    "transactions": "transactions of 1000 ops",
+}
 
 
 def doc_of(path: Path) -> dict:
@@ -37,8 +41,12 @@ def expected_series(path: Path) -> str:
 
 def test_the_fixtures_are_the_studys_configurations():
     assert {expected_series(p) for p in RUNS} == {
-        "mongodb default", "mongodb w=majority, j=true", "mongodb transactions of 1000 ops",
-        "voltdb default", "voltdb transactions of 1000 ops"}
+        "mongodb default",
+        "mongodb w=majority, j=true",
+        "mongodb transactions of 1000 ops",
+        "voltdb default",
+        "voltdb transactions of 1000 ops",
+    }
 
 
 @pytest.mark.parametrize("path", RUNS, ids=lambda p: p.stem)
@@ -55,9 +63,14 @@ def test_each_operation_reads_as_ycsb_printed_it(path):
     for row in run.operations:
         printed = decoded.summary(row.name)
         assert (row.operations, row.average_us, row.min_us, row.max_us, row.p95_us, row.p99_us, row.returns) == (
-            printed["Operations"], printed["AverageLatency(us)"], printed["MinLatency(us)"],
-            printed["MaxLatency(us)"], printed["95thPercentileLatency(us)"], printed["99thPercentileLatency(us)"],
-            printed["Return"])
+            printed["Operations"],
+            printed["AverageLatency(us)"],
+            printed["MinLatency(us)"],
+            printed["MaxLatency(us)"],
+            printed["95thPercentileLatency(us)"],
+            printed["99thPercentileLatency(us)"],
+            printed["Return"],
+        )
 
 
 def test_the_figure_has_one_bar_per_configuration_and_workload():
@@ -89,12 +102,23 @@ def benchmarkrun(path: Path, name: str) -> dict:
     """A finished BenchmarkRun of the run: status.ycsb as the operator merges the pods' documents."""
     doc = doc_of(path)
     opts = doc["driver_options"]
-    return {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun", "metadata": {"name": name},
-            "spec": {"database": {"type": doc["db"]},
-                     "workload": {"kind": "ycsb", "driverOptions": opts,
-                                  "ycsb": {"workload": doc["workload"], "operationsPerTransaction":
-                                           int(doc["properties"]["operationspertransaction"])}}},
-            "status": {"phase": "Succeeded", "ycsb": results.merge([doc])}}
+    return {
+        "apiVersion": "bench.tpcc.dev/v1alpha1",
+        "kind": "BenchmarkRun",
+        "metadata": {"name": name},
+        "spec": {
+            "database": {"type": doc["db"]},
+            "workload": {
+                "kind": "ycsb",
+                "driverOptions": opts,
+                "ycsb": {
+                    "workload": doc["workload"],
+                    "operationsPerTransaction": int(doc["properties"]["operationspertransaction"]),
+                },
+            },
+        },
+        "status": {"phase": "Succeeded", "ycsb": results.merge([doc])},
+    }
 
 
 def test_a_benchmarkrun_shows_the_merged_percentiles():

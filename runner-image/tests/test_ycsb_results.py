@@ -1,5 +1,6 @@
 """The merge of YCSB runner pods' documents (what the operator puts in status.ycsb), on documents
 the real executor measured against the in-memory store."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,8 +17,7 @@ def pod_document(db, props, seed: int, shard: int, start: float) -> dict:
     outcome = run(db, props, "run", seed=seed)
     args = argparse.Namespace(phase="run", db="memory", workload="a")
     doc = results_document(args, props, seed, ConnectionOptions(), outcome)
-    doc.update(kind="ycsb", shard=f"{shard}/2", threads=props.threadcount,
-               window={"start": start, "end": start + 10.0})
+    doc.update(kind="ycsb", shard=f"{shard}/2", threads=props.threadcount, window={"start": start, "end": start + 10.0})
     return doc, outcome
 
 

@@ -1,5 +1,6 @@
 """YCSB properties, presets and the operation stream, without a database or Java
 (test_ycsb_java.py compares the generators with YCSB's own)."""
+
 from __future__ import annotations
 
 import random
@@ -15,8 +16,12 @@ def test_presets_are_ycsbs_workload_files():
     d = resolve("d", {})
     assert (d.readproportion, d.insertproportion, d.requestdistribution) == (0.95, 0.05, "latest")
     e = resolve("e", {})
-    assert (e.scanproportion, e.insertproportion, e.maxscanlength, e.scanlengthdistribution) == (0.95, 0.05, 100,
-                                                                                                  "uniform")
+    assert (e.scanproportion, e.insertproportion, e.maxscanlength, e.scanlengthdistribution) == (
+        0.95,
+        0.05,
+        100,
+        "uniform",
+    )
     f = resolve("f", {})
     assert (f.readproportion, f.readmodifywriteproportion) == (0.5, 0.5)
     assert resolve("c", {}).readproportion == 1.0
@@ -24,29 +29,46 @@ def test_presets_are_ycsbs_workload_files():
 
 
 def test_every_property_can_be_overridden():
-    p = resolve("e", {"maxscanlength": "7", "requestdistribution": "hotspot", "hotspotdatafraction": "0.1",
-                      "exponential.percentile": "90", "insertorder": "ordered", "batchsize": "50",
-                      "operationspertransaction": "4", "readallfields": "false"})
+    p = resolve(
+        "e",
+        {
+            "maxscanlength": "7",
+            "requestdistribution": "hotspot",
+            "hotspotdatafraction": "0.1",
+            "exponential.percentile": "90",
+            "insertorder": "ordered",
+            "batchsize": "50",
+            "operationspertransaction": "4",
+            "readallfields": "false",
+        },
+    )
     assert (p.maxscanlength, p.requestdistribution, p.hotspotdatafraction, p.exponential_percentile) == (
-        7, "hotspot", 0.1, 90.0)
+        7,
+        "hotspot",
+        0.1,
+        90.0,
+    )
     assert (p.insertorder, p.batchsize, p.operationspertransaction, p.readallfields) == ("ordered", 50, 4, False)
     assert p.to_ycsb()["exponential.percentile"] == 90.0
 
 
-@pytest.mark.parametrize(("preset", "overrides", "message"), [
-    (None, {"recordcont": "5"}, "unknown property recordcont"),
-    ("a", {"readproportion": "0.6"}, "must be 1, got 1.1"),
-    ("a", {"requestdistribution": "zipf"}, "property requestdistribution must be one of uniform|zipfian"),
-    ("a", {"fieldlengthdistribution": "histogram"}, "property fieldlengthdistribution must be one of"),
-    ("a", {"recordcount": "-5"}, "property recordcount must be a whole number >= 0"),
-    ("a", {"operationcount": "ten"}, "property operationcount must be a whole number"),
-    ("a", {"readallfields": "yes"}, "property readallfields must be true or false"),
-    ("a", {"insertstart": "900", "insertcount": "200"}, "property recordcount (1000) must be >= insertstart"),
-    ("a", {"hotspotopnfraction": "1.5"}, "property hotspotopnfraction must be between 0 and 1"),
-    ("a", {"minscanlength": "10", "maxscanlength": "5"}, "property maxscanlength (5) must be >= minscanlength"),
-    ("a", {"workload": "site.ycsb.workloads.TimeSeriesWorkload"}, "only CoreWorkload is implemented"),
-    ("g", {}, "unknown workload 'g'"),
-])
+@pytest.mark.parametrize(
+    ("preset", "overrides", "message"),
+    [
+        (None, {"recordcont": "5"}, "unknown property recordcont"),
+        ("a", {"readproportion": "0.6"}, "must be 1, got 1.1"),
+        ("a", {"requestdistribution": "zipf"}, "property requestdistribution must be one of uniform|zipfian"),
+        ("a", {"fieldlengthdistribution": "histogram"}, "property fieldlengthdistribution must be one of"),
+        ("a", {"recordcount": "-5"}, "property recordcount must be a whole number >= 0"),
+        ("a", {"operationcount": "ten"}, "property operationcount must be a whole number"),
+        ("a", {"readallfields": "yes"}, "property readallfields must be true or false"),
+        ("a", {"insertstart": "900", "insertcount": "200"}, "property recordcount (1000) must be >= insertstart"),
+        ("a", {"hotspotopnfraction": "1.5"}, "property hotspotopnfraction must be between 0 and 1"),
+        ("a", {"minscanlength": "10", "maxscanlength": "5"}, "property maxscanlength (5) must be >= minscanlength"),
+        ("a", {"workload": "site.ycsb.workloads.TimeSeriesWorkload"}, "only CoreWorkload is implemented"),
+        ("g", {}, "unknown workload 'g'"),
+    ],
+)
 def test_bad_properties_are_named(preset, overrides, message):
     with pytest.raises(PropertyError) as e:
         resolve(preset, overrides)
@@ -99,8 +121,18 @@ def test_reads_see_only_acknowledged_inserts():
 
 
 def test_load_inserts_its_key_range_once():
-    workload = CoreWorkload(resolve("a", {"recordcount": "50", "insertstart": "10", "insertcount": "20",
-                                          "insertorder": "ordered", "zeropadding": "4"}))
+    workload = CoreWorkload(
+        resolve(
+            "a",
+            {
+                "recordcount": "50",
+                "insertstart": "10",
+                "insertcount": "20",
+                "insertorder": "ordered",
+                "zeropadding": "4",
+            },
+        )
+    )
     rng = random.Random(1)
     keys = [workload.next_load_insert(rng).key for _ in range(20)]
     assert keys == [f"user{n:04d}" for n in range(10, 30)]
@@ -108,8 +140,9 @@ def test_load_inserts_its_key_range_once():
 
 def _pod_keys(shard: tuple[int, int], operations: int, **given: str) -> tuple[list[str], set[str]]:
     """(the keys pod shard inserts, the keys it reads or updates), every insert acknowledged."""
-    workload = CoreWorkload(resolve("d", {"recordcount": "50", "insertproportion": "0.5", "readproportion": "0.5",
-                                          **given}), shard)
+    workload = CoreWorkload(
+        resolve("d", {"recordcount": "50", "insertproportion": "0.5", "readproportion": "0.5", **given}), shard
+    )
     rng, inserted, touched = random.Random(f"pod{shard[0]}"), [], set()
     for _ in range(operations):
         op = workload.next_operation(rng)

@@ -3,6 +3,7 @@ from Maven Central on first use and building the procedures jar) on free loopbac
 
 Import the fixtures into a test module: `from voltdb_server import voltdb, voltdb_cluster`.
 """
+
 from __future__ import annotations
 
 import random
@@ -24,8 +25,9 @@ class VoltDBServer:
     directory: Path
 
     def script(self, *args: str, timeout: float = 240) -> str:
-        done = subprocess.run([str(SCRIPT), *args, "--dir", str(self.directory)],
-                              capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            [str(SCRIPT), *args, "--dir", str(self.directory)], capture_output=True, text=True, timeout=timeout
+        )
         if done.returncode != 0:
             raise RuntimeError(f"voltdb.sh {' '.join(args)} failed: {done.stderr.strip()}")
         return done.stdout.strip()
@@ -61,8 +63,9 @@ def start_voltdb(tmp: Path, nodes: int, kfactor: int, *options: str) -> VoltDBSe
     for step in ("fetch", "procs"):
         subprocess.run([str(SCRIPT), step], check=True, timeout=900)
     server = VoltDBServer([], tmp)
-    out = server.script("start", "--nodes", str(nodes), "--kfactor", str(kfactor),
-                        "--base-port", str(_free_base_port()), *options)
+    out = server.script(
+        "start", "--nodes", str(nodes), "--kfactor", str(kfactor), "--base-port", str(_free_base_port()), *options
+    )
     server.endpoints = out.splitlines()[-1].split(",")
     return server
 

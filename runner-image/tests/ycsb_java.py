@@ -2,6 +2,7 @@
 Maven Central (cached in $TPCC_CACHE/ycsb, checked against Central's SHA-1) and the harness
 ycsb_java/YcsbSamples.java compiled against it with the JDK's javac (cached by the hash of the
 two). Import the fixture: `from ycsb_java import ycsb_java`."""
+
 from __future__ import annotations
 
 import fcntl
@@ -41,8 +42,12 @@ def _compile(jar: Path) -> Path:
     if not (classes / "YcsbSamples.class").is_file():
         building = CACHE / f"harness-{digest}.build"
         shutil.rmtree(building, ignore_errors=True)
-        subprocess.run(["javac", "-nowarn", "-cp", str(jar), "-d", str(building), str(HARNESS)],
-                       check=True, capture_output=True, timeout=300)
+        subprocess.run(
+            ["javac", "-nowarn", "-cp", str(jar), "-d", str(building), str(HARNESS)],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
         building.rename(classes)
     return classes
 
@@ -53,8 +58,9 @@ class YcsbJava:
 
     def __call__(self, *args: object) -> list[str]:
         """The harness's output lines for one command (see YcsbSamples.java)."""
-        done = subprocess.run(["java", "-cp", self.classpath, "YcsbSamples", *map(str, args)],
-                              capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            ["java", "-cp", self.classpath, "YcsbSamples", *map(str, args)], capture_output=True, text=True, timeout=300
+        )
         if done.returncode != 0:
             raise RuntimeError(f"YcsbSamples {args[0]} failed: {done.stderr.strip()[-2000:]}")
         return done.stdout.splitlines()

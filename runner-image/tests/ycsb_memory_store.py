@@ -1,6 +1,7 @@
 """A KeyValueStore in memory for the YCSB executor's tests: one dict shared by the client
 threads' stores (like one database), keys in order for scans, transactions serial (one lock)
 and undone when one of their operations fails, so a test sees exactly what committed."""
+
 from __future__ import annotations
 
 import bisect
@@ -16,8 +17,8 @@ from tpcc_runner.ycsb.workload import Operation
 class MemoryDatabase:
     def __init__(self):
         self.records: dict[str, Record] = {}
-        self.keys: list[str] = []            # sorted, for scans
-        self.lock = threading.RLock()        # held by a transaction from its start to its end
+        self.keys: list[str] = []  # sorted, for scans
+        self.lock = threading.RLock()  # held by a transaction from its start to its end
         self.transactions = 0
 
     def store(self, props: Properties) -> MemoryStore:
@@ -63,7 +64,7 @@ class MemoryStore(KeyValueStore):
     def scan(self, start_key: str, count: int, fields: tuple[str, ...] | None) -> list[tuple[str, Record]]:
         with self.db.lock:
             first = bisect.bisect_left(self.db.keys, start_key)
-            return [(k, self.read(k, fields)) for k in self.db.keys[first:first + count]]
+            return [(k, self.read(k, fields)) for k in self.db.keys[first : first + count]]
 
     def update(self, key: str, values: Record) -> bool:
         with self.db.lock:

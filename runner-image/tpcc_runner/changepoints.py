@@ -9,6 +9,7 @@ Pure: a typed history in, the change points out; `tpcc changepoints` reads and w
 (changepoints.json). The operator never imports this module, so numpy and scipy stay out of its
 process: it only reads the analysis (tpcc_operator.regression.judge).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -21,15 +22,16 @@ from typing import Any
 TPMC = "tpmC"
 P99_PREFIX = "p99Ms/"
 MAX_PVALUE = 0.001  # Otava's default significance
-WINDOW = 50         # Otava's default sliding window, as long as the default history (spec.history.limit)
+WINDOW = 50  # Otava's default sliding window, as long as the default history (spec.history.limit)
 LIBRARY = "apache-otava"
 
 
 @dataclass(frozen=True)
 class HistoryPoint:
     """One measured run: a BenchmarkResult, or the run being judged (the last point)."""
-    name: str                       # the BenchmarkResult's name
-    time: str                       # RFC 3339 completion time; the history is oldest first
+
+    name: str  # the BenchmarkResult's name
+    time: str  # RFC 3339 completion time; the history is oldest first
     tpmc: float | None
     p99_ms: dict[str, float] = field(default_factory=dict)  # transaction type -> p99 latency
 
@@ -41,8 +43,12 @@ class HistoryPoint:
         if not isinstance(p99, dict):
             raise ValueError(f"{where} ({doc['name']}): p99Ms must map transaction types to milliseconds")
         try:
-            return cls(doc["name"], doc["time"], float(doc["tpmC"]) if doc.get("tpmC") is not None else None,
-                       {str(t): float(v) for t, v in p99.items() if v is not None})
+            return cls(
+                doc["name"],
+                doc["time"],
+                float(doc["tpmC"]) if doc.get("tpmC") is not None else None,
+                {str(t): float(v) for t, v in p99.items() if v is not None},
+            )
         except (TypeError, ValueError):
             raise ValueError(f"{where} ({doc['name']}): tpmC and p99Ms values must be numbers") from None
 
@@ -54,6 +60,7 @@ class HistoryPoint:
 @dataclass(frozen=True)
 class ChangePoint:
     """Where a metric's level moved: `index` (0 = oldest) is the first point of the new segment."""
+
     metric: str
     index: int
     name: str
@@ -62,31 +69,45 @@ class ChangePoint:
     mean_after: float
     stddev_before: float
     stddev_after: float
-    change_percent: float   # (mean after - mean before) / mean before, in percent
-    pvalue: float           # the t-test's: the two segments have the same mean
+    change_percent: float  # (mean after - mean before) / mean before, in percent
+    pvalue: float  # the t-test's: the two segments have the same mean
 
     def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "result": self.name, "time": self.time,
-                "meanBefore": self.mean_before, "meanAfter": self.mean_after,
-                "stddevBefore": self.stddev_before, "stddevAfter": self.stddev_after,
-                "changePercent": self.change_percent, "pValue": self.pvalue}
+        return {
+            "index": self.index,
+            "result": self.name,
+            "time": self.time,
+            "meanBefore": self.mean_before,
+            "meanAfter": self.mean_after,
+            "stddevBefore": self.stddev_before,
+            "stddevAfter": self.stddev_after,
+            "changePercent": self.change_percent,
+            "pValue": self.pvalue,
+        }
 
 
 @dataclass(frozen=True)
 class Analysis:
-    points: int                     # length of the history, the run judged included
-    last: str                       # name of the last point (the run judged)
+    points: int  # length of the history, the run judged included
+    last: str  # name of the last point (the run judged)
     max_pvalue: float
     window: int
-    library: str                    # e.g. apache-otava 0.8.0
-    metric_points: dict[str, int]   # metric -> points that have it
+    library: str  # e.g. apache-otava 0.8.0
+    metric_points: dict[str, int]  # metric -> points that have it
     change_points: dict[str, list[ChangePoint]]  # metric -> oldest first
 
     def to_json(self) -> dict[str, Any]:
-        return {"library": self.library, "maxPValue": self.max_pvalue, "window": self.window,
-                "points": self.points, "last": self.last,
-                "metrics": {m: {"points": n, "changePoints": [c.to_json() for c in self.change_points[m]]}
-                            for m, n in sorted(self.metric_points.items())}}
+        return {
+            "library": self.library,
+            "maxPValue": self.max_pvalue,
+            "window": self.window,
+            "points": self.points,
+            "last": self.last,
+            "metrics": {
+                m: {"points": n, "changePoints": [c.to_json() for c in self.change_points[m]]}
+                for m, n in sorted(self.metric_points.items())
+            },
+        }
 
 
 def parse_history(doc: Any) -> list[HistoryPoint]:
@@ -113,8 +134,10 @@ def _otava():
     try:
         from otava import analysis
     except ImportError as e:
-        raise ImportError(f"change points need Apache Otava ({e}): install tpcc-runner[changepoints] and "
-                          "apache-otava as runner-image/pyproject.toml says") from None
+        raise ImportError(
+            f"change points need Apache Otava ({e}): install tpcc-runner[changepoints] and "
+            "apache-otava as runner-image/pyproject.toml says"
+        ) from None
     return analysis
 
 
@@ -133,11 +156,18 @@ def analyze(history: list[HistoryPoint], max_pvalue: float = MAX_PVALUE, window:
         values = [v for _, v in indexed]
         change_points = otava.compute_change_points(values, window_len=window, max_pvalue=max_pvalue)[0]
         change_points = _without_one_run_levels(otava, values, change_points, max_pvalue)
-        found[metric] = [_change_point(metric, history[indexed[c.index][0]], indexed[c.index][0], c.stats)
-                         for c in change_points]
-    return Analysis(points=len(history), last=history[-1].name, max_pvalue=max_pvalue, window=window,
-                    library=f"{LIBRARY} {importlib.metadata.version(LIBRARY)}",
-                    metric_points={m: len(v) for m, v in series.items()}, change_points=found)
+        found[metric] = [
+            _change_point(metric, history[indexed[c.index][0]], indexed[c.index][0], c.stats) for c in change_points
+        ]
+    return Analysis(
+        points=len(history),
+        last=history[-1].name,
+        max_pvalue=max_pvalue,
+        window=window,
+        library=f"{LIBRARY} {importlib.metadata.version(LIBRARY)}",
+        metric_points={m: len(v) for m, v in series.items()},
+        change_points=found,
+    )
 
 
 def _without_one_run_levels(otava, values: list[float], change_points: list, max_pvalue: float) -> list:
@@ -153,17 +183,26 @@ def _without_one_run_levels(otava, values: list[float], change_points: list, max
         return [tester.change_point(c.to_candidate(), values, intervals) for c in points]
 
     while True:
-        i = next((i for i in range(len(change_points) - 1)
-                  if change_points[i + 1].index == change_points[i].index + 1), None)
+        i = next(
+            (i for i in range(len(change_points) - 1) if change_points[i + 1].index == change_points[i].index + 1), None
+        )
         if i is None:
             return otava.merge(change_points, values, max_pvalue, 0.0)
-        joins_before = with_stats(change_points[:i] + change_points[i + 1:])
-        joins_after = with_stats(change_points[:i + 1] + change_points[i + 2:])
+        joins_before = with_stats(change_points[:i] + change_points[i + 1 :])
+        joins_after = with_stats(change_points[: i + 1] + change_points[i + 2 :])
         change_points = min(joins_before, joins_after, key=lambda points: points[i].stats.pvalue)
 
 
 def _change_point(metric: str, point: HistoryPoint, index: int, stats) -> ChangePoint:
-    return ChangePoint(metric=metric, index=index, name=point.name, time=point.time,
-                       mean_before=float(stats.mean_before()), mean_after=float(stats.mean_after()),
-                       stddev_before=float(stats.stddev_before()), stddev_after=float(stats.stddev_after()),
-                       change_percent=float(stats.forward_change_percent()), pvalue=float(stats.pvalue))
+    return ChangePoint(
+        metric=metric,
+        index=index,
+        name=point.name,
+        time=point.time,
+        mean_before=float(stats.mean_before()),
+        mean_after=float(stats.mean_after()),
+        stddev_before=float(stats.stddev_before()),
+        stddev_after=float(stats.stddev_after()),
+        change_percent=float(stats.forward_change_percent()),
+        pvalue=float(stats.pvalue),
+    )

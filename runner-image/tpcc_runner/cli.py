@@ -1,5 +1,6 @@
 """`tpcc`: load, run, check, verify-ledger, report, changepoints, acid and ycsb. Every failure is one line on
 stderr and a non-zero exit (2 for bad usage), within the connect timeout when the database is away."""
+
 from __future__ import annotations
 
 import argparse
@@ -77,6 +78,7 @@ def _positive(kind):
         if v < 1:
             raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
         return v
+
     return parse
 
 
@@ -147,12 +149,21 @@ def _database_options() -> argparse.ArgumentParser:
     g = common.add_argument_group("database")
     g.add_argument("--db", required=True, choices=sorted(DRIVERS), help="target database")
     g.add_argument("--endpoints", default="", help="host[:port][,host[:port]...] (driver default port)")
-    g.add_argument("--driver-opt", action="append", default=[], metavar="KEY=VALUE",
-                   help="driver option, repeatable (e.g. schema=denormalized, write_concern=majority)")
-    g.add_argument("--connect-timeout", type=_non_negative, default=30.0, metavar="SECONDS",
-                   help="give up connecting after this long (default 30)")
-    g.add_argument("--metrics-port", type=int, default=9100,
-                   help="Prometheus /metrics port, 0 disables (default 9100)")
+    g.add_argument(
+        "--driver-opt",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="driver option, repeatable (e.g. schema=denormalized, write_concern=majority)",
+    )
+    g.add_argument(
+        "--connect-timeout",
+        type=_non_negative,
+        default=30.0,
+        metavar="SECONDS",
+        help="give up connecting after this long (default 30)",
+    )
+    g.add_argument("--metrics-port", type=int, default=9100, help="Prometheus /metrics port, 0 disables (default 9100)")
     g.add_argument("--verbose", action="store_true")
     return common
 
@@ -161,48 +172,91 @@ def _add_load_parser(sub, common: argparse.ArgumentParser) -> None:
     ld = sub.add_parser("load", parents=[common], help="create the schema and load the initial database")
     ld.add_argument("--warehouses", type=_positive(int), required=True)
     # Twice the CPUs: a worker waits for the database about as long as it generates.
-    ld.add_argument("--workers", type=_positive(int), default=2 * max(1, os.cpu_count() or 1),
-                    help="load worker processes (default: twice the CPUs)")
+    ld.add_argument(
+        "--workers",
+        type=_positive(int),
+        default=2 * max(1, os.cpu_count() or 1),
+        help="load worker processes (default: twice the CPUs)",
+    )
     ld.add_argument("--reset", action="store_true", help="drop existing TPC-C data first")
-    ld.add_argument("--refuse-existing", action="store_true",
-                    help="fail, touching nothing, if the database already holds TPC-C data "
-                         "(a database you own; without it a matching interrupted load is resumed)")
-    ld.add_argument("--items", type=_positive(int), default=Scale.items,
-                    help="ITEM rows (spec: 100000); smaller only for tests")
-    ld.add_argument("--customers-per-district", type=_positive(int),
-                    default=Scale.customers_per_district, help="spec: 3000; smaller only for tests")
+    ld.add_argument(
+        "--refuse-existing",
+        action="store_true",
+        help="fail, touching nothing, if the database already holds TPC-C data "
+        "(a database you own; without it a matching interrupted load is resumed)",
+    )
+    ld.add_argument(
+        "--items", type=_positive(int), default=Scale.items, help="ITEM rows (spec: 100000); smaller only for tests"
+    )
+    ld.add_argument(
+        "--customers-per-district",
+        type=_positive(int),
+        default=Scale.customers_per_district,
+        help="spec: 3000; smaller only for tests",
+    )
     ld.add_argument("--seed", type=int, default=None)
-    ld.add_argument("--check", action="store_true",
-                    help="check the 12 consistency conditions of what was loaded; exit 1 if one is violated")
-    ld.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
-                    help="write load.json (rows, seconds, rows/s) into this existing ConfigMap, and "
-                         "with --check load-check.json")
+    ld.add_argument(
+        "--check",
+        action="store_true",
+        help="check the 12 consistency conditions of what was loaded; exit 1 if one is violated",
+    )
+    ld.add_argument(
+        "--results-configmap",
+        default=None,
+        metavar="NAMESPACE/NAME",
+        help="write load.json (rows, seconds, rows/s) into this existing ConfigMap, and with --check load-check.json",
+    )
 
 
 def _add_run_parser(sub, common: argparse.ArgumentParser) -> None:
     rn = sub.add_parser("run", parents=[common], help="run the five transactions and report tpmC")
     rn.add_argument("--warehouses", type=_positive(int), required=True)
     rn.add_argument("--clients", type=_positive(int), default=10, help="terminals of this runner")
-    rn.add_argument("--processes", type=_positive(int), default=None,
-                    help="client processes (default: min(clients, CPUs))")
+    rn.add_argument(
+        "--processes", type=_positive(int), default=None, help="client processes (default: min(clients, CPUs))"
+    )
     rn.add_argument("--duration", type=_positive(float), default=60.0, metavar="SECONDS")
     rn.add_argument("--warmup", type=_non_negative, default=10.0, metavar="SECONDS")
-    rn.add_argument("--mix", type=_mix, default=(45, 43, 4, 4, 4),
-                    help="NewOrder,Payment,OrderStatus,Delivery,StockLevel percentages")
-    rn.add_argument("--remote-line-percent", type=_percent, default=1, metavar="PCT",
-                    help="NewOrder lines supplied by another warehouse (clause 2.4.1.5: 1)")
-    rn.add_argument("--remote-payment-percent", type=_percent, default=15, metavar="PCT",
-                    help="Payments by a customer of another warehouse (clause 2.5.1.2: 15)")
-    rn.add_argument("--think-time", action="store_true",
-                    help="keying and think times of clause 5.2.5 (default: none, as py-tpcc)")
+    rn.add_argument(
+        "--mix",
+        type=_mix,
+        default=(45, 43, 4, 4, 4),
+        help="NewOrder,Payment,OrderStatus,Delivery,StockLevel percentages",
+    )
+    rn.add_argument(
+        "--remote-line-percent",
+        type=_percent,
+        default=1,
+        metavar="PCT",
+        help="NewOrder lines supplied by another warehouse (clause 2.4.1.5: 1)",
+    )
+    rn.add_argument(
+        "--remote-payment-percent",
+        type=_percent,
+        default=15,
+        metavar="PCT",
+        help="Payments by a customer of another warehouse (clause 2.5.1.2: 15)",
+    )
+    rn.add_argument(
+        "--think-time", action="store_true", help="keying and think times of clause 5.2.5 (default: none, as py-tpcc)"
+    )
     rn.add_argument("--max-retries", type=int, default=10)
-    rn.add_argument("--shard", type=_shard, default=(0, 1), metavar="INDEX/COUNT",
-                    help="this runner is INDEX of COUNT runners sharing the terminals")
+    rn.add_argument(
+        "--shard",
+        type=_shard,
+        default=(0, 1),
+        metavar="INDEX/COUNT",
+        help="this runner is INDEX of COUNT runners sharing the terminals",
+    )
     _add_start_options(rn)
     rn.add_argument("--start-timeout", type=_non_negative, default=900.0, metavar="SECONDS")
     rn.add_argument("--results", default=None, metavar="FILE", help="also write the JSON here")
-    rn.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
-                    help="write results.json into this existing ConfigMap")
+    rn.add_argument(
+        "--results-configmap",
+        default=None,
+        metavar="NAMESPACE/NAME",
+        help="write results.json into this existing ConfigMap",
+    )
     _add_ledger_options(rn)
     rn.add_argument("--check", action="store_true", help="run the consistency check afterwards")
     rn.add_argument("--seed", type=int, default=None)
@@ -211,69 +265,125 @@ def _add_run_parser(sub, common: argparse.ArgumentParser) -> None:
 def _add_start_options(rn: argparse.ArgumentParser) -> None:
     """When the run starts: now, at a time, or when a barrier (file, ConfigMap) says."""
     start = rn.add_mutually_exclusive_group()
-    start.add_argument("--start-at", default=None, metavar="TIMESTAMP",
-                       help="RFC 3339 time (or epoch seconds) at which to start")
-    start.add_argument("--start-file", default=None, metavar="PATH",
-                       help="wait for this file to hold the start time (a barrier)")
-    start.add_argument("--start-configmap", default=None, metavar="NAMESPACE/NAME",
-                       help="wait for key startAt in this ConfigMap (in-cluster barrier)")
+    start.add_argument(
+        "--start-at", default=None, metavar="TIMESTAMP", help="RFC 3339 time (or epoch seconds) at which to start"
+    )
+    start.add_argument(
+        "--start-file", default=None, metavar="PATH", help="wait for this file to hold the start time (a barrier)"
+    )
+    start.add_argument(
+        "--start-configmap",
+        default=None,
+        metavar="NAMESPACE/NAME",
+        help="wait for key startAt in this ConfigMap (in-cluster barrier)",
+    )
 
 
 def _add_ledger_options(rn: argparse.ArgumentParser) -> None:
     """The durability ledger: recorded, verified, and held for the operator's verifier."""
-    rn.add_argument("--ledger", default=None, metavar="FILE",
-                    help="record every acknowledged NewOrder (durability ledger)")
-    rn.add_argument("--verify-ledger", action="store_true",
-                    help="after the run, look up every acknowledged NewOrder of --ledger in the "
-                         "database (a new connection) and report `durability` in the results; "
-                         "the exit status does not change (`tpcc verify-ledger` exits 1 on loss)")
-    rn.add_argument("--hold-ledger", default=None, metavar="NAMESPACE/NAME",
-                    help="after the results, serve --ledger over HTTP on --ledger-port until key "
-                         "ledgersVerified appears in this ConfigMap (the operator's verifier reads "
-                         "the ledgers of all runner pods at once)")
+    rn.add_argument(
+        "--ledger", default=None, metavar="FILE", help="record every acknowledged NewOrder (durability ledger)"
+    )
+    rn.add_argument(
+        "--verify-ledger",
+        action="store_true",
+        help="after the run, look up every acknowledged NewOrder of --ledger in the "
+        "database (a new connection) and report `durability` in the results; "
+        "the exit status does not change (`tpcc verify-ledger` exits 1 on loss)",
+    )
+    rn.add_argument(
+        "--hold-ledger",
+        default=None,
+        metavar="NAMESPACE/NAME",
+        help="after the results, serve --ledger over HTTP on --ledger-port until key "
+        "ledgersVerified appears in this ConfigMap (the operator's verifier reads "
+        "the ledgers of all runner pods at once)",
+    )
     rn.add_argument("--ledger-port", type=int, default=9101)
     rn.add_argument("--hold-timeout", type=_non_negative, default=1800.0, metavar="SECONDS")
 
 
 def _add_check_parser(sub, common: argparse.ArgumentParser) -> None:
     ck = sub.add_parser("check", parents=[common], help="the 12 consistency conditions (clause 3.3.2)")
-    ck.add_argument("--warehouses", type=_positive(int), default=None,
-                    help="default: all loaded warehouses")
-    ck.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
-                    help="write the report into this existing ConfigMap (key: --results-key)")
-    ck.add_argument("--results-key", default="check.json", metavar="KEY",
-                    help="the ConfigMap key of the report (default check.json)")
-    ck.add_argument("--snapshot", action="store_true",
-                    help="read each warehouse as one committed state, for a check while transactions "
-                         "run (VoltDB: always; MongoDB: a snapshot transaction per warehouse; "
-                         "FoundationDB: refused); condition 11 then counts from ORDERS unless --deliveries")
-    ck.add_argument("--deliveries", default=None, metavar="FILE", action="append",
-                    help="JSON with the runners' acknowledged Deliveries ({\"deliveries\": {\"W:D\": n}, "
-                         "\"deliveries_unknown_outcome\": {\"W\": n}}), repeatable (summed): condition "
-                         "11 counts delivered orders from these instead of from ORDERS")
+    ck.add_argument("--warehouses", type=_positive(int), default=None, help="default: all loaded warehouses")
+    ck.add_argument(
+        "--results-configmap",
+        default=None,
+        metavar="NAMESPACE/NAME",
+        help="write the report into this existing ConfigMap (key: --results-key)",
+    )
+    ck.add_argument(
+        "--results-key",
+        default="check.json",
+        metavar="KEY",
+        help="the ConfigMap key of the report (default check.json)",
+    )
+    ck.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="read each warehouse as one committed state, for a check while transactions "
+        "run (VoltDB: always; MongoDB: a snapshot transaction per warehouse; "
+        "FoundationDB: refused); condition 11 then counts from ORDERS unless --deliveries",
+    )
+    ck.add_argument(
+        "--deliveries",
+        default=None,
+        metavar="FILE",
+        action="append",
+        help='JSON with the runners\' acknowledged Deliveries ({"deliveries": {"W:D": n}, '
+        '"deliveries_unknown_outcome": {"W": n}}), repeatable (summed): condition '
+        "11 counts delivered orders from these instead of from ORDERS",
+    )
 
 
 def _add_verify_ledger_parser(sub, common: argparse.ArgumentParser) -> None:
-    vl = sub.add_parser("verify-ledger", parents=[common],
-                        help="check every acknowledged NewOrder of the ledgers against the database")
-    vl.add_argument("--ledger", required=True, metavar="FILE|URL", action="append",
-                    help="ledger file or http URL of a runner pod holding one; repeatable: all "
-                         "ledgers of a run are verified together")
-    vl.add_argument("--fetch-timeout", type=_non_negative, default=60.0, metavar="SECONDS",
-                    help="give up reading a ledger URL after this long (default 60)")
-    vl.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
-                    help="write durability.json into this existing ConfigMap")
+    vl = sub.add_parser(
+        "verify-ledger", parents=[common], help="check every acknowledged NewOrder of the ledgers against the database"
+    )
+    vl.add_argument(
+        "--ledger",
+        required=True,
+        metavar="FILE|URL",
+        action="append",
+        help="ledger file or http URL of a runner pod holding one; repeatable: all "
+        "ledgers of a run are verified together",
+    )
+    vl.add_argument(
+        "--fetch-timeout",
+        type=_non_negative,
+        default=60.0,
+        metavar="SECONDS",
+        help="give up reading a ledger URL after this long (default 60)",
+    )
+    vl.add_argument(
+        "--results-configmap",
+        default=None,
+        metavar="NAMESPACE/NAME",
+        help="write durability.json into this existing ConfigMap",
+    )
 
 
 def _add_changepoints_parser(sub) -> None:
     cp = sub.add_parser("changepoints", help="E-Divisive change points of a run history (Apache Otava)")
-    cp.add_argument("--history", required=True, metavar="FILE|-",
-                    help="JSON list of the history's points, oldest first, the run judged last: "
-                         "{\"name\": RESULT, \"time\": RFC3339, \"tpmC\": n, \"p99Ms\": {TYPE: ms}}")
-    cp.add_argument("--max-pvalue", type=_probability, default=changepoints.MAX_PVALUE,
-                    help=f"significance a change point needs (default {changepoints.MAX_PVALUE})")
-    cp.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
-                    help="write changepoints.json into this existing ConfigMap")
+    cp.add_argument(
+        "--history",
+        required=True,
+        metavar="FILE|-",
+        help="JSON list of the history's points, oldest first, the run judged last: "
+        '{"name": RESULT, "time": RFC3339, "tpmC": n, "p99Ms": {TYPE: ms}}',
+    )
+    cp.add_argument(
+        "--max-pvalue",
+        type=_probability,
+        default=changepoints.MAX_PVALUE,
+        help=f"significance a change point needs (default {changepoints.MAX_PVALUE})",
+    )
+    cp.add_argument(
+        "--results-configmap",
+        default=None,
+        metavar="NAMESPACE/NAME",
+        help="write changepoints.json into this existing ConfigMap",
+    )
     cp.set_defaults(metrics_port=0, verbose=False)
 
 
@@ -288,14 +398,18 @@ def connection_options(args) -> ConnectionOptions:
         endpoints=[e.strip() for e in args.endpoints.split(",") if e.strip()],
         username=os.environ.get("TPCC_DB_USERNAME") or None,
         password=os.environ.get("TPCC_DB_PASSWORD") or None,
-        connect_timeout=args.connect_timeout, extra=extra)
+        connect_timeout=args.connect_timeout,
+        extra=extra,
+    )
 
 
 @contextlib.contextmanager
 def bounded(seconds: float, what: str):
     """A last line of defence against a driver call that ignores its timeout."""
+
     def expire(*_):
         raise TimeoutError(f"{what} did not finish within {seconds:.0f} s")
+
     old = signal.signal(signal.SIGALRM, expire)
     signal.alarm(max(1, int(seconds)))
     try:
@@ -356,18 +470,39 @@ def cmd_load(args, metrics: RunnerMetrics) -> int:
         metrics.load_units_total.set(total)
         if time.time() - last >= PROGRESS_SECONDS or done == total:
             last = time.time()
-            log.info("load: %d/%d units, %d rows, %.0f rows/s", done, total, rows_total,
-                     rows_total / max(last - t0, 1e-9))
+            log.info(
+                "load: %d/%d units, %d rows, %.0f rows/s", done, total, rows_total, rows_total / max(last - t0, 1e-9)
+            )
 
-    meta = load(args.db, options, driver, args.warehouses, scale, args.workers, args.reset,
-                seed, on_unit, keep_existing=args.refuse_existing)
+    meta = load(
+        args.db,
+        options,
+        driver,
+        args.warehouses,
+        scale,
+        args.workers,
+        args.reset,
+        seed,
+        on_unit,
+        keep_existing=args.refuse_existing,
+    )
     seconds = time.time() - t0
-    out = {"command": "load", "db": args.db, "warehouses": meta.warehouses, "rows": rows_total,
-           "seconds": round(seconds, 1), "rows_per_second": round(rows_total / seconds, 1),
-           "meta": meta.to_dict(), "driver": driver.describe()}
+    out = {
+        "command": "load",
+        "db": args.db,
+        "warehouses": meta.warehouses,
+        "rows": rows_total,
+        "seconds": round(seconds, 1),
+        "rows_per_second": round(rows_total / seconds, 1),
+        "meta": meta.to_dict(),
+        "driver": driver.describe(),
+    }
     if args.results_configmap:  # what the operator puts in status.load
-        k8s.write_configmap_key(args.results_configmap, "load.json", json.dumps(
-            {k: out[k] for k in ("warehouses", "rows", "seconds", "rows_per_second")}))
+        k8s.write_configmap_key(
+            args.results_configmap,
+            "load.json",
+            json.dumps({k: out[k] for k in ("warehouses", "rows", "seconds", "rows_per_second")}),
+        )
     if args.check:
         out["consistency"] = run_check(driver, meta.warehouses, metrics)
         if args.results_configmap:
@@ -388,8 +523,13 @@ def _start_time(args) -> float:
     return time.time() + 0.5
 
 
-def run_check(driver: Driver, warehouses: int, metrics: RunnerMetrics,
-              deliveries: RunDeliveries | None = None, snapshot: bool = False) -> dict[str, Any]:
+def run_check(
+    driver: Driver,
+    warehouses: int,
+    metrics: RunnerMetrics,
+    deliveries: RunDeliveries | None = None,
+    snapshot: bool = False,
+) -> dict[str, Any]:
     """The check's report; started_at and finished_at say when it read, so a check meant to read
     while transactions run can be placed against the run's window."""
     metrics.set_phase("checking")
@@ -399,9 +539,14 @@ def run_check(driver: Driver, warehouses: int, metrics: RunnerMetrics,
         metrics.consistency.labels(str(r.number)).set(1 if r.passed else 0)
     print(report(results), file=sys.stderr)
     bad = failed(results)
-    return {"passed": not bad, "violated": [r.number for r in bad],
-            "conditions": [r.to_dict() for r in results], "snapshot": snapshot,
-            "started_at": _iso(started), "finished_at": _iso(time.time())}
+    return {
+        "passed": not bad,
+        "violated": [r.number for r in bad],
+        "conditions": [r.to_dict() for r in results],
+        "snapshot": snapshot,
+        "started_at": _iso(started),
+        "finished_at": _iso(time.time()),
+    }
 
 
 def cmd_run(args, metrics: RunnerMetrics) -> int:
@@ -410,25 +555,32 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
     options = connection_options(args)
     meta, described = _loaded_database(args, options)
     plan = _run_plan(args, options, meta)
-    metrics.info.labels(args.db, "run", str(args.warehouses), str(args.clients),
-                        f"{plan.shard}/{plan.shards}", __version__).set(1)
+    metrics.info.labels(
+        args.db, "run", str(args.warehouses), str(args.clients), f"{plan.shard}/{plan.shards}", __version__
+    ).set(1)
     counters_before: list[ServerCounters] = []
-    pool, window = _start_pool(args, plan, metrics,
-                               lambda: counters_before.append(fetch_server_counters(args, options)))
+    pool, window = _start_pool(
+        args, plan, metrics, lambda: counters_before.append(fetch_server_counters(args, options))
+    )
     progress = _Progress(metrics, window, LedgerWriter(args.ledger) if args.ledger else None)
     measured = pool.collect(progress.on_report, window)
     counters_after = fetch_server_counters(args, options)  # before the checks invoke anything
     pod_window = PodWindow.of(window, measured)
     if pod_window.late_seconds > LATE_START_SECONDS:
-        log.warning("run: terminals started %.1f s after the start time %s", pod_window.late_seconds,
-                    _iso(window.start))
+        log.warning(
+            "run: terminals started %.1f s after the start time %s", pod_window.late_seconds, _iso(window.start)
+        )
     metrics.set_phase("checking" if args.check else "done")
     metrics.tpmc.set(0)
     progress.close()
-    doc = run_results(plan, meta, described, len(pool.procs), measured, pod_window,
-                      progress.timeline, progress.deliveries)
-    doc.update(server_results(counters_before[0], counters_after, fetch_database_size(args, options),
-                              progress.client_counts, plan.shards))
+    doc = run_results(
+        plan, meta, described, len(pool.procs), measured, pod_window, progress.timeline, progress.deliveries
+    )
+    doc.update(
+        server_results(
+            counters_before[0], counters_after, fetch_database_size(args, options), progress.client_counts, plan.shards
+        )
+    )
     code = _check_after_run(args, options, metrics, doc, progress.deliveries)
     _publish_results(args, doc)
     metrics.set_phase("done")
@@ -451,18 +603,30 @@ def _loaded_database(args, options: ConnectionOptions) -> tuple[LoadMeta, dict[s
 def _run_plan(args, options: ConnectionOptions, meta: LoadMeta) -> RunPlan:
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     shard, shards = args.shard
-    return RunPlan(db=args.db, connection=options, warehouses=args.warehouses,
-                   scale=scale_of(meta), constants=run_constants(random.Random(seed), constants_of(meta)),
-                   mix=args.mix, clients=args.clients,
-                   processes=min(args.clients, args.processes or os.cpu_count() or 1),
-                   shard=shard, shards=shards, warmup=args.warmup, duration=args.duration,
-                   think_time=args.think_time, max_retries=args.max_retries, seed=seed,
-                   ledger=bool(args.ledger),
-                   remote=RemotePercents(args.remote_line_percent, args.remote_payment_percent))
+    return RunPlan(
+        db=args.db,
+        connection=options,
+        warehouses=args.warehouses,
+        scale=scale_of(meta),
+        constants=run_constants(random.Random(seed), constants_of(meta)),
+        mix=args.mix,
+        clients=args.clients,
+        processes=min(args.clients, args.processes or os.cpu_count() or 1),
+        shard=shard,
+        shards=shards,
+        warmup=args.warmup,
+        duration=args.duration,
+        think_time=args.think_time,
+        max_retries=args.max_retries,
+        seed=seed,
+        ledger=bool(args.ledger),
+        remote=RemotePercents(args.remote_line_percent, args.remote_payment_percent),
+    )
 
 
-def _start_pool(args, plan: RunPlan, metrics: RunnerMetrics,
-                before_ready: Callable[[], None]) -> tuple[ClientPool, Window]:
+def _start_pool(
+    args, plan: RunPlan, metrics: RunnerMetrics, before_ready: Callable[[], None]
+) -> tuple[ClientPool, Window]:
     """Every terminal connected, then before_ready() (the server's counters: the barrier's start
     comes only after every pod is ready, so before any terminal starts), then started at the
     run's start time (the barrier)."""
@@ -476,8 +640,14 @@ def _start_pool(args, plan: RunPlan, metrics: RunnerMetrics,
     except BaseException:
         pool.stop()
         raise
-    log.info("run: %d clients in %d processes, start %s, warmup %.0f s, measure %.0f s",
-             plan.clients, len(pool.procs), _iso(window.start), plan.warmup, plan.duration)
+    log.info(
+        "run: %d clients in %d processes, start %s, warmup %.0f s, measure %.0f s",
+        plan.clients,
+        len(pool.procs),
+        _iso(window.start),
+        plan.warmup,
+        plan.duration,
+    )
     return pool, window
 
 
@@ -512,10 +682,15 @@ class _Progress:
             log.warning("%s", e)
         if now - self.last_progress >= PROGRESS_SECONDS:
             self.last_progress = now
-            log.info("run: %s %.0f s, tpmC now %.0f, committed %d, errors %d, unknown %d",
-                     "warmup" if now < self.window.measure else "measuring", now - self.window.start,
-                     self.metrics.current_tpmc, self.totals["committed"], self.totals["errors"],
-                     self.totals["unknown"])
+            log.info(
+                "run: %s %.0f s, tpmC now %.0f, committed %d, errors %d, unknown %d",
+                "warmup" if now < self.window.measure else "measuring",
+                now - self.window.start,
+                self.metrics.current_tpmc,
+                self.totals["committed"],
+                self.totals["errors"],
+                self.totals["unknown"],
+            )
 
     def close(self) -> None:
         if self.ledger:
@@ -538,17 +713,18 @@ def _ask_server(args, options: ConnectionOptions, what: str, ask, unavailable):
 
 
 def fetch_server_counters(args, options: ConnectionOptions) -> ServerCounters:
-    return _ask_server(args, options, "server's counters", lambda d: d.server_counters(),
-                       ServerCounters.not_available)
+    return _ask_server(args, options, "server's counters", lambda d: d.server_counters(), ServerCounters.not_available)
 
 
 def fetch_database_size(args, options: ConnectionOptions) -> DatabaseSize:
-    return _ask_server(args, options, "database size", lambda d: d.database_size(),
-                       lambda reason: DatabaseSize(unavailable=reason))
+    return _ask_server(
+        args, options, "database size", lambda d: d.database_size(), lambda reason: DatabaseSize(unavailable=reason)
+    )
 
 
-def _check_after_run(args, options: ConnectionOptions, metrics: RunnerMetrics, doc: dict[str, Any],
-                     deliveries: RunDeliveries) -> int:
+def _check_after_run(
+    args, options: ConnectionOptions, metrics: RunnerMetrics, doc: dict[str, Any], deliveries: RunDeliveries
+) -> int:
     """The ledger verification and consistency check asked for, added to doc; the exit code."""
     code = 0
     if args.verify_ledger:
@@ -597,18 +773,26 @@ def cmd_check(args, metrics: RunnerMetrics) -> int:
     return 0 if out["passed"] else 1
 
 
-def verify_ledger(args, options: ConnectionOptions, sources: list[str],
-                  fetch_timeout: float = 60.0) -> dict[str, Any]:
+def verify_ledger(args, options: ConnectionOptions, sources: list[str], fetch_timeout: float = 60.0) -> dict[str, Any]:
     """The ledgers checked together against the database over a new connection (after faults
     the run's own connection may point at a node that is gone)."""
     records = read_ledgers(sources, fetch_timeout)
     driver = connect(args, options)
     verdict = verify(driver, records, len(sources))
     driver.close()
-    log.info("ledger: %d acknowledged, %d found, %d lost (%d missing, %d replaced, %d acknowledged "
-             "twice); %d unknown outcome: %d committed, %d not", verdict.acknowledged, verdict.found,
-             verdict.lost, verdict.missing, verdict.replaced, verdict.duplicates,
-             verdict.unknown_outcome, verdict.unknown_committed, verdict.unknown_not_committed)
+    log.info(
+        "ledger: %d acknowledged, %d found, %d lost (%d missing, %d replaced, %d acknowledged "
+        "twice); %d unknown outcome: %d committed, %d not",
+        verdict.acknowledged,
+        verdict.found,
+        verdict.lost,
+        verdict.missing,
+        verdict.replaced,
+        verdict.duplicates,
+        verdict.unknown_outcome,
+        verdict.unknown_committed,
+        verdict.unknown_not_committed,
+    )
     for example in verdict.lost_examples:
         log.error("ledger: lost %s", example)
     return verdict.to_dict()
@@ -637,8 +821,11 @@ def cmd_changepoints(args, metrics: RunnerMetrics) -> int:
     text = json.dumps(analysis.to_json(), indent=2)
     print(text)
     found = {m: len(c) for m, c in analysis.change_points.items() if c}
-    log.info("changepoints: %d points, %s", analysis.points,
-             ", ".join(f"{m}: {n}" for m, n in sorted(found.items())) or "no change point")
+    log.info(
+        "changepoints: %d points, %s",
+        analysis.points,
+        ", ".join(f"{m}: {n}" for m, n in sorted(found.items())) or "no change point",
+    )
     if args.results_configmap:
         k8s.write_configmap_key(args.results_configmap, "changepoints.json", text)
     return 0
@@ -676,14 +863,26 @@ def hold_ledger(path: str, port: int, release_ref: str, timeout: float) -> None:
         server.shutdown()
 
 
-COMMANDS = {"load": cmd_load, "run": cmd_run, "check": cmd_check, "verify-ledger": cmd_verify_ledger,
-            "report": cmd_report, "changepoints": cmd_changepoints, "acid": cmd_acid, "ycsb": cmd_ycsb}
+COMMANDS = {
+    "load": cmd_load,
+    "run": cmd_run,
+    "check": cmd_check,
+    "verify-ledger": cmd_verify_ledger,
+    "report": cmd_report,
+    "changepoints": cmd_changepoints,
+    "acid": cmd_acid,
+    "ycsb": cmd_ycsb,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(message)s",
+        datefmt="%H:%M:%S",
+    )
     for handler in logging.getLogger().handlers:
         handler.addFilter(RedactingFilter())
     metrics = RunnerMetrics()

@@ -19,6 +19,7 @@ A replacement passes for the lost order only if it has the same customer, the sa
 millisecond and the same lines: with 3,000 customers and 5-15 random lines, never in
 practice. A record is ~50 bytes of text.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -34,9 +35,9 @@ EXAMPLES = 10
 @dataclass(frozen=True)
 class OrderIdentity:
     c_id: int
-    entry_ms: int        # O_ENTRY_D as epoch milliseconds (UTC)
+    entry_ms: int  # O_ENTRY_D as epoch milliseconds (UTC)
     ol_cnt: int
-    lines_digest: str    # 8 hex digits, see lines_digest()
+    lines_digest: str  # 8 hex digits, see lines_digest()
 
     def text(self) -> str:
         return f"{self.c_id} {self.entry_ms} {self.ol_cnt} {self.lines_digest}"
@@ -63,31 +64,35 @@ def from_epoch_ms(ms: int) -> dt.datetime:
 @dataclass(frozen=True)
 class StoredOrder:
     """An order as the database holds it now (what a driver fetches)."""
+
     c_id: int
     entry_d: dt.datetime
     ol_cnt: int
-    lines: tuple[tuple[int, int, int], ...]   # (i_id, supply_w_id, quantity) by OL_NUMBER
+    lines: tuple[tuple[int, int, int], ...]  # (i_id, supply_w_id, quantity) by OL_NUMBER
 
     def identity(self) -> OrderIdentity:
-        return OrderIdentity(int(self.c_id), epoch_ms(self.entry_d), int(self.ol_cnt),
-                             lines_digest(self.lines))
+        return OrderIdentity(int(self.c_id), epoch_ms(self.entry_d), int(self.ol_cnt), lines_digest(self.lines))
 
 
 def identity_of_new_order(params: dict[str, Any]) -> OrderIdentity:
     """The identity of the order a NewOrder with these inputs writes (workload.py's params)."""
     items = params["items"]
-    return OrderIdentity(int(params["c_id"]), epoch_ms(params["o_entry_d"]), len(items),
-                         lines_digest([(it["i_id"], it["supply_w_id"], it["quantity"]) for it in items]))
+    return OrderIdentity(
+        int(params["c_id"]),
+        epoch_ms(params["o_entry_d"]),
+        len(items),
+        lines_digest([(it["i_id"], it["supply_w_id"], it["quantity"]) for it in items]),
+    )
 
 
 @dataclass(frozen=True)
 class LedgerRecord:
-    acknowledged: bool   # False: the outcome is unknown (no o_id known)
+    acknowledged: bool  # False: the outcome is unknown (no o_id known)
     w_id: int
     d_id: int
     o_id: int | None
     identity: OrderIdentity
-    ledger: str = ""     # which ledger (runner pod) it came from
+    ledger: str = ""  # which ledger (runner pod) it came from
 
     @property
     def key(self) -> tuple[int, int, int]:
@@ -107,17 +112,23 @@ def parse_record(line: str, ledger: str = "") -> LedgerRecord:
     acknowledged = kind == "ack"
     if acknowledged == (o == "-"):
         raise ValueError(f"an acknowledged order has an o_id, an unknown one has none: {line.strip()!r}")
-    return LedgerRecord(acknowledged, int(w), int(d), None if o == "-" else int(o),
-                        OrderIdentity(int(c), int(ms), int(cnt), digest), ledger)
+    return LedgerRecord(
+        acknowledged,
+        int(w),
+        int(d),
+        None if o == "-" else int(o),
+        OrderIdentity(int(c), int(ms), int(cnt), digest),
+        ledger,
+    )
 
 
 @dataclass
 class DurabilityVerdict:
     acknowledged: int = 0
     found: int = 0
-    missing: int = 0          # no order under the acknowledged key
-    replaced: int = 0         # the key holds another order (its o_id was reused)
-    duplicates: int = 0       # the same key acknowledged again for the same order
+    missing: int = 0  # no order under the acknowledged key
+    replaced: int = 0  # the key holds another order (its o_id was reused)
+    duplicates: int = 0  # the same key acknowledged again for the same order
     unknown_outcome: int = 0
     unknown_committed: int = 0
     unknown_not_committed: int = 0
@@ -136,12 +147,21 @@ class DurabilityVerdict:
         return self.lost == 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"acknowledged": self.acknowledged, "found": self.found, "lost": self.lost,
-                "missing": self.missing, "replaced": self.replaced, "duplicates": self.duplicates,
-                "unknown_outcome": self.unknown_outcome, "unknown_committed": self.unknown_committed,
-                "unknown_not_committed": self.unknown_not_committed, "ledgers": self.ledgers,
-                "durable": self.durable, "lost_examples": self.lost_examples,
-                "database_empty": self.database_empty}
+        return {
+            "acknowledged": self.acknowledged,
+            "found": self.found,
+            "lost": self.lost,
+            "missing": self.missing,
+            "replaced": self.replaced,
+            "duplicates": self.duplicates,
+            "unknown_outcome": self.unknown_outcome,
+            "unknown_committed": self.unknown_committed,
+            "unknown_not_committed": self.unknown_not_committed,
+            "ledgers": self.ledgers,
+            "durable": self.durable,
+            "lost_examples": self.lost_examples,
+            "database_empty": self.database_empty,
+        }
 
 
 def acknowledged_keys(records: Iterable[LedgerRecord]) -> list[tuple[int, int, int]]:
@@ -151,14 +171,15 @@ def acknowledged_keys(records: Iterable[LedgerRecord]) -> list[tuple[int, int, i
 
 def unknown_lookups(records: Iterable[LedgerRecord]) -> list[tuple[int, int, int, int]]:
     """(w, d, c_id, entry_ms) of each unknown-outcome order: where it would be if it committed."""
-    return sorted({(r.w_id, r.d_id, r.identity.c_id, r.identity.entry_ms)
-                   for r in records if not r.acknowledged})
+    return sorted({(r.w_id, r.d_id, r.identity.c_id, r.identity.entry_ms) for r in records if not r.acknowledged})
 
 
-def judge(records: Sequence[LedgerRecord],
-          stored: dict[tuple[int, int, int], OrderIdentity],
-          entered: dict[tuple[int, int, int, int], list[OrderIdentity]],
-          ledgers: int = 1) -> DurabilityVerdict:
+def judge(
+    records: Sequence[LedgerRecord],
+    stored: dict[tuple[int, int, int], OrderIdentity],
+    entered: dict[tuple[int, int, int, int], list[OrderIdentity]],
+    ledgers: int = 1,
+) -> DurabilityVerdict:
     """records: every ledger of the run together. stored: the identity under each acknowledged
     key (absent: no order there). entered: the identities of the orders of (w, d, c_id,
     entry_ms) for the unknown-outcome records.
@@ -197,6 +218,8 @@ def judge(records: Sequence[LedgerRecord],
                 continue
             if len(v.lost_examples) < EXAMPLES:
                 where = f" ({r.ledger})" if r.ledger else ""
-                v.lost_examples.append(f"order (w={key[0]}, d={key[1]}, o_id={key[2]}) of customer "
-                                       f"{r.identity.c_id} entered at {r.identity.entry_ms} ms{where}: {why}")
+                v.lost_examples.append(
+                    f"order (w={key[0]}, d={key[1]}, o_id={key[2]}) of customer "
+                    f"{r.identity.c_id} entered at {r.identity.entry_ms} ms{where}: {why}"
+                )
     return v

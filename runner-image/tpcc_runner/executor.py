@@ -2,6 +2,7 @@
 the bottleneck of a GIL-bound client library), each with client threads that own one
 connection. The executor knows no database and no workload rule; it times, counts,
 retries and reports."""
+
 from __future__ import annotations
 
 import logging
@@ -23,8 +24,13 @@ from .workload import DELIVERY, NEW_ORDER, TRANSACTIONS, CConstants, RemotePerce
 
 log = logging.getLogger("tpcc.executor")
 REPORT_INTERVAL = 1.0
-_METHODS = {"NEW_ORDER": "new_order", "PAYMENT": "payment", "ORDER_STATUS": "order_status",
-            "DELIVERY": "delivery", "STOCK_LEVEL": "stock_level"}
+_METHODS = {
+    "NEW_ORDER": "new_order",
+    "PAYMENT": "payment",
+    "ORDER_STATUS": "order_status",
+    "DELIVERY": "delivery",
+    "STOCK_LEVEL": "stock_level",
+}
 
 
 @dataclass
@@ -51,14 +57,14 @@ class RunPlan:
         """Global terminal numbers of this runner, dealt over its processes. Terminals of
         pod `shard` of `shards` interleave with the other pods' so all warehouses are used."""
         ids = [k * self.shards + self.shard for k in range(self.clients)]
-        return [ids[p::self.processes] for p in range(self.processes) if ids[p::self.processes]]
+        return [ids[p :: self.processes] for p in range(self.processes) if ids[p :: self.processes]]
 
 
 @dataclass
 class Window:
-    start: float     # epoch seconds: terminals start
-    measure: float   # end of warmup
-    end: float       # end of the measured window
+    start: float  # epoch seconds: terminals start
+    measure: float  # end of warmup
+    end: float  # end of the measured window
 
     @classmethod
     def of(cls, start: float, plan: RunPlan) -> Window:
@@ -68,10 +74,11 @@ class Window:
 @dataclass
 class Measurement:
     """What the client processes measured, added up."""
+
     stats: dict[str, TypeStats]
     new_orders_per_second: list[int]  # committed NewOrders in each second from window.measure
-    terminals_started: float          # epoch s when the last terminal began
-    terminals_stopped: float          # epoch s when the first terminal stopped
+    terminals_started: float  # epoch s when the last terminal began
+    terminals_stopped: float  # epoch s when the first terminal stopped
 
 
 def _empty_counts() -> dict[str, dict[str, int]]:
@@ -81,10 +88,12 @@ def _empty_counts() -> dict[str, dict[str, int]]:
 @dataclass
 class _Interval:
     """What a client process saw since its last report (for metrics and the timeline)."""
+
     counts: dict[str, dict[str, int]] = field(default_factory=_empty_counts)
     retries: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TRANSACTIONS, 0))
     buckets: dict[str, list[int]] = field(
-        default_factory=lambda: {t: [0] * (len(LATENCY_BUCKETS) + 1) for t in TRANSACTIONS})
+        default_factory=lambda: {t: [0] * (len(LATENCY_BUCKETS) + 1) for t in TRANSACTIONS}
+    )
     sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TRANSACTIONS, 0.0))
     new_orders: dict[int, int] = field(default_factory=dict)
     ledger: list[str] = field(default_factory=list)  # LedgerRecord lines
@@ -93,10 +102,18 @@ class _Interval:
     errors: list[str] = field(default_factory=list)
 
     def report(self) -> dict[str, Any]:
-        return {"kind": "interval", "counts": self.counts, "retries": self.retries,
-                "buckets": self.buckets, "sums": self.sums, "new_orders": self.new_orders,
-                "ledger": self.ledger, "deliveries": self.deliveries, "reconnects": self.reconnects,
-                "errors": self.errors}
+        return {
+            "kind": "interval",
+            "counts": self.counts,
+            "retries": self.retries,
+            "buckets": self.buckets,
+            "sums": self.sums,
+            "new_orders": self.new_orders,
+            "ledger": self.ledger,
+            "deliveries": self.deliveries,
+            "reconnects": self.reconnects,
+            "errors": self.errors,
+        }
 
 
 class _Accumulator:
@@ -117,9 +134,18 @@ class _Accumulator:
         with self.lock:
             self.stopped.append(time.time())
 
-    def record(self, txn: str, outcome: str, retries: int, reconnects: int, seconds: float,
-               completed: float, ledger_entry: LedgerRecord | None, error: str | None,
-               delivery: tuple[int, list[int] | None] | None = None) -> None:
+    def record(
+        self,
+        txn: str,
+        outcome: str,
+        retries: int,
+        reconnects: int,
+        seconds: float,
+        completed: float,
+        ledger_entry: LedgerRecord | None,
+        error: str | None,
+        delivery: tuple[int, list[int] | None] | None = None,
+    ) -> None:
         measured = self.window.measure <= completed < self.window.end
         with self.lock:
             iv = self.interval
@@ -154,8 +180,9 @@ class _Accumulator:
         return iv.report()
 
 
-def execute_once(driver, txn: str, params: dict[str, Any], max_retries: int, deadline: float
-                 ) -> tuple[str, dict | None, int, int, str | None]:
+def execute_once(
+    driver, txn: str, params: dict[str, Any], max_retries: int, deadline: float
+) -> tuple[str, dict | None, int, int, str | None]:
     """Run one transaction with retries: (outcome, result, retries, reconnects, error)."""
     method = getattr(driver, _METHODS[txn])
     retries = reconnects = 0
@@ -172,7 +199,7 @@ def execute_once(driver, txn: str, params: dict[str, Any], max_retries: int, dea
             if retries >= max_retries or time.time() >= deadline:
                 return "errors", None, retries, reconnects, f"{txn}: gave up after {retries} retries: {e}"
             retries += 1
-            time.sleep(min(0.005 * 2 ** retries, 1.0))
+            time.sleep(min(0.005 * 2**retries, 1.0))
         except DriverError as e:
             return "errors", None, retries, reconnects, f"{txn}: {type(e).__name__}: {e}"
         except Exception as e:  # a driver bug must not kill the terminal: count and go on
@@ -180,8 +207,17 @@ def execute_once(driver, txn: str, params: dict[str, Any], max_retries: int, dea
 
 
 def _terminal(plan: RunPlan, global_client: int, driver, acc: _Accumulator, window: Window) -> None:
-    terminal = Terminal(plan.seed, global_client, plan.constants, plan.scale, plan.warehouses,
-                        plan.clients * plan.shards, plan.mix, plan.think_time, plan.remote)
+    terminal = Terminal(
+        plan.seed,
+        global_client,
+        plan.constants,
+        plan.scale,
+        plan.warehouses,
+        plan.clients * plan.shards,
+        plan.mix,
+        plan.think_time,
+        plan.remote,
+    )
     _sleep_until(window.start)
     acc.terminal_started()
     try:
@@ -190,8 +226,7 @@ def _terminal(plan: RunPlan, global_client: int, driver, acc: _Accumulator, wind
         acc.terminal_stopped()
 
 
-def _terminal_loop(plan: RunPlan, terminal: Terminal, driver, acc: _Accumulator,
-                   window: Window) -> None:
+def _terminal_loop(plan: RunPlan, terminal: Terminal, driver, acc: _Accumulator, window: Window) -> None:
     while time.time() < window.end:
         call = terminal.next_call()
         txn = call.txn
@@ -199,13 +234,19 @@ def _terminal_loop(plan: RunPlan, terminal: Terminal, driver, acc: _Accumulator,
         params = terminal.inputs(txn)
         t0 = time.perf_counter()
         outcome, result, retries, reconnects, error = execute_once(
-            driver, txn, params, plan.max_retries, window.end + 30)
+            driver, txn, params, plan.max_retries, window.end + 30
+        )
         seconds = time.perf_counter() - t0
         completed = time.time()
         entry = None
         if plan.ledger and txn == NEW_ORDER and outcome in ("committed", "unknown"):
-            entry = LedgerRecord(outcome == "committed", params["w_id"], params["d_id"],
-                                 result["o_id"] if result else None, identity_of_new_order(params))
+            entry = LedgerRecord(
+                outcome == "committed",
+                params["w_id"],
+                params["d_id"],
+                result["o_id"] if result else None,
+                identity_of_new_order(params),
+            )
         delivery = None
         # A Delivery that ended in an error may still have delivered some districts (a driver
         # that commits district by district, as VoltDB's delivery=per-district): for condition
@@ -238,8 +279,10 @@ def client_process(plan: RunPlan, client_ids: list[int], start_at, reports) -> N
         time.sleep(0.05)
     window = Window.of(start_at.value, plan)
     acc = _Accumulator(window)
-    threads = [threading.Thread(target=_terminal, args=(plan, cid, d, acc, window), daemon=True)
-               for cid, d in zip(client_ids, drivers)]
+    threads = [
+        threading.Thread(target=_terminal, args=(plan, cid, d, acc, window), daemon=True)
+        for cid, d in zip(client_ids, drivers)
+    ]
     for t in threads:
         t.start()
     while any(t.is_alive() for t in threads):
@@ -252,9 +295,15 @@ def client_process(plan: RunPlan, client_ids: list[int], start_at, reports) -> N
             d.close()
         except Exception:
             pass
-    reports.put({"kind": "done", "measured": {t: s.to_dict(0) for t, s in acc.measured.items()},
-                 "new_orders_per_second": acc.new_orders_per_second,
-                 "terminals_started": max(acc.started), "terminals_stopped": min(acc.stopped)})
+    reports.put(
+        {
+            "kind": "done",
+            "measured": {t: s.to_dict(0) for t, s in acc.measured.items()},
+            "new_orders_per_second": acc.new_orders_per_second,
+            "terminals_started": max(acc.started),
+            "terminals_stopped": min(acc.stopped),
+        }
+    )
 
 
 class ClientPool:
@@ -265,8 +314,10 @@ class ClientPool:
         self.plan = plan
         self.start_at = ctx.Value("d", 0.0)
         self.reports = ctx.Queue()
-        self.procs = [ctx.Process(target=client_process, args=(plan, ids, self.start_at, self.reports),
-                                  daemon=True) for ids in plan.client_ids()]
+        self.procs = [
+            ctx.Process(target=client_process, args=(plan, ids, self.start_at, self.reports), daemon=True)
+            for ids in plan.client_ids()
+        ]
 
     def start_and_wait_ready(self, timeout: float) -> None:
         for p in self.procs:
@@ -290,8 +341,9 @@ class ClientPool:
     def collect(self, on_report, window: Window) -> Measurement:
         """Feed interval reports to on_report until every process is done; return what
         they measured, added up."""
-        measured = Measurement({t: TypeStats() for t in TRANSACTIONS},
-                               [0] * math.ceil(window.end - window.measure), 0.0, math.inf)
+        measured = Measurement(
+            {t: TypeStats() for t in TRANSACTIONS}, [0] * math.ceil(window.end - window.measure), 0.0, math.inf
+        )
         done, hard_deadline = 0, window.end + 120
         while done < len(self.procs):
             try:
@@ -308,10 +360,8 @@ class ClientPool:
                     measured.stats[t].add(TypeStats.from_dict(d))
                 for k, n in enumerate(msg["new_orders_per_second"]):
                     measured.new_orders_per_second[k] += n
-                measured.terminals_started = max(measured.terminals_started,
-                                                 msg["terminals_started"])
-                measured.terminals_stopped = min(measured.terminals_stopped,
-                                                 msg["terminals_stopped"])
+                measured.terminals_started = max(measured.terminals_started, msg["terminals_started"])
+                measured.terminals_stopped = min(measured.terminals_stopped, msg["terminals_stopped"])
         for p in self.procs:
             p.join(timeout=5)
         return measured

@@ -9,6 +9,7 @@ The rows are exactly those TpccRandom over random.Random(unit seed) draws, but m
 LoadRandom replays that same Mersenne Twister stream from numpy, in blocks, and cuts the
 random strings (most of what a load draws) out of characters computed for the whole block
 at once, instead of one random() call per character."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -39,8 +40,7 @@ def unit_keys(warehouses: int, scale: Scale) -> Iterator[str]:
 
 def unit_count(warehouses: int, scale: Scale) -> int:
     """len(list(unit_keys(...))), without making the list."""
-    return (_chunks(scale.items, ITEM_CHUNK)
-            + warehouses * (1 + _chunks(scale.items, STOCK_CHUNK) + scale.districts))
+    return _chunks(scale.items, ITEM_CHUNK) + warehouses * (1 + _chunks(scale.items, STOCK_CHUNK) + scale.districts)
 
 
 def _chunks(n: int, size: int) -> int:
@@ -62,12 +62,15 @@ class _ReplayedStream:
     def __init__(self, seed: int):
         # numpy only here: `tpcc run`, which imports this module, never pays for it
         import numpy as np
+
         self._np = np
         self._alphanumeric = np.frombuffer(ALPHANUMERIC.encode(), dtype=np.uint8)
         key = random.Random(seed).getstate()[1]
         self._bits = np.random.MT19937()
-        self._bits.state = {"bit_generator": "MT19937",
-                            "state": {"key": np.array(key[:624], dtype=np.uint32), "pos": key[624]}}
+        self._bits.state = {
+            "bit_generator": "MT19937",
+            "state": {"key": np.array(key[:624], dtype=np.uint32), "pos": key[624]},
+        }
         self._block = np.empty(0, dtype=np.uint32)
         self._pos = 0
         self._refill(0)
@@ -76,8 +79,7 @@ class _ReplayedStream:
         """A new block: the unread words of the last one, then at least words_needed more."""
         np = self._np
         fresh = self._bits.random_raw(max(self.BLOCK_WORDS, words_needed)).astype(np.uint32)
-        self._block = np.concatenate([self._block[self._pos:] if self._block.size else self._block,
-                                      fresh])
+        self._block = np.concatenate([self._block[self._pos :] if self._block.size else self._block, fresh])
         self._words = self._block.data  # the block's words as a memoryview (format "I")
         self._pos, self._end = 0, len(self._block)
         self._alphanumeric_chars = b""
@@ -113,20 +115,25 @@ class _ReplayedStream:
         return self.randint(low, high)
 
     def choices(self, alphabet: str, k: int) -> str:
-        """"".join(random.choices(alphabet, k=k))."""
+        """ "".join(random.choices(alphabet, k=k))."""
         if alphabet == ALPHANUMERIC:
             return self.alphanumeric(k)
         start = self._take_pairs(k)
         # other alphabets are short strings (digits, states): one character at a time
         words, n = self._words, float(len(alphabet))
-        return "".join([alphabet[math.floor(((words[p] >> 5) * 67108864.0 + (words[p + 1] >> 6))
-                                            * (1.0 / 9007199254740992.0) * n)]
-                        for p in range(start, self._pos, 2)])
+        return "".join(
+            [
+                alphabet[
+                    math.floor(((words[p] >> 5) * 67108864.0 + (words[p + 1] >> 6)) * (1.0 / 9007199254740992.0) * n)
+                ]
+                for p in range(start, self._pos, 2)
+            ]
+        )
 
     def alphanumeric(self, k: int) -> str:
         """choices(ALPHANUMERIC, k), the load's hot path."""
         start = self._take_pairs(k)
-        return (self._alphanumeric_chars or self._alphanumerics())[start:self._pos:2].decode()
+        return (self._alphanumeric_chars or self._alphanumerics())[start : self._pos : 2].decode()
 
     def _take_pairs(self, k: int) -> int:
         """The position of k pairs of words, consumed."""
@@ -163,8 +170,9 @@ class LoadRandom(TpccRandom):
         return self.stream.choices(string.ascii_uppercase, 2)
 
 
-def generate_unit(key: str, scale: Scale, constants: CConstants, load_seed: int,
-                  now: dt.datetime) -> dict[str, list[tuple]]:
+def generate_unit(
+    key: str, scale: Scale, constants: CConstants, load_seed: int, now: dt.datetime
+) -> dict[str, list[tuple]]:
     r = LoadRandom(unit_seed(load_seed, key), constants)
     kind, *ids = key.split(":")
     args = [int(i) for i in ids]
@@ -191,27 +199,25 @@ def _address(r: TpccRandom) -> tuple:
 def _items(r: TpccRandom, scale: Scale, chunk: int) -> Iterator[tuple]:
     first = chunk * ITEM_CHUNK + 1
     for i_id in range(first, min(first + ITEM_CHUNK, scale.items + 1)):
-        yield (i_id, r.number(1, 10_000), r.a_string(14, 24), r.money(100, 10_000),
-               r.data_with_original())
+        yield (i_id, r.number(1, 10_000), r.a_string(14, 24), r.money(100, 10_000), r.data_with_original())
 
 
 def _warehouse(r: TpccRandom, scale: Scale, w_id: int) -> dict[str, list[tuple]]:
     # YTD = the initial $10.00 history payment of every customer (300,000.00 and 30,000.00
     # at the spec's size), so clauses 3.3.2.8-9 hold for a scaled-down load too.
     d_ytd = 10.0 * scale.customers_per_district
-    warehouse = (w_id, r.a_string(6, 10), *_address(r), r.fraction(0, 2000, 10_000),
-                 d_ytd * scale.districts)
-    districts = [(d_id, w_id, r.a_string(6, 10), *_address(r), r.fraction(0, 2000, 10_000),
-                  d_ytd, scale.orders_per_district + 1)
-                 for d_id in range(1, scale.districts + 1)]
+    warehouse = (w_id, r.a_string(6, 10), *_address(r), r.fraction(0, 2000, 10_000), d_ytd * scale.districts)
+    districts = [
+        (d_id, w_id, r.a_string(6, 10), *_address(r), r.fraction(0, 2000, 10_000), d_ytd, scale.orders_per_district + 1)
+        for d_id in range(1, scale.districts + 1)
+    ]
     return {"warehouse": [warehouse], "district": districts}
 
 
 def _stock(r: TpccRandom, scale: Scale, w_id: int, chunk: int) -> Iterator[tuple]:
     first = chunk * STOCK_CHUNK + 1
     for i_id in range(first, min(first + STOCK_CHUNK, scale.items + 1)):
-        yield (i_id, w_id, r.number(10, 100), *(r.a_string(24, 24) for _ in range(10)),
-               0, 0, 0, r.data_with_original())
+        yield (i_id, w_id, r.number(10, 100), *(r.a_string(24, 24) for _ in range(10)), 0, 0, 0, r.data_with_original())
 
 
 def _customer_last_name(r: TpccRandom, scale: Scale, c_id: int) -> str:
@@ -221,15 +227,31 @@ def _customer_last_name(r: TpccRandom, scale: Scale, c_id: int) -> str:
     return last_name(r.nurand(255, 0, 999, r.c.c_last))
 
 
-def _district(r: TpccRandom, scale: Scale, w_id: int, d_id: int, now: dt.datetime
-              ) -> dict[str, list[tuple]]:
+def _district(r: TpccRandom, scale: Scale, w_id: int, d_id: int, now: dt.datetime) -> dict[str, list[tuple]]:
     customers, history = [], []
     for c_id in range(1, scale.customers_per_district + 1):
         credit = "BC" if r.number(1, 10) == 1 else "GC"
-        customers.append((c_id, d_id, w_id, r.a_string(8, 16), "OE",
-                          _customer_last_name(r, scale, c_id), *_address(r),
-                          r.n_string(16, 16), now, credit, 50_000.0,
-                          r.fraction(0, 5000, 10_000), -10.0, 10.0, 1, 0, r.a_string(300, 500)))
+        customers.append(
+            (
+                c_id,
+                d_id,
+                w_id,
+                r.a_string(8, 16),
+                "OE",
+                _customer_last_name(r, scale, c_id),
+                *_address(r),
+                r.n_string(16, 16),
+                now,
+                credit,
+                50_000.0,
+                r.fraction(0, 5000, 10_000),
+                -10.0,
+                10.0,
+                1,
+                0,
+                r.a_string(300, 500),
+            )
+        )
         history.append((c_id, d_id, w_id, d_id, w_id, now, 10.0, r.a_string(12, 24)))
     # O_C_ID: a random permutation of the customer ids (clause 4.3.3.1)
     order_customers = list(range(1, scale.customers_per_district + 1))
@@ -239,13 +261,24 @@ def _district(r: TpccRandom, scale: Scale, w_id: int, d_id: int, now: dt.datetim
     for o_id in range(1, scale.orders_per_district + 1):
         delivered = o_id < undelivered_from
         ol_cnt = r.number(5, 15)
-        orders.append((o_id, d_id, w_id, order_customers[o_id - 1], now,
-                       r.number(1, 10) if delivered else None, ol_cnt, 1))
+        orders.append(
+            (o_id, d_id, w_id, order_customers[o_id - 1], now, r.number(1, 10) if delivered else None, ol_cnt, 1)
+        )
         for ol_number in range(1, ol_cnt + 1):
-            lines.append((o_id, d_id, w_id, ol_number, r.number(1, scale.items), w_id,
-                          now if delivered else None, 5,
-                          0.0 if delivered else r.money(1, 999_999), r.a_string(24, 24)))
+            lines.append(
+                (
+                    o_id,
+                    d_id,
+                    w_id,
+                    ol_number,
+                    r.number(1, scale.items),
+                    w_id,
+                    now if delivered else None,
+                    5,
+                    0.0 if delivered else r.money(1, 999_999),
+                    r.a_string(24, 24),
+                )
+            )
         if not delivered:
             new_orders.append((o_id, d_id, w_id))
-    return {"customer": customers, "history": history, "orders": orders,
-            "order_line": lines, "new_order": new_orders}
+    return {"customer": customers, "history": history, "orders": orders, "order_line": lines, "new_order": new_orders}

@@ -2,6 +2,7 @@
 barrier ConfigMap the operator writes (startAt, ledgersVerified) and write its results into a
 ConfigMap the operator made.
 Plain HTTPS: the runner needs no Kubernetes client library."""
+
 from __future__ import annotations
 
 import json
@@ -33,10 +34,12 @@ def _request(method: str, path: str, body: dict | None = None, content_type: str
     with open(f"{SA_DIR}/token") as f:
         token = f.read().strip()
     ctx = ssl.create_default_context(cafile=f"{SA_DIR}/ca.crt")
-    req = urllib.request.Request(f"https://{host}:{port}{path}", method=method,
-                                 data=json.dumps(body).encode() if body is not None else None,
-                                 headers={"Authorization": f"Bearer {token}",
-                                          "Content-Type": content_type})
+    req = urllib.request.Request(
+        f"https://{host}:{port}{path}",
+        method=method,
+        data=json.dumps(body).encode() if body is not None else None,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": content_type},
+    )
     try:
         with urllib.request.urlopen(req, context=ctx, timeout=10) as resp:
             return json.loads(resp.read())
@@ -53,8 +56,9 @@ def configmap_data(ref: str) -> dict[str, str]:
 
 def write_configmap_key(ref: str, key: str, value: str) -> None:
     ns, name = _parse_ref(ref)
-    _request("PATCH", f"/api/v1/namespaces/{ns}/configmaps/{name}", {"data": {key: value}},
-             "application/merge-patch+json")
+    _request(
+        "PATCH", f"/api/v1/namespaces/{ns}/configmaps/{name}", {"data": {key: value}}, "application/merge-patch+json"
+    )
 
 
 def wait_for_key(ref: str, key: str, timeout: float, poll: float = 1.0) -> str:

@@ -4,6 +4,7 @@ verified against the database after the run, over the ledgers of every runner po
 
 A ledger is a text file (or the same text served over HTTP by a runner pod that holds it
 for the verifier), one `LedgerRecord.line()` per line."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -84,7 +85,7 @@ def verify(driver: Driver, records: list[LedgerRecord], ledgers: int) -> Durabil
     stored: dict[tuple[int, int, int], OrderIdentity] = {}
     keys = acknowledged_keys(records)
     for i in range(0, len(keys), BATCH):
-        for key, order in driver.stored_orders(keys[i:i + BATCH]).items():
+        for key, order in driver.stored_orders(keys[i : i + BATCH]).items():
             stored[key] = order.identity()
     entered = {}
     for w, d, c, ms in unknown_lookups(records):

@@ -1,4 +1,5 @@
 """`tpcc load`: schema, then the load units in parallel worker processes, resumable."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -15,33 +16,44 @@ from .workload import CConstants, Scale, load_constants
 _worker_driver: Driver | None = None
 
 
-def plan_meta(existing: LoadMeta | None, warehouses: int, scale: Scale, schema_variant: str,
-              rng: random.Random) -> LoadMeta:
+def plan_meta(
+    existing: LoadMeta | None, warehouses: int, scale: Scale, schema_variant: str, rng: random.Random
+) -> LoadMeta:
     """The meta of the load to do: a new one, or the one to resume. A database holding a
     different load is refused (use --reset), never mixed."""
     if existing is not None:
-        same = (existing.warehouses, existing.items, existing.customers_per_district,
-                existing.schema_variant) == (warehouses, scale.items,
-                                             scale.customers_per_district, schema_variant)
+        same = (existing.warehouses, existing.items, existing.customers_per_district, existing.schema_variant) == (
+            warehouses,
+            scale.items,
+            scale.customers_per_district,
+            schema_variant,
+        )
         if not same:
             raise DriverError(
                 f"the database holds a different TPC-C load ({existing.warehouses} warehouses, "
                 f"{existing.items} items, {existing.customers_per_district} customers/district, "
-                f"schema {existing.schema_variant}); use --reset to replace it")
+                f"schema {existing.schema_variant}); use --reset to replace it"
+            )
         return existing
     c = load_constants(rng)
-    return LoadMeta(warehouses=warehouses, items=scale.items, districts=scale.districts,
-                    customers_per_district=scale.customers_per_district,
-                    orders_per_district=scale.orders_per_district,
-                    new_orders_per_district=scale.new_orders_per_district,
-                    c_last=c.c_last, c_id=c.c_id, ol_i_id=c.ol_i_id,
-                    schema_variant=schema_variant, loaded_at=utcnow().isoformat() + "Z",
-                    complete=False)
+    return LoadMeta(
+        warehouses=warehouses,
+        items=scale.items,
+        districts=scale.districts,
+        customers_per_district=scale.customers_per_district,
+        orders_per_district=scale.orders_per_district,
+        new_orders_per_district=scale.new_orders_per_district,
+        c_last=c.c_last,
+        c_id=c.c_id,
+        ol_i_id=c.ol_i_id,
+        schema_variant=schema_variant,
+        loaded_at=utcnow().isoformat() + "Z",
+        complete=False,
+    )
 
 
 def scale_of(meta: LoadMeta) -> Scale:
-    return Scale(items=meta.items, customers_per_district=meta.customers_per_district,
-                 districts=meta.districts)
+    return Scale(items=meta.items, customers_per_district=meta.customers_per_district, districts=meta.districts)
 
 
 def constants_of(meta: LoadMeta) -> CConstants:
@@ -70,13 +82,22 @@ def refuse_existing(driver: Driver) -> None:
         raise DriverError(
             f"the database already holds TPC-C data ({existing.warehouses} warehouses, loaded "
             f"{existing.loaded_at}); it was left untouched: drop it with `tpcc load --reset` "
-            "(BenchmarkRun: set workload.resetBeforeLoad: true)")
+            "(BenchmarkRun: set workload.resetBeforeLoad: true)"
+        )
 
 
-def load(db: str, options: ConnectionOptions, driver: Driver, warehouses: int, scale: Scale,
-         workers: int, reset: bool, seed: int,
-         on_unit: Callable[[str, dict[str, int], int, int], None],
-         keep_existing: bool = False) -> LoadMeta:
+def load(
+    db: str,
+    options: ConnectionOptions,
+    driver: Driver,
+    warehouses: int,
+    scale: Scale,
+    workers: int,
+    reset: bool,
+    seed: int,
+    on_unit: Callable[[str, dict[str, int], int, int], None],
+    keep_existing: bool = False,
+) -> LoadMeta:
     """Load (or finish loading) the database; on_unit(key, rows, done, total) after each unit.
     keep_existing: fail before touching anything if the database holds a TPC-C load.
     The units are handed to the workers as a stream (Pool.imap_unordered feeds a pipe that
@@ -85,8 +106,7 @@ def load(db: str, options: ConnectionOptions, driver: Driver, warehouses: int, s
         refuse_existing(driver)
     driver.create_schema(reset)
     variant = driver.describe().get("schema_variant", "default")
-    meta = plan_meta(None if reset else driver.read_meta(), warehouses, scale, variant,
-                     random.Random(seed))
+    meta = plan_meta(None if reset else driver.read_meta(), warehouses, scale, variant, random.Random(seed))
     driver.write_meta(meta)
     total = unit_count(warehouses, scale)
     done = driver.done_units()
@@ -95,8 +115,7 @@ def load(db: str, options: ConnectionOptions, driver: Driver, warehouses: int, s
     finished = len(done)
     if finished < total:
         ctx = worker_context(__name__, driver_module(db), "numpy")
-        with ctx.Pool(min(workers, total - finished), initializer=_init_worker,
-                      initargs=(db, options)) as pool:
+        with ctx.Pool(min(workers, total - finished), initializer=_init_worker, initargs=(db, options)) as pool:
             for key, rows, _seconds in pool.imap_unordered(_load_one, jobs):
                 finished += 1
                 on_unit(key, rows, finished, total)
@@ -116,11 +135,12 @@ def require_loaded(driver: Driver, warehouses: int) -> LoadMeta:
         raise NotLoaded(f"the database holds {meta.warehouses} warehouses, {warehouses} requested")
     variant = driver.describe().get("schema_variant")
     if variant is not None and variant != meta.schema_variant:
-        raise NotLoaded(f"the database was loaded with schema {meta.schema_variant!r}, the driver "
-                        f"is set to {variant!r}: use the load's schema (or load again with --reset)")
+        raise NotLoaded(
+            f"the database was loaded with schema {meta.schema_variant!r}, the driver "
+            f"is set to {variant!r}: use the load's schema (or load again with --reset)"
+        )
     done = driver.done_units()
     missing = [k for k in unit_keys(warehouses, scale_of(meta)) if k not in done]
     if missing:
-        raise NotLoaded(f"the load is missing {len(missing)} unit(s), e.g. {missing[0]}: "
-                        "re-run `tpcc load`")
+        raise NotLoaded(f"the load is missing {len(missing)} unit(s), e.g. {missing[0]}: re-run `tpcc load`")
     return meta

@@ -1,5 +1,6 @@
 """The runner's Prometheus endpoint. Client processes measure; the parent process owns the
 registry and adds up what they report, so one endpoint serves the whole runner."""
+
 from __future__ import annotations
 
 import bisect
@@ -16,11 +17,31 @@ from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from .workload import TRANSACTIONS
 from .ycsb.measurements import Measurements, live_buckets, live_counts
 
-LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
-                   10.0, 30.0)
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 # YCSB's operations take tens of microseconds on an in-memory database: buckets from 50 us
-YCSB_LATENCY_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.00075, 0.001, 0.0015, 0.002, 0.003, 0.005,
-                        0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+YCSB_LATENCY_BUCKETS = (
+    0.00005,
+    0.0001,
+    0.00025,
+    0.0005,
+    0.00075,
+    0.001,
+    0.0015,
+    0.002,
+    0.003,
+    0.005,
+    0.0075,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+)
 PHASES = ("connecting", "loading", "waiting", "warmup", "measuring", "checking", "done", "failed")
 TPMC_WINDOW_SECONDS = 10.0
 
@@ -42,14 +63,20 @@ class _YcsbCollector:
         if self.source is None:
             return
         threads = self.source()
-        family = CounterMetricFamily("tpcc_ycsb_operations", "YCSB operations by operation and "
-                                     "Return status (OK, NOT_FOUND, ERROR, ...)", labels=["operation", "status"])
+        family = CounterMetricFamily(
+            "tpcc_ycsb_operations",
+            "YCSB operations by operation and Return status (OK, NOT_FOUND, ERROR, ...)",
+            labels=["operation", "status"],
+        )
         for (name, status), count in sorted(live_counts(threads).items()):
             family.add_metric([name, status], count)
         yield family
         latency = HistogramMetricFamily(
-            "tpcc_ycsb_operation_duration_seconds", "Latency of YCSB operations by measurement as YCSB "
-            "names it (READ, UPDATE, ...; a failed one's under READ-FAILED, ...)", labels=["operation"])
+            "tpcc_ycsb_operation_duration_seconds",
+            "Latency of YCSB operations by measurement as YCSB "
+            "names it (READ, UPDATE, ...; a failed one's under READ-FAILED, ...)",
+            labels=["operation"],
+        )
         bounds = [*map(str, YCSB_LATENCY_BUCKETS), "+Inf"]
         for name, buckets in sorted(live_buckets(threads, YCSB_LATENCY_BUCKETS).items()):
             latency.add_metric([name], list(zip(bounds, buckets.cumulative)), buckets.sum_seconds)
@@ -70,9 +97,11 @@ class _LatencyCollector:
         self.sums[txn] += total_seconds
 
     def collect(self) -> Iterable[HistogramMetricFamily]:
-        fam = HistogramMetricFamily("tpcc_transaction_duration_seconds",
-                                    "Latency of executed transactions (committed or rolled back)",
-                                    labels=["type"])
+        fam = HistogramMetricFamily(
+            "tpcc_transaction_duration_seconds",
+            "Latency of executed transactions (committed or rolled back)",
+            labels=["type"],
+        )
         for txn in TRANSACTIONS:
             cumulative, buckets = 0, []
             for bound, n in zip([*map(str, LATENCY_BUCKETS), "+Inf"], self.buckets[txn]):
@@ -98,23 +127,33 @@ class RunnerMetrics:
         self.ready = threading.Event()
         self.registry = CollectorRegistry()
         r = self.registry
-        self.transactions = Counter("tpcc_transactions", "Transactions by type and outcome "
-                                    "(committed, rollbacks, errors, unknown)",
-                                    ["type", "outcome"], registry=r)
+        self.transactions = Counter(
+            "tpcc_transactions",
+            "Transactions by type and outcome (committed, rollbacks, errors, unknown)",
+            ["type", "outcome"],
+            registry=r,
+        )
         self.retries = Counter("tpcc_retries", "Retried transaction attempts", ["type"], registry=r)
-        self.reconnects = Counter("tpcc_reconnects", "Connections re-established after a loss",
-                                  registry=r)
-        self.tpmc = Gauge("tpcc_tpmc", f"NewOrders committed per minute over the last "
-                          f"{TPMC_WINDOW_SECONDS:.0f} s", registry=r)
+        self.reconnects = Counter("tpcc_reconnects", "Connections re-established after a loss", registry=r)
+        self.tpmc = Gauge(
+            "tpcc_tpmc", f"NewOrders committed per minute over the last {TPMC_WINDOW_SECONDS:.0f} s", registry=r
+        )
         self.phase = Gauge("tpcc_phase", "1 for the runner's current phase", ["phase"], registry=r)
-        self.info = Gauge("tpcc_run_info", "Options of this runner", ["db", "command", "warehouses",
-                          "clients", "shard", "version"], registry=r)
+        self.info = Gauge(
+            "tpcc_run_info",
+            "Options of this runner",
+            ["db", "command", "warehouses", "clients", "shard", "version"],
+            registry=r,
+        )
         self.load_units_total = Gauge("tpcc_load_units_total", "Load units to load", registry=r)
         self.load_units_done = Gauge("tpcc_load_units_done", "Load units loaded", registry=r)
         self.load_rows = Counter("tpcc_load_rows", "Rows loaded", ["table"], registry=r)
-        self.consistency = Gauge("tpcc_consistency_condition_passed",
-                                 "1 if clause 3.3.2.<condition> holds, 0 if violated",
-                                 ["condition"], registry=r)
+        self.consistency = Gauge(
+            "tpcc_consistency_condition_passed",
+            "1 if clause 3.3.2.<condition> holds, 0 if violated",
+            ["condition"],
+            registry=r,
+        )
         self.latency = _LatencyCollector()
         r.register(self.latency)
         self.ycsb = _YcsbCollector()
@@ -136,8 +175,7 @@ class RunnerMetrics:
         def app(environ, start_response):
             if environ.get("PATH_INFO") == "/ready":
                 ok = self.ready.is_set()
-                start_response("200 OK" if ok else "503 Service Unavailable",
-                               [("Content-Type", "text/plain")])
+                start_response("200 OK" if ok else "503 Service Unavailable", [("Content-Type", "text/plain")])
                 return [b"clients connected\n" if ok else b"clients not connected yet\n"]
             return metrics_app(environ, start_response)
 

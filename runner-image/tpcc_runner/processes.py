@@ -5,6 +5,7 @@ Spawning re-runs the interpreter start-up and re-imports, in every process, the 
 once; each worker is then forked from it, already initialised. Forking the runner itself
 would be cheaper still, but the runner has threads by then (the metrics server), and a
 fork copies their locks in whatever state they are."""
+
 from __future__ import annotations
 
 import multiprocessing as mp

@@ -1,5 +1,6 @@
 """Secrets never leave the runner: the password of a URI (scheme://user:password@host, e.g.
 a MongoDB driver option uri=) becomes *** in results, logs and error lines."""
+
 from __future__ import annotations
 
 import logging

@@ -9,6 +9,7 @@ baseline and the change points (tpcc_runner.changepoints), and, where runs diffe
 clients, the sweep curves. Reading the documents (`read_runs`) is pure; drawing is string
 building.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,7 +37,7 @@ class Fault:
     action: str
     target: str
     state: str
-    injected: float | None   # seconds from the start of the measured interval
+    injected: float | None  # seconds from the start of the measured interval
     recovered: float | None
 
 
@@ -75,11 +76,12 @@ class Acid:
 @dataclass
 class TypeCounts:
     """One transaction type's outcomes in the measured window."""
+
     committed: int
     rollbacks: int  # the specified NewOrder rollbacks (aborts), apart from errors
     errors: int
     unknown: int
-    retries: int    # attempts retried after a transient error (write conflict, restart...)
+    retries: int  # attempts retried after a transient error (write conflict, restart...)
 
     @classmethod
     def of(cls, d: dict) -> TypeCounts:
@@ -89,9 +91,10 @@ class TypeCounts:
 @dataclass
 class ServerReport:
     """What the database counted and how big it is, and whether its counts agree with the clients'."""
-    verdict: str                        # agree, disagree, not-available
+
+    verdict: str  # agree, disagree, not-available
     reason: str
-    size_bytes: dict[str, int | None]   # data, index, storage, memory
+    size_bytes: dict[str, int | None]  # data, index, storage, memory
     comparisons: list[dict] = field(default_factory=list)  # server_agreement's, where the document has them
 
 
@@ -99,9 +102,12 @@ def _server_from_runner(doc: dict) -> ServerReport | None:
     if "server_agreement" not in doc:
         return None
     agreement, size = doc["server_agreement"], doc["server"]["size"]
-    return ServerReport(str(agreement["verdict"]), str(agreement.get("reason") or size.get("unavailable") or ""),
-                        {k: size.get(f"{k}_bytes") for k in ("data", "index", "storage", "memory")},
-                        list(agreement.get("comparisons") or []))
+    return ServerReport(
+        str(agreement["verdict"]),
+        str(agreement.get("reason") or size.get("unavailable") or ""),
+        {k: size.get(f"{k}_bytes") for k in ("data", "index", "storage", "memory")},
+        list(agreement.get("comparisons") or []),
+    )
 
 
 def _server_from_status(results: dict) -> ServerReport | None:
@@ -109,19 +115,23 @@ def _server_from_status(results: dict) -> ServerReport | None:
     if not agreement:
         return None
     size = results.get("databaseBytes") or {}
-    return ServerReport(str(agreement.get("verdict", "")), str(agreement.get("reason", "")),
-                        {k: size.get(k) for k in ("data", "index", "storage", "memory")})
+    return ServerReport(
+        str(agreement.get("verdict", "")),
+        str(agreement.get("reason", "")),
+        {k: size.get(k) for k in ("data", "index", "storage", "memory")},
+    )
 
 
 @dataclass
 class Run:
     """One run, whatever document it came from."""
+
     name: str
     database: str
     warehouses: int
     clients: int
-    start: str                       # ISO time the measured interval began ("" if unknown)
-    tpmc: float | None               # None: the run produced no results
+    start: str  # ISO time the measured interval began ("" if unknown)
+    tpmc: float | None  # None: the run produced no results
     warmup_seconds: float
     measured_seconds: float
     timeline: list[tuple[float, float]] = field(default_factory=list)  # (t, tpmC), t<0: warmup
@@ -129,17 +139,17 @@ class Run:
     faults: list[Fault] = field(default_factory=list)
     durability: Durability | None = None
     consistency: Consistency | None = None
-    acid: Acid | None = None         # spec.verify.acid's tests
-    phase: str = ""                  # BenchmarkRun phase; "" for a runner document
+    acid: Acid | None = None  # spec.verify.acid's tests
+    phase: str = ""  # BenchmarkRun phase; "" for a runner document
     reason: str = ""
-    verdict: str = ""                # status.verdict (Pass/Regressed/Improved/Inconclusive)
+    verdict: str = ""  # status.verdict (Pass/Regressed/Improved/Inconclusive)
     baseline: float | None = None
     transactions_per_second: float | None = None  # committed, all five types
     counts: dict[str, TypeCounts] = field(default_factory=dict)
     server: ServerReport | None = None
     matrix: dict[str, str] = field(default_factory=dict)  # a sweep cell's spec.sweep.matrix values
-    hosts: int = 0                   # database.deploy.replicas (0: not deployed, or unknown)
-    k_safety: int = 0                # database.deploy.kSafety
+    hosts: int = 0  # database.deploy.replicas (0: not deployed, or unknown)
+    k_safety: int = 0  # database.deploy.kSafety
 
 
 def _deploy_shape(spec: dict) -> tuple[int, int]:
@@ -159,18 +169,29 @@ def _durability(d: dict | None) -> Durability | None:
     if not d:
         return None
     lost = int(d.get("lost", 0))
-    return Durability(bool(d.get("durable", lost == 0)) and lost == 0, int(d.get("acknowledged", 0)),
-                      int(d.get("found", 0)), lost,
-                      int(d.get("unknownOutcome", d.get("unknown_outcome", 0))),
-                      int(d.get("ledgers", d.get("runnerPods", 0))))
+    return Durability(
+        bool(d.get("durable", lost == 0)) and lost == 0,
+        int(d.get("acknowledged", 0)),
+        int(d.get("found", 0)),
+        lost,
+        int(d.get("unknownOutcome", d.get("unknown_outcome", 0))),
+        int(d.get("ledgers", d.get("runnerPods", 0))),
+    )
 
 
 def _consistency(d: dict | None) -> Consistency | None:
     if not d:
         return None
-    conditions = [Condition(int(c["number"]), bool(c["passed"]), int(c.get("checked", 0)),
-                            int(c.get("violations", 0)), str(c.get("example") or ""))
-                  for c in d.get("conditions", [])]
+    conditions = [
+        Condition(
+            int(c["number"]),
+            bool(c["passed"]),
+            int(c.get("checked", 0)),
+            int(c.get("violations", 0)),
+            str(c.get("example") or ""),
+        )
+        for c in d.get("conditions", [])
+    ]
     return Consistency(bool(d.get("passed")) and all(c.passed for c in conditions), conditions)
 
 
@@ -185,16 +206,22 @@ def _acid(d: dict | None) -> Acid | None:
 
 def _from_runner(doc: dict, name: str) -> Run:
     return Run(
-        name=name, database=str(doc.get("options", {}).get("db", "?")),
-        warehouses=int(doc["warehouses"]), clients=int(doc["clients"]), start=str(doc.get("start", "")),
-        tpmc=float(doc["tpmC"]), warmup_seconds=float(doc.get("warmup_seconds", 0)),
+        name=name,
+        database=str(doc.get("options", {}).get("db", "?")),
+        warehouses=int(doc["warehouses"]),
+        clients=int(doc["clients"]),
+        start=str(doc.get("start", "")),
+        tpmc=float(doc["tpmC"]),
+        warmup_seconds=float(doc.get("warmup_seconds", 0)),
         measured_seconds=float(doc.get("measured_seconds", 0)),
         timeline=[(float(p["t"]), float(p["tpmC"])) for p in doc.get("timeline", [])],
         latency_ms={t: v["latency_ms"] for t, v in doc["transactions"].items()},
-        durability=_durability(doc.get("durability")), consistency=_consistency(doc.get("consistency")),
+        durability=_durability(doc.get("durability")),
+        consistency=_consistency(doc.get("consistency")),
         transactions_per_second=doc.get("transactions_per_second"),
         counts={t: TypeCounts.of(v) for t, v in doc["transactions"].items()},
-        server=_server_from_runner(doc))
+        server=_server_from_runner(doc),
+    )
 
 
 def _from_benchmarkrun(obj: dict) -> Run:
@@ -203,30 +230,47 @@ def _from_benchmarkrun(obj: dict) -> Run:
     start = str(results.get("start", ""))
     faults: list[Fault] = []
     for f in status.get("faults") or []:
+
         def rel(key: str) -> float | None:
             return (_time(f[key]) - _time(start)).total_seconds() if f.get(key) and start else None
-        faults.append(Fault(int(f.get("number", len(faults) + 1)), str(f.get("action", "")),
-                            str(f.get("target", "")), str(f.get("state", "")),
-                            rel("injectedTime"), rel("recoveredTime")))
+
+        faults.append(
+            Fault(
+                int(f.get("number", len(faults) + 1)),
+                str(f.get("action", "")),
+                str(f.get("target", "")),
+                str(f.get("state", "")),
+                rel("injectedTime"),
+                rel("recoveredTime"),
+            )
+        )
     baseline = status.get("baselineTpmC", spec.get("baselineTpmC"))
     hosts, k_safety = _deploy_shape(spec)
     return Run(
-        name=obj["metadata"]["name"], database=str((spec.get("database") or {}).get("type", "?")),
-        warehouses=int(workload.get("warehouses", 0)), clients=int(workload.get("clients", 0)),
+        name=obj["metadata"]["name"],
+        database=str((spec.get("database") or {}).get("type", "?")),
+        warehouses=int(workload.get("warehouses", 0)),
+        clients=int(workload.get("clients", 0)),
         start=start or str(status.get("startTime", "")),
         tpmc=float(results["tpmC"]) if "tpmC" in results else None,
         warmup_seconds=float(workload.get("warmupSeconds", 0)),
         measured_seconds=float(results.get("measuredSeconds", 0)),
         timeline=[(float(p["t"]), float(p["tpmC"])) for p in results.get("timeline", [])],
         latency_ms={t: v["latencyMs"] for t, v in (results.get("transactions") or {}).items()},
-        faults=faults, durability=_durability(status.get("durability")),
-        consistency=_consistency(status.get("consistency")), acid=_acid(status.get("acid")),
+        faults=faults,
+        durability=_durability(status.get("durability")),
+        consistency=_consistency(status.get("consistency")),
+        acid=_acid(status.get("acid")),
         phase=str(status.get("phase", "")),
-        reason=str(status.get("reason", "")), verdict=str(status.get("verdict", "")),
+        reason=str(status.get("reason", "")),
+        verdict=str(status.get("verdict", "")),
         baseline=float(baseline) if baseline is not None else None,
         transactions_per_second=results.get("transactionsPerSecond"),
         counts={t: TypeCounts.of(v) for t, v in (results.get("transactions") or {}).items()},
-        server=_server_from_status(results), hosts=hosts, k_safety=k_safety)
+        server=_server_from_status(results),
+        hosts=hosts,
+        k_safety=k_safety,
+    )
 
 
 def _from_benchmarkresult(obj: dict) -> Run:
@@ -236,30 +280,46 @@ def _from_benchmarkresult(obj: dict) -> Run:
     start = str(rec.get("measureStart", rec.get("startTime", "")))
     faults = []
     for i, f in enumerate(rec.get("faults") or []):
-        injected = ((_time(f["injectedTime"]) - _time(start)).total_seconds()
-                    if f.get("injectedTime") and start else None)
+        injected = (
+            (_time(f["injectedTime"]) - _time(start)).total_seconds() if f.get("injectedTime") and start else None
+        )
         recovered = injected + float(f["recoverySeconds"]) if injected is not None and "recoverySeconds" in f else None
-        faults.append(Fault(i + 1, str(f.get("action", "")), str(f.get("target", "")), str(f.get("state", "")),
-                            injected, recovered))
-    baseline = next((m.get("baseline") for m in (rec.get("regression") or {}).get("metrics") or []
-                     if m.get("name") == "tpmC"), None)
+        faults.append(
+            Fault(
+                i + 1, str(f.get("action", "")), str(f.get("target", "")), str(f.get("state", "")), injected, recovered
+            )
+        )
+    baseline = next(
+        (m.get("baseline") for m in (rec.get("regression") or {}).get("metrics") or [] if m.get("name") == "tpmC"), None
+    )
     hosts, k_safety = _deploy_shape(rec.get("runSpec") or {})
     return Run(
-        name=obj["metadata"]["name"], database=str((rec.get("database") or {}).get("type", "?")),
-        warehouses=int(workload.get("warehouses", 0)), clients=int(workload.get("clients", 0)), start=start,
+        name=obj["metadata"]["name"],
+        database=str((rec.get("database") or {}).get("type", "?")),
+        warehouses=int(workload.get("warehouses", 0)),
+        clients=int(workload.get("clients", 0)),
+        start=start,
         tpmc=float(rec["tpmC"]) if rec.get("tpmC") is not None else None,
-        warmup_seconds=float(workload.get("warmupSeconds", 0)), measured_seconds=float(rec.get("measuredSeconds", 0)),
-        latency_ms=rec.get("latencyMs") or {}, faults=faults,
-        consistency=Consistency(bool(rec["consistent"]),
-                                [Condition(n, False, 0, 0, "") for n in rec.get("violated", [])])
-        if "consistent" in rec else None,
+        warmup_seconds=float(workload.get("warmupSeconds", 0)),
+        measured_seconds=float(rec.get("measuredSeconds", 0)),
+        latency_ms=rec.get("latencyMs") or {},
+        faults=faults,
+        consistency=Consistency(
+            bool(rec["consistent"]), [Condition(n, False, 0, 0, "") for n in rec.get("violated", [])]
+        )
+        if "consistent" in rec
+        else None,
         durability=Durability(bool(rec["durable"]), 0, 0, int(rec.get("lost", 0)), 0, 0) if "durable" in rec else None,
         acid=_acid(rec.get("acid")),
-        phase=str(rec.get("phase", "")), reason=str(rec.get("reason", "")), verdict=str(rec.get("verdict", "")),
+        phase=str(rec.get("phase", "")),
+        reason=str(rec.get("reason", "")),
+        verdict=str(rec.get("verdict", "")),
         baseline=float(baseline) if baseline is not None else None,
         transactions_per_second=rec.get("transactionsPerSecond"),
         matrix={str(k): str(v) for k, v in (rec.get("matrix") or {}).items()},
-        hosts=hosts, k_safety=k_safety)
+        hosts=hosts,
+        k_safety=k_safety,
+    )
 
 
 def read_runs(doc: Any, source: str) -> list[Run]:
@@ -272,8 +332,7 @@ def read_runs(doc: Any, source: str) -> list[Run]:
         return [r for item in doc["items"] for r in read_runs(item, source)]
     if isinstance(doc, dict) and {"tpmC", "transactions", "warehouses", "clients"} <= doc.keys():
         return [_from_runner(doc, Path(source).stem)]
-    raise ValueError(f"{source}: neither a `tpcc run` results document nor a BenchmarkRun or "
-                     "BenchmarkResult (list)")
+    raise ValueError(f"{source}: neither a `tpcc run` results document nor a BenchmarkRun or BenchmarkResult (list)")
 
 
 def distinct(runs: list[Run]) -> list[Run]:
@@ -319,21 +378,26 @@ class _Plot:
             self.x0, self.x1 = self.x0 - 1, self.x1 + 1
         ticks = _ticks(0, max(ys) * 1.05 if max(ys) > 0 else 1)
         self.y0, self.y1 = ticks[0], ticks[-1]
-        self.parts = [f'<line class="axis" x1="{LEFT}" y1="{H - BOTTOM}" x2="{W - RIGHT}" y2="{H - BOTTOM}"/>',
-                      f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{H - BOTTOM}"/>',
-                      f'<text class="label" x="{(LEFT + W - RIGHT) / 2}" y="{H - 6}" text-anchor="middle">'
-                      f'{html.escape(x_label)}</text>',
-                      f'<text class="label" transform="translate(14 {(TOP + H - BOTTOM) / 2}) rotate(-90)" '
-                      f'text-anchor="middle">{html.escape(y_label)}</text>']
+        self.parts = [
+            f'<line class="axis" x1="{LEFT}" y1="{H - BOTTOM}" x2="{W - RIGHT}" y2="{H - BOTTOM}"/>',
+            f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{H - BOTTOM}"/>',
+            f'<text class="label" x="{(LEFT + W - RIGHT) / 2}" y="{H - 6}" text-anchor="middle">'
+            f"{html.escape(x_label)}</text>",
+            f'<text class="label" transform="translate(14 {(TOP + H - BOTTOM) / 2}) rotate(-90)" '
+            f'text-anchor="middle">{html.escape(y_label)}</text>',
+        ]
         for t in ticks:
             y = self.y(t)
-            self.parts.append(f'<line class="grid" x1="{LEFT}" y1="{y:.1f}" x2="{W - RIGHT}" y2="{y:.1f}"/>'
-                              f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_num(t)}</text>')
+            self.parts.append(
+                f'<line class="grid" x1="{LEFT}" y1="{y:.1f}" x2="{W - RIGHT}" y2="{y:.1f}"/>'
+                f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_num(t)}</text>'
+            )
         for t in _ticks(self.x0, self.x1, 8, integer_x):
             if not self.x0 <= t <= self.x1:
                 continue
-            self.parts.append(f'<text class="tick" x="{self.x(t):.1f}" y="{H - BOTTOM + 16}" '
-                              f'text-anchor="middle">{_num(t)}</text>')
+            self.parts.append(
+                f'<text class="tick" x="{self.x(t):.1f}" y="{H - BOTTOM + 16}" text-anchor="middle">{_num(t)}</text>'
+            )
 
     def x(self, v: float) -> float:
         return LEFT + (v - self.x0) / (self.x1 - self.x0) * (W - LEFT - RIGHT)
@@ -342,39 +406,51 @@ class _Plot:
         return H - BOTTOM - (v - self.y0) / (self.y1 - self.y0) * (H - TOP - BOTTOM)
 
     def line(self, points: Sequence[tuple[float, float]], color: str, name: str, dots: bool = True) -> None:
-        path = " ".join(f"{'M' if i == 0 else 'L'}{self.x(px):.1f},{self.y(py):.1f}"
-                        for i, (px, py) in enumerate(points))
+        path = " ".join(
+            f"{'M' if i == 0 else 'L'}{self.x(px):.1f},{self.y(py):.1f}" for i, (px, py) in enumerate(points)
+        )
         self.parts.append(f'<path class="series" d="{path}" stroke="{color}"><title>{html.escape(name)}</title></path>')
         if dots:
-            self.parts += [f'<circle cx="{self.x(px):.1f}" cy="{self.y(py):.1f}" r="3" fill="{color}">'
-                           f'<title>{html.escape(name)}: {_num(px)} → {_num(py)}</title></circle>'
-                           for px, py in points]
+            self.parts += [
+                f'<circle cx="{self.x(px):.1f}" cy="{self.y(py):.1f}" r="3" fill="{color}">'
+                f"<title>{html.escape(name)}: {_num(px)} → {_num(py)}</title></circle>"
+                for px, py in points
+            ]
 
     def band(self, a: float, b: float, css: str, title: str) -> None:
         a, b = max(a, self.x0), min(b, self.x1)
         if b > a:
-            self.parts.append(f'<rect class="{css}" x="{self.x(a):.1f}" y="{TOP}" width="{self.x(b) - self.x(a):.1f}" '
-                              f'height="{H - TOP - BOTTOM}"><title>{html.escape(title)}</title></rect>')
+            self.parts.append(
+                f'<rect class="{css}" x="{self.x(a):.1f}" y="{TOP}" width="{self.x(b) - self.x(a):.1f}" '
+                f'height="{H - TOP - BOTTOM}"><title>{html.escape(title)}</title></rect>'
+            )
 
     def vline(self, at: float, css: str, title: str) -> None:
         x = self.x(at)
-        self.parts.append(f'<line class="{css}" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{H - BOTTOM}">'
-                          f'<title>{html.escape(title)}</title></line>'
-                          f'<text class="marker-label" x="{x + 3:.1f}" y="{TOP + 12}">'
-                          f'{html.escape(title.split(":")[0])}</text>')
+        self.parts.append(
+            f'<line class="{css}" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{H - BOTTOM}">'
+            f"<title>{html.escape(title)}</title></line>"
+            f'<text class="marker-label" x="{x + 3:.1f}" y="{TOP + 12}">'
+            f"{html.escape(title.split(':')[0])}</text>"
+        )
 
     def hline(self, at: float, css: str, title: str) -> None:
         y = self.y(at)
-        self.parts.append(f'<line class="{css}" x1="{LEFT}" y1="{y:.1f}" x2="{W - RIGHT}" y2="{y:.1f}">'
-                          f'<title>{html.escape(title)}</title></line>'
-                          f'<text class="marker-label" x="{W - RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end">'
-                          f'{html.escape(title)}</text>')
+        self.parts.append(
+            f'<line class="{css}" x1="{LEFT}" y1="{y:.1f}" x2="{W - RIGHT}" y2="{y:.1f}">'
+            f"<title>{html.escape(title)}</title></line>"
+            f'<text class="marker-label" x="{W - RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end">'
+            f"{html.escape(title)}</text>"
+        )
 
     def svg(self, chart: str, legend: Sequence[tuple[str, str]] = ()) -> str:
         keys = "".join(f'<span class="key"><i style="background:{c}"></i>{html.escape(n)}</span>' for n, c in legend)
-        return (f'<figure><svg class="chart" data-chart="{chart}" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
-                f'role="img">{"".join(self.parts)}</svg>'
-                + (f'<figcaption>{keys}</figcaption>' if keys else "") + "</figure>")
+        return (
+            f'<figure><svg class="chart" data-chart="{chart}" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+            f'role="img">{"".join(self.parts)}</svg>'
+            + (f"<figcaption>{keys}</figcaption>" if keys else "")
+            + "</figure>"
+        )
 
 
 def timeline_chart(run: Run) -> str:
@@ -390,8 +466,12 @@ def timeline_chart(run: Run) -> str:
             continue
         end = f.recovered if f.recovered is not None else f.injected
         p.band(f.injected, end, "fault", f"fault {f.number}: {f.action} {f.target}")
-        p.vline(f.injected, "fault-line", f"fault {f.number}: {f.action} {f.target}, "
-                + (f"recovered after {f.recovered - f.injected:.1f} s" if f.recovered is not None else f.state))
+        p.vline(
+            f.injected,
+            "fault-line",
+            f"fault {f.number}: {f.action} {f.target}, "
+            + (f"recovered after {f.recovered - f.injected:.1f} s" if f.recovered is not None else f.state),
+        )
     # each point is a 10 s step: drawn at its middle
     p.line([(t + 5, v) for t, v in run.timeline], PALETTE[0], "tpmC (10 s steps)")
     return p.svg("timeline")
@@ -411,31 +491,42 @@ def latency_chart(run: Run) -> str:
         v = max(v, lo)
         return H - BOTTOM - (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * (H - TOP - BOTTOM)
 
-    parts = [f'<line class="axis" x1="{LEFT}" y1="{H - BOTTOM}" x2="{W - RIGHT}" y2="{H - BOTTOM}"/>',
-             f'<text class="label" transform="translate(14 {(TOP + H - BOTTOM) / 2}) rotate(-90)" '
-             f'text-anchor="middle">latency, ms (log scale)</text>']
+    parts = [
+        f'<line class="axis" x1="{LEFT}" y1="{H - BOTTOM}" x2="{W - RIGHT}" y2="{H - BOTTOM}"/>',
+        f'<text class="label" transform="translate(14 {(TOP + H - BOTTOM) / 2}) rotate(-90)" '
+        f'text-anchor="middle">latency, ms (log scale)</text>',
+    ]
     decade = lo
     while decade <= hi:
-        parts.append(f'<line class="grid" x1="{LEFT}" y1="{y(decade):.1f}" x2="{W - RIGHT}" y2="{y(decade):.1f}"/>'
-                     f'<text class="tick" x="{LEFT - 6}" y="{y(decade) + 4:.1f}" text-anchor="end">'
-                     f'{_num(decade)}</text>')
+        parts.append(
+            f'<line class="grid" x1="{LEFT}" y1="{y(decade):.1f}" x2="{W - RIGHT}" y2="{y(decade):.1f}"/>'
+            f'<text class="tick" x="{LEFT - 6}" y="{y(decade) + 4:.1f}" text-anchor="end">'
+            f"{_num(decade)}</text>"
+        )
         decade *= 10
     group = (W - LEFT - RIGHT) / max(1, len(types))
     bar = group * 0.8 / len(PERCENTILES)
     for i, t in enumerate(types):
         gx = LEFT + i * group + group * 0.1
-        parts.append(f'<text class="tick" x="{gx + group * 0.4:.1f}" y="{H - BOTTOM + 16}" '
-                     f'text-anchor="middle">{html.escape(t)}</text>')
+        parts.append(
+            f'<text class="tick" x="{gx + group * 0.4:.1f}" y="{H - BOTTOM + 16}" '
+            f'text-anchor="middle">{html.escape(t)}</text>'
+        )
         for j, q in enumerate(PERCENTILES):
             v = run.latency_ms[t].get(q, 0)
             top = y(v)
-            parts.append(f'<rect class="bar" x="{gx + j * bar:.1f}" y="{top:.1f}" width="{bar - 1:.1f}" '
-                         f'height="{H - BOTTOM - top:.1f}" fill="{PALETTE[j]}">'
-                         f'<title>{t} {q}: {v:.2f} ms</title></rect>')
-    legend = "".join(f'<span class="key"><i style="background:{PALETTE[j]}"></i>{q}</span>'
-                     for j, q in enumerate(PERCENTILES))
-    return (f'<figure><svg class="chart" data-chart="latency" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
-            f'role="img">{"".join(parts)}</svg><figcaption>{legend}</figcaption></figure>')
+            parts.append(
+                f'<rect class="bar" x="{gx + j * bar:.1f}" y="{top:.1f}" width="{bar - 1:.1f}" '
+                f'height="{H - BOTTOM - top:.1f}" fill="{PALETTE[j]}">'
+                f"<title>{t} {q}: {v:.2f} ms</title></rect>"
+            )
+    legend = "".join(
+        f'<span class="key"><i style="background:{PALETTE[j]}"></i>{q}</span>' for j, q in enumerate(PERCENTILES)
+    )
+    return (
+        f'<figure><svg class="chart" data-chart="latency" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+        f'role="img">{"".join(parts)}</svg><figcaption>{legend}</figcaption></figure>'
+    )
 
 
 def comparable(runs: list[Run], to: Run) -> list[Run]:
@@ -450,23 +541,39 @@ def trend_chart(runs: list[Run], baseline: float | None) -> str:
     if len(measured) < 2:
         return '<p class="missing">fewer than two runs with results: no trend</p>'
     values = [tpmc for _, tpmc in measured]
-    p = _Plot(list(range(1, len(measured) + 1)), values + ([baseline] if baseline else []), "run (oldest first)",
-              "tpmC", integer_x=True)
+    p = _Plot(
+        list(range(1, len(measured) + 1)),
+        values + ([baseline] if baseline else []),
+        "run (oldest first)",
+        "tpmC",
+        integer_x=True,
+    )
     if baseline is not None:
         p.hline(baseline, "baseline", f"baseline {_num(baseline)}")
-    analysis = changepoints.analyze([HistoryPoint(r.name, r.start, tpmc, {t: q["p99"] for t, q in r.latency_ms.items()
-                                                                          if "p99" in q}) for r, tpmc in measured])
+    analysis = changepoints.analyze(
+        [
+            HistoryPoint(r.name, r.start, tpmc, {t: q["p99"] for t, q in r.latency_ms.items() if "p99" in q})
+            for r, tpmc in measured
+        ]
+    )
     for c in analysis.change_points.get(changepoints.TPMC, []):
-        p.vline(c.index + 0.5, "change", f"change point: {_num(c.mean_before)} → {_num(c.mean_after)} "
-                                         f"({c.change_percent:+.1f}%) from {c.name}")
+        p.vline(
+            c.index + 0.5,
+            "change",
+            f"change point: {_num(c.mean_before)} → {_num(c.mean_after)} ({c.change_percent:+.1f}%) from {c.name}",
+        )
     p.line([(i + 1, v) for i, v in enumerate(values)], PALETTE[0], "tpmC per run")
     listed = [c for m in sorted(analysis.change_points) for c in analysis.change_points[m]]
-    items = "".join(f"<li>{html.escape(c.metric)}: mean {_num(c.mean_before)} → {_num(c.mean_after)} "
-                    f"({c.change_percent:+.1f}%, p {c.pvalue:.2g}) from run {c.index + 1}, {html.escape(c.name)}</li>"
-                    for c in listed)
-    return p.svg("trend") + (f'<ul class="changes">{items}</ul>' if items else
-                             f'<p class="missing">no change point ({html.escape(analysis.library)}, '
-                             f'p &le; {analysis.max_pvalue:g})</p>')
+    items = "".join(
+        f"<li>{html.escape(c.metric)}: mean {_num(c.mean_before)} → {_num(c.mean_after)} "
+        f"({c.change_percent:+.1f}%, p {c.pvalue:.2g}) from run {c.index + 1}, {html.escape(c.name)}</li>"
+        for c in listed
+    )
+    return p.svg("trend") + (
+        f'<ul class="changes">{items}</ul>'
+        if items
+        else f'<p class="missing">no change point ({html.escape(analysis.library)}, p &le; {analysis.max_pvalue:g})</p>'
+    )
 
 
 def sweep_charts(runs: list[Run]) -> str:
@@ -475,19 +582,36 @@ def sweep_charts(runs: list[Run]) -> str:
     curves: dict[tuple[str, int, str], dict[int, list[Run]]] = {}
     for r in runs:
         if r.tpmc is not None:
-            shape = ", ".join(filter(None, [f"{r.hosts} hosts k={r.k_safety}" if r.hosts else "",
-                                            *(f"{k.removeprefix('workload.')}={v}" for k, v in r.matrix.items())]))
+            shape = ", ".join(
+                filter(
+                    None,
+                    [
+                        f"{r.hosts} hosts k={r.k_safety}" if r.hosts else "",
+                        *(f"{k.removeprefix('workload.')}={v}" for k, v in r.matrix.items()),
+                    ],
+                )
+            )
             curves.setdefault((r.database, r.warehouses, shape), {}).setdefault(r.clients, []).append(r)
     curves = {k: v for k, v in curves.items() if len(v) >= 2}
     if not curves:
         return ""
     out = []
-    for chart, label, value in (("sweep-tpmc", "tpmC (mean of runs)", lambda r: r.tpmc),
-                                ("sweep-latency", "NEW_ORDER p90, ms (mean of runs)",
-                                 lambda r: r.latency_ms.get("NEW_ORDER", {}).get("p90", 0))):
+    for chart, label, value in (
+        ("sweep-tpmc", "tpmC (mean of runs)", lambda r: r.tpmc),
+        (
+            "sweep-latency",
+            "NEW_ORDER p90, ms (mean of runs)",
+            lambda r: r.latency_ms.get("NEW_ORDER", {}).get("p90", 0),
+        ),
+    ):
         series = {k: [(c, sum(map(value, rs)) / len(rs)) for c, rs in sorted(v.items())] for k, v in curves.items()}
-        p = _Plot([c for s in series.values() for c, _ in s], [y for s in series.values() for _, y in s],
-                  "clients", label, integer_x=True)
+        p = _Plot(
+            [c for s in series.values() for c, _ in s],
+            [y for s in series.values() for _, y in s],
+            "clients",
+            label,
+            integer_x=True,
+        )
         legend = []
         for i, ((db, wh, shape), points) in enumerate(sorted(series.items())):
             name = f"{db}, {wh} warehouses" + (f", {shape}" if shape else "")
@@ -501,34 +625,54 @@ def _verdicts(run: Run) -> str:
     def badge(ok: bool | None, text: str) -> str:
         css = "na" if ok is None else "ok" if ok else "bad"
         return f'<span class="badge {css}">{html.escape(text)}</span>'
+
     d, c = run.durability, run.consistency
     if d is None:
         durability = badge(None, "not verified")
     else:
-        durability = (badge(d.durable, "durable" if d.durable else f"{d.lost:,} acknowledged NewOrders lost")
-                      + f'<p>{d.found:,} of {d.acknowledged:,} acknowledged NewOrders found in {d.ledgers} '
-                        f'ledgers; {d.unknown_outcome:,} of unknown outcome</p>')
-    rows = "".join(f'<tr class="{"ok" if x.passed else "bad"}"><td>{x.number}</td><td>{"pass" if x.passed else "FAIL"}'
-                   f'</td><td>{x.checked:,}</td><td>{x.violations:,}</td><td>{html.escape(x.example)}</td></tr>'
-                   for x in (c.conditions if c else []))
-    consistency = badge(None, "not checked") if c is None else (
-        badge(c.passed, "all 12 conditions hold" if c.passed else
-              "violated: " + ", ".join(str(x.number) for x in c.conditions if not x.passed))
-        + '<table><tr><th>clause 3.3.2.</th><th>verdict</th><th>checked</th><th>violations</th>'
-          f'<th>example</th></tr>{rows}</table>')
-    return (f'<div class="verdicts" data-chart="verdicts"><section><h3>Durability</h3>{durability}</section>'
-            f'<section><h3>Consistency</h3>{consistency}</section>{_acid_section(run.acid, badge)}</div>')
+        durability = (
+            badge(d.durable, "durable" if d.durable else f"{d.lost:,} acknowledged NewOrders lost")
+            + f"<p>{d.found:,} of {d.acknowledged:,} acknowledged NewOrders found in {d.ledgers} "
+            f"ledgers; {d.unknown_outcome:,} of unknown outcome</p>"
+        )
+    rows = "".join(
+        f'<tr class="{"ok" if x.passed else "bad"}"><td>{x.number}</td><td>{"pass" if x.passed else "FAIL"}'
+        f"</td><td>{x.checked:,}</td><td>{x.violations:,}</td><td>{html.escape(x.example)}</td></tr>"
+        for x in (c.conditions if c else [])
+    )
+    consistency = (
+        badge(None, "not checked")
+        if c is None
+        else (
+            badge(
+                c.passed,
+                "all 12 conditions hold"
+                if c.passed
+                else "violated: " + ", ".join(str(x.number) for x in c.conditions if not x.passed),
+            )
+            + "<table><tr><th>clause 3.3.2.</th><th>verdict</th><th>checked</th><th>violations</th>"
+            f"<th>example</th></tr>{rows}</table>"
+        )
+    )
+    return (
+        f'<div class="verdicts" data-chart="verdicts"><section><h3>Durability</h3>{durability}</section>'
+        f"<section><h3>Consistency</h3>{consistency}</section>{_acid_section(run.acid, badge)}</div>"
+    )
 
 
 def _acid_section(a: Acid | None, badge) -> str:
     if a is None:
         return ""
     counts = ", ".join(f"{n} {state}" for state, n in a.counts.items() if n)
-    rows = "".join(f'<tr class="{"bad" if status in ("failed", "error") else "ok"}"><td>{html.escape(test)}'
-                   f'</td><td>{html.escape(status)}</td><td>{html.escape(reason)}</td></tr>'
-                   for test, status, reason in a.tests)
-    return (f'<section data-chart="acid"><h3>ACID tests (clause 3)</h3>{badge(a.passed, counts or "none run")}'
-            f'<table><tr><th>test</th><th>verdict</th><th>reason or evidence</th></tr>{rows}</table></section>')
+    rows = "".join(
+        f'<tr class="{"bad" if status in ("failed", "error") else "ok"}"><td>{html.escape(test)}'
+        f"</td><td>{html.escape(status)}</td><td>{html.escape(reason)}</td></tr>"
+        for test, status, reason in a.tests
+    )
+    return (
+        f'<section data-chart="acid"><h3>ACID tests (clause 3)</h3>{badge(a.passed, counts or "none run")}'
+        f"<table><tr><th>test</th><th>verdict</th><th>reason or evidence</th></tr>{rows}</table></section>"
+    )
 
 
 def _transactions_table(run: Run) -> str:
@@ -536,13 +680,17 @@ def _transactions_table(run: Run) -> str:
     if not run.counts:
         return ""
     quantiles = ("min", "p50", "p90", "p99", "max")
-    head = "".join(f"<th>{h}</th>" for h in ("type", "committed", "rollbacks", "errors", "unknown",
-                                             "retries", *(f"{q} ms" for q in quantiles)))
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("type", "committed", "rollbacks", "errors", "unknown", "retries", *(f"{q} ms" for q in quantiles))
+    )
     rows = "".join(
         f"<tr><td>{t}</td><td>{c.committed:,}</td><td>{c.rollbacks:,}</td><td>{c.errors:,}</td>"
         f"<td>{c.unknown:,}</td><td>{c.retries:,}</td>"
-        + "".join(f"<td>{run.latency_ms.get(t, {}).get(q, 0):.2f}</td>" for q in quantiles) + "</tr>"
-        for t, c in run.counts.items())
+        + "".join(f"<td>{run.latency_ms.get(t, {}).get(q, 0):.2f}</td>" for q in quantiles)
+        + "</tr>"
+        for t, c in run.counts.items()
+    )
     return f'<h3>Transactions in the measured window</h3><table data-chart="transactions"><tr>{head}</tr>{rows}</table>'
 
 
@@ -556,37 +704,61 @@ def _server_section(run: Run) -> str:
         return ""
     sizes = ", ".join(f"{k} {_mib(v)}" for k, v in s.size_bytes.items())
     css = {"agree": "ok", "disagree": "bad"}.get(s.verdict, "na")
-    rows = "".join(f"<tr class=\"{'ok' if c['agrees'] else 'bad'}\"><td>{html.escape(c['counter'])}</td>"
-                   f"<td>{html.escape(c['what'])}</td><td>{c['client']:,}</td><td>{c['server']:,}</td>"
-                   f"<td>{c['difference']:+,}</td><td>±{c['allowed']:,}</td></tr>" for c in s.comparisons)
-    table = ("<table><tr><th>server counter</th><th>of</th><th>clients</th><th>server</th><th>difference</th>"
-             f"<th>allowed</th></tr>{rows}</table>") if rows else ""
-    return (f'<section data-chart="server"><h3>Server counters (VLDB 4.6.6) and database size</h3>'
-            f'<span class="badge {css}">clients and server: {html.escape(s.verdict)}</span>'
-            f'<p>{html.escape(s.reason)}</p><p>database: {sizes}</p>{table}</section>')
+    rows = "".join(
+        f'<tr class="{"ok" if c["agrees"] else "bad"}"><td>{html.escape(c["counter"])}</td>'
+        f"<td>{html.escape(c['what'])}</td><td>{c['client']:,}</td><td>{c['server']:,}</td>"
+        f"<td>{c['difference']:+,}</td><td>±{c['allowed']:,}</td></tr>"
+        for c in s.comparisons
+    )
+    table = (
+        (
+            "<table><tr><th>server counter</th><th>of</th><th>clients</th><th>server</th><th>difference</th>"
+            f"<th>allowed</th></tr>{rows}</table>"
+        )
+        if rows
+        else ""
+    )
+    return (
+        f'<section data-chart="server"><h3>Server counters (VLDB 4.6.6) and database size</h3>'
+        f'<span class="badge {css}">clients and server: {html.escape(s.verdict)}</span>'
+        f"<p>{html.escape(s.reason)}</p><p>database: {sizes}</p>{table}</section>"
+    )
 
 
 def _run_section(run: Run) -> str:
-    facts = [("database", run.database), ("warehouses", run.warehouses), ("clients", run.clients),
-             ("tpmC", _num(run.tpmc) if run.tpmc is not None else "none"),
-             ("transactions/s", _num(run.transactions_per_second) if run.transactions_per_second is not None
-              else "?"),
-             ("measured", f"{run.measured_seconds:g} s"), ("warmup", f"{run.warmup_seconds:g} s"),
-             ("start", run.start or "?")]
+    facts = [
+        ("database", run.database),
+        ("warehouses", run.warehouses),
+        ("clients", run.clients),
+        ("tpmC", _num(run.tpmc) if run.tpmc is not None else "none"),
+        ("transactions/s", _num(run.transactions_per_second) if run.transactions_per_second is not None else "?"),
+        ("measured", f"{run.measured_seconds:g} s"),
+        ("warmup", f"{run.warmup_seconds:g} s"),
+        ("start", run.start or "?"),
+    ]
     if run.phase:
         facts.append(("phase", run.phase + (f" ({run.reason})" if run.reason else "")))
     if run.verdict:
         facts.append(("verdict", run.verdict))
     dl = "".join(f"<dt>{k}</dt><dd>{html.escape(str(v))}</dd>" for k, v in facts)
-    faults = "".join(f"<li>fault {f.number}: {html.escape(f.action)} {html.escape(f.target)} — {html.escape(f.state)}"
-                     + (f", injected at {f.injected:.1f} s" if f.injected is not None else "")
-                     + (f", recovered after {f.recovered - f.injected:.1f} s"
-                        if f.recovered is not None and f.injected is not None else "") + "</li>" for f in run.faults)
-    return (f'<h2>Run {html.escape(run.name)}</h2><dl class="facts">{dl}</dl>'
-            f'<h3>tpmC over time</h3>{timeline_chart(run)}'
-            + (f'<ul class="faults">{faults}</ul>' if faults else "")
-            + f'<h3>Latency percentiles per transaction</h3>{latency_chart(run)}{_transactions_table(run)}'
-            + f'{_server_section(run)}{_verdicts(run)}')
+    faults = "".join(
+        f"<li>fault {f.number}: {html.escape(f.action)} {html.escape(f.target)} — {html.escape(f.state)}"
+        + (f", injected at {f.injected:.1f} s" if f.injected is not None else "")
+        + (
+            f", recovered after {f.recovered - f.injected:.1f} s"
+            if f.recovered is not None and f.injected is not None
+            else ""
+        )
+        + "</li>"
+        for f in run.faults
+    )
+    return (
+        f'<h2>Run {html.escape(run.name)}</h2><dl class="facts">{dl}</dl>'
+        f"<h3>tpmC over time</h3>{timeline_chart(run)}"
+        + (f'<ul class="faults">{faults}</ul>' if faults else "")
+        + f"<h3>Latency percentiles per transaction</h3>{latency_chart(run)}{_transactions_table(run)}"
+        + f"{_server_section(run)}{_verdicts(run)}"
+    )
 
 
 CSS = """
@@ -614,9 +786,11 @@ tr.bad td{background:#fef2f2}.missing{color:#6b7280;font-style:italic}\
 
 
 def page(title: str, body: list[str]) -> str:
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>'
-            f'<body>{"".join(body)}</body></html>\n')
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{CSS}</style></head>'
+        f"<body>{''.join(body)}</body></html>\n"
+    )
 
 
 def render(runs: list[Run], title: str = "TPC-C report", baseline: float | None = None, appendix: str = "") -> str:
@@ -627,21 +801,29 @@ def render(runs: list[Run], title: str = "TPC-C report", baseline: float | None 
     runs = sorted(runs, key=lambda r: r.start)
     latest = runs[-1]
     baseline = baseline if baseline is not None else next((r.baseline for r in reversed(runs) if r.baseline), None)
-    body = [f"<h1>{html.escape(title)}</h1><p>{len(runs)} run{'s' if len(runs) > 1 else ''}, "
-            f"generated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC</p>"]
+    body = [
+        f"<h1>{html.escape(title)}</h1><p>{len(runs)} run{'s' if len(runs) > 1 else ''}, "
+        f"generated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC</p>"
+    ]
     if len(runs) > 1:
-        rows = "".join(f"<tr><td>{html.escape(r.name)}</td><td>{html.escape(r.start)}</td><td>{r.database}</td>"
-                       f"<td>{r.warehouses}</td><td>{r.clients}</td>"
-                       f"<td>{_num(r.tpmc) if r.tpmc is not None else '—'}</td>"
-                       f"<td>{html.escape(r.verdict or r.phase)}</td></tr>" for r in runs)
-        body.append(f'<h2>History</h2><h3>tpmC trend: {html.escape(latest.database)}, {latest.warehouses} '
-                    f'warehouses, {latest.clients} clients</h3>{trend_chart(comparable(runs, latest), baseline)}'
-                    '<table><tr><th>run</th><th>start</th><th>database</th><th>warehouses</th><th>clients</th>'
-                    f'<th>tpmC</th><th>verdict</th></tr>{rows}</table>')
+        rows = "".join(
+            f"<tr><td>{html.escape(r.name)}</td><td>{html.escape(r.start)}</td><td>{r.database}</td>"
+            f"<td>{r.warehouses}</td><td>{r.clients}</td>"
+            f"<td>{_num(r.tpmc) if r.tpmc is not None else '—'}</td>"
+            f"<td>{html.escape(r.verdict or r.phase)}</td></tr>"
+            for r in runs
+        )
+        body.append(
+            f"<h2>History</h2><h3>tpmC trend: {html.escape(latest.database)}, {latest.warehouses} "
+            f"warehouses, {latest.clients} clients</h3>{trend_chart(comparable(runs, latest), baseline)}"
+            "<table><tr><th>run</th><th>start</th><th>database</th><th>warehouses</th><th>clients</th>"
+            f"<th>tpmC</th><th>verdict</th></tr>{rows}</table>"
+        )
         sweeps = sweep_charts(runs)
         if sweeps:
             body.append(f"<h2>Sweeps</h2>{sweeps}")
         from . import report_experiments  # it draws with this module's plot
+
         body.append(report_experiments.section(runs))
     body.append(_run_section(latest))
     body.append(appendix)
@@ -650,13 +832,23 @@ def render(runs: list[Run], title: str = "TPC-C report", baseline: float | None 
 
 # ---- CLI ----------------------------------------------------------------------------------------
 
-def from_cluster(kubectl: str, resource: str, namespace: str | None, name: str | None = None,
-                 selector: str | None = None) -> Any:
+
+def from_cluster(
+    kubectl: str, resource: str, namespace: str | None, name: str | None = None, selector: str | None = None
+) -> Any:
     """`kubectl get <resource>` as JSON (the cluster I/O of this command)."""
     if shutil.which(kubectl) is None:
         raise ValueError(f"{kubectl} not found: needed to read {resource} from the cluster")
-    cmd = [kubectl, "get", resource, *([name] if name else []), "-o", "json",
-           *(["-n", namespace] if namespace else []), *(["-l", selector] if selector else [])]
+    cmd = [
+        kubectl,
+        "get",
+        resource,
+        *([name] if name else []),
+        "-o",
+        "json",
+        *(["-n", namespace] if namespace else []),
+        *(["-l", selector] if selector else []),
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
         raise ValueError(f"{' '.join(cmd)}: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else 'failed'}")
@@ -665,11 +857,13 @@ def from_cluster(kubectl: str, resource: str, namespace: str | None, name: str |
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     rp = sub.add_parser("report", help="one self-contained HTML page from results or BenchmarkRuns")
-    rp.add_argument("files", nargs="*", metavar="FILE",
-                    help="`tpcc run --results` documents, `kubectl get br -o json` output")
+    rp.add_argument(
+        "files", nargs="*", metavar="FILE", help="`tpcc run --results` documents, `kubectl get br -o json` output"
+    )
     rp.add_argument("--run", metavar="NAME", help="read this BenchmarkRun from the cluster (kubectl)")
-    rp.add_argument("--history", metavar="RUN",
-                    help="read the BenchmarkResults of this run from the cluster (its history)")
+    rp.add_argument(
+        "--history", metavar="RUN", help="read the BenchmarkResults of this run from the cluster (its history)"
+    )
     rp.add_argument("--namespace", "-n", default=None)
     rp.add_argument("--kubectl", default="kubectl")
     rp.add_argument("--baseline", type=float, default=None, help="tpmC baseline of the trend")
@@ -681,6 +875,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def cmd_report(args, metrics=None) -> int:
     from .ycsb import report as ycsb_report  # it draws with this module's page
+
     runs: list[Run] = []
     ycsb_runs: list[ycsb_report.YcsbRun] = []
 
@@ -689,6 +884,7 @@ def cmd_report(args, metrics=None) -> int:
         ycsb_runs.extend(found)
         if rest is not None:
             runs.extend(read_runs(rest, source))
+
     for f in args.files:
         try:
             doc = json.loads(Path(f).read_text())
@@ -696,8 +892,16 @@ def cmd_report(args, metrics=None) -> int:
             raise ValueError(f"{f}: not JSON ({e})") from None
         read(doc, f, Path(f).stem)
     if args.history:
-        read(from_cluster(args.kubectl, "benchmarkresults.bench.tpcc.dev", args.namespace,
-                          selector=f"bench.tpcc.dev/run={args.history}"), "cluster", args.history)
+        read(
+            from_cluster(
+                args.kubectl,
+                "benchmarkresults.bench.tpcc.dev",
+                args.namespace,
+                selector=f"bench.tpcc.dev/run={args.history}",
+            ),
+            "cluster",
+            args.history,
+        )
     if args.run:
         read(from_cluster(args.kubectl, "benchmarkruns.bench.tpcc.dev", args.namespace, args.run), "cluster", args.run)
     if not runs and not ycsb_runs:
@@ -705,11 +909,11 @@ def cmd_report(args, metrics=None) -> int:
     runs = distinct(runs)
     title = args.title or ("TPC-C report" if runs else "YCSB report")
     ycsb = ycsb_report.section(ycsb_runs) if ycsb_runs else ""
-    text = (render(runs, title, args.baseline, ycsb) if runs
-            else page(title, [f"<h1>{html.escape(title)}</h1>", ycsb]))
+    text = render(runs, title, args.baseline, ycsb) if runs else page(title, [f"<h1>{html.escape(title)}</h1>", ycsb])
     Path(args.output).write_text(text)
     if args.csv:
         from . import report_experiments
+
         Path(args.csv).write_text(report_experiments.to_csv(runs))
     print(f"tpcc report: {len(runs) + len(ycsb_runs)} runs -> {args.output}")
     return 0

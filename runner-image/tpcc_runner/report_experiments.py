@@ -10,6 +10,7 @@
 Which runs go together is decided by pure functions over report.Run (tested without drawing);
 drawing is string building like report.py's.
 """
+
 from __future__ import annotations
 
 import csv
@@ -20,9 +21,24 @@ from collections.abc import Iterable
 
 from .report import BOTTOM, LEFT, PALETTE, RIGHT, TOP, H, Run, W, _num, _Plot, _ticks
 
-CSV_COLUMNS = ("name", "start", "database", "hosts", "k_safety", "warehouses", "clients", "matrix", "tpmC",
-               "transactions_per_second", "new_order_p90_ms", "new_order_p99_ms", "phase", "verdict",
-               "durable", "consistent")
+CSV_COLUMNS = (
+    "name",
+    "start",
+    "database",
+    "hosts",
+    "k_safety",
+    "warehouses",
+    "clients",
+    "matrix",
+    "tpmC",
+    "transactions_per_second",
+    "new_order_p90_ms",
+    "new_order_p99_ms",
+    "phase",
+    "verdict",
+    "durable",
+    "consistent",
+)
 
 
 def matrix_label(matrix: dict[str, str]) -> str:
@@ -66,34 +82,48 @@ def configuration_bars(runs: list[Run]) -> str:
 
     group_width = (W - LEFT - RIGHT) / len(groups)
     bar_width = group_width * 0.8 / len(bars)
-    parts = [f'<line class="axis" x1="{LEFT}" y1="{H - BOTTOM}" x2="{W - RIGHT}" y2="{H - BOTTOM}"/>',
-             f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{H - BOTTOM}"/>',
-             f'<text class="label" transform="translate(14 {(TOP + H - BOTTOM) / 2}) rotate(-90)" '
-             'text-anchor="middle">tpmC (median; whisker min–max)</text>']
-    parts += [f'<line class="grid" x1="{LEFT}" y1="{y(t):.1f}" x2="{W - RIGHT}" y2="{y(t):.1f}"/>'
-              f'<text class="tick" x="{LEFT - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>'
-              for t in ticks]
+    parts = [
+        f'<line class="axis" x1="{LEFT}" y1="{H - BOTTOM}" x2="{W - RIGHT}" y2="{H - BOTTOM}"/>',
+        f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{H - BOTTOM}"/>',
+        f'<text class="label" transform="translate(14 {(TOP + H - BOTTOM) / 2}) rotate(-90)" '
+        'text-anchor="middle">tpmC (median; whisker min–max)</text>',
+    ]
+    parts += [
+        f'<line class="grid" x1="{LEFT}" y1="{y(t):.1f}" x2="{W - RIGHT}" y2="{y(t):.1f}"/>'
+        f'<text class="tick" x="{LEFT - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>'
+        for t in ticks
+    ]
     for g, (label, by_cell) in enumerate(groups.items()):
         x0 = LEFT + g * group_width + group_width * 0.1
-        parts.append(f'<text class="tick" x="{LEFT + (g + 0.5) * group_width:.1f}" y="{H - BOTTOM + 16}" '
-                     f'text-anchor="middle">{html.escape(label)}</text>')
+        parts.append(
+            f'<text class="tick" x="{LEFT + (g + 0.5) * group_width:.1f}" y="{H - BOTTOM + 16}" '
+            f'text-anchor="middle">{html.escape(label)}</text>'
+        )
         for b, cell in enumerate(bars):
             values = by_cell.get(cell)
             if not values:
                 continue
             median, x = statistics.median(values), x0 + b * bar_width
             what = f"{label}; {cell[0]} warehouses, {cell[1]} clients: median {_num(median)} tpmC of {len(values)}"
-            parts.append(f'<rect class="bar" x="{x:.1f}" y="{y(median):.1f}" width="{bar_width * 0.9:.1f}" '
-                         f'height="{y(0) - y(median):.1f}" fill="{PALETTE[b % len(PALETTE)]}">'
-                         f'<title>{html.escape(what)}</title></rect>')
+            parts.append(
+                f'<rect class="bar" x="{x:.1f}" y="{y(median):.1f}" width="{bar_width * 0.9:.1f}" '
+                f'height="{y(0) - y(median):.1f}" fill="{PALETTE[b % len(PALETTE)]}">'
+                f"<title>{html.escape(what)}</title></rect>"
+            )
             if len(values) > 1:
                 mid = x + bar_width * 0.45
-                parts.append(f'<line class="whisker" x1="{mid:.1f}" y1="{y(min(values)):.1f}" x2="{mid:.1f}" '
-                             f'y2="{y(max(values)):.1f}" stroke="#111"/>')
-    legend = "".join(f'<span class="key"><i style="background:{PALETTE[b % len(PALETTE)]}"></i>'
-                     f'{w} warehouses, {c} clients</span>' for b, (w, c) in enumerate(bars))
-    return (f'<figure><svg class="chart" data-chart="configurations" viewBox="0 0 {W} {H}" width="{W}" '
-            f'height="{H}" role="img">{"".join(parts)}</svg><figcaption>{legend}</figcaption></figure>')
+                parts.append(
+                    f'<line class="whisker" x1="{mid:.1f}" y1="{y(min(values)):.1f}" x2="{mid:.1f}" '
+                    f'y2="{y(max(values)):.1f}" stroke="#111"/>'
+                )
+    legend = "".join(
+        f'<span class="key"><i style="background:{PALETTE[b % len(PALETTE)]}"></i>{w} warehouses, {c} clients</span>'
+        for b, (w, c) in enumerate(bars)
+    )
+    return (
+        f'<figure><svg class="chart" data-chart="configurations" viewBox="0 0 {W} {H}" width="{W}" '
+        f'height="{H}" role="img">{"".join(parts)}</svg><figcaption>{legend}</figcaption></figure>'
+    )
 
 
 def hosts_chart(runs: list[Run]) -> str:
@@ -102,8 +132,13 @@ def hosts_chart(runs: list[Run]) -> str:
     if not series:
         return ""
     points = {k: [(h, statistics.median(v)) for h, v in sorted(s.items())] for k, s in series.items()}
-    p = _Plot([h for s in points.values() for h, _ in s], [t for s in points.values() for _, t in s],
-              "hosts (database.deploy.replicas)", "tpmC (median of runs)", integer_x=True)
+    p = _Plot(
+        [h for s in points.values() for h, _ in s],
+        [t for s in points.values() for _, t in s],
+        "hosts (database.deploy.replicas)",
+        "tpmC (median of runs)",
+        integer_x=True,
+    )
     legend = []
     for i, ((db, k, wh), line) in enumerate(sorted(points.items())):
         name = f"{db}, k={k}, {wh} warehouses"
@@ -117,9 +152,11 @@ def section(runs: list[Run]) -> str:
     bars, hosts = configuration_bars(runs), hosts_chart(runs)
     if not bars and not hosts:
         return ""
-    return ("<h2>Experiments</h2>"
-            + (f"<h3>tpmC per configuration</h3>{bars}" if bars else "")
-            + (f"<h3>tpmC against hosts</h3>{hosts}" if hosts else ""))
+    return (
+        "<h2>Experiments</h2>"
+        + (f"<h3>tpmC per configuration</h3>{bars}" if bars else "")
+        + (f"<h3>tpmC against hosts</h3>{hosts}" if hosts else "")
+    )
 
 
 def to_csv(runs: list[Run]) -> str:
@@ -129,11 +166,26 @@ def to_csv(runs: list[Run]) -> str:
     writer.writerow(CSV_COLUMNS)
     for r in runs:
         new_order = r.latency_ms.get("NEW_ORDER", {})
-        writer.writerow([r.name, r.start, r.database, r.hosts or "", r.k_safety if r.hosts else "", r.warehouses,
-                         r.clients, matrix_label(r.matrix), _cell(r.tpmc), _cell(r.transactions_per_second),
-                         _cell(new_order.get("p90")), _cell(new_order.get("p99")), r.phase, r.verdict,
-                         _cell(r.durability.durable if r.durability else None),
-                         _cell(r.consistency.passed if r.consistency else None)])
+        writer.writerow(
+            [
+                r.name,
+                r.start,
+                r.database,
+                r.hosts or "",
+                r.k_safety if r.hosts else "",
+                r.warehouses,
+                r.clients,
+                matrix_label(r.matrix),
+                _cell(r.tpmc),
+                _cell(r.transactions_per_second),
+                _cell(new_order.get("p90")),
+                _cell(new_order.get("p99")),
+                r.phase,
+                r.verdict,
+                _cell(r.durability.durable if r.durability else None),
+                _cell(r.consistency.passed if r.consistency else None),
+            ]
+        )
     return out.getvalue()
 
 

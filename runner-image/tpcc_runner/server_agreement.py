@@ -9,6 +9,7 @@ TOLERANCE_MIN transactions) is allowed for a server that publishes its counters 
 it answers, plus every transaction of unknown outcome (the client cannot say whether it
 committed). More than that is work the clients did not do (another client of the database) or
 work they counted that the server did not (a lost commit)."""
+
 from __future__ import annotations
 
 import math
@@ -19,20 +20,23 @@ from .server_stats import ClientCounts, CounterGroup, ServerCounters
 
 TOLERANCE_FRACTION = 0.005
 TOLERANCE_MIN = 2
-TOLERANCE = (f"{TOLERANCE_FRACTION:.1%} of the clients' count (at least {TOLERANCE_MIN}) "
-             f"plus the transactions of unknown outcome")
+TOLERANCE = (
+    f"{TOLERANCE_FRACTION:.1%} of the clients' count (at least {TOLERANCE_MIN}) "
+    f"plus the transactions of unknown outcome"
+)
 AGREE, DISAGREE, NOT_AVAILABLE = "agree", "disagree", "not-available"
 
 
 @dataclass(frozen=True)
 class Comparison:
     """One server counter against what the clients counted of the same transactions."""
-    counter: str                    # the server's counter group
-    transactions: tuple[str, ...]   # the client transaction types it counts
-    what: str                       # "committed" or "aborted"
+
+    counter: str  # the server's counter group
+    transactions: tuple[str, ...]  # the client transaction types it counts
+    what: str  # "committed" or "aborted"
     client: int
     server: int
-    allowed: int                    # |client - server| may be up to this
+    allowed: int  # |client - server| may be up to this
 
     @property
     def difference(self) -> int:
@@ -43,12 +47,18 @@ class Comparison:
         return abs(self.difference) <= self.allowed
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "transactions": list(self.transactions),
-                "difference": self.difference, "agrees": self.agrees}
+        return {
+            **asdict(self),
+            "transactions": list(self.transactions),
+            "difference": self.difference,
+            "agrees": self.agrees,
+        }
 
     def describe(self) -> str:
-        return (f"{self.counter} {self.what}: server {self.server}, clients {self.client} "
-                f"({self.difference:+d}, allowed ±{self.allowed})")
+        return (
+            f"{self.counter} {self.what}: server {self.server}, clients {self.client} "
+            f"({self.difference:+d}, allowed ±{self.allowed})"
+        )
 
 
 @dataclass(frozen=True)
@@ -58,8 +68,12 @@ class Agreement:
     reason: str | None = None  # why not available, or the differences when they disagree
 
     def to_dict(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "tolerance": TOLERANCE, "reason": self.reason,
-                "comparisons": [c.to_dict() for c in self.comparisons]}
+        return {
+            "verdict": self.verdict,
+            "tolerance": TOLERANCE,
+            "reason": self.reason,
+            "comparisons": [c.to_dict() for c in self.comparisons],
+        }
 
 
 def allowed_difference(client: int, unknown: int) -> int:
@@ -73,13 +87,16 @@ def judge(clients: dict[str, ClientCounts], before: ServerCounters, after: Serve
     if reason:
         return Agreement(NOT_AVAILABLE, reason=reason)
     if [g.name for g in before.groups] != [g.name for g in after.groups] or not after.groups:
-        return Agreement(NOT_AVAILABLE, reason="the server's counters before and after the run differ "
-                                               "in kind (or there are none)")
+        return Agreement(
+            NOT_AVAILABLE, reason="the server's counters before and after the run differ in kind (or there are none)"
+        )
     comparisons: list[Comparison] = []
     for b, a in zip(before.groups, after.groups):
         if a.committed < b.committed or (a.aborted is not None and b.aborted is not None and a.aborted < b.aborted):
-            return Agreement(NOT_AVAILABLE, reason=f"{a.name} went down during the run (the server "
-                                                   f"restarted?): its counts cannot be compared")
+            return Agreement(
+                NOT_AVAILABLE,
+                reason=f"{a.name} went down during the run (the server restarted?): its counts cannot be compared",
+            )
         comparisons.extend(_compare(clients, b, a))
     bad = [c for c in comparisons if not c.agrees]
     if bad:
@@ -91,10 +108,26 @@ def _compare(clients: dict[str, ClientCounts], before: CounterGroup, after: Coun
     mine = [clients.get(t, ClientCounts()) for t in after.transactions]
     unknown = sum(c.unknown for c in mine)
     committed = sum(c.committed for c in mine)
-    out = [Comparison(after.name, after.transactions, "committed", committed,
-                      after.committed - before.committed, allowed_difference(committed, unknown))]
+    out = [
+        Comparison(
+            after.name,
+            after.transactions,
+            "committed",
+            committed,
+            after.committed - before.committed,
+            allowed_difference(committed, unknown),
+        )
+    ]
     if after.aborted is not None and before.aborted is not None:
         rollbacks = sum(c.rollbacks for c in mine)
-        out.append(Comparison(after.name, after.transactions, "aborted", rollbacks,
-                              after.aborted - before.aborted, allowed_difference(rollbacks, unknown)))
+        out.append(
+            Comparison(
+                after.name,
+                after.transactions,
+                "aborted",
+                rollbacks,
+                after.aborted - before.aborted,
+                allowed_difference(rollbacks, unknown),
+            )
+        )
     return out

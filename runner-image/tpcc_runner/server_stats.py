@@ -1,6 +1,7 @@
 """What a database counts about itself, as the drivers fetch it (Driver.server_counters,
 Driver.database_size), and what the clients counted over the same stretch of time. Models
 only: drivers fetch them, server_agreement.judge decides whether the two agree."""
+
 from __future__ import annotations
 
 import time
@@ -15,6 +16,7 @@ class CounterGroup:
     """A server counter of transactions and the client transaction types whose work it counts
     (VoltDB: the procedures implementing one type; MongoDB: serverStatus.transactions, every
     type that runs in a multi-document transaction)."""
+
     name: str
     transactions: tuple[str, ...]
     committed: int
@@ -24,13 +26,18 @@ class CounterGroup:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CounterGroup:
-        return cls(str(d["name"]), tuple(d["transactions"]), int(d["committed"]),
-                   None if d.get("aborted") is None else int(d["aborted"]))
+        return cls(
+            str(d["name"]),
+            tuple(d["transactions"]),
+            int(d["committed"]),
+            None if d.get("aborted") is None else int(d["aborted"]),
+        )
 
 
 @dataclass(frozen=True)
 class ServerCounters:
     """The database's cumulative counters at one instant (taken_at, epoch seconds)."""
+
     taken_at: float
     groups: tuple[CounterGroup, ...] = ()
     counters: dict[str, int] = field(default_factory=dict)  # every counter fetched, by the server's names
@@ -41,13 +48,21 @@ class ServerCounters:
         return cls(time.time(), (), dict(counters or {}), reason)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"taken_at": round(self.taken_at, 3), "groups": [asdict(g) for g in self.groups],
-                "counters": dict(self.counters), "unavailable": self.unavailable}
+        return {
+            "taken_at": round(self.taken_at, 3),
+            "groups": [asdict(g) for g in self.groups],
+            "counters": dict(self.counters),
+            "unavailable": self.unavailable,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ServerCounters:
-        return cls(float(d["taken_at"]), tuple(CounterGroup.from_dict(g) for g in d["groups"]),
-                   {k: int(v) for k, v in d["counters"].items()}, d.get("unavailable"))
+        return cls(
+            float(d["taken_at"]),
+            tuple(CounterGroup.from_dict(g) for g in d["groups"]),
+            {k: int(v) for k, v in d["counters"].items()},
+            d.get("unavailable"),
+        )
 
 
 def counter_deltas(before: ServerCounters, after: ServerCounters) -> dict[str, int]:
@@ -79,23 +94,33 @@ def _combine(snapshots: list[ServerCounters], pick) -> ServerCounters:
     if any([g.name for g in s.groups] != names for s in snapshots):
         return ServerCounters.not_available("the runner pods fetched different server counters")
     groups = tuple(
-        CounterGroup(g.name, g.transactions, pick(s.groups[i].committed for s in snapshots),
-                     None if any(s.groups[i].aborted is None for s in snapshots)
-                     else pick(s.groups[i].aborted for s in snapshots))
-        for i, g in enumerate(first.groups))
+        CounterGroup(
+            g.name,
+            g.transactions,
+            pick(s.groups[i].committed for s in snapshots),
+            None
+            if any(s.groups[i].aborted is None for s in snapshots)
+            else pick(s.groups[i].aborted for s in snapshots),
+        )
+        for i, g in enumerate(first.groups)
+    )
     keys = set.union(*(set(s.counters) for s in snapshots))  # a counter not listed yet was zero
-    return ServerCounters(pick(s.taken_at for s in snapshots), groups,
-                          {k: pick(s.counters.get(k, 0) for s in snapshots) for k in sorted(keys)})
+    return ServerCounters(
+        pick(s.taken_at for s in snapshots),
+        groups,
+        {k: pick(s.counters.get(k, 0) for s in snapshots) for k in sorted(keys)},
+    )
 
 
 @dataclass(frozen=True)
 class DatabaseSize:
     """How big the database is and how much memory it uses, in bytes, as the server reports
     (None: the server does not say; `unavailable` says why when nothing could be had)."""
-    data_bytes: int | None = None     # row/document data
+
+    data_bytes: int | None = None  # row/document data
     index_bytes: int | None = None
     storage_bytes: int | None = None  # on disk (MongoDB storageSize)
-    memory_bytes: int | None = None   # resident memory of the server processes (VoltDB RSS)
+    memory_bytes: int | None = None  # resident memory of the server processes (VoltDB RSS)
     details: dict[str, int] = field(default_factory=dict)  # the server's own figures, by its names
     unavailable: str | None = None
 
@@ -104,15 +129,17 @@ class DatabaseSize:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> DatabaseSize:
-        return cls(**{k: d.get(k) for k in ("data_bytes", "index_bytes", "storage_bytes",
-                                            "memory_bytes", "unavailable")},
-                   details=dict(d.get("details") or {}))
+        return cls(
+            **{k: d.get(k) for k in ("data_bytes", "index_bytes", "storage_bytes", "memory_bytes", "unavailable")},
+            details=dict(d.get("details") or {}),
+        )
 
 
 @dataclass
 class ClientCounts:
     """What the clients counted of one transaction type over the whole run (warmup, measured
     window and the transactions that finished after it), every attempt included."""
+
     committed: int = 0
     rollbacks: int = 0
     errors: int = 0

@@ -1,6 +1,7 @@
 """TPC-C workload rules, pure and database-agnostic: random generators (clause 2.1.5-6,
 4.3.2), the C constants, customer last names, transaction inputs (clauses 2.4.1-2.8.1),
 the transaction mix (5.2.3-4) and keying/think times (5.2.5)."""
+
 from __future__ import annotations
 
 import math
@@ -13,7 +14,12 @@ from typing import Any
 from .drivers.base import utcnow
 
 NEW_ORDER, PAYMENT, ORDER_STATUS, DELIVERY, STOCK_LEVEL = (
-    "NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL")
+    "NEW_ORDER",
+    "PAYMENT",
+    "ORDER_STATUS",
+    "DELIVERY",
+    "STOCK_LEVEL",
+)
 TRANSACTIONS = (NEW_ORDER, PAYMENT, ORDER_STATUS, DELIVERY, STOCK_LEVEL)
 DEFAULT_MIX = (45, 43, 4, 4, 4)
 # Clause 5.2.3 minimum percentages for a compliant mix (NewOrder is whatever remains).
@@ -25,12 +31,10 @@ MAX_TPMC_PER_WAREHOUSE = 12.86  # clause 5.4.1 with the specified keying and thi
 SYLLABLES = ("BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING")
 # clause 5.2.5.7: keying time (s) and mean think time (s) per transaction type
 KEYING_TIME = {NEW_ORDER: 18.0, PAYMENT: 3.0, ORDER_STATUS: 2.0, DELIVERY: 2.0, STOCK_LEVEL: 2.0}
-MEAN_THINK_TIME = {NEW_ORDER: 12.0, PAYMENT: 12.0, ORDER_STATUS: 10.0, DELIVERY: 5.0,
-                   STOCK_LEVEL: 5.0}
+MEAN_THINK_TIME = {NEW_ORDER: 12.0, PAYMENT: 12.0, ORDER_STATUS: 10.0, DELIVERY: 5.0, STOCK_LEVEL: 5.0}
 # clause 5.2.5.3: at least 90% of each type must respond within (s). Delivery runs here
 # synchronously, so the terminal waits for all of it: held to its 5 s interactive limit.
-RESPONSE_TIME_LIMIT_SECONDS = {NEW_ORDER: 5.0, PAYMENT: 5.0, ORDER_STATUS: 5.0, DELIVERY: 5.0,
-                               STOCK_LEVEL: 20.0}
+RESPONSE_TIME_LIMIT_SECONDS = {NEW_ORDER: 5.0, PAYMENT: 5.0, ORDER_STATUS: 5.0, DELIVERY: 5.0, STOCK_LEVEL: 20.0}
 TERMINALS_PER_WAREHOUSE = 10  # clause 4.2.2
 MIN_MEASURED_SECONDS = 120 * 60  # clause 5.5.1: a measurement interval of at least 120 minutes
 PACINGS = ("none", "spec")  # spec: the keying and think times of clause 5.2.5
@@ -39,11 +43,12 @@ ALPHANUMERIC = string.ascii_letters + string.digits
 
 
 def parse_mix(text: str) -> tuple[int, int, int, int, int]:
-    """"45,43,4,4,4" -> percentages of NewOrder, Payment, OrderStatus, Delivery, StockLevel."""
+    """ "45,43,4,4,4" -> percentages of NewOrder, Payment, OrderStatus, Delivery, StockLevel."""
     parts = text.split(",")
     if len(parts) != 5:
-        raise ValueError(f"mix needs 5 comma-separated percentages (NewOrder,Payment,"
-                         f"OrderStatus,Delivery,StockLevel), got {text!r}")
+        raise ValueError(
+            f"mix needs 5 comma-separated percentages (NewOrder,Payment,OrderStatus,Delivery,StockLevel), got {text!r}"
+        )
     try:
         mix = tuple(int(p) for p in parts)
     except ValueError:
@@ -61,8 +66,9 @@ def last_name(number: int) -> str:
 @dataclass(frozen=True)
 class CConstants:
     """The run-time constants C of NURand (clause 2.1.6)."""
-    c_last: int   # A = 255
-    c_id: int     # A = 1023
+
+    c_last: int  # A = 255
+    c_id: int  # A = 1023
     ol_i_id: int  # A = 8191
 
     def to_dict(self) -> dict[str, int]:
@@ -126,7 +132,7 @@ class TpccRandom:
         data = self.a_string(26, 50)
         if self.rng.randint(1, 10) == 1:
             at = self.rng.randint(0, len(data) - 8)
-            data = data[:at] + "ORIGINAL" + data[at + 8:]
+            data = data[:at] + "ORIGINAL" + data[at + 8 :]
         return data
 
     # -- keys drawn during the run ------------------------------------------------------
@@ -144,6 +150,7 @@ class TpccRandom:
 @dataclass(frozen=True)
 class Scale:
     """Database cardinalities; the defaults are the specification's (clause 4.3.3.1)."""
+
     items: int = 100_000
     customers_per_district: int = 3_000
     districts: int = DISTRICTS_PER_WAREHOUSE
@@ -167,6 +174,7 @@ class RemotePercents:
     """How often a transaction reaches beyond its home warehouse: a NewOrder line supplied by
     another warehouse (clause 2.4.1.5: 1 %) and a Payment by a customer of another warehouse
     (clause 2.5.1.2: 15 %). The studies varied them (the VoltDB study ran no remote lines)."""
+
     new_order_line: int = 1
     payment: int = 15
 
@@ -178,15 +186,24 @@ class RemotePercents:
     def deviation(self) -> str | None:
         if self == RemotePercents():
             return None
-        return (f"remote NewOrder lines {self.new_order_line}% and remote Payments {self.payment}% "
-                "(clauses 2.4.1.5 and 2.5.1.2: 1% and 15%)")
+        return (
+            f"remote NewOrder lines {self.new_order_line}% and remote Payments {self.payment}% "
+            "(clauses 2.4.1.5 and 2.5.1.2: 1% and 15%)"
+        )
 
 
 class TransactionInputs:
     """Inputs of the five transactions for one terminal (clauses 2.4.1 - 2.8.1)."""
 
-    def __init__(self, rnd: TpccRandom, scale: Scale, warehouses: int, home_w_id: int | None,
-                 stock_level_d_id: int, remote: RemotePercents = RemotePercents()):
+    def __init__(
+        self,
+        rnd: TpccRandom,
+        scale: Scale,
+        warehouses: int,
+        home_w_id: int | None,
+        stock_level_d_id: int,
+        remote: RemotePercents = RemotePercents(),
+    ):
         self.remote = remote
         self.r = rnd
         self.scale = scale
@@ -218,9 +235,13 @@ class TransactionInputs:
             if self.warehouses > 1 and self.r.number(1, 100) <= self.remote.new_order_line:
                 supply = self._other_w_id(w_id)
             items.append({"i_id": i_id, "supply_w_id": supply, "quantity": self.r.number(1, 10)})
-        return {"w_id": w_id, "d_id": self.r.number(1, self.scale.districts),
-                "c_id": self.r.customer_id(self.scale.customers_per_district),
-                "o_entry_d": utcnow(), "items": items}
+        return {
+            "w_id": w_id,
+            "d_id": self.r.number(1, self.scale.districts),
+            "c_id": self.r.customer_id(self.scale.customers_per_district),
+            "o_entry_d": utcnow(),
+            "items": items,
+        }
 
     def payment(self) -> dict[str, Any]:
         w_id = self._w_id()
@@ -229,25 +250,33 @@ class TransactionInputs:
             c_w_id, c_d_id = w_id, d_id
         else:  # a customer of another warehouse pays through this one
             c_w_id, c_d_id = self._other_w_id(w_id), self.r.number(1, self.scale.districts)
-        return {"w_id": w_id, "d_id": d_id, "c_w_id": c_w_id, "c_d_id": c_d_id,
-                "h_amount": self.r.money(100, 500_000), "h_date": utcnow(), **self._customer()}
+        return {
+            "w_id": w_id,
+            "d_id": d_id,
+            "c_w_id": c_w_id,
+            "c_d_id": c_d_id,
+            "h_amount": self.r.money(100, 500_000),
+            "h_date": utcnow(),
+            **self._customer(),
+        }
 
     def order_status(self) -> dict[str, Any]:
-        return {"w_id": self._w_id(), "d_id": self.r.number(1, self.scale.districts),
-                **self._customer()}
+        return {"w_id": self._w_id(), "d_id": self.r.number(1, self.scale.districts), **self._customer()}
 
     def delivery(self) -> dict[str, Any]:
-        return {"w_id": self._w_id(), "o_carrier_id": self.r.number(1, 10),
-                "ol_delivery_d": utcnow()}
+        return {"w_id": self._w_id(), "o_carrier_id": self.r.number(1, 10), "ol_delivery_d": utcnow()}
 
     def stock_level(self) -> dict[str, Any]:
-        return {"w_id": self._w_id(), "d_id": self.stock_level_d_id,
-                "threshold": self.r.number(10, 20)}
+        return {"w_id": self._w_id(), "d_id": self.stock_level_d_id, "threshold": self.r.number(10, 20)}
 
     def for_type(self, txn: str) -> Callable[[], dict[str, Any]]:
-        return {NEW_ORDER: self.new_order, PAYMENT: self.payment,
-                ORDER_STATUS: self.order_status, DELIVERY: self.delivery,
-                STOCK_LEVEL: self.stock_level}[txn]
+        return {
+            NEW_ORDER: self.new_order,
+            PAYMENT: self.payment,
+            ORDER_STATUS: self.order_status,
+            DELIVERY: self.delivery,
+            STOCK_LEVEL: self.stock_level,
+        }[txn]
 
 
 class MixDeck:
@@ -269,6 +298,7 @@ class MixDeck:
 @dataclass(frozen=True)
 class Call:
     """What a terminal does next: the type, then keying time, the transaction, think time."""
+
     txn: str
     keying_seconds: float
     think_seconds: float
@@ -279,9 +309,18 @@ class Terminal:
     when the transaction is due), so one seed gives one sequence of inputs whatever the
     timing: the same seed on the same load reproduces the run's transaction inputs."""
 
-    def __init__(self, seed: int, global_client: int, constants: CConstants, scale: Scale,
-                 warehouses: int, total_clients: int, mix: tuple[int, ...], paced: bool,
-                 remote: RemotePercents = RemotePercents()):
+    def __init__(
+        self,
+        seed: int,
+        global_client: int,
+        constants: CConstants,
+        scale: Scale,
+        warehouses: int,
+        total_clients: int,
+        mix: tuple[int, ...],
+        paced: bool,
+        remote: RemotePercents = RemotePercents(),
+    ):
         self.random = TpccRandom(seed * 1_000_003 + global_client, constants)
         home_w, stock_level_d = terminal_assignment(global_client, warehouses, total_clients)
         self._inputs = TransactionInputs(self.random, scale, warehouses, home_w, stock_level_d, remote)
@@ -298,8 +337,7 @@ class Terminal:
         return self._inputs.for_type(txn)()
 
 
-def terminal_assignment(global_client: int, warehouses: int, total_clients: int | None
-                        ) -> tuple[int | None, int]:
+def terminal_assignment(global_client: int, warehouses: int, total_clients: int | None) -> tuple[int | None, int]:
     """(home warehouse, StockLevel district) of a terminal (clause 2.8.1.1, 4.2.2): clients
     spread round-robin over warehouses; with fewer clients than warehouses a client draws a
     random home warehouse per transaction instead (py-tpcc's behaviour) so every warehouse
@@ -321,8 +359,10 @@ def efficiency(tpmc: float, warehouses: int) -> float:
     return 100.0 * tpmc / (MAX_TPMC_PER_WAREHOUSE * warehouses) if warehouses else 0.0
 
 
-UNPACED_EFFICIENCY_REASON = ("no keying/think times (pacing none): tpmC is not bounded by "
-                             f"{MAX_TPMC_PER_WAREHOUSE} per warehouse, so efficiency means nothing")
+UNPACED_EFFICIENCY_REASON = (
+    "no keying/think times (pacing none): tpmC is not bounded by "
+    f"{MAX_TPMC_PER_WAREHOUSE} per warehouse, so efficiency means nothing"
+)
 
 
 def reported_efficiency(tpmc: float, warehouses: int, paced: bool) -> tuple[float | None, str | None]:
@@ -339,44 +379,62 @@ def response_time_verdicts(p90_seconds: dict[str, float | None]) -> dict[str, di
     out = {}
     for txn in TRANSACTIONS:
         p90, limit = p90_seconds.get(txn), RESPONSE_TIME_LIMIT_SECONDS[txn]
-        out[txn] = {"limit_seconds": limit, "p90_seconds": p90,
-                    "passed": None if p90 is None else p90 <= limit}
+        out[txn] = {"limit_seconds": limit, "p90_seconds": p90, "passed": None if p90 is None else p90 <= limit}
     return out
 
 
-def spec_deviations(*, paced: bool, mix: tuple[int, ...], clients: int, warehouses: int,
-                    items: int, customers_per_district: int, schema_variant: str,
-                    measured_seconds: float, remote: RemotePercents = RemotePercents()) -> list[str]:
+def spec_deviations(
+    *,
+    paced: bool,
+    mix: tuple[int, ...],
+    clients: int,
+    warehouses: int,
+    items: int,
+    customers_per_district: int,
+    schema_variant: str,
+    measured_seconds: float,
+    remote: RemotePercents = RemotePercents(),
+) -> list[str]:
     """Every way the run departs from the TPC-C specification, one line each."""
     out = []
     if not paced:
         out.append("no keying or think times (clause 5.2.5): terminals submit back to back")
-    out.append("no emulated terminals or RTE (clause 6): each terminal is a client thread with "
-               "its own database connection, no screen I/O or transaction monitor")
+    out.append(
+        "no emulated terminals or RTE (clause 6): each terminal is a client thread with "
+        "its own database connection, no screen I/O or transaction monitor"
+    )
     if clients != TERMINALS_PER_WAREHOUSE * warehouses:
-        out.append(f"{clients} terminals for {warehouses} warehouses, not "
-                   f"{TERMINALS_PER_WAREHOUSE} per warehouse (clause 4.2.2)")
+        out.append(
+            f"{clients} terminals for {warehouses} warehouses, not "
+            f"{TERMINALS_PER_WAREHOUSE} per warehouse (clause 4.2.2)"
+        )
     out.append("Delivery runs synchronously, not queued for deferred execution (clause 2.7.2)")
-    low = [f"{t} {pct}% < {MIN_MIX[t]:g}%" for t, pct in zip(TRANSACTIONS, mix)
-           if t in MIN_MIX and pct < MIN_MIX[t]]
+    low = [f"{t} {pct}% < {MIN_MIX[t]:g}%" for t, pct in zip(TRANSACTIONS, mix) if t in MIN_MIX and pct < MIN_MIX[t]]
     if low:
         out.append(f"mix below the clause 5.2.3 minimums: {', '.join(low)}")
     if (items, customers_per_district) != (Scale.items, Scale.customers_per_district):
-        out.append(f"scaled-down population: {items} items, {customers_per_district} customers "
-                   f"per district (clause 4.3.3.1: {Scale.items}, {Scale.customers_per_district})")
+        out.append(
+            f"scaled-down population: {items} items, {customers_per_district} customers "
+            f"per district (clause 4.3.3.1: {Scale.items}, {Scale.customers_per_district})"
+        )
     if remote_deviation := remote.deviation():
         out.append(remote_deviation)
     if schema_variant.startswith("stored-procedures"):  # VoltDB (drivers/voltdb.py SCHEMA_VARIANTS)
-        out.append("VoltDB: the district-keyed tables carry an added column *_wd = W_ID*10+D_ID "
-                   "(a district partition key, not in clause 1.3's layouts)"
-                   + ("; they are partitioned on it" if schema_variant.endswith("by district") else ""))
+        out.append(
+            "VoltDB: the district-keyed tables carry an added column *_wd = W_ID*10+D_ID "
+            "(a district partition key, not in clause 1.3's layouts)"
+            + ("; they are partitioned on it" if schema_variant.endswith("by district") else "")
+        )
     if schema_variant == "denormalized":
-        out.append("denormalized schema: order lines embedded in their order document "
-                   "(clause 1.4 tables are not kept as separate tables)")
+        out.append(
+            "denormalized schema: order lines embedded in their order document "
+            "(clause 1.4 tables are not kept as separate tables)"
+        )
     if schema_variant == "embedded":
-        out.append("embedded schema: orders (with their order lines) and history kept inside "
-                   "their customer document (clause 1.4 tables are not kept as separate tables)")
+        out.append(
+            "embedded schema: orders (with their order lines) and history kept inside "
+            "their customer document (clause 1.4 tables are not kept as separate tables)"
+        )
     if measured_seconds < MIN_MEASURED_SECONDS:
-        out.append(f"measured interval {measured_seconds:g} s, shorter than the 120 minutes of "
-                   "clause 5.5.1")
+        out.append(f"measured interval {measured_seconds:g} s, shorter than the 120 minutes of clause 5.5.1")
     return out

@@ -1,6 +1,7 @@
 """Runs in a pod of the smoke namespace; exits non-zero on the first failure.
 Checks: Service names resolve and connect (ClusterIP via kube-proxy), headless StatefulSet pod names
 resolve to the pods, and the API answers through the `kubernetes` Service with the pod's token."""
+
 import json
 import os
 import socket
@@ -33,8 +34,9 @@ for i in (0, 1):
     body = get(f"http://web-{i}.web.{NS}.{D}:8080/id")
     assert body == f"web-{i}", body
     print(f"GET http://web-{i}.web.{NS}.{D}:8080/id -> {body}")
-assert sorted(a[4][0] for a in socket.getaddrinfo(f"web.{NS}.{D}", 80, proto=socket.IPPROTO_TCP)) \
-    == sorted(socket.gethostbyname(f"web-{i}.web") for i in (0, 1))
+assert sorted(a[4][0] for a in socket.getaddrinfo(f"web.{NS}.{D}", 80, proto=socket.IPPROTO_TCP)) == sorted(
+    socket.gethostbyname(f"web-{i}.web") for i in (0, 1)
+)
 print(f"headless web.{NS}.{D} -> both StatefulSet pods")
 
 token = open(f"{SA}/token").read()
@@ -45,8 +47,9 @@ for base in ("https://kubernetes.default.svc", f"https://{host}:{port}"):
     api = json.loads(urllib.request.urlopen(req, context=ctx, timeout=10).read())
     assert api["kind"] == "APIVersions", api
     print(f"GET {base}/api with the ServiceAccount token -> {api['kind']} {api['versions']}")
-req = urllib.request.Request(f"https://kubernetes.default.svc/api/v1/namespaces/{NS}/secrets",
-                             headers={"Authorization": f"Bearer {token}"})
+req = urllib.request.Request(
+    f"https://kubernetes.default.svc/api/v1/namespaces/{NS}/secrets", headers={"Authorization": f"Bearer {token}"}
+)
 try:
     urllib.request.urlopen(req, context=ctx, timeout=10)
     raise SystemExit("the default ServiceAccount could list secrets")

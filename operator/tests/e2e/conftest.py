@@ -2,6 +2,7 @@
 test namespace and one operator release watching it (installing the operator is the slow part).
 
 hack/test.sh runs them in two shares at once (SHARES below)."""
+
 from __future__ import annotations
 
 import json
@@ -32,10 +33,18 @@ SECANTUS_IMAGE = "local/secantus:dev"
 # and chart objects 80 = ~1,400 s. (Not pytest-xdist: its loadgroup cannot pin modules together
 # under pytest 9, and its queue prefetches, so two long modules can wait on one worker while the
 # other idles.)
-SHARES = {"test_mongodb_e2e.py": "a", "test_regression_e2e.py": "a", "test_ycsb_e2e.py": "a",
-          "test_papers_e2e.py": "a",
-          "test_fail_fast_e2e.py": "b", "test_mongodb_charts_e2e.py": "b", "test_benchmarkrun_e2e.py": "b",
-          "test_schedule_e2e.py": "b", "test_sweep_e2e.py": "b", "test_validation_e2e.py": "b"}
+SHARES = {
+    "test_mongodb_e2e.py": "a",
+    "test_regression_e2e.py": "a",
+    "test_ycsb_e2e.py": "a",
+    "test_papers_e2e.py": "a",
+    "test_fail_fast_e2e.py": "b",
+    "test_mongodb_charts_e2e.py": "b",
+    "test_benchmarkrun_e2e.py": "b",
+    "test_schedule_e2e.py": "b",
+    "test_sweep_e2e.py": "b",
+    "test_validation_e2e.py": "b",
+}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -67,8 +76,10 @@ def images(cluster):
             _unavailable(f"needs {sorted(want - _node_images())} on the node (hack/images.sh)")
         time.sleep(3)
     classes = json.loads(kubectl("get", "storageclass", "-o", "json").stdout)["items"]
-    if not any((c["metadata"].get("annotations") or {}).get("storageclass.kubernetes.io/is-default-class")
-               == "true" for c in classes):
+    if not any(
+        (c["metadata"].get("annotations") or {}).get("storageclass.kubernetes.io/is-default-class") == "true"
+        for c in classes
+    ):
         _unavailable("no default StorageClass (hack/local-k8s.sh up makes local-hostpath)")
 
 
@@ -76,9 +87,20 @@ def images(cluster):
 def crd(cluster):
     kubectl("apply", "-f", str(ROOT / "crds"))  # every CRD: BenchmarkRun, BenchmarkResult
     # (not `kubectl wait`: on a fresh CRD without conditions yet it errors instead of waiting)
-    wait_for("the CRD Established", lambda: kubectl(
-        "get", "crd/benchmarkruns.bench.tpcc.dev", "-o",
-        'jsonpath={.status.conditions[?(@.type=="Established")].status}', check=False).stdout == "True", 60)
+    wait_for(
+        "the CRD Established",
+        lambda: (
+            kubectl(
+                "get",
+                "crd/benchmarkruns.bench.tpcc.dev",
+                "-o",
+                'jsonpath={.status.conditions[?(@.type=="Established")].status}',
+                check=False,
+            ).stdout
+            == "True"
+        ),
+        60,
+    )
     # the API server serves the new type a moment after Established
     wait_for("BenchmarkRun served", lambda: kubectl("get", "br", "-A", check=False).returncode == 0, 30)
 
@@ -95,17 +117,46 @@ def operator(namespace, images):
     """The operator chart installed in its own namespace, watching the test namespace."""
     op_ns = _namespace("tpcc-e2e-op")
     release = f"op-{op_ns[-6:]}"
-    subprocess.run(["helm", "upgrade", "--install", release, str(ROOT / "charts" / "tpcc-operator"),
-                    "-n", op_ns, "--set", "image.pullPolicy=Never", "--set", f"watchNamespace={namespace}",
-                    # one run at a time here: a tick a second saves ~2 s at each of a run's steps
-                    "--set", "tickSeconds=1",
-                    "--wait", "--timeout", "120s"], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            "helm",
+            "upgrade",
+            "--install",
+            release,
+            str(ROOT / "charts" / "tpcc-operator"),
+            "-n",
+            op_ns,
+            "--set",
+            "image.pullPolicy=Never",
+            "--set",
+            f"watchNamespace={namespace}",
+            # one run at a time here: a tick a second saves ~2 s at each of a run's steps
+            "--set",
+            "tickSeconds=1",
+            "--wait",
+            "--timeout",
+            "120s",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     # the API server enforces a new ValidatingAdmissionPolicy some seconds after it exists
-    foreign = json.dumps({"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
-                          "metadata": {"name": "policy-probe"},
-                          "spec": {"database": {"type": "voltdb", "deploy": {"chart": "/etc"}}}})
-    wait_for("the admission policy enforced", lambda: kubectl(
-        "apply", "--dry-run=server", "-n", namespace, "-f", "-", input=foreign, check=False).returncode != 0, 60)
+    foreign = json.dumps(
+        {
+            "apiVersion": "bench.tpcc.dev/v1alpha1",
+            "kind": "BenchmarkRun",
+            "metadata": {"name": "policy-probe"},
+            "spec": {"database": {"type": "voltdb", "deploy": {"chart": "/etc"}}},
+        }
+    )
+    wait_for(
+        "the admission policy enforced",
+        lambda: (
+            kubectl("apply", "--dry-run=server", "-n", namespace, "-f", "-", input=foreign, check=False).returncode != 0
+        ),
+        60,
+    )
     yield op_ns
     # while the operator still runs: it removes its finalizers (else the namespace never goes)
     kubectl("delete", "benchmarkschedules,benchmarkruns", "--all", "-n", namespace, "--timeout=180s", check=False)

@@ -5,6 +5,7 @@ Runs when KUBECONFIG points at a reachable cluster (`eval "$(hack/local-k8s.sh e
 tests that run pods also need the images local/tpcc-runner:dev and local/voltdb:10.1.1 on the
 node (hack/images.sh). Everything happens in fresh namespaces that are deleted afterwards.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,12 @@ def _cluster_reachable() -> bool:
 
 def _node_images() -> set[str]:
     nodes = json.loads(kubectl("get", "nodes", "-o", "json").stdout)["items"]
-    return {n.split("/", 1)[-1] if n.startswith("docker.io/") else n
-            for node in nodes for img in node["status"].get("images") or [] for n in img.get("names") or []}
+    return {
+        n.split("/", 1)[-1] if n.startswith("docker.io/") else n
+        for node in nodes
+        for img in node["status"].get("images") or []
+        for n in img.get("names") or []
+    }
 
 
 # hack/test.sh sets TPCC_E2E_REQUIRED=1: there a missing cluster or image is a failure, never a skip.
@@ -60,8 +65,9 @@ pytestmark = pytest.mark.k8s
 
 
 def manifest(name: str, **spec) -> str:
-    return json.dumps({"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun",
-                       "metadata": {"name": name}, "spec": spec})
+    return json.dumps(
+        {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun", "metadata": {"name": name}, "spec": spec}
+    )
 
 
 def get_run(ns: str, name: str) -> dict | None:
@@ -86,6 +92,7 @@ def wait_phase(ns: str, name: str, phases: tuple[str, ...], timeout: float) -> d
         if phase == "Failed" and "Failed" not in phases:
             raise AssertionError(f"{name} failed: {br['status'].get('reason')}: {br['status'].get('message')}")
         return br if phase in phases else None
+
     return wait_for(f"{name} in {phases}", reached, timeout)
 
 
@@ -100,12 +107,21 @@ def save_status_fixture(moment: str, br: dict) -> None:
     obj["metadata"].pop("managedFields", None)
     GITOPS_FIXTURES.mkdir(parents=True, exist_ok=True)
     (GITOPS_FIXTURES / f"{moment}-{obj['metadata']['name']}.json").write_text(
-        json.dumps(obj, indent=2, sort_keys=True) + "\n")
+        json.dumps(obj, indent=2, sort_keys=True) + "\n"
+    )
 
 
 def objects_of(ns: str, name: str) -> list[str]:
-    out = kubectl("get", "jobs,pods,configmaps,serviceaccounts,roles,rolebindings,statefulsets,services",
-                  "-n", ns, "-l", f"{RUN_LABEL}={name}", "-o", "name")
+    out = kubectl(
+        "get",
+        "jobs,pods,configmaps,serviceaccounts,roles,rolebindings,statefulsets,services",
+        "-n",
+        ns,
+        "-l",
+        f"{RUN_LABEL}={name}",
+        "-o",
+        "name",
+    )
     return out.stdout.split()
 
 
@@ -121,29 +137,62 @@ def _namespace(prefix: str):
 
 
 def operator_pod(op_ns: str) -> str:
-    return kubectl("get", "pods", "-n", op_ns, "-l", "app.kubernetes.io/name=tpcc-operator",
-                   "-o", "jsonpath={.items[0].metadata.name}").stdout
+    return kubectl(
+        "get",
+        "pods",
+        "-n",
+        op_ns,
+        "-l",
+        "app.kubernetes.io/name=tpcc-operator",
+        "-o",
+        "jsonpath={.items[0].metadata.name}",
+    ).stdout
 
 
 # ---- schema: no cluster workload needed -------------------------------------------------------
 
-@pytest.mark.parametrize("spec, message", [
-    ({"database": {"type": "voltdb"}, "workload": {"warehouses": 0}},
-     "spec.workload.warehouses in body should be greater than or equal to 1"),
-    ({"database": {"type": "oracle"}}, 'spec.database.type: Unsupported value: "oracle"'),
-    ({"database": {"type": "voltdb"}, "workload": {"clients": 5}, "runners": {"parallelism": 2}},
-     "workload.clients must be a multiple of runners.parallelism"),
-    ({"database": {"type": "mongodb", "deploy": {}, "external": {"endpoints": ["db:27017"]}}},
-     "database.deploy and database.external are mutually exclusive"),
-    ({"database": {"type": "foundationdb"}}, "foundationdb has no chart to deploy"),
-    ({"database": {"type": "voltdb", "external": {"endpoints": ["no port"]}}}, "spec.database.external.endpoints[0]"),
-    ({"database": {"type": "voltdb", "external": {"endpoints": ["db:21212"]}},
-      "faults": [{"action": "kill-node"}]}, "faults are injected only into a database the operator deploys"),
-    ({"database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
-      "faults": [{"action": "kill-node", "podIndex": 3}]}, "podIndex must name a pod of the deployment"),
-    ({"database": {"type": "voltdb"}, "faults": [{"action": "kill-everything"}]},
-     'spec.faults[0].action: Unsupported value: "kill-everything"'),
-])
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        (
+            {"database": {"type": "voltdb"}, "workload": {"warehouses": 0}},
+            "spec.workload.warehouses in body should be greater than or equal to 1",
+        ),
+        ({"database": {"type": "oracle"}}, 'spec.database.type: Unsupported value: "oracle"'),
+        (
+            {"database": {"type": "voltdb"}, "workload": {"clients": 5}, "runners": {"parallelism": 2}},
+            "workload.clients must be a multiple of runners.parallelism",
+        ),
+        (
+            {"database": {"type": "mongodb", "deploy": {}, "external": {"endpoints": ["db:27017"]}}},
+            "database.deploy and database.external are mutually exclusive",
+        ),
+        ({"database": {"type": "foundationdb"}}, "foundationdb has no chart to deploy"),
+        (
+            {"database": {"type": "voltdb", "external": {"endpoints": ["no port"]}}},
+            "spec.database.external.endpoints[0]",
+        ),
+        (
+            {
+                "database": {"type": "voltdb", "external": {"endpoints": ["db:21212"]}},
+                "faults": [{"action": "kill-node"}],
+            },
+            "faults are injected only into a database the operator deploys",
+        ),
+        (
+            {
+                "database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+                "faults": [{"action": "kill-node", "podIndex": 3}],
+            },
+            "podIndex must name a pod of the deployment",
+        ),
+        (
+            {"database": {"type": "voltdb"}, "faults": [{"action": "kill-everything"}]},
+            'spec.faults[0].action: Unsupported value: "kill-everything"',
+        ),
+    ],
+)
 def test_invalid_manifests_are_rejected(namespace, spec, message):
     out = kubectl("apply", "-n", namespace, "-f", "-", input=manifest("bad", **spec), check=False)
     assert out.returncode != 0
@@ -160,8 +209,11 @@ def test_samples_are_accepted_by_the_api_server(namespace, sample):
 # ---- the full run --------------------------------------------------------------------------------
 
 VOLTDB_RUN = dict(
-    database={"type": "voltdb", "deploy": {"replicas": 1, "values": {"image": {"pullPolicy": "Never"}}},
-              "readyTimeoutSeconds": 300},
+    database={
+        "type": "voltdb",
+        "deploy": {"replicas": 1, "values": {"image": {"pullPolicy": "Never"}}},
+        "readyTimeoutSeconds": 300,
+    },
     workload={"warehouses": 1, "clients": 2, "durationSeconds": 20, "warmupSeconds": 5, "loadWorkers": 2},
     runners={"parallelism": 2, "imagePullPolicy": "Never"},
     cleanup={"policy": "Never"},
@@ -172,8 +224,7 @@ def test_voltdb_run(namespace, operator):
     name = "voltdb-e2e"
     # with the ACID tests of clause 3 after the consistency check (spec.verify.acid), and the
     # consistency conditions checked after the load and while the runners' transactions commit
-    doc = manifest(name, **{**VOLTDB_RUN, "verify": {"acid": {"enabled": True}, "afterLoad": True,
-                                                     "duringRun": True}})
+    doc = manifest(name, **{**VOLTDB_RUN, "verify": {"acid": {"enabled": True}, "afterLoad": True, "duringRun": True}})
     kubectl("apply", "-n", namespace, "-f", "-", input=doc)
 
     # restart the operator while the runners are at work: the run goes on, nothing is duplicated
@@ -186,35 +237,54 @@ def test_voltdb_run(namespace, operator):
     status = br["status"]
     assert status["phase"] == "Succeeded", f"{status.get('reason')}: {status.get('message')}"
     assert status["observedGeneration"] == br["metadata"]["generation"]
+
     # the verdict comes a tick after Succeeded; then Ready=True
     def judged():
         b = get_run(namespace, name)
         return b if b["status"].get("verdict") else None
+
     br = wait_for("the verdict", judged, 60)
     status = br["status"]
     save_status_fixture("succeeded", br)
     # tpcc report straight from the cluster: the page with this run's charts
     page = Path(os.environ.get("TMPDIR", "/tmp")) / f"{namespace}-{name}.html"
-    subprocess.run([sys.executable, "-m", "tpcc_runner.cli", "report", "--run", name, "-n", namespace,
-                    "-o", str(page)], check=True, capture_output=True, text=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "tpcc_runner.cli", "report", "--run", name, "-n", namespace, "-o", str(page)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert all(f'data-chart="{c}"' in page.read_text() for c in ("timeline", "latency", "verdicts"))
     results = status["results"]
     assert results["tpmC"] > 0 and results["runnerPods"] == 2
     assert sorted(p["shard"] for p in results["pods"]) == [0, 1]
     # the release the operator installed passes the chart's own `helm test`
-    out = subprocess.run(["helm", "test", status["database"]["release"], "-n", namespace, "--timeout", "120s"],
-                         capture_output=True, text=True, timeout=180)
+    out = subprocess.run(
+        ["helm", "test", status["database"]["release"], "-n", namespace, "--timeout", "120s"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert out.returncode == 0 and "Phase:          Succeeded" in out.stdout, out.stdout + out.stderr
     assert all(p["tpmC"] > 0 for p in results["pods"])
     assert results["transactions"]["NEW_ORDER"]["latencyMs"]["p50"] > 0
     assert status["consistency"]["passed"] and status["consistency"]["violated"] == []
     assert len(status["consistency"]["conditions"]) == 12
     conditions = {c["type"]: c["status"] for c in status["conditions"]}
-    assert conditions == {"DatabaseReady": "True", "Loaded": "True", "RunCompleted": "True",
-                          "Durable": "True", "ConsistencyVerified": "True", "ACIDVerified": "True",
-                          "Succeeded": "True",
-                          # kstatus (Flux, cli-utils): done and healthy
-                          "Ready": "True", "Reconciling": "False", "Stalled": "False"}
+    assert conditions == {
+        "DatabaseReady": "True",
+        "Loaded": "True",
+        "RunCompleted": "True",
+        "Durable": "True",
+        "ConsistencyVerified": "True",
+        "ACIDVerified": "True",
+        "Succeeded": "True",
+        # kstatus (Flux, cli-utils): done and healthy
+        "Ready": "True",
+        "Reconciling": "False",
+        "Stalled": "False",
+    }
     # verified once, by the operator's verifier Job, over the ledgers both runner pods held
     durability = status["durability"]
     assert durability["ledgers"] == 2 and durability["lost"] == 0 and durability["durable"]
@@ -231,31 +301,67 @@ def test_voltdb_run(namespace, operator):
     during_run = status["consistencyDuringRun"]
     assert during_run["passed"] and during_run["whileRunning"], during_run
 
-    events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json",
-                                "--field-selector", f"involvedObject.name={name}").stdout)["items"]
+    events = json.loads(
+        kubectl(
+            "get", "events", "-n", namespace, "-o", "json", "--field-selector", f"involvedObject.name={name}"
+        ).stdout
+    )["items"]
     reasons = {e["reason"] for e in events}
-    assert {"RunStarted", "DatabaseInstalled", "LoadJobCreated", "RunnersReady", "Verifying",
-            "VerifyJobCreated", "ACIDJobCreated", "ACIDVerified", "DuringRunCheckJobCreated",
-            "ConsistentDuringRun", "Succeeded"} <= reasons, reasons
+    assert {
+        "RunStarted",
+        "DatabaseInstalled",
+        "LoadJobCreated",
+        "RunnersReady",
+        "Verifying",
+        "VerifyJobCreated",
+        "ACIDJobCreated",
+        "ACIDVerified",
+        "DuringRunCheckJobCreated",
+        "ConsistentDuringRun",
+        "Succeeded",
+    } <= reasons, reasons
 
     # the operator's /metrics (what the ServiceMonitor scrapes), through the API server's proxy
-    service = kubectl("get", "service", "-n", operator, "-l", "app.kubernetes.io/name=tpcc-operator",
-                      "-o", "jsonpath={.items[0].metadata.name}").stdout
-    exposition = kubectl("get", "--raw",
-                         f"/api/v1/namespaces/{operator}/services/{service}:metrics/proxy/metrics").stdout
+    service = kubectl(
+        "get",
+        "service",
+        "-n",
+        operator,
+        "-l",
+        "app.kubernetes.io/name=tpcc-operator",
+        "-o",
+        "jsonpath={.items[0].metadata.name}",
+    ).stdout
+    exposition = kubectl(
+        "get", "--raw", f"/api/v1/namespaces/{operator}/services/{service}:metrics/proxy/metrics"
+    ).stdout
     series = f'{{db="voltdb",namespace="{namespace}",run="{name}"}}'
     assert f"tpcc_operator_run_tpmc{series} {float(results['tpmC'])}" in exposition
     assert f"tpcc_operator_run_consistency_passed{series} 1.0" in exposition
 
-    jobs = json.loads(kubectl("get", "jobs", "-n", namespace, "-l", f"{RUN_LABEL}={name}",
-                              "-o", "json").stdout)["items"]
-    assert sorted(j["metadata"]["name"] for j in jobs) == [f"{name}-g1-acid", f"{name}-g1-checker",
-                                                           f"{name}-g1-loader", f"{name}-g1-midcheck",
-                                                           f"{name}-g1-runner", f"{name}-g1-verifier"]
+    jobs = json.loads(kubectl("get", "jobs", "-n", namespace, "-l", f"{RUN_LABEL}={name}", "-o", "json").stdout)[
+        "items"
+    ]
+    assert sorted(j["metadata"]["name"] for j in jobs) == [
+        f"{name}-g1-acid",
+        f"{name}-g1-checker",
+        f"{name}-g1-loader",
+        f"{name}-g1-midcheck",
+        f"{name}-g1-runner",
+        f"{name}-g1-verifier",
+    ]
     # released after the verification, the runner pods finished: the Job succeeded
     runner_job = next(j for j in jobs if j["metadata"]["name"] == f"{name}-g1-runner")
-    wait_for("the runner pods to be released", lambda: json.loads(kubectl(
-        "get", "job", "-n", namespace, f"{name}-g1-runner", "-o", "json").stdout)["status"].get("succeeded") == 2, 60)
+    wait_for(
+        "the runner pods to be released",
+        lambda: (
+            json.loads(kubectl("get", "job", "-n", namespace, f"{name}-g1-runner", "-o", "json").stdout)["status"].get(
+                "succeeded"
+            )
+            == 2
+        ),
+        60,
+    )
     assert runner_job["spec"]["completions"] == 2
     pods = kubectl("get", "pods", "-n", namespace, "-l", f"job-name={name}-g1-runner", "-o", "name").stdout.split()
     assert len(pods) == 2  # no retried or duplicated runner pod across the operator restart
@@ -264,16 +370,20 @@ def test_voltdb_run(namespace, operator):
     # re-applying the same spec changes nothing
     kubectl("apply", "-n", namespace, "-f", "-", input=doc)
     time.sleep(10)
-    after = json.loads(kubectl("get", "jobs", "-n", namespace, "-l", f"{RUN_LABEL}={name}",
-                               "-o", "json").stdout)["items"]
+    after = json.loads(kubectl("get", "jobs", "-n", namespace, "-l", f"{RUN_LABEL}={name}", "-o", "json").stdout)[
+        "items"
+    ]
     assert sorted(j["metadata"]["uid"] for j in after) == uids
     assert get_run(namespace, name)["status"]["phase"] == "Succeeded"
 
     # deleting removes what the run made, the Helm release included
     assert f"{name}-g1" in helm_releases(namespace)
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")
-    wait_for("the run's objects to go", lambda: not objects_of(namespace, name)
-             and f"{name}-g1" not in helm_releases(namespace), 120)
+    wait_for(
+        "the run's objects to go",
+        lambda: not objects_of(namespace, name) and f"{name}-g1" not in helm_releases(namespace),
+        120,
+    )
 
 
 def test_delete_mid_run_removes_everything(namespace, operator):
@@ -282,16 +392,29 @@ def test_delete_mid_run_removes_everything(namespace, operator):
     kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **spec))
     wait_phase(namespace, name, ("Loading", "Running"), timeout=600)
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")
-    wait_for("the run's objects to go", lambda: not objects_of(namespace, name)
-             and f"{name}-g1" not in helm_releases(namespace), 120)
+    wait_for(
+        "the run's objects to go",
+        lambda: not objects_of(namespace, name) and f"{name}-g1" not in helm_releases(namespace),
+        120,
+    )
 
 
 def test_unreachable_external_database_fails_with_a_reason(namespace, operator):
     name = "unreachable"
-    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(
-        # 192.0.2.0/24 is TEST-NET-1 (RFC 5737): routed nowhere
-        name, database={"type": "voltdb", "external": {"endpoints": ["192.0.2.1:21212"]}},
-        workload={"connectTimeoutSeconds": 5}, runners={"imagePullPolicy": "Never"}))
+    kubectl(
+        "apply",
+        "-n",
+        namespace,
+        "-f",
+        "-",
+        input=manifest(
+            # 192.0.2.0/24 is TEST-NET-1 (RFC 5737): routed nowhere
+            name,
+            database={"type": "voltdb", "external": {"endpoints": ["192.0.2.1:21212"]}},
+            workload={"connectTimeoutSeconds": 5},
+            runners={"imagePullPolicy": "Never"},
+        ),
+    )
     br = wait_phase(namespace, name, ("Failed",), timeout=180)
     save_status_fixture("failed", br)
     assert br["status"]["reason"] == "LoadFailed"
@@ -301,18 +424,22 @@ def test_unreachable_external_database_fails_with_a_reason(namespace, operator):
 
 # ---- failover during the run ------------------------------------------------------------------
 
+
 def test_voltdb_node_killed_twice_loses_nothing(namespace, operator):
     """A 3-node k=1 VoltDB deployed by the operator; a node's pod is deleted (grace 0) twice
     during the measured interval. The run succeeds: every acknowledged NewOrder is found, the
     faults' timeline is in status, the 12 conditions hold after recovery."""
     name = "voltdb-failover"
-    spec = {**VOLTDB_RUN,
-            "database": {**VOLTDB_RUN["database"], "deploy": {**VOLTDB_RUN["database"]["deploy"],
-                                                              "replicas": 3, "kSafety": 1}},
-            "workload": {**VOLTDB_RUN["workload"], "durationSeconds": 150, "warmupSeconds": 5},
-            "faults": [{"action": "kill-node", "podIndex": 2, "afterSeconds": 20, "everySeconds": 20,
-                        "count": 2}],
-            "cleanup": {"policy": "Always"}}
+    spec = {
+        **VOLTDB_RUN,
+        "database": {
+            **VOLTDB_RUN["database"],
+            "deploy": {**VOLTDB_RUN["database"]["deploy"], "replicas": 3, "kSafety": 1},
+        },
+        "workload": {**VOLTDB_RUN["workload"], "durationSeconds": 150, "warmupSeconds": 5},
+        "faults": [{"action": "kill-node", "podIndex": 2, "afterSeconds": 20, "everySeconds": 20, "count": 2}],
+        "cleanup": {"policy": "Always"},
+    }
     kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **spec))
     br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=1200)
     status = br["status"]
@@ -329,8 +456,11 @@ def test_voltdb_node_killed_twice_loses_nothing(namespace, operator):
     results = status["results"]
     assert results["tpmC"] > 0
     assert len(results["timeline"]) >= 150 // 10 - 1  # throughput around the kills, in 10 s steps
-    events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json",
-                                "--field-selector", f"involvedObject.name={name}").stdout)["items"]
+    events = json.loads(
+        kubectl(
+            "get", "events", "-n", namespace, "-o", "json", "--field-selector", f"involvedObject.name={name}"
+        ).stdout
+    )["items"]
     reasons = [e["reason"] for e in events]
     assert "FaultInjected" in reasons and "FaultRecovered" in reasons
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")

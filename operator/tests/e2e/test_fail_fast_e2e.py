@@ -2,6 +2,7 @@
 quantity end the run Failed within 90 s with a reason, a message naming the cause and a
 Warning Event (not `Loading` until loadTimeoutSeconds). Uses the fixtures of
 test_benchmarkrun_e2e (the operator from the chart, a fresh namespace)."""
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,9 @@ def failed_within(ns: str, name: str, seconds: float) -> dict:
 
 
 def warnings(ns: str, name: str) -> set[str]:
-    events = json.loads(kubectl("get", "events", "-n", ns, "-o", "json",
-                                "--field-selector", f"involvedObject.name={name}").stdout)["items"]
+    events = json.loads(
+        kubectl("get", "events", "-n", ns, "-o", "json", "--field-selector", f"involvedObject.name={name}").stdout
+    )["items"]
     return {e["reason"] for e in events if e["type"] == "Warning"}
 
 
@@ -41,8 +43,16 @@ def kstatus_failed(br: dict) -> None:
 
 def test_an_image_that_is_not_there_fails_within_90s(namespace, operator):  # noqa: F811
     name = "bad-image"
-    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(
-        name, database=EXTERNAL, runners={"image": "local/no-such-runner:0", "imagePullPolicy": "Never"}))
+    kubectl(
+        "apply",
+        "-n",
+        namespace,
+        "-f",
+        "-",
+        input=manifest(
+            name, database=EXTERNAL, runners={"image": "local/no-such-runner:0", "imagePullPolicy": "Never"}
+        ),
+    )
     br = failed_within(namespace, name, 90)
     assert br["status"]["reason"] == "ImagePullFailed"
     assert "ErrImageNeverPull" in br["status"]["message"] and "local/no-such-runner:0" in br["status"]["message"]
@@ -55,9 +65,17 @@ def test_a_garbage_resource_quantity_fails_within_90s(namespace, operator):  # n
     """Refused at apply when the CRD validates quantities; else the operator fails the run
     before creating anything. Either way the field is named."""
     name = "bad-quantity"
-    out = kubectl("apply", "-n", namespace, "-f", "-", check=False, input=manifest(
-        name, database=EXTERNAL, runners={"imagePullPolicy": "Never",
-                                          "resources": {"requests": {"memory": "lots"}}}))
+    out = kubectl(
+        "apply",
+        "-n",
+        namespace,
+        "-f",
+        "-",
+        check=False,
+        input=manifest(
+            name, database=EXTERNAL, runners={"imagePullPolicy": "Never", "resources": {"requests": {"memory": "lots"}}}
+        ),
+    )
     if out.returncode != 0:
         assert "resources" in out.stderr and "memory" in out.stderr, out.stderr
         return
@@ -74,13 +92,33 @@ def test_a_claim_no_provisioner_serves_fails_within_90s_in_the_claims_words(name
     run fails StorageUnavailable (not DatabaseNotReady ten minutes later), quoting the scheduler
     and the claim's Event."""
     storage_class = f"nobody-{namespace[-6:]}"
-    kubectl("apply", "-f", "-", input=json.dumps({
-        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": storage_class},
-        "provisioner": "example.com/nobody", "volumeBindingMode": "Immediate"}))
+    kubectl(
+        "apply",
+        "-f",
+        "-",
+        input=json.dumps(
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": storage_class},
+                "provisioner": "example.com/nobody",
+                "volumeBindingMode": "Immediate",
+            }
+        ),
+    )
     name = "no-provisioner"
     try:
-        kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, database={
-            "type": "voltdb", "deploy": {"values": {"persistence": {"storageClass": storage_class}}}}))
+        kubectl(
+            "apply",
+            "-n",
+            namespace,
+            "-f",
+            "-",
+            input=manifest(
+                name,
+                database={"type": "voltdb", "deploy": {"values": {"persistence": {"storageClass": storage_class}}}},
+            ),
+        )
         t0 = time.time()
         br = failed_within(namespace, name, 90)
         status = br["status"]
@@ -103,27 +141,60 @@ def test_a_pod_larger_than_the_node_fails_and_one_that_waits_for_room_says_so(na
     waits, too_big = "waits-for-room", "too-big"
     node_cpu = kubectl("get", "nodes", "-o", "jsonpath={.items[0].status.allocatable.cpu}").stdout
     try:
-        kubectl("apply", "-n", namespace, "-f", "-", input=manifest(too_big, database={
-            "type": "voltdb", "deploy": {"values": {"resources": {"requests": {"cpu": "64"},
-                                                                  "limits": {"cpu": "64"}}}}}))
-        kubectl("apply", "-n", namespace, "-f", "-", input=manifest(waits, database={
-            "type": "voltdb", "deploy": {"values": {"resources": {"requests": {"cpu": node_cpu},
-                                                                  "limits": {"cpu": node_cpu}}}}}))
+        kubectl(
+            "apply",
+            "-n",
+            namespace,
+            "-f",
+            "-",
+            input=manifest(
+                too_big,
+                database={
+                    "type": "voltdb",
+                    "deploy": {"values": {"resources": {"requests": {"cpu": "64"}, "limits": {"cpu": "64"}}}},
+                },
+            ),
+        )
+        kubectl(
+            "apply",
+            "-n",
+            namespace,
+            "-f",
+            "-",
+            input=manifest(
+                waits,
+                database={
+                    "type": "voltdb",
+                    "deploy": {"values": {"resources": {"requests": {"cpu": node_cpu}, "limits": {"cpu": node_cpu}}}},
+                },
+            ),
+        )
         br = failed_within(namespace, too_big, 60)
         assert br["status"]["reason"] == "Unschedulable"
-        assert br["status"]["message"].startswith(f"pod {too_big}-g1-0 requests cpu 64, more than any node can "
-                                                  f"allocate (largest: {float(node_cpu):g})"), br["status"]
+        assert br["status"]["message"].startswith(
+            f"pod {too_big}-g1-0 requests cpu 64, more than any node can allocate (largest: {float(node_cpu):g})"
+        ), br["status"]
         assert "; the scheduler: 0/1 nodes are available" in br["status"]["message"]
 
         def waiting_for_cpu():
             status = get_run(namespace, waits)["status"]
             assert status["phase"] == "Deploying", status
             return "Insufficient cpu" in status["message"] and status  # the scheduler's words, once it retried
+
         waiting = wait_for("the waiting run's message to name the cpu", waiting_for_cpu, 60)
         assert f"pod {waits}-g1-0 not scheduled yet" in waiting["message"] and waiting["message"].startswith("since ")
     finally:
-        kubectl("delete", "benchmarkrun", too_big, waits, "-n", namespace, "--ignore-not-found", "--timeout=120s",
-                check=False)
+        kubectl(
+            "delete",
+            "benchmarkrun",
+            too_big,
+            waits,
+            "-n",
+            namespace,
+            "--ignore-not-found",
+            "--timeout=120s",
+            check=False,
+        )
 
 
 def test_a_pod_the_api_server_refuses_fails_within_60s_in_its_words(namespace, operator):
@@ -131,8 +202,16 @@ def test_a_pod_the_api_server_refuses_fails_within_60s_in_its_words(namespace, o
     so the run fails PodRefused with the API server's words instead of waiting 600 s."""
     name = "refused-pod"
     try:
-        kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, database={
-            "type": "voltdb", "deploy": {"values": {"resources": {"requests": {"cpu": "64"}}}}}))
+        kubectl(
+            "apply",
+            "-n",
+            namespace,
+            "-f",
+            "-",
+            input=manifest(
+                name, database={"type": "voltdb", "deploy": {"values": {"resources": {"requests": {"cpu": "64"}}}}}
+            ),
+        )
         br = failed_within(namespace, name, 60)
         assert br["status"]["reason"] == "PodRefused", br["status"]
         assert "must be less than or equal to cpu limit" in br["status"]["message"]

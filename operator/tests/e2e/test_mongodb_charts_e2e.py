@@ -2,6 +2,7 @@
 with `helm template` and the real API server accepts every object in a server-side dry-run
 (schema, defaulting and admission, nothing created). The official mongo image is not pulled
 and no replica set or sharded cluster runs here."""
+
 from __future__ import annotations
 
 import json
@@ -23,28 +24,64 @@ from tpcc_operator.runspec import RunSpec  # noqa: E402
 pytestmark = pytest.mark.k8s
 
 CHART = ROOT / "charts" / "mongodb"
-HELM = next((h for h in (os.environ.get("TPCC_HELM"), shutil.which("helm"),
-                         str(Path.home() / ".cache/tpcc-operator/k8s/bin/helm")) if h and Path(h).is_file()), "helm")
+HELM = next(
+    (
+        h
+        for h in (
+            os.environ.get("TPCC_HELM"),
+            shutil.which("helm"),
+            str(Path.home() / ".cache/tpcc-operator/k8s/bin/helm"),
+        )
+        if h and Path(h).is_file()
+    ),
+    "helm",
+)
 AUTH = ["--set", "auth.enabled=true", "--set", "auth.existingSecret=mongo-root"]
 
 VALUE_SETS = {
     "defaults": [],
-    "replica-set-3-auth-hard-anti-affinity": ["--set", "replicas=3", *AUTH, "--set", "antiAffinity=hard",
-                                              "--set", "resources.requests.cpu=1",
-                                              "--set", "resources.limits.memory=2Gi"],
-    "replica-set-emptydir-no-pdb": ["--set", "replicas=3", "--set", "persistence.enabled=false",
-                                    "--set", "podDisruptionBudget.enabled=false", "--set", "antiAffinity=none"],
+    "replica-set-3-auth-hard-anti-affinity": [
+        "--set",
+        "replicas=3",
+        *AUTH,
+        "--set",
+        "antiAffinity=hard",
+        "--set",
+        "resources.requests.cpu=1",
+        "--set",
+        "resources.limits.memory=2Gi",
+    ],
+    "replica-set-emptydir-no-pdb": [
+        "--set",
+        "replicas=3",
+        "--set",
+        "persistence.enabled=false",
+        "--set",
+        "podDisruptionBudget.enabled=false",
+        "--set",
+        "antiAffinity=none",
+    ],
     "sharded-auth": ["--set", "topology=sharded", "--set", "replicas=3", "--set", "sharded.shards=2", *AUTH],
-    "sharded-one-member-shards": ["--set", "topology=sharded", "--set", "sharded.shards=4",
-                                  "--set", "sharded.configServers=1", "--set", "sharded.mongos.replicas=1",
-                                  "--set", "sharded.mongos.resources.limits.memory=512Mi"],
+    "sharded-one-member-shards": [
+        "--set",
+        "topology=sharded",
+        "--set",
+        "sharded.shards=4",
+        "--set",
+        "sharded.configServers=1",
+        "--set",
+        "sharded.mongos.replicas=1",
+        "--set",
+        "sharded.mongos.resources.limits.memory=512Mi",
+    ],
     "test-server": ["-f", str(CHART / "ci" / "test-server-values.yaml")],
 }
 
 
 def render(release: str, namespace: str, args: list[str]) -> str:
-    out = subprocess.run([HELM, "template", release, str(CHART), "-n", namespace, *args],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [HELM, "template", release, str(CHART), "-n", namespace, *args], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -101,6 +138,5 @@ def test_the_api_server_refuses_a_chart_object_broken_the_way_a_bad_template_wou
     docs = [d for d in yaml.safe_load_all(render("mdb", namespace, VALUE_SETS["sharded-auth"])) if d]
     pdb = next(d for d in docs if d["kind"] == "PodDisruptionBudget")
     pdb["spec"]["maxUnavailable"] = "one"
-    out = kubectl("apply", "--dry-run=server", "-n", namespace, "-f", "-",
-                  input=yaml.safe_dump_all(docs), check=False)
+    out = kubectl("apply", "--dry-run=server", "-n", namespace, "-f", "-", input=yaml.safe_dump_all(docs), check=False)
     assert out.returncode != 0 and "maxUnavailable" in out.stderr, out.stderr

@@ -10,6 +10,7 @@ Needs the images local/tpcc-runner:dev (with this operator), local/voltdb:10.1.1
 local/secantus:dev (hack/images.sh secantus) and a default StorageClass that provisions
 (hack/local-k8s.sh: local-hostpath). Namespaces dev-mongo-*, deleted afterwards.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,24 +22,41 @@ from test_benchmarkrun_e2e import kubectl, manifest, wait_for, wait_phase
 pytestmark = pytest.mark.k8s
 
 MONGODB_RUN = dict(
-    database={"type": "mongodb", "readyTimeoutSeconds": 300,
-              "deploy": {"replicas": 1, "values": {"testServer": {"enabled": True,
-                                                                   "image": {"pullPolicy": "Never"}}}}},
-    workload={"warehouses": 1, "clients": 2, "durationSeconds": 150, "warmupSeconds": 5, "loadWorkers": 2,
-              "loadTimeoutSeconds": 2400,
-              # the paper's configuration; findAndModify costs SecantusDB a collection scan
-              "driverOptions": {"write_concern": "majority", "read_concern": "majority",
-                                "schema": "denormalized", "find_and_modify": "false"}},
+    database={
+        "type": "mongodb",
+        "readyTimeoutSeconds": 300,
+        "deploy": {"replicas": 1, "values": {"testServer": {"enabled": True, "image": {"pullPolicy": "Never"}}}},
+    },
+    workload={
+        "warehouses": 1,
+        "clients": 2,
+        "durationSeconds": 150,
+        "warmupSeconds": 5,
+        "loadWorkers": 2,
+        "loadTimeoutSeconds": 2400,
+        # the paper's configuration; findAndModify costs SecantusDB a collection scan
+        "driverOptions": {
+            "write_concern": "majority",
+            "read_concern": "majority",
+            "schema": "denormalized",
+            "find_and_modify": "false",
+        },
+    },
     runners={"parallelism": 1, "imagePullPolicy": "Never"},
     # a failover of the primary, then the loss of the whole system (clause 3.5.3): kill-all
-    faults=[{"action": "kill-primary", "method": "kill-process", "afterSeconds": 30},
-            {"action": "kill-all", "method": "kill-process", "afterSeconds": 80}],
+    faults=[
+        {"action": "kill-primary", "method": "kill-process", "afterSeconds": 30},
+        {"action": "kill-all", "method": "kill-process", "afterSeconds": 80},
+    ],
     cleanup={"policy": "Never"},
 )
 
 VOLTDB_KILL_PROCESS_RUN = dict(
-    database={"type": "voltdb", "readyTimeoutSeconds": 300,
-              "deploy": {"replicas": 3, "kSafety": 1, "values": {"image": {"pullPolicy": "Never"}}}},
+    database={
+        "type": "voltdb",
+        "readyTimeoutSeconds": 300,
+        "deploy": {"replicas": 3, "kSafety": 1, "values": {"image": {"pullPolicy": "Never"}}},
+    },
     workload={"warehouses": 1, "clients": 2, "durationSeconds": 120, "warmupSeconds": 5, "loadWorkers": 2},
     runners={"parallelism": 1, "imagePullPolicy": "Never"},
     faults=[{"action": "kill-node", "podIndex": 2, "method": "kill-process", "afterSeconds": 20}],
@@ -88,8 +106,11 @@ def test_mongodb_test_server_kill_primary_then_kill_all(namespace, operator):
     assert durability["acknowledged"] == durability["found"] > 0
     assert status["consistency"]["passed"] and len(status["consistency"]["conditions"]) == 12
     assert status["results"]["tpmC"] > 0
-    events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json",
-                                "--field-selector", f"involvedObject.name={name}").stdout)["items"]
+    events = json.loads(
+        kubectl(
+            "get", "events", "-n", namespace, "-o", "json", "--field-selector", f"involvedObject.name={name}"
+        ).stdout
+    )["items"]
     # the API server lists events in no set order: by the fault number each message starts with
     injected = sorted(e["message"] for e in events if e["reason"] == "FaultInjected")
     assert len(injected) == 2 and f"killed the database process of pod {member}" in injected[0]
@@ -97,8 +118,11 @@ def test_mongodb_test_server_kill_primary_then_kill_all(namespace, operator):
 
     # the claim goes with the release
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
-    wait_for("the member's claim to go", lambda: kubectl(
-        "get", "pvc", f"data-{member}", "-n", namespace, check=False).returncode != 0, 120)
+    wait_for(
+        "the member's claim to go",
+        lambda: kubectl("get", "pvc", f"data-{member}", "-n", namespace, check=False).returncode != 0,
+        120,
+    )
 
 
 def test_voltdb_node_process_killed_rejoins_on_its_own_volume(namespace, operator):

@@ -2,6 +2,7 @@
 it, on the shared cluster: all applied at once (most of a run is waiting), each followed to
 Succeeded with a throughput figure from its status; what cannot run here passes the API
 server's dry run and says why."""
+
 from __future__ import annotations
 
 import importlib.util

@@ -8,6 +8,7 @@ BenchmarkResult with its ConfigMap; they survive the BenchmarkRun's deletion.
 Needs what test_benchmarkrun_e2e needs (cluster, images local/tpcc-runner:dev and
 local/voltdb:10.1.1 on the node). About 3 x (deploy + load + 30 s) of cluster time.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,18 +18,23 @@ from test_benchmarkrun_e2e import ROOT, get_run, kubectl, manifest, wait_for
 
 pytestmark = pytest.mark.k8s
 
-RUN = {"database": {"type": "voltdb"},
-       "workload": {"warehouses": 1, "clients": 4, "durationSeconds": 20, "warmupSeconds": 10},
-       "runners": {"parallelism": 1},
-       # two equal 20 s runs on a shared 2-core node have measured 53,151 and 82,734 tpmC (-36 %):
-       # the limit sits well above that noise; the slowed database (200m CPU) loses far more
-       "regression": {"baseline": {"previous": 2}, "maxTpmCDropPercent": 60,
-                      "maxP99IncreasePercent": {"NEW_ORDER": 300},
-                      # the third run has two earlier results: its change points are analysed
-                      # in an analyzer Job (tpcc changepoints in the runner image)
-                      "changePoints": {"minHistory": 2}},
-       "cleanup": {"policy": "Always"},
-       "runToken": "1"}
+RUN = {
+    "database": {"type": "voltdb"},
+    "workload": {"warehouses": 1, "clients": 4, "durationSeconds": 20, "warmupSeconds": 10},
+    "runners": {"parallelism": 1},
+    # two equal 20 s runs on a shared 2-core node have measured 53,151 and 82,734 tpmC (-36 %):
+    # the limit sits well above that noise; the slowed database (200m CPU) loses far more
+    "regression": {
+        "baseline": {"previous": 2},
+        "maxTpmCDropPercent": 60,
+        "maxP99IncreasePercent": {"NEW_ORDER": 300},
+        # the third run has two earlier results: its change points are analysed
+        # in an analyzer Job (tpcc changepoints in the runner image)
+        "changePoints": {"minHistory": 2},
+    },
+    "cleanup": {"policy": "Always"},
+    "runToken": "1",
+}
 SLOW_VALUES = {"sitesPerHost": 1, "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}}
 
 
@@ -39,6 +45,7 @@ def judged(ns: str, name: str, generation: int) -> dict:
         if status.get("runGeneration") == generation and status.get("verdict"):
             return br
         return None
+
     # not wait_phase: right after a runToken patch the status still shows the last run's phase
     return wait_for(f"{name} generation {generation} judged", verdict, 900)
 
@@ -73,13 +80,18 @@ def test_three_runs_pass_then_regress(namespace, operator):
     third = judged(namespace, name, second["metadata"]["generation"] + 1)
     status = third["status"]
     assert status["phase"] == "Succeeded" and status["verdict"] == "Regressed", status["regression"]["message"]
-    assert sorted(status["regression"]["baseline"]["results"]) == \
-        sorted([first["status"]["resultName"], second["status"]["resultName"]])
+    assert sorted(status["regression"]["baseline"]["results"]) == sorted(
+        [first["status"]["resultName"], second["status"]["resultName"]]
+    )
     ready, stalled = condition(third, "Ready"), condition(third, "Stalled")
     assert (ready["status"], stalled["status"], stalled["reason"]) == ("False", "True", "Regressed")
     tpmc = next(m for m in status["regression"]["metrics"] if m["name"] == "tpmC")
-    print("tpmC of the three runs:", [r["status"].get("results", {}).get("tpmC") for r in (first, second, third)],
-          "third against its baseline:", tpmc)
+    print(
+        "tpmC of the three runs:",
+        [r["status"].get("results", {}).get("tpmC") for r in (first, second, third)],
+        "third against its baseline:",
+        tpmc,
+    )
     assert tpmc["deltaPercent"] < -60 and tpmc["outcome"] == "Regressed"
     # the analyzer Job ran and its changepoints.json was read (too little history before)
     assert "1 earlier comparable result(s), 2 needed" in second["status"]["regression"]["message"]
@@ -89,14 +101,27 @@ def test_three_runs_pass_then_regress(namespace, operator):
 
     # the history: three immutable results, each with its full results in a ConfigMap it owns
     history = results_of(namespace, name)
-    assert [r["spec"]["verdict"] for r in history] == \
-        [first["status"]["verdict"], second["status"]["verdict"], "Regressed"]
+    assert [r["spec"]["verdict"] for r in history] == [
+        first["status"]["verdict"],
+        second["status"]["verdict"],
+        "Regressed",
+    ]
     for r in history:
         cm = json.loads(kubectl("get", "configmap", r["metadata"]["name"], "-n", namespace, "-o", "json").stdout)
         assert cm["metadata"]["ownerReferences"][0]["uid"] == r["metadata"]["uid"]
         assert json.loads(cm["data"]["results.json"])["results"]["tpmC"] == r["spec"]["tpmC"]
-    edit = kubectl("patch", "benchmarkresult", history[0]["metadata"]["name"], "-n", namespace, "--type", "merge",
-                   "-p", '{"spec": {"verdict": "Pass"}}', check=False)
+    edit = kubectl(
+        "patch",
+        "benchmarkresult",
+        history[0]["metadata"]["name"],
+        "-n",
+        namespace,
+        "--type",
+        "merge",
+        "-p",
+        '{"spec": {"verdict": "Pass"}}',
+        check=False,
+    )
     assert edit.returncode != 0 and "a BenchmarkResult is immutable" in edit.stderr
 
     # results outlive the run by default

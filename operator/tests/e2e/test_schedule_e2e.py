@@ -6,6 +6,7 @@ server refuses a malformed one; deleting the schedule deletes its runs.
 Needs what test_benchmarkrun_e2e needs (cluster, images local/tpcc-runner:dev and
 local/voltdb:10.1.1 on the node). About two runs of cluster time (deploy + load + 25 s each).
 """
+
 from __future__ import annotations
 
 import json
@@ -17,16 +18,21 @@ from test_benchmarkrun_e2e import get_run, kubectl, wait_for
 pytestmark = pytest.mark.k8s
 
 NAME = "sched-e2e"
-TEMPLATE = {"metadata": {"labels": {"team": "e2e"}},
-            "spec": {"database": {"type": "voltdb"},
-                     "workload": {"warehouses": 1, "clients": 2, "durationSeconds": 20, "warmupSeconds": 5},
-                     "runners": {"parallelism": 1},
-                     "cleanup": {"policy": "Always"}}}
+TEMPLATE = {
+    "metadata": {"labels": {"team": "e2e"}},
+    "spec": {
+        "database": {"type": "voltdb"},
+        "workload": {"warehouses": 1, "clients": 2, "durationSeconds": 20, "warmupSeconds": 5},
+        "runners": {"parallelism": 1},
+        "cleanup": {"policy": "Always"},
+    },
+}
 
 
 def schedule_manifest(name: str, **spec) -> str:
-    return json.dumps({"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkSchedule",
-                       "metadata": {"name": name}, "spec": spec})
+    return json.dumps(
+        {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkSchedule", "metadata": {"name": name}, "spec": spec}
+    )
 
 
 def get_schedule(ns: str, name: str) -> dict | None:
@@ -45,19 +51,32 @@ def condition(obj: dict, type_: str) -> dict:
 
 def ready_for_generation(ns: str, name: str, want: str) -> dict | None:
     s = get_schedule(ns, name)
-    if s and s.get("status", {}).get("observedGeneration") == s["metadata"]["generation"] \
-            and condition(s, "Ready").get("status") == want:
+    if (
+        s
+        and s.get("status", {}).get("observedGeneration") == s["metadata"]["generation"]
+        and condition(s, "Ready").get("status") == want
+    ):
         return s
     return None
 
 
 def test_schedule_every_minute_makes_runs_and_prunes_history(namespace, operator):
     # the session's crd fixture applied crds/ and waited for BenchmarkRun only
-    wait_for("BenchmarkSchedule served",
-             lambda: kubectl("get", "benchmarkschedules", "-n", namespace, check=False).returncode == 0, 60)
-    kubectl("apply", "-n", namespace, "-f", "-", input=schedule_manifest(
-        NAME, schedule="*/1 * * * *", successfulRunsHistoryLimit=1, failedRunsHistoryLimit=1,
-        runTemplate=TEMPLATE))
+    wait_for(
+        "BenchmarkSchedule served",
+        lambda: kubectl("get", "benchmarkschedules", "-n", namespace, check=False).returncode == 0,
+        60,
+    )
+    kubectl(
+        "apply",
+        "-n",
+        namespace,
+        "-f",
+        "-",
+        input=schedule_manifest(
+            NAME, schedule="*/1 * * * *", successfulRunsHistoryLimit=1, failedRunsHistoryLimit=1, runTemplate=TEMPLATE
+        ),
+    )
     sched = wait_for("schedule Ready", lambda: ready_for_generation(namespace, NAME, "True"), 60)
     assert condition(sched, "Ready")["message"].startswith("next run at ")
     assert condition(sched, "Stalled")["status"] == "False"
@@ -67,8 +86,12 @@ def test_schedule_every_minute_makes_runs_and_prunes_history(namespace, operator
     assert re.fullmatch(rf"{NAME}-\d{{8}}", meta["name"]), meta["name"]
     assert meta["labels"]["team"] == "e2e" and "bench.tpcc.dev/scheduled-time" in meta["annotations"]
     owner = meta["ownerReferences"][0]
-    assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == \
-        ("BenchmarkSchedule", NAME, sched["metadata"]["uid"], True)
+    assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
+        "BenchmarkSchedule",
+        NAME,
+        sched["metadata"]["uid"],
+        True,
+    )
     assert first["spec"]["workload"]["durationSeconds"] == 20
 
     # Forbid: while the first runs, every later minute waits; no second run exists meanwhile
@@ -79,8 +102,9 @@ def test_schedule_every_minute_makes_runs_and_prunes_history(namespace, operator
         for r in runs:
             status = r.get("status") or {}
             seen[r["metadata"]["name"]] = status.get("phase") or ""
-            assert status.get("phase") != "Failed", \
+            assert status.get("phase") != "Failed", (
                 f"{r['metadata']['name']} failed: {status.get('reason')}: {status.get('message')}"
+            )
         unfinished = [r for r in runs if (r.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
         assert len(unfinished) <= 1, f"Forbid let runs overlap: {[r['metadata']['name'] for r in unfinished]}"
         present = {r["metadata"]["name"] for r in runs}
@@ -91,33 +115,62 @@ def test_schedule_every_minute_makes_runs_and_prunes_history(namespace, operator
     gone, kept = wait_for("two runs succeeded and the older one pruned", pruned_after_two_successes, 900, every=5)
     assert gone == [first["metadata"]["name"]] and kept[0]["metadata"]["name"] > gone[0]
     # the pruned run's BenchmarkResult outlives it
-    results = json.loads(kubectl("get", "benchmarkresults", "-n", namespace, "-l",
-                                 f"bench.tpcc.dev/run={gone[0]}", "-o", "json").stdout)["items"]
+    results = json.loads(
+        kubectl("get", "benchmarkresults", "-n", namespace, "-l", f"bench.tpcc.dev/run={gone[0]}", "-o", "json").stdout
+    )["items"]
     assert len(results) == 1 and results[0]["spec"]["phase"] == "Succeeded"
     status = get_schedule(namespace, NAME)["status"]
     assert status["lastScheduleTime"] and status["lastSuccessfulTime"]
     assert condition(get_schedule(namespace, NAME), "Ready")["status"] == "True"
 
     # a schedule the schema lets through but that cannot be parsed: Ready=False, Stalled=True
-    kubectl("patch", "benchmarkschedule", NAME, "-n", namespace, "--type", "merge",
-            "-p", '{"spec": {"schedule": "61 * * * *"}}')
+    kubectl(
+        "patch",
+        "benchmarkschedule",
+        NAME,
+        "-n",
+        namespace,
+        "--type",
+        "merge",
+        "-p",
+        '{"spec": {"schedule": "61 * * * *"}}',
+    )
     bad = wait_for("schedule not Ready", lambda: ready_for_generation(namespace, NAME, "False"), 60)
     assert condition(bad, "Ready")["reason"] == "InvalidSchedule" and "minute" in condition(bad, "Ready")["message"]
     assert condition(bad, "Stalled")["status"] == "True"
 
     # deleting the schedule deletes its runs (owner references; each run's finalizer cleans up)
     kubectl("delete", "benchmarkschedule", NAME, "-n", namespace, "--wait=false")
-    wait_for("the schedule's runs deleted", lambda: not runs_of(namespace, NAME) and
-             get_schedule(namespace, NAME) is None, 240, every=5)
+    wait_for(
+        "the schedule's runs deleted",
+        lambda: not runs_of(namespace, NAME) and get_schedule(namespace, NAME) is None,
+        240,
+        every=5,
+    )
     assert get_run(namespace, kept[0]["metadata"]["name"]) is None
 
 
 def test_the_api_server_refuses_a_malformed_schedule_or_template(namespace, crd):
-    wait_for("BenchmarkSchedule served",
-             lambda: kubectl("get", "benchmarkschedules", "-n", namespace, check=False).returncode == 0, 60)
-    for spec, field in ((dict(schedule="@every 1m", runTemplate=TEMPLATE), "spec.schedule"),
-                        (dict(schedule="0 3 * * *", runTemplate={"spec": {"database": {"type": "oracle"}}}),
-                         "spec.runTemplate.spec.database.type")):
-        out = kubectl("apply", "--dry-run=server", "-n", namespace, "-f", "-",
-                      input=schedule_manifest("refused", **spec), check=False)
+    wait_for(
+        "BenchmarkSchedule served",
+        lambda: kubectl("get", "benchmarkschedules", "-n", namespace, check=False).returncode == 0,
+        60,
+    )
+    for spec, field in (
+        (dict(schedule="@every 1m", runTemplate=TEMPLATE), "spec.schedule"),
+        (
+            dict(schedule="0 3 * * *", runTemplate={"spec": {"database": {"type": "oracle"}}}),
+            "spec.runTemplate.spec.database.type",
+        ),
+    ):
+        out = kubectl(
+            "apply",
+            "--dry-run=server",
+            "-n",
+            namespace,
+            "-f",
+            "-",
+            input=schedule_manifest("refused", **spec),
+            check=False,
+        )
         assert out.returncode != 0 and field in out.stderr, out.stderr

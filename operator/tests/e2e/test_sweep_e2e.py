@@ -9,6 +9,7 @@ Needs what test_benchmarkrun_e2e needs. About deploy + 2 loads + 4 x 60 s of clu
 And a sweep.matrix: 2 warehouses x 2 clients x remotePercent.newOrderLines 0 and 50, two cells on
 one deployment and one load, each runner run with its own value (its results document says so).
 """
+
 from __future__ import annotations
 
 import base64
@@ -20,11 +21,13 @@ from test_benchmarkrun_e2e import ROOT, get_run, helm_releases, kubectl, manifes
 
 pytestmark = pytest.mark.k8s
 
-SWEEP = {"database": {"type": "voltdb"},
-         "workload": {"durationSeconds": 10, "warmupSeconds": 5},
-         "runners": {"parallelism": 2, "startDelaySeconds": 3},
-         "sweep": {"warehouses": [2, 1], "clients": [2, 4]},
-         "cleanup": {"policy": "Always"}}
+SWEEP = {
+    "database": {"type": "voltdb"},
+    "workload": {"durationSeconds": 10, "warmupSeconds": 5},
+    "runners": {"parallelism": 2, "startDelaySeconds": 3},
+    "sweep": {"warehouses": [2, 1], "clients": [2, 4]},
+    "cleanup": {"policy": "Always"},
+}
 
 
 def test_a_two_by_two_sweep_gives_four_results(namespace, operator):
@@ -52,20 +55,29 @@ def test_a_two_by_two_sweep_gives_four_results(namespace, operator):
         assert result["tpmC"] == pytest.approx(cell["tpmC"])
     # one database for the whole sweep, which cleanup Always removes once the sweep is judged
     wait_for("the sweep's database uninstalled", lambda: name + "-g1" not in helm_releases(namespace), 120)
-    events = kubectl("get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}",
-                     "-o", "jsonpath={.items[*].reason}").stdout.split()
+    events = kubectl(
+        "get",
+        "events",
+        "-n",
+        namespace,
+        "--field-selector",
+        f"involvedObject.name={name}",
+        "-o",
+        "jsonpath={.items[*].reason}",
+    ).stdout.split()
     assert events.count("LoadJobCreated") == 2 and events.count("DatabaseInstalled") == 1
     assert events.count("CellStarted") == 3 and events.count("CellMeasured") == 4
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")
     assert get_run(namespace, name) is None
 
 
-MATRIX_SWEEP = {"database": {"type": "voltdb"},
-                "workload": {"warehouses": 2, "durationSeconds": 10, "warmupSeconds": 5},
-                "runners": {"startDelaySeconds": 3},
-                "sweep": {"clients": [2], "matrix": [{"field": "workload.remotePercent.newOrderLines",
-                                                      "values": ["0", "50"]}]},
-                "cleanup": {"policy": "Always"}}
+MATRIX_SWEEP = {
+    "database": {"type": "voltdb"},
+    "workload": {"warehouses": 2, "durationSeconds": 10, "warmupSeconds": 5},
+    "runners": {"startDelaySeconds": 3},
+    "sweep": {"clients": [2], "matrix": [{"field": "workload.remotePercent.newOrderLines", "values": ["0", "50"]}]},
+    "cleanup": {"policy": "Always"},
+}
 
 
 def _full_results(namespace: str, result: str) -> dict:
@@ -86,8 +98,10 @@ def test_a_matrix_sweep_runs_each_value_on_one_load(namespace, operator):
     assert status["phase"] == "Succeeded", (status.get("message"), table)
     assert table["plan"] == {"cells": 2, "loads": 1, "deployments": 1, "estimatedSeconds": 2 * (3 + 5 + 10)}
     assert [c["matrix"] for c in table["cells"]] == [{field: "0"}, {field: "50"}]
-    assert all(c["state"] == "Succeeded" and c["tpmC"] > 0 and (c["warehouses"], c["clients"]) == (2, 2)
-               for c in table["cells"])
+    assert all(
+        c["state"] == "Succeeded" and c["tpmC"] > 0 and (c["warehouses"], c["clients"]) == (2, 2)
+        for c in table["cells"]
+    )
     assert [c["matrix"] for c in table["configurations"]] == [{field: "0"}, {field: "50"}]
 
     out = kubectl("get", "benchmarkresults", "-n", namespace, "-l", f"bench.tpcc.dev/run={name}", "-o", "json")
@@ -101,8 +115,16 @@ def test_a_matrix_sweep_runs_each_value_on_one_load(namespace, operator):
         options = _full_results(namespace, cell["result"])["results"]["options"]
         assert options["remote_percent"]["new_order_line"] == percent, options
     assert len({r["comparisonHash"] for r in results.values()}) == 2  # each value its own history
-    events = kubectl("get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}",
-                     "-o", "jsonpath={.items[*].reason}").stdout.split()
+    events = kubectl(
+        "get",
+        "events",
+        "-n",
+        namespace,
+        "--field-selector",
+        f"involvedObject.name={name}",
+        "-o",
+        "jsonpath={.items[*].reason}",
+    ).stdout.split()
     assert events.count("LoadJobCreated") == 1 and events.count("DatabaseInstalled") == 1
     assert events.count("CellStarted") == 1 and events.count("CellMeasured") == 2
     wait_for("the sweep's database uninstalled", lambda: name + "-g1" not in helm_releases(namespace), 120)
@@ -112,13 +134,21 @@ def test_a_matrix_sweep_runs_each_value_on_one_load(namespace, operator):
 # A saturation search on a database whose throughput a CPU limit caps: clients 1, 2, 4, 8, 16
 # until a doubling gains less than 20 %. Half a core for VoltDB and no think times: the
 # plateau comes within the ladder, so the search stops there and skips the rest.
-SATURATION = {"database": {"type": "voltdb", "deploy": {"values": {"resources": {
-                  "requests": {"cpu": "250m", "memory": "1Gi"}, "limits": {"cpu": "500m", "memory": "2Gi"}}}}},
-              "workload": {"warehouses": 1, "durationSeconds": 10, "warmupSeconds": 3},
-              "runners": {"startDelaySeconds": 3},
-              "verify": {"enabled": False},  # the search is what this measures; the other sweeps check
-              "sweep": {"saturation": {"startClients": 1, "factor": 2, "maxClients": 16, "minGainPercent": 20}},
-              "cleanup": {"policy": "Always"}}
+SATURATION = {
+    "database": {
+        "type": "voltdb",
+        "deploy": {
+            "values": {
+                "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}, "limits": {"cpu": "500m", "memory": "2Gi"}}
+            }
+        },
+    },
+    "workload": {"warehouses": 1, "durationSeconds": 10, "warmupSeconds": 3},
+    "runners": {"startDelaySeconds": 3},
+    "verify": {"enabled": False},  # the search is what this measures; the other sweeps check
+    "sweep": {"saturation": {"startClients": 1, "factor": 2, "maxClients": 16, "minGainPercent": 20}},
+    "cleanup": {"policy": "Always"},
+}
 
 
 def test_a_saturation_search_stops_at_the_plateau_of_a_cpu_capped_database(namespace, operator):
@@ -136,21 +166,29 @@ def test_a_saturation_search_stops_at_the_plateau_of_a_cpu_capped_database(names
     assert search["stopped"] == "GainBelowThreshold", search
     assert steps[-1]["clients"] < 16 and steps[-1]["gainPercent"] < 20
     assert all(s["gainPercent"] >= 20 for s in steps[1:-1])  # every step before grew enough
-    assert [s["clients"] for s in steps] == [1, 2, 4, 8, 16][:len(steps)]
+    assert [s["clients"] for s in steps] == [1, 2, 4, 8, 16][: len(steps)]
     ran = [c for c in table["cells"] if c["state"] != "Skipped"]
     assert [c["state"] for c in ran] == ["Succeeded"] * len(steps)
     assert [c["tpmC"] for c in ran] == pytest.approx([s["throughput"] for s in steps])
     best = max(steps, key=lambda s: s["throughput"])
     assert (search["saturationClients"], search["throughput"]) == (best["clients"], best["throughput"])
-    skipped = table["cells"][len(steps):]
+    skipped = table["cells"][len(steps) :]
     assert skipped and all(c["state"] == "Skipped" and "result" not in c for c in skipped)
     assert f"saturate at {best['clients']} clients" in status["regression"]["message"]
 
     out = kubectl("get", "benchmarkresults", "-n", namespace, "-l", f"bench.tpcc.dev/run={name}", "-o", "json")
     results = {r["metadata"]["name"]: r["spec"] for r in json.loads(out.stdout)["items"]}
     assert sorted(results) == sorted(c["result"] for c in ran)  # none for the cells never run
-    events = kubectl("get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}",
-                     "-o", "jsonpath={.items[*].reason}").stdout.split()
+    events = kubectl(
+        "get",
+        "events",
+        "-n",
+        namespace,
+        "--field-selector",
+        f"involvedObject.name={name}",
+        "-o",
+        "jsonpath={.items[*].reason}",
+    ).stdout.split()
     assert events.count("LoadJobCreated") == 1 and events.count("SaturationFound") == 1
     wait_for("the search's database uninstalled", lambda: name + "-g1" not in helm_releases(namespace), 120)
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")

@@ -3,6 +3,7 @@ VoltDB the operator deploys: the load Job loads the records, two runner pods run
 barrier, each inserting into its own slice, the merged results land in status.ycsb and the
 BenchmarkResult, and the verifier finds every write the pods saw acknowledged. Needs
 local/tpcc-runner:dev and local/voltdb:10.1.1 (hack/images.sh)."""
+
 from __future__ import annotations
 
 import json
@@ -13,11 +14,19 @@ from test_benchmarkrun_e2e import RUN_LABEL, kubectl, manifest, wait_for, wait_p
 pytestmark = pytest.mark.k8s
 
 YCSB_RUN = dict(
-    database={"type": "voltdb", "readyTimeoutSeconds": 300,
-              "deploy": {"replicas": 1, "values": {"image": {"pullPolicy": "Never"}}}},
-    workload={"kind": "ycsb", "clients": 4, "durationSeconds": 20, "warmupSeconds": 0, "loadWorkers": 2,
-              "ycsb": {"workload": "a", "recordCount": 2000, "batchSize": 50,
-                       "properties": {"dataintegrity": "true"}}},
+    database={
+        "type": "voltdb",
+        "readyTimeoutSeconds": 300,
+        "deploy": {"replicas": 1, "values": {"image": {"pullPolicy": "Never"}}},
+    },
+    workload={
+        "kind": "ycsb",
+        "clients": 4,
+        "durationSeconds": 20,
+        "warmupSeconds": 0,
+        "loadWorkers": 2,
+        "ycsb": {"workload": "a", "recordCount": 2000, "batchSize": 50, "properties": {"dataintegrity": "true"}},
+    },
     runners={"parallelism": 2, "imagePullPolicy": "Never"},
     cleanup={"policy": "Never"},
 )
@@ -43,15 +52,20 @@ def test_ycsb_workload_a_on_voltdb(namespace, operator):
     durability = status["durability"]
     assert durability["durable"] and durability["lost"] == 0 and durability["ledgers"] == 2, durability
     assert durability["acknowledged"] > 0 and durability["records"] == 2000 and durability["expectedRecords"] == "2000"
-    jobs = json.loads(kubectl("get", "jobs", "-n", namespace, "-l", f"{RUN_LABEL}={name}",
-                              "-o", "json").stdout)["items"]
-    assert sorted(j["metadata"]["name"] for j in jobs) == [f"{name}-g1-loader", f"{name}-g1-runner",
-                                                           f"{name}-g1-verifier"]
+    jobs = json.loads(kubectl("get", "jobs", "-n", namespace, "-l", f"{RUN_LABEL}={name}", "-o", "json").stdout)[
+        "items"
+    ]
+    assert sorted(j["metadata"]["name"] for j in jobs) == [
+        f"{name}-g1-loader",
+        f"{name}-g1-runner",
+        f"{name}-g1-verifier",
+    ]
 
     def recorded():
         out = kubectl("get", "benchmarkresults", "-n", namespace, "-l", f"{RUN_LABEL}={name}", "-o", "json")
         items = json.loads(out.stdout)["items"]
         return items[0] if items else None
+
     result = wait_for("the BenchmarkResult", recorded, 60)
     assert result["spec"]["opsPerSecond"] == ycsb["opsPerSecond"]
     assert result["spec"]["runSpec"]["workload"]["kind"] == "ycsb"
@@ -64,11 +78,16 @@ def test_ycsb_writes_lost_to_a_killed_voltdb_node_fail_the_run(namespace, operat
     back empty). The verifier runs once the node is back and finds the acknowledged writes gone:
     the run fails with DurabilityLost, the database counted as empty."""
     name = "ycsb-e2e-kill"
-    spec = {**YCSB_RUN,
-            "workload": {**YCSB_RUN["workload"], "durationSeconds": 30,
-                         "ycsb": {"workload": "d", "recordCount": 2000, "batchSize": 50}},
-            "faults": [{"action": "kill-node", "afterSeconds": 10, "allowDataLoss": True}],
-            "cleanup": {"policy": "Always"}}
+    spec = {
+        **YCSB_RUN,
+        "workload": {
+            **YCSB_RUN["workload"],
+            "durationSeconds": 30,
+            "ycsb": {"workload": "d", "recordCount": 2000, "batchSize": 50},
+        },
+        "faults": [{"action": "kill-node", "afterSeconds": 10, "allowDataLoss": True}],
+        "cleanup": {"policy": "Always"},
+    }
     kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **spec))
     br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=900)
     status = br["status"]
@@ -89,9 +108,12 @@ def test_a_ycsb_saturation_search_is_judged_on_operations_per_second(namespace, 
     """A YCSB sweep (the CRD refused them before): a saturation search over 2 and 4 clients on
     one load, each cell verified and recorded on its own, the search judged on ops/s."""
     name = "ycsb-search-e2e"
-    spec = {**YCSB_RUN, "workload": {**YCSB_RUN["workload"], "durationSeconds": 8},
-            "sweep": {"saturation": {"startClients": 2, "factor": 2, "maxClients": 4, "minGainPercent": 0}},
-            "cleanup": {"policy": "Always"}}
+    spec = {
+        **YCSB_RUN,
+        "workload": {**YCSB_RUN["workload"], "durationSeconds": 8},
+        "sweep": {"saturation": {"startClients": 2, "factor": 2, "maxClients": 4, "minGainPercent": 0}},
+        "cleanup": {"policy": "Always"},
+    }
     kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **spec))
     br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=600)
     status = br["status"]

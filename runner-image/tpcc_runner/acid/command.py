@@ -13,6 +13,7 @@ could not run, e.g. no undelivered order to deliver). `passed` is true when none
 erred; the exit status is 0 then, else 1. The tests change the database as the clause's do
 (Payments, NewOrders, Deliveries committed), so run them on a load made for them or before a
 run, not during one (isolation test 7 puts the two item prices it raises back)."""
+
 from __future__ import annotations
 
 import argparse
@@ -35,27 +36,39 @@ from .interleave import StillWaiting
 log = logging.getLogger("tpcc")
 ADAPTERS = {"mongodb": "tpcc_runner.acid.mongodb:MongoDBAcid", "voltdb": "tpcc_runner.acid.voltdb:VoltDBAcid"}
 NOT_PERMITTED = "not permitted for this user: {error}; the tests need a user allowed to {needs}"
-NO_ADAPTER = {"foundationdb": "no ACID adapter for FoundationDB: there is no server here to build and test "
-                              "one against (docs/foundationdb.md)"}
+NO_ADAPTER = {
+    "foundationdb": "no ACID adapter for FoundationDB: there is no server here to build and test "
+    "one against (docs/foundationdb.md)"
+}
 
 
 def _tests(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in TESTS]
     if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown test(s) {', '.join(unknown) or '(none given)'} "
-                                         f"(known: {','.join(TESTS)})")
+        raise argparse.ArgumentTypeError(
+            f"unknown test(s) {', '.join(unknown) or '(none given)'} (known: {','.join(TESTS)})"
+        )
     return names
 
 
 def add_parser(sub, common: argparse.ArgumentParser) -> None:
     ac = sub.add_parser("acid", parents=[common], help="the ACID tests of clause 3 (atomicity, isolation 1-9)")
-    ac.add_argument("--tests", type=_tests, default=list(TESTS), metavar="NAME[,NAME...]",
-                    help=f"which tests (default all: {','.join(TESTS)})")
+    ac.add_argument(
+        "--tests",
+        type=_tests,
+        default=list(TESTS),
+        metavar="NAME[,NAME...]",
+        help=f"which tests (default all: {','.join(TESTS)})",
+    )
     ac.add_argument("--results", default=None, metavar="FILE", help="also write the JSON here")
     ac.add_argument("--seed", type=int, default=None, help="fixes the randomly selected rows")
-    ac.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
-                    help="write acid.json into this existing ConfigMap (the operator's check ConfigMap)")
+    ac.add_argument(
+        "--results-configmap",
+        default=None,
+        metavar="NAMESPACE/NAME",
+        help="write acid.json into this existing ConfigMap (the operator's check ConfigMap)",
+    )
 
 
 def make_adapter(db: str, options, weaken: str | None = None):
@@ -91,13 +104,20 @@ def run_tests(adapter, names: list[str], rng: random.Random) -> list[Verdict]:
 
 def document(db: str, seed: int, verdicts: list[Verdict], driver: dict[str, Any]) -> dict[str, Any]:
     counts = Counter(v.status for v in verdicts)
-    return {"command": "acid", "db": db, "passed": not (counts[FAILED] or counts[ERROR]), "seed": seed,
-            "counts": {s: counts[s] for s in ("passed", FAILED, NOT_APPLICABLE, ERROR)},
-            "tests": [v.to_dict() for v in verdicts], "driver": driver}
+    return {
+        "command": "acid",
+        "db": db,
+        "passed": not (counts[FAILED] or counts[ERROR]),
+        "seed": seed,
+        "counts": {s: counts[s] for s in ("passed", FAILED, NOT_APPLICABLE, ERROR)},
+        "tests": [v.to_dict() for v in verdicts],
+        "driver": driver,
+    }
 
 
 def cmd_acid(args, metrics) -> int:
     from ..cli import connection_options  # cli registers this command, so it is loaded by now
+
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     if args.db in NO_ADAPTER:
         doc = document(args.db, seed, [Verdict(n, NOT_APPLICABLE, NO_ADAPTER[args.db]) for n in args.tests], {})

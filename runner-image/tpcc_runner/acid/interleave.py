@@ -1,6 +1,7 @@
 """Running a second transaction while a first is held open, and telling how it behaved: it
 completed meanwhile, it waited for the first to end, or the database rolled it back. No
 database here: the adapters hand in what to run."""
+
 from __future__ import annotations
 
 import contextlib
@@ -30,8 +31,13 @@ class StillWaiting(Exception):
     """The second transaction did not finish after the held one ended: what it waited for."""
 
 
-def interleave(other: Callable[[], Any], end_held: Callable[[], R], retry: bool = True,
-               stall: float = STALL_SECONDS, release: float = RELEASE_SECONDS) -> tuple[Overlap, R]:
+def interleave(
+    other: Callable[[], Any],
+    end_held: Callable[[], R],
+    retry: bool = True,
+    stall: float = STALL_SECONDS,
+    release: float = RELEASE_SECONDS,
+) -> tuple[Overlap, R]:
     """Start `other` while the held transaction is open, give it `stall` seconds, then end the
     held one with `end_held` (its commit or rollback, with whatever it still reads first) and
     collect `other`, which must end within `release` seconds after (else StillWaiting). A
@@ -55,8 +61,10 @@ def interleave(other: Callable[[], Any], end_held: Callable[[], R], retry: bool 
     ended = end_held()
     thread.join(release)
     if thread.is_alive():
-        raise StillWaiting(f"the second transaction still waited {release:.0f} s after the held one "
-                           f"ended ({'committed or rolled back' if ended is None else ended!r})")
+        raise StillWaiting(
+            f"the second transaction still waited {release:.0f} s after the held one "
+            f"ended ({'committed or rolled back' if ended is None else ended!r})"
+        )
     if "error" in done:
         raise done["error"]
     if "conflict" in done:

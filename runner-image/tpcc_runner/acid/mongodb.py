@@ -17,6 +17,7 @@ back; a reader completes and sees the snapshot it started with.
                              latest committed data instead of the transaction's snapshot; writes
                              stay in the transaction (a driver that forgets session= on its reads)
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -53,6 +54,7 @@ R = TypeVar("R")
 
 class _ReadsOutsideTransaction:
     """A collection whose reads drop their session (weaken=reads-outside-transaction)."""
+
     READS = frozenset({"find", "find_one", "aggregate", "count_documents"})
 
     def __init__(self, collection):
@@ -65,6 +67,7 @@ class _ReadsOutsideTransaction:
 
         def outside(*args, session=None, **kwargs):
             return attr(*args, **kwargs)
+
         return outside
 
 
@@ -83,9 +86,11 @@ class _Held:
     def __init__(self, driver: MongoDBDriver, read_concern: str | None = None):
         self.session = driver.client.start_session(causal_consistency=driver.causal)
         if driver.transactions:  # weaken=no-transaction: each statement commits on its own
-            self.session.start_transaction(read_concern=ReadConcern(read_concern or driver.read_concern),
-                                           write_concern=driver._commit_write_concern(),
-                                           read_preference=ReadPreference.PRIMARY)
+            self.session.start_transaction(
+                read_concern=ReadConcern(read_concern or driver.read_concern),
+                write_concern=driver._commit_write_concern(),
+                read_preference=ReadPreference.PRIMARY,
+            )
 
     def commit(self) -> bool:
         """True once committed; False when the database rolled it back (a write conflict)."""
@@ -133,9 +138,9 @@ class MongoDBAcid:
         extra = dict(options.extra, **({"transactions": "false"} if weaken == "no-transaction" else {}))
         weakened = dataclasses.replace(options, extra=extra)
         self.weaken = weaken
-        self.held = MongoDBDriver(weakened)      # T1: the transaction held open
-        self.other = MongoDBDriver(weakened)     # T2 (and T3): run meanwhile
-        self.reader = MongoDBDriver(options)     # the judges' reads, never weakened
+        self.held = MongoDBDriver(weakened)  # T1: the transaction held open
+        self.other = MongoDBDriver(weakened)  # T2 (and T3): run meanwhile
+        self.reader = MongoDBDriver(options)  # the judges' reads, never weakened
 
     def connect(self) -> None:
         for driver in (self.held, self.other, self.reader):
@@ -174,13 +179,27 @@ class MongoDBAcid:
     def _payment_rows(self, p: Pick) -> PaymentRows:
         w = self._one("warehouse", {"w_id": p.w_id}, ["w_ytd"])
         d = self._one("district", {"d_w_id": p.w_id, "d_id": p.d_id}, ["d_ytd"])
-        c = self._one("customer", {"c_w_id": p.w_id, "c_d_id": p.d_id, "c_id": p.c_id},
-                      ["c_balance", "c_ytd_payment", "c_payment_cnt"])
-        history = [h["h_amount"] for h in self._rows(
-            "history", {"h_c_w_id": p.w_id, "h_c_d_id": p.d_id, "h_c_id": p.c_id, "h_w_id": p.w_id, "h_d_id": p.d_id})]
-        return PaymentRows(_stored_cents(w["w_ytd"]), _stored_cents(d["d_ytd"]), _stored_cents(c["c_balance"]),
-                           _stored_cents(c["c_ytd_payment"]), c["c_payment_cnt"], len(history),
-                           sum(_stored_cents(h) for h in history))
+        c = self._one(
+            "customer",
+            {"c_w_id": p.w_id, "c_d_id": p.d_id, "c_id": p.c_id},
+            ["c_balance", "c_ytd_payment", "c_payment_cnt"],
+        )
+        history = [
+            h["h_amount"]
+            for h in self._rows(
+                "history",
+                {"h_c_w_id": p.w_id, "h_c_d_id": p.d_id, "h_c_id": p.c_id, "h_w_id": p.w_id, "h_d_id": p.d_id},
+            )
+        ]
+        return PaymentRows(
+            _stored_cents(w["w_ytd"]),
+            _stored_cents(d["d_ytd"]),
+            _stored_cents(c["c_balance"]),
+            _stored_cents(c["c_ytd_payment"]),
+            c["c_payment_cnt"],
+            len(history),
+            sum(_stored_cents(h) for h in history),
+        )
 
     def _next_o_id(self, p: Pick) -> int:
         return self._one("district", {"d_w_id": p.w_id, "d_id": p.d_id}, ["d_next_o_id"])["d_next_o_id"]
@@ -195,8 +214,12 @@ class MongoDBAcid:
 
     def _oldest_new_order(self, p: Pick) -> tuple[int, int, Cents]:
         """(O_ID, its customer, sum(OL_AMOUNT)) of the order the next Delivery delivers in p's district."""
-        oldest = list(self.reader._coll("new_order").find({"no_w_id": p.w_id, "no_d_id": p.d_id}, {"no_o_id": 1})
-                      .sort("no_o_id", 1).limit(1))
+        oldest = list(
+            self.reader._coll("new_order")
+            .find({"no_w_id": p.w_id, "no_d_id": p.d_id}, {"no_o_id": 1})
+            .sort("no_o_id", 1)
+            .limit(1)
+        )
         if not oldest:
             raise NotLoaded(f"mongodb: district ({p.w_id}, {p.d_id}) has no undelivered order to deliver")
         o_id = oldest[0]["no_o_id"]
@@ -204,8 +227,11 @@ class MongoDBAcid:
         if not found:
             raise NotLoaded(f"mongodb: no order ({p.w_id}, {p.d_id}, {o_id})")
         order = found[0]
-        lines = order.get("order_line") if self.reader.schema != "normalized" else list(
-            self.reader._coll("order_line").find({"ol_w_id": p.w_id, "ol_d_id": p.d_id, "ol_o_id": o_id}))
+        lines = (
+            order.get("order_line")
+            if self.reader.schema != "normalized"
+            else list(self.reader._coll("order_line").find({"ol_w_id": p.w_id, "ol_d_id": p.d_id, "ol_o_id": o_id}))
+        )
         return o_id, order["o_c_id"], sum(_stored_cents(ol["ol_amount"]) for ol in lines or [])
 
     def _prices(self, x: int, y: int) -> tuple[Cents, Cents]:
@@ -233,8 +259,9 @@ class MongoDBAcid:
         before = self.reader.order_status(p.order_status())["o_id"]  # T0
         held = _Held(self.held)
         order = self.held._new_order(held.session, p.new_order())["o_id"]
-        during, _ = interleave(lambda: self.other.order_status(p.order_status())["o_id"],
-                               held.commit if commit else held.abort)
+        during, _ = interleave(
+            lambda: self.other.order_status(p.order_status())["o_id"], held.commit if commit else held.abort
+        )
         return OrderStatusObservation(before, order, during, self.reader.order_status(p.order_status())["o_id"])
 
     def isolation1(self, p: Pick) -> OrderStatusObservation:
@@ -270,12 +297,13 @@ class MongoDBAcid:
         delivered = self.held._delivery(held.session, p.delivery())["delivered"]
         if (p.d_id, o_id) not in delivered:
             held.abort()
-            raise DriverError(f"mongodb: the Delivery did not deliver order {o_id} of district {p.d_id} "
-                              "(is another client delivering?)")
+            raise DriverError(
+                f"mongodb: the Delivery did not deliver order {o_id} of district {p.d_id} "
+                "(is another client delivering?)"
+            )
         payment = dataclasses.replace(p, c_id=c_id).payment()
         during, _ = interleave(lambda: self.other.payment(payment), held.commit if commit else held.abort)
-        return DeliveryPaymentObservation(balance_before, amount, p.amount, during,
-                                          self._balance(p.w_id, p.d_id, c_id))
+        return DeliveryPaymentObservation(balance_before, amount, p.amount, during, self._balance(p.w_id, p.d_id, c_id))
 
     def isolation5(self, p: Pick) -> DeliveryPaymentObservation:
         return self._delivery_test(p, commit=True)
@@ -305,16 +333,18 @@ class MongoDBAcid:
         held = _Held(self.held)  # T2
         first_x = price(held.session, x)
         try:
-            raise_, (second, committed) = interleave(lambda: self.other._run(raise_prices),
-                                                     lambda: held.finish(rest_of_new_order), retry=False)
+            raise_, (second, committed) = interleave(
+                lambda: self.other._run(raise_prices), lambda: held.finish(rest_of_new_order), retry=False
+            )
             final = self._prices(x, y)  # T4
         finally:  # the benchmark's prices back
             for i, old in zip((x, y), initial):
                 self.reader._coll("item").update_one({"i_id": i}, {"$set": {"i_price": Int64(old)}})
         return ItemPriceObservation(initial, first_x, raise_, second or (None, None), committed, final)
 
-    def _phantom_test(self, p: Pick, read: Callable[[Any], list[int]],
-                      then: Callable[[Any], Any]) -> PhantomObservation:
+    def _phantom_test(
+        self, p: Pick, read: Callable[[Any], list[int]], then: Callable[[Any], Any]
+    ) -> PhantomObservation:
         held = _Held(self.held)
         first = read(held.session)
 
@@ -322,8 +352,10 @@ class MongoDBAcid:
             second = read(session)
             then(session)
             return second
-        insert, (second, committed) = interleave(lambda: self.other.new_order(p.new_order())["o_id"],
-                                                 lambda: held.finish(rest), retry=False)
+
+        insert, (second, committed) = interleave(
+            lambda: self.other.new_order(p.new_order())["o_id"], lambda: held.finish(rest), retry=False
+        )
         return PhantomObservation(first, insert, second or [], committed)
 
     def isolation8(self, p: Pick) -> PhantomObservation:
@@ -331,15 +363,20 @@ class MongoDBAcid:
         # condition 5 of a benchmark database: T1 reads all of them (Delivery's search condition)
         # instead, and a phantom is a row its re-read finds that the first read did not.
         def new_orders(session) -> list[int]:
-            return sorted(n["no_o_id"] for n in self.held._coll("new_order").find(
-                {"no_w_id": p.w_id, "no_d_id": p.d_id}, {"no_o_id": 1}, session=session))
+            return sorted(
+                n["no_o_id"]
+                for n in self.held._coll("new_order").find(
+                    {"no_w_id": p.w_id, "no_d_id": p.d_id}, {"no_o_id": 1}, session=session
+                )
+            )
+
         return self._phantom_test(p, new_orders, lambda s: self.held._delivery(s, p.delivery()))
 
     def isolation9(self, p: Pick) -> PhantomObservation:
         def last_order(session) -> list[int]:
             return [self.held._order_status(session, p.order_status())["o_id"]]
-        return self._phantom_test(p, last_order, lambda s: None)
 
+        return self._phantom_test(p, last_order, lambda s: None)
 
     def consistency(self, p: Pick) -> ConsistencyObservation:
         """The driver's own snapshot check (one snapshot transaction per warehouse) while another
@@ -354,14 +391,15 @@ class MongoDBAcid:
 
         def coll(name: str):
             if name == "district" and not paid_between:  # WAREHOUSE is read, DISTRICT not yet
-                paid_between.append(retried(lambda: self.other.payment(first_warehouse.payment()),
-                                            CONTENDED_RETRIES)["c_id"])
+                paid_between.append(
+                    retried(lambda: self.other.payment(first_warehouse.payment()), CONTENDED_RETRIES)["c_id"]
+                )
             return plain(name)
+
         self.held._coll = coll  # type: ignore[method-assign]  # the Payment between two reads
         try:
             with transactions_meanwhile(lambda: MongoDBDriver(self.other.options), meta) as committed:
-                results = self.held.check_consistency(range(1, meta.warehouses + 1),
-                                                      snapshot=self.held.transactions)
+                results = self.held.check_consistency(range(1, meta.warehouses + 1), snapshot=self.held.transactions)
         finally:
             self.held._coll = plain  # type: ignore[method-assign]
         return ConsistencyObservation([r.to_dict() for r in results], committed[0] + len(paid_between))

@@ -17,6 +17,7 @@ missing) and drops them when it closes, so a later `tpcc load --reset` drops the
                   the first transaction is the real procedure, committed at once, then "held" in
                   the client; its rollback has nothing left to undo; a re-read is a second call
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -53,17 +54,29 @@ START_SECONDS = 0.3
 STALL_SECONDS = 0.6
 ROLLED_BACK = "ACID test: rolled back as asked"  # tpcc.acid.Hold.ROLLED_BACK
 # The test procedures and whether each is single-partition on its first parameter (w_id).
-PROCEDURES = {"AcidHeldNewOrder": True, "AcidHeldPayment": True, "AcidHeldDelivery": True,
-              "AcidRereadItemPrices": True, "AcidRereadNewOrders": True, "AcidRereadLastOrder": True,
-              "AcidSetItemPrices": False}
-SERIAL = ("VoltDB runs one procedure at a time per partition: T1 is the {what} procedure's own code in a test "
-          "procedure that sleeps {hold} ms inside its transaction before it {ends} (a client cannot hold a "
-          "VoltDB transaction open), T2 the real procedure sent meanwhile; this shows serial execution, "
-          "not locks{more}")
-REREAD = ("{reader} is a test procedure reading {what} twice inside one call around a {hold} ms sleep, {other} "
-          "sent meanwhile; {more}")
-WHOLE_NEW_ORDER = ("; T1 is a whole NewOrder rolled back, as the procedure checks the items before it writes "
-                   "(clause 2.4.2.2's profile has written ORDER when it meets the unused item)")
+PROCEDURES = {
+    "AcidHeldNewOrder": True,
+    "AcidHeldPayment": True,
+    "AcidHeldDelivery": True,
+    "AcidRereadItemPrices": True,
+    "AcidRereadNewOrders": True,
+    "AcidRereadLastOrder": True,
+    "AcidSetItemPrices": False,
+}
+SERIAL = (
+    "VoltDB runs one procedure at a time per partition: T1 is the {what} procedure's own code in a test "
+    "procedure that sleeps {hold} ms inside its transaction before it {ends} (a client cannot hold a "
+    "VoltDB transaction open), T2 the real procedure sent meanwhile; this shows serial execution, "
+    "not locks{more}"
+)
+REREAD = (
+    "{reader} is a test procedure reading {what} twice inside one call around a {hold} ms sleep, {other} "
+    "sent meanwhile; {more}"
+)
+WHOLE_NEW_ORDER = (
+    "; T1 is a whole NewOrder rolled back, as the procedure checks the items before it writes "
+    "(clause 2.4.2.2's profile has written ORDER when it meets the unused item)"
+)
 
 
 def _serial(what: str, ends: str, more: str = "") -> str:
@@ -72,36 +85,65 @@ def _serial(what: str, ends: str, more: str = "") -> str:
 
 NOTES = {
     "atomicity": "the rolled-back Payment is PaymentBase's code in a test procedure that aborts after its "
-                 "writes; the NewOrder is the real procedure's unused-item rollback",
+    "writes; the NewOrder is the real procedure's unused-item rollback",
     "isolation1": _serial("NewOrder", "commits"),
     "isolation2": _serial("NewOrder", "rolls back", WHOLE_NEW_ORDER),
     "isolation3": _serial("NewOrder", "commits"),
     "isolation4": _serial("NewOrder", "rolls back", WHOLE_NEW_ORDER),
     "isolation5": _serial("Delivery", "commits"),
     "isolation6": _serial("Delivery", "rolls back"),
-    "isolation7": REREAD.format(reader="T2", what="I_PRICE of x, then x and y,", hold=HOLD_MS, other="T3",
-                                more="T3, the price update, is multi-partition (ITEM is replicated) and waits "
-                                     "for every partition; T2 is only the New-Order's price reads"),
+    "isolation7": REREAD.format(
+        reader="T2",
+        what="I_PRICE of x, then x and y,",
+        hold=HOLD_MS,
+        other="T3",
+        more="T3, the price update, is multi-partition (ITEM is replicated) and waits "
+        "for every partition; T2 is only the New-Order's price reads",
+    ),
     "consistency": "the check reads each warehouse with one multi-partition procedure call (ConsistencyRead), one "
-                   "transaction; the weakened check reads WAREHOUSE in one call and the rest in another",
-    "isolation8": REREAD.format(reader="T1", what="the district's NEW-ORDER rows (Delivery's query)", hold=HOLD_MS,
-                                other="T2", more="not a whole Delivery"),
-    "isolation9": REREAD.format(reader="T1", what="the customer's last order (Order-Status's query)",
-                                hold=HOLD_MS, other="T2", more="not a whole Order-Status"),
+    "transaction; the weakened check reads WAREHOUSE in one call and the rest in another",
+    "isolation8": REREAD.format(
+        reader="T1",
+        what="the district's NEW-ORDER rows (Delivery's query)",
+        hold=HOLD_MS,
+        other="T2",
+        more="not a whole Delivery",
+    ),
+    "isolation9": REREAD.format(
+        reader="T1",
+        what="the customer's last order (Order-Status's query)",
+        hold=HOLD_MS,
+        other="T2",
+        more="not a whole Order-Status",
+    ),
 }
 WEAKENED_NOTE = "weakened adapter, tests only: every step its own call, so its own transaction"
 
 
 def _new_order_params(p: dict[str, Any]) -> list:
     items = p["items"]
-    return [(INTEGER, p["w_id"]), (INTEGER, p["d_id"]), (INTEGER, p["c_id"]), (TIMESTAMP, p["o_entry_d"]),
-            ((INTEGER,), [i["i_id"] for i in items]), ((INTEGER,), [i["supply_w_id"] for i in items]),
-            ((INTEGER,), [i["quantity"] for i in items])]
+    return [
+        (INTEGER, p["w_id"]),
+        (INTEGER, p["d_id"]),
+        (INTEGER, p["c_id"]),
+        (TIMESTAMP, p["o_entry_d"]),
+        ((INTEGER,), [i["i_id"] for i in items]),
+        ((INTEGER,), [i["supply_w_id"] for i in items]),
+        ((INTEGER,), [i["quantity"] for i in items]),
+    ]
 
 
 def _payment_params(p: dict[str, Any]) -> list:
-    return [(INTEGER, p["w_id"]), (INTEGER, p["d_id"]), (INTEGER, p["c_w_id"]), (INTEGER, p["c_d_id"]),
-            (INTEGER, p["c_id"]), (STRING, None), (DECIMAL, p["h_amount"]), (TIMESTAMP, p["h_date"])]
+    return [
+        (INTEGER, p["w_id"]),
+        (INTEGER, p["d_id"]),
+        (INTEGER, p["c_w_id"]),
+        (INTEGER, p["c_d_id"]),
+        (INTEGER, p["c_id"]),
+        (STRING, None),
+        (DECIMAL, p["h_amount"]),
+        (TIMESTAMP, p["h_date"]),
+    ]
 
 
 def _delivery_params(p: dict[str, Any]) -> list:
@@ -128,8 +170,8 @@ class VoltDBAcid:
             raise ValueError(f"voltdb: unknown weakening {weaken!r} (tests only: {', '.join(WEAKENINGS)})")
         self.weaken = weaken
         self.notes = {test: WEAKENED_NOTE for test in NOTES} if weaken else NOTES
-        self.held = VoltDBDriver(options)    # T1
-        self.other = VoltDBDriver(options)   # T2, T3
+        self.held = VoltDBDriver(options)  # T1
+        self.other = VoltDBDriver(options)  # T2, T3
         self.reader = VoltDBDriver(options)  # the judges' reads, and the test procedures' DDL
 
     def connect(self) -> None:
@@ -138,12 +180,22 @@ class VoltDBAcid:
         present = self.reader._catalog("PROCEDURES", 2)
         missing = [name for name in PROCEDURES if name.lower() not in present]
         if missing:
-            self.reader._call("@UpdateClasses", [(VARBINARY, self.reader._jar()), (STRING, "")], writes=True,
-                              timeout=self.reader.load_timeout)
-            self.reader._sql("\n".join(
-                f"CREATE PROCEDURE {'PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 ' if single else ''}"
-                f"FROM CLASS tpcc.acid.{name};" for name, single in PROCEDURES.items() if name in missing),
-                writes=True, timeout=self.reader.load_timeout)
+            self.reader._call(
+                "@UpdateClasses",
+                [(VARBINARY, self.reader._jar()), (STRING, "")],
+                writes=True,
+                timeout=self.reader.load_timeout,
+            )
+            self.reader._sql(
+                "\n".join(
+                    f"CREATE PROCEDURE {'PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 ' if single else ''}"
+                    f"FROM CLASS tpcc.acid.{name};"
+                    for name, single in PROCEDURES.items()
+                    if name in missing
+                ),
+                writes=True,
+                timeout=self.reader.load_timeout,
+            )
 
     def close(self) -> None:
         try:
@@ -173,11 +225,13 @@ class VoltDBAcid:
                     box["tables"] = self.held._call(procedure.removeprefix("AcidHeld"), params, writes=True).tables
                     time.sleep(HOLD_MS / 1000)
                 else:
-                    box["tables"] = self.held._call(procedure, [*params, (INTEGER, HOLD_MS), (INTEGER, int(rollback))],
-                                                    writes=True).tables
+                    box["tables"] = self.held._call(
+                        procedure, [*params, (INTEGER, HOLD_MS), (INTEGER, int(rollback))], writes=True
+                    ).tables
             except DriverError as e:
                 if ROLLED_BACK not in str(e):
                     box["error"] = e
+
         return self._started(call, box, "tables")
 
     def _reread(self, procedure: str, params: list, parse: Callable[[list], tuple]) -> Callable[[], tuple]:
@@ -189,12 +243,15 @@ class VoltDBAcid:
                 if self.weaken:  # two calls: two transactions
                     first = parse(self.held._call(procedure, [*params, (INTEGER, 0)], writes=False).tables)[0]
                     time.sleep(HOLD_MS / 1000)
-                    box["reads"] = first, parse(self.held._call(procedure, [*params, (INTEGER, 0)],
-                                                                writes=False).tables)[1]
+                    box["reads"] = (
+                        first,
+                        parse(self.held._call(procedure, [*params, (INTEGER, 0)], writes=False).tables)[1],
+                    )
                 else:
                     box["reads"] = parse(self.held._call(procedure, [*params, (INTEGER, HOLD_MS)], writes=False).tables)
             except DriverError as e:
                 box["error"] = e
+
         return self._started(call, box, "reads")
 
     @staticmethod
@@ -208,6 +265,7 @@ class VoltDBAcid:
             if "error" in box:
                 raise box["error"]
             return box.get(key)
+
         return end
 
     @staticmethod
@@ -224,38 +282,62 @@ class VoltDBAcid:
     def _payment_rows(self, p: Pick) -> PaymentRows:
         (w_ytd,) = self._one("SELECT w_ytd FROM warehouse WHERE w_id = ?;", p.w_id)
         (d_ytd,) = self._one("SELECT d_ytd FROM district WHERE d_w_id = ? AND d_id = ?;", p.w_id, p.d_id)
-        balance, ytd, count = self._one("SELECT c_balance, c_ytd_payment, c_payment_cnt FROM customer "
-                                        "WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?;", p.w_id, p.d_id, p.c_id)
-        rows, amount = self._one("SELECT COUNT(*), SUM(h_amount) FROM history WHERE h_c_w_id = ? AND h_c_d_id = ? "
-                                 "AND h_c_id = ? AND h_w_id = ? AND h_d_id = ?;",
-                                 p.w_id, p.d_id, p.c_id, p.w_id, p.d_id)
-        return PaymentRows(cents_of(w_ytd), cents_of(d_ytd), cents_of(balance), cents_of(ytd), count, rows,
-                           cents_of(amount))
+        balance, ytd, count = self._one(
+            "SELECT c_balance, c_ytd_payment, c_payment_cnt FROM customer "
+            "WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?;",
+            p.w_id,
+            p.d_id,
+            p.c_id,
+        )
+        rows, amount = self._one(
+            "SELECT COUNT(*), SUM(h_amount) FROM history WHERE h_c_w_id = ? AND h_c_d_id = ? "
+            "AND h_c_id = ? AND h_w_id = ? AND h_d_id = ?;",
+            p.w_id,
+            p.d_id,
+            p.c_id,
+            p.w_id,
+            p.d_id,
+        )
+        return PaymentRows(
+            cents_of(w_ytd), cents_of(d_ytd), cents_of(balance), cents_of(ytd), count, rows, cents_of(amount)
+        )
 
     def _next_o_id(self, p: Pick) -> int:
         return self._one("SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?;", p.w_id, p.d_id)[0]
 
     def _new_order_rows(self, p: Pick) -> NewOrderRows:
-        (orders,) = self._one("SELECT COUNT(*) FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ?;",
-                              p.w_id, p.d_id, p.c_id)
+        (orders,) = self._one(
+            "SELECT COUNT(*) FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ?;", p.w_id, p.d_id, p.c_id
+        )
         (new,) = self._one("SELECT COUNT(*) FROM new_order WHERE no_w_id = ? AND no_d_id = ?;", p.w_id, p.d_id)
         return NewOrderRows(self._next_o_id(p), orders, new)
 
     def _balance(self, p: Pick) -> Cents:
-        return cents_of(self._one("SELECT c_balance FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?;",
-                                  p.w_id, p.d_id, p.c_id)[0])
+        return cents_of(
+            self._one(
+                "SELECT c_balance FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?;", p.w_id, p.d_id, p.c_id
+            )[0]
+        )
 
     def _oldest_new_order(self, p: Pick) -> tuple[int, int, Cents]:
         """(O_ID, its customer, sum(OL_AMOUNT)) of the order the next Delivery delivers in p's district."""
-        oldest = self.reader._sql("SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = ? AND no_d_id = ?;",
-                                  (INTEGER, p.w_id), (INTEGER, p.d_id))
+        oldest = self.reader._sql(
+            "SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = ? AND no_d_id = ?;",
+            (INTEGER, p.w_id),
+            (INTEGER, p.d_id),
+        )
         if not oldest or oldest[0][0] is None:
             raise NotLoaded(f"voltdb: district ({p.w_id}, {p.d_id}) has no undelivered order to deliver")
         o_id = oldest[0][0]
-        (c_id,) = self._one("SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?;",
-                            p.w_id, p.d_id, o_id)
-        (amount,) = self._one("SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? "
-                              "AND ol_o_id = ?;", p.w_id, p.d_id, o_id)
+        (c_id,) = self._one(
+            "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?;", p.w_id, p.d_id, o_id
+        )
+        (amount,) = self._one(
+            "SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?;",
+            p.w_id,
+            p.d_id,
+            o_id,
+        )
         return o_id, c_id, cents_of(amount)
 
     def _prices(self, x: int, y: int) -> tuple[Cents, Cents]:
@@ -263,8 +345,11 @@ class VoltDBAcid:
         return price_x, price_y
 
     def _set_prices(self, driver: VoltDBDriver, x: int, y: int, prices: tuple[Cents, Cents]) -> tuple[Cents, Cents]:
-        driver._call("AcidSetItemPrices", [(INTEGER, x), (DECIMAL, _money(prices[0])), (INTEGER, y),
-                                           (DECIMAL, _money(prices[1]))], writes=True)
+        driver._call(
+            "AcidSetItemPrices",
+            [(INTEGER, x), (DECIMAL, _money(prices[0])), (INTEGER, y), (DECIMAL, _money(prices[1]))],
+            writes=True,
+        )
         return prices
 
     # -- the tests ------------------------------------------------------------------------
@@ -314,8 +399,10 @@ class VoltDBAcid:
         end = self._held("AcidHeldDelivery", _delivery_params(p.delivery()), rollback=not commit)
         during, tables = self._interleave(lambda: self.other.payment(customer.payment()), end)
         if tables is not None and (p.d_id, o_id) not in {tuple(row) for row in tables[0].tuples}:
-            raise DriverError(f"voltdb: the Delivery did not deliver order {o_id} of district {p.d_id} "
-                              "(is another client delivering?)")
+            raise DriverError(
+                f"voltdb: the Delivery did not deliver order {o_id} of district {p.d_id} "
+                "(is another client delivering?)"
+            )
         return DeliveryPaymentObservation(balance_before, amount, p.amount, during, self._balance(customer))
 
     def isolation5(self, p: Pick) -> DeliveryPaymentObservation:
@@ -332,10 +419,12 @@ class VoltDBAcid:
         def parse(tables: list) -> tuple:
             first_x, second_x, price_y = tables[0].tuples[0]
             return cents_of(first_x), (cents_of(second_x), cents_of(price_y))
+
         end = self._reread("AcidRereadItemPrices", [(INTEGER, p.w_id), (INTEGER, x), (INTEGER, y)], parse)
         try:
-            raise_, (first_x, second) = self._interleave(lambda: self._set_prices(self.other, x, y, raised), end,
-                                                   retry=False)
+            raise_, (first_x, second) = self._interleave(
+                lambda: self._set_prices(self.other, x, y, raised), end, retry=False
+            )
             final = self._prices(x, y)  # T4
         finally:  # the benchmark's prices back
             self._set_prices(self.reader, x, y, initial)
@@ -343,8 +432,9 @@ class VoltDBAcid:
 
     def _phantom_test(self, p: Pick, procedure: str, params: list) -> PhantomObservation:
         end = self._reread(procedure, params, lambda tables: (_ids(tables[0]), _ids(tables[1])))
-        insert, (first, second) = self._interleave(lambda: self.other.new_order(p.new_order())["o_id"], end,
-                                                   retry=False)
+        insert, (first, second) = self._interleave(
+            lambda: self.other.new_order(p.new_order())["o_id"], end, retry=False
+        )
         return PhantomObservation(first, insert, second, True)
 
     def isolation8(self, p: Pick) -> PhantomObservation:
@@ -368,9 +458,11 @@ class VoltDBAcid:
             split = 1 if self.weaken else last  # after WAREHOUSE, or after the whole read
             tables = read(w, first, split)
             if not paid_between:
-                paid_between.append(retried(lambda: self.other.payment(first_warehouse.payment()),
-                                            CONTENDED_RETRIES)["c_id"])
+                paid_between.append(
+                    retried(lambda: self.other.payment(first_warehouse.payment()), CONTENDED_RETRIES)["c_id"]
+                )
             return tables + (read(w, split, last) if split < last else [])
+
         self.held.consistency_read = read_with_a_payment  # type: ignore[method-assign]
         try:
             with transactions_meanwhile(lambda: VoltDBDriver(self.other.options), meta) as committed:

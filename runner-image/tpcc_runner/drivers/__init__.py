@@ -1,5 +1,6 @@
 """Driver registry: the runner names a database, this module imports its driver lazily so
 a user without (say) the FoundationDB binding can still run VoltDB."""
+
 import importlib
 
 from .base import ConnectionOptions, Driver

@@ -18,6 +18,7 @@ error, never allowed to kill the runner):
 - `NotLoaded`: the database has no (or a partial) TPC-C load for what was asked, or a row a
   transaction reads is not there (every driver says so with this one error).
 """
+
 from __future__ import annotations
 
 import abc
@@ -78,6 +79,7 @@ class NotLoaded(DriverError):
 @dataclass
 class ConnectionOptions:
     """What every driver accepts from the command line (`tpcc ... --db X`)."""
+
     # host:port pairs; the driver's default port applies when the port is missing
     endpoints: list[str] = field(default_factory=list)
     username: str | None = None
@@ -90,18 +92,19 @@ class ConnectionOptions:
 @dataclass
 class LoadMeta:
     """Recorded in the database at load; the run reads it back."""
-    warehouses: int              # warehouses the load was asked for
-    items: int                   # ITEM rows (100,000 per spec)
-    districts: int               # per warehouse (10)
+
+    warehouses: int  # warehouses the load was asked for
+    items: int  # ITEM rows (100,000 per spec)
+    districts: int  # per warehouse (10)
     customers_per_district: int  # 3,000 per spec
-    orders_per_district: int     # 3,000 per spec (== customers_per_district)
-    new_orders_per_district: int # 900 per spec: the last orders are undelivered
-    c_last: int                  # C constants used at load (clause 2.1.6)
+    orders_per_district: int  # 3,000 per spec (== customers_per_district)
+    new_orders_per_district: int  # 900 per spec: the last orders are undelivered
+    c_last: int  # C constants used at load (clause 2.1.6)
     c_id: int
     ol_i_id: int
-    schema_variant: str          # e.g. "stored-procedures", "normalized", "denormalized"
-    loaded_at: str               # ISO-8601 UTC
-    complete: bool               # False until every load unit is done
+    schema_variant: str  # e.g. "stored-procedures", "normalized", "denormalized"
+    loaded_at: str  # ISO-8601 UTC
+    complete: bool  # False until every load unit is done
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -198,8 +201,9 @@ class Driver(abc.ABC):
         district's last 20 orders."""
 
     # -- verification ------------------------------------------------------------------
-    def check_consistency(self, warehouses: Iterable[int], deliveries: RunDeliveries | None = None,
-                          snapshot: bool = False) -> list[ConditionResult]:
+    def check_consistency(
+        self, warehouses: Iterable[int], deliveries: RunDeliveries | None = None, snapshot: bool = False
+    ) -> list[ConditionResult]:
         """All 12 consistency conditions of clause 3.3.2.1-12, exact (every row), for the
         given warehouses, judged by consistency.Evaluator from what consistency_data fetches
         (one warehouse in memory at a time). Returns one ConditionResult per condition, 1..12.
@@ -214,11 +218,16 @@ class Driver(abc.ABC):
             raise ValueError("no warehouse to check")
         beyond = [w for w in ws if not 1 <= w <= meta.warehouses]
         if beyond:
-            raise NotLoaded(f"{self.name}: warehouse {beyond[0]} is not loaded (the load has "
-                            f"warehouses 1-{meta.warehouses})")
+            raise NotLoaded(
+                f"{self.name}: warehouse {beyond[0]} is not loaded (the load has warehouses 1-{meta.warehouses})"
+            )
         read = self.consistency_snapshot if snapshot else self.consistency_data
-        return evaluate((read(w, meta) for w in ws), meta.districts,
-                        meta.orders_per_district - meta.new_orders_per_district, deliveries)
+        return evaluate(
+            (read(w, meta) for w in ws),
+            meta.districts,
+            meta.orders_per_district - meta.new_orders_per_district,
+            deliveries,
+        )
 
     @abc.abstractmethod
     def consistency_data(self, w: int, meta: LoadMeta) -> WarehouseData:
@@ -230,8 +239,10 @@ class Driver(abc.ABC):
     def consistency_snapshot(self, w: int, meta: LoadMeta) -> WarehouseData:
         """consistency_data as one committed state while other clients commit: a driver whose
         consistency_data reads in one transaction returns it; one that cannot, says why."""
-        raise SnapshotUnavailable(f"{self.name}: the consistency check cannot read a warehouse in one "
-                                  f"snapshot here: run it while no transactions run")
+        raise SnapshotUnavailable(
+            f"{self.name}: the consistency check cannot read a warehouse in one "
+            f"snapshot here: run it while no transactions run"
+        )
 
     # -- what the server counts about itself (server_agreement.py judges; these only fetch) --
     def server_counters(self) -> ServerCounters:

@@ -19,6 +19,7 @@ Each TPC-C transaction is one FDB transaction, attempted once: the executor retr
 this driver reports as RetryableError. The binding (PyPI `foundationdb`) is imported only
 in connect(); the key encoding needs just its pure-Python tuple layer.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -53,19 +54,23 @@ from .base import (
 DEFAULT_PORT = 4500
 DEFAULT_API_VERSION = 710
 DEFAULT_DIRECTORY = "tpcc"
-DEFAULT_TXN_TIMEOUT = 10.0      # seconds; FDB itself aborts a transaction older than 5 s
+DEFAULT_TXN_TIMEOUT = 10.0  # seconds; FDB itself aborts a transaction older than 5 s
 STATUS_KEY = b"\xff\xff/status/json"  # the cluster's status document, readable by any client
 OPTIONS = (
     options.Option("api_version", DEFAULT_API_VERSION, options.integer, "the binding's API version"),
     options.Option("directory", DEFAULT_DIRECTORY, options.text, "the directory layer path, '/'-separated"),
-    options.Option("txn_timeout", DEFAULT_TXN_TIMEOUT, options.seconds,
-                   "client-side bound on a transaction (database option transaction_timeout)"),
+    options.Option(
+        "txn_timeout",
+        DEFAULT_TXN_TIMEOUT,
+        options.seconds,
+        "client-side bound on a transaction (database option transaction_timeout)",
+    ),
     options.Option("cluster_file", None, options.text, "an existing cluster file (else one made from the endpoints)"),
     options.Option("cluster_id", None, options.text, "description:ID of the cluster file made from the endpoints"),
 )
-LOAD_BATCH_BYTES = 1_000_000    # FDB's limit is 10 MB per transaction; < 1 MB is its advice
-SCAN_CHUNK = 10_000             # rows per transaction of a consistency-check scan
-LOOKUP_CHUNK = 1_000            # point reads per transaction of existing_orders
+LOAD_BATCH_BYTES = 1_000_000  # FDB's limit is 10 MB per transaction; < 1 MB is its advice
+SCAN_CHUNK = 10_000  # rows per transaction of a consistency-check scan
+LOOKUP_CHUNK = 1_000  # point reads per transaction of existing_orders
 
 TRANSACTION_TIMED_OUT = 1031
 LIBFDB_C_MISSING = "FoundationDB client library libfdb_c not found: install foundationdb-clients"
@@ -74,7 +79,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "warehouse": ("w_id",),
     "district": ("d_w_id", "d_id"),
     "customer": ("c_w_id", "c_d_id", "c_id"),
-    "history": ("h_w_id", "h_d_id"),            # + a uuid4: HISTORY has no primary key
+    "history": ("h_w_id", "h_d_id"),  # + a uuid4: HISTORY has no primary key
     "new_order": ("no_w_id", "no_d_id", "no_o_id"),
     "orders": ("o_w_id", "o_d_id", "o_id"),
     "order_line": ("ol_w_id", "ol_d_id", "ol_o_id", "ol_number"),
@@ -123,14 +128,15 @@ class Keyspace:
     def __init__(self, prefix: bytes = b""):
         import fdb.tuple
         from fdb.subspace_impl import Subspace  # what fdb.Subspace names once an API version is set
+
         self._tuple = fdb.tuple
         root = Subspace(rawPrefix=prefix)
         self.prefix = prefix
         self.sub = {name: root[name] for name in (*TABLES, *self.AUXILIARY)}
         self._key_idx = {t: [TABLES[t].index(c) for c in PRIMARY_KEYS[t]] for t in TABLES}
-        self._value_cols = {t: [c for c in TABLES[t]
-                                if c not in PRIMARY_KEYS[t] and c != COUNTERS.get(t)]
-                            for t in TABLES}
+        self._value_cols = {
+            t: [c for c in TABLES[t] if c not in PRIMARY_KEYS[t] and c != COUNTERS.get(t)] for t in TABLES
+        }
 
     # -- keys ----------------------------------------------------------------------------
     def key(self, space: str, *parts: Any) -> bytes:
@@ -169,24 +175,22 @@ class Keyspace:
         suffix = (uuid.uuid4(),) if table == "history" else ()
         kvs = [self.row_kv(table, row, suffix)]
         if table == "customer":
-            kvs.append((self.key("customer_by_name", r["c_w_id"], r["c_d_id"], r["c_last"],
-                                 r["c_first"], r["c_id"]), b""))
+            kvs.append(
+                (self.key("customer_by_name", r["c_w_id"], r["c_d_id"], r["c_last"], r["c_first"], r["c_id"]), b"")
+            )
         elif table == "orders":
-            kvs.append((self.key("orders_by_customer", r["o_w_id"], r["o_d_id"], r["o_c_id"],
-                                 r["o_id"]), b""))
+            kvs.append((self.key("orders_by_customer", r["o_w_id"], r["o_d_id"], r["o_c_id"], r["o_id"]), b""))
         elif table == "warehouse":
             kvs.append((self.key("warehouse_ytd", r["w_id"]), counter_bytes(cents(r["w_ytd"]))))
         elif table == "district":
-            kvs.append((self.key("district_ytd", r["d_w_id"], r["d_id"]),
-                        counter_bytes(cents(r["d_ytd"]))))
+            kvs.append((self.key("district_ytd", r["d_w_id"], r["d_id"]), counter_bytes(cents(r["d_ytd"]))))
         return kvs
 
     def decode(self, table: str, key: bytes, value: bytes, ytd_cents: int | None = None) -> tuple:
         """The row as a tuple in schema order. W_YTD/D_YTD come from their counter
         (`ytd_cents`) and are None when it is not given."""
         row = dict(zip(PRIMARY_KEYS[table], self.unpack(table, key)))
-        row.update((c, _from_stored(c, v))
-                   for c, v in zip(self._value_cols[table], self._tuple.unpack(value)))
+        row.update((c, _from_stored(c, v)) for c, v in zip(self._value_cols[table], self._tuple.unpack(value)))
         if table in COUNTERS:
             row[COUNTERS[table]] = None if ytd_cents is None else ytd_cents / 100
         return tuple(row[c] for c in TABLES[table])
@@ -214,13 +218,24 @@ def unit_clear_ranges(ks: Keyspace, unit: str, tables: dict[str, list[tuple]]) -
         return [ks.range(s, w) for s in ("warehouse", "warehouse_ytd", "district", "district_ytd")]
     if kind == "district":
         w, d = int(ids[0]), int(ids[1])
-        return [ks.range(s, w, d) for s in ("customer", "customer_by_name", "history", "orders",
-                                            "orders_by_customer", "order_line", "new_order")]
+        return [
+            ks.range(s, w, d)
+            for s in (
+                "customer",
+                "customer_by_name",
+                "history",
+                "orders",
+                "orders_by_customer",
+                "order_line",
+                "new_order",
+            )
+        ]
     raise ValueError(f"unknown load unit {unit!r}")
 
 
-def load_batches(kvs: Iterable[tuple[bytes, bytes]], max_bytes: int = LOAD_BATCH_BYTES
-                 ) -> Iterator[list[tuple[bytes, bytes]]]:
+def load_batches(
+    kvs: Iterable[tuple[bytes, bytes]], max_bytes: int = LOAD_BATCH_BYTES
+) -> Iterator[list[tuple[bytes, bytes]]]:
     """Split writes into transactions of at most max_bytes of keys+values. Always yields at
     least one (possibly empty) batch: the last one also records the unit as done."""
     batch: list[tuple[bytes, bytes]] = []
@@ -241,8 +256,10 @@ def cluster_file_contents(cluster_id: str | None, endpoints: list[str]) -> str:
     """A cluster file's one line, `description:ID@host:port,...`, from the coordinators'
     addresses. The ID must be the cluster's own (clients of a wrong ID never connect)."""
     if not cluster_id or not _CLUSTER_ID.match(cluster_id):
-        raise DriverError(f"FoundationDB endpoints need --driver-opt cluster_id=DESCRIPTION:ID "
-                          f"(the part before '@' in the cluster's fdb.cluster), got {cluster_id!r}")
+        raise DriverError(
+            f"FoundationDB endpoints need --driver-opt cluster_id=DESCRIPTION:ID "
+            f"(the part before '@' in the cluster's fdb.cluster), got {cluster_id!r}"
+        )
     coordinators = [ep if ":" in ep else f"{ep}:{DEFAULT_PORT}" for ep in endpoints]
     return f"{cluster_id}@{','.join(coordinators)}\n"
 
@@ -253,15 +270,17 @@ def _load_client(api_version: int):
     try:
         import fdb
     except ImportError:
-        raise Unreachable("FoundationDB Python binding not installed: pip install foundationdb "
-                          "(the version of the installed foundationdb-clients)") from None
+        raise Unreachable(
+            "FoundationDB Python binding not installed: pip install foundationdb "
+            "(the version of the installed foundationdb-clients)"
+        ) from None
     try:
         fdb.api_version(api_version)
-    except OSError as e:            # libfdb_c found but not loadable
+    except OSError as e:  # libfdb_c found but not loadable
         raise Unreachable(f"FoundationDB client library libfdb_c unusable: {e}") from None
-    except RuntimeError as e:       # binding newer than libfdb_c, API version already set...
+    except RuntimeError as e:  # binding newer than libfdb_c, API version already set...
         raise Unreachable(f"FoundationDB client library: {e}") from None
-    except Exception as e:          # the binding raises bare Exception when libfdb_c is absent
+    except Exception as e:  # the binding raises bare Exception when libfdb_c is absent
         if "Unable to locate" in str(e):
             raise Unreachable(LIBFDB_C_MISSING) from None
         raise
@@ -280,7 +299,7 @@ class FoundationDBDriver(Driver):
         self.txn_timeout = opt["txn_timeout"]
         self.cluster_file_option, self.cluster_id = opt["cluster_file"], opt["cluster_id"]
         self.fdb: Any = None  # the fdb module (untyped), loaded by connect()
-        self.db: Any = None   # fdb.Database, opened by connect()
+        self.db: Any = None  # fdb.Database, opened by connect()
         self.keys: Keyspace | None = None
         self.cluster_file: str | None = None
         self._temp_cluster_file: str | None = None
@@ -288,7 +307,7 @@ class FoundationDBDriver(Driver):
 
     # -- lifecycle ---------------------------------------------------------------------
     def connect(self) -> None:
-        contents = self._cluster_file_contents()     # bad options fail before anything else
+        contents = self._cluster_file_contents()  # bad options fail before anything else
         self.fdb = fdb = _load_client(self.api_version)
         self.cluster_file = self._cluster_file(contents)
         try:
@@ -302,8 +321,9 @@ class FoundationDBDriver(Driver):
             where = self._where()
             self.close()
             if e.code == TRANSACTION_TIMED_OUT:
-                raise Unreachable(f"FoundationDB cluster of {where} not reachable within "
-                                  f"{self.options.connect_timeout:g}s") from None
+                raise Unreachable(
+                    f"FoundationDB cluster of {where} not reachable within {self.options.connect_timeout:g}s"
+                ) from None
             raise Unreachable(f"FoundationDB cluster of {where}: {e}") from None
         directory = self._transact(lambda tr: fdb.directory.create_or_open(tr, self.directory))
         self.keys = Keyspace(directory.key())
@@ -340,11 +360,15 @@ class FoundationDBDriver(Driver):
             self._temp_cluster_file = None
 
     def describe(self) -> dict[str, Any]:
-        return {"db": self.name, "api_version": self.api_version,
-                "binding_version": getattr(self.fdb, "__version__", None),
-                "cluster_file": self.cluster_file, "directory": "/".join(self.directory),
-                "txn_timeout_s": self.txn_timeout,
-                "schema_variant": "tuple-keyed subspaces, YTD as atomic-add counters"}
+        return {
+            "db": self.name,
+            "api_version": self.api_version,
+            "binding_version": getattr(self.fdb, "__version__", None),
+            "cluster_file": self.cluster_file,
+            "directory": "/".join(self.directory),
+            "txn_timeout_s": self.txn_timeout,
+            "schema_variant": "tuple-keyed subspaces, YTD as atomic-add counters",
+        }
 
     # -- transactions plumbing ---------------------------------------------------------
     def _transact(self, fn):
@@ -362,8 +386,9 @@ class FoundationDBDriver(Driver):
                     tr.on_error(e).wait()
                 except fdb.FDBError as final:
                     if final.code == TRANSACTION_TIMED_OUT:
-                        raise ConnectionLost(f"FoundationDB did not answer within "
-                                             f"{self.txn_timeout:g}s ({self._where()})") from None
+                        raise ConnectionLost(
+                            f"FoundationDB did not answer within {self.txn_timeout:g}s ({self._where()})"
+                        ) from None
                     raise
 
     def _attempt(self, body):
@@ -381,9 +406,9 @@ class FoundationDBDriver(Driver):
                 if committing:
                     raise UnknownOutcome(f"commit timed out after {self.txn_timeout:g}s") from None
                 raise ConnectionLost(f"FoundationDB did not answer within {self.txn_timeout:g}s") from None
-            if fdb.predicates.is_maybe_committed(e):           # 1021 commit_unknown_result, ...
+            if fdb.predicates.is_maybe_committed(e):  # 1021 commit_unknown_result, ...
                 raise UnknownOutcome(str(e)) from None
-            if fdb.predicates.is_retryable_not_committed(e):   # 1020 not_committed, 1007 too old, ...
+            if fdb.predicates.is_retryable_not_committed(e):  # 1020 not_committed, 1007 too old, ...
                 raise RetryableError(str(e)) from None
             raise
 
@@ -420,8 +445,14 @@ class FoundationDBDriver(Driver):
         snapshot, so rows committed between chunks may or may not be seen."""
         begin = r.start
         while True:
-            chunk = self._transact(lambda tr: [(kv.key, kv.value) for kv in tr.get_range(
-                begin, r.stop, limit=SCAN_CHUNK, streaming_mode=self.fdb.StreamingMode.want_all)])
+            chunk = self._transact(
+                lambda tr: [
+                    (kv.key, kv.value)
+                    for kv in tr.get_range(
+                        begin, r.stop, limit=SCAN_CHUNK, streaming_mode=self.fdb.StreamingMode.want_all
+                    )
+                ]
+            )
             yield from chunk
             if len(chunk) < SCAN_CHUNK:
                 return
@@ -506,27 +537,37 @@ class FoundationDBDriver(Driver):
             di["d_next_o_id"] = o_id + 1
             ks.put(tr, "district", di)
             all_local = int(all(ln["supply_w_id"] == w for ln in lines))
-            ks.put(tr, "orders", {"o_id": o_id, "o_d_id": d, "o_w_id": w, "o_c_id": c,
-                                  "o_entry_d": p["o_entry_d"], "o_carrier_id": None,
-                                  "o_ol_cnt": len(lines), "o_all_local": all_local})
+            ks.put(
+                tr,
+                "orders",
+                {
+                    "o_id": o_id,
+                    "o_d_id": d,
+                    "o_w_id": w,
+                    "o_c_id": c,
+                    "o_entry_d": p["o_entry_d"],
+                    "o_carrier_id": None,
+                    "o_ol_cnt": len(lines),
+                    "o_all_local": all_local,
+                },
+            )
             tr.set(ks.key("new_order", w, d, o_id), b"")
             tr.set(ks.key("orders_by_customer", w, d, c, o_id), b"")
             amounts = self._write_order_lines(tr, ks, w, d, o_id, lines, item_fs, stock_keys, stock_fs)
             total = math.fsum(amounts) * (1 - cu["c_discount"]) * (1 + wh["w_tax"] + di["d_tax"])
-            return {"o_id": o_id, "total": round(total, 2), "c_last": cu["c_last"],
-                    "c_credit": cu["c_credit"]}
+            return {"o_id": o_id, "total": round(total, 2), "c_last": cu["c_last"], "c_credit": cu["c_credit"]}
 
         return self._attempt(body)
 
     @staticmethod
-    def _write_order_lines(tr, ks, w: int, d: int, o_id: int, lines: list[dict], item_fs: list,
-                           stock_keys: list[bytes], stock_fs: list) -> list[float]:
+    def _write_order_lines(
+        tr, ks, w: int, d: int, o_id: int, lines: list[dict], item_fs: list, stock_keys: list[bytes], stock_fs: list
+    ) -> list[float]:
         """NewOrder's ORDER-LINE rows and the STOCK each takes from (clause 2.4.2.2); the
         line amounts."""
-        stocks: dict[bytes, dict] = {}    # an item ordered twice sees its first update
+        stocks: dict[bytes, dict] = {}  # an item ordered twice sees its first update
         amounts = []
-        for number, (ln, item_f, s_key, s_f) in enumerate(
-                zip(lines, item_fs, stock_keys, stock_fs), start=1):
+        for number, (ln, item_f, s_key, s_f) in enumerate(zip(lines, item_fs, stock_keys, stock_fs), start=1):
             item = ks.record("item", ks.key("item", ln["i_id"]), item_f.value)
             if s_key not in stocks:
                 if s_f.value is None:
@@ -534,19 +575,29 @@ class FoundationDBDriver(Driver):
                 stocks[s_key] = ks.record("stock", s_key, s_f.value)
             st = stocks[s_key]
             qty = ln["quantity"]
-            st["s_quantity"] = (st["s_quantity"] - qty if st["s_quantity"] >= qty + 10
-                                else st["s_quantity"] - qty + 91)
+            st["s_quantity"] = st["s_quantity"] - qty if st["s_quantity"] >= qty + 10 else st["s_quantity"] - qty + 91
             st["s_ytd"] += qty
             st["s_order_cnt"] += 1
             st["s_remote_cnt"] += int(ln["supply_w_id"] != w)
             ks.put(tr, "stock", st)
             amount = round(qty * item["i_price"], 2)
             amounts.append(amount)
-            ks.put(tr, "order_line", {
-                "ol_o_id": o_id, "ol_d_id": d, "ol_w_id": w, "ol_number": number,
-                "ol_i_id": ln["i_id"], "ol_supply_w_id": ln["supply_w_id"],
-                "ol_delivery_d": None, "ol_quantity": qty, "ol_amount": amount,
-                "ol_dist_info": st[f"s_dist_{d:02d}"]})
+            ks.put(
+                tr,
+                "order_line",
+                {
+                    "ol_o_id": o_id,
+                    "ol_d_id": d,
+                    "ol_w_id": w,
+                    "ol_number": number,
+                    "ol_i_id": ln["i_id"],
+                    "ol_supply_w_id": ln["supply_w_id"],
+                    "ol_delivery_d": None,
+                    "ol_quantity": qty,
+                    "ol_amount": amount,
+                    "ol_dist_info": st[f"s_dist_{d:02d}"],
+                },
+            )
         return amounts
 
     def payment(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -567,10 +618,21 @@ class FoundationDBDriver(Driver):
             if cu["c_credit"] == "BC":
                 cu["c_data"] = f"{c} {c_d} {c_w} {d} {w} {amount:.2f} {cu['c_data']}"[:500]
             ks.put(tr, "customer", cu)
-            ks.put(tr, "history", {"h_c_id": c, "h_c_d_id": c_d, "h_c_w_id": c_w, "h_d_id": d,
-                                   "h_w_id": w, "h_date": p["h_date"], "h_amount": amount,
-                                   "h_data": f"{wh['w_name']}    {di['d_name']}"},
-                   suffix=(uuid.uuid4(),))
+            ks.put(
+                tr,
+                "history",
+                {
+                    "h_c_id": c,
+                    "h_c_d_id": c_d,
+                    "h_c_w_id": c_w,
+                    "h_d_id": d,
+                    "h_w_id": w,
+                    "h_date": p["h_date"],
+                    "h_amount": amount,
+                    "h_data": f"{wh['w_name']}    {di['d_name']}",
+                },
+                suffix=(uuid.uuid4(),),
+            )
             return {"c_id": c, "c_balance": cu["c_balance"], "c_credit": cu["c_credit"]}
 
         return self._attempt(body)
@@ -588,8 +650,13 @@ class FoundationDBDriver(Driver):
             o_id = ks.unpack("orders_by_customer", last[0].key)[3]
             order = self._get(tr, "orders", w, d, o_id)
             lines = self._range(tr, ks.range("order_line", w, d, o_id))
-            return {"c_id": c, "c_balance": cu["c_balance"], "o_id": o_id,
-                    "o_carrier_id": order["o_carrier_id"], "lines": len(lines)}
+            return {
+                "c_id": c,
+                "c_balance": cu["c_balance"],
+                "o_id": o_id,
+                "o_carrier_id": order["o_carrier_id"],
+                "lines": len(lines),
+            }
 
         return self._attempt(body)
 
@@ -638,12 +705,16 @@ class FoundationDBDriver(Driver):
             # not including, (w, d, next).
             start = ks.key("order_line", w, d, next_o_id - 20)
             stop = ks.key("order_line", w, d, next_o_id)
-            i_ids = sorted({ks.record("order_line", kv.key, kv.value)["ol_i_id"]
-                            for kv in self._range(tr, slice(start, stop))})
+            i_ids = sorted(
+                {ks.record("order_line", kv.key, kv.value)["ol_i_id"] for kv in self._range(tr, slice(start, stop))}
+            )
             stock_keys = [ks.key("stock", w, i) for i in i_ids]
             futures = [tr.get(k) for k in stock_keys]
-            low = sum(1 for k, f in zip(stock_keys, futures) if f.value is not None
-                      and ks.record("stock", k, f.value)["s_quantity"] < p["threshold"])
+            low = sum(
+                1
+                for k, f in zip(stock_keys, futures)
+                if f.value is not None and ks.record("stock", k, f.value)["s_quantity"] < p["threshold"]
+            )
             return {"low_stock": low}
 
         return self._attempt(body)
@@ -662,11 +733,16 @@ class FoundationDBDriver(Driver):
             workload = self._status().get("cluster", {}).get("workload", {}).get("transactions", {})
         except (DriverError, ValueError, self.fdb.FDBError) as e:
             return ServerCounters.not_available(f"foundationdb: status json: {e}")
-        counters = {f"workload.transactions.{k}": int(v["counter"]) for k, v in workload.items()
-                    if isinstance(v, dict) and isinstance(v.get("counter"), (int, float))}
+        counters = {
+            f"workload.transactions.{k}": int(v["counter"])
+            for k, v in workload.items()
+            if isinstance(v, dict) and isinstance(v.get("counter"), (int, float))
+        }
         return ServerCounters.not_available(
             "foundationdb: status json counts the cluster's committed write transactions, not the "
-            "read-only ones; not judged against the clients (not validated against a server here)", counters)
+            "read-only ones; not judged against the clients (not validated against a server here)",
+            counters,
+        )
 
     def database_size(self) -> DatabaseSize:
         """status json's cluster.data (the whole cluster's key-value bytes, logical and on disk)
@@ -678,23 +754,32 @@ class FoundationDBDriver(Driver):
         data = cluster.get("data", {})
         used = [p.get("memory", {}).get("used_bytes") for p in cluster.get("processes", {}).values()]
         memory = sum(int(u) for u in used if isinstance(u, (int, float))) if used else None
-        figures = {k: int(data[k]) for k in ("total_kv_size_bytes", "total_disk_used_bytes")
-                   if isinstance(data.get(k), (int, float))}
-        return DatabaseSize(data_bytes=figures.get("total_kv_size_bytes"),
-                            storage_bytes=figures.get("total_disk_used_bytes"), memory_bytes=memory,
-                            details=figures)
+        figures = {
+            k: int(data[k])
+            for k in ("total_kv_size_bytes", "total_disk_used_bytes")
+            if isinstance(data.get(k), (int, float))
+        }
+        return DatabaseSize(
+            data_bytes=figures.get("total_kv_size_bytes"),
+            storage_bytes=figures.get("total_disk_used_bytes"),
+            memory_bytes=memory,
+            details=figures,
+        )
 
     # -- verification ------------------------------------------------------------------
     def stored_orders(self, keys: list[tuple[int, int, int]]) -> dict[tuple[int, int, int], StoredOrder]:
         ks = self._keys()
         found: dict[tuple[int, int, int], StoredOrder] = {}
         for i in range(0, len(keys), LOOKUP_CHUNK):
-            chunk = keys[i:i + LOOKUP_CHUNK]
+            chunk = keys[i : i + LOOKUP_CHUNK]
 
             def lookup(tr):
                 futures = [tr.get(ks.key("orders", *k)) for k in chunk]
-                return {k: self._stored_order(tr, k, ks.record("orders", ks.key("orders", *k), f.value))
-                        for k, f in zip(chunk, futures) if f.value is not None}
+                return {
+                    k: self._stored_order(tr, k, ks.record("orders", ks.key("orders", *k), f.value))
+                    for k, f in zip(chunk, futures)
+                    if f.value is not None
+                }
 
             found.update(self._transact(lookup))
         return found
@@ -717,9 +802,15 @@ class FoundationDBDriver(Driver):
     def _stored_order(self, tr, key: tuple[int, int, int], order: dict) -> StoredOrder:
         ks = self._keys()
         lines = [ks.record("order_line", kv.key, kv.value) for kv in self._range(tr, ks.range("order_line", *key))]
-        return StoredOrder(order["o_c_id"], order["o_entry_d"], order["o_ol_cnt"],
-                           tuple((ol["ol_i_id"], ol["ol_supply_w_id"], ol["ol_quantity"])
-                                 for ol in sorted(lines, key=lambda ol: ol["ol_number"])))
+        return StoredOrder(
+            order["o_c_id"],
+            order["o_entry_d"],
+            order["o_ol_cnt"],
+            tuple(
+                (ol["ol_i_id"], ol["ol_supply_w_id"], ol["ol_quantity"])
+                for ol in sorted(lines, key=lambda ol: ol["ol_number"])
+            ),
+        )
 
     def consistency_data(self, w: int, meta: LoadMeta) -> WarehouseData:
         """Warehouse w for consistency.Evaluator, by range scans in chunks of separate
@@ -728,8 +819,7 @@ class FoundationDBDriver(Driver):
         ks = self._keys()
         wh = WarehouseData(w)
         wh.ytd = counter_cents(self._transact(lambda tr: tr.get(ks.key("warehouse_ytd", w)).value))
-        d_ytd = {ks.unpack("district_ytd", k)[1]: counter_cents(v)
-                 for k, v in self._scan(ks.range("district_ytd", w))}
+        d_ytd = {ks.unpack("district_ytd", k)[1]: counter_cents(v) for k, v in self._scan(ks.range("district_ytd", w))}
         for k, v in self._scan(ks.range("district", w)):
             di = ks.record("district", k, v)
             wh.district(di["d_id"]).row = DistrictRow(d_ytd.get(di["d_id"]) or 0, di["d_next_o_id"])
@@ -751,9 +841,11 @@ class FoundationDBDriver(Driver):
             ol = ks.record("order_line", k, v)
             undelivered = ol["ol_delivery_d"] is None
             wh.district(ol["ol_d_id"]).order_lines(ol["ol_o_id"]).add(
-                1, int(undelivered), 0 if undelivered else cents(ol["ol_amount"]))
+                1, int(undelivered), 0 if undelivered else cents(ol["ol_amount"])
+            )
         for k, v in self._scan(ks.range("customer", w)):
             cu = ks.record("customer", k, v)
             wh.district(cu["c_d_id"]).customers[cu["c_id"]] = CustomerRow(
-                cents(cu["c_balance"]), cents(cu["c_ytd_payment"]))
+                cents(cu["c_balance"]), cents(cu["c_ytd_payment"])
+            )
         return wh

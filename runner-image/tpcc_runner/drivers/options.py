@@ -7,6 +7,7 @@ ignored). The same table is what `tpcc run --help` (and every command with --dri
     OPTIONS = (Option("call_timeout", 60.0, seconds, "a call's outcome is unknown after this"), ...)
     opts = parse("voltdb", OPTIONS, connection_options.extra)   # {"call_timeout": 60.0, ...}
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,9 +25,9 @@ class ValueParser:
     """A value parser: text in, the typed value out, or Want(wants)."""
 
     def __init__(self, wants: str, convert: Callable[[str], Any], allowed: tuple[str, ...] = ()):
-        self.wants = wants          # what the error and the help say the option wants
-        self.allowed = allowed      # the values it takes, when it is a closed set
-        self._convert = convert     # returns the value, or raises ValueError for a refusal
+        self.wants = wants  # what the error and the help say the option wants
+        self.allowed = allowed  # the values it takes, when it is a closed set
+        self._convert = convert  # returns the value, or raises ValueError for a refusal
 
     def __call__(self, text: str) -> Any:
         try:
@@ -38,9 +39,9 @@ class ValueParser:
 @dataclass(frozen=True)
 class Option:
     name: str
-    default: Any            # already parsed (None: unset)
+    default: Any  # already parsed (None: unset)
     parse: ValueParser
-    help: str = ""          # what it does, for --help
+    help: str = ""  # what it does, for --help
 
     @property
     def wants(self) -> str:
@@ -53,7 +54,7 @@ class Option:
 
 def _positive_float(text: str) -> float:
     value = float(text)
-    if not value > 0:       # refuses nan too
+    if not value > 0:  # refuses nan too
         raise ValueError(text)
     return value
 
@@ -78,6 +79,7 @@ def _one_of(allowed: tuple[str, ...]) -> Callable[[str], str]:
         if text not in allowed:
             raise ValueError(text)
         return text
+
     return convert
 
 

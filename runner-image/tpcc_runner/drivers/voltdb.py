@@ -14,6 +14,7 @@ responses; invocations (arrays, VoltTable parameters, UTC timestamps) are encode
 --driver-opt keys: OPTIONS below, each with its default and what it does (`tpcc run --help` lists them). A run must
 name the load's partitioning.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -62,7 +63,7 @@ SCHEMA_VARIANT = "stored-procedures"
 TINYINT, INTEGER, BIGINT, FLOAT, STRING, TIMESTAMP, VOLTTABLE, DECIMAL, VARBINARY = 3, 5, 6, 8, 9, 11, 21, 22, 25
 ARRAY = -99
 _I16, _I32, _I64, _F64 = (struct.Struct(f) for f in (">h", ">i", ">q", ">d"))
-NULL_INTEGER, NULL_BIGINT, NULL_FLOAT, NULL_DECIMAL = -2**31, -2**63, -1.7e308, -2**127
+NULL_INTEGER, NULL_BIGINT, NULL_FLOAT, NULL_DECIMAL = -(2**31), -(2**63), -1.7e308, -(2**127)
 DECIMAL_SCALE = 12  # VoltDB's fixed DECIMAL scale
 EPOCH = dt.datetime(1970, 1, 1)
 
@@ -77,13 +78,29 @@ APP_STATUS_INVALID_ITEM, APP_STATUS_MISSING_ROW = 1, 2
 # have admin permission" (status UNEXPECTED_FAILURE, so only its words tell it apart).
 NOT_PERMITTED = re.compile(r"\bdoes not have \w+ permission\b")
 
-PROCEDURES = ("NewOrder", "NewOrderMP", "Payment", "PaymentMP", "OrderStatus", "Delivery",
-              "DeliveryDistrict", "StockLevel", "ConsistencyRead", "LoadItems", "LoadWarehouse", "LoadStock",
-              "LoadDistrict")
+PROCEDURES = (
+    "NewOrder",
+    "NewOrderMP",
+    "Payment",
+    "PaymentMP",
+    "OrderStatus",
+    "Delivery",
+    "DeliveryDistrict",
+    "StockLevel",
+    "ConsistencyRead",
+    "LoadItems",
+    "LoadWarehouse",
+    "LoadStock",
+    "LoadDistrict",
+)
 # The procedures that implement each client transaction type (server_counters groups them so).
-TRANSACTION_PROCEDURES = {"NEW_ORDER": ("NewOrder", "NewOrderMP"), "PAYMENT": ("Payment", "PaymentMP"),
-                          "ORDER_STATUS": ("OrderStatus",), "DELIVERY": ("Delivery", "DeliveryDistrict"),
-                          "STOCK_LEVEL": ("StockLevel",)}
+TRANSACTION_PROCEDURES = {
+    "NEW_ORDER": ("NewOrder", "NewOrderMP"),
+    "PAYMENT": ("Payment", "PaymentMP"),
+    "ORDER_STATUS": ("OrderStatus",),
+    "DELIVERY": ("Delivery", "DeliveryDistrict"),
+    "STOCK_LEVEL": ("StockLevel",),
+}
 KIB = 1024  # @Statistics reports memory in kilobytes
 BOOKKEEPING_TABLES = ("tpcc_meta", "tpcc_load_unit")
 DISTRICT_TABLES = ("customer", "history", "orders", "order_line", "new_order")
@@ -93,12 +110,18 @@ CALLS_PER_TRANSACTION = {"DeliveryDistrict": DISTRICTS}
 LAYOUTS = ("warehouse", "district")  # the driver option partitioning: what tpcc.sql partitions on
 # The district key column (W_ID * 10 + D_ID) of each district-keyed table, last in its rows, and
 # the warehouse and district columns it is made of (a HISTORY row's: its home district).
-DISTRICT_KEYS = {"district": ("d_wd", "d_w_id", "d_id"), "customer": ("c_wd", "c_w_id", "c_d_id"),
-                 "history": ("h_wd", "h_w_id", "h_d_id"), "orders": ("o_wd", "o_w_id", "o_d_id"),
-                 "order_line": ("ol_wd", "ol_w_id", "ol_d_id"), "new_order": ("no_wd", "no_w_id", "no_d_id")}
+DISTRICT_KEYS = {
+    "district": ("d_wd", "d_w_id", "d_id"),
+    "customer": ("c_wd", "c_w_id", "c_d_id"),
+    "history": ("h_wd", "h_w_id", "h_d_id"),
+    "orders": ("o_wd", "o_w_id", "o_d_id"),
+    "order_line": ("ol_wd", "ol_w_id", "ol_d_id"),
+    "new_order": ("no_wd", "no_w_id", "no_d_id"),
+}
 
 
 # -- encoding --------------------------------------------------------------------------
+
 
 def _micros(value: dt.datetime) -> int:
     if value.tzinfo is not None:
@@ -144,8 +167,7 @@ ENCODE = {
 # units' thousands of rows; a transaction's few rows are quicker one at a time.
 BULK_ROWS = 64
 _FIXED_WIDTH = {TINYINT: ">i1", INTEGER: ">i4", BIGINT: ">i8", FLOAT: ">f8", TIMESTAMP: ">i8"}
-_NULL = {TINYINT: -128, INTEGER: NULL_INTEGER, BIGINT: NULL_BIGINT, FLOAT: NULL_FLOAT,
-         TIMESTAMP: NULL_BIGINT}
+_NULL = {TINYINT: -128, INTEGER: NULL_INTEGER, BIGINT: NULL_BIGINT, FLOAT: NULL_FLOAT, TIMESTAMP: NULL_BIGINT}
 # |unscaled| below this is an int64: money of the load (cents * 10^10) always is
 _INT64_DECIMAL = 2**63 - 1
 
@@ -179,6 +201,7 @@ def _rows_by_column(columns: list[tuple[str, int]], rows: list[tuple]) -> bytes:
     array or, for strings, lengths and one blob, then scattered into the rows' places."""
     # numpy only here: the runner's client processes never encode a table this size
     import numpy as np
+
     n = len(rows)
     cells: list[tuple[Any, ...]] = []  # per column: ("fixed", (n, width) uint8 array) or ("var", lengths, blob)
     values: Any  # a column's values: the rows' tuple, then a list with NULLs replaced
@@ -205,8 +228,7 @@ def _rows_by_column(columns: list[tuple[str, int]], rows: list[tuple]) -> bytes:
         # adjacent fixed-width cells are scattered into the rows together
         if len(cells) > 1 and cells[-1][0] == cells[-2][0] == "fixed":
             cells[-2:] = [("fixed", np.concatenate([cells[-2][1], cells[-1][1]], axis=1))]
-    widths = [np.full(n, c[1].shape[1]) if c[0] == "fixed" else 4 + np.maximum(c[1], 0)
-              for c in cells]
+    widths = [np.full(n, c[1].shape[1]) if c[0] == "fixed" else 4 + np.maximum(c[1], 0) for c in cells]
     row_sizes = np.sum(widths, axis=0)
     row_starts = np.cumsum(4 + row_sizes) - (4 + row_sizes)
     out = np.empty(int(np.sum(4 + row_sizes)), dtype=np.uint8)
@@ -225,8 +247,7 @@ def _rows_by_column(columns: list[tuple[str, int]], rows: list[tuple]) -> bytes:
             sizes = np.maximum(lengths, 0)
             # byte j of value i goes to at[i] + 4 + j
             blob_starts = np.cumsum(sizes) - sizes
-            out[np.repeat(at + 4 - blob_starts, sizes) + np.arange(len(blob))] = \
-                np.frombuffer(blob, dtype=np.uint8)
+            out[np.repeat(at + 4 - blob_starts, sizes) + np.arange(len(blob))] = np.frombuffer(blob, dtype=np.uint8)
         at = at + width
     return out.tobytes()
 
@@ -242,8 +263,7 @@ def _strings(np: Any, typ: int, values: tuple) -> tuple[Any, bytes]:
             blob = text.encode()
             if len(blob) == len(text):  # ASCII: lengths in characters are lengths in bytes
                 return np.fromiter(map(len, values), dtype=np.int64, count=len(values)), blob
-    data = [None if v is None else (str(v).encode() if typ == STRING else bytes(v))
-            for v in values]
+    data = [None if v is None else (str(v).encode() if typ == STRING else bytes(v)) for v in values]
     lengths = np.array([-1 if d is None else len(d) for d in data], dtype=np.int64)
     return lengths, b"".join([d for d in data if d is not None])
 
@@ -254,8 +274,13 @@ def _decimals(np: Any, values: tuple) -> Any:
         cents = np.rint(np.array(values, dtype=np.float64) * 100)
         if np.all(np.abs(cents) < _INT64_DECIMAL / 10**10):
             low = cents.astype(np.int64) * 10**10
-            return np.concatenate([(low >> 63).astype(">i8").view(np.uint8).reshape(-1, 8),
-                                   low.astype(">i8").view(np.uint8).reshape(-1, 8)], axis=1)
+            return np.concatenate(
+                [
+                    (low >> 63).astype(">i8").view(np.uint8).reshape(-1, 8),
+                    low.astype(">i8").view(np.uint8).reshape(-1, 8),
+                ],
+                axis=1,
+            )
     return np.frombuffer(b"".join([_decimal(v) for v in values]), dtype=np.uint8).reshape(-1, 16)
 
 
@@ -283,8 +308,7 @@ class _Serializer(voltdbclient.FastSerializer):
         return None if raw is None else EPOCH + dt.timedelta(microseconds=raw)
 
     def readTimestampArray(self):
-        return tuple(None if raw is None else EPOCH + dt.timedelta(microseconds=raw)
-                     for raw in self.readInt64Array())
+        return tuple(None if raw is None else EPOCH + dt.timedelta(microseconds=raw) for raw in self.readInt64Array())
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
@@ -299,6 +323,7 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 
 
 # -- the schema -------------------------------------------------------------------------
+
 
 def ddl_statements(layout: str = "warehouse") -> list[str]:
     """tpcc.sql's statements of the partitioning layout ("warehouse" or "district"), comments
@@ -322,14 +347,14 @@ def ddl_statements(layout: str = "warehouse") -> list[str]:
 
 def ddl_columns() -> dict[str, list[tuple[str, int]]]:
     """Column names and wire types of each CREATE TABLE in tpcc.sql (the same in both layouts)."""
-    types = {"INTEGER": INTEGER, "FLOAT": FLOAT, "DECIMAL": DECIMAL, "TIMESTAMP": TIMESTAMP,
-             "VARCHAR": STRING}
+    types = {"INTEGER": INTEGER, "FLOAT": FLOAT, "DECIMAL": DECIMAL, "TIMESTAMP": TIMESTAMP, "VARCHAR": STRING}
     tables = {}
     for stmt in ddl_statements():
         m = re.match(r"CREATE TABLE (\w+) \((.*)\);$", stmt, re.S)
         if m:
-            tables[m.group(1)] = [(c, types[t]) for c, t in
-                                  re.findall(r"(\w+) (INTEGER|FLOAT|DECIMAL|TIMESTAMP|VARCHAR)\b", m.group(2))]
+            tables[m.group(1)] = [
+                (c, types[t]) for c, t in re.findall(r"(\w+) (INTEGER|FLOAT|DECIMAL|TIMESTAMP|VARCHAR)\b", m.group(2))
+            ]
     return tables
 
 
@@ -347,8 +372,11 @@ def with_district_keys(table: str, rows: list[tuple]) -> list[tuple]:
 
 def _object_of(stmt: str) -> tuple[str, str]:
     """("table"|"procedure", lower-case name) a DDL statement creates or belongs to."""
-    m = (re.match(r"CREATE TABLE (\w+)", stmt) or re.match(r"PARTITION TABLE (\w+)", stmt)
-         or re.match(r"CREATE INDEX \w+ ON (\w+)", stmt))
+    m = (
+        re.match(r"CREATE TABLE (\w+)", stmt)
+        or re.match(r"PARTITION TABLE (\w+)", stmt)
+        or re.match(r"CREATE INDEX \w+ ON (\w+)", stmt)
+    )
     if m:
         return "table", m.group(1).lower()
     m = re.search(r"CREATE PROCEDURE .*FROM CLASS [\w.]+\.(\w+);$", stmt, re.S)
@@ -369,8 +397,16 @@ def _parse_endpoint(text: str) -> tuple[str, int]:
 
 
 # ConsistencyRead.java's reads, in its order: what consistency_rows takes apart.
-CONSISTENCY_READS = ("warehouse", "district", "paid_here", "paid_by_customer", "orders", "new_order",
-                     "order_line", "customer")
+CONSISTENCY_READS = (
+    "warehouse",
+    "district",
+    "paid_here",
+    "paid_by_customer",
+    "orders",
+    "new_order",
+    "order_line",
+    "customer",
+)
 
 
 def consistency_rows(w: int, tables: list[list[list]]) -> WarehouseData:
@@ -397,17 +433,27 @@ def consistency_rows(w: int, tables: list[list[list]]) -> WarehouseData:
 
 
 OPTIONS = (
-    options.Option("call_timeout", 60.0, options.seconds,
-                   "a call's outcome is unknown after this (the client stops waiting)"),
+    options.Option(
+        "call_timeout", 60.0, options.seconds, "a call's outcome is unknown after this (the client stops waiting)"
+    ),
     options.Option("load_timeout", 600.0, options.seconds, "bound on one load unit"),
-    options.Option("procs_jar", None, options.text,
-                   "the stored procedures jar to load (default: the one packaged with the runner)"),
-    options.Option("delivery", "per-warehouse", options.choice("per-warehouse", "per-district"),
-                   "per-warehouse: a Delivery is one transaction for all ten districts; per-district: "
-                   "ten single-partition transactions (clause 2.7.4.1); one Delivery is counted either way"),
-    options.Option("partitioning", "warehouse", options.choice(*LAYOUTS),
-                   "warehouse: every table but ITEM on its warehouse id; district: the district-keyed "
-                   "tables on W_ID*10+D_ID; fixed at load (schema_variant)"),
+    options.Option(
+        "procs_jar", None, options.text, "the stored procedures jar to load (default: the one packaged with the runner)"
+    ),
+    options.Option(
+        "delivery",
+        "per-warehouse",
+        options.choice("per-warehouse", "per-district"),
+        "per-warehouse: a Delivery is one transaction for all ten districts; per-district: "
+        "ten single-partition transactions (clause 2.7.4.1); one Delivery is counted either way",
+    ),
+    options.Option(
+        "partitioning",
+        "warehouse",
+        options.choice(*LAYOUTS),
+        "warehouse: every table but ITEM on its warehouse id; district: the district-keyed "
+        "tables on W_ID*10+D_ID; fixed at load (schema_variant)",
+    ),
 )
 # LoadMeta.schema_variant of each layout: a run whose partitioning differs from the load's is
 # refused (loader.check_loaded), as a load onto the other layout without --reset.
@@ -419,6 +465,7 @@ class DeliveryProgress:
     """A per-district Delivery under way: the districts already delivered (each its own committed
     transaction). The executor retries a Delivery with the same params after a retryable error;
     the retry goes on from next_district, so no district's order is delivered twice."""
+
     params: dict[str, Any]
     next_district: int = 1
     delivered: list[tuple[int, int]] = field(default_factory=list)
@@ -463,8 +510,10 @@ class VoltDBDriver(Driver):
                     last = f"{host}:{port}: {e}"
                     self._next = (self._next + 1) % len(self.endpoints)
             if time.monotonic() + 0.5 >= deadline:
-                raise Unreachable(f"VoltDB not reachable within {self.options.connect_timeout:g} s "
-                                  f"({len(self.endpoints)} endpoint(s); last error {last})")
+                raise Unreachable(
+                    f"VoltDB not reachable within {self.options.connect_timeout:g} s "
+                    f"({len(self.endpoints)} endpoint(s); last error {last})"
+                )
             time.sleep(0.5)
 
     def _open(self, endpoint: tuple[str, int], timeout: float) -> None:
@@ -498,8 +547,9 @@ class VoltDBDriver(Driver):
                 continue
         return False
 
-    def _call(self, procedure: str, params: list[tuple[Any, Any]], *, writes: bool,
-              timeout: float | None = None) -> voltdbclient.VoltResponse:
+    def _call(
+        self, procedure: str, params: list[tuple[Any, Any]], *, writes: bool, timeout: float | None = None
+    ) -> voltdbclient.VoltResponse:
         """Invoke a procedure; map every failure onto the driver errors of base.py."""
         message = encode_invocation(procedure, params)
         if self._conn is None and not self._reconnect():
@@ -539,8 +589,9 @@ class VoltDBDriver(Driver):
             raise NotPermitted(text)
         raise DriverError(text)
 
-    def _sql(self, sql: str, *params: tuple[int, Any], writes: bool = False,
-             timeout: float | None = None) -> list[list]:
+    def _sql(
+        self, sql: str, *params: tuple[int, Any], writes: bool = False, timeout: float | None = None
+    ) -> list[list]:
         response = self._call("@AdHoc", [(STRING, sql), *params], writes=writes, timeout=timeout)
         return response.tables[0].tuples if response.tables else []
 
@@ -549,9 +600,13 @@ class VoltDBDriver(Driver):
         return {row[column].lower() for row in response.tables[0].tuples}
 
     def describe(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"db": self.name, "schema_variant": SCHEMA_VARIANTS[self.partitioning],
-                                "delivery": self.delivery_mode, "partitioning": self.partitioning,
-                                "endpoints": [f"{h}:{p}" for h, p in self.endpoints]}
+        info: dict[str, Any] = {
+            "db": self.name,
+            "schema_variant": SCHEMA_VARIANTS[self.partitioning],
+            "delivery": self.delivery_mode,
+            "partitioning": self.partitioning,
+            "endpoints": [f"{h}:{p}" for h, p in self.endpoints],
+        }
         overview = self._call("@SystemInformation", [(STRING, "OVERVIEW")], writes=False)
         rows = overview.tables[0].tuples
         info["server_version"] = next((v for _, k, v in rows if k == "VERSION"), None)
@@ -575,8 +630,11 @@ class VoltDBDriver(Driver):
 
     def _replicated_tables(self) -> set[str]:
         """Tables without a partition column (@SystemCatalog TABLES names it in REMARKS)."""
-        return {str(r["TABLE_NAME"]).upper() for r in self._rows("@SystemCatalog", [(STRING, "TABLES")])
-                if "partitionColumn" not in str(r.get("REMARKS") or "")}
+        return {
+            str(r["TABLE_NAME"]).upper()
+            for r in self._rows("@SystemCatalog", [(STRING, "TABLES")])
+            if "partitionColumn" not in str(r.get("REMARKS") or "")
+        }
 
     def server_counters(self) -> ServerCounters:
         """@Statistics PROCEDUREPROFILE: invocations, aborts (VoltAbortException: the TPC-C
@@ -594,10 +652,18 @@ class VoltDBDriver(Driver):
                 counters[f"procedure.{name}.{column.lower()}"] += int(row[column])
         groups = []
         for txn, procedures in TRANSACTION_PROCEDURES.items():
-            invoked, aborts, failures = ([counters.get(f"procedure.{p}.{c}", 0) // CALLS_PER_TRANSACTION.get(p, 1)
-                                          for p in procedures] for c in ("invocations", "aborts", "failures"))
-            groups.append(CounterGroup(f"@Statistics PROCEDUREPROFILE {'+'.join(procedures)}", (txn,),
-                                       committed=sum(invoked) - sum(aborts) - sum(failures), aborted=sum(aborts)))
+            invoked, aborts, failures = (
+                [counters.get(f"procedure.{p}.{c}", 0) // CALLS_PER_TRANSACTION.get(p, 1) for p in procedures]
+                for c in ("invocations", "aborts", "failures")
+            )
+            groups.append(
+                CounterGroup(
+                    f"@Statistics PROCEDUREPROFILE {'+'.join(procedures)}",
+                    (txn,),
+                    committed=sum(invoked) - sum(aborts) - sum(failures),
+                    aborted=sum(aborts),
+                )
+            )
         return ServerCounters(taken_at, tuple(groups), dict(counters))
 
     def database_size(self) -> DatabaseSize:
@@ -612,26 +678,38 @@ class VoltDBDriver(Driver):
 
         def copy(r: dict[str, Any]) -> Any:  # which copy of the rows a stats row describes
             return "replicated" if str(r["TABLE_NAME"]).upper() in replicated else r["PARTITION_ID"]
+
         per_partition = {(copy(r), r["TABLE_NAME"]): r for r in tables}
         per_index = {(copy(r), r["TABLE_NAME"], r["INDEX_NAME"]): r for r in indexes}
         data = sum(int(r["TUPLE_DATA_MEMORY"]) + int(r["STRING_DATA_MEMORY"]) for r in per_partition.values())
-        details = {f"memory.{c.lower()}_bytes": KIB * sum(int(r[c]) for r in memory)
-                   for c in ("RSS", "JAVAUSED", "TUPLEDATA", "TUPLEALLOCATED", "INDEXMEMORY", "STRINGMEMORY")}
+        details = {
+            f"memory.{c.lower()}_bytes": KIB * sum(int(r[c]) for r in memory)
+            for c in ("RSS", "JAVAUSED", "TUPLEDATA", "TUPLEALLOCATED", "INDEXMEMORY", "STRINGMEMORY")
+        }
         details["table.tuple_allocated_memory_bytes"] = KIB * sum(
-            int(r["TUPLE_ALLOCATED_MEMORY"]) for r in per_partition.values())
+            int(r["TUPLE_ALLOCATED_MEMORY"]) for r in per_partition.values()
+        )
         details["table.tuple_count"] = sum(int(r["TUPLE_COUNT"]) for r in per_partition.values())
-        return DatabaseSize(data_bytes=KIB * data,
-                            index_bytes=KIB * sum(int(r["MEMORY_ESTIMATE"]) for r in per_index.values()),
-                            memory_bytes=details["memory.rss_bytes"], details=details)
+        return DatabaseSize(
+            data_bytes=KIB * data,
+            index_bytes=KIB * sum(int(r["MEMORY_ESTIMATE"]) for r in per_index.values()),
+            memory_bytes=details["memory.rss_bytes"],
+            details=details,
+        )
 
     # -- schema and load ----------------------------------------------------------------
     def _jar(self) -> bytes:
-        path = Path(self.procs_jar) if self.procs_jar else \
-            Path(str(resources.files("tpcc_runner").joinpath("voltdb/tpcc-procs.jar")))
+        path = (
+            Path(self.procs_jar)
+            if self.procs_jar
+            else Path(str(resources.files("tpcc_runner").joinpath("voltdb/tpcc-procs.jar")))
+        )
         if not path.is_file():
-            raise DriverError(f"VoltDB stored procedures jar {path} is missing: "
-                              "build it with `hack/voltdb.sh procs` before `pip install "
-                              "./runner-image`, or give --driver-opt procs_jar=PATH")
+            raise DriverError(
+                f"VoltDB stored procedures jar {path} is missing: "
+                "build it with `hack/voltdb.sh procs` before `pip install "
+                "./runner-image`, or give --driver-opt procs_jar=PATH"
+            )
         return path.read_bytes()
 
     def create_schema(self, reset: bool) -> None:
@@ -645,8 +723,7 @@ class VoltDBDriver(Driver):
             if drops:
                 self._sql("\n".join(drops), writes=True, timeout=self.load_timeout)
             tables, procedures = set(), set()
-        self._call("@UpdateClasses", [(VARBINARY, jar), (STRING, "")], writes=True,
-                   timeout=self.load_timeout)
+        self._call("@UpdateClasses", [(VARBINARY, jar), (STRING, "")], writes=True, timeout=self.load_timeout)
         missing = []
         for stmt in ddl_statements(self.partitioning):
             kind, name = _object_of(stmt)
@@ -662,8 +739,11 @@ class VoltDBDriver(Driver):
         return LoadMeta.from_dict(json.loads(rows[0][0])) if rows else None
 
     def write_meta(self, meta: LoadMeta) -> None:
-        self._sql("UPSERT INTO tpcc_meta (meta_key, meta_json) VALUES ('load', ?);",
-                  (STRING, json.dumps(meta.to_dict())), writes=True)
+        self._sql(
+            "UPSERT INTO tpcc_meta (meta_key, meta_json) VALUES ('load', ?);",
+            (STRING, json.dumps(meta.to_dict())),
+            writes=True,
+        )
 
     def done_units(self) -> set[str]:
         if "tpcc_load_unit" not in self._catalog("TABLES", 2):
@@ -686,14 +766,22 @@ class VoltDBDriver(Driver):
         if kind == "item" and len(ids) == 1:
             proc, params = "LoadItems", [(STRING, key), self._table("item", tables)]
         elif kind == "warehouse" and len(ids) == 1:
-            proc, params = "LoadWarehouse", [(INTEGER, ids[0]), (STRING, key),
-                                             self._table("warehouse", tables),
-                                             self._table("district", tables)]
+            proc, params = (
+                "LoadWarehouse",
+                [(INTEGER, ids[0]), (STRING, key), self._table("warehouse", tables), self._table("district", tables)],
+            )
         elif kind == "stock" and len(ids) == 2:
             proc, params = "LoadStock", [(INTEGER, ids[0]), (STRING, key), self._table("stock", tables)]
         elif kind == "district" and len(ids) == 2:
-            proc, params = "LoadDistrict", [(INTEGER, ids[0]), (INTEGER, ids[1]), (STRING, key),
-                                            *(self._table(t, tables) for t in DISTRICT_TABLES)]
+            proc, params = (
+                "LoadDistrict",
+                [
+                    (INTEGER, ids[0]),
+                    (INTEGER, ids[1]),
+                    (STRING, key),
+                    *(self._table(t, tables) for t in DISTRICT_TABLES),
+                ],
+            )
         else:
             raise ValueError(f"bad load unit key {key!r}")
         self._call(proc, params, writes=True, timeout=self.load_timeout)
@@ -705,40 +793,70 @@ class VoltDBDriver(Driver):
         remote = any(s != p["w_id"] for s in supply)
         # partitioned by district, WAREHOUSE and STOCK are never in the district's partition
         multi = remote or self.partitioning == "district"
-        r = self._call("NewOrderMP" if multi else "NewOrder", [
-            (INTEGER, p["w_id"]), (INTEGER, p["d_id"]), (INTEGER, p["c_id"]),
-            (TIMESTAMP, p["o_entry_d"]), ((INTEGER,), [it["i_id"] for it in items]),
-            ((INTEGER,), supply), ((INTEGER,), [it["quantity"] for it in items])], writes=True)
+        r = self._call(
+            "NewOrderMP" if multi else "NewOrder",
+            [
+                (INTEGER, p["w_id"]),
+                (INTEGER, p["d_id"]),
+                (INTEGER, p["c_id"]),
+                (TIMESTAMP, p["o_entry_d"]),
+                ((INTEGER,), [it["i_id"] for it in items]),
+                ((INTEGER,), supply),
+                ((INTEGER,), [it["quantity"] for it in items]),
+            ],
+            writes=True,
+        )
         o_id, total = r.tables[0].tuples[0][:2]
         return {"o_id": o_id, "total": total, "ol_cnt": len(items), "remote": remote}
 
     def payment(self, p: dict[str, Any]) -> dict[str, Any]:
         remote = p["c_w_id"] != p["w_id"]
         multi = remote or self.partitioning == "district"  # W_YTD is in the warehouse's partition
-        r = self._call("PaymentMP" if multi else "Payment", [
-            (INTEGER, p["w_id"]), (INTEGER, p["d_id"]), (INTEGER, p["c_w_id"]), (INTEGER, p["c_d_id"]),
-            (INTEGER, p.get("c_id") or 0), (STRING, p.get("c_last")), (DECIMAL, p["h_amount"]),
-            (TIMESTAMP, p["h_date"])], writes=True)
+        r = self._call(
+            "PaymentMP" if multi else "Payment",
+            [
+                (INTEGER, p["w_id"]),
+                (INTEGER, p["d_id"]),
+                (INTEGER, p["c_w_id"]),
+                (INTEGER, p["c_d_id"]),
+                (INTEGER, p.get("c_id") or 0),
+                (STRING, p.get("c_last")),
+                (DECIMAL, p["h_amount"]),
+                (TIMESTAMP, p["h_date"]),
+            ],
+            writes=True,
+        )
         c = dict(zip((col.name.lower() for col in r.tables[0].columns), r.tables[0].tuples[0]))
-        return {"c_id": c["c_id"], "c_balance": float(c["c_balance"]), "c_credit": c["c_credit"],
-                "remote": remote}
+        return {"c_id": c["c_id"], "c_balance": float(c["c_balance"]), "c_credit": c["c_credit"], "remote": remote}
 
     def order_status(self, p: dict[str, Any]) -> dict[str, Any]:
-        r = self._call("OrderStatus", [(INTEGER, self._partition_key(p["w_id"], p["d_id"])),
-                                       (INTEGER, p["w_id"]), (INTEGER, p["d_id"]),
-                                       (INTEGER, p.get("c_id") or 0), (STRING, p.get("c_last"))],
-                       writes=False)
+        r = self._call(
+            "OrderStatus",
+            [
+                (INTEGER, self._partition_key(p["w_id"], p["d_id"])),
+                (INTEGER, p["w_id"]),
+                (INTEGER, p["d_id"]),
+                (INTEGER, p.get("c_id") or 0),
+                (STRING, p.get("c_last")),
+            ],
+            writes=False,
+        )
         customer, order, lines = r.tables
-        return {"c_id": customer.tuples[0][0],
-                "o_id": order.tuples[0][0] if order.tuples else None,
-                "lines": len(lines.tuples)}
+        return {
+            "c_id": customer.tuples[0][0],
+            "o_id": order.tuples[0][0] if order.tuples else None,
+            "lines": len(lines.tuples),
+        }
 
     def delivery(self, p: dict[str, Any]) -> dict[str, Any]:
         if self.delivery_mode == "per-district":
             delivered = self._deliver_per_district(p)
         else:
-            r = self._call("Delivery", [(INTEGER, p["w_id"]), (INTEGER, p["o_carrier_id"]),
-                                        (TIMESTAMP, p["ol_delivery_d"])], writes=True)
+            r = self._call(
+                "Delivery",
+                [(INTEGER, p["w_id"]), (INTEGER, p["o_carrier_id"]), (TIMESTAMP, p["ol_delivery_d"])],
+                writes=True,
+            )
             delivered = [(d, o) for d, o in r.tables[0].tuples]
         return {"delivered": delivered, "skipped": DISTRICTS - len(delivered)}
 
@@ -750,18 +868,28 @@ class VoltDBDriver(Driver):
         if progress is None or progress.params is not p:
             progress = self._delivery_progress = DeliveryProgress(p)
         while progress.next_district <= DISTRICTS:
-            progress.delivered += self.deliver_district(p["w_id"], progress.next_district,
-                                                        p["o_carrier_id"], p["ol_delivery_d"])
+            progress.delivered += self.deliver_district(
+                p["w_id"], progress.next_district, p["o_carrier_id"], p["ol_delivery_d"]
+            )
             progress.next_district += 1
         self._delivery_progress = None
         return progress.delivered
 
-    def deliver_district(self, w_id: int, d_id: int, o_carrier_id: int,
-                         ol_delivery_d: dt.datetime) -> list[tuple[int, int]]:
+    def deliver_district(
+        self, w_id: int, d_id: int, o_carrier_id: int, ol_delivery_d: dt.datetime
+    ) -> list[tuple[int, int]]:
         """One district's part of a Delivery, one transaction: [(d_id, o_id)] or [] (skipped)."""
-        r = self._call("DeliveryDistrict", [(INTEGER, self._partition_key(w_id, d_id)), (INTEGER, w_id),
-                                            (INTEGER, d_id), (INTEGER, o_carrier_id),
-                                            (TIMESTAMP, ol_delivery_d)], writes=True)
+        r = self._call(
+            "DeliveryDistrict",
+            [
+                (INTEGER, self._partition_key(w_id, d_id)),
+                (INTEGER, w_id),
+                (INTEGER, d_id),
+                (INTEGER, o_carrier_id),
+                (TIMESTAMP, ol_delivery_d),
+            ],
+            writes=True,
+        )
         return [(d, o) for d, o in r.tables[0].tuples]
 
     def _partition_key(self, w_id: int, d_id: int) -> int:
@@ -770,8 +898,9 @@ class VoltDBDriver(Driver):
         return district_key(w_id, d_id) if self.partitioning == "district" else w_id
 
     def stock_level(self, p: dict[str, Any]) -> dict[str, Any]:
-        r = self._call("StockLevel", [(INTEGER, p["w_id"]), (INTEGER, p["d_id"]),
-                                      (INTEGER, p["threshold"])], writes=False)
+        r = self._call(
+            "StockLevel", [(INTEGER, p["w_id"]), (INTEGER, p["d_id"]), (INTEGER, p["threshold"])], writes=False
+        )
         return {"low_stock": r.tables[0].tuples[0][0]}
 
     # -- verification -------------------------------------------------------------------
@@ -782,26 +911,35 @@ class VoltDBDriver(Driver):
         found = {}
         for (w, d), ids in by_district.items():
             for i in range(0, len(ids), 1000):
-                found.update(self._orders(w, d, f"o_id IN ({','.join(map(str, ids[i:i + 1000]))})"))
+                found.update(self._orders(w, d, f"o_id IN ({','.join(map(str, ids[i : i + 1000]))})"))
         return found
 
     def orders_entered_at(self, w_id: int, d_id: int, c_id: int, entry_ms: int) -> list[StoredOrder]:
-        return list(self._orders(w_id, d_id, f"o_c_id = {int(c_id)} AND "
-                                             f"o_entry_d = TO_TIMESTAMP(MILLIS, {int(entry_ms)})").values())
+        return list(
+            self._orders(
+                w_id, d_id, f"o_c_id = {int(c_id)} AND o_entry_d = TO_TIMESTAMP(MILLIS, {int(entry_ms)})"
+            ).values()
+        )
 
     def _orders(self, w: int, d: int, where: str) -> dict[tuple[int, int, int], StoredOrder]:
         """Orders of district (w, d) matching `where` (a condition on ORDERS built from
         integers only), with their lines; both reads in the district's partition."""
-        orders = self._sql(f"SELECT o_id, o_c_id, o_entry_d, o_ol_cnt FROM orders "
-                           f"WHERE o_w_id = ? AND o_d_id = ? AND {where};", (INTEGER, w), (INTEGER, d))
+        orders = self._sql(
+            f"SELECT o_id, o_c_id, o_entry_d, o_ol_cnt FROM orders WHERE o_w_id = ? AND o_d_id = ? AND {where};",
+            (INTEGER, w),
+            (INTEGER, d),
+        )
         if not orders:
             return {}
         ids = ",".join(str(o[0]) for o in orders)
         lines: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
         for o, _, i, s, q in self._sql(
-                f"SELECT ol_o_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity FROM order_line "
-                f"WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id IN ({ids}) "
-                f"ORDER BY ol_o_id, ol_number;", (INTEGER, w), (INTEGER, d)):
+            f"SELECT ol_o_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity FROM order_line "
+            f"WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id IN ({ids}) "
+            f"ORDER BY ol_o_id, ol_number;",
+            (INTEGER, w),
+            (INTEGER, d),
+        ):
             lines[o].append((i, s, q))
         return {(w, d, o): StoredOrder(c, entry, cnt, tuple(lines[o])) for o, c, entry, cnt in orders}
 
@@ -816,6 +954,10 @@ class VoltDBDriver(Driver):
 
     def consistency_read(self, w: int, first: int, last: int) -> list[list[list]]:
         """ConsistencyRead's reads [first, last) of CONSISTENCY_READS for warehouse w, as rows."""
-        response = self._call("ConsistencyRead", [(INTEGER, w), (INTEGER, first), (INTEGER, last)],
-                              writes=False, timeout=self.load_timeout)
+        response = self._call(
+            "ConsistencyRead",
+            [(INTEGER, w), (INTEGER, first), (INTEGER, last)],
+            writes=False,
+            timeout=self.load_timeout,
+        )
         return [table.tuples for table in response.tables]

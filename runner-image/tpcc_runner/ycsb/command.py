@@ -14,6 +14,7 @@ the preset (--workload), then a YCSB property file (-P), then -p name=value, the
 --target and --duration (YCSB's threadcount, target and maxexecutiontime); a run ends when
 operationcount operations are done or maxexecutiontime has passed, whichever is first.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,11 +52,22 @@ def _property(text: str) -> tuple[str, str]:
 def add_parser(sub, common: argparse.ArgumentParser) -> None:
     workload = argparse.ArgumentParser(add_help=False)
     g = workload.add_argument_group("workload")
-    g.add_argument("--workload", choices=sorted(PRESETS), default=None,
-                   help="YCSB's core workload preset (workloads/workloada..f); default CoreWorkload's defaults")
+    g.add_argument(
+        "--workload",
+        choices=sorted(PRESETS),
+        default=None,
+        help="YCSB's core workload preset (workloads/workloada..f); default CoreWorkload's defaults",
+    )
     g.add_argument("-P", dest="property_file", metavar="FILE", default=None, help="a YCSB property file")
-    g.add_argument("-p", dest="properties", type=_property, action="append", default=[], metavar="NAME=VALUE",
-                   help="a CoreWorkload property, repeatable (e.g. recordcount=100000, requestdistribution=uniform)")
+    g.add_argument(
+        "-p",
+        dest="properties",
+        type=_property,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a CoreWorkload property, repeatable (e.g. recordcount=100000, requestdistribution=uniform)",
+    )
     g.add_argument("--seed", type=int, default=None, help="fixes every thread's draws (default: random)")
     yc = sub.add_parser("ycsb", help="YCSB's CoreWorkload (workloads A-F): load, run, verify")
     phases = yc.add_subparsers(dest="phase", required=True)
@@ -68,35 +80,78 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         ph.add_argument("--ledger", default=None, metavar="FILE", help="append every acknowledged write here")
         if phase == "load":
             ph.add_argument("--reset", action="store_true", help="drop the table's records first")
-            ph.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
-                            help="write load.json (records as rows, seconds, rows/s) into this existing ConfigMap")
+            ph.add_argument(
+                "--results-configmap",
+                default=None,
+                metavar="NAMESPACE/NAME",
+                help="write load.json (records as rows, seconds, rows/s) into this existing ConfigMap",
+            )
         else:
             _add_pod_arguments(ph)
-    vf = phases.add_parser("verify", parents=[common, workload],
-                           help="every acknowledged write of the ledgers is there; the record count adds up")
-    vf.add_argument("--ledger", required=True, action="append", metavar="FILE|URL",
-                    help="a ledger of tpcc ycsb load or run (a file, or the http URL of a runner pod "
-                         "holding one), repeatable (all of them since the load)")
-    vf.add_argument("--fetch-timeout", type=float, default=60.0, metavar="SECONDS",
-                    help="give up reading a ledger URL after this long (default 60)")
-    vf.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
-                    help="write the verdict as durability.json into this existing ConfigMap")
+    vf = phases.add_parser(
+        "verify",
+        parents=[common, workload],
+        help="every acknowledged write of the ledgers is there; the record count adds up",
+    )
+    vf.add_argument(
+        "--ledger",
+        required=True,
+        action="append",
+        metavar="FILE|URL",
+        help="a ledger of tpcc ycsb load or run (a file, or the http URL of a runner pod "
+        "holding one), repeatable (all of them since the load)",
+    )
+    vf.add_argument(
+        "--fetch-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="give up reading a ledger URL after this long (default 60)",
+    )
+    vf.add_argument(
+        "--results-configmap",
+        default=None,
+        metavar="NAMESPACE/NAME",
+        help="write the verdict as durability.json into this existing ConfigMap",
+    )
 
 
 def _add_pod_arguments(ph: argparse.ArgumentParser) -> None:
     """What a runner pod of the operator is given: its shard, the barrier, its results ConfigMap."""
-    ph.add_argument("--shard", type=_shard, default=(0, 1), metavar="I/N",
-                    help="runner I of N: its draws are seeded apart (seed + I) and its inserts take "
-                         "keynums recordcount + I + k*N (a slice of its own)")
-    ph.add_argument("--start-configmap", default=None, metavar="NAMESPACE/NAME",
-                    help="once every thread is connected, wait for key startAt in this ConfigMap and start then")
-    ph.add_argument("--start-timeout", type=float, default=900.0, metavar="SECONDS",
-                    help="how long to wait for startAt (default 900)")
-    ph.add_argument("--results-configmap", default=None, metavar="NAMESPACE/NAME",
-                    help="write the JSON results as results.json into this existing ConfigMap")
-    ph.add_argument("--hold-ledger", default=None, metavar="NAMESPACE/NAME",
-                    help="after the results, serve --ledger over HTTP on --ledger-port until key "
-                         "ledgersVerified appears in this ConfigMap (the operator's verifier reads them)")
+    ph.add_argument(
+        "--shard",
+        type=_shard,
+        default=(0, 1),
+        metavar="I/N",
+        help="runner I of N: its draws are seeded apart (seed + I) and its inserts take "
+        "keynums recordcount + I + k*N (a slice of its own)",
+    )
+    ph.add_argument(
+        "--start-configmap",
+        default=None,
+        metavar="NAMESPACE/NAME",
+        help="once every thread is connected, wait for key startAt in this ConfigMap and start then",
+    )
+    ph.add_argument(
+        "--start-timeout",
+        type=float,
+        default=900.0,
+        metavar="SECONDS",
+        help="how long to wait for startAt (default 900)",
+    )
+    ph.add_argument(
+        "--results-configmap",
+        default=None,
+        metavar="NAMESPACE/NAME",
+        help="write the JSON results as results.json into this existing ConfigMap",
+    )
+    ph.add_argument(
+        "--hold-ledger",
+        default=None,
+        metavar="NAMESPACE/NAME",
+        help="after the results, serve --ledger over HTTP on --ledger-port until key "
+        "ledgersVerified appears in this ConfigMap (the operator's verifier reads them)",
+    )
     ph.add_argument("--ledger-port", type=int, default=9101)
     ph.add_argument("--hold-timeout", type=float, default=1800.0, metavar="SECONDS")
 
@@ -127,6 +182,7 @@ def properties_of(args) -> Properties:
 
 def connected_store(db: str, options: ConnectionOptions, props: Properties) -> KeyValueStore:
     from ..cli import bounded  # cli imports this module first
+
     store = make_store(db, options, props)
     with bounded(options.connect_timeout + 5, f"connecting to {db}"):
         store.connect()
@@ -137,12 +193,15 @@ def require_loaded(store: KeyValueStore, workload: CoreWorkload) -> None:
     """A run against an empty table would only count NOT_FOUND: refuse it, naming the key."""
     key = workload.key_name(workload.props.insertstart)
     if store.read(key, None) is None:
-        raise NotLoaded(f"ycsb: no record {key} in table {workload.props.table}: run `tpcc ycsb load` "
-                        "with the same properties first")
+        raise NotLoaded(
+            f"ycsb: no record {key} in table {workload.props.table}: run `tpcc ycsb load` "
+            "with the same properties first"
+        )
 
 
 def cmd_ycsb(args, metrics) -> int:
     from ..cli import _parse_time, connection_options, hold_ledger  # cli imports this module first
+
     try:
         props = properties_of(args)
     except PropertyError as e:
@@ -179,6 +238,7 @@ def cmd_ycsb(args, metrics) -> int:
         if args.phase == "run":
             metrics.set_phase("measuring")
         window["start"] = time.time()
+
     try:
         outcome = execute(plan, ledger.write if ledger else None, connected)
     finally:
@@ -188,8 +248,12 @@ def cmd_ycsb(args, metrics) -> int:
     doc = results_document(args, props, seed, options, outcome)
     if args.phase == "run":
         start = window.get("start", time.time())
-        doc.update(kind="ycsb", shard=f"{shard[0]}/{shard[1]}", threads=props.threadcount,
-                   window={"start": start, "end": start + outcome.runtime_ms / 1000})
+        doc.update(
+            kind="ycsb",
+            shard=f"{shard[0]}/{shard[1]}",
+            threads=props.threadcount,
+            window={"start": start, "end": start + outcome.runtime_ms / 1000},
+        )
     text = redact(json.dumps(doc, indent=2))
     if args.results:
         with open(args.results, "w") as f:
@@ -199,8 +263,14 @@ def cmd_ycsb(args, metrics) -> int:
             k8s.write_configmap_key(args.results_configmap, "load.json", json.dumps(load_summary(outcome)))
         else:
             k8s.write_configmap_key(args.results_configmap, "results.json", text)
-    log.info("ycsb %s: %d operations in %.1f s, %.1f ops/sec, %d errors", args.phase, outcome.operations,
-             outcome.runtime_ms / 1000, doc["OVERALL"]["Throughput(ops/sec)"], outcome.error_count)
+    log.info(
+        "ycsb %s: %d operations in %.1f s, %.1f ops/sec, %d errors",
+        args.phase,
+        outcome.operations,
+        outcome.runtime_ms / 1000,
+        doc["OVERALL"]["Throughput(ops/sec)"],
+        outcome.error_count,
+    )
     metrics.set_phase("done")
     code = _exit_status(args.phase, outcome)
     if getattr(args, "hold_ledger", None):
@@ -223,23 +293,34 @@ def _exit_status(phase: str, outcome: Outcome) -> int:
         print(f"tpcc ycsb {phase}: error: {redact(outcome.aborted)}", file=sys.stderr)
         return 1
     if outcome.error_count and (phase == "load" or outcome.error_count >= outcome.operations):
-        print(f"tpcc ycsb {phase}: error: {outcome.error_count} failed; first: {redact(outcome.errors[0])}",
-              file=sys.stderr)
+        print(
+            f"tpcc ycsb {phase}: error: {outcome.error_count} failed; first: {redact(outcome.errors[0])}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
 
-def results_document(args, props: Properties, seed: int, options: ConnectionOptions,
-                     outcome: Outcome) -> dict[str, Any]:
+def results_document(
+    args, props: Properties, seed: int, options: ConnectionOptions, outcome: Outcome
+) -> dict[str, Any]:
     """YCSB's numbers under YCSB's names, the HdrHistograms to merge runners exactly, the few
     numbers for a BenchmarkRun's status (`status`), and what shaped the run."""
-    return {"command": f"ycsb {args.phase}", "db": args.db, "workload": args.workload, "seed": seed,
-            "properties": props.to_ycsb(), "driver_options": options.extra, "driver": outcome.described,
-            "OVERALL": overall(outcome.operations, outcome.runtime_ms),
-            "operations": outcome.measurements.to_json(),
-            "status": status_summary(outcome.operations, outcome.runtime_ms, outcome.measurements),
-            "errors": outcome.error_count, "error_examples": outcome.errors,
-            "versions": {"runner": __version__, "python": platform.python_version()}}
+    return {
+        "command": f"ycsb {args.phase}",
+        "db": args.db,
+        "workload": args.workload,
+        "seed": seed,
+        "properties": props.to_ycsb(),
+        "driver_options": options.extra,
+        "driver": outcome.described,
+        "OVERALL": overall(outcome.operations, outcome.runtime_ms),
+        "operations": outcome.measurements.to_json(),
+        "status": status_summary(outcome.operations, outcome.runtime_ms, outcome.measurements),
+        "errors": outcome.error_count,
+        "error_examples": outcome.errors,
+        "versions": {"runner": __version__, "python": platform.python_version()},
+    }
 
 
 def _verify(args, options, props: Properties) -> int:

@@ -8,6 +8,7 @@ ClientThread.throttleNanos does. Throughput counts every operation attempted, as
 Threads, not processes as the TPC-C executor has: the key counters (the load's, the run's inserts
 with their acknowledgements) are shared state that YCSB keeps in one JVM.
 """
+
 from __future__ import annotations
 
 import logging
@@ -29,8 +30,7 @@ log = logging.getLogger("tpcc.ycsb")
 PROGRESS_SECONDS = 10.0
 MAX_ERRORS_KEPT = 10
 # YCSB's measurement name of each operation
-MEASUREMENT = {READ: "READ", UPDATE: "UPDATE", INSERT: "INSERT", SCAN: "SCAN",
-               READMODIFYWRITE: "READ-MODIFY-WRITE"}
+MEASUREMENT = {READ: "READ", UPDATE: "UPDATE", INSERT: "INSERT", SCAN: "SCAN", READMODIFYWRITE: "READ-MODIFY-WRITE"}
 
 
 class Timed(NamedTuple):
@@ -40,8 +40,9 @@ class Timed(NamedTuple):
     report_status: bool = True
 
 
-def _read_status(workload: CoreWorkload, key: str, fields: tuple[str, ...] | None,
-                 record: dict[str, bytes] | None) -> str:
+def _read_status(
+    workload: CoreWorkload, key: str, fields: tuple[str, ...] | None, record: dict[str, bytes] | None
+) -> str:
     if record is None:
         return NOT_FOUND
     if workload.props.dataintegrity and not workload.intact(key, fields, record):
@@ -57,8 +58,9 @@ def _scan_status(workload: CoreWorkload, op: Operation, records: list) -> str:
     return OK
 
 
-def judge(workload: CoreWorkload, op: Operation, result: Any, seconds: float,
-          parts: tuple[float, float] | None = None) -> tuple[str, list[Timed]]:
+def judge(
+    workload: CoreWorkload, op: Operation, result: Any, seconds: float, parts: tuple[float, float] | None = None
+) -> tuple[str, list[Timed]]:
     """An operation's status and what to measure, from its result (KeyValueStore.apply's) and how
     long it took; a read-modify-write's read and update are measured each (parts: their seconds)
     and the whole. With dataintegrity a read whose values are not those derived from key and field
@@ -77,8 +79,11 @@ def judge(workload: CoreWorkload, op: Operation, result: Any, seconds: float,
         update = OK if found else NOT_FOUND
         status = update if read == OK else read
         read_seconds, update_seconds = parts or (seconds, seconds)
-        return status, [Timed("READ", read, read_seconds), Timed("UPDATE", update, update_seconds),
-                        Timed("READ-MODIFY-WRITE", status, seconds, report_status=False)]
+        return status, [
+            Timed("READ", read, read_seconds),
+            Timed("UPDATE", update, update_seconds),
+            Timed("READ-MODIFY-WRITE", status, seconds, report_status=False),
+        ]
     return status, [Timed(MEASUREMENT[op.kind], status, seconds)]
 
 
@@ -121,9 +126,9 @@ def shares(total: int, threads: int) -> list[int]:
 
 @dataclass
 class Plan:
-    new_store: Callable[[], KeyValueStore]   # a connected store, one per client thread
+    new_store: Callable[[], KeyValueStore]  # a connected store, one per client thread
     props: Properties
-    phase: str          # "load" or "run"
+    phase: str  # "load" or "run"
     seed: int
     shard: tuple[int, int] = (0, 1)  # runner pod I of N: its own slice of the run's insert keys
 
@@ -131,12 +136,13 @@ class Plan:
 @dataclass
 class _Shared:
     """What the client threads hand to the main thread while they run."""
+
     stop: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
     ledger: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     error_count: int = 0
-    aborted: str | None = None     # why a client thread stopped the run (a bug, not an operation's error)
+    aborted: str | None = None  # why a client thread stopped the run (a bug, not an operation's error)
 
     def wrote(self, lines: list[str]) -> None:
         if lines:
@@ -158,11 +164,12 @@ class _Shared:
 
 
 class ClientThread:
-    def __init__(self, plan: Plan, workload: CoreWorkload, store: KeyValueStore, index: int, limit: int,
-                 shared: _Shared):
+    def __init__(
+        self, plan: Plan, workload: CoreWorkload, store: KeyValueStore, index: int, limit: int, shared: _Shared
+    ):
         self.plan, self.workload, self.store, self.shared = plan, workload, store, shared
         self.rng = random.Random(f"{plan.seed}:{index}")
-        self.limit = limit                  # operations (records on load) to do, 0: no limit
+        self.limit = limit  # operations (records on load) to do, 0: no limit
         self.done = 0
         self.measurements = Measurements()
         per_thread = plan.props.target / plan.props.threadcount
@@ -275,8 +282,11 @@ class Outcome:
     aborted: str | None = None
 
 
-def execute(plan: Plan, on_ledger: Callable[[list[str]], None] | None = None,
-            on_connected: Callable[[Callable[[], list[Measurements]]], None] | None = None) -> Outcome:
+def execute(
+    plan: Plan,
+    on_ledger: Callable[[list[str]], None] | None = None,
+    on_connected: Callable[[Callable[[], list[Measurements]]], None] | None = None,
+) -> Outcome:
     """Connect every thread's store, run them, return what they measured. on_ledger gets the
     ledger lines as they come; on_connected, once every store is connected and before the first
     operation, a function that gives the threads' measurements as they fill (to read, not to
@@ -290,8 +300,10 @@ def execute(plan: Plan, on_ledger: Callable[[list[str]], None] | None = None,
         for _ in range(props.threadcount):
             stores.append(plan.new_store())
         described = stores[0].describe()
-        clients = [ClientThread(plan, workload, store, i, limit, shared)
-                   for i, (store, limit) in enumerate(zip(stores, shares(total, props.threadcount)))]
+        clients = [
+            ClientThread(plan, workload, store, i, limit, shared)
+            for i, (store, limit) in enumerate(zip(stores, shares(total, props.threadcount)))
+        ]
         if on_connected:
             on_connected(lambda: [c.measurements for c in clients])
         runtime = _run_threads(clients, shared, props, on_ledger or (lambda lines: None))
@@ -301,12 +313,20 @@ def execute(plan: Plan, on_ledger: Callable[[list[str]], None] | None = None,
     measurements = Measurements()
     for c in clients:
         measurements.add(c.measurements)
-    return Outcome(measurements, sum(c.done for c in clients), round(runtime * 1000), shared.errors,
-                   shared.error_count, described, shared.aborted)
+    return Outcome(
+        measurements,
+        sum(c.done for c in clients),
+        round(runtime * 1000),
+        shared.errors,
+        shared.error_count,
+        described,
+        shared.aborted,
+    )
 
 
-def _run_threads(clients: list[ClientThread], shared: _Shared, props: Properties,
-                 on_ledger: Callable[[list[str]], None]) -> float:
+def _run_threads(
+    clients: list[ClientThread], shared: _Shared, props: Properties, on_ledger: Callable[[list[str]], None]
+) -> float:
     threads = [threading.Thread(target=c.run, daemon=True, name=f"ycsb-{i}") for i, c in enumerate(clients)]
     start = time.perf_counter()
     deadline = start + props.maxexecutiontime if props.maxexecutiontime else None
@@ -322,8 +342,12 @@ def _run_threads(clients: list[ClientThread], shared: _Shared, props: Properties
         on_ledger(shared.take_ledger())
         if now - last_progress >= PROGRESS_SECONDS:
             done = sum(c.done for c in clients)
-            log.info("ycsb: %.0f s, %d operations, %.1f current ops/sec", now - start, done,
-                     (done - last_done) / (now - last_progress))
+            log.info(
+                "ycsb: %.0f s, %d operations, %.1f current ops/sec",
+                now - start,
+                done,
+                (done - last_done) / (now - last_progress),
+            )
             last_progress, last_done = now, done
     runtime = time.perf_counter() - start
     on_ledger(shared.take_ledger())

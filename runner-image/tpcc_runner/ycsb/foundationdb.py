@@ -14,6 +14,7 @@ connection, its options and the mapping of FDB errors are the TPC-C driver's
 (drivers/foundationdb.py: cluster_file or endpoints with cluster_id, api_version, txn_timeout,
 directory); the key layout (YcsbKeyspace) is tested with the binding's pure-Python tuple layer.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -27,7 +28,7 @@ from .store import KeyValueStore, Record
 from .workload import INSERT, READ, SCAN, UPDATE, Operation
 
 DEFAULT_DIRECTORY = "ycsb"
-RETRIES = 10                    # re-runs of a transaction after a retryable FDB error
+RETRIES = 10  # re-runs of a transaction after a retryable FDB error
 
 
 class YcsbKeyspace:
@@ -35,6 +36,7 @@ class YcsbKeyspace:
 
     def __init__(self, prefix: bytes, table: str):
         from fdb.subspace_impl import Subspace  # what fdb.Subspace names once an API version is set
+
         self.table = Subspace(rawPrefix=prefix)[table]
 
     def field_key(self, key: str, field: str) -> bytes:
@@ -53,8 +55,7 @@ class YcsbKeyspace:
         r = self.table.range()
         return slice(r.start, r.stop)
 
-    def records(self, kvs: Iterable[tuple[bytes, bytes]], fields: tuple[str, ...] | None
-                ) -> list[tuple[str, Record]]:
+    def records(self, kvs: Iterable[tuple[bytes, bytes]], fields: tuple[str, ...] | None) -> list[tuple[str, Record]]:
         """(key, record) pairs in key order from a range read's key-values."""
         out: list[tuple[str, Record]] = []
         for raw_key, value in kvs:
@@ -90,8 +91,11 @@ class FoundationDBStore(KeyValueStore):
         self.driver.close()
 
     def describe(self) -> dict[str, Any]:
-        return {**self.driver.describe(), "table": self.props.table,
-                "layout": "one key per field: (ycsb_key, field) in the tuple layer"}
+        return {
+            **self.driver.describe(),
+            "table": self.props.table,
+            "layout": "one key per field: (ycsb_key, field) in the tuple layer",
+        }
 
     def _run(self, body):
         """body(tr) as one FDB transaction, re-run on a retryable error (the TPC-C driver's
@@ -113,6 +117,7 @@ class FoundationDBStore(KeyValueStore):
         def body(tr):
             for key, values in records:
                 self._set(tr, key, values)
+
         self._run(body)
 
     def _set(self, tr, key: str, values: Record) -> None:
@@ -130,8 +135,9 @@ class FoundationDBStore(KeyValueStore):
 
     def _scan(self, tr, start_key: str, count: int, fields: tuple[str, ...] | None) -> list[tuple[str, Record]]:
         # every record has all its fields: count records are count * fieldcount keys
-        kvs = tr.get_range(self.keys.from_key(start_key), self.keys.table_range().stop,
-                           limit=count * self.props.fieldcount)
+        kvs = tr.get_range(
+            self.keys.from_key(start_key), self.keys.table_range().stop, limit=count * self.props.fieldcount
+        )
         return self.keys.records(((kv.key, kv.value) for kv in kvs), fields)
 
     def _update(self, tr, key: str, values: Record) -> bool:

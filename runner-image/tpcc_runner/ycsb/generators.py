@@ -11,6 +11,7 @@ Java's `Math.abs(rnd.nextLong()) % n` is drawn as `rng.getrandbits(63) % n`: the
 the same probabilities except that Java's also maps Long.MIN_VALUE (probability 2^-64) to a
 negative number.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,7 +28,7 @@ SCRAMBLED_ZETAN = 26.46902820178302
 SCRAMBLED_ITEM_COUNT = 10_000_000_000
 EXPONENTIAL_PERCENTILE_DEFAULT = 95.0
 EXPONENTIAL_FRAC_DEFAULT = 0.8571428571  # 1/7 of the records get the percentile's share of draws
-ACKNOWLEDGE_WINDOW = 1 << 20             # AcknowledgedCounterGenerator.WINDOW_SIZE
+ACKNOWLEDGE_WINDOW = 1 << 20  # AcknowledgedCounterGenerator.WINDOW_SIZE
 
 
 def _signed64(value: int) -> int:
@@ -62,8 +63,8 @@ def java_int(value: float) -> int:
         return 0
     if value >= 2**31 - 1:
         return 2**31 - 1
-    if value <= -2**31:
-        return -2**31
+    if value <= -(2**31):
+        return -(2**31)
     return int(value)
 
 
@@ -154,8 +155,9 @@ class ZipfianGenerator:
     larger item count than it was built with (SkewedLatest as records are inserted) it extends
     its zeta sum incrementally, as YCSB does."""
 
-    def __init__(self, min_value: int, max_value: int, zipfian_constant: float = ZIPFIAN_CONSTANT,
-                 zetan: float | None = None):
+    def __init__(
+        self, min_value: int, max_value: int, zipfian_constant: float = ZIPFIAN_CONSTANT, zetan: float | None = None
+    ):
         self.items = max_value - min_value + 1
         self.base = min_value
         self.theta = zipfian_constant
@@ -234,8 +236,10 @@ class HotspotIntegerGenerator:
         self.cold_interval = interval - self.hot_interval
         self.hot_opn_fraction = hot_opn_fraction
         if (hot_opn_fraction > 0 and self.hot_interval == 0) or (hot_opn_fraction < 1 and self.cold_interval == 0):
-            raise ValueError(f"hotspot: {interval} keys with hotspotdatafraction {hotset_fraction} leave the hot "
-                             f"or the cold set empty while hotspotopnfraction {hot_opn_fraction} draws from it")
+            raise ValueError(
+                f"hotspot: {interval} keys with hotspotdatafraction {hotset_fraction} leave the hot "
+                f"or the cold set empty while hotspotopnfraction {hot_opn_fraction} draws from it"
+            )
 
     def next_value(self, rng: random.Random) -> int:
         if rng.random() < self.hot_opn_fraction:

@@ -11,6 +11,7 @@ that the record count is that of the load's keys and the keys inserted since tog
 the unknown-outcome inserts more). It checks presence, not values: concurrent updates of a key
 from several threads leave any one of their values, which the ledger's order cannot tell.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -64,8 +65,13 @@ def verify(store: KeyValueStore, writes: Writes, loaded: set[str], fieldcount: i
     loaded: the keys the load inserts (whether or not its ledger is among the sources). A store
     without its table (the database came back empty) has lost every acknowledged write."""
     if not store.has_table():
-        return _verdict(writes, loaded, 0, [f"insert of {key}: no table" for key in sorted(writes.inserted)] +
-                        [f"update of {key}: no table" for key in sorted(writes.updated)])
+        return _verdict(
+            writes,
+            loaded,
+            0,
+            [f"insert of {key}: no table" for key in sorted(writes.inserted)]
+            + [f"update of {key}: no table" for key in sorted(writes.updated)],
+        )
     lost: list[str] = []
     for key in sorted(writes.inserted):
         record = store.read(key, None)
@@ -82,8 +88,13 @@ def verify(store: KeyValueStore, writes: Writes, loaded: set[str], fieldcount: i
 def _verdict(writes: Writes, loaded: set[str], count: int, lost: list[str]) -> dict[str, Any]:
     low = len(loaded | writes.inserted)
     high = low + len(writes.unknown_inserts - loaded)
-    return {"durable": not lost and low <= count <= high, "records": count,
-            "expected_records": low if low == high else [low, high],
-            "acknowledged_inserts": len(writes.inserted), "acknowledged_updates": len(writes.updated),
-            "unknown_outcome": {"inserts": len(writes.unknown_inserts), "updates": writes.unknown_updates},
-            "lost": len(lost), "lost_examples": lost[:MAX_EXAMPLES]}
+    return {
+        "durable": not lost and low <= count <= high,
+        "records": count,
+        "expected_records": low if low == high else [low, high],
+        "acknowledged_inserts": len(writes.inserted),
+        "acknowledged_updates": len(writes.updated),
+        "unknown_outcome": {"inserts": len(writes.unknown_inserts), "updates": writes.unknown_updates},
+        "lost": len(lost),
+        "lost_examples": lost[:MAX_EXAMPLES],
+    }

@@ -5,6 +5,7 @@ status; printed in YCSB's text format (TextMeasurementsExporter with OneMeasurem
 lines) and as the same numbers in JSON.
 
 TRANSACTION is the runner's own: one per operationspertransaction group, commit included."""
+
 from __future__ import annotations
 
 import array
@@ -57,6 +58,7 @@ class Measurements:
         def rank(name: str) -> tuple[int, str]:
             base = name.removesuffix("-FAILED")
             return (ORDER.index(base) if base in ORDER else len(ORDER), name)
+
         return sorted(self.by_name, key=rank)
 
     def summary(self, name: str) -> dict[str, Any]:
@@ -65,18 +67,22 @@ class Measurements:
         m = self.by_name[name]
         h = m.histogram
         count = h.get_total_count()
-        return {"Operations": count,
-                "AverageLatency(us)": h.get_mean_value() if count else 0.0,
-                "MinLatency(us)": h.get_min_value() if count else 0,
-                "MaxLatency(us)": h.get_max_value() if count else 0,
-                "50thPercentileLatency(us)": h.get_value_at_percentile(50) if count else 0,
-                "95thPercentileLatency(us)": h.get_value_at_percentile(95) if count else 0,
-                "99thPercentileLatency(us)": h.get_value_at_percentile(99) if count else 0,
-                "Return": dict(sorted(m.statuses.items()))}
+        return {
+            "Operations": count,
+            "AverageLatency(us)": h.get_mean_value() if count else 0.0,
+            "MinLatency(us)": h.get_min_value() if count else 0,
+            "MaxLatency(us)": h.get_max_value() if count else 0,
+            "50thPercentileLatency(us)": h.get_value_at_percentile(50) if count else 0,
+            "95thPercentileLatency(us)": h.get_value_at_percentile(95) if count else 0,
+            "99thPercentileLatency(us)": h.get_value_at_percentile(99) if count else 0,
+            "Return": dict(sorted(m.statuses.items())),
+        }
 
     def to_json(self) -> dict[str, Any]:
-        return {name: {**self.summary(name), "histogram": self.by_name[name].histogram.encode().decode()}
-                for name in self.names()}
+        return {
+            name: {**self.summary(name), "histogram": self.by_name[name].histogram.encode().decode()}
+            for name in self.names()
+        }
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> Measurements:
@@ -101,6 +107,7 @@ def live_counts(of: Iterable[Measurements]) -> dict[tuple[str, str], int]:
 class Buckets:
     """A Prometheus histogram of one measurement: cumulative counts at each bound (seconds) and
     at +Inf, and the sum of the latencies in seconds."""
+
     cumulative: list[int]
     sum_seconds: float
 
@@ -167,23 +174,29 @@ def status_summary(operations: int, runtime_ms: int, ms: Measurements) -> dict[s
         failures = sum(n for status, n in s["Return"].items() if status not in (*SUCCEEDED, NOT_FOUND))
         # Operations counts the successes only (failures are timed under NAME-FAILED)
         attempted = sum(s["Return"].values()) or s["Operations"]
-        per_operation[name] = {"count": attempted, "averageMs": round(s["AverageLatency(us)"] / 1000, 3),
-                               **{f"p{p}Ms": s[f"{p}thPercentileLatency(us)"] / 1000 for p in (50, 95, 99)},
-                               "errors": failures}
-    return {"opsPerSecond": round(overall(operations, runtime_ms)["Throughput(ops/sec)"], 1),
-            "operations": per_operation}
+        per_operation[name] = {
+            "count": attempted,
+            "averageMs": round(s["AverageLatency(us)"] / 1000, 3),
+            **{f"p{p}Ms": s[f"{p}thPercentileLatency(us)"] / 1000 for p in (50, 95, 99)},
+            "errors": failures,
+        }
+    return {
+        "opsPerSecond": round(overall(operations, runtime_ms)["Throughput(ops/sec)"], 1),
+        "operations": per_operation,
+    }
 
 
 def overall(operations: int, runtime_ms: int) -> dict[str, float]:
-    return {"RunTime(ms)": runtime_ms,
-            "Throughput(ops/sec)": 1000.0 * operations / runtime_ms if runtime_ms else 0.0}
+    return {"RunTime(ms)": runtime_ms, "Throughput(ops/sec)": 1000.0 * operations / runtime_ms if runtime_ms else 0.0}
 
 
 def ycsb_text(operations: int, runtime_ms: int, ms: Measurements) -> str:
     """YCSB's own output: [OVERALL] then one block per measurement, `[NAME], Key, value` lines."""
     over = overall(operations, runtime_ms)
-    lines = [f"[OVERALL], RunTime(ms), {runtime_ms}",
-             f"[OVERALL], Throughput(ops/sec), {java_double(over['Throughput(ops/sec)'])}"]
+    lines = [
+        f"[OVERALL], RunTime(ms), {runtime_ms}",
+        f"[OVERALL], Throughput(ops/sec), {java_double(over['Throughput(ops/sec)'])}",
+    ]
     for name in ms.names():
         summary = ms.summary(name)
         returns = summary.pop("Return")

@@ -15,6 +15,7 @@ up to txn_retries times, the commit re-sent on UnknownTransactionCommitResult.
 Options (`--driver-opt key=value`): OPTIONS below, each with its default and what it does
 (`tpcc ycsb run --help` lists them).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -34,13 +35,19 @@ from .store import KeyValueStore, Record
 from .workload import Operation
 
 OPTIONS = (
-    options.Option("write_concern", 1, _write_concern,
-                   "every write's (and the commit's) write concern; 1 is YCSB's default"),
+    options.Option(
+        "write_concern", 1, _write_concern, "every write's (and the commit's) write concern; 1 is YCSB's default"
+    ),
     options.Option("journal", False, options.boolean, "j:true in that write concern"),
-    options.Option("read_concern", "local", options.choice("local", "majority", "snapshot"),
-                   "reads' read concern (snapshot only inside transactions)"),
-    options.Option("read_preference", "primary", options.choice(*READ_PREFERENCES),
-                   "where reads outside transactions go"),
+    options.Option(
+        "read_concern",
+        "local",
+        options.choice("local", "majority", "snapshot"),
+        "reads' read concern (snapshot only inside transactions)",
+    ),
+    options.Option(
+        "read_preference", "primary", options.choice(*READ_PREFERENCES), "where reads outside transactions go"
+    ),
     options.Option("upsert", True, options.boolean, "load with upserts instead of inserts"),
     options.Option("database", "ycsb", options.text, "the database holding the table"),
     options.Option("uri", "", options.text, "a mongodb:// URI instead of the endpoints (no credentials)"),
@@ -62,7 +69,7 @@ class MongoDBStore(KeyValueStore):
             raise ValueError("mongodb: give endpoints (host[:port]) or driver option uri=")
         self.client: MongoClient | None = None
         self.collection = None
-        self._session = None     # the session of the transaction under way, else None
+        self._session = None  # the session of the transaction under way, else None
         self._server_version = "unknown"
 
     def _uri(self) -> str:
@@ -77,8 +84,9 @@ class MongoDBStore(KeyValueStore):
 
     def connect(self) -> None:
         timeout_ms = max(1, int(self.connection.connect_timeout * 1000))
-        kwargs: dict[str, Any] = dict(serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=min(timeout_ms, 10_000),
-                                      appname="tpcc-runner-ycsb")
+        kwargs: dict[str, Any] = dict(
+            serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=min(timeout_ms, 10_000), appname="tpcc-runner-ycsb"
+        )
         if self.connection.username:
             kwargs.update(username=self.connection.username, password=self.connection.password or "")
         if self.opt["auth_source"]:
@@ -93,12 +101,16 @@ class MongoDBStore(KeyValueStore):
             raise ValueError(f"mongodb: bad connection settings for {where}: {_one_line(e)}") from None
         except errors.PyMongoError as e:
             self.close()
-            raise Unreachable(f"mongodb: no server reachable at {where} within "
-                              f"{self.connection.connect_timeout:g}s: {_one_line(e)}") from None
+            raise Unreachable(
+                f"mongodb: no server reachable at {where} within {self.connection.connect_timeout:g}s: {_one_line(e)}"
+            ) from None
         outside = "majority" if self.opt["read_concern"] == "snapshot" else self.opt["read_concern"]
         self.collection = self.client.get_database(
-            self.opt["database"], read_concern=ReadConcern(outside), write_concern=self._write_concern(),
-            read_preference=READ_PREFERENCES[self.opt["read_preference"]])[self.props.table]
+            self.opt["database"],
+            read_concern=ReadConcern(outside),
+            write_concern=self._write_concern(),
+            read_preference=READ_PREFERENCES[self.opt["read_preference"]],
+        )[self.props.table]
 
     def close(self) -> None:
         if self.client is not None:
@@ -106,9 +118,13 @@ class MongoDBStore(KeyValueStore):
         self.client = self.collection = None
 
     def describe(self) -> dict[str, Any]:
-        return {"db": self.name, "server_version": self._server_version, "uri": redact(self._uri()),
-                "collection": f"{self.opt['database']}.{self.props.table}",
-                **{k: v for k, v in self.opt.items() if k != "uri"}}
+        return {
+            "db": self.name,
+            "server_version": self._server_version,
+            "uri": redact(self._uri()),
+            "collection": f"{self.opt['database']}.{self.props.table}",
+            **{k: v for k, v in self.opt.items() if k != "uri"},
+        }
 
     def create_schema(self, reset: bool) -> None:
         with _MongoErrors("creating the collection"):
@@ -120,8 +136,9 @@ class MongoDBStore(KeyValueStore):
 
     def load(self, records: list[tuple[str, Record]]) -> None:
         if self.opt["upsert"]:
-            writes: list[ReplaceOne | InsertOne] = [ReplaceOne({"_id": key}, {"_id": key, **values}, upsert=True)
-                                                    for key, values in records]
+            writes: list[ReplaceOne | InsertOne] = [
+                ReplaceOne({"_id": key}, {"_id": key, **values}, upsert=True) for key, values in records
+            ]
         else:
             writes = [InsertOne({"_id": key, **values}) for key, values in records]
         with _MongoErrors("loading"):
@@ -142,8 +159,11 @@ class MongoDBStore(KeyValueStore):
 
     def scan(self, start_key: str, count: int, fields: tuple[str, ...] | None) -> list[tuple[str, Record]]:
         with _MongoErrors("scan"):
-            cursor = self.collection.find({"_id": {"$gte": start_key}}, self._projection(fields),
-                                          session=self._session).sort("_id", 1).limit(count)
+            cursor = (
+                self.collection.find({"_id": {"$gte": start_key}}, self._projection(fields), session=self._session)
+                .sort("_id", 1)
+                .limit(count)
+            )
             return [(doc["_id"], self._record(doc)) for doc in cursor]
 
     def update(self, key: str, values: Record) -> bool:
@@ -163,14 +183,15 @@ class MongoDBStore(KeyValueStore):
             except RetryableError:
                 if attempt == self.opt["txn_retries"]:
                     raise
-                time.sleep(min(0.005 * 2 ** attempt, 0.5))
+                time.sleep(min(0.005 * 2**attempt, 0.5))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _attempt(self, ops: list[Operation]) -> list[Any]:
         assert self.client is not None, "transaction() checked the connection"
         with self.client.start_session() as session, pymongo.timeout(self.opt["txn_timeout"]):
-            session.start_transaction(read_concern=ReadConcern(self.opt["read_concern"]),
-                                      write_concern=self._write_concern())
+            session.start_transaction(
+                read_concern=ReadConcern(self.opt["read_concern"]), write_concern=self._write_concern()
+            )
             self._session = session  # read/update/insert/scan pass it while it is set
             try:
                 results = [self.apply(op) for op in ops]

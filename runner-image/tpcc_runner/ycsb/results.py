@@ -3,6 +3,7 @@ operator calls `merge`). Pure. Counts add up; latencies come from the pods' HdrH
 together, so the merged percentiles are those of all operations, not an average of percentiles;
 throughput is the successful operations over the pods' common window (the latest start to the
 earliest end of the pods released by one barrier), as a run's tpmC is."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -30,11 +31,20 @@ def merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
     seconds = max(end - start, 1e-9)
     operations = _operations(measurements)
     succeeded = sum(op["count"] - op["errors"] for name, op in operations.items() if name != "TRANSACTION")
-    return {"kind": "ycsb", "workload": first.get("workload") or "", "runnerPods": len(docs),
-            "opsPerSecond": round(succeeded / seconds, 1), "start": _rfc3339(start), "end": _rfc3339(end),
-            "properties": {k: _text(v) for k, v in sorted((first.get("properties") or {}).items())
-                           if k not in ("threadcount", "target")},
-            "operations": operations}
+    return {
+        "kind": "ycsb",
+        "workload": first.get("workload") or "",
+        "runnerPods": len(docs),
+        "opsPerSecond": round(succeeded / seconds, 1),
+        "start": _rfc3339(start),
+        "end": _rfc3339(end),
+        "properties": {
+            k: _text(v)
+            for k, v in sorted((first.get("properties") or {}).items())
+            if k not in ("threadcount", "target")
+        },
+        "operations": operations,
+    }
 
 
 def _comparable(value: Any) -> Any:
@@ -54,8 +64,11 @@ def _operations(ms: Measurements) -> dict[str, dict[str, Any]]:
         attempted = sum(m.statuses.values()) or m.histogram.get_total_count()
         errors = sum(n for status, n in m.statuses.items() if status not in SUCCEEDED and status != "NOT_FOUND")
         h = m.histogram
-        latency = {} if not h.get_total_count() else {
-            f"p{p}": round(h.get_value_at_percentile(p) / 1000, 3) for p in (50, 95, 99)}
+        latency = (
+            {}
+            if not h.get_total_count()
+            else {f"p{p}": round(h.get_value_at_percentile(p) / 1000, 3) for p in (50, 95, 99)}
+        )
         if h.get_total_count():
             latency["max"] = round(h.get_max_value() / 1000, 3)
         out[name] = {"count": attempted, "errors": errors, "latencyMs": latency}

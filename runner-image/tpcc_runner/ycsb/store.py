@@ -7,6 +7,7 @@ the runner's driver errors (drivers/base.py) for everything else; the executor r
 Return=ERROR. A transaction is given its operations at once (a VoltDB transaction is one procedure call, so its
 body cannot run on the client); an error aborts the whole.
 """
+
 from __future__ import annotations
 
 import abc
@@ -29,7 +30,7 @@ STORES = {
 
 class KeyValueStore(abc.ABC):
     name = ""
-    option_table: tuple[Option, ...] = ()   # its `--driver-opt` keys (drivers/options.py)
+    option_table: tuple[Option, ...] = ()  # its `--driver-opt` keys (drivers/options.py)
 
     def __init__(self, connection: ConnectionOptions, props: Properties):
         self.connection = connection

@@ -11,6 +11,7 @@ The connection, its timeouts and the mapping of VoltDB's statuses onto the runne
 the TPC-C driver's (drivers/voltdb.py; options call_timeout, load_timeout, procs_jar). The
 procedures are compiled for the table name usertable (YCSB's default `table`).
 """
+
 from __future__ import annotations
 
 import re
@@ -22,11 +23,17 @@ from .store import KeyValueStore, Record
 from .workload import INSERT, READ, READMODIFYWRITE, SCAN, UPDATE, Operation
 
 TABLE = "usertable"
-MAX_FIELD_LENGTH = 65536            # field_value VARBINARY(65536)
+MAX_FIELD_LENGTH = 65536  # field_value VARBINARY(65536)
 PROCEDURES = ("YcsbRead", "YcsbScan", "YcsbInsert", "YcsbUpdate", "YcsbUpsert", "YcsbTransaction")
 FIELDS = [("field", STRING), ("field_value", VARBINARY)]
-OPS = [("op", INTEGER), ("kind", TINYINT), ("ycsb_key", STRING), ("field", STRING), ("field_value", VARBINARY),
-       ("scan_length", INTEGER)]
+OPS = [
+    ("op", INTEGER),
+    ("kind", TINYINT),
+    ("ycsb_key", STRING),
+    ("field", STRING),
+    ("field_value", VARBINARY),
+    ("scan_length", INTEGER),
+]
 # YcsbTransaction's operation kinds
 TXN_READ, TXN_UPDATE, TXN_INSERT, TXN_SCAN = range(4)
 TXN_KIND = {READ: TXN_READ, UPDATE: TXN_UPDATE, INSERT: TXN_INSERT, SCAN: TXN_SCAN}
@@ -63,8 +70,9 @@ class VoltDBStore(KeyValueStore):
         if props.table != TABLE:
             raise ValueError(f"voltdb: the YCSB procedures are compiled for table {TABLE}, not {props.table!r}")
         if props.fieldlength > MAX_FIELD_LENGTH:
-            raise ValueError(f"voltdb: fieldlength {props.fieldlength} is beyond the table's "
-                             f"VARBINARY({MAX_FIELD_LENGTH})")
+            raise ValueError(
+                f"voltdb: fieldlength {props.fieldlength} is beyond the table's VARBINARY({MAX_FIELD_LENGTH})"
+            )
         self.driver = VoltDBDriver(connection)
 
     def connect(self) -> None:
@@ -89,8 +97,12 @@ class VoltDBStore(KeyValueStore):
             if drops:
                 self.driver._sql("\n".join(drops), writes=True, timeout=self.driver.load_timeout)
             procedures, tables = set(), set()
-        self._call("@UpdateClasses", [(VARBINARY, self.driver._jar()), (STRING, "")], writes=True,
-                   timeout=self.driver.load_timeout)
+        self._call(
+            "@UpdateClasses",
+            [(VARBINARY, self.driver._jar()), (STRING, "")],
+            writes=True,
+            timeout=self.driver.load_timeout,
+        )
         missing = [stmt for stmt in ddl_statements() if not self._exists(stmt, tables, procedures)]
         if missing:
             self.driver._sql("\n".join(missing), writes=True, timeout=self.driver.load_timeout)
@@ -106,8 +118,9 @@ class VoltDBStore(KeyValueStore):
         where one multi-partition YcsbTransaction of the batch took 1.2 ms a record and
         serializes the whole cluster, so load threads could not add up."""
         for key, values in records:
-            self._call("YcsbUpsert", [(STRING, key), _fields_table(values)], writes=True,
-                       timeout=self.driver.load_timeout)
+            self._call(
+                "YcsbUpsert", [(STRING, key), _fields_table(values)], writes=True, timeout=self.driver.load_timeout
+            )
 
     def read(self, key: str, fields: tuple[str, ...] | None) -> Record | None:
         rows = self._call("YcsbRead", [(STRING, key)], writes=False).tables[0].tuples
@@ -117,8 +130,11 @@ class VoltDBStore(KeyValueStore):
         return count * self.props.fieldcount  # every record has all its fields: one row each
 
     def scan(self, start_key: str, count: int, fields: tuple[str, ...] | None) -> list[tuple[str, Record]]:
-        rows = self._call("YcsbScan", [(STRING, start_key), (INTEGER, self._scan_limit(count))],
-                          writes=False).tables[0].tuples
+        rows = (
+            self._call("YcsbScan", [(STRING, start_key), (INTEGER, self._scan_limit(count))], writes=False)
+            .tables[0]
+            .tuples
+        )
         return _records(rows, fields)
 
     def update(self, key: str, values: Record) -> bool:
@@ -135,8 +151,14 @@ class VoltDBStore(KeyValueStore):
             if op.kind == READMODIFYWRITE:
                 steps += [(TXN_READ, op.key, {}, 0), (TXN_UPDATE, op.key, op.written, 0)]
             else:
-                steps.append((TXN_KIND[op.kind], op.key, op.values or {},
-                              self._scan_limit(op.scan_length) if op.kind == SCAN else 0))
+                steps.append(
+                    (
+                        TXN_KIND[op.kind],
+                        op.key,
+                        op.values or {},
+                        self._scan_limit(op.scan_length) if op.kind == SCAN else 0,
+                    )
+                )
         tables = iter(self._transact(steps))
         return [self._result(op, tables) for op in ops]
 
@@ -178,5 +200,3 @@ def _records(rows: list[list], fields: tuple[str, ...] | None) -> list[tuple[str
         if fields is None or field in fields:
             out[-1][1][field] = bytes(value)
     return out
-
-

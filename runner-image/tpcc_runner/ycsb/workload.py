@@ -5,6 +5,7 @@ and nextKeynum, in that order of draws). A store executes them; the executor tim
 One CoreWorkload is shared by the client threads of a run (its counters are YCSB's shared
 state); each thread draws with its own seeded random.Random.
 """
+
 from __future__ import annotations
 
 import random
@@ -34,12 +35,12 @@ _PRINTABLE = bytes(32 + b % 95 for b in range(256))
 
 @dataclass(frozen=True)
 class Operation:
-    kind: str                               # one of OPERATIONS
-    keynum: int                             # as this pod counts (CoreWorkload.insert_keynum: its key's)
+    kind: str  # one of OPERATIONS
+    keynum: int  # as this pod counts (CoreWorkload.insert_keynum: its key's)
     key: str
-    fields: tuple[str, ...] | None = None   # fields to read; None: all of them
+    fields: tuple[str, ...] | None = None  # fields to read; None: all of them
     values: dict[str, bytes] | None = None  # fields written (UPDATE, INSERT, READMODIFYWRITE)
-    scan_length: int = 0                    # records a SCAN reads from key on
+    scan_length: int = 0  # records a SCAN reads from key on
 
     @property
     def written(self) -> dict[str, bytes]:
@@ -164,7 +165,8 @@ class CoreWorkload:
         YCSB's, which checks only the fields that came back."""
         wanted = self.fields if fields is None else fields
         return set(record) == set(wanted) and all(
-            value == deterministic_value(key, f, self.props.fieldlength) for f, value in record.items())
+            value == deterministic_value(key, f, self.props.fieldlength) for f, value in record.items()
+        )
 
     def _read_fields(self, rng: random.Random) -> tuple[str, ...] | None:
         return None if self.props.readallfields else (self.fields[self.field_chooser.next_value(rng)],)

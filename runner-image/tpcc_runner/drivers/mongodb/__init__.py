@@ -43,6 +43,7 @@ consistency and durability checks read); connection.py's ServerStatistics fetche
 and dbStats for the results' `server` section; config.py holds the options, documents.py how rows
 are stored.
 """
+
 from __future__ import annotations
 
 from .config import DEFAULT_PORT, OPTIONS, READ_PREFERENCES, _write_concern
@@ -54,8 +55,19 @@ from .transactions import Transactions
 from .verification import Verification
 
 # what the tests, acid/mongodb.py and ycsb/mongodb.py import from here
-__all__ = ["DEFAULT_PORT", "INDEXES", "OPTIONS", "READ_PREFERENCES", "SHARD_KEYS", "MongoDBDriver",
-           "_InvalidItem", "_one_line", "_stored_cents", "_write_concern", "topology_of"]
+__all__ = [
+    "DEFAULT_PORT",
+    "INDEXES",
+    "OPTIONS",
+    "READ_PREFERENCES",
+    "SHARD_KEYS",
+    "MongoDBDriver",
+    "_InvalidItem",
+    "_one_line",
+    "_stored_cents",
+    "_write_concern",
+    "topology_of",
+]
 
 
 class MongoDBDriver(Loading, Transactions, Verification, ServerStatistics):

@@ -1,5 +1,6 @@
 """The MongoDB driver's connection: its options, the client and database handles, what the
 run records of them, and the mapping of errors outside transactions."""
+
 from __future__ import annotations
 
 import time
@@ -54,6 +55,7 @@ def admin_errors(doing: str) -> Iterator[None]:
 class Connection(Driver):
     """Options, connect/close and collection access: what every other part of the driver
     builds on."""
+
     name = "mongodb"
     option_table = OPTIONS
 
@@ -84,9 +86,11 @@ class Connection(Driver):
     def _build_uri(self) -> str:
         if self.uri:
             return self.uri
+
         def with_port(h: str) -> str:
             has_port = "]:" in h if h.startswith("[") else ":" in h  # [IPv6]:port
             return h if has_port else f"{h}:{DEFAULT_PORT}"
+
         hosts = [with_port(h) for h in self.options.endpoints]
         uri = "mongodb://" + ",".join(hosts) + "/"
         return uri + (f"?replicaSet={self.replica_set}" if self.replica_set else "")
@@ -120,8 +124,9 @@ class Connection(Driver):
             raise Unreachable(f"mongodb: {where} refused the connection: {_one_line(e)}") from None
         except errors.PyMongoError as e:
             self.close()
-            raise Unreachable(f"mongodb: no server reachable at {where} within "
-                              f"{self.options.connect_timeout:g}s: {_one_line(e)}") from None
+            raise Unreachable(
+                f"mongodb: no server reachable at {where} within {self.options.connect_timeout:g}s: {_one_line(e)}"
+            ) from None
         outside_rc = "majority" if self.read_concern == "snapshot" else self.read_concern
         # load, metadata, checks and every transaction read the primary; only StockLevel
         # outside a transaction uses the configured read preference (see _stock_reader)
@@ -129,7 +134,8 @@ class Connection(Driver):
             self.database_name,
             read_concern=ReadConcern(outside_rc),
             write_concern=self._commit_write_concern(),
-            read_preference=ReadPreference.PRIMARY)
+            read_preference=ReadPreference.PRIMARY,
+        )
 
     def close(self) -> None:
         if self._client is not None:
@@ -196,22 +202,37 @@ class ServerStatistics(Connection):
             status = self.client.admin.command("serverStatus")
         except errors.PyMongoError as e:
             return ServerCounters.not_available(f"mongodb: serverStatus: {_one_line(e)}")
-        counters = {f"opcounters.{k}": int(v) for k, v in (status.get("opcounters") or {}).items()
-                    if isinstance(v, (int, float))}
+        counters = {
+            f"opcounters.{k}": int(v)
+            for k, v in (status.get("opcounters") or {}).items()
+            if isinstance(v, (int, float))
+        }
         txns = status.get("transactions")
         if isinstance(txns, dict):
-            counters.update({f"transactions.{k}": int(v) for k, v in txns.items()
-                             if k.startswith("total") and isinstance(v, (int, float))})
+            counters.update(
+                {
+                    f"transactions.{k}": int(v)
+                    for k, v in txns.items()
+                    if k.startswith("total") and isinstance(v, (int, float))
+                }
+            )
         if not self.transactions:
             return ServerCounters.not_available(
-                "mongodb: transactions=false: no multi-document transaction for the server to count", counters)
+                "mongodb: transactions=false: no multi-document transaction for the server to count", counters
+            )
         if "transactions.totalCommitted" not in counters:
             return ServerCounters.not_available(
                 f"mongodb: serverStatus has no transactions.totalCommitted (server {self._server_version}"
-                f"{', SecantusDB' if 'secantus' in status else ''} does not count transactions)", counters)
+                f"{', SecantusDB' if 'secantus' in status else ''} does not count transactions)",
+                counters,
+            )
         types = tuple(t for t in TRANSACTION_TYPES if t != "STOCK_LEVEL" or self.stock_level_in_transaction)
-        group = CounterGroup("serverStatus transactions.totalCommitted", types,
-                             committed=counters["transactions.totalCommitted"], aborted=None)
+        group = CounterGroup(
+            "serverStatus transactions.totalCommitted",
+            types,
+            committed=counters["transactions.totalCommitted"],
+            aborted=None,
+        )
         return ServerCounters(time.time(), (group,), counters)
 
     def database_size(self) -> DatabaseSize:
@@ -220,7 +241,14 @@ class ServerStatistics(Connection):
             stats = self.db.command("dbStats")
         except errors.PyMongoError as e:
             return DatabaseSize(unavailable=f"mongodb: dbStats: {_one_line(e)}")
-        figures = {k: int(stats[k]) for k in ("dataSize", "indexSize", "storageSize", "totalSize",
-                                              "objects", "collections") if isinstance(stats.get(k), (int, float))}
-        return DatabaseSize(data_bytes=figures.get("dataSize"), index_bytes=figures.get("indexSize"),
-                            storage_bytes=figures.get("storageSize"), details=figures)
+        figures = {
+            k: int(stats[k])
+            for k in ("dataSize", "indexSize", "storageSize", "totalSize", "objects", "collections")
+            if isinstance(stats.get(k), (int, float))
+        }
+        return DatabaseSize(
+            data_bytes=figures.get("dataSize"),
+            index_bytes=figures.get("indexSize"),
+            storage_bytes=figures.get("storageSize"),
+            details=figures,
+        )

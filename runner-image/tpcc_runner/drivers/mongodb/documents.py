@@ -1,5 +1,6 @@
 """How the TPC-C rows are stored as MongoDB documents: collections, indexes, shard keys and
 money (int64 cents)."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -22,34 +23,49 @@ INDEXES: dict[str, list[tuple[list[tuple[str, int]], bool]]] = {
     "item": [([("i_id", 1)], True)],
     "warehouse": [([("w_id", 1)], True)],
     "district": [([("d_w_id", 1), ("d_id", 1)], True)],
-    "customer": [([("c_w_id", 1), ("c_d_id", 1), ("c_id", 1)], True),
-                 ([("c_w_id", 1), ("c_d_id", 1), ("c_last", 1), ("c_first", 1)], False)],
+    "customer": [
+        ([("c_w_id", 1), ("c_d_id", 1), ("c_id", 1)], True),
+        ([("c_w_id", 1), ("c_d_id", 1), ("c_last", 1), ("c_first", 1)], False),
+    ],
     "stock": [([("s_w_id", 1), ("s_i_id", 1)], True)],
-    "orders": [([("o_w_id", 1), ("o_d_id", 1), ("o_id", 1)], True),
-               ([("o_w_id", 1), ("o_d_id", 1), ("o_c_id", 1), ("o_id", -1),
-                 ("o_carrier_id", 1), ("o_entry_d", 1)], False)],
+    "orders": [
+        ([("o_w_id", 1), ("o_d_id", 1), ("o_id", 1)], True),
+        ([("o_w_id", 1), ("o_d_id", 1), ("o_c_id", 1), ("o_id", -1), ("o_carrier_id", 1), ("o_entry_d", 1)], False),
+    ],
     "new_order": [([("no_w_id", 1), ("no_d_id", 1), ("no_o_id", 1)], True)],
-    "order_line": [([("ol_w_id", 1), ("ol_d_id", 1), ("ol_o_id", 1), ("ol_number", 1)], True),
-                   ([("ol_w_id", 1), ("ol_d_id", 1), ("ol_o_id", 1), ("ol_i_id", 1),
-                     ("ol_amount", 1)], False)],
+    "order_line": [
+        ([("ol_w_id", 1), ("ol_d_id", 1), ("ol_o_id", 1), ("ol_number", 1)], True),
+        ([("ol_w_id", 1), ("ol_d_id", 1), ("ol_o_id", 1), ("ol_i_id", 1), ("ol_amount", 1)], False),
+    ],
     "history": [],
 }
 # The shard key of each collection behind a mongos: its warehouse id, hashed (see the package docstring).
-SHARD_KEYS = {"warehouse": "w_id", "district": "d_w_id", "customer": "c_w_id", "history": "h_w_id",
-              "stock": "s_w_id", "orders": "o_w_id", "new_order": "no_w_id", "order_line": "ol_w_id"}
+SHARD_KEYS = {
+    "warehouse": "w_id",
+    "district": "d_w_id",
+    "customer": "c_w_id",
+    "history": "h_w_id",
+    "stock": "s_w_id",
+    "orders": "o_w_id",
+    "new_order": "no_w_id",
+    "order_line": "ol_w_id",
+}
 # Fields of an order line kept inside the ORDERS document (its key is the order's).
 EMBEDDED_LINE_FIELDS = TABLES["order_line"][3:]
 
 # The embedded schema (the sharded study's): a customer's ORDERS (each with its lines) and its
 # HISTORY rows are arrays of its CUSTOMER document, named after the table. The fields that name
 # the customer are the customer's own; the others are kept in each array element.
-OWNER_FIELDS = {"orders": {"o_w_id": "c_w_id", "o_d_id": "c_d_id", "o_c_id": "c_id"},
-                "history": {"h_c_w_id": "c_w_id", "h_c_d_id": "c_d_id", "h_c_id": "c_id"}}
-EMBEDDED_FIELDS = {"orders": [f for f in TABLES["orders"] if f not in OWNER_FIELDS["orders"]] + ["order_line"],
-                   "history": [f for f in TABLES["history"] if f not in OWNER_FIELDS["history"]]}
+OWNER_FIELDS = {
+    "orders": {"o_w_id": "c_w_id", "o_d_id": "c_d_id", "o_c_id": "c_id"},
+    "history": {"h_c_w_id": "c_w_id", "h_c_d_id": "c_d_id", "h_c_id": "c_id"},
+}
+EMBEDDED_FIELDS = {
+    "orders": [f for f in TABLES["orders"] if f not in OWNER_FIELDS["orders"]] + ["order_line"],
+    "history": [f for f in TABLES["history"] if f not in OWNER_FIELDS["history"]],
+}
 # The collections each schema does not have: their rows live inside other documents.
-EMBEDDED_TABLES = {"normalized": (), "denormalized": ("order_line",),
-                   "embedded": ("orders", "order_line", "history")}
+EMBEDDED_TABLES = {"normalized": (), "denormalized": ("order_line",), "embedded": ("orders", "order_line", "history")}
 # Finds a customer by one of its orders (Delivery, StockLevel, the durability ledger); multikey,
 # not unique (a unique index on an array field constrains across documents only).
 CUSTOMER_ORDER_INDEX = ([("c_w_id", 1), ("c_d_id", 1), ("orders.o_id", 1)], False)
@@ -64,11 +80,14 @@ def embedded_rows(table: str, match: dict[str, Any]) -> list[dict[str, Any]]:
 
     def path(field: str) -> str:
         return owner.get(field, f"{table}.{field}")
+
     fields = list(owner) + EMBEDDED_FIELDS[table]
-    return [{"$match": {path(k): v for k, v in match.items()}},
-            {"$unwind": f"${table}"},
-            {"$project": {"_id": 0, **{f: f"${path(f)}" for f in fields}}},
-            {"$match": match}]
+    return [
+        {"$match": {path(k): v for k, v in match.items()}},
+        {"$unwind": f"${table}"},
+        {"$project": {"_id": 0, **{f: f"${path(f)}" for f in fields}}},
+        {"$match": match},
+    ]
 
 
 def _cents(dollars: float) -> Int64:

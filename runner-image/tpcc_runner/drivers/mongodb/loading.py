@@ -1,5 +1,6 @@
 """Creating the MongoDB schema (collections, indexes, shards) and loading the initial
 database unit by unit, with the load metadata that records it."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -38,9 +39,11 @@ class Loading(Connection):
             else:
                 meta = self.read_meta()
                 if meta is not None and meta.schema_variant != self.schema:
-                    raise NotLoaded(f"mongodb: database {self.database_name!r} holds a "
-                                    f"{meta.schema_variant} load; use schema={meta.schema_variant} "
-                                    f"or reset")
+                    raise NotLoaded(
+                        f"mongodb: database {self.database_name!r} holds a "
+                        f"{meta.schema_variant} load; use schema={meta.schema_variant} "
+                        f"or reset"
+                    )
             existing = set(self.db.list_collection_names())
             # explicit creation: a transaction may not create a collection (MongoDB < 4.4)
             for name in self._tables() + [META]:
@@ -59,8 +62,7 @@ class Loading(Connection):
         admin.command("enableSharding", self.database_name)
         for table in self._tables():
             if table in SHARD_KEYS:
-                admin.command("shardCollection", f"{self.database_name}.{table}",
-                              key={SHARD_KEYS[table]: "hashed"})
+                admin.command("shardCollection", f"{self.database_name}.{table}", key={SHARD_KEYS[table]: "hashed"})
 
     def read_meta(self) -> LoadMeta | None:
         with admin_errors("reading the load metadata"):
@@ -88,11 +90,18 @@ class Loading(Connection):
         for t, rows in tables.items():
             bad = next((r for r in rows if len(r) != len(TABLES[t])), None)
             if bad is not None:
-                raise ValueError(f"mongodb: unit {key}: a {t} row has {len(bad)} values, "
-                                 f"expected {len(TABLES[t])} ({', '.join(TABLES[t])})")
-        docs = {t: [{c: _cents(v) if c in MONEY_COLUMNS and v is not None else v
-                     for c, v in zip(TABLES[t], row)} for row in rows]
-                for t, rows in tables.items() if rows}
+                raise ValueError(
+                    f"mongodb: unit {key}: a {t} row has {len(bad)} values, "
+                    f"expected {len(TABLES[t])} ({', '.join(TABLES[t])})"
+                )
+        docs = {
+            t: [
+                {c: _cents(v) if c in MONEY_COLUMNS and v is not None else v for c, v in zip(TABLES[t], row)}
+                for row in rows
+            ]
+            for t, rows in tables.items()
+            if rows
+        }
         if self.schema != "normalized" and "order_line" in docs:
             self._embed_lines(key, docs)
         if self.schema == "embedded":
@@ -104,20 +113,23 @@ class Loading(Connection):
             for table, documents in docs.items():
                 self._coll(table).insert_many(documents, ordered=False)
             self._coll(META).replace_one(
-                {"_id": "unit:" + key}, {"_id": "unit:" + key, "kind": "unit", "unit": key,
-                                         "loaded_at": utcnow()}, upsert=True)
+                {"_id": "unit:" + key},
+                {"_id": "unit:" + key, "kind": "unit", "unit": key, "loaded_at": utcnow()},
+                upsert=True,
+            )
 
     def _embed_lines(self, key: str, docs: dict[str, list[dict]]) -> None:
         by_order: dict[tuple, list[dict]] = defaultdict(list)
         for ol in docs.pop("order_line"):
-            by_order[(ol["ol_w_id"], ol["ol_d_id"], ol["ol_o_id"])].append(
-                {f: ol[f] for f in EMBEDDED_LINE_FIELDS})
+            by_order[(ol["ol_w_id"], ol["ol_d_id"], ol["ol_o_id"])].append({f: ol[f] for f in EMBEDDED_LINE_FIELDS})
         for o in docs.get("orders", []):
-            o["order_line"] = sorted(by_order.pop((o["o_w_id"], o["o_d_id"], o["o_id"]), []),
-                                     key=lambda ol: ol["ol_number"])
+            o["order_line"] = sorted(
+                by_order.pop((o["o_w_id"], o["o_d_id"], o["o_id"]), []), key=lambda ol: ol["ol_number"]
+            )
         if by_order:
-            raise ValueError(f"mongodb: unit {key}: order lines without their order, e.g. "
-                             f"(w, d, o) = {next(iter(by_order))}")
+            raise ValueError(
+                f"mongodb: unit {key}: order lines without their order, e.g. (w, d, o) = {next(iter(by_order))}"
+            )
 
     @staticmethod
     def _embed_in_customers(key: str, docs: dict[str, list[dict]]) -> None:
@@ -132,15 +144,17 @@ class Loading(Connection):
             for row in sorted(docs.pop(table, []), key=lambda r: r.get("o_id", 0)):
                 c = customers.get(tuple(row[f] for f in owner))
                 if c is None:
-                    raise ValueError(f"mongodb: unit {key}: a {table} row of customer "
-                                     f"{tuple(row[f] for f in owner)} not in the unit")
+                    raise ValueError(
+                        f"mongodb: unit {key}: a {table} row of customer {tuple(row[f] for f in owner)} not in the unit"
+                    )
                 c[table].append({f: row[f] for f in EMBEDDED_FIELDS[table] if f in row})
 
     def _unit_filters(self, key: str, docs: dict[str, list[dict]]) -> list[tuple[str, dict]]:
         """Which documents belong to a unit: by the unit key where it names a warehouse or
         district, else by the keys of the rows it carries."""
-        return [(table, filt) for table, filt in self._unit_filters_of_all_schemas(key, docs)
-                if table in self._tables()]
+        return [
+            (table, filt) for table, filt in self._unit_filters_of_all_schemas(key, docs) if table in self._tables()
+        ]
 
     def _unit_filters_of_all_schemas(self, key: str, docs: dict[str, list[dict]]) -> list[tuple[str, dict]]:
         parts = key.split(":")
@@ -150,11 +164,13 @@ class Loading(Connection):
                 return [("warehouse", {"w_id": w}), ("district", {"d_w_id": w})]
             if parts[0] == "district" and len(parts) == 3:
                 w, d = int(parts[1]), int(parts[2])
-                filters: list[tuple[str, dict[str, Any]]] = [("customer", {"c_w_id": w, "c_d_id": d}),
-                           ("history", {"h_c_w_id": w, "h_c_d_id": d}),
-                           ("orders", {"o_w_id": w, "o_d_id": d}),
-                           ("new_order", {"no_w_id": w, "no_d_id": d}),
-                           ("order_line", {"ol_w_id": w, "ol_d_id": d})]
+                filters: list[tuple[str, dict[str, Any]]] = [
+                    ("customer", {"c_w_id": w, "c_d_id": d}),
+                    ("history", {"h_c_w_id": w, "h_c_d_id": d}),
+                    ("orders", {"o_w_id": w, "o_d_id": d}),
+                    ("new_order", {"no_w_id": w, "no_d_id": d}),
+                    ("order_line", {"ol_w_id": w, "ol_d_id": d}),
+                ]
                 return filters
         except ValueError:
             pass
@@ -168,8 +184,9 @@ class Loading(Connection):
             for w, ids in by_w.items():
                 filters.append(("stock", {"s_w_id": w, "s_i_id": self._ids_filter(ids)}))
             return filters
-        raise ValueError(f"mongodb: unknown load unit key {key!r} (item:<n>, warehouse:<w>, "
-                         f"stock:<w>:<n>, district:<w>:<d>)")
+        raise ValueError(
+            f"mongodb: unknown load unit key {key!r} (item:<n>, warehouse:<w>, stock:<w>:<n>, district:<w>:<d>)"
+        )
 
     @staticmethod
     def _ids_filter(ids: list[int]) -> dict:

@@ -1,6 +1,7 @@
 """Running a transaction body in the driver's session: one multi-document transaction (or
 statement by statement), committed with re-sends of an unknown result, every pymongo error
 classified into the driver contract's (base.py); the executor decides on retries."""
+
 from __future__ import annotations
 
 import time
@@ -18,6 +19,7 @@ from .connection import Connection, _one_line
 
 # what a transaction body returns (the five transactions: their output dict)
 Result = TypeVar("Result")
+
 
 class _InvalidItem(Exception):
     """NewOrder met an unused item id: abort the transaction (clause 2.4.2.3)."""
@@ -60,7 +62,8 @@ class Sessions(Connection):
                         session.start_transaction(
                             read_concern=ReadConcern(self.read_concern),
                             write_concern=self._commit_write_concern(),
-                            read_preference=ReadPreference.PRIMARY)
+                            read_preference=ReadPreference.PRIMARY,
+                        )
                     result = body(session)
             except BaseException:
                 if in_txn and session.in_transaction:
@@ -106,7 +109,8 @@ class Sessions(Connection):
                     raise RetryableError(f"mongodb: commit: {_one_line(e)}") from None
                 if not e.has_error_label("UnknownTransactionCommitResult"):
                     break
-                time.sleep(min(0.1 * 2 ** attempt, 2.0))
+                time.sleep(min(0.1 * 2**attempt, 2.0))
         self._drop_session()
-        raise UnknownOutcome(f"mongodb: commit result unknown after {attempts} attempt(s)"
-                             + (f": {_one_line(last)}" if last else "")) from None
+        raise UnknownOutcome(
+            f"mongodb: commit result unknown after {attempts} attempt(s)" + (f": {_one_line(last)}" if last else "")
+        ) from None

@@ -1,6 +1,7 @@
 """The five TPC-C transactions (clause 2) as MongoDB statements, each body run in one
 transaction by Sessions._run. The bodies (_new_order, _payment, ...) take the session, so
 the ACID tests (acid/mongodb.py) can run them in a transaction they hold open."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -16,16 +17,18 @@ from .sessions import Sessions, _InvalidItem
 
 
 class Transactions(Sessions):
-    def _customer(self, s, w_id: int, d_id: int, c_id: int | None, c_last: str | None,
-                  projection: dict[str, int]) -> dict:
+    def _customer(
+        self, s, w_id: int, d_id: int, c_id: int | None, c_last: str | None, projection: dict[str, int]
+    ) -> dict:
         cust = self._coll("customer")
         if c_id is not None:
             c = cust.find_one({"c_w_id": w_id, "c_d_id": d_id, "c_id": c_id}, projection, session=s)
             if c is None:
                 raise NotLoaded(f"mongodb: no customer w_id={w_id} d_id={d_id} c_id={c_id}")
             return c
-        found = list(cust.find({"c_w_id": w_id, "c_d_id": d_id, "c_last": c_last}, projection,
-                               session=s).sort("c_first", 1))
+        found = list(
+            cust.find({"c_w_id": w_id, "c_d_id": d_id, "c_last": c_last}, projection, session=s).sort("c_first", 1)
+        )
         if not found:
             raise NotLoaded(f"mongodb: no customer w_id={w_id} d_id={d_id} c_last={c_last!r}")
         # clause 2.5.2.2: the customer at position ceil(n/2) of those sorted by c_first
@@ -52,8 +55,7 @@ class Transactions(Sessions):
         w = self._coll("warehouse").find_one({"w_id": w_id}, {"_id": 0, "w_tax": 1}, session=s)
         if w is None:
             raise NotLoaded(f"mongodb: no warehouse w_id={w_id}")
-        c = self._customer(s, w_id, d_id, c_id, None,
-                           {"_id": 0, "c_discount": 1, "c_last": 1, "c_credit": 1})
+        c = self._customer(s, w_id, d_id, c_id, None, {"_id": 0, "c_discount": 1, "c_last": 1, "c_credit": 1})
         items = self._ordered_items(s, w_id, d_id, lines)
         dist_col = f"s_dist_{d_id:02d}"
         stock = self._stock_of(s, lines, dist_col)
@@ -69,9 +71,13 @@ class Transactions(Sessions):
         district = self._coll("district")
         dkey = {"d_w_id": w_id, "d_id": d_id}
         if self.find_and_modify:
-            d = district.find_one_and_update(dkey, {"$inc": {"d_next_o_id": 1}},
-                                             projection={"_id": 0, "d_tax": 1, "d_next_o_id": 1},
-                                             return_document=ReturnDocument.BEFORE, session=s)
+            d = district.find_one_and_update(
+                dkey,
+                {"$inc": {"d_next_o_id": 1}},
+                projection={"_id": 0, "d_tax": 1, "d_next_o_id": 1},
+                return_document=ReturnDocument.BEFORE,
+                session=s,
+            )
         else:
             d = district.find_one(dkey, {"_id": 0, "d_tax": 1, "d_next_o_id": 1}, session=s)
             if d is not None:
@@ -83,13 +89,15 @@ class Transactions(Sessions):
     def _ordered_items(self, s, w_id: int, d_id: int, lines: list[dict]) -> dict[int, dict]:
         """The ITEM rows of the order by id; an unused id rolls the order back."""
         i_ids = sorted({ln["i_id"] for ln in lines})
-        items = {i["i_id"]: i for i in self._coll("item").find(
-            {"i_id": {"$in": i_ids}}, {"_id": 0, "i_id": 1, "i_price": 1, "i_name": 1, "i_data": 1},
-            session=s)}
+        items = {
+            i["i_id"]: i
+            for i in self._coll("item").find(
+                {"i_id": {"$in": i_ids}}, {"_id": 0, "i_id": 1, "i_price": 1, "i_name": 1, "i_data": 1}, session=s
+            )
+        }
         missing = [i for i in i_ids if i not in items]
         if missing:
-            raise _InvalidItem(f"item {missing[0]} not found (NewOrder w_id={w_id} d_id={d_id} "
-                               f"rolled back)")
+            raise _InvalidItem(f"item {missing[0]} not found (NewOrder w_id={w_id} d_id={d_id} rolled back)")
         return items
 
     def _stock_of(self, s, lines: list[dict], dist_col: str) -> dict[tuple[int, int], dict]:
@@ -99,17 +107,20 @@ class Transactions(Sessions):
             wanted[ln["supply_w_id"]].append(ln["i_id"])
         # one {eq, $in} query per supply warehouse (one in 99% of orders): an $or of them
         # costs SecantusDB a collection scan
-        return {(st["s_w_id"], st["s_i_id"]): st
-                for sw, ids in sorted(wanted.items())
-                for st in self._coll("stock").find(
-                    {"s_w_id": sw, "s_i_id": {"$in": sorted(set(ids))}},
-                    {"_id": 0, "s_w_id": 1, "s_i_id": 1, "s_quantity": 1, "s_data": 1, dist_col: 1},
-                    session=s)}
+        return {
+            (st["s_w_id"], st["s_i_id"]): st
+            for sw, ids in sorted(wanted.items())
+            for st in self._coll("stock").find(
+                {"s_w_id": sw, "s_i_id": {"$in": sorted(set(ids))}},
+                {"_id": 0, "s_w_id": 1, "s_i_id": 1, "s_quantity": 1, "s_data": 1, dist_col: 1},
+                session=s,
+            )
+        }
 
     @staticmethod
-    def _take_stock(w_id: int, lines: list[dict], items: dict[int, dict],
-                    stock: dict[tuple[int, int], dict], dist_col: str
-                    ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
+    def _take_stock(
+        w_id: int, lines: list[dict], items: dict[int, dict], stock: dict[tuple[int, int], dict], dist_col: str
+    ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
         """The order's ORDER-LINE documents and, per stock row, what the order takes from it;
         s_quantity is updated in `stock` itself."""
         stock_updates: dict[tuple[int, int], dict] = {}
@@ -130,43 +141,67 @@ class Transactions(Sessions):
             upd["orders"] += 1
             upd["remote"] += int(ln["supply_w_id"] != w_id)
             amount = Int64(qty * items[ln["i_id"]]["i_price"])
-            order_lines.append({"ol_number": number, "ol_i_id": ln["i_id"],
-                                "ol_supply_w_id": ln["supply_w_id"], "ol_delivery_d": None,
-                                "ol_quantity": qty, "ol_amount": amount,
-                                "ol_dist_info": st.get(dist_col, "")})
+            order_lines.append(
+                {
+                    "ol_number": number,
+                    "ol_i_id": ln["i_id"],
+                    "ol_supply_w_id": ln["supply_w_id"],
+                    "ol_delivery_d": None,
+                    "ol_quantity": qty,
+                    "ol_amount": amount,
+                    "ol_dist_info": st.get(dist_col, ""),
+                }
+            )
         return order_lines, stock_updates
 
-    def _write_stock(self, s, stock: dict[tuple[int, int], dict],
-                     stock_updates: dict[tuple[int, int], dict]) -> None:
-        self._write(self._coll("stock"),
-                    [UpdateOne({"s_w_id": sw, "s_i_id": si},
-                               {"$set": {"s_quantity": stock[(sw, si)]["s_quantity"]},
-                                "$inc": {"s_ytd": u["ytd"], "s_order_cnt": u["orders"],
-                                         "s_remote_cnt": u["remote"]}})
-                     for (sw, si), u in stock_updates.items()], s)
+    def _write_stock(self, s, stock: dict[tuple[int, int], dict], stock_updates: dict[tuple[int, int], dict]) -> None:
+        self._write(
+            self._coll("stock"),
+            [
+                UpdateOne(
+                    {"s_w_id": sw, "s_i_id": si},
+                    {
+                        "$set": {"s_quantity": stock[(sw, si)]["s_quantity"]},
+                        "$inc": {"s_ytd": u["ytd"], "s_order_cnt": u["orders"], "s_remote_cnt": u["remote"]},
+                    },
+                )
+                for (sw, si), u in stock_updates.items()
+            ],
+            s,
+        )
 
     def _insert_order(self, s, p: dict[str, Any], o_id: int, order_lines: list[dict]) -> None:
         """The ORDERS document (with its lines when denormalized; pushed onto its customer's
         orders when embedded), its ORDER-LINEs and its NEW-ORDER."""
         w_id, d_id, lines = p["w_id"], p["d_id"], p["items"]
-        order = {"o_id": o_id, "o_d_id": d_id, "o_w_id": w_id, "o_c_id": p["c_id"],
-                 "o_entry_d": p["o_entry_d"], "o_carrier_id": None, "o_ol_cnt": len(lines),
-                 "o_all_local": int(all(ln["supply_w_id"] == w_id for ln in lines))}
+        order = {
+            "o_id": o_id,
+            "o_d_id": d_id,
+            "o_w_id": w_id,
+            "o_c_id": p["c_id"],
+            "o_entry_d": p["o_entry_d"],
+            "o_carrier_id": None,
+            "o_ol_cnt": len(lines),
+            "o_all_local": int(all(ln["supply_w_id"] == w_id for ln in lines)),
+        }
         if self.schema == "embedded":
             order["order_line"] = order_lines
             self._coll("customer").update_one(
                 {"c_w_id": w_id, "c_d_id": d_id, "c_id": p["c_id"]},
-                {"$push": {"orders": {f: order[f] for f in EMBEDDED_FIELDS["orders"]}}}, session=s)
+                {"$push": {"orders": {f: order[f] for f in EMBEDDED_FIELDS["orders"]}}},
+                session=s,
+            )
         elif self.schema == "denormalized":
             order["order_line"] = order_lines
         else:
-            self._write(self._coll("order_line"),
-                        [InsertOne({"ol_o_id": o_id, "ol_d_id": d_id, "ol_w_id": w_id, **ol})
-                         for ol in order_lines], s)
+            self._write(
+                self._coll("order_line"),
+                [InsertOne({"ol_o_id": o_id, "ol_d_id": d_id, "ol_w_id": w_id, **ol}) for ol in order_lines],
+                s,
+            )
         if self.schema != "embedded":
             self._coll("orders").insert_one(order, session=s)
-        self._coll("new_order").insert_one({"no_o_id": o_id, "no_d_id": d_id, "no_w_id": w_id},
-                                           session=s)
+        self._coll("new_order").insert_one({"no_o_id": o_id, "no_d_id": d_id, "no_w_id": w_id}, session=s)
 
     # -- Payment (clause 2.5) -----------------------------------------------------------
     def payment(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -175,32 +210,42 @@ class Transactions(Sessions):
     def _payment(self, s, p: dict[str, Any]) -> dict[str, Any]:
         w_id, d_id, amount = p["w_id"], p["d_id"], _cents(p["h_amount"])
         w = self._inc_and_read("warehouse", {"w_id": w_id}, "w_ytd", amount, ["w_name"], s)
-        d = self._inc_and_read("district", {"d_w_id": w_id, "d_id": d_id}, "d_ytd", amount,
-                               ["d_name"], s)
-        c = self._customer(s, p["c_w_id"], p["c_d_id"], p.get("c_id"), p.get("c_last"),
-                           {"_id": 0, "c_id": 1, "c_credit": 1, "c_data": 1, "c_balance": 1})
+        d = self._inc_and_read("district", {"d_w_id": w_id, "d_id": d_id}, "d_ytd", amount, ["d_name"], s)
+        c = self._customer(
+            s,
+            p["c_w_id"],
+            p["c_d_id"],
+            p.get("c_id"),
+            p.get("c_last"),
+            {"_id": 0, "c_id": 1, "c_credit": 1, "c_data": 1, "c_balance": 1},
+        )
         c_id = c["c_id"]
-        update: dict[str, Any] = {"$inc": {"c_balance": Int64(-amount), "c_ytd_payment": amount,
-                                           "c_payment_cnt": 1}}
+        update: dict[str, Any] = {"$inc": {"c_balance": Int64(-amount), "c_ytd_payment": amount, "c_payment_cnt": 1}}
         if c["c_credit"] == "BC":  # clause 2.5.2.2: history prepended to C_DATA, 500 chars max
             entry = f"{c_id} {p['c_d_id']} {p['c_w_id']} {d_id} {w_id} {amount / 100:.2f} "
             update["$set"] = {"c_data": (entry + c["c_data"])[:500]}
-        history = {"h_d_id": d_id, "h_w_id": w_id, "h_date": p["h_date"], "h_amount": amount,
-                   "h_data": f"{w['w_name']}    {d['d_name']}"}
+        history = {
+            "h_d_id": d_id,
+            "h_w_id": w_id,
+            "h_date": p["h_date"],
+            "h_amount": amount,
+            "h_data": f"{w['w_name']}    {d['d_name']}",
+        }
         if self.schema == "embedded":
             update["$push"] = {"history": history}
-        self._coll("customer").update_one({"c_w_id": p["c_w_id"], "c_d_id": p["c_d_id"], "c_id": c_id},
-                                          update, session=s)
+        self._coll("customer").update_one(
+            {"c_w_id": p["c_w_id"], "c_d_id": p["c_d_id"], "c_id": c_id}, update, session=s
+        )
         if self.schema != "embedded":
             self._coll("history").insert_one(
-                {"h_c_id": c_id, "h_c_d_id": p["c_d_id"], "h_c_w_id": p["c_w_id"], **history}, session=s)
+                {"h_c_id": c_id, "h_c_d_id": p["c_d_id"], "h_c_w_id": p["c_w_id"], **history}, session=s
+            )
         return {"c_id": c_id, "c_balance": (c["c_balance"] - amount) / 100}
 
     def _inc_and_read(self, table: str, key: dict, field: str, amount: Int64, read: list[str], s) -> dict:
         coll, projection = self._coll(table), {"_id": 0, **{f: 1 for f in read}}
         if self.find_and_modify:
-            doc = coll.find_one_and_update(key, {"$inc": {field: amount}}, projection=projection,
-                                           session=s)
+            doc = coll.find_one_and_update(key, {"$inc": {field: amount}}, projection=projection, session=s)
         else:
             doc = coll.find_one(key, projection, session=s)
             if doc is not None:
@@ -215,21 +260,34 @@ class Transactions(Sessions):
 
     def _order_status(self, s, p: dict[str, Any]) -> dict[str, Any]:
         w_id, d_id = p["w_id"], p["d_id"]
-        c = self._customer(s, w_id, d_id, p.get("c_id"), p.get("c_last"),
-                           {"_id": 0, "c_id": 1, "c_first": 1, "c_middle": 1, "c_last": 1,
-                            "c_balance": 1})
+        c = self._customer(
+            s,
+            w_id,
+            d_id,
+            p.get("c_id"),
+            p.get("c_last"),
+            {"_id": 0, "c_id": 1, "c_first": 1, "c_middle": 1, "c_last": 1, "c_balance": 1},
+        )
         o = self._last_order(s, w_id, d_id, c["c_id"])
         if o is None:
             return {"c_id": c["c_id"], "c_balance": c["c_balance"] / 100, "o_id": None, "lines": 0}
         if self.schema != "normalized":
             lines = o.get("order_line", [])
         else:
-            lines = list(self._coll("order_line").find(
-                {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": o["o_id"]},
-                {"_id": 0, "ol_i_id": 1, "ol_supply_w_id": 1, "ol_quantity": 1, "ol_amount": 1,
-                 "ol_delivery_d": 1}, session=s))
-        return {"c_id": c["c_id"], "c_balance": c["c_balance"] / 100, "o_id": o["o_id"],
-                "o_carrier_id": o.get("o_carrier_id"), "lines": len(lines)}
+            lines = list(
+                self._coll("order_line").find(
+                    {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": o["o_id"]},
+                    {"_id": 0, "ol_i_id": 1, "ol_supply_w_id": 1, "ol_quantity": 1, "ol_amount": 1, "ol_delivery_d": 1},
+                    session=s,
+                )
+            )
+        return {
+            "c_id": c["c_id"],
+            "c_balance": c["c_balance"] / 100,
+            "o_id": o["o_id"],
+            "o_carrier_id": o.get("o_carrier_id"),
+            "lines": len(lines),
+        }
 
     def _last_order(self, s, w_id: int, d_id: int, c_id: int) -> dict | None:
         """The customer's order with the highest O_ID (with its lines unless normalized). When
@@ -237,16 +295,20 @@ class Transactions(Sessions):
         order cannot be relied on without transactions (two NewOrders of one customer may
         commit out of O_ID order)."""
         if self.schema == "embedded":
-            doc = self._coll("customer").find_one({"c_w_id": w_id, "c_d_id": d_id, "c_id": c_id},
-                                                  {"_id": 0, "orders": 1}, session=s)
+            doc = self._coll("customer").find_one(
+                {"c_w_id": w_id, "c_d_id": d_id, "c_id": c_id}, {"_id": 0, "orders": 1}, session=s
+            )
             orders = (doc or {}).get("orders") or []
             return max(orders, key=lambda o: o["o_id"]) if orders else None
         projection = {"_id": 0, "o_id": 1, "o_entry_d": 1, "o_carrier_id": 1}
         if self.schema == "denormalized":
             projection["order_line"] = 1
-        last = list(self._coll("orders").find(
-            {"o_w_id": w_id, "o_d_id": d_id, "o_c_id": c_id}, projection,
-            session=s).sort("o_id", -1).limit(1))
+        last = list(
+            self._coll("orders")
+            .find({"o_w_id": w_id, "o_d_id": d_id, "o_c_id": c_id}, projection, session=s)
+            .sort("o_id", -1)
+            .limit(1)
+        )
         return last[0] if last else None
 
     # -- Delivery (clause 2.7), all districts in one transaction as in the paper --------
@@ -280,18 +342,17 @@ class Transactions(Sessions):
         """The district's oldest NEW-ORDER's O_ID, that row deleted (or its delete queued)."""
         new_order, no_key = self._coll("new_order"), {"no_w_id": w_id, "no_d_id": d_id}
         if self.find_and_modify:
-            no = new_order.find_one_and_delete(no_key, projection={"_id": 0, "no_o_id": 1},
-                                               sort=[("no_o_id", 1)], session=s)
+            no = new_order.find_one_and_delete(
+                no_key, projection={"_id": 0, "no_o_id": 1}, sort=[("no_o_id", 1)], session=s
+            )
         else:
-            found = list(new_order.find(no_key, {"_id": 0, "no_o_id": 1}, session=s)
-                         .sort("no_o_id", 1).limit(1))
+            found = list(new_order.find(no_key, {"_id": 0, "no_o_id": 1}, session=s).sort("no_o_id", 1).limit(1))
             no = found[0] if found else None
             if no is not None:
                 writes["new_order"].append(DeleteOne({**no_key, "no_o_id": no["no_o_id"]}))
         return None if no is None else no["no_o_id"]
 
-    def _deliver_order(self, s, w_id: int, d_id: int, o_id: int, p: dict[str, Any],
-                       writes: dict[str, list]) -> None:
+    def _deliver_order(self, s, w_id: int, d_id: int, o_id: int, p: dict[str, Any], writes: dict[str, list]) -> None:
         """Normalized or denormalized: the ORDERS document's carrier (and embedded lines'
         delivery date), the ORDER-LINEs' dates and the customer's balance."""
         when, denorm = p["ol_delivery_d"], self.schema == "denormalized"
@@ -313,32 +374,42 @@ class Transactions(Sessions):
             amounts = [ol["ol_amount"] for ol in o.get("order_line", [])]
         else:
             ol_key = {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": o_id}
-            amounts = [ol["ol_amount"] for ol in self._coll("order_line").find(
-                ol_key, {"_id": 0, "ol_amount": 1}, session=s)]
+            amounts = [
+                ol["ol_amount"] for ol in self._coll("order_line").find(ol_key, {"_id": 0, "ol_amount": 1}, session=s)
+            ]
             writes["order_line"].append(UpdateMany(ol_key, {"$set": {"ol_delivery_d": when}}))
-        writes["customer"].append(UpdateOne(
-            {"c_w_id": w_id, "c_d_id": d_id, "c_id": o["o_c_id"]},
-            {"$inc": {"c_balance": Int64(sum(amounts)), "c_delivery_cnt": 1}}))
+        writes["customer"].append(
+            UpdateOne(
+                {"c_w_id": w_id, "c_d_id": d_id, "c_id": o["o_c_id"]},
+                {"$inc": {"c_balance": Int64(sum(amounts)), "c_delivery_cnt": 1}},
+            )
+        )
 
-    def _deliver_embedded(self, s, w_id: int, d_id: int, o_id: int, p: dict[str, Any],
-                          writes: dict[str, list]) -> None:
+    def _deliver_embedded(self, s, w_id: int, d_id: int, o_id: int, p: dict[str, Any], writes: dict[str, list]) -> None:
         """Embedded: the customer holding order o_id is found by it (index on c_w_id, c_d_id,
         orders.o_id), and one update of that document sets the order's carrier and its lines'
         delivery date (arrayFilters) and adds their amounts to the balance. The amounts are
         read first, so find_and_modify does not apply here."""
         c_key = {"c_w_id": w_id, "c_d_id": d_id}
-        c = self._coll("customer").find_one({**c_key, "orders.o_id": o_id},
-                                            {"_id": 0, "c_id": 1, "orders": {"$elemMatch": {"o_id": o_id}}},
-                                            session=s)
+        c = self._coll("customer").find_one(
+            {**c_key, "orders.o_id": o_id}, {"_id": 0, "c_id": 1, "orders": {"$elemMatch": {"o_id": o_id}}}, session=s
+        )
         if c is None or not c.get("orders"):
             raise NotLoaded(f"mongodb: new order without order w_id={w_id} d_id={d_id} o_id={o_id}")
         amounts = [ol["ol_amount"] for ol in c["orders"][0].get("order_line") or []]
-        writes["customer"].append(UpdateOne(
-            {**c_key, "c_id": c["c_id"]},
-            {"$set": {"orders.$[o].o_carrier_id": p["o_carrier_id"],
-                      "orders.$[o].order_line.$[].ol_delivery_d": p["ol_delivery_d"]},
-             "$inc": {"c_balance": Int64(sum(amounts)), "c_delivery_cnt": 1}},
-            array_filters=[{"o.o_id": o_id}]))
+        writes["customer"].append(
+            UpdateOne(
+                {**c_key, "c_id": c["c_id"]},
+                {
+                    "$set": {
+                        "orders.$[o].o_carrier_id": p["o_carrier_id"],
+                        "orders.$[o].order_line.$[].ol_delivery_d": p["ol_delivery_d"],
+                    },
+                    "$inc": {"c_balance": Int64(sum(amounts)), "c_delivery_cnt": 1},
+                },
+                array_filters=[{"o.o_id": o_id}],
+            )
+        )
 
     # -- StockLevel (clause 2.8) --------------------------------------------------------
     def stock_level(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -351,8 +422,9 @@ class Transactions(Sessions):
 
     def _stock_level(self, s, p: dict[str, Any]) -> dict[str, Any]:
         w_id, d_id = p["w_id"], p["d_id"]
-        d = self._stock_reader("district").find_one({"d_w_id": w_id, "d_id": d_id},
-                                              {"_id": 0, "d_next_o_id": 1}, session=s)
+        d = self._stock_reader("district").find_one(
+            {"d_w_id": w_id, "d_id": d_id}, {"_id": 0, "d_next_o_id": 1}, session=s
+        )
         if d is None:
             raise NotLoaded(f"mongodb: no district w_id={w_id} d_id={d_id}")
         nxt = d["d_next_o_id"]
@@ -360,18 +432,29 @@ class Transactions(Sessions):
         if self.schema == "embedded":
             i_ids = self._recent_items_embedded(s, w_id, d_id, last20)
         elif self.schema == "denormalized":
-            i_ids = {ol["ol_i_id"] for o in self._stock_reader("orders").find(
-                {"o_w_id": w_id, "o_d_id": d_id, "o_id": last20},
-                {"_id": 0, "order_line.ol_i_id": 1}, session=s) for ol in o.get("order_line", [])}
+            i_ids = {
+                ol["ol_i_id"]
+                for o in self._stock_reader("orders").find(
+                    {"o_w_id": w_id, "o_d_id": d_id, "o_id": last20}, {"_id": 0, "order_line.ol_i_id": 1}, session=s
+                )
+                for ol in o.get("order_line", [])
+            }
         else:
-            i_ids = {ol["ol_i_id"] for ol in self._stock_reader("order_line").find(
-                {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": last20}, {"_id": 0, "ol_i_id": 1},
-                session=s)}
+            i_ids = {
+                ol["ol_i_id"]
+                for ol in self._stock_reader("order_line").find(
+                    {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": last20}, {"_id": 0, "ol_i_id": 1}, session=s
+                )
+            }
         # the threshold is applied here, not in the query: with it SecantusDB's planner drops
         # the (s_w_id, s_i_id) index; at most ~300 small documents come back
-        quantities = self._stock_reader("stock").find(
-            {"s_w_id": w_id, "s_i_id": {"$in": sorted(i_ids)}}, {"_id": 0, "s_quantity": 1},
-            session=s) if i_ids else []
+        quantities = (
+            self._stock_reader("stock").find(
+                {"s_w_id": w_id, "s_i_id": {"$in": sorted(i_ids)}}, {"_id": 0, "s_quantity": 1}, session=s
+            )
+            if i_ids
+            else []
+        )
         return {"low_stock": sum(1 for st in quantities if st["s_quantity"] < p["threshold"])}
 
     def _recent_items_embedded(self, s, w_id: int, d_id: int, last20: dict) -> set[int]:
@@ -382,7 +465,9 @@ class Transactions(Sessions):
         customer documents, each read whole by the server, where the other schemas read one
         range of an orders/order_line index."""
         pipeline = embedded_rows("orders", {"o_w_id": w_id, "o_d_id": d_id, "o_id": last20}) + [
-            {"$unwind": "$order_line"}, {"$group": {"_id": "$order_line.ol_i_id"}}]
+            {"$unwind": "$order_line"},
+            {"$group": {"_id": "$order_line.ol_i_id"}},
+        ]
         return {r["_id"] for r in self._stock_reader("customer").aggregate(pipeline, session=s)}
 
     # -- verification ------------------------------------------------------------------
