@@ -696,9 +696,7 @@ def run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
     into results ConfigMap I. Each waits for startAt in the start ConfigMap (the barrier)."""
     if spec.workload.kind == YCSB:
         return _ycsb_run_job(run, spec, settings)
-    w, r = spec.workload, spec.runners
-    n = r.parallelism
-    ns = run.namespace
+    w = spec.workload
     args = [
         "run",
         *_common_flags(run, spec, metrics=True),
@@ -716,14 +714,24 @@ def run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
         str(run_seed(run, spec)),
         *(["--think-time"] if w.pacing == "spec" else []),
         *remote_arguments(spec),
+        *_barrier_and_ledger_arguments(run, spec),
+    ]
+    return _runner_job(run, spec, settings, args)
+
+
+def _barrier_and_ledger_arguments(run: Run, spec: RunSpec) -> list[str]:
+    """What each pod of a runner Job is told: its shard (pod I of N), the start ConfigMap whose
+    startAt is the barrier, its results ConfigMap, and the ledger of every acknowledged write it
+    holds after the run until the verifier has read the ledgers of all pods (ledgersVerified in
+    the start ConfigMap)."""
+    ns = run.namespace
+    return [
         "--shard",
-        f"$(JOB_COMPLETION_INDEX)/{n}",
+        f"$(JOB_COMPLETION_INDEX)/{spec.runners.parallelism}",
         "--start-configmap",
         f"{ns}/{start_configmap_name(run)}",
         "--results-configmap",
         f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)",
-        # every acknowledged NewOrder, held after the run until the verifier has read
-        # the ledgers of all pods (ledgersVerified in the start ConfigMap)
         "--ledger",
         "/tmp/ledger.log",
         "--hold-ledger",
@@ -733,6 +741,12 @@ def run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
         "--hold-timeout",
         str(ledger_hold_seconds(spec)),
     ]
+
+
+def _runner_job(run: Run, spec: RunSpec, settings: Settings, args: list[str]) -> dict:
+    """The Indexed Job of runner pods (TPC-C's or YCSB's) that all run at once."""
+    w, r = spec.workload, spec.runners
+    n = r.parallelism
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=True)
     pod["containers"][0]["ports"].append({"name": "ledger", "containerPort": LEDGER_PORT, "protocol": "TCP"})
     # Ready = every terminal of the pod connected to the database (not just the HTTP server up)
@@ -756,8 +770,7 @@ def run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
 def _ycsb_run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
     """The YCSB runner pods: the same barrier and results ConfigMaps as TPC-C's; pod I inserts
     into its own slice of the key space (--shard), the target is shared out among the pods."""
-    w, r = spec.workload, spec.runners
-    n, ns = r.parallelism, run.namespace
+    w, n = spec.workload, spec.runners.parallelism
     target = w.ycsb_or_defaults.target_ops_per_second
     args = [
         *ycsb_arguments(spec, "run"),
@@ -769,38 +782,9 @@ def _ycsb_run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
         "--duration",
         str(w.warmup_seconds + w.duration_seconds),
         *(["--target", repr(target / n)] if target else []),
-        "--shard",
-        f"$(JOB_COMPLETION_INDEX)/{n}",
-        "--start-configmap",
-        f"{ns}/{start_configmap_name(run)}",
-        "--results-configmap",
-        f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)",
-        # every acknowledged write, held for the verifier as tpcc run holds its NewOrders
-        "--ledger",
-        "/tmp/ledger.log",
-        "--hold-ledger",
-        f"{ns}/{start_configmap_name(run)}",
-        "--ledger-port",
-        str(LEDGER_PORT),
-        "--hold-timeout",
-        str(ledger_hold_seconds(spec)),
+        *_barrier_and_ledger_arguments(run, spec),
     ]
-    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=True)
-    pod["containers"][0]["ports"].append({"name": "ledger", "containerPort": LEDGER_PORT, "protocol": "TCP"})
-    pod["containers"][0]["readinessProbe"] = {
-        "httpGet": {"path": "/ready", "port": "metrics"},
-        "periodSeconds": 2,
-        "failureThreshold": 1,
-    }
-    deadline = (
-        r.ready_timeout_seconds
-        + r.start_delay_seconds
-        + w.warmup_seconds
-        + w.duration_seconds
-        + ledger_hold_seconds(spec)
-        + 300
-    )
-    return _job(run, spec, "runner", pod, deadline, completionMode="Indexed", completions=n, parallelism=n)
+    return _runner_job(run, spec, settings, args)
 
 
 def ledger_hold_seconds(spec: RunSpec) -> int:
