@@ -13,20 +13,15 @@ import argparse
 import json
 import os
 import resource
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import servers
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def tpcc(*args: str) -> tuple[dict, float, float]:
@@ -78,19 +73,11 @@ def main() -> None:
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tpcc-bench-"))
     out = []
-    volt = ROOT / "hack" / "voltdb.sh"
-    for step in ("fetch", "procs"):
-        subprocess.run([str(volt), step], check=True)
-    endpoints = (
-        subprocess.run([str(volt), "start", "--dir", str(work / "voltdb")], check=True, capture_output=True, text=True)
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    try:
+    with servers.voltdb(work) as volt:
         out.append(
             bench(
                 "voltdb",
-                endpoints.split(",")[0],
+                volt.endpoint,
                 ["--warehouses", str(a.warehouses), "--workers", "2"],
                 [
                     "--warehouses",
@@ -105,28 +92,17 @@ def main() -> None:
                 [],
             )
         )
-    finally:
-        subprocess.run([str(volt), "stop", "--dir", str(work / "voltdb")])
     if not a.skip_mongodb:
-        port = free_port()
-        sec = ROOT / "hack" / "secantus.sh"
-        subprocess.run(
-            [str(sec), "start", "--port", str(port), "--dir", str(work / "secantus")],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        try:
+        with servers.secantus(work) as sec:
             out.append(
                 bench(
                     "mongodb",
-                    f"127.0.0.1:{port}",
+                    sec.endpoint,
                     ["--warehouses", "1", "--workers", "2", "--items", "10000", "--customers-per-district", "300"],
                     ["--warehouses", "1", "--clients", "4", "--duration", str(min(a.duration, 30)), "--warmup", "5"],
                     [],
                 )
             )
-        finally:
-            subprocess.run([str(sec), "stop", "--dir", str(work / "secantus")])
     for r in out:
         print(json.dumps(r))
     print(

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import servers
+from servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 MIB = 1 << 20
@@ -36,12 +38,6 @@ MEMORY_COLUMNS = (
     "POOLEDMEMORY",
     "TUPLECOUNT",
 )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def tpcc_load(db: str, endpoint: str, warehouses: int) -> dict:
@@ -89,23 +85,11 @@ def voltdb_memory(endpoint: str) -> dict[str, int]:
 
 
 def measure_voltdb(warehouses: int, work: Path) -> dict:
-    volt = ROOT / "hack" / "voltdb.sh"
-    for step in ("fetch", "procs"):
-        subprocess.run([str(volt), step], check=True)
-    started = subprocess.run(
-        [str(volt), "start", "--dir", str(work / "voltdb"), "--base-port", str(20000 + free_port() % 40000)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    endpoint = started.stdout.strip().splitlines()[-1].split(",")[0]
-    try:
-        before = voltdb_memory(endpoint)
-        rows = tpcc_load("voltdb", endpoint, warehouses)["rows"]
+    with servers.voltdb(work) as volt:
+        before = voltdb_memory(volt.endpoint)
+        rows = tpcc_load("voltdb", volt.endpoint, warehouses)["rows"]
         time.sleep(2)  # let the load's client buffers drain from the server's accounting
-        after = voltdb_memory(endpoint)
-    finally:
-        subprocess.run([str(volt), "stop", "--dir", str(work / "voltdb")], check=False)
+        after = voltdb_memory(volt.endpoint)
     grown = {c: after[c] - before[c] for c in MEMORY_COLUMNS}
     return {
         "database": "voltdb",

@@ -17,10 +17,10 @@ tree's runner-image to measure its code (e.g. before a change) with this script.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,14 +28,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+import servers
+from servers import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def process_cpu(pid: int) -> float:
@@ -204,39 +201,29 @@ def main() -> None:
     ap.add_argument("--only", choices=("load", "startup"), default=None)
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tpcc-overhead-"))
-    volt = ROOT / "hack" / "voltdb.sh"
-    server_pid = None
-    if a.endpoint is None:
-        for step in ("fetch", "procs"):
-            subprocess.run([str(volt), step], check=True)
-        started = subprocess.run(
-            [str(volt), "start", "--dir", str(work / "voltdb"), "--base-port", str(20000 + free_port() % 40000)],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        endpoint = started.stdout.strip().splitlines()[-1].split(",")[0]
-        # voltdb.sh's node runs `exec java` from the process whose pid it records
-        server_pid = int((work / "voltdb" / "node0" / "pid").read_text())
-    else:
-        endpoint = a.endpoint
+    with contextlib.ExitStack() as stack:
+        if a.endpoint is None:
+            volt = stack.enter_context(servers.voltdb(work))
+            endpoint, server_pid = volt.endpoint, volt.pid
+        else:
+            endpoint, server_pid = a.endpoint, None
+        _measure(a, endpoint, server_pid, work)
+
+
+def _measure(a: argparse.Namespace, endpoint: str, server_pid: int | None, work: Path) -> None:
     # after the server's start: its nodes are orphans this process must not wait for
     become_subreaper()
-    try:
-        loads = [
-            measure_load(a.runner, endpoint, a.warehouses, a.workers, server_pid)
-            for _ in range(a.repeat if a.only != "startup" else 0)
-        ]
-        if a.only == "startup" and not loads:
-            # `tpcc run` needs a load: one, unmeasured
-            measure_load(a.runner, endpoint, a.warehouses, a.workers, server_pid)
-        startups = [
-            round(measure_startup(a.runner, endpoint, a.warehouses, a.clients, work), 2)
-            for _ in range(a.repeat if a.only != "load" else 0)
-        ]
-    finally:
-        if a.endpoint is None:
-            subprocess.run([str(volt), "stop", "--dir", str(work / "voltdb")], check=False)
+    loads = [
+        measure_load(a.runner, endpoint, a.warehouses, a.workers, server_pid)
+        for _ in range(a.repeat if a.only != "startup" else 0)
+    ]
+    if a.only == "startup" and not loads:
+        # `tpcc run` needs a load: one, unmeasured
+        measure_load(a.runner, endpoint, a.warehouses, a.workers, server_pid)
+    startups = [
+        round(measure_startup(a.runner, endpoint, a.warehouses, a.clients, work), 2)
+        for _ in range(a.repeat if a.only != "load" else 0)
+    ]
     for r in loads:
         print(json.dumps({"load": r}))
     if startups:

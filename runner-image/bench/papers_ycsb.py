@@ -21,7 +21,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import ROOT, free_port
+import servers
+from bench import ROOT
 
 
 @dataclass(frozen=True)
@@ -168,31 +169,11 @@ def main() -> None:
     a.out.mkdir(parents=True, exist_ok=True)
     work, rows = Path(tempfile.mkdtemp(prefix="papers-ycsb-servers-")), []
     if not a.skip_mongodb:
-        port, sec = free_port(), ROOT / "hack" / "secantus.sh"
-        subprocess.run(
-            [str(sec), "start", "--port", str(port), "--dir", str(work / "secantus")],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        try:  # SecantusDB is a Python server: fewer records and threads
-            rows += suite("mongodb", f"127.0.0.1:{port}", MONGODB, a, 5000, 4)
-        finally:
-            subprocess.run([str(sec), "stop", "--dir", str(work / "secantus")])
+        with servers.secantus(work) as sec:  # SecantusDB is a Python server: fewer records and threads
+            rows += suite("mongodb", sec.endpoint, MONGODB, a, 5000, 4)
     if not a.skip_voltdb:
-        volt = ROOT / "hack" / "voltdb.sh"
-        for step in ("fetch", "procs"):
-            subprocess.run([str(volt), step], check=True)
-        endpoints = (
-            subprocess.run(
-                [str(volt), "start", "--dir", str(work / "voltdb")], check=True, capture_output=True, text=True
-            )
-            .stdout.strip()
-            .splitlines()[-1]
-        )
-        try:
-            rows += suite("voltdb", endpoints.split(",")[0], VOLTDB, a, 20000, 8)
-        finally:
-            subprocess.run([str(volt), "stop", "--dir", str(work / "voltdb")])
+        with servers.voltdb(work) as volt:
+            rows += suite("voltdb", volt.endpoint, VOLTDB, a, 20000, 8)
     print(
         f"\n{platform.node()}, {os.cpu_count()} CPUs; {a.duration} s per workload after a fresh load; "
         f"transactions of {a.ops_per_transaction} operations; results in {a.out}\n"

@@ -19,7 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import ROOT, free_port
+import servers
+from bench import ROOT
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -120,31 +121,11 @@ def main() -> None:
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ycsb-bench-"))
     rows = []
-    volt = ROOT / "hack" / "voltdb.sh"
-    for step in ("fetch", "procs"):
-        subprocess.run([str(volt), step], check=True)
-    endpoints = (
-        subprocess.run([str(volt), "start", "--dir", str(work / "voltdb")], check=True, capture_output=True, text=True)
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    try:
-        pid = int((work / "voltdb" / "node0" / "pid").read_text())
-        rows += bench("voltdb", endpoints.split(",")[0], pid, a.records, a.threads, a.duration)
-    finally:
-        subprocess.run([str(volt), "stop", "--dir", str(work / "voltdb")])
+    with servers.voltdb(work) as volt:
+        rows += bench("voltdb", volt.endpoint, volt.pid, a.records, a.threads, a.duration)
     if not a.skip_mongodb:
-        port, sec = free_port(), ROOT / "hack" / "secantus.sh"
-        subprocess.run(
-            [str(sec), "start", "--port", str(port), "--dir", str(work / "secantus")],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        try:
-            pid = int((work / "secantus" / "secantusd.pid").read_text())
-            rows += bench("mongodb", f"127.0.0.1:{port}", pid, a.records // 4, 4, min(a.duration, 20))
-        finally:
-            subprocess.run([str(sec), "stop", "--dir", str(work / "secantus")])
+        with servers.secantus(work) as sec:
+            rows += bench("mongodb", sec.endpoint, sec.pid, a.records // 4, 4, min(a.duration, 20))
     for r in rows:
         print(json.dumps(r))
     print(
