@@ -25,60 +25,68 @@ from .machine import VERIFYING, Action, Builder, Step, World
 
 def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
     """The runner Job, the barrier, faults while measuring, the merged results."""
-    status, now = b.status, b.now
     n = spec.runners.parallelism
     if world.runner.failed:
         b.condition("RunCompleted", False, "RunFailed", world.runner.message)
         return b.fail("RunFailed", f"run failed: {world.runner.message}")
     missing = sorted(set(range(n)) - set(world.results))
-    if status.get("startAt") and not missing and spec.workload.kind == plan.YCSB:
-        return _ycsb_measured(b, run, spec, [world.results[i] for i in range(n)])
-    if status.get("startAt") and not missing:
+    if b.status.get("startAt") and not missing:
         # Every pod's window is over; the pods now hold their ledgers for the verifier.
-        docs = [world.results[i] for i in range(n)]
-        try:
-            results = run_status(docs)
-            deliveries = run_deliveries(docs)
-        except ValueError as e:  # pods that disagree on seed, constants or window
-            msg = f"runner pods' results cannot be merged: {e}"
-            b.condition("RunCompleted", False, "ResultsInconsistent", msg)
-            return b.fail("ResultsInconsistent", msg)
-        b.step.status["results"] = results
-        b.act(Action.WRITE_DELIVERIES)
-        b.step.deliveries = deliveries
-        if late := late_runners_message(results):
-            b.condition("RunCompleted", False, "RunnerLate", late)
-            return b.fail("RunnerLate", late)
-        b.condition("RunCompleted", True, "Completed", f"tpmC {results['tpmC']:.1f} from {n} pods")
-        b.move(VERIFYING, "Verifying", f"tpmC {results['tpmC']:.1f}; verifying durability")
-    elif world.runner.succeeded:
+        measured = _ycsb_measured if spec.workload.kind == plan.YCSB else _tpcc_measured
+        return measured(b, [world.results[i] for i in range(n)])
+    if world.runner.succeeded:
         msg = f"runner pods {missing} wrote no results"
         b.condition("RunCompleted", False, "ResultsMissing", msg)
         return b.fail("ResultsMissing", msg)
-    else:
-        if not world.runner.exists:
-            b.act(Action.CREATE_RUN_JOB)
-            b.event(
-                "RunJobCreated",
-                f"job {plan.job_name(run, 'runner')}: {n} pods, {plan.clients_per_pod(spec)} clients each",
-            )
-        if not status.get("startAt"):
-            if world.start_at:  # written before a restart, status not yet: adopt it
-                b.step.status["startAt"] = world.start_at
-            elif world.runners_ready >= n:
-                start_at = rfc3339(now + dt.timedelta(seconds=spec.runners.start_delay_seconds))
-                b.act(Action.WRITE_START_AT)
-                b.step.start_at = start_at
-                b.step.status["startAt"] = start_at
-                b.event("RunnersReady", f"all {n} runner pods ready; starting at {start_at}")
-            elif b.elapsed() > spec.runners.ready_timeout_seconds:
-                msg = f"{world.runners_ready}/{n} runner pods ready after {spec.runners.ready_timeout_seconds}s"
-                msg += f" ({detail})" if (detail := waiting.pod_detail(world)) else ""
-                b.condition("RunCompleted", False, "RunnersNotReady", msg)
-                return b.fail("RunnersNotReady", msg)
-        else:
-            inject_faults(b, run, spec, world)
-            _start_midcheck(b, run, spec, world)
+    if not world.runner.exists:
+        b.act(Action.CREATE_RUN_JOB)
+        b.event(
+            "RunJobCreated",
+            f"job {plan.job_name(run, 'runner')}: {n} pods, {plan.clients_per_pod(spec)} clients each",
+        )
+    if not b.status.get("startAt"):
+        return _release_barrier(b, spec, world)
+    inject_faults(b, run, spec, world)
+    _start_midcheck(b, run, spec, world)
+    return None
+
+
+def _release_barrier(b: Builder, spec: RunSpec, world: World) -> Step | None:
+    """startAt, once every runner pod is ready (runners.readyTimeoutSeconds), a start delay ahead."""
+    n = spec.runners.parallelism
+    if world.start_at:  # written before a restart, status not yet: adopt it
+        b.step.status["startAt"] = world.start_at
+    elif world.runners_ready >= n:
+        start_at = rfc3339(b.now + dt.timedelta(seconds=spec.runners.start_delay_seconds))
+        b.act(Action.WRITE_START_AT)
+        b.step.start_at = start_at
+        b.step.status["startAt"] = start_at
+        b.event("RunnersReady", f"all {n} runner pods ready; starting at {start_at}")
+    elif b.elapsed() > spec.runners.ready_timeout_seconds:
+        msg = f"{world.runners_ready}/{n} runner pods ready after {spec.runners.ready_timeout_seconds}s"
+        msg += f" ({detail})" if (detail := waiting.pod_detail(world)) else ""
+        b.condition("RunCompleted", False, "RunnersNotReady", msg)
+        return b.fail("RunnersNotReady", msg)
+    return None
+
+
+def _tpcc_measured(b: Builder, docs: list[dict]) -> Step | None:
+    """A TPC-C run's pods' results merged, with their Deliveries for the consistency check."""
+    try:
+        results = run_status(docs)
+        deliveries = run_deliveries(docs)
+    except ValueError as e:  # pods that disagree on seed, constants or window
+        msg = f"runner pods' results cannot be merged: {e}"
+        b.condition("RunCompleted", False, "ResultsInconsistent", msg)
+        return b.fail("ResultsInconsistent", msg)
+    b.step.status["results"] = results
+    b.act(Action.WRITE_DELIVERIES)
+    b.step.deliveries = deliveries
+    if late := late_runners_message(results):
+        b.condition("RunCompleted", False, "RunnerLate", late)
+        return b.fail("RunnerLate", late)
+    b.condition("RunCompleted", True, "Completed", f"tpmC {results['tpmC']:.1f} from {len(docs)} pods")
+    b.move(VERIFYING, "Verifying", f"tpmC {results['tpmC']:.1f}; verifying durability")
     return None
 
 
@@ -96,7 +104,7 @@ def _start_midcheck(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> N
         )
 
 
-def _ycsb_measured(b: Builder, run: plan.Run, spec: RunSpec, docs: list[dict]) -> Step | None:
+def _ycsb_measured(b: Builder, docs: list[dict]) -> Step | None:
     """A YCSB run's pods' results merged (tpcc_runner.ycsb.results); Verifying then checks every
     acknowledged write of their ledgers (no consistency check: that is TPC-C's)."""
     try:

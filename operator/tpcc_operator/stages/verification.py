@@ -126,8 +126,6 @@ def verify_durability(b: Builder, run: plan.Run, spec: RunSpec, world: World) ->
     """The durability step of Verifying: once the faults are over and the database is whole
     again, one verifier Job reads the ledgers of all runner pods and judges them together;
     then the runner pods are released. Returns the Step if the run fails."""
-    n = spec.runners.parallelism
-    timeout = spec.database.ready_timeout_seconds
     if world.verifier.succeeded or world.verifier.failed:
         b.act(Action.RELEASE_RUNNERS)
         if world.durability_report is None:
@@ -136,29 +134,39 @@ def verify_durability(b: Builder, run: plan.Run, spec: RunSpec, world: World) ->
             return b.fail("DurabilityUnverified", f"durability verification failed: {msg}")
         if spec.workload.kind == plan.YCSB:
             return _ycsb_durable(b, ycsb_durability_status(world.durability_report))
-        d = durability_status(world.durability_report)
-        b.step.status["durability"] = d
-        if not d["durable"]:
-            msg = (
-                f"{d['lost']} of {d['acknowledged']} acknowledged NewOrders lost "
-                f"({d['missing']} missing, {d['replaced']} replaced by a later order under the same "
-                f"O_ID, {d['duplicates']} acknowledged twice)"
-            )
-            msg += f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else ""
-            msg += "; the database came back without its TPC-C load" if d["databaseEmpty"] else ""
-            b.condition("Durable", False, "AcknowledgedOrdersLost", msg)
-            return b.fail("DurabilityLost", msg)
-        b.condition(
-            "Durable",
-            True,
-            "NoLoss",
-            f"all {d['acknowledged']} acknowledged NewOrders found in {d['ledgers']} ledgers; "
-            f"{d['unknownOutcome']} of unknown outcome: {d['unknownCommitted']} committed",
-        )
-        return None
+        return _tpcc_durable(b, durability_status(world.durability_report))
     if world.verifier.exists:
         return None
-    # Verified only after the last fault has recovered and every member is back.
+    return _start_verifier(b, run, spec, world)
+
+
+def _tpcc_durable(b: Builder, d: dict) -> Step | None:
+    b.step.status["durability"] = d
+    if not d["durable"]:
+        msg = (
+            f"{d['lost']} of {d['acknowledged']} acknowledged NewOrders lost "
+            f"({d['missing']} missing, {d['replaced']} replaced by a later order under the same "
+            f"O_ID, {d['duplicates']} acknowledged twice)"
+        )
+        msg += f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else ""
+        msg += "; the database came back without its TPC-C load" if d["databaseEmpty"] else ""
+        b.condition("Durable", False, "AcknowledgedOrdersLost", msg)
+        return b.fail("DurabilityLost", msg)
+    b.condition(
+        "Durable",
+        True,
+        "NoLoss",
+        f"all {d['acknowledged']} acknowledged NewOrders found in {d['ledgers']} ledgers; "
+        f"{d['unknownOutcome']} of unknown outcome: {d['unknownCommitted']} committed",
+    )
+    return None
+
+
+def _start_verifier(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> Step | None:
+    """The verifier Job, only after the last fault has recovered and every member is back
+    (within readyTimeoutSeconds), and while every runner pod still holds its ledger."""
+    n = spec.runners.parallelism
+    timeout = spec.database.ready_timeout_seconds
     inject_faults(b, run, spec, world)
     faults = b.step.status.get("faults", b.status.get("faults") or [])
     replicas = plan.database_pod_count(spec) if spec.database.deployed else 0
