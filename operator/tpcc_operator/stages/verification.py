@@ -98,30 +98,6 @@ def run_acid_tests(b: Builder, run: plan.Run, world: World) -> Step | None:
     return None
 
 
-def _ycsb_durable(b: Builder, d: dict) -> Step | None:
-    b.step.status["durability"] = d
-    counted = f"{d['records']} records, {d['expectedRecords']} expected"
-    if not d["durable"]:
-        msg = (
-            f"{d['lost']} of {d['acknowledged']} acknowledged YCSB writes lost ({counted})"
-            if d["lost"]
-            # every acknowledged write is there, yet records vanished or appeared that no write explains
-            else f"the record count is off: {counted}, all {d['acknowledged']} acknowledged YCSB writes found"
-        )
-        msg += f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else ""
-        msg += "; the database came back without its YCSB load" if d["databaseEmpty"] else ""
-        b.condition("Durable", False, "AcknowledgedWritesLost", msg)
-        return b.fail("DurabilityLost", msg)
-    b.condition(
-        "Durable",
-        True,
-        "NoLoss",
-        f"all {d['acknowledged']} acknowledged YCSB writes found in {d['ledgers']} "
-        f"ledgers ({counted}); {d['unknownOutcome']} of unknown outcome",
-    )
-    return None
-
-
 def verify_durability(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> Step | None:
     """The durability step of Verifying: once the faults are over and the database is whole
     again, one verifier Job reads the ledgers of all runner pods and judges them together;
@@ -141,25 +117,44 @@ def verify_durability(b: Builder, run: plan.Run, spec: RunSpec, world: World) ->
 
 
 def _tpcc_durable(b: Builder, d: dict) -> Step | None:
-    b.step.status["durability"] = d
-    if not d["durable"]:
-        msg = (
-            f"{d['lost']} of {d['acknowledged']} acknowledged NewOrders lost "
-            f"({d['missing']} missing, {d['replaced']} replaced by a later order under the same "
-            f"O_ID, {d['duplicates']} acknowledged twice)"
-        )
-        msg += f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else ""
-        msg += "; the database came back without its TPC-C load" if d["databaseEmpty"] else ""
-        b.condition("Durable", False, "AcknowledgedOrdersLost", msg)
-        return b.fail("DurabilityLost", msg)
-    b.condition(
-        "Durable",
-        True,
-        "NoLoss",
-        f"all {d['acknowledged']} acknowledged NewOrders found in {d['ledgers']} ledgers; "
-        f"{d['unknownOutcome']} of unknown outcome: {d['unknownCommitted']} committed",
+    lost = (
+        f"{d['lost']} of {d['acknowledged']} acknowledged NewOrders lost "
+        f"({d['missing']} missing, {d['replaced']} replaced by a later order under the same "
+        f"O_ID, {d['duplicates']} acknowledged twice)"
     )
-    return None
+    held = (
+        f"all {d['acknowledged']} acknowledged NewOrders found in {d['ledgers']} ledgers; "
+        f"{d['unknownOutcome']} of unknown outcome: {d['unknownCommitted']} committed"
+    )
+    return _durability_verdict(b, d, "TPC-C", lost, "AcknowledgedOrdersLost", held)
+
+
+def _ycsb_durable(b: Builder, d: dict) -> Step | None:
+    counted = f"{d['records']} records, {d['expectedRecords']} expected"
+    lost = (
+        f"{d['lost']} of {d['acknowledged']} acknowledged YCSB writes lost ({counted})"
+        if d["lost"]
+        # every acknowledged write is there, yet records vanished or appeared that no write explains
+        else f"the record count is off: {counted}, all {d['acknowledged']} acknowledged YCSB writes found"
+    )
+    held = (
+        f"all {d['acknowledged']} acknowledged YCSB writes found in {d['ledgers']} "
+        f"ledgers ({counted}); {d['unknownOutcome']} of unknown outcome"
+    )
+    return _durability_verdict(b, d, "YCSB", lost, "AcknowledgedWritesLost", held)
+
+
+def _durability_verdict(b: Builder, d: dict, workload: str, lost: str, reason: str, held: str) -> Step | None:
+    """status.durability and the Durable condition; a loss (`lost` says which, with an
+    example) fails the run DurabilityLost."""
+    b.step.status["durability"] = d
+    if d["durable"]:
+        b.condition("Durable", True, "NoLoss", held)
+        return None
+    msg = lost + (f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else "")
+    msg += f"; the database came back without its {workload} load" if d["databaseEmpty"] else ""
+    b.condition("Durable", False, reason, msg)
+    return b.fail("DurabilityLost", msg)
 
 
 def _start_verifier(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> Step | None:
