@@ -24,6 +24,8 @@ from .machine import Action, Builder, Step, World
 
 
 def check_consistency(b: Builder, run: plan.Run, world: World, cells: list[plan.Cell]) -> Step | None:
+    """The consistency check after the run (the checker Job; in a sweep, it also reads the
+    Deliveries of the cells measured earlier on the same load)."""
     if world.check_report is not None and (world.checker.succeeded or world.checker.failed):
         consistency = consistency_status(world.check_report)
         b.step.status["consistency"] = consistency
