@@ -1,5 +1,5 @@
 """Cluster I/O for the timer: read what a phase needs to see, create objects if absent,
-delete by label, and drive the `helm` CLI. No decisions here (they are in phases.py)."""
+delete by label, and drive the `helm` CLI. No decisions here (they are in stages/)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import kubernetes
 from kubernetes.client.rest import ApiException
 
 from . import failures, faults, history, plan, schedule, sweep
-from .phases import DEPLOYING, LOADING, RUNNING, TERMINAL, VERIFYING, JobState, World
 from .runspec import RunSpec
+from .stages.machine import DEPLOYING, LOADING, RUNNING, TERMINAL, VERIFYING, JobState, World
 from .timestamps import parse_time
 
 HELM = os.environ.get("TPCC_HELM", "helm")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector
 
 from .faults import INJECTED, RECOVERED
-from .phases import FAILED, SUCCEEDED
 from .runspec import RunSpec
+from .stages.machine import FAILED, SUCCEEDED
 
 RUN_LABELS = ("namespace", "run", "db")
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from . import plan, runspec
-from .phases import SUCCEEDED, TERMINAL, Event, set_condition
+from .stages.machine import SUCCEEDED, TERMINAL, Event, set_condition
 from .timestamps import parse_time, rfc3339
 
 KIND = "BenchmarkSchedule"

@@ -1,0 +1,42 @@
+"""Stage Deploying: install the Helm release, then wait (readyTimeoutSeconds) for its pods.
+
+Observes: status.database, the World's ready database pods. Does: INSTALL_DATABASE; moves to Loading.
+"""
+
+from __future__ import annotations
+
+from .. import plan, waiting
+from ..runspec import RunSpec
+from .machine import LOADING, Action, Builder, Step, World
+
+
+def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
+    """Install the release, then wait for its pods (readyTimeoutSeconds)."""
+    status = b.status
+    database = status.get("database") or {}
+    replicas = plan.database_pod_count(spec)
+    timeout = spec.database.ready_timeout_seconds
+    if database.get("installed") and world.database_ready >= replicas:
+        b.condition("DatabaseReady", True, "Ready", f"{replicas}/{replicas} pods ready")
+        b.move(LOADING, "Loading", f"database ready; loading {spec.workload.warehouses} warehouses")
+    elif b.elapsed() > timeout:
+        detail = waiting.pod_detail(world) or world.database_waiting or _condition_message(status, "DatabaseReady")
+        msg = f"database not ready after {timeout}s: {world.database_ready}/{replicas} pods ready"
+        msg += f" ({detail})" if detail else ""
+        b.condition("DatabaseReady", False, "NotReady", msg)
+        return b.fail("DatabaseNotReady", msg)
+    elif not database.get("installed"):
+        b.act(Action.INSTALL_DATABASE)
+        b.step.status["database"] = {**database, "installed": True}
+        b.event(
+            "DatabaseInstalled",
+            f"helm release {plan.release_name(run)} installed; waiting for {replicas} pods to be ready",
+        )
+    return None
+
+
+def _condition_message(status: dict, type_: str) -> str:
+    for c in status.get("conditions") or []:
+        if c["type"] == type_ and c.get("status") == "False":
+            return c.get("message", "")
+    return ""

@@ -1,0 +1,52 @@
+"""Stage Succeeded or Failed: the verdict and BenchmarkResult once, the cost figure, the cleanup
+policy once, the ttl.
+
+Observes: the status, the spec's cleanup and cost. Does: RELEASE_RUNNERS, CLEAN_UP, DELETE_RUN
+(and what recording.py does).
+"""
+
+from __future__ import annotations
+
+from .. import plan, saturation
+from ..cost import cost_status
+from ..runspec import RunSpec
+from ..timestamps import parse_time
+from .kstatus import regression_fails
+from .machine import SUCCEEDED, Action, Builder, Step, World, patched
+from .recording import judge_and_record
+from .sweep_cells import judge_cell, sweep_verdict
+
+
+def tick(
+    b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell], search: saturation.Search | None
+) -> Step | None:
+    """The verdict and BenchmarkResult once, the cleanup policy once, the ttl."""
+    status, now = b.status, b.now
+    phase = b.status["phase"]
+    table = b.status.get("sweep")
+    if "verdict" not in status and table:  # a sweep that failed in its current cell
+        _, policy = judge_cell(b, run, spec, world, cells)
+        b.step.status["sweep"] = saturation.after_failure(b.current("sweep"), cells, search)
+        sweep_verdict(b, policy)
+    elif "verdict" not in status:
+        judge_and_record(b, run, spec, world)
+        if "verdict" not in b.step.status:  # the change-point analysis first; cleanup after
+            return b.step
+    figure = cost_status(spec.cost, patched(status, b.step.status))  # spec.cost may be edited later
+    if figure != status.get("cost"):
+        b.step.status["cost"] = figure
+    if not status.get("cleanedUp"):
+        if status.get("startAt"):
+            b.act(Action.RELEASE_RUNNERS)  # runner pods holding their ledgers exit now
+        cleanup = spec.cleanup.policy
+        # a regression that fails the verdict keeps the database to look into, as a failure
+        succeeded = phase == SUCCEEDED and not regression_fails(patched(status, b.step.status))
+        if cleanup == "Always" or (cleanup == "OnSuccess" and succeeded):
+            b.act(Action.CLEAN_UP)
+            b.event("CleanedUp", f"cleanup policy {cleanup}: removed the database and Jobs")
+        b.step.status["cleanedUp"] = True
+    ttl = spec.cleanup.ttl_seconds_after_finished
+    done = status.get("completionTime")
+    if ttl is not None and done and (now - parse_time(done)).total_seconds() >= ttl:
+        b.act(Action.DELETE_RUN)
+    return None

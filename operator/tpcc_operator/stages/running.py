@@ -1,0 +1,120 @@
+"""Stage Running: the runner Job, the barrier (startAt), faults and the during-run check while it
+measures, then the runner pods' merged results (TPC-C or YCSB).
+
+Observes: the runner Job, its ready pods, startAt, results.json of every pod. Does: CREATE_RUN_JOB,
+WRITE_START_AT, KILL_POD, CREATE_MIDCHECK_JOB, WRITE_DELIVERIES; moves to Verifying.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from tpcc_runner.ycsb.results import merge as merge_ycsb
+
+from .. import plan, waiting
+from ..results import (
+    late_runners_message,
+    run_deliveries,
+    run_status,
+)
+from ..runspec import RunSpec
+from ..timestamps import parse_time, rfc3339
+from .fault_moves import inject_faults
+from .machine import VERIFYING, Action, Builder, Step, World
+
+
+def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
+    """The runner Job, the barrier, faults while measuring, the merged results."""
+    n = spec.runners.parallelism
+    if world.runner.failed:
+        b.condition("RunCompleted", False, "RunFailed", world.runner.message)
+        return b.fail("RunFailed", f"run failed: {world.runner.message}")
+    missing = sorted(set(range(n)) - set(world.results))
+    if b.status.get("startAt") and not missing:
+        # Every pod's window is over; the pods now hold their ledgers for the verifier.
+        measured = _ycsb_measured if spec.workload.kind == plan.YCSB else _tpcc_measured
+        return measured(b, [world.results[i] for i in range(n)])
+    if world.runner.succeeded:
+        msg = f"runner pods {missing} wrote no results"
+        b.condition("RunCompleted", False, "ResultsMissing", msg)
+        return b.fail("ResultsMissing", msg)
+    if not world.runner.exists:
+        b.act(Action.CREATE_RUN_JOB)
+        b.event(
+            "RunJobCreated",
+            f"job {plan.job_name(run, 'runner')}: {n} pods, {plan.clients_per_pod(spec)} clients each",
+        )
+    if not b.status.get("startAt"):
+        return _release_barrier(b, spec, world)
+    inject_faults(b, run, spec, world)
+    _start_midcheck(b, run, spec, world)
+    return None
+
+
+def _release_barrier(b: Builder, spec: RunSpec, world: World) -> Step | None:
+    """startAt, once every runner pod is ready (runners.readyTimeoutSeconds), a start delay ahead."""
+    n = spec.runners.parallelism
+    if world.start_at:  # written before a restart, status not yet: adopt it
+        b.step.status["startAt"] = world.start_at
+    elif world.runners_ready >= n:
+        start_at = rfc3339(b.now + dt.timedelta(seconds=spec.runners.start_delay_seconds))
+        b.act(Action.WRITE_START_AT)
+        b.step.start_at = start_at
+        b.step.status["startAt"] = start_at
+        b.event("RunnersReady", f"all {n} runner pods ready; starting at {start_at}")
+    elif b.elapsed() > spec.runners.ready_timeout_seconds:
+        msg = f"{world.runners_ready}/{n} runner pods ready after {spec.runners.ready_timeout_seconds}s"
+        msg += f" ({detail})" if (detail := waiting.pod_detail(world)) else ""
+        b.condition("RunCompleted", False, "RunnersNotReady", msg)
+        return b.fail("RunnersNotReady", msg)
+    return None
+
+
+def _tpcc_measured(b: Builder, docs: list[dict]) -> Step | None:
+    """A TPC-C run's pods' results merged, with their Deliveries for the consistency check."""
+    try:
+        results = run_status(docs)
+        deliveries = run_deliveries(docs)
+    except ValueError as e:  # pods that disagree on seed, constants or window
+        msg = f"runner pods' results cannot be merged: {e}"
+        b.condition("RunCompleted", False, "ResultsInconsistent", msg)
+        return b.fail("ResultsInconsistent", msg)
+    b.step.status["results"] = results
+    b.act(Action.WRITE_DELIVERIES)
+    b.step.deliveries = deliveries
+    if late := late_runners_message(results):
+        b.condition("RunCompleted", False, "RunnerLate", late)
+        return b.fail("RunnerLate", late)
+    b.condition("RunCompleted", True, "Completed", f"tpmC {results['tpmC']:.1f} from {len(docs)} pods")
+    b.move(VERIFYING, "Verifying", f"tpmC {results['tpmC']:.1f}; verifying durability")
+    return None
+
+
+def _start_midcheck(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> None:
+    """verify.duringRun: the check Job, once, when the measured interval starts (its pod starts
+    and reads while the runners' transactions commit)."""
+    if not spec.verify.during_run or world.midcheck.exists or "consistencyDuringRun" in b.status:
+        return
+    if b.now >= parse_time(b.status["startAt"]) + dt.timedelta(seconds=spec.workload.warmup_seconds):
+        b.act(Action.CREATE_MIDCHECK_JOB)
+        b.event(
+            "DuringRunCheckJobCreated",
+            f"job {plan.job_name(run, 'midcheck')}: the consistency "
+            f"conditions read while the runners' transactions commit",
+        )
+
+
+def _ycsb_measured(b: Builder, docs: list[dict]) -> Step | None:
+    """A YCSB run's pods' results merged (tpcc_runner.ycsb.results); Verifying then checks every
+    acknowledged write of their ledgers (no consistency check: that is TPC-C's)."""
+    try:
+        merged = merge_ycsb(docs)  # already status.ycsb's shape (the CRD schema)
+    except ValueError as e:  # pods that disagree on the workload or its properties
+        msg = f"runner pods' results cannot be merged: {e}"
+        b.condition("RunCompleted", False, "ResultsInconsistent", msg)
+        return b.fail("ResultsInconsistent", msg)
+    b.step.status["ycsb"] = merged
+    text = f"{merged['opsPerSecond']:.1f} operations/s from {len(docs)} pods"
+    b.condition("RunCompleted", True, "Completed", text)
+    b.move(VERIFYING, "Verifying", f"YCSB workload {merged['workload']}, {text}; verifying durability")
+    return None

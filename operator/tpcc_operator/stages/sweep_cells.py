@@ -1,0 +1,150 @@
+"""A sweep's cells: a cell measured (or refused: a fault not injected, too many errors), its
+verdict and row in status.sweep, the next cell (or the end of a saturation search) and the
+sweep's own verdict.
+
+Observes: status.sweep and the cell's results. Does: WRITE_RESULT/PRUNE_RESULTS per cell
+(through recording.py); moves back to Loading or Running for the next cell.
+"""
+
+from __future__ import annotations
+
+from .. import faults as fault_injection
+from .. import history, plan, regression, saturation, sweep
+from ..results import (
+    error_budget_message,
+)
+from ..runspec import RunSpec
+from ..timestamps import rfc3339
+from .machine import FAILED, LOADING, RUNNING, SUCCEEDED, Builder, Step, World, patched
+from .recording import record
+
+# What a sweep's cell reports in the run's status; the next cell starts without them.
+CELL_STATUS = (
+    "startAt",
+    "load",
+    "results",
+    "durability",
+    "consistency",
+    "consistencyAfterLoad",
+    "consistencyDuringRun",
+    "faults",
+)
+
+
+def cell_measured(b: Builder, run: plan.Run, spec: RunSpec, message: str) -> None:
+    """The run (or the sweep's cell under way) measured and verified everything, unless a fault
+    the spec asked for was never injected (a durability verdict that covers fewer failovers than
+    the spec says is not a pass; a replica set naming no primary skips a kill-primary, too) or
+    the database refused too much of the work."""
+    skipped = [f for f in b.current("faults") or [] if f["state"] == fault_injection.SKIPPED]
+    if skipped:
+        b.fail(
+            "FaultNotInjected",
+            "; ".join(f"fault {f['number']} ({f['action']}) was not injected: {f['message']}" for f in skipped)
+            + "; the durability verdict covers only the faults injected",
+        )
+        return
+    if errors := error_budget_message(b.current("results") or {}, spec.workload.max_error_percent):
+        b.fail("TooManyErrors", errors)
+        return
+    table = b.current("sweep")
+    if not table:
+        b.move(SUCCEEDED, "Succeeded", message)
+        return
+    b.step.status["sweep"] = sweep.with_cell(table, run.sweep_cell, state=sweep.SUCCEEDED)
+    b.event("CellMeasured", f"cell {run.cell} ({sweep.label(table['cells'][run.cell])}): {message}")
+
+
+def judge_cell(
+    b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]
+) -> tuple[bool, regression.Policy | None]:
+    """A finished cell's verdict against the same cell of earlier runs, its BenchmarkResult
+    and its row in status.sweep. A cell the run failed in (not yet finished) is Failed.
+    Returns (judged: False while its change points are analysed, the regression policy)."""
+    table = b.current("sweep")
+    row = table["cells"][run.sweep_cell]
+    state = row["state"] if row["state"] in sweep.FINISHED else sweep.FAILED
+    after = patched(b.status, b.step.status)
+    finished = {
+        **after,
+        "phase": SUCCEEDED if state == sweep.SUCCEEDED else FAILED,
+        "startTime": row.get("startTime", after.get("startTime")),
+        "completionTime": rfc3339(b.now),
+    }
+    # history.limit counts runs: each run of a sweep writes one result per cell
+    recorded = record(
+        b, run, spec, world, finished, history.history_limit(spec) * len(cells), cells[run.sweep_cell].matrix
+    )
+    if recorded is None:
+        return False, None
+    verdict, fields, policy = recorded
+    results = after.get("results") or {}
+    p99 = history.p99_by_type(results).get("NEW_ORDER")
+    p90 = {
+        t: v["latencyMs"]["p90"]
+        for t, v in (results.get("transactions") or {}).items()
+        if (v.get("latencyMs") or {}).get("p90") is not None
+    }
+    b.step.status["sweep"] = sweep.with_cell(
+        table,
+        run.sweep_cell,
+        state=state,
+        verdict=verdict.outcome,
+        result=fields["resultName"],
+        tpmC=results.get("tpmC"),
+        opsPerSecond=(after.get("ycsb") or {}).get("opsPerSecond"),
+        p99NewOrderMs=p99,
+        p90Ms=p90 or None,
+        reason=after.get("reason") if state == sweep.FAILED else None,
+    )
+    b.event(
+        verdict.outcome,
+        f"cell {run.cell} ({sweep.label(row)}): {verdict.message}; recorded as BenchmarkResult {fields['resultName']}",
+        warning=verdict.outcome in (regression.REGRESSED, regression.FAILED),
+    )
+    return True, policy
+
+
+def next_cell_or_finish(
+    b: Builder, cells: list[plan.Cell], search: saturation.Search | None, policy: regression.Policy | None
+) -> Step:
+    """After a cell's verdict: the next cell (loading first when its warehouse count differs;
+    a saturation search that stopped skips the rest of its warehouse count), or the sweep's end
+    with the sweep's verdict."""
+    following, table = saturation.advance(b.current("sweep"), cells, search)
+    b.step.status["sweep"] = table
+    for entry in table.get("saturation") or []:
+        if entry["warehouses"] == cells[table["current"]].warehouses and "stopped" in entry:
+            b.event(
+                "SaturationFound",
+                f"{entry['warehouses']} warehouses: {entry['reason']}; saturation at "
+                f"{entry.get('saturationClients', 'no')} clients",
+            )
+    if following is not None:
+        cell = cells[following]
+        b.step.status["sweep"] = {**table, "current": following}
+        b.step.status.update({k: None for k in CELL_STATUS})
+        if cell.loads:
+            b.next_cell(LOADING, "Loading", f"cell {following}: loading {cell.warehouses} warehouses")
+        else:
+            b.next_cell(RUNNING, "Running", f"cell {following}: {cell.clients} clients")
+        return b.step
+    sweep_verdict(b, policy)
+    b.move(SUCCEEDED, "Succeeded", sweep.message(b.current("sweep")))
+    return b.step
+
+
+def sweep_verdict(b: Builder, policy: regression.Policy | None) -> None:
+    """status.verdict of a sweep: the worst of its cells'; the statistics of its configurations."""
+    table = b.current("sweep")
+    b.step.status["sweep"] = table = {
+        **table,
+        "configurations": sweep.configurations(table),
+        "comparisons": sweep.comparisons(table),
+    }
+    outcome, text = sweep.verdict(table), sweep.message(table)
+    b.step.status.update(
+        verdict=outcome, regression={"message": text, "onRegression": policy.on_regression if policy else "Fail"}
+    )
+    if policy is not None:
+        b.condition("Regressed", outcome == regression.REGRESSED, outcome, text)
