@@ -55,7 +55,8 @@ def parse_mix(text: str) -> tuple[int, int, int, int, int]:
         raise ValueError(f"mix percentages must be integers, got {text!r}") from None
     if any(m < 0 for m in mix) or sum(mix) != 100:
         raise ValueError(f"mix percentages must be >= 0 and add up to 100, got {text!r}")
-    return mix  # type: ignore[return-value]
+    new_order, payment, order_status, delivery, stock_level = mix  # five: checked above
+    return new_order, payment, order_status, delivery, stock_level
 
 
 def last_name(number: int) -> str:
