@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from crd_schema import crd_schema, defaulted_spec, load_crd
 
@@ -89,8 +90,9 @@ def test_only_known_schema_keys():
         assert set(node) <= SCHEMA_KEYS, f"{path}: unknown keys {set(node) - SCHEMA_KEYS}"
 
 
-def test_spec_fields_described():
-    for path, node in walk(crd_schema()["properties"]["spec"], ".spec"):
+@pytest.mark.parametrize("part", ["spec", "status"])
+def test_fields_described(part):
+    for path, node in walk(crd_schema()["properties"][part], f".{part}"):
         if node.get("type") == "object" and "properties" in node:
             for key, sub in node["properties"].items():
                 assert sub.get("description"), f"{path}.{key} needs a description for kubectl explain"
@@ -123,7 +125,6 @@ def test_validation_rules_and_enums():
 
 # ---- validation at apply, offline (e2e/test_validation_e2e.py asks the real API server) --------
 
-import pytest  # noqa: E402
 from bad_manifests import BAD  # noqa: E402
 from crd_schema import validate  # noqa: E402
 from doc_examples import doc_manifests  # noqa: E402
