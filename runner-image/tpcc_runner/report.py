@@ -576,21 +576,19 @@ def trend_chart(runs: list[Run], baseline: float | None) -> str:
     )
 
 
+def matrix_label(matrix: dict[str, str]) -> str:
+    """`field=value, ...` in the matrix's order (without "workload."); "" for a run without matrix values."""
+    return ", ".join(f"{k.removeprefix('workload.')}={v}" for k, v in matrix.items())
+
+
 def sweep_charts(runs: list[Run]) -> str:
     """tpmC and NewOrder p90 against clients, one curve per database, warehouse count and
     configuration (matrix values, hosts, k-safety) with at least two client counts."""
     curves: dict[tuple[str, int, str], dict[int, list[Run]]] = {}
     for r in runs:
         if r.tpmc is not None:
-            shape = ", ".join(
-                filter(
-                    None,
-                    [
-                        f"{r.hosts} hosts k={r.k_safety}" if r.hosts else "",
-                        *(f"{k.removeprefix('workload.')}={v}" for k, v in r.matrix.items()),
-                    ],
-                )
-            )
+            hosts = f"{r.hosts} hosts k={r.k_safety}" if r.hosts else ""
+            shape = ", ".join(filter(None, [hosts, matrix_label(r.matrix)]))
             curves.setdefault((r.database, r.warehouses, shape), {}).setdefault(r.clients, []).append(r)
     curves = {k: v for k, v in curves.items() if len(v) >= 2}
     if not curves:

@@ -19,7 +19,7 @@ import io
 import statistics
 from collections.abc import Iterable
 
-from .report import BOTTOM, LEFT, PALETTE, RIGHT, TOP, H, Run, W, _num, _Plot, _ticks
+from .report import BOTTOM, LEFT, PALETTE, RIGHT, TOP, H, Run, W, _num, _Plot, _ticks, matrix_label
 
 CSV_COLUMNS = (
     "name",
@@ -39,11 +39,6 @@ CSV_COLUMNS = (
     "durable",
     "consistent",
 )
-
-
-def matrix_label(matrix: dict[str, str]) -> str:
-    """`field=value, ...` in the matrix's order; "" for a run without matrix values."""
-    return ", ".join(f"{k.removeprefix('workload.')}={v}" for k, v in matrix.items())
 
 
 def configuration_groups(runs: Iterable[Run]) -> dict[str, dict[tuple[int, int], list[float]]]:
