@@ -4,12 +4,14 @@ dataintegrity's checks, transactions, throttling and the duration, YCSB's output
 
 from __future__ import annotations
 
+import copy
+import random
 import time
 
 import pytest
 from tpcc_runner.drivers.base import DriverError, UnknownOutcome
-from tpcc_runner.ycsb.executor import Plan, execute, shares, throttle_delay
-from tpcc_runner.ycsb.ledger import parse_ledgers, verify
+from tpcc_runner.ycsb.executor import Plan, execute, shares, throttle_delay, written
+from tpcc_runner.ycsb.ledger import ledger_line, parse_ledgers, value_digest, verify
 from tpcc_runner.ycsb.measurements import Measurements, live_buckets, live_counts, status_summary, ycsb_text
 from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.workload import CoreWorkload, deterministic_value, java_string_hash
@@ -175,6 +177,51 @@ def test_ledger_verifies_and_finds_a_lost_write():
     verdict = verify(store, writes, keys, 3)
     assert not verdict["durable"] and verdict["records"] == verdict["expected_records"] - 1
     assert verdict["lost_examples"][0] == f"insert of {lost}: no record"
+
+
+def test_an_update_lost_while_its_record_stays_fails_the_verdict():
+    """A database that loses an acknowledged update but keeps the record (a replica that took
+    over without it; a page written back from before the update) holds the load's value again."""
+    # random values (with dataintegrity every write of a field is the same value)
+    props = props_of("a", threadcount=2, dataintegrity="false")
+    db, load_ledger, run_ledger = MemoryDatabase(), [], []
+    run(db, props, "load", ledger=load_ledger)
+    loaded_values = copy.deepcopy(db.records)
+    run(db, props, "run", ledger=run_ledger)
+    keys = {CoreWorkload(props).key_name(n) for n in range(200)}
+    writes = parse_ledgers({"load": load_ledger, "run": run_ledger})
+    store = db.store(props)
+    verdict = verify(store, writes, keys, 3)
+    assert verdict["durable"] and verdict["acknowledged_updates"] > 50, verdict  # two threads, any order
+    key = sorted(writes.updated)[0]
+    name = sorted(writes.updated[key])[0]
+    db.records[key][name] = loaded_values[key][name]  # the update is gone, the record is not
+    verdict = verify(store, writes, keys, 3)
+    assert not verdict["durable"] and verdict["lost"] == 1 and verdict["records"] == 200
+    assert verdict["lost_examples"] == [f"update of {key}: {name} holds a value no update wrote"]
+
+
+def test_ledger_lines_carry_value_digests_and_older_ledgers_check_presence():
+    line = ledger_line("U", "user1", {"field1": b"b", "field0": b"a"})
+    assert line == f"U user1 field0={value_digest(b'a')},field1={value_digest(b'b')}"
+    assert ledger_line("U", "user1", {"field0": b"a"}, known=False).startswith("?U user1 field0=")
+    writes = parse_ledgers({"new": [line, "?U user1 field0=" + value_digest(b"c")], "old": ["U user2 field0,field2"]})
+    assert writes.updated == {"user1": {"field0": set(), "field1": set()}, "user2": {"field0": set(), "field2": set()}}
+    a, b, c = (value_digest(v) for v in (b"a", b"b", b"c"))
+    assert writes.possible == {"user1": {"field0": {a, c}, "field1": {b}}}
+    assert writes.unknown_updates == 1
+    props = props_of(fieldcount=3)
+    db = MemoryDatabase()
+    db.store(props).load([("user1", {"field0": b"c", "field1": b"b"}), ("user2", {"field0": b"x", "field2": b"y"})])
+    assert verify(db.store(props), writes, {"user1", "user2"}, 2)["durable"]  # c: the unknown-outcome update's
+
+
+def test_a_read_modify_write_whose_read_failed_its_integrity_check_may_have_written():
+    op = CoreWorkload(props_of("f")).next_operation(random.Random(3))
+    while op.kind != "READMODIFYWRITE":
+        op = CoreWorkload(props_of("f")).next_operation(random.Random(op.keynum + 4))
+    assert written(op, "UNEXPECTED_STATE") == [ledger_line("U", op.key, op.written, known=False)]
+    assert written(op, "NOT_FOUND") == []
 
 
 def test_java_string_hash_and_deterministic_value():

@@ -3,8 +3,9 @@
 the run goes on. `tpcc ycsb verify` over the run's ledger then finds every acknowledged insert and
 update and the record count within loaded + acknowledged inserts (+ those of unknown outcome).
 Then the verdict is tried on a database that really lost acknowledged writes: the record of an
-acknowledged insert and that of an acknowledged update deleted behind the runner's back, and a
-stray record added so that the count alone would still add up; verify must fail naming both.
+acknowledged insert and that of an acknowledged update deleted behind the runner's back, a field
+another acknowledged update set overwritten with a value no update wrote (the record kept), and
+strays added so that the count alone would still add up; verify must fail naming all three.
 Last, the fault that really loses them: the only node of a k=0 VoltDB (CE: no command log) killed
 after a run and restarted, empty, without even its table; verify counts every write lost."""
 
@@ -17,7 +18,7 @@ import time
 import pytest
 from cli_helpers import TPCC, tpcc
 from tpcc_runner.drivers.base import ConnectionOptions
-from tpcc_runner.drivers.voltdb import STRING
+from tpcc_runner.drivers.voltdb import STRING, VARBINARY
 from tpcc_runner.ycsb.ledger import parse_ledgers
 from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.store import make_store
@@ -118,25 +119,35 @@ def test_a_node_killed_during_a_ycsb_run_loses_no_acknowledged_write_and_a_real_
     # Now the database loses acknowledged writes: the verdict must see it though the count adds up.
     writes = parse_ledgers({"run": run_ledger.read_text().splitlines()})
     lost_insert = sorted(writes.inserted)[0]
-    lost_update = sorted(set(writes.updated) - writes.inserted)[0]
+    lost_update, reverted = sorted(set(writes.updated) - writes.inserted)[:2]
+    reverted_field = sorted(writes.updated[reverted])[0]
     props = resolve(None, {"recordcount": str(RECORDS), "fieldcount": "4", "fieldlength": "20"})
     store = make_store("voltdb", ConnectionOptions(endpoints=endpoints.split(","), connect_timeout=20), props)
     store.connect()
     try:
         for key in (lost_insert, lost_update):
             store.driver._sql("DELETE FROM usertable WHERE ycsb_key = ?;", (STRING, key), writes=True)
+        # an update lost while its record stays: the field holds a value no update wrote
+        store.driver._sql(
+            "UPDATE usertable SET field_value = ? WHERE ycsb_key = ? AND field = ?;",
+            (VARBINARY, b"z" * 20),
+            (STRING, reverted),
+            (STRING, reverted_field),
+            writes=True,
+        )
         for n in range(2):  # as many strays as losses: the record count alone would not notice
             store.insert(f"stray{n}", {f"field{i}": b"x" * 20 for i in range(4)})
     finally:
         store.close()
     done, verdict = _verify(common, [str(load_ledger), str(run_ledger)])
-    # the updated record was also the load's acknowledged insert: three acknowledged writes gone
-    assert done.code == 1 and not verdict["durable"] and verdict["lost"] == 3, verdict
+    # the updated record was also the load's acknowledged insert: four acknowledged writes gone
+    assert done.code == 1 and not verdict["durable"] and verdict["lost"] == 4, verdict
     assert sorted(verdict["lost_examples"]) == sorted(
         [
             f"insert of {lost_insert}: no record",
             f"insert of {lost_update}: no record",
             f"update of {lost_update}: no record",
+            f"update of {reverted}: {reverted_field} holds a value no update wrote",
         ]
     )
     assert low <= verdict["records"] <= high  # the record count alone would have passed it

@@ -2,39 +2,65 @@
 
 During `tpcc ycsb load|run --ledger FILE` every acknowledged write is appended (and fsynced per
 batch, tpcc_runner.ledger.LedgerWriter), one line each:
-    I <key>                  an insert the database acknowledged
-    U <key> <field>,...      an update (or read-modify-write) of these fields, acknowledged
-    ?I <key>, ?U <key> ...   a write whose outcome is unknown (the commit's answer was lost)
+    I <key>                          an insert the database acknowledged
+    U <key> <field>=<digest>,...     an update (or read-modify-write) of these fields, acknowledged,
+                                     with a digest of each value written (value_digest)
+    ?I <key>, ?U <key> ...           a write that may have happened: its commit's answer was lost,
+                                     or a read-modify-write whose read failed its integrity check
 The verifier reads the ledgers of a load and its runs and checks that every acknowledged insert
-is there with all its fields, every acknowledged update's record has the fields it set, and
-that the record count is that of the load's keys and the keys inserted since together (or up to
-the unknown-outcome inserts more). It checks presence, not values: concurrent updates of a key
-from several threads leave any one of their values, which the ledger's order cannot tell.
+is there with all its fields, that the record count is that of the load's keys and the keys
+inserted since together (or up to the unknown-outcome inserts more), and that every field an
+acknowledged update set holds a value some update of that field wrote (acknowledged or maybe).
+Concurrent updates of a key from several threads leave any one of their values, which the
+ledger's order cannot tell, so the check is membership, not the last value; but an update lost
+while its record survives (the field back at the load's value, or at an older one no update
+wrote) fails it. With dataintegrity every write of a field writes the same value (YCSB's
+buildDeterministicValue), so there the check is presence only.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .store import KeyValueStore
+from .store import KeyValueStore, Record
 
 MAX_EXAMPLES = 10
 
 
-def ledger_line(kind: str, key: str, fields: Iterable[str] = (), known: bool = True) -> str:
-    """kind: "I" or "U"."""
+def value_digest(value: bytes) -> str:
+    """48 bits of a field value: two different values of one field collide once in 2^48."""
+    return hashlib.blake2b(value, digest_size=6).hexdigest()
+
+
+def ledger_line(kind: str, key: str, values: Record | None = None, known: bool = True) -> str:
+    """kind: "I" or "U" (with the values it wrote)."""
     line = ("" if known else "?") + f"{kind} {key}"
-    return line + (" " + ",".join(sorted(fields)) if kind == "U" else "")
+    if kind != "U":
+        return line
+    return line + " " + ",".join(f"{name}={value_digest(value)}" for name, value in sorted((values or {}).items()))
 
 
 @dataclass
 class Writes:
     inserted: set[str] = field(default_factory=set)
-    updated: dict[str, set[str]] = field(default_factory=dict)
+    # key -> field -> digests of the values acknowledged updates wrote
+    updated: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    # key -> field -> digests of the values every update wrote or may have written
+    possible: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     unknown_inserts: set[str] = field(default_factory=set)
     unknown_updates: int = 0
+
+    def add_update(self, key: str, fields: str, known: bool) -> None:
+        """fields: the line's `name=digest,...` (a ledger written before digests: `name,...`)."""
+        for written in fields.split(","):
+            name, _, digest = written.partition("=")
+            if known:
+                self.updated.setdefault(key, {}).setdefault(name, set())
+            if digest:
+                self.possible.setdefault(key, {}).setdefault(name, set()).add(digest)
 
 
 def parse_ledgers(sources: Mapping[str, Iterable[str]]) -> Writes:
@@ -52,10 +78,9 @@ def parse_ledgers(sources: Mapping[str, Iterable[str]]) -> Writes:
                 raise ValueError(f"{source}:{n}: not a YCSB ledger line: {line[:80]!r}")
             if kind == "I":
                 (writes.inserted if known else writes.unknown_inserts).add(key)
-            elif known:
-                writes.updated.setdefault(key, set()).update(fields.split(","))
             else:
-                writes.unknown_updates += 1
+                writes.add_update(key, fields, known)
+                writes.unknown_updates += not known
     writes.unknown_inserts -= writes.inserted
     return writes
 
@@ -79,10 +104,23 @@ def verify(store: KeyValueStore, writes: Writes, loaded: set[str], fieldcount: i
             lost.append(f"insert of {key}: " + ("no record" if record is None else f"{len(record)} fields"))
     for key, fields in sorted(writes.updated.items()):
         record = store.read(key, tuple(sorted(fields)))
-        missing = sorted(fields - set(record or {}))
-        if record is None or missing:
-            lost.append(f"update of {key}: " + ("no record" if record is None else f"no {','.join(missing)}"))
+        if record is None:
+            lost.append(f"update of {key}: no record")
+        elif problems := _update_problems(record, fields, writes.possible.get(key, {})):
+            lost.append(f"update of {key}: {'; '.join(problems)}")
     return _verdict(writes, loaded, store.count_records(), lost)
+
+
+def _update_problems(record: Record, fields: Iterable[str], possible: Mapping[str, set[str]]) -> list[str]:
+    """What is wrong with the fields acknowledged updates set: missing, or holding a value no
+    update of the field wrote (digests known: ledgers written since digests were added)."""
+    problems = []
+    for name in sorted(fields):
+        if name not in record:
+            problems.append(f"no {name}")
+        elif possible.get(name) and value_digest(record[name]) not in possible[name]:
+            problems.append(f"{name} holds a value no update wrote")
+    return problems
 
 
 def _verdict(writes: Writes, loaded: set[str], count: int, lost: list[str]) -> dict[str, Any]:
