@@ -38,11 +38,33 @@ unit() {
   "${PYTEST[@]}" -m "not db and not k8s" "$ROOT/runner-image/tests" "$ROOT/operator/tests"
 }
 
+# Two pytest sessions at once, each its share of the modules (runner-image/tests/conftest.py
+# DB_SHARES says which and why); the dashboard's tests after share b's.
 db() {
   log "runner tests against real databases"
   "$ROOT/hack/prometheus.sh" deps
-  "${PYTEST[@]}" -m "db" "$ROOT/runner-image/tests"
-  "${PYTEST[@]}" "$ROOT/dashboards/tests"
+  shares "$WORK/db" db_share
+}
+
+db_share() {
+  TPCC_DB_SHARE=$1 "${PYTEST[@]}" -m db "$ROOT/runner-image/tests"
+  [ "$1" = a ] || "${PYTEST[@]}" "$ROOT/dashboards/tests"
+}
+
+# shares LOG_PREFIX FUNCTION: FUNCTION a and FUNCTION b at once, their output in LOG_PREFIX-a.log
+# and -b.log, each printed when both are done; fails if either did.
+shares() {
+  local prefix=$1 run=$2 share pids=() failed=0
+  for share in a b; do
+    ( set -e; "$run" "$share" ) >"$prefix-$share.log" 2>&1 &
+    pids+=($!)
+  done
+  for share in a b; do
+    wait "${pids[0]}" || failed=1
+    pids=("${pids[@]:1}")
+    log "share $share ($prefix-$share.log):"; cat "$prefix-$share.log"
+  done
+  return $failed
 }
 
 # The two long builds of a fresh machine (Kubernetes from the Go module proxy, the Debian
@@ -70,20 +92,11 @@ k8s() {
   "$ROOT/hack/images.sh"
   eval "$("$ROOT/hack/local-k8s.sh" env)"
   # two pytest sessions at once, each its share of the modules, namespace and operator release
-  # (operator/tests/e2e/conftest.py says why and which); each prints its log when both are done
-  local share pids=() failed=0
-  for share in a b; do
-    TPCC_E2E_SHARE=$share TPCC_E2E_REQUIRED=1 "${PYTEST[@]}" -m "k8s" "$ROOT/operator/tests" \
-      >"$WORK/e2e-$share.log" 2>&1 &
-    pids+=($!)
-  done
-  for share in a b; do
-    wait "${pids[0]}" || failed=1
-    pids=("${pids[@]:1}")
-    log "e2e share $share:"; cat "$WORK/e2e-$share.log"
-  done
-  return $failed
+  # (operator/tests/e2e/conftest.py says why and which)
+  shares "$WORK/e2e" e2e_share
 }
+
+e2e_share() { TPCC_E2E_SHARE=$1 TPCC_E2E_REQUIRED=1 "${PYTEST[@]}" -m k8s "$ROOT/operator/tests"; }
 
 timed() { local t; t=$(date +%s); "$@"; log "stage $1: $(( $(date +%s) - t )) s"; }
 

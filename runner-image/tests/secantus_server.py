@@ -1,5 +1,5 @@
 """pytest fixtures: a real SecantusDB server (MongoDB wire protocol, single-node replica set
-"secantus") started with hack/secantus.sh on a free port for the test session.
+"secantus") started with hack/secantus.sh on a free port for the module that imports it.
 
 Use it from a test module with `from secantus_server import secantus  # noqa: F401`."""
 
@@ -86,9 +86,10 @@ def _server(tmp_path_factory, name: str):
         server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def secantus(tmp_path_factory):
-    """One server for the whole test session."""
+    """One server for the module that imports it (as voltdb_server.voltdb: one per module
+    whatever the scope, so it stops with its module)."""
     yield from _server(tmp_path_factory, "secantus")
 
 

@@ -268,7 +268,7 @@ def schema_drv(request, secantus):
     d.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def mongo(secantus):
     client = pymongo.MongoClient(secantus.endpoint, directConnection=True)
     yield client

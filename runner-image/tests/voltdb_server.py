@@ -70,9 +70,12 @@ def start_voltdb(tmp: Path, nodes: int, kfactor: int, *options: str) -> VoltDBSe
     return server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def voltdb(tmp_path_factory) -> VoltDBServer:
-    """One VoltDB node (2 sites: 2 partitions), for the whole session."""
+    """One VoltDB node (2 sites: 2 partitions) for the module that imports it. Each importing
+    module has a fixture of its own (pytest scopes a fixture to where it is defined), so a
+    session scope would still start one server per module, and keep them all running, idle but
+    ticking, until the session ends."""
     server = start_voltdb(tmp_path_factory.mktemp("voltdb"), 1, 0)
     yield server
     server.script("stop")
