@@ -31,12 +31,11 @@ public class LoadDistrict extends Loader {
         queue(deleteOrders, w_id, d_id);
         queue(deleteOrderLines, w_id, d_id);
         queue(deleteNewOrders, w_id, d_id);
-        voltExecuteSQL();
-        each(insertCustomer, customers);
-        each(insertHistory, history);
-        each(insertOrder, orders);
-        each(insertOrderLine, orderLines);
-        each(insertNewOrder, newOrders);
+        insert("customer", insertCustomer, customers);
+        insert("history", insertHistory, history);
+        insert("orders", insertOrder, orders);
+        insert("order_line", insertOrderLine, orderLines);
+        insert("new_order", insertNewOrder, newOrders);
         return finish(w_id, unitKey);
     }
 }
