@@ -369,6 +369,16 @@ def test_create_schema_creates_tables_and_procedures_and_keeps_them(driver):
     assert count(driver, "district") == 0 and driver.done_units() == set()
 
 
+def test_reset_drops_the_item_procedure_an_older_runner_created(driver):
+    """Runners before ITEM's @LoadMultipartitionTable load had a LoadItems procedure writing ITEM:
+    left behind, it would hold the table a reset drops."""
+    driver.create_schema(reset=True)
+    driver._sql("CREATE PROCEDURE LoadItems AS SELECT COUNT(*) FROM item;", writes=True)
+    driver.create_schema(reset=True)
+    assert "loaditems" not in driver._catalog("PROCEDURES", 2)
+    assert count(driver, "item") == 0
+
+
 def test_load_writes_every_row_and_marks_units_done(loaded):
     expected = units()
     for table in TABLES:

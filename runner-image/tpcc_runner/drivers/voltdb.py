@@ -92,6 +92,9 @@ PROCEDURES = (
     "LoadStock",
     "LoadDistrict",
 )
+# Procedures older runners created: a reset drops them too (LoadItems wrote ITEM, which a
+# reset drops, and a procedure left reading a dropped table fails the DDL).
+RETIRED_PROCEDURES = ("LoadItems",)
 # The procedures that implement each client transaction type (server_counters groups them so).
 TRANSACTION_PROCEDURES = {
     "NEW_ORDER": ("NewOrder", "NewOrderMP"),
@@ -717,7 +720,7 @@ class VoltDBDriver(Driver):
         procedures = self._catalog("PROCEDURES", 2)
         ours = [*TABLES, *BOOKKEEPING_TABLES]
         if reset:
-            drops = [f"DROP PROCEDURE {p};" for p in PROCEDURES if p.lower() in procedures]
+            drops = [f"DROP PROCEDURE {p};" for p in (*PROCEDURES, *RETIRED_PROCEDURES) if p.lower() in procedures]
             drops += [f"DROP TABLE {t};" for t in ours if t in tables]
             if drops:
                 self._sql("\n".join(drops), writes=True, timeout=self.load_timeout)
