@@ -26,6 +26,7 @@ public class LoadDistrict extends Loader {
 
     public long run(int w_id, int d_id, String unitKey, VoltTable customers, VoltTable history,
                     VoltTable orders, VoltTable orderLines, VoltTable newOrders) {
+        begin();
         queue(deleteCustomers, w_id, d_id);
         queue(deleteHistory, w_id, d_id, w_id);
         queue(deleteOrders, w_id, d_id);

@@ -10,6 +10,7 @@ public class LoadStock extends Loader {
         "INSERT INTO stock VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);");
 
     public long run(int w_id, String unitKey, VoltTable stock) {
+        begin();
         if (stock.getRowCount() > 0) queue(deleteStock, w_id, idOf(stock, false, 0), idOf(stock, true, 0));
         insert("stock", insertStock, stock);
         return finish(w_id, unitKey);

@@ -15,6 +15,7 @@ public class LoadWarehouse extends Loader {
         "INSERT INTO district VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);");
 
     public long run(int w_id, String unitKey, VoltTable warehouses, VoltTable districts) {
+        begin();
         queue(deleteWarehouse, w_id);
         queue(deleteDistricts, w_id);
         insert("warehouse", insertWarehouse, warehouses);

@@ -25,8 +25,9 @@ public abstract class Loader extends VoltProcedure {
     private static final int BATCH = 200;
     // VoltProcedure keeps its runner package-private; voltLoadTable is public on the runner
     private static final Field RUNNER = runnerField();
-    private int pending;
-    private long rows;
+    // per transaction (begin() resets them: VoltDB reuses a procedure's instance)
+    private int pending;  // statements queued and not executed
+    private long rows;  // rows inserted
 
     public final SQLStmt markUnit = new SQLStmt(
         "UPSERT INTO tpcc_load_unit (w_id, unit_key) VALUES (?, ?);");
@@ -39,6 +40,12 @@ public abstract class Loader extends VoltProcedure {
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("VoltProcedure.m_runner", e);
         }
+    }
+
+    /** First in every run: a transaction that aborted may have left the counts behind. */
+    protected void begin() {
+        pending = 0;
+        rows = 0;
     }
 
     /** Inserts every row of rows into table: whole when single-partition, else stmt per row. */
