@@ -104,3 +104,17 @@ def test_rows_are_those_of_random_random(monkeypatch):
     fast = {k: g.generate_unit(k, scale, C, 11, NOW) for k in keys}
     monkeypatch.setattr(g, "LoadRandom", TpccRandom)
     assert fast == {k: g.generate_unit(k, scale, C, 11, NOW) for k in keys}
+
+
+def test_stock_strings_drawn_inline_are_those_of_random_random_across_block_ends(monkeypatch):
+    """A stock row's ten S_DIST_xx are drawn inline from the block (same_length_alphanumerics);
+    with tiny blocks and no room for rejections, runs of them meet the block's end, where
+    they are drawn one at a time instead: the rows stay random.Random's."""
+    from tpcc_runner.workload import TpccRandom
+
+    monkeypatch.setattr(g._ReplayedStream, "BLOCK_WORDS", 700)
+    monkeypatch.setattr(g._ReplayedStream, "REJECTION_ROOM", 0)
+    scale = Scale(items=300)
+    fast = g.generate_unit("stock:1:0", scale, C, 3, NOW)
+    monkeypatch.setattr(g, "LoadRandom", TpccRandom)
+    assert fast == g.generate_unit("stock:1:0", scale, C, 3, NOW)

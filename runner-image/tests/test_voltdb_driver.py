@@ -16,6 +16,7 @@ from tpcc_runner.drivers import voltdb as volt
 from tpcc_runner.drivers.base import (
     ConnectionLost,
     ConnectionOptions,
+    DriverError,
     LoadMeta,
     NotLoaded,
     RetryableError,
@@ -281,7 +282,6 @@ def test_the_two_partitioning_layouts_partition_and_declare_what_the_readme_says
         "DeliveryDistrict": "warehouse.w_id 0",
         "StockLevel": "warehouse.w_id 0",
         "ConsistencyRead": "multi",
-        "LoadItems": "multi",
         "LoadWarehouse": "warehouse.w_id 0",
         "LoadStock": "warehouse.w_id 0",
         "LoadDistrict": "warehouse.w_id 0",
@@ -294,7 +294,6 @@ def test_the_two_partitioning_layouts_partition_and_declare_what_the_readme_says
         "DeliveryDistrict": "new_order.no_wd 0",
         "StockLevel": "multi",
         "ConsistencyRead": "multi",
-        "LoadItems": "multi",
         "LoadWarehouse": "multi",
         "LoadStock": "warehouse.w_id 0",
         "LoadDistrict": "multi",
@@ -371,6 +370,16 @@ def test_create_schema_creates_tables_and_procedures_and_keeps_them(driver):
     assert count(driver, "district") == 0 and driver.done_units() == set()
 
 
+def test_reset_drops_the_item_procedure_an_older_runner_created(driver):
+    """Runners before ITEM's @LoadMultipartitionTable load had a LoadItems procedure writing ITEM:
+    left behind, it would hold the table a reset drops."""
+    driver.create_schema(reset=True)
+    driver._sql("CREATE PROCEDURE LoadItems AS SELECT COUNT(*) FROM item;", writes=True)
+    driver.create_schema(reset=True)
+    assert "loaditems" not in driver._catalog("PROCEDURES", 2)
+    assert count(driver, "item") == 0
+
+
 def test_load_writes_every_row_and_marks_units_done(loaded):
     expected = units()
     for table in TABLES:
@@ -395,6 +404,30 @@ def test_reloading_units_leaves_no_duplicates(loaded):
     unit["history"] = unit["history"][:2]
     loaded.load_unit("district:1:1", unit)
     assert one(loaded, "SELECT COUNT(*) FROM history WHERE h_w_id = 1 AND h_d_id = 1;")[0] == 2
+
+
+def test_a_unit_whose_marker_fails_leaves_none_of_its_rows(driver):
+    """The single-partition load procedures hand their tables to the execution engine whole:
+    those rows are still undone with the transaction when its marker cannot be written (a
+    unit key longer than tpcc_load_unit's 64 characters)."""
+    driver.create_schema(reset=True)
+    long = "0" * 64  # the same ids, a key too long to record
+    for key, tables in units().items():
+        kind, *ids = key.split(":")
+        if kind != "item":
+            with pytest.raises(DriverError, match="exceeds the size of the VARCHAR\\(64\\) column 'UNIT_KEY'"):
+                driver.load_unit(":".join([kind, *(long + i for i in ids)]), tables)
+    assert {t: count(driver, t) for t in TABLES if t != "item"} == {t: 0 for t in TABLES if t != "item"}
+    assert driver.done_units() == set()
+
+
+def test_an_item_unit_loaded_but_not_marked_is_loaded_again_without_duplicates(loaded):
+    """ITEM units are three transactions (delete the range, load, mark): a load interrupted
+    before the marker leaves rows that the unit's next load replaces."""
+    loaded._sql("DELETE FROM tpcc_load_unit WHERE unit_key = 'item:0';", writes=True)
+    assert "item:0" not in loaded.done_units()
+    loaded.load_unit("item:0", units()["item:0"])
+    assert count(loaded, "item") == ITEMS and "item:0" in loaded.done_units()
 
 
 def test_load_rejects_bad_unit_keys_and_rows(loaded):

@@ -58,6 +58,9 @@ class _ReplayedStream:
     range; choices takes floor(random() * n), random() being two words (a >> 5, b >> 6)."""
 
     BLOCK_WORDS = 1 << 18
+    # words a run of same-length strings is given for its rejected randint draws: far more
+    # than a run ever meets (each is rejected with probability 1/2)
+    REJECTION_ROOM = 64
 
     def __init__(self, seed: int):
         # numpy only here: `tpcc run`, which imports this module, never pays for it
@@ -135,6 +138,27 @@ class _ReplayedStream:
         start = self._take_pairs(k)
         return (self._alphanumeric_chars or self._alphanumerics())[start : self._pos : 2].decode()
 
+    def same_length_alphanumerics(self, count: int, k: int) -> list[str]:
+        """count times alphanumeric(randint(k, k)), inline (a stock row's ten S_DIST_xx were
+        most of a load's Python calls): randint(k, k) takes the first word whose top bit is
+        0. Drawn from a block with room for them, else one at a time (the same words)."""
+        room = count * (2 * k + self.REJECTION_ROOM)
+        if self._end - self._pos < room:
+            self._refill(room)
+        words, pos, end = self._words, self._pos, self._end
+        chars = self._alphanumeric_chars or self._alphanumerics()
+        strings = []
+        for _ in range(count):
+            while pos < end and words[pos] >> 31:
+                pos += 1
+            start = pos + 1
+            pos = start + 2 * k
+            if pos >= end:  # past the block: nothing taken yet, so draw them the slow way
+                return [self.alphanumeric(self.randint(k, k)) for _ in range(count)]
+            strings.append(chars[start:pos:2].decode())
+        self._pos = pos
+        return strings
+
     def _take_pairs(self, k: int) -> int:
         """The position of k pairs of words, consumed."""
         start = self._pos
@@ -165,6 +189,9 @@ class LoadRandom(TpccRandom):
 
     def n_string(self, low: int, high: int) -> str:
         return self.stream.choices(string.digits, self.stream.randint(low, high))
+
+    def a_strings(self, count: int, length: int) -> list[str]:
+        return self.stream.same_length_alphanumerics(count, length)
 
     def state(self) -> str:
         return self.stream.choices(string.ascii_uppercase, 2)
@@ -217,7 +244,7 @@ def _warehouse(r: TpccRandom, scale: Scale, w_id: int) -> dict[str, list[tuple]]
 def _stock(r: TpccRandom, scale: Scale, w_id: int, chunk: int) -> Iterator[tuple]:
     first = chunk * STOCK_CHUNK + 1
     for i_id in range(first, min(first + STOCK_CHUNK, scale.items + 1)):
-        yield (i_id, w_id, r.number(10, 100), *(r.a_string(24, 24) for _ in range(10)), 0, 0, 0, r.data_with_original())
+        yield (i_id, w_id, r.number(10, 100), *r.a_strings(10, 24), 0, 0, 0, r.data_with_original())
 
 
 def _customer_last_name(r: TpccRandom, scale: Scale, c_id: int) -> str:

@@ -116,6 +116,10 @@ class TpccRandom:
     def n_string(self, low: int, high: int) -> str:
         return "".join(self.rng.choices(string.digits, k=self.rng.randint(low, high)))
 
+    def a_strings(self, count: int, length: int) -> list[str]:
+        """count a_string(length, length) in a row (STOCK's ten S_DIST_xx)."""
+        return [self.a_string(length, length) for _ in range(count)]
+
     def money(self, low_cents: int, high_cents: int) -> float:
         return self.rng.randint(low_cents, high_cents) / 100
 

@@ -136,8 +136,8 @@ CREATE PROCEDURE PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 FROM CLASS
 CREATE PROCEDURE FROM CLASS tpcc.procedures.StockLevel;
 -- The consistency check's reads of one warehouse, in one transaction (ConsistencyRead.java says why).
 CREATE PROCEDURE FROM CLASS tpcc.procedures.ConsistencyRead;
--- Loading: one transaction per load unit, rows and done-marker together.
-CREATE PROCEDURE FROM CLASS tpcc.procedures.LoadItems;
+-- Loading: one transaction per load unit, rows and done-marker together (ITEM, replicated, is
+-- loaded by the driver with @LoadMultipartitionTable, then marked: VoltDBDriver._load_items).
 -- layout: warehouse
 CREATE PROCEDURE PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 FROM CLASS tpcc.procedures.LoadWarehouse;
 -- layout: district

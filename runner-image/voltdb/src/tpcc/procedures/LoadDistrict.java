@@ -26,17 +26,17 @@ public class LoadDistrict extends Loader {
 
     public long run(int w_id, int d_id, String unitKey, VoltTable customers, VoltTable history,
                     VoltTable orders, VoltTable orderLines, VoltTable newOrders) {
+        begin();
         queue(deleteCustomers, w_id, d_id);
         queue(deleteHistory, w_id, d_id, w_id);
         queue(deleteOrders, w_id, d_id);
         queue(deleteOrderLines, w_id, d_id);
         queue(deleteNewOrders, w_id, d_id);
-        voltExecuteSQL();
-        each(insertCustomer, customers);
-        each(insertHistory, history);
-        each(insertOrder, orders);
-        each(insertOrderLine, orderLines);
-        each(insertNewOrder, newOrders);
+        insert("customer", insertCustomer, customers);
+        insert("history", insertHistory, history);
+        insert("orders", insertOrder, orders);
+        insert("order_line", insertOrderLine, orderLines);
+        insert("new_order", insertNewOrder, newOrders);
         return finish(w_id, unitKey);
     }
 }

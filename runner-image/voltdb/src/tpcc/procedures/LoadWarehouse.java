@@ -8,13 +8,18 @@ import org.voltdb.VoltTable;
  * single-partition on w_id, multi-partition when partitioned by district.
  */
 public class LoadWarehouse extends Loader {
-    public final SQLStmt upsertWarehouse = new SQLStmt("UPSERT INTO warehouse VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);");
-    public final SQLStmt upsertDistrict = new SQLStmt(
-        "UPSERT INTO district VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);");
+    public final SQLStmt deleteWarehouse = new SQLStmt("DELETE FROM warehouse WHERE w_id = ?;");
+    public final SQLStmt deleteDistricts = new SQLStmt("DELETE FROM district WHERE d_w_id = ?;");
+    public final SQLStmt insertWarehouse = new SQLStmt("INSERT INTO warehouse VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);");
+    public final SQLStmt insertDistrict = new SQLStmt(
+        "INSERT INTO district VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);");
 
     public long run(int w_id, String unitKey, VoltTable warehouses, VoltTable districts) {
-        each(upsertWarehouse, warehouses);
-        each(upsertDistrict, districts);
+        begin();
+        queue(deleteWarehouse, w_id);
+        queue(deleteDistricts, w_id);
+        insert("warehouse", insertWarehouse, warehouses);
+        insert("district", insertDistrict, districts);
         return finish(w_id, unitKey);
     }
 }
