@@ -2,7 +2,8 @@
 scheduled (before any stage's own logic), an action the cluster refused for good, a spec the
 typed model cannot read. Each ends the run Failed and turns the phase's condition False.
 
-Observes: the pods of the phase's workload, the nodes, FailedCreate Events; the failed action. Does: fails the run.
+Observes: the pods of the phase's workload, the nodes, FailedCreate Events; the failed action.
+Does: fails the run.
 """
 
 from __future__ import annotations

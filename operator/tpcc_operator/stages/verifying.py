@@ -30,12 +30,13 @@ def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen:
     """The Job of the check under way and fault injection's reads; then the Job's report once
     it finished, or before the verifier starts, the database's readiness and the runner pods'
     IPs (whose ledgers it reads)."""
+    faults = fault_moves.observes(run, spec, status, now) if seen is None else []
     role = plan.verifying_role(spec, status)
     if role == "acid" and (spec.verify.acid_tests is None or "acid" in status):
-        return [] if seen is not None else fault_moves.observes(run, spec, status, now)  # every check done
+        return faults  # every check done
     job, report, key = CHECKS[role]
     if seen is None:
-        return [reads.Job(job, plan.job_name(run, role)), *fault_moves.observes(run, spec, status, now)]
+        return [reads.Job(job, plan.job_name(run, role)), *faults]
     state = _job_state(seen, role)
     if state.succeeded or state.failed:
         return [reads.Report(report, plan.check_configmap_name(run), key)]
