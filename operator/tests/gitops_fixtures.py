@@ -19,7 +19,7 @@ from pathlib import Path
 from crd_schema import defaulted_spec
 from runner_docs import durability_report, pod_results
 from test_phases import CHECK_OK, IPS, Driver
-from tpcc_operator.phases import JobState, World
+from tpcc_operator.stages.machine import JobState, World
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "gitops"
 E2E_FIXTURES = FIXTURES / "e2e"

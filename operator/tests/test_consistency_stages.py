@@ -11,7 +11,8 @@ from runner_docs import durability_report, pod_results
 from test_phases import CHECK_OK, RUN, Driver
 from test_plan import SETTINGS
 from tpcc_operator import history, plan, regression
-from tpcc_operator.phases import Action, JobState, World
+from tpcc_operator.stages.actions import CreateMidcheckJob
+from tpcc_operator.stages.machine import JobState, World
 from tpcc_operator.timestamps import rfc3339
 
 VIOLATED_9 = {
@@ -120,11 +121,11 @@ def test_the_check_job_starts_with_the_measured_interval_once(checked_run):
     d = Driver(checked_run)
     start_at = running(d)
     # after the 10 s warm-up: not at 7 s
-    assert Action.CREATE_MIDCHECK_JOB not in d.tick(World(runner=JobState(True), start_at="x"), after=7).actions
+    assert CreateMidcheckJob() not in d.tick(World(runner=JobState(True), start_at="x"), after=7).actions
     step = d.tick(World(runner=JobState(True), start_at="x"), after=3)
-    assert Action.CREATE_MIDCHECK_JOB in step.actions and d.now == start_at + dt.timedelta(seconds=10)
+    assert CreateMidcheckJob() in step.actions and d.now == start_at + dt.timedelta(seconds=10)
     assert any(e.reason == "DuringRunCheckJobCreated" for e in step.events)
-    assert Action.CREATE_MIDCHECK_JOB not in d.tick(World(runner=JobState(True), midcheck=JobState(True))).actions
+    assert CreateMidcheckJob() not in d.tick(World(runner=JobState(True), midcheck=JobState(True))).actions
 
 
 def through_the_run(d: Driver, start_at: dt.datetime) -> None:
@@ -183,7 +184,7 @@ def test_a_run_that_ended_before_half_way_still_gets_its_check_late(checked_run)
     running(d)
     d.tick(World(runner=JobState(True), results={0: pod_results(0, 1, 5, 0.01)}), after=1)
     step = d.tick(World())
-    assert step.actions == [Action.CREATE_MIDCHECK_JOB]
+    assert step.actions == [CreateMidcheckJob()]
     assert [e.type for e in step.events if e.reason == "DuringRunCheckJobCreated"] == ["Warning"]
 
 

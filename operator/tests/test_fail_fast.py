@@ -10,9 +10,19 @@ import stat
 
 import pytest
 from test_phases import RUN, Driver
-from tpcc_operator import failures, kube, phases, plan
+from tpcc_operator import failures, kube, plan
 from tpcc_operator.failures import PodState
-from tpcc_operator.phases import Action, JobState, World, action_failed
+from tpcc_operator.stages.actions import (
+    CleanUp,
+    CreateLoadJob,
+    CreateRunObjects,
+    DeleteRun,
+    InstallDatabase,
+    RetireOldGenerations,
+)
+from tpcc_operator.stages.failing import action_failed
+from tpcc_operator.stages.machine import JobState, World, patched
+from tpcc_operator.timestamps import rfc3339
 
 GRACE = failures.STUCK_GRACE_SECONDS
 
@@ -20,7 +30,7 @@ GRACE = failures.STUCK_GRACE_SECONDS
 def in_phase(spec, phase: str) -> Driver:
     d = Driver(spec)
     d.tick()  # Pending, with specHash and runGeneration
-    d.status.update(phase=phase, stageStartTime=phases.rfc3339(d.now))
+    d.status.update(phase=phase, stageStartTime=rfc3339(d.now))
     return d
 
 
@@ -41,7 +51,7 @@ def test_a_garbage_quantity_fails_before_anything_is_created(spec_of):
     message = failed_with(d, "InvalidSpec")
     assert message.startswith("spec.runners.resources.requests.memory: 'lots' is not a Kubernetes quantity")
     assert "cpu" not in message
-    assert Action.CREATE_RUN_OBJECTS not in d.actions
+    assert CreateRunObjects() not in d.actions
 
 
 @pytest.mark.parametrize("value", ["500m", "2", 2, "1Gi", "512Mi", "1.5", "1e3", "100k", ".5"])
@@ -166,8 +176,8 @@ def test_a_rejected_load_job_fails_the_run_naming_the_field(voltdb):
         'Job.batch "bench-g2-loader" is invalid: spec.template.spec.containers[0].image: Required value',
         "Job bench-g2-loader",
     )
-    step = action_failed(RUN, d.status, Action.CREATE_LOAD_JOB, error, d.now)
-    d.status = phases.patched(d.status, step.status)
+    step = action_failed(RUN, d.status, CreateLoadJob(), error, d.now)
+    d.status = patched(d.status, step.status)
     d.events += step.events
     assert "containers[0].image: Required value" in failed_with(d, "Invalid")
     assert d.condition("Loaded")["status"] == "False"
@@ -179,7 +189,7 @@ def test_transient_errors_change_nothing_and_back_off(voltdb):
         failures.api_error(503, "ServiceUnavailable", "etcd", "Job x"),
         failures.helm_error("helm upgrade: Kubernetes cluster unreachable: connection refused"),
     ):
-        assert action_failed(RUN, d.status, Action.CREATE_LOAD_JOB, error, d.now).status == {}
+        assert action_failed(RUN, d.status, CreateLoadJob(), error, d.now).status == {}
     delays = [failures.retry_delay(n) for n in range(8)]
     assert delays[:4] == [3, 6, 12, 24] and max(delays) == failures.MAX_BACKOFF_SECONDS
 
@@ -188,8 +198,8 @@ def test_a_failed_helm_install_fails_the_run(voltdb):
     d = in_phase(voltdb, "Deploying")
     error = failures.helm_error('helm upgrade: release name "1bench-g2": invalid release name')
     assert error.permanent
-    step = action_failed(RUN, d.status, Action.INSTALL_DATABASE, error, d.now)
-    d.status = phases.patched(d.status, step.status)
+    step = action_failed(RUN, d.status, InstallDatabase(), error, d.now)
+    d.status = patched(d.status, step.status)
     d.events += step.events
     assert "invalid release name" in failed_with(d, "HelmFailed")
     assert d.condition("DatabaseReady")["status"] == "False"
@@ -198,10 +208,10 @@ def test_a_failed_helm_install_fails_the_run(voltdb):
 def test_cleanup_failures_never_change_the_verdict(voltdb):
     d = Driver(voltdb)
     d.tick()
-    d.status.update(phase="Succeeded", completionTime=phases.rfc3339(d.now))
+    d.status.update(phase="Succeeded", completionTime=rfc3339(d.now))
     d.tick()  # kstatus for Succeeded
     before = [dict(c) for c in d.status["conditions"]]
-    for action in (Action.CLEAN_UP, Action.RETIRE_OLD_GENERATIONS, Action.DELETE_RUN):
+    for action in (CleanUp(), RetireOldGenerations(), DeleteRun()):
         step = action_failed(RUN, d.status, action, failures.helm_error("helm uninstall: forbidden"), d.now)
         assert step.status == {} and step.events == []
     assert d.status["conditions"] == before and d.condition("Ready")["status"] == "True"

@@ -7,10 +7,15 @@ import datetime as dt
 
 import pytest
 from runner_docs import durability_report, pod_results
-from tpcc_operator import faults, phases, plan
+from test_phases import kinds, the
+from tpcc_operator import faults, plan
 from tpcc_operator.faults import DatabasePod, Injection
-from tpcc_operator.phases import Action, JobState, World, next_step
+from tpcc_operator.results import run_status
 from tpcc_operator.runspec import RunSpec
+from tpcc_operator.stages.actions import CreateVerifyJob, KillPods, ReleaseRunners
+from tpcc_operator.stages.dispatch import next_step
+from tpcc_operator.stages.machine import Event, JobState, Step, World, patched
+from tpcc_operator.timestamps import parse_time
 
 T0 = dt.datetime(2025, 1, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
 RUN = plan.Run("bench", "perf", "uid-1", 2)
@@ -35,7 +40,7 @@ def spec(document_of):
     )
 
 
-def step_of(spec: dict, status: dict, world: World, now: dt.datetime) -> phases.Step:
+def step_of(spec: dict, status: dict, world: World, now: dt.datetime) -> Step:
     """One tick of the run whose object's spec is `spec`."""
     return next_step(RUN, RunSpec.parse(spec), status, world, now)
 
@@ -141,14 +146,14 @@ class Run:
         self.spec = spec
         self.status = {"phase": "Running", "observedGeneration": 2, "startAt": START, "stageStartTime": START}
         self.kills: list[faults.Kill] = []
-        self.events: list[phases.Event] = []
+        self.events: list[Event] = []
 
-    def tick(self, seconds: float, pods_now: list[DatabasePod], **world) -> phases.Step:
+    def tick(self, seconds: float, pods_now: list[DatabasePod], **world) -> Step:
         w = World(runner=JobState(exists=True), start_at=START, database_pods=pods_now, **world)
         step = next_step(RUN, RunSpec.parse(self.spec), self.status, w, at(seconds))
-        self.status = phases.patched(self.status, step.status)
-        if Action.KILL_POD in step.actions:
-            self.kills += step.kills
+        self.status = patched(self.status, step.status)
+        if KillPods in kinds(step.actions):
+            self.kills += the(step, KillPods).kills
         self.events += step.events
         return step
 
@@ -175,7 +180,7 @@ def test_an_injection_is_chosen_then_killed_then_recovered(spec):
     ]
     assert r.kills == []  # recorded first, killed on the next tick
     step = r.tick(33, ALL_READY)
-    assert step.actions == [Action.KILL_POD] and step.kills == [faults.Kill("bench-g2-1", "b", 0)]
+    assert step.actions == [KillPods((faults.Kill("bench-g2-1", "b", 0),))]
     assert r.faults[0]["state"] == "Injected" and r.faults[0]["injectedTime"] == "2025-01-01T12:00:33Z"
     # the pod is gone, then back with a new UID but not ready, then ready: recovered
     gone = [ALL_READY[0], ALL_READY[2]]
@@ -203,7 +208,7 @@ def test_kill_process_records_the_restart_count_and_recovers_on_a_restarted_cont
     r.tick(30, member, primary="bench-g2-0")
     assert r.faults[0]["method"] == "kill-process" and r.faults[0]["targetRestarts"] == 2
     step = r.tick(33, member)
-    assert step.kills == [faults.Kill("bench-g2-0", "m", 0, "kill-process", 2)]
+    assert step.actions == [KillPods((faults.Kill("bench-g2-0", "m", 0, "kill-process", 2),))]
     assert "killed the database process of pod bench-g2-0" in r.events[0].message
     # still the old container (the kill has not landed yet), even though Ready: not recovered
     assert r.tick(34, member).status == {}
@@ -233,7 +238,7 @@ def test_a_restart_between_kill_and_status_kills_the_same_pod_only(spec):
     first = r.tick(33, ALL_READY)
     r.status = before  # the status patch after the kill was lost
     again = r.tick(35, [ALL_READY[0], ALL_READY[2]] + pods(("bench-g2-1", "b2", False)))
-    assert first.kills == again.kills == [faults.Kill("bench-g2-1", "b", 0)]
+    assert first.actions == again.actions == [KillPods((faults.Kill("bench-g2-1", "b", 0),))]
 
 
 def test_injections_wait_for_the_previous_recovery(spec):
@@ -303,7 +308,7 @@ def test_a_database_that_refuses_one_transaction_type_fails_the_run_however_good
     world = World(checker=JobState(True, True), check_report={"passed": True, "conditions": []})
 
     def finish(docs: dict) -> dict:
-        results = phases.run_status([docs[0], docs[1]])
+        results = run_status([docs[0], docs[1]])
         return step_of(spec, {**verifying, "results": results}, world, at(300)).status
 
     assert finish(good)["phase"] == "Succeeded"  # 3 of 103 Deliveries: 2.9%, under the default 10%
@@ -345,11 +350,10 @@ def test_durability_is_verified_only_after_recovery(spec):
     ips = {0: "10.0.0.9"}
     down = [ALL_READY[0], ALL_READY[2]]
     step = step_of(spec, status, World(database_pods=down, database_ready=2, runner_pod_ips=ips), at(150))
-    assert Action.CREATE_VERIFY_JOB not in step.actions
+    assert CreateVerifyJob not in kinds(step.actions)
     back = ALL_READY[:1] + pods(("bench-g2-1", "b2", True)) + ALL_READY[2:]
     step = step_of(spec, status, World(database_pods=back, database_ready=3, runner_pod_ips=ips), at(152))
-    assert step.actions == [Action.CREATE_VERIFY_JOB] and step.status["faults"][0]["state"] == "Recovered"
-    assert step.ledger_pods == ips
+    assert step.actions == [CreateVerifyJob(ips)] and step.status["faults"][0]["state"] == "Recovered"
     late = step_of(spec, status, World(database_pods=down, database_ready=2), at(140 + 61))
     assert late.status["phase"] == "Failed" and late.status["reason"] == "DatabaseNotRecovered"
 
@@ -379,7 +383,7 @@ def test_durability_is_recorded_and_a_loss_fails_the_run(spec):
     verifying = {"phase": "Verifying", "observedGeneration": 2, "startAt": START}
     done = JobState(True, True)
     step = step_of(spec, verifying, World(verifier=done, durability_report=durability_report(90)), at(200))
-    assert step.actions == [Action.RELEASE_RUNNERS] and "phase" not in step.status
+    assert step.actions == [ReleaseRunners()] and "phase" not in step.status
     assert step.status["durability"] == {
         "acknowledged": 90,
         "found": 90,
@@ -401,7 +405,7 @@ def test_durability_is_recorded_and_a_loss_fails_the_run(spec):
         World(verifier=JobState(True, failed=True), durability_report=durability_report(90, lost=2)),
         at(200),
     )
-    assert step.actions == [Action.RELEASE_RUNNERS]
+    assert step.actions == [ReleaseRunners()]
     assert step.status["phase"] == "Failed" and step.status["reason"] == "DurabilityLost"
     assert step.status["message"].startswith(
         "2 of 90 acknowledged NewOrders lost (0 missing, 2 replaced "
@@ -416,7 +420,7 @@ def test_durability_is_recorded_and_a_loss_fails_the_run(spec):
 def test_next_due_names_the_injection_to_choose_a_victim_for_now(spec):
     """What the timer asks before observing: the replica set is asked for its primary only
     when this is an injection."""
-    start = phases.parse_time(START)
+    start = parse_time(START)
     assert faults.next_due(RunSpec.parse(spec), [], start, at(29)) is None
     assert faults.next_due(RunSpec.parse(spec), [], start, at(30)).number == 1
     injecting = [{"number": 1, "action": "kill-node", "state": "Injecting"}]
@@ -449,8 +453,7 @@ def test_kill_all_kills_every_pod_at_once_and_recovers_when_all_are_back(whole):
     assert entry["state"] == "Injecting" and entry["target"] == "all 3 pods: bench-g2-0, bench-g2-1, bench-g2-2"
     assert [t["pod"] for t in entry["targets"]] == ["bench-g2-0", "bench-g2-1", "bench-g2-2"]
     step = r.tick(33, ALL_READY)
-    assert step.actions == [Action.KILL_POD]
-    assert step.kills == [faults.Kill(p.name, p.uid, 0, "kill-process", 0) for p in ALL_READY]
+    assert step.actions == [KillPods(tuple(faults.Kill(p.name, p.uid, 0, "kill-process", 0) for p in ALL_READY))]
     assert "killed the database process of all 3 pods: bench-g2-0" in r.events[-1].message
     # two came back (restarted containers), the third not yet: not recovered
     restarted = [DatabasePod(p.name, p.uid, True, restarts=1) for p in ALL_READY]
@@ -472,4 +475,4 @@ def test_a_restart_between_kill_all_and_status_kills_the_same_pods_only(whole):
     first = r.tick(33, ALL_READY)
     r.status = before  # the status patch after the kills was lost: the same preconditions again
     again = r.tick(35, [DatabasePod(p.name, p.uid, False, restarts=1) for p in ALL_READY])
-    assert first.kills == again.kills and len(again.kills) == 3
+    assert first.actions == again.actions and len(the(again, KillPods).kills) == 3

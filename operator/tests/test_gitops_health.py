@@ -88,7 +88,7 @@ def test_kstatus_of_captured_runs(path):
 
 
 def test_statuses_the_state_machine_builds_now_read_the_same():
-    """The committed fixtures may lag behind phases.py: the same readings from a fresh build."""
+    """The committed fixtures may lag behind the phase machine (stages/): the same readings from a fresh build."""
     for name, obj in gitops_fixtures.build().items():
         argo, kstatus = EXPECTED[name]
         assert argo_health("lua5.4", "BenchmarkRun", obj)[0] == argo, name

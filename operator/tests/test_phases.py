@@ -5,12 +5,31 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+from typing import TypeVar
 
 import pytest
 from runner_docs import durability_report, pod_results
-from tpcc_operator import phases, plan
-from tpcc_operator.phases import Action, JobState, World, can_move, next_step
+from tpcc_operator import plan
 from tpcc_operator.runspec import RunSpec
+from tpcc_operator.stages.actions import (
+    Action,
+    CleanUp,
+    CreateCheckJob,
+    CreateLoadJob,
+    CreateRunJob,
+    CreateRunObjects,
+    CreateVerifyJob,
+    DeleteRun,
+    InstallDatabase,
+    ReleaseRunners,
+    RetireOldGenerations,
+    WriteDeliveries,
+    WriteResult,
+    WriteStartAt,
+)
+from tpcc_operator.stages.dispatch import next_step
+from tpcc_operator.stages.machine import ORDER, Event, JobState, Step, World, can_move, patched, set_condition
+from tpcc_operator.timestamps import parse_time, rfc3339
 
 T0 = dt.datetime(2025, 1, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
 RUN = plan.Run("bench", "perf", "uid", 2)
@@ -21,8 +40,22 @@ CHECK_OK = {
 }
 
 
-def apply(status: dict, step: phases.Step) -> dict:
-    return phases.patched(status, step.status)
+A = TypeVar("A")
+
+
+def kinds(actions: list[Action]) -> list[type]:
+    """The kinds of the actions, for assertions about which were asked, whatever they carry."""
+    return [type(a) for a in actions]
+
+
+def the(step: Step, kind: type[A]) -> A:
+    """The step's one action of `kind`, to look at what it carries."""
+    (found,) = [a for a in step.actions if isinstance(a, kind)]
+    return found
+
+
+def apply(status: dict, step: Step) -> dict:
+    return patched(status, step.status)
 
 
 class Driver:
@@ -33,9 +66,9 @@ class Driver:
         document = spec.document if isinstance(spec, RunSpec) else spec
         self.spec, self.run, self.status, self.now = copy.deepcopy(dict(document)), run, {}, T0
         self.actions: list[Action] = []
-        self.events: list[phases.Event] = []
+        self.events: list[Event] = []
 
-    def tick(self, world: World | None = None, after: float = 3) -> phases.Step:
+    def tick(self, world: World | None = None, after: float = 3) -> Step:
         self.now += dt.timedelta(seconds=after)
         step = next_step(self.run, self.typed, self.status, world or World(), self.now)
         self.status = apply(self.status, step)
@@ -77,48 +110,48 @@ def test_happy_path(voltdb):
     assert step.events[0].reason == "RunStarted"
 
     d.tick()
-    assert d.phase == "Deploying" and Action.CREATE_RUN_OBJECTS in d.actions
+    assert d.phase == "Deploying" and CreateRunObjects() in d.actions
     assert d.status["database"]["release"] == "bench-g2"
     assert d.status["database"]["endpoints"][0].startswith("bench-g2-0.bench-g2-hl.perf.svc")
 
-    assert d.tick().actions == [Action.INSTALL_DATABASE] and d.status["database"]["installed"]
+    assert d.tick().actions == [InstallDatabase()] and d.status["database"]["installed"]
     assert d.tick(World(database_ready=0)).actions == [] and d.phase == "Deploying"
     d.tick(World(database_ready=1))
     assert d.phase == "Loading" and d.condition("DatabaseReady")["status"] == "True"
 
-    assert d.tick(World()).actions == [Action.CREATE_LOAD_JOB]
+    assert d.tick(World()).actions == [CreateLoadJob()]
     assert d.tick(World(load=JobState(exists=True))).actions == []
     d.tick(World(load=JobState(exists=True, succeeded=True)))
     assert d.phase == "Running" and d.condition("Loaded")["status"] == "True"
 
-    assert d.tick(World()).actions == [Action.CREATE_RUN_JOB]
+    assert d.tick(World()).actions == [CreateRunJob()]
     assert d.tick(World(runner=JobState(exists=True), runners_ready=1)).actions == []
     step = d.tick(World(runner=JobState(exists=True), runners_ready=2))
-    assert step.actions == [Action.WRITE_START_AT]
-    assert step.start_at == phases.rfc3339(d.now + dt.timedelta(seconds=5)) == d.status["startAt"]
+    start_at = rfc3339(d.now + dt.timedelta(seconds=5))
+    assert step.actions == [WriteStartAt(start_at)] and d.status["startAt"] == start_at
     # the barrier is released once: later ticks do not move startAt
-    assert d.tick(World(runner=JobState(exists=True), start_at=step.start_at, runners_ready=0)).actions == []
-    assert d.status["startAt"] == step.start_at
+    assert d.tick(World(runner=JobState(exists=True), start_at=start_at, runners_ready=0)).actions == []
+    assert d.status["startAt"] == start_at
 
     docs = {0: pod_results(0, 2, 100, 0.01), 1: pod_results(1, 2, 80, 0.01)}
     step = d.tick(World(runner=JobState(exists=True, succeeded=True), results=docs))
     assert d.phase == "Verifying" and d.status["results"]["tpmC"] == 180.0
     # condition 11's independent count: the Deliveries of both pods, for the checker
-    assert step.actions == [Action.WRITE_DELIVERIES]
-    assert step.deliveries == {"deliveries": {"1:1": 2, "1:2": 2}, "deliveries_unknown_outcome": {"1": 1}}
+    deliveries = {"deliveries": {"1:1": 2, "1:2": 2}, "deliveries_unknown_outcome": {"1": 1}}
+    assert step.actions == [WriteDeliveries(deliveries)]
     assert d.condition("RunCompleted")["status"] == "True"
 
     # durability: verified once the database is whole, over the ledgers of both pods
     assert d.tick(World(database_ready=0, runner_pod_ips=IPS)).actions == []
     step = d.tick(World(database_ready=1, runner_pod_ips=IPS))
-    assert step.actions == [Action.CREATE_VERIFY_JOB] and step.ledger_pods == IPS
+    assert step.actions == [CreateVerifyJob(IPS)]
     assert d.tick(World(verifier=JobState(exists=True))).actions == []
     step = d.tick(World(verifier=JobState(exists=True, succeeded=True), durability_report=durability_report(90)))
-    assert step.actions == [Action.RELEASE_RUNNERS] and d.phase == "Verifying"
+    assert step.actions == [ReleaseRunners()] and d.phase == "Verifying"
     assert d.condition("Durable")["status"] == "True"
     assert (d.status["durability"]["acknowledged"], d.status["durability"]["lost"]) == (90, 0)
 
-    assert d.tick(World()).actions == [Action.CREATE_CHECK_JOB]
+    assert d.tick(World()).actions == [CreateCheckJob()]  # no earlier cells: not a sweep
     d.tick(World(checker=JobState(exists=True, succeeded=True), check_report=CHECK_OK))
     assert d.phase == "Succeeded" and d.status["consistency"]["passed"]
     assert d.condition("Succeeded")["status"] == "True" and d.status["completionTime"]
@@ -127,8 +160,9 @@ def test_happy_path(voltdb):
 
     # the verdict and its BenchmarkResult, cleanup once per policy (OnSuccess), then nothing more
     step = d.tick()
-    assert step.actions == [Action.WRITE_RESULT, Action.RELEASE_RUNNERS, Action.CLEAN_UP] and d.status["cleanedUp"]
-    assert d.status["verdict"] == "Pass" and step.result.name == d.status["resultName"] == "bench-g2-uid"
+    assert kinds(step.actions) == [WriteResult, ReleaseRunners, CleanUp] and d.status["cleanedUp"]
+    result = the(step, WriteResult).result
+    assert d.status["verdict"] == "Pass" and result.name == d.status["resultName"] == "bench-g2-uid"
     assert d.condition("Ready")["status"] == "True"
     assert d.tick().actions == [] and d.phase == "Succeeded"
     reasons = [e.reason for e in d.events]
@@ -156,8 +190,8 @@ def test_a_late_runner_pod_fails_the_run_with_its_shard_named(voltdb):
     d.status = {
         "phase": "Running",
         "observedGeneration": 2,
-        "startAt": phases.rfc3339(T0),
-        "stageStartTime": phases.rfc3339(T0),
+        "startAt": rfc3339(T0),
+        "stageStartTime": rfc3339(T0),
         "conditions": [],
     }
     docs = {0: pod_results(0, 2, 100, 0.01), 1: pod_results(1, 2, 80, 0.01, late_seconds=2.5)}
@@ -171,8 +205,8 @@ def test_a_late_runner_pod_fails_the_run_with_its_shard_named(voltdb):
     d.status = {
         "phase": "Running",
         "observedGeneration": 2,
-        "startAt": phases.rfc3339(T0),
-        "stageStartTime": phases.rfc3339(T0),
+        "startAt": rfc3339(T0),
+        "stageStartTime": rfc3339(T0),
         "conditions": [],
     }
     docs[1] = pod_results(1, 2, 80, 0.01, late_seconds=0.9)
@@ -201,7 +235,7 @@ def test_phase_never_moves_backwards(voltdb):
     for w in worlds:
         d.tick(w)
         seen.append(d.phase)
-    order = [phases.ORDER.index(p) for p in seen]
+    order = [ORDER.index(p) for p in seen]
     assert order == sorted(order) and seen[-1] == "Succeeded"
 
 
@@ -217,13 +251,13 @@ def test_external_database_skips_deploying(spec_of):
     d.tick(World(runner=JobState(True), runners_ready=1))
     d.tick(World(runner=JobState(True, True), results={0: pod_results(0, 1, 10, 0.01)}))
     # nothing deployed to wait for: verified at once
-    assert d.tick(World(runner_pod_ips={0: "10.0.0.5"})).actions == [Action.CREATE_VERIFY_JOB]
+    assert d.tick(World(runner_pod_ips={0: "10.0.0.5"})).actions == [CreateVerifyJob({0: "10.0.0.5"})]
     d.tick(World(verifier=JobState(True, True), durability_report=durability_report(10, ledgers=1)))
     d.tick(World(checker=JobState(True, True), check_report=CHECK_OK))
     assert d.phase == "Succeeded"
-    assert Action.INSTALL_DATABASE not in d.actions
+    assert InstallDatabase() not in d.actions
     # the Jobs go; there is no release to remove
-    assert d.tick().actions == [Action.WRITE_RESULT, Action.RELEASE_RUNNERS, Action.CLEAN_UP]
+    assert kinds(d.tick().actions) == [WriteResult, ReleaseRunners, CleanUp]
 
 
 def test_database_never_ready_fails_after_the_timeout(voltdb):
@@ -238,7 +272,7 @@ def test_database_never_ready_fails_after_the_timeout(voltdb):
     assert d.status["message"] == "database not ready after 60s: 0/1 pods ready (bench-g2-0: ErrImagePull)"
     assert d.events[-1].type == "Warning" and d.condition("Succeeded")["status"] == "False"
     # OnSuccess keeps a failed run's database for debugging; the failure is recorded
-    assert d.tick().actions == [Action.WRITE_RESULT] and d.status["cleanedUp"]
+    assert kinds(d.tick().actions) == [WriteResult] and d.status["cleanedUp"]
     assert d.status["verdict"] == "Failed"
 
 
@@ -247,10 +281,10 @@ def test_helm_failures_are_retried_until_the_timeout_and_reported(voltdb):
     d = Driver(voltdb)
     d.tick(), d.tick()
     # a failed install: the handler records a HelmFailed condition and does not apply the step
-    d.status["conditions"] = phases.set_condition(
+    d.status["conditions"] = set_condition(
         [], "DatabaseReady", False, "HelmFailed", "helm upgrade: chart not found", 2, d.now
     )
-    assert next_step(RUN, RunSpec.parse(voltdb), d.status, World(), d.now).actions == [Action.INSTALL_DATABASE]
+    assert next_step(RUN, RunSpec.parse(voltdb), d.status, World(), d.now).actions == [InstallDatabase()]
     d.tick(World(), after=61)
     assert d.phase == "Failed" and "chart not found" in d.status["message"]
 
@@ -309,7 +343,7 @@ def test_verify_disabled_succeeds_after_the_run(spec_of):
     assert d.phase == "Verifying"  # durability is always verified
     d.tick(World(verifier=JobState(True, True), durability_report=durability_report(10, ledgers=1)))
     assert d.phase == "Succeeded"
-    assert d.tick().actions == [Action.WRITE_RESULT, Action.RELEASE_RUNNERS]  # policy Never
+    assert kinds(d.tick().actions) == [WriteResult, ReleaseRunners]  # policy Never
 
 
 def test_restart_adopts_a_start_time_already_written(voltdb):
@@ -324,8 +358,8 @@ def test_repeated_ticks_in_a_phase_repeat_only_idempotent_creates(voltdb):
     d = Driver(voltdb)
     d.status = {"phase": "Loading", "observedGeneration": 2}
     # the Job is not visible yet (or the create's status patch was lost): asked again, same name
-    assert d.tick(World()).actions == [Action.CREATE_LOAD_JOB]
-    assert d.tick(World()).actions == [Action.CREATE_LOAD_JOB]
+    assert d.tick(World()).actions == [CreateLoadJob()]
+    assert d.tick(World()).actions == [CreateLoadJob()]
     assert d.phase == "Loading"
 
 
@@ -340,7 +374,7 @@ def test_new_generation_starts_a_new_run(voltdb):
         "message": "old",
     }
     step = d.tick()
-    assert step.actions == [Action.RETIRE_OLD_GENERATIONS]
+    assert step.actions == [RetireOldGenerations()]
     assert d.status["phase"] == "Pending" and d.status["observedGeneration"] == 2
     assert "results" not in d.status and "startAt" not in d.status
     assert d.status["message"].endswith("creating the run's objects")  # the old run's message is gone
@@ -350,15 +384,15 @@ def test_ttl_deletes_the_run(spec_of):
     spec = spec_of({"database": {"type": "voltdb"}, "cleanup": {"ttlSecondsAfterFinished": 60}})
     d = Driver(spec)
     d.status = {"phase": "Failed", "observedGeneration": 2, "cleanedUp": True, "completionTime": "2025-01-01T12:00:00Z"}
-    assert d.tick(after=30).actions == [Action.WRITE_RESULT]
-    assert d.tick(after=31).actions == [Action.DELETE_RUN]
+    assert kinds(d.tick(after=30).actions) == [WriteResult]
+    assert d.tick(after=31).actions == [DeleteRun()]
 
 
 def test_cleanup_always_applies_to_failures(spec_of):
     spec = spec_of({"database": {"type": "voltdb"}, "cleanup": {"policy": "Always"}})
     d = Driver(spec)
     d.status = {"phase": "Failed", "observedGeneration": 2}
-    assert d.tick().actions == [Action.WRITE_RESULT, Action.CLEAN_UP]
+    assert kinds(d.tick().actions) == [WriteResult, CleanUp]
 
 
 def test_results_that_cannot_be_merged_fail_the_run_with_the_reason(voltdb):
@@ -401,6 +435,5 @@ def test_every_wait_says_what_it_waits_for_and_since_when(voltdb):
     d.tick(World(runner=JobState(exists=True)))
     assert d.status["message"].endswith(
         f"measuring: 2 runner pods started at {d.status['startAt']}, 30s warmup + "
-        "300s measured; results due at "
-        + phases.rfc3339(phases.parse_time(d.status["startAt"]) + dt.timedelta(seconds=330))
+        "300s measured; results due at " + rfc3339(parse_time(d.status["startAt"]) + dt.timedelta(seconds=330))
     )

@@ -14,11 +14,15 @@ from runner_docs import durability_report, pod_results
 from specs import _regression, regression_policy
 from test_phases import CHECK_OK, T0, Driver
 from test_spec_edits_and_kstatus import kstatus
-from tpcc_operator import history, phases, plan, regression
-from tpcc_operator.phases import Action, JobState, World
+from tpcc_operator import history, plan, regression
 from tpcc_operator.regression import Policy, Summary, comparison_hash, judge
 from tpcc_operator.results import consistency_status, durability_status, run_status
 from tpcc_operator.runspec import RunSpec
+from tpcc_operator.stages.actions import CleanUp, PruneResults, RetireOldGenerations, WriteResult
+from tpcc_operator.stages.dispatch import next_step
+from tpcc_operator.stages.generations import spec_hash
+from tpcc_operator.stages.machine import JobState, Step, World
+from tpcc_operator.timestamps import rfc3339
 
 HASH = "h"
 
@@ -197,12 +201,14 @@ class History:
             history=[history.summary_of(o) for o in self.objects.values()], results={0: pod_results(0, 2, 100, 0.01)}
         )
 
-    def judge(self, d: Driver) -> phases.Step:
+    def judge(self, d: Driver) -> Step:
         step = d.tick(self.world())
-        if step.result:
-            self.objects[step.result.name] = history.result_object(step.result, "local/tpcc-runner:dev")
-        for name in step.prune:
-            del self.objects[name]
+        for action in step.actions:
+            if isinstance(action, WriteResult):
+                self.objects[action.result.name] = history.result_object(action.result, "local/tpcc-runner:dev")
+            if isinstance(action, PruneResults):
+                for name in action.names:
+                    del self.objects[name]
         return step
 
 
@@ -210,7 +216,7 @@ def rerun(d: Driver, token: str) -> None:
     d.spec["runToken"] = token
     d.run = plan.Run("bench", "perf", "uid", d.run.generation + 1)
     step = d.tick()
-    assert d.phase == "Pending" and Action.RETIRE_OLD_GENERATIONS in step.actions
+    assert d.phase == "Pending" and RetireOldGenerations() in step.actions
     assert "verdict" not in d.status
 
 
@@ -253,7 +259,7 @@ def test_three_runs_inconclusive_pass_then_regressed_fails_the_verdict(guarded):
     assert tpmc["name"] == "tpmC" and tpmc["outcome"] == "Regressed" and tpmc["deltaPercent"] < -30
     assert sorted(d.status["regression"]["baseline"]["results"]) == ["bench-g2-uid", "bench-g3-uid"]
     # a failed verdict keeps the database under cleanup OnSuccess, as a failure does
-    assert Action.CLEAN_UP not in step.actions and step.events[0].type == "Warning"
+    assert CleanUp() not in step.actions and step.events[0].type == "Warning"
     assert sorted(h.objects) == ["bench-g2-uid", "bench-g3-uid", "bench-g4-uid"]
     result = h.objects["bench-g4-uid"]
     assert result["spec"]["verdict"] == "Regressed" and result["metadata"]["labels"][plan.LABEL_RUN] == "bench"
@@ -271,7 +277,7 @@ def test_warn_keeps_ready_and_says_regressed(guarded):
     step = History().judge(d)
     assert d.status["verdict"] == "Regressed" and kstatus(2, d.status) == "Current"
     assert d.condition("Ready")["status"] == "True" and d.condition("Regressed")["status"] == "True"
-    assert Action.CLEAN_UP in step.actions
+    assert CleanUp() in step.actions
 
 
 @pytest.mark.parametrize(
@@ -392,14 +398,14 @@ def test_run_token_starts_a_new_run_once(guarded):
     d = Driver(guarded)
     d.tick()
     before = d.status["specHash"]
-    d.status.update(phase="Succeeded", completionTime=phases.rfc3339(T0), verdict="Pass", cleanedUp=True)
-    assert phases.spec_hash(RunSpec.parse(guarded)) == before  # no token: the hash is what it always was
+    d.status.update(phase="Succeeded", completionTime=rfc3339(T0), verdict="Pass", cleanedUp=True)
+    assert spec_hash(RunSpec.parse(guarded)) == before  # no token: the hash is what it always was
     rerun(d, "a")
     d.status.update(phase="Succeeded", verdict="Pass", cleanedUp=True)
     # the same token seen again (resync, restart) starts nothing
     for _ in range(3):
-        step = phases.next_step(d.run, d.typed, copy.deepcopy(d.status), World(), d.now)
-        assert Action.RETIRE_OLD_GENERATIONS not in step.actions and d.status["specHash"] != before
+        step = next_step(d.run, d.typed, copy.deepcopy(d.status), World(), d.now)
+        assert RetireOldGenerations() not in step.actions and d.status["specHash"] != before
 
 
 # ---- the CRDs: what the operator writes fits them (the API server would prune unknown fields) ------

@@ -12,8 +12,10 @@ from collections.abc import Mapping
 import pytest
 import yaml
 from crd_schema import CRD_PATH
-from tpcc_operator import phases, plan, runspec
+from tpcc_operator import plan, runspec
 from tpcc_operator.runspec import RunSpec, SpecError
+from tpcc_operator.stages.failing import spec_unreadable
+from tpcc_operator.stages.machine import patched
 
 SCHEMA_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean"}
 SAMPLES = sorted((CRD_PATH.parent / "samples").rglob("*.yaml"))
@@ -142,8 +144,8 @@ def test_what_the_model_cannot_read_names_the_field(spec, says):
 def test_an_unreadable_spec_ends_the_run_failed_once():
     run = plan.Run("bench", "perf", "uid", 1)
     now = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
-    step = phases.spec_unreadable(run, {}, "spec.workload.clients: expected int, got str 'eight'", now)
-    status = phases.patched({}, step.status)
+    step = spec_unreadable(run, {}, "spec.workload.clients: expected int, got str 'eight'", now)
+    status = patched({}, step.status)
     assert (status["phase"], status["reason"]) == ("Failed", "InvalidSpec")
     assert "spec.workload.clients" in status["message"]
-    assert phases.spec_unreadable(run, status, "again", now).status == {}  # terminal: said once
+    assert spec_unreadable(run, status, "again", now).status == {}  # terminal: said once

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 from crd_schema import validate
 from runner_docs import durability_report, pod_results
-from test_phases import CHECK_OK, IPS, Driver
+from test_phases import CHECK_OK, IPS, Driver, the
 from tpcc_operator import plan, saturation
-from tpcc_operator.phases import Action, JobState, World
 from tpcc_operator.saturation import Figure
+from tpcc_operator.stages.actions import CreateRunObjects, CreateVerifyJob, WriteResult, WriteStartAt
+from tpcc_operator.stages.machine import JobState, World
 
 LADDER = (2, 4, 8, 16)
 SEARCH = {"startClients": 2, "factor": 2, "maxClients": 16, "minGainPercent": 5}
@@ -129,7 +130,7 @@ def _measure(d: Driver, tpmc_pod: int, latency_s: float = 0.01) -> dict:
     """One cell from its Running phase to its verdict; returns the judging tick's status."""
     assert d.phase == "Running"
     d.tick(World())
-    start = d.tick(World(runner=JobState(exists=True), runners_ready=2)).start_at
+    start = the(d.tick(World(runner=JobState(exists=True), runners_ready=2)), WriteStartAt).start_at
     docs = {0: pod_results(0, 2, tpmc_pod, latency_s), 1: pod_results(1, 2, tpmc_pod, latency_s)}
     d.tick(World(runner=JobState(exists=True, succeeded=True), start_at=start, results=docs))
     d.tick(World(database_ready=1, runner_pod_ips=IPS))
@@ -155,7 +156,7 @@ def _deployed_and_loaded(spec) -> Driver:
 
 
 def _next_cell(d: Driver) -> None:
-    assert d.tick(World()).actions == [Action.CREATE_RUN_OBJECTS]
+    assert d.tick(World()).actions == [CreateRunObjects()]
 
 
 def test_the_search_stops_where_the_gain_falls_under_the_threshold_and_skips_the_rest(search_spec):
@@ -272,13 +273,13 @@ def test_a_ycsb_search_is_judged_on_operations_per_second(spec_of):
         if i:
             _next_cell(d)
         d.tick(World())
-        start = d.tick(World(runner=JobState(exists=True), runners_ready=2)).start_at
+        start = the(d.tick(World(runner=JobState(exists=True), runners_ready=2)), WriteStartAt).start_at
         docs = {0: ycsb_pod_results(0, 2, reads, 50, 0.002), 1: ycsb_pod_results(1, 2, reads, 50, 0.002)}
         d.tick(World(runner=JobState(exists=True, succeeded=True), start_at=start, results=docs))
-        assert d.tick(World(runner_pod_ips=IPS, database_ready=1)).actions == [Action.CREATE_VERIFY_JOB]
+        assert d.tick(World(runner_pod_ips=IPS, database_ready=1)).actions == [CreateVerifyJob(IPS)]
         d.tick(World(verifier=JobState(exists=True, succeeded=True), durability_report=YCSB_VERIFIED))
         step = d.tick(World(results=docs))
-        assert step.result.spec["opsPerSecond"] == d.status["sweep"]["cells"][i]["opsPerSecond"]
+        assert the(step, WriteResult).result.spec["opsPerSecond"] == d.status["sweep"]["cells"][i]["opsPerSecond"]
     table = d.status["sweep"]
     assert d.phase == "Succeeded" and [c["state"] for c in table["cells"]] == ["Succeeded"] * 3
     assert [c["opsPerSecond"] for c in table["cells"]] == [100, 200, 205] and "tpmC" not in table["cells"][0]

@@ -8,8 +8,12 @@ import copy
 
 import pytest
 from test_phases import Driver
-from tpcc_operator import phases, plan
-from tpcc_operator.phases import Action, JobState, World, active_run, next_step
+from tpcc_operator import plan
+from tpcc_operator.stages.actions import CleanUp, CreateRunJob, RetireOldGenerations
+from tpcc_operator.stages.dispatch import next_step
+from tpcc_operator.stages.generations import active_run
+from tpcc_operator.stages.machine import JobState, World
+from tpcc_operator.timestamps import rfc3339
 
 
 def kstatus(generation: int, status: dict) -> str:
@@ -60,7 +64,7 @@ def test_an_idle_tick_patches_nothing(voltdb):
 def test_succeeded_is_current(voltdb):
     d = Driver(voltdb)
     d.tick()
-    d.status.update(phase="Succeeded", completionTime=phases.rfc3339(d.now))
+    d.status.update(phase="Succeeded", completionTime=rfc3339(d.now))
     d.tick()
     assert kstatus(2, d.status) == "Current"
     assert d.condition("Ready")["status"] == "True"
@@ -89,7 +93,7 @@ def finished(spec: dict) -> Driver:
     d.tick()
     d.status.update(
         phase="Succeeded",
-        completionTime=phases.rfc3339(d.now),
+        completionTime=rfc3339(d.now),
         results={"tpmC": 100.0},
         consistency={"passed": True},
         cleanedUp=True,
@@ -112,7 +116,7 @@ def test_edits_that_measure_nothing_apply_in_place(voltdb, edit):
     edit(d.spec)
     d.run = plan.Run("bench", "perf", "uid", 3)
     step = d.tick()
-    assert Action.RETIRE_OLD_GENERATIONS not in step.actions
+    assert RetireOldGenerations() not in step.actions
     assert d.phase == "Succeeded" and d.status["results"] == {"tpmC": 100.0}
     assert d.status["observedGeneration"] == 3 and d.status["runGeneration"] == 2
     assert every_condition_observes(d, 3) and kstatus(3, d.status) == "Current"
@@ -127,8 +131,8 @@ def test_a_new_cleanup_policy_applies_to_a_finished_run(voltdb):
     d.spec["cleanup"]["policy"] = "Always"
     d.run = plan.Run("bench", "perf", "uid", 3)
     d.tick()
-    assert Action.CLEAN_UP in d.tick().actions and d.status["cleanedUp"]
-    assert Action.CLEAN_UP not in d.tick().actions
+    assert CleanUp() in d.tick().actions and d.status["cleanedUp"]
+    assert CleanUp() not in d.tick().actions
 
 
 @pytest.mark.parametrize(
@@ -146,7 +150,7 @@ def test_edits_that_change_the_measurement_start_a_new_run(voltdb, edit):
     edit(d.spec)
     d.run = plan.Run("bench", "perf", "uid", 3)
     step = d.tick()
-    assert step.actions == [Action.RETIRE_OLD_GENERATIONS]
+    assert step.actions == [RetireOldGenerations()]
     assert d.phase == "Pending" and "results" not in d.status
     assert d.status["runGeneration"] == d.status["observedGeneration"] == 3
     assert active_run(d.run, d.typed, d.status).prefix == "bench-g3"
@@ -165,7 +169,7 @@ def test_an_edit_while_loading_keeps_the_load_going(voltdb):
     assert d.phase == "Loading" and step.actions == [] and d.status["observedGeneration"] == 3
     d.tick(World(load=JobState(exists=True, succeeded=True)))
     assert d.phase == "Running"
-    assert d.tick().actions == [Action.CREATE_RUN_JOB]  # named for generation 2, as active_run says
+    assert d.tick().actions == [CreateRunJob()]  # named for generation 2, as active_run says
 
 
 @pytest.mark.parametrize("phase", ["Pending", "Deploying", "Loading", "Running", "Verifying", "Succeeded", "Failed"])
@@ -176,13 +180,13 @@ def test_a_restart_or_resync_never_starts_a_run(voltdb, phase):
     for _ in range(3):  # the same spec and status seen again, as after an operator restart
         step = next_step(d.run, d.typed, copy.deepcopy(d.status), World(), d.now)
         assert "RunStarted" not in [e.reason for e in step.events]
-        assert Action.RETIRE_OLD_GENERATIONS not in step.actions
+        assert RetireOldGenerations() not in step.actions
 
 
 def test_a_status_from_before_spec_hashes_is_continued(voltdb):
     """An older operator's status: no specHash or runGeneration; same generation = same run."""
     d = Driver(voltdb)
-    d.status = {"phase": "Loading", "observedGeneration": 2, "stageStartTime": phases.rfc3339(d.now)}
+    d.status = {"phase": "Loading", "observedGeneration": 2, "stageStartTime": rfc3339(d.now)}
     step = d.tick(World(load=JobState(exists=True)))
     assert d.phase == "Loading" and "RunStarted" not in [e.reason for e in step.events]
     assert active_run(d.run, d.typed, d.status).generation == 2

@@ -7,10 +7,22 @@ import pytest
 from crd_schema import validate
 from runner_docs import durability_report, pod_results
 from specs import edited
-from test_phases import CHECK_OK, IPS, RUN, Driver
-from tpcc_operator import history, phases, plan, regression, runspec, sweep
-from tpcc_operator.phases import Action, JobState, World
+from test_phases import CHECK_OK, IPS, RUN, Driver, kinds, the
+from tpcc_operator import history, plan, regression, runspec, sweep
 from tpcc_operator.runspec import RunSpec
+from tpcc_operator.stages.actions import (
+    CleanUp,
+    CreateAnalysisJob,
+    CreateCheckJob,
+    CreateLoadJob,
+    CreateRunJob,
+    CreateRunObjects,
+    WriteResult,
+    WriteStartAt,
+)
+from tpcc_operator.stages.generations import spec_hash
+from tpcc_operator.stages.kstatus import regression_fails
+from tpcc_operator.stages.machine import JobState, World
 
 SETTINGS = plan.Settings(charts_dir=plan.Path("charts"))
 
@@ -88,17 +100,17 @@ def _measure_cell(d: Driver, tpmc_pod: int, check=CHECK_OK) -> tuple[int, ...]:
     """From the cell's Running phase (runner Job not created) to its check's report; returns
     the earlier cells whose Deliveries the check counts."""
     assert d.phase == "Running"
-    assert Action.CREATE_RUN_JOB in d.tick(World()).actions
-    start = d.tick(World(runner=JobState(exists=True), runners_ready=2)).start_at
+    assert CreateRunJob() in d.tick(World()).actions
+    start = the(d.tick(World(runner=JobState(exists=True), runners_ready=2)), WriteStartAt).start_at
     docs = {0: pod_results(0, 2, tpmc_pod, 0.01), 1: pod_results(1, 2, tpmc_pod, 0.01)}
     d.tick(World(runner=JobState(exists=True, succeeded=True), start_at=start, results=docs))
     assert d.phase == "Verifying"
     d.tick(World(database_ready=1, runner_pod_ips=IPS))
     d.tick(World(verifier=JobState(exists=True, succeeded=True), durability_report=durability_report(90)))
     check_job = d.tick(World())
-    assert check_job.actions == [Action.CREATE_CHECK_JOB]
+    assert kinds(check_job.actions) == [CreateCheckJob]
     d.tick(World(checker=JobState(exists=True, succeeded=True), check_report=check, results=docs))
-    return check_job.earlier_cells
+    return the(check_job, CreateCheckJob).earlier_cells
 
 
 def test_a_two_by_two_sweep_runs_four_cells_on_one_database(sweep_spec):
@@ -109,26 +121,27 @@ def test_a_two_by_two_sweep_runs_four_cells_on_one_database(sweep_spec):
     assert d.phase == "Deploying" and d.status["sweep"]["cells"][0]["state"] == "Running"
     d.tick()
     d.tick(World(database_ready=1))
-    assert d.tick(World()).actions == [Action.CREATE_LOAD_JOB]
+    assert d.tick(World()).actions == [CreateLoadJob()]
     d.tick(World(load=JobState(exists=True, succeeded=True)))
     results = []
     for index, (load, earlier) in enumerate([(False, ()), (False, (0,)), (True, ()), (False, (2,))]):
         if index:  # the cell's objects first, then (for a new size) its load
-            assert d.tick(World()).actions == [Action.CREATE_RUN_OBJECTS]
+            assert d.tick(World()).actions == [CreateRunObjects()]
             assert d.status["sweep"]["cells"][index]["state"] == "Running"
             if load:
-                assert d.phase == "Loading" and d.tick(World()).actions == [Action.CREATE_LOAD_JOB]
+                assert d.phase == "Loading" and d.tick(World()).actions == [CreateLoadJob()]
                 d.tick(World(load=JobState(exists=True, succeeded=True)))
         assert d.status.get("results") is None and d.status.get("startAt") is None  # nothing of the last cell
         assert _measure_cell(d, 100 + index) == earlier
         assert d.status["sweep"]["cells"][index]["state"] == "Succeeded"
         # the judging tick: the cell's verdict and BenchmarkResult, then the next cell
         step = d.tick(World(results={0: pod_results(0, 2, 100 + index, 0.01)}))
-        assert Action.WRITE_RESULT in step.actions and step.result.name == f"bench-g2-c{index}-uid"
-        assert step.result.spec["runSpec"]["workload"]["clients"] == plan.sweep_cells(sweep_spec)[index].clients
-        results.append(step.result)
+        result = the(step, WriteResult).result
+        assert result.name == f"bench-g2-c{index}-uid"
+        assert result.spec["runSpec"]["workload"]["clients"] == plan.sweep_cells(sweep_spec)[index].clients
+        results.append(result)
         row = d.status["sweep"]["cells"][index]
-        assert row["verdict"] == "Inconclusive" and row["result"] == step.result.name and row["tpmC"] > 0
+        assert row["verdict"] == "Inconclusive" and row["result"] == result.name and row["tpmC"] > 0
     assert d.phase == "Succeeded" and d.status["verdict"] == "Inconclusive"
     assert d.status["sweep"] | {"cells": None, "configurations": None} == {
         "current": 3,
@@ -153,7 +166,7 @@ def test_a_two_by_two_sweep_runs_four_cells_on_one_database(sweep_spec):
     # every cell compares only with itself: four comparison hashes
     assert len({r.spec["comparisonHash"] for r in results}) == 4
     step = d.tick()
-    assert Action.CLEAN_UP in step.actions and Action.WRITE_RESULT not in step.actions
+    assert CleanUp() in step.actions and WriteResult not in kinds(step.actions)
 
 
 def test_check_jobs_name_the_earlier_cells_of_their_load(sweep_spec):
@@ -161,7 +174,7 @@ def test_check_jobs_name_the_earlier_cells_of_their_load(sweep_spec):
     status = {
         "phase": "Verifying",
         "durability": {"durable": True},
-        "specHash": phases.spec_hash(sweep_spec),
+        "specHash": spec_hash(sweep_spec),
         "observedGeneration": 2,
         "runGeneration": 2,
         "sweep": {**_initial(sweep_spec), "current": 3},
@@ -169,7 +182,7 @@ def test_check_jobs_name_the_earlier_cells_of_their_load(sweep_spec):
     status["sweep"] = sweep.with_cell(status["sweep"], 3, state="Running")
     d.status = status
     step = d.tick(World())
-    assert step.actions == [Action.CREATE_CHECK_JOB] and step.earlier_cells == (2,)
+    assert step.actions == [CreateCheckJob((2,))]
 
 
 def test_a_failed_cell_ends_the_sweep_failed_and_records_it(sweep_spec):
@@ -187,7 +200,8 @@ def test_a_failed_cell_ends_the_sweep_failed_and_records_it(sweep_spec):
     _measure_cell(d, 100, check=violated)
     assert d.phase == "Failed" and d.status["reason"] == "ConsistencyViolated"
     step = d.tick(World(results={0: pod_results(0, 2, 100, 0.01)}))
-    assert step.result.name == "bench-g2-c0-uid" and step.result.verdict == "Failed"
+    result = the(step, WriteResult).result
+    assert result.name == "bench-g2-c0-uid" and result.verdict == "Failed"
     table = d.status["sweep"]
     assert table["cells"][0]["state"] == "Failed" and table["cells"][0]["reason"] == "ConsistencyViolated"
     assert [c["state"] for c in table["cells"][1:]] == ["Pending"] * 3
@@ -202,14 +216,14 @@ def test_a_regressed_cell_does_not_stop_the_sweep_but_fails_its_verdict(sweep_sp
     assert sweep.verdict(table) == "Regressed" and table["regressed"] == 1
     assert "1 Regressed" in sweep.message(table) and "2 warehouses x 4 clients #1 (r1)" in sweep.message(table)
     status = {"phase": "Succeeded", "verdict": sweep.verdict(table), "regression": {"onRegression": "Fail"}}
-    assert phases.regression_fails(status)
+    assert regression_fails(status)
     assert sweep.verdict(sweep.with_cell(table, 3, state="Failed", verdict="Failed")) == "Failed"
 
 
 def test_adding_a_sweep_is_a_new_run_but_runs_without_one_keep_their_hash(sweep_spec):
     plain = edited(sweep_spec, "sweep", None)
-    assert phases.spec_hash(plain) != phases.spec_hash(sweep_spec)
-    assert phases.spec_hash(RunSpec.parse({**plain.document, "sweep": None})) == phases.spec_hash(plain)
+    assert spec_hash(plain) != spec_hash(sweep_spec)
+    assert spec_hash(RunSpec.parse({**plain.document, "sweep": None})) == spec_hash(plain)
 
 
 # ---- sweep.matrix: more axes than warehouses and clients, every cell on the shared load --------
@@ -334,11 +348,11 @@ def test_a_matrix_sweep_loads_once_and_judges_each_cell_against_its_own_values(t
     recorded = []
     for index in (0, 1):
         if index:
-            assert d.tick(World()).actions == [Action.CREATE_RUN_OBJECTS] and d.phase == "Running"
+            assert d.tick(World()).actions == [CreateRunObjects()] and d.phase == "Running"
         _measure_cell(d, 100)
         step = d.tick(World(results={0: pod_results(0, 2, 100, 0.01)}, history=history_))
-        recorded.append(step.result.spec)
-    assert d.actions.count(Action.CREATE_LOAD_JOB) == 1 and d.phase == "Succeeded"
+        recorded.append(the(step, WriteResult).result.spec)
+    assert d.actions.count(CreateLoadJob()) == 1 and d.phase == "Succeeded"
     rows = d.status["sweep"]["cells"]
     values = [{"workload.remotePercent.newOrderLines": v} for v in ("0", "1")]
     assert [r["matrix"] for r in rows] == values and [r["verdict"] for r in rows] == ["Improved", "Regressed"]
@@ -383,7 +397,7 @@ def _finished(spec) -> Driver:
     d = Driver(spec)
     d.status = {
         "phase": "Succeeded",
-        "specHash": phases.spec_hash(spec),
+        "specHash": spec_hash(spec),
         "observedGeneration": 2,
         "runGeneration": 2,
         "startAt": "2025-01-01T12:00:00Z",
@@ -398,10 +412,11 @@ def _finished(spec) -> Driver:
 def test_change_points_are_analysed_in_a_job_before_the_verdict_and_the_cleanup(change_point_run):
     d = _finished(change_point_run)
     step = d.tick(World(history=_history(change_point_run, 3)))
-    assert step.actions == [Action.CREATE_ANALYSIS_JOB] and "verdict" not in d.status
-    assert [p["name"] for p in step.analysis_input] == [f"earlier-g{i}-uid" for i in range(3)] + ["bench-g2-uid"]
-    assert step.max_pvalue == 0.001 and d.condition("Ready")["reason"] == "Judging"
-    job = plan.analyzer_job(plan.cell_run(RUN, None), change_point_run, SETTINGS, step.max_pvalue)
+    assert kinds(step.actions) == [CreateAnalysisJob] and "verdict" not in d.status
+    analysis = the(step, CreateAnalysisJob)
+    assert [p["name"] for p in analysis.analysis_input] == [f"earlier-g{i}-uid" for i in range(3)] + ["bench-g2-uid"]
+    assert analysis.max_pvalue == 0.001 and d.condition("Ready")["reason"] == "Judging"
+    job = plan.analyzer_job(plan.cell_run(RUN, None), change_point_run, SETTINGS, analysis.max_pvalue)
     assert job["metadata"]["name"] == "bench-g2-analyzer"
     assert job["spec"]["template"]["spec"]["containers"][0]["args"][:3] == [
         "changepoints",
@@ -418,17 +433,17 @@ def test_change_points_are_analysed_in_a_job_before_the_verdict_and_the_cleanup(
             change_points=analysis,
         )
     )
-    assert Action.WRITE_RESULT in step.actions and Action.CLEAN_UP in step.actions
+    assert WriteResult in kinds(step.actions) and CleanUp() in step.actions
     assert "changePoints" in d.status["regression"] and d.status["verdict"] in ("Pass", "Inconclusive")
 
 
 def test_too_little_history_or_a_failed_run_is_judged_without_an_analysis(change_point_run):
     d = _finished(change_point_run)
     step = d.tick(World(history=_history(change_point_run, 2)))
-    assert Action.CREATE_ANALYSIS_JOB not in step.actions and "verdict" in d.status
+    assert CreateAnalysisJob not in kinds(step.actions) and "verdict" in d.status
     d = _finished(change_point_run)
     d.status["phase"] = "Failed"
-    assert Action.CREATE_ANALYSIS_JOB not in d.tick(World(history=_history(change_point_run, 5))).actions
+    assert CreateAnalysisJob not in kinds(d.tick(World(history=_history(change_point_run, 5))).actions)
     assert d.status["verdict"] == "Failed"
 
 

@@ -4,8 +4,10 @@ barrier, results merged into status, BenchmarkResult) with `tpcc ycsb` as the ru
 from __future__ import annotations
 
 import pytest
+from test_phases import kinds, the
 from test_plan import RUN, SETTINGS
 from tpcc_operator import plan
+from tpcc_operator.stages.actions import CreateVerifyJob, KillPods, WriteResult
 
 
 def args_of(job: dict) -> list[str]:
@@ -125,7 +127,7 @@ YCSB_VERIFIED = {
 def test_a_ycsb_run_succeeds_with_its_pods_results_merged_and_its_writes_verified(document_of):
     from runner_docs import ycsb_pod_results
     from test_phases import Driver
-    from tpcc_operator.phases import Action, JobState, World
+    from tpcc_operator.stages.machine import JobState, World
 
     d = Driver(
         document_of(
@@ -151,7 +153,7 @@ def test_a_ycsb_run_succeeds_with_its_pods_results_merged_and_its_writes_verifie
     assert update["p50"] == pytest.approx(2.0, abs=0.01) and update["p99"] == pytest.approx(4.0, abs=0.01)
     assert "YCSB workload a, 100.0 operations/s from 2 pods" in d.status["message"]
     step = d.tick(World(runner_pod_ips={0: "10.0.0.7", 1: "10.0.0.8"}, database_ready=3))
-    assert step.actions == [Action.CREATE_VERIFY_JOB]
+    assert step.actions == [CreateVerifyJob({0: "10.0.0.7", 1: "10.0.0.8"})]
     d.tick(World(verifier=JobState(True, True), durability_report=YCSB_VERIFIED))
     assert d.phase == "Succeeded" and "consistency" not in d.status  # no consistency check: TPC-C's
     assert d.status["durability"] | {} == {
@@ -169,14 +171,15 @@ def test_a_ycsb_run_succeeds_with_its_pods_results_merged_and_its_writes_verifie
     assert d.condition("Durable")["message"].startswith("all 150 acknowledged YCSB writes found in 2 ledgers")
     assert d.status["message"].endswith("no acknowledged write lost")
     step = d.tick(World(runner=JobState(True, True), results=docs))
-    assert Action.WRITE_RESULT in step.actions and step.result.spec["opsPerSecond"] == 100.0
-    assert step.result.full_results["results"]["runnerPods"] == 2  # the merged document, histograms' figures
+    result = the(step, WriteResult).result
+    assert result.spec["opsPerSecond"] == 100.0
+    assert result.full_results["results"]["runnerPods"] == 2  # the merged document, histograms' figures
 
 
 def test_pods_of_different_ycsb_runs_fail_the_run(document_of):
     from runner_docs import ycsb_pod_results
     from test_phases import Driver
-    from tpcc_operator.phases import JobState, World
+    from tpcc_operator.stages.machine import JobState, World
 
     d = Driver(
         document_of(
@@ -191,7 +194,7 @@ def test_pods_of_different_ycsb_runs_fail_the_run(document_of):
 
 def test_a_lost_ycsb_write_fails_the_run_with_the_record_count(document_of):
     from test_phases import Driver
-    from tpcc_operator.phases import JobState, World
+    from tpcc_operator.stages.machine import JobState, World
 
     d = Driver(document_of({"database": {"type": "voltdb"}, "workload": {"kind": "ycsb"}}))
     d.status = {"phase": "Verifying", "observedGeneration": 2, "startAt": "2025-01-01T00:00:00Z"}
@@ -257,7 +260,7 @@ def test_a_ycsb_run_under_a_fault_is_verified_after_recovery_with_its_ledgers(do
     node is back, then the YCSB ledger's verdict (unknown-outcome writes allowed) decides."""
     from runner_docs import ycsb_pod_results
     from test_faults import ALL_READY, Run, pods
-    from tpcc_operator.phases import Action, JobState
+    from tpcc_operator.stages.machine import JobState
 
     spec = document_of(
         {
@@ -270,18 +273,18 @@ def test_a_ycsb_run_under_a_fault_is_verified_after_recovery_with_its_ledgers(do
     r = Run(spec)
     r.tick(30, ALL_READY)  # due at warmup + 20 s: chosen
     step = r.tick(31, ALL_READY)
-    assert step.actions == [Action.KILL_POD] and step.kills[0].pod == "bench-g2-1"
+    assert kinds(step.actions) == [KillPods] and the(step, KillPods).kills[0].pod == "bench-g2-1"
     down = [ALL_READY[0], ALL_READY[2]]
     docs = {0: ycsb_pod_results(0, 2, 900, 100, 0.002), 1: ycsb_pod_results(1, 2, 950, 50, 0.004)}
     r.tick(70, down, results=docs)  # both pods' windows over while the node is still down
     assert r.status["phase"] == "Verifying" and r.status["ycsb"]["opsPerSecond"] == 100.0
     ips = {0: "10.0.0.7", 1: "10.0.0.8"}
     step = r.tick(75, down, database_ready=2, runner_pod_ips=ips)
-    assert Action.CREATE_VERIFY_JOB not in step.actions  # the YCSB ledgers are read on a whole cluster
+    assert CreateVerifyJob not in kinds(step.actions)  # the YCSB ledgers are read on a whole cluster
     back = ALL_READY[:1] + pods(("bench-g2-1", "b2", True)) + ALL_READY[2:]
     step = r.tick(80, back, database_ready=3, runner_pod_ips=ips)
-    assert step.actions == [Action.CREATE_VERIFY_JOB] and r.faults[0]["state"] == "Recovered"
-    assert r.faults[0]["recoverySeconds"] == 49.0 and step.ledger_pods == ips
+    assert step.actions == [CreateVerifyJob(ips)] and r.faults[0]["state"] == "Recovered"
+    assert r.faults[0]["recoverySeconds"] == 49.0
     # 3 inserts and 1 update of unknown outcome: 1012 records lie within 1010-1013
     r.tick(90, back, database_ready=3, verifier=JobState(True, True), durability_report=YCSB_VERIFIED)
     r.tick(91, back, database_ready=3, verifier=JobState(True, True), durability_report=YCSB_VERIFIED, results=docs)
@@ -292,7 +295,7 @@ def test_a_ycsb_run_under_a_fault_is_verified_after_recovery_with_its_ledgers(do
 
 def test_a_ycsb_write_lost_to_a_fault_fails_the_run(document_of):
     from test_faults import ALL_READY, Run
-    from tpcc_operator.phases import JobState
+    from tpcc_operator.stages.machine import JobState
 
     spec = document_of(
         {
@@ -319,7 +322,7 @@ def test_a_database_back_empty_after_a_fault_fails_the_run_saying_so(document_of
     """kill-all with allowDataLoss on a VoltDB without a command log: `tpcc ycsb verify` finds no
     table (test_ycsb_failover_voltdb.py shows it on a real node) and every write lost."""
     from test_faults import ALL_READY, Run
-    from tpcc_operator.phases import JobState
+    from tpcc_operator.stages.machine import JobState
 
     spec = document_of(
         {

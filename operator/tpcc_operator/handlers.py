@@ -1,5 +1,6 @@
-"""kopf handlers: thin. A timer per BenchmarkRun observes, asks phases.next_step, performs the
-actions, then records the status; deletion removes what the run made (finalizer).
+"""kopf handlers: thin. A timer per BenchmarkRun reads what stages.dispatch.observes asks for,
+asks stages.dispatch.next_step, performs the actions, then records the status; deletion removes
+what the run made (finalizer).
 
 Run: kopf run -m tpcc_operator.handlers --all-namespaces
 Env: TPCC_CHARTS_DIR (the database charts), TPCC_RUNNER_IMAGE, TPCC_HELM, TPCC_TICK_SECONDS,
@@ -14,6 +15,7 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import assert_never
 
 import kopf
 import prometheus_client
@@ -22,8 +24,32 @@ from kubernetes.client.rest import ApiException
 
 from . import failures, faults, history, kube, plan, schedule
 from .metrics import OperatorMetrics
-from .phases import CLEANUP_ACTIONS, Action, Step, World, action_failed, active_run, next_step, patched, spec_unreadable
 from .runspec import RunSpec, SpecError
+from .stages.actions import (
+    Action,
+    CleanUp,
+    CreateAcidJob,
+    CreateAnalysisJob,
+    CreateCheckJob,
+    CreateLoadJob,
+    CreateMidcheckJob,
+    CreateRunJob,
+    CreateRunObjects,
+    CreateVerifyJob,
+    DeleteRun,
+    InstallDatabase,
+    KillPods,
+    PruneResults,
+    ReleaseRunners,
+    RetireOldGenerations,
+    WriteDeliveries,
+    WriteResult,
+    WriteStartAt,
+)
+from .stages.dispatch import next_step, observes
+from .stages.failing import CLEANUP_ACTIONS, action_failed, spec_unreadable
+from .stages.generations import active_run
+from .stages.machine import Step, World, patched
 from .timestamps import parse_time, rfc3339
 
 TICK_SECONDS = float(os.environ.get("TPCC_TICK_SECONDS", "3"))
@@ -83,9 +109,9 @@ def perform(step: Step, run: plan.Run, spec: RunSpec, logger: Logger) -> None:
     """The step's actions in order; the first that fails raises ActionFailed, judged."""
     cfg = settings()
     for action in step.actions:
-        logger.info("%s: %s", run.prefix, action.value)
+        logger.info("%s: %s", run.prefix, action.name)
         try:
-            _perform_one(action, step, run, spec, cfg, logger)
+            _perform_one(action, run, spec, cfg, logger)
         except kube.HelmError as e:
             raise ActionFailed(action, failures.helm_error(str(e))) from e
         except plan.chart_policy.ReleaseRefused as e:
@@ -93,62 +119,66 @@ def perform(step: Step, run: plan.Run, spec: RunSpec, logger: Logger) -> None:
         except kube.CallFailed as e:
             raise ActionFailed(action, e.error) from e
         except ApiException as e:
-            raise ActionFailed(action, kube.api_failure(e, action.value)) from e
+            raise ActionFailed(action, kube.api_failure(e, action.name)) from e
         except urllib3.exceptions.HTTPError as e:  # no answer: connection refused, reset
             raise ActionFailed(action, failures.ActionError(False, "Unreachable", str(e)[:500])) from e
 
 
-def _perform_one(action: Action, step: Step, run: plan.Run, spec: RunSpec, cfg: plan.Settings, logger: Logger) -> None:
-    if action is Action.RETIRE_OLD_GENERATIONS:
-        kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
-        kube.delete_generations(run, keep_current=True)
-    elif action is Action.CREATE_RUN_OBJECTS:
-        for obj in plan.run_objects(run, spec):
-            kube.create(obj)
-    elif action is Action.INSTALL_DATABASE:
-        kube.helm_install(plan.helm_release(run, spec, cfg))
-    elif action is Action.CREATE_LOAD_JOB:
-        kube.create(plan.load_job(run, spec, cfg))
-    elif action is Action.CREATE_RUN_JOB:
-        kube.create(plan.run_job(run, spec, cfg))
-    elif action is Action.CREATE_MIDCHECK_JOB:
-        kube.create(plan.midcheck_job(run, spec, cfg))
-    elif action is Action.WRITE_START_AT:
-        assert step.start_at is not None, "WRITE_START_AT carries start_at"
-        kube.write_start_at(run, step.start_at)
-    elif action is Action.CREATE_VERIFY_JOB:
-        kube.create(plan.verifier_job(run, spec, cfg, step.ledger_pods))
-    elif action is Action.RELEASE_RUNNERS:
-        kube.release_runners(run)
-    elif action is Action.WRITE_DELIVERIES:
-        kube.write_check_input(run, "deliveries.json", json.dumps(step.deliveries))
-    elif action is Action.CREATE_ANALYSIS_JOB:
-        kube.write_check_input(run, "history.json", json.dumps(step.analysis_input))
-        kube.create(plan.analyzer_job(run, spec, cfg, step.max_pvalue))
-    elif action is Action.CREATE_CHECK_JOB:
-        kube.create(plan.check_job(run, spec, cfg, step.earlier_cells))
-    elif action is Action.CREATE_ACID_JOB:
-        kube.create(plan.acid_job(run, spec, cfg))
-    elif action is Action.KILL_POD:
-        for kill in step.kills:  # kill-all: every pod at once, as close together as the API allows
-            _kill(run, spec, kill, logger)
-    elif action is Action.WRITE_RESULT:
-        assert step.result is not None, "WRITE_RESULT carries result"
-        if not kube.write_result(step.result, cfg.runner_image):
-            logger.warning(
-                "%s: BenchmarkResult %s not written: its CRD is not installed "
-                "(kubectl apply -f crds/benchmarkresult.yaml)",
-                run.prefix,
-                step.result.name,
-            )
-    elif action is Action.PRUNE_RESULTS:
-        kube.delete_results(run.namespace, step.prune)
-    elif action is Action.CLEAN_UP:
-        if spec.database.deployed:
-            kube.helm_uninstall(run.namespace, plan.release_name(run))
-        kube.delete_after_run(run)
-    elif action is Action.DELETE_RUN:
-        kube.delete_run(run.namespace, run.name)
+def _perform_one(action: Action, run: plan.Run, spec: RunSpec, cfg: plan.Settings, logger: Logger) -> None:
+    match action:
+        case RetireOldGenerations():
+            kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
+            kube.delete_generations(run, keep_current=True)
+        case CreateRunObjects():
+            for obj in plan.run_objects(run, spec):
+                kube.create(obj)
+        case InstallDatabase():
+            kube.helm_install(plan.helm_release(run, spec, cfg))
+        case CreateLoadJob():
+            kube.create(plan.load_job(run, spec, cfg))
+        case CreateRunJob():
+            kube.create(plan.run_job(run, spec, cfg))
+        case CreateMidcheckJob():
+            kube.create(plan.midcheck_job(run, spec, cfg))
+        case WriteStartAt(start_at):
+            kube.write_start_at(run, start_at)
+        case CreateVerifyJob(ledger_pods):
+            kube.create(plan.verifier_job(run, spec, cfg, ledger_pods))
+        case ReleaseRunners():
+            kube.release_runners(run)
+        case WriteDeliveries(deliveries):
+            kube.write_check_input(run, "deliveries.json", json.dumps(deliveries))
+        case CreateAnalysisJob(analysis_input, max_pvalue):
+            kube.write_check_input(run, "history.json", json.dumps(analysis_input))
+            kube.create(plan.analyzer_job(run, spec, cfg, max_pvalue))
+        case CreateCheckJob(earlier_cells):
+            kube.create(plan.check_job(run, spec, cfg, earlier_cells))
+        case CreateAcidJob():
+            kube.create(plan.acid_job(run, spec, cfg))
+        case KillPods(kills):
+            for kill in kills:  # kill-all: every pod at once, as close together as the API allows
+                _kill(run, spec, kill, logger)
+        case WriteResult(result):
+            _write_result(run, result, cfg, logger)
+        case PruneResults(names):
+            kube.delete_results(run.namespace, names)
+        case CleanUp():
+            if spec.database.deployed:
+                kube.helm_uninstall(run.namespace, plan.release_name(run))
+            kube.delete_after_run(run)
+        case DeleteRun():
+            kube.delete_run(run.namespace, run.name)
+        case _:
+            assert_never(action)
+
+
+def _write_result(run: plan.Run, result: history.ResultRecord, cfg: plan.Settings, logger: Logger) -> None:
+    if not kube.write_result(result, cfg.runner_image):
+        logger.warning(
+            "%s: BenchmarkResult %s not written: its CRD is not installed (kubectl apply -f crds/benchmarkresult.yaml)",
+            run.prefix,
+            result.name,
+        )
 
 
 def _kill(run: plan.Run, spec: RunSpec, kill: faults.Kill, logger: Logger) -> None:
@@ -187,7 +217,11 @@ def drive(name: str, namespace: str | None, logger: Logger, retry: int = 0, **_)
     cell = plan.current_cell(spec, status) if active else None
     active, measured = plan.cell_run(active, cell) if active else None, plan.cell_spec(spec, cell)
     try:
-        world = kube.observe(active, measured, status, status.get("phase"), now) if active else World()
+        world = (
+            kube.observe(run.namespace, now, lambda seen: observes(active, measured, status, now, seen))
+            if active
+            else World()
+        )
     except (ApiException, urllib3.exceptions.HTTPError) as e:
         METRICS.reconcile_errors.labels(namespace, name).inc()
         raise kopf.TemporaryError(f"observing: {e}", delay=failures.retry_delay(retry)) from e
@@ -200,8 +234,8 @@ def drive(name: str, namespace: str | None, logger: Logger, retry: int = 0, **_)
         step = action_failed(run, status, e.action, e.error, now)
         if not step.status:  # transient, or a cleanup: retried with backoff, the verdict stays
             delay = failures.retry_delay(retry)
-            reason = "CleanupFailed" if e.action in CLEANUP_ACTIONS else e.error.reason
-            kopf.warn(body, reason=reason, message=f"{e.action.value}: {e.error.message} (retrying in {delay:.0f}s)")
+            reason = "CleanupFailed" if isinstance(e.action, CLEANUP_ACTIONS) else e.error.reason
+            kopf.warn(body, reason=reason, message=f"{e.action.name}: {e.error.message} (retrying in {delay:.0f}s)")
             raise kopf.TemporaryError(e.error.message, delay=delay) from e
     _record(body, namespace, name, status, step)
     METRICS.observe(namespace, name, spec, patched(status, step.status))

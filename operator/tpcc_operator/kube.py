@@ -1,5 +1,6 @@
-"""Cluster I/O for the timer: read what a phase needs to see, create objects if absent,
-delete by label, and drive the `helm` CLI. No decisions here (they are in stages/)."""
+"""Cluster I/O for the timer: carry out the reads the stages ask for (stages/reads.py), create
+objects if absent, delete by label, and drive the `helm` CLI. No decisions here (they are in
+stages/: what to read, what to do)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,14 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
 import kubernetes
 from kubernetes.client.rest import ApiException
 
-from . import failures, faults, history, plan, schedule, sweep
-from .runspec import RunSpec
-from .stages.machine import DEPLOYING, LOADING, RUNNING, TERMINAL, VERIFYING, JobState, World
-from .timestamps import parse_time
+from . import failures, faults, history, plan, schedule
+from .stages import reads
+from .stages.machine import JobState, World
 
 HELM = os.environ.get("TPCC_HELM", "helm")
 HELM_TIMEOUT_SECONDS = 180
@@ -516,98 +516,56 @@ def _json(text: str | None) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-# The Job whose pods a phase watches for a start that will never happen.
-JOB_ROLE = {LOADING: "loader", RUNNING: "runner", VERIFYING: "checker"}  # Verifying: plan.verifying_role
-
-
-def observe(run: plan.Run, spec: RunSpec, status: dict, phase: str | None, now: dt.datetime) -> World:
-    """What the current phase's decision needs, and nothing more."""
-    ns = run.namespace
+def observe(namespace: str, now: dt.datetime, wanted: Callable[[World | None], list[reads.Read]]) -> World:
+    """Carries out the reads the stages ask for (stages/dispatch.observes): first those asked
+    with nothing seen, then those that follow from what they found."""
     world = World()
-    if phase in (RUNNING, VERIFYING) and spec.faults and spec.database.deployed:
-        world.database_pods = pods_of(ns, plan.database_pod_selector(run), plan.DATABASE_CONTAINERS[spec.database.type])
-        start_at = status.get("startAt")
-        due = start_at and faults.next_due(spec, status.get("faults") or [], parse_time(start_at), now)
-        # the replica set is asked only when a kill-primary victim is to be chosen now
-        if due and due.action == "kill-primary" and spec.database.type == "mongodb":
-            world.primary = replica_set_primary(plan.endpoints(run, spec))
-    if phase == DEPLOYING:
-        world.database_ready, world.database_waiting = database_pods(ns, plan.database_pod_selector(run))
-        world.pods = pod_states(ns, plan.database_pod_selector(run), now)
-    elif phase in JOB_ROLE:
-        role = plan.verifying_role(spec, status) if phase == VERIFYING else JOB_ROLE[phase]
-        world.pods = pod_states(ns, {"job-name": plan.job_name(run, role)}, now)
-    if any(p.unschedulable for p in world.pods):
-        world.largest_node = largest_node()
-    if (phase == DEPLOYING and not world.database_ready) or (phase in JOB_ROLE and not world.pods):
-        world.failed_creates = failed_creates(ns, run.prefix)
-    if phase == LOADING:
-        world.load = job_state(ns, plan.job_name(run, "loader"))
-        if world.load.succeeded or world.load.failed:
-            data = configmap_data(ns, plan.check_configmap_name(run))
-            world.load_report = _json(data.get("load.json"))
-            if spec.verify.after_load:
-                world.load_check_report = _json(data.get("load-check.json"))
-    elif phase == RUNNING:
-        world.runner = job_state(ns, plan.job_name(run, "runner"))
-        world.start_at = configmap_data(ns, plan.start_configmap_name(run)).get("startAt")
-        if spec.verify.during_run:
-            world.midcheck = job_state(ns, plan.job_name(run, "midcheck"))
-        if world.runner.exists and not world.start_at:
-            world.runners_ready = ready_pods(ns, {"job-name": plan.job_name(run, "runner")})
-        # each pod writes its results when its window ends: not looked for every tick before
-        window_end = world.start_at and faults.measured_end(spec, parse_time(world.start_at))
-        if world.runner.exists and window_end and now >= window_end:
-            for i in range(spec.runners.parallelism):
-                doc = _json(configmap_data(ns, plan.results_configmap_name(run, i)).get("results.json"))
-                if doc is not None:
-                    world.results[i] = doc
-    elif phase == VERIFYING and plan.verifying_role(spec, status) == "midcheck":
-        world.midcheck = job_state(ns, plan.job_name(run, "midcheck"))
-        if world.midcheck.succeeded or world.midcheck.failed:
-            world.midcheck_report = _json(configmap_data(ns, plan.check_configmap_name(run)).get(plan.MIDCHECK_KEY))
-    elif phase == VERIFYING and "durability" not in status:
-        world.verifier = job_state(ns, plan.job_name(run, "verifier"))
-        if world.verifier.succeeded or world.verifier.failed:
-            world.durability_report = _json(configmap_data(ns, plan.check_configmap_name(run)).get("durability.json"))
-        elif not world.verifier.exists:
-            if spec.database.deployed:
-                world.database_ready, _ = database_pods(ns, plan.database_pod_selector(run))
-            world.runner_pod_ips = runner_pod_ips(ns, plan.job_name(run, "runner"))
-    elif phase == VERIFYING and plan.verifying_role(spec, status) == "checker":
-        world.checker = job_state(ns, plan.job_name(run, "checker"))
-        if world.checker.succeeded or world.checker.failed:
-            world.check_report = _json(configmap_data(ns, plan.check_configmap_name(run)).get("check.json"))
-    elif phase == VERIFYING and spec.verify.acid_tests is not None and "acid" not in status:
-        world.acid = job_state(ns, plan.job_name(run, "acid"))
-        if world.acid.succeeded or world.acid.failed:
-            world.acid_report = _json(configmap_data(ns, plan.check_configmap_name(run)).get("acid.json"))
-    if (phase in TERMINAL and "verdict" not in status) or sweep.awaiting_judgement(status.get("sweep")):
-        _observe_finished(run, spec, world)
+    for read in wanted(None):
+        _read(namespace, now, read, world)
+    for read in wanted(world):
+        _read(namespace, now, read, world)
     return world
 
 
-def _observe_finished(run: plan.Run, spec: RunSpec, world: World) -> None:
-    """Once per finished run, for its verdict and BenchmarkResult: the runner pods' documents
-    (still in their ConfigMaps), the run's history, the named baseline, the database's images."""
-    ns = run.namespace
-    for i in range(spec.runners.parallelism):
-        doc = _json(configmap_data(ns, plan.results_configmap_name(run, i)).get("results.json"))
-        if doc is not None:
-            world.results[i] = doc
-    world.history = [history.summary_of(o) for o in list_results(ns, run.history_series)]
-    baseline = spec.regression.baseline if spec.regression else None
-    named = baseline.result if baseline else None
-    if named:
-        found = get_result(ns, named)
-        world.named_baseline = history.summary_of(found).summary if found else None
-    if spec.regression and spec.regression.change_points:
-        world.analyzer = job_state(ns, plan.job_name(run, "analyzer"))
-        if world.analyzer.succeeded or world.analyzer.failed:
-            world.change_points = _json(configmap_data(ns, plan.check_configmap_name(run)).get("changepoints.json"))
-    if spec.database.deployed:
-        pods = core().list_namespaced_pod(ns, label_selector=_selector(plan.database_pod_selector(run))).items
-        world.database_images = sorted({c.image for p in pods for c in p.spec.containers})
+def _read(ns: str, now: dt.datetime, read: reads.Read, world: World) -> None:
+    """One read, into the World field it names (`now`: for the ages of pods and claims)."""
+    match read:
+        case reads.Job(into, name):
+            setattr(world, into, job_state(ns, name))
+        case reads.Report(into, configmap, key):
+            setattr(world, into, _json(configmap_data(ns, configmap).get(key)))
+        case reads.StartAt(configmap):
+            world.start_at = configmap_data(ns, configmap).get("startAt")
+        case reads.ReadyRunners(job):
+            world.runners_ready = ready_pods(ns, {"job-name": job})
+        case reads.Results(shard, configmap):
+            doc = _json(configmap_data(ns, configmap).get("results.json"))
+            if doc is not None:
+                world.results[shard] = doc
+        case reads.RunnerPodIps(job):
+            world.runner_pod_ips = runner_pod_ips(ns, job)
+        case reads.DatabaseReadiness(labels):
+            world.database_ready, world.database_waiting = database_pods(ns, labels)
+        case reads.DatabasePods(labels, container):
+            world.database_pods = pods_of(ns, labels, container)
+        case reads.Primary(endpoints):
+            world.primary = replica_set_primary(list(endpoints))
+        case reads.DatabaseImages(labels):
+            pods = core().list_namespaced_pod(ns, label_selector=_selector(labels)).items
+            world.database_images = sorted({c.image for p in pods for c in p.spec.containers})
+        case reads.PodStates(labels):
+            world.pods = pod_states(ns, labels, now)
+        case reads.LargestNode():
+            world.largest_node = largest_node()
+        case reads.FailedCreates(prefix):
+            world.failed_creates = failed_creates(ns, prefix)
+        case reads.History(series):
+            world.history = [history.summary_of(o) for o in list_results(ns, series)]
+        case reads.NamedBaseline(name):
+            found = get_result(ns, name)
+            world.named_baseline = history.summary_of(found).summary if found else None
+        case _:
+            assert_never(read)
 
 
 # ---- the run history (BenchmarkResults) ----------------------------------------------------------
@@ -649,7 +607,7 @@ def write_result(rec: history.ResultRecord, runner_image: str) -> bool:
     return True
 
 
-def delete_results(namespace: str, names: list[str]) -> None:
+def delete_results(namespace: str, names: tuple[str, ...]) -> None:
     """Prune: each BenchmarkResult goes with its ConfigMap (owner reference)."""
     for name in names:
         try:

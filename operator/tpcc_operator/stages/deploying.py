@@ -1,13 +1,22 @@
 """Stage Deploying: install the Helm release, then wait (readyTimeoutSeconds) for its pods.
 
-Observes: status.database, the World's ready database pods. Does: INSTALL_DATABASE; moves to Loading.
+Observes: status.database, the database pods' readiness. Does: InstallDatabase; moves to Loading.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+
 from .. import plan, waiting
 from ..runspec import RunSpec
-from .machine import LOADING, Action, Builder, Step, World
+from . import reads
+from .actions import InstallDatabase
+from .machine import LOADING, Builder, Step, World
+
+
+def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen: World | None) -> list[reads.Read]:
+    """How many database pods are Ready, and why the first other one is not."""
+    return [reads.DatabaseReadiness(plan.database_pod_selector(run))] if seen is None else []
 
 
 def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
@@ -26,7 +35,7 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
         b.condition("DatabaseReady", False, "NotReady", msg)
         return b.fail("DatabaseNotReady", msg)
     elif not database.get("installed"):
-        b.act(Action.INSTALL_DATABASE)
+        b.act(InstallDatabase())
         b.step.status["database"] = {**database, "installed": True}
         b.event(
             "DatabaseInstalled",

@@ -3,8 +3,10 @@ the run's phase, after the permanent failures (failing.py) and, in a sweep, the 
 finished cell or the start of the next (sweep_cells.py); then says what the run waits for and
 adds the kstatus conditions (kstatus.py).
 
+`observes` gathers, the same way, what the stages ask the timer to read (reads.py).
+
 Observes: the spec, the status and the World. Does: applies an edit that measures the same in place;
-CREATE_RUN_OBJECTS when a sweep's cell starts; every other decision is a stage's.
+CreateRunObjects when a sweep's cell starts; every other decision is a stage's.
 """
 
 from __future__ import annotations
@@ -14,12 +16,50 @@ import datetime as dt
 from .. import plan, saturation, sweep, waiting
 from ..runspec import RunSpec
 from ..timestamps import rfc3339
-from . import deploying, finished, loading, pending, running, verifying
+from . import deploying, failing, finished, loading, pending, recording, running, verifying
+from .actions import CreateRunObjects
 from .failing import fail_fast
 from .generations import new_run, run_under_way, starts_new_run
 from .kstatus import with_kstatus
-from .machine import DEPLOYING, LOADING, PENDING, RUNNING, TERMINAL, VERIFYING, Action, Builder, Step, World, patched
+from .machine import (
+    DEPLOYING,
+    FAILED,
+    LOADING,
+    PENDING,
+    RUNNING,
+    SUCCEEDED,
+    TERMINAL,
+    VERIFYING,
+    Builder,
+    Step,
+    World,
+    patched,
+)
+from .reads import Read, once
 from .sweep_cells import judge_cell, next_cell_or_finish
+
+# What each phase reads (Pending: nothing), besides fail_fast's pods and a sweep cell's judging.
+PHASE_READS = {
+    DEPLOYING: deploying.observes,
+    LOADING: loading.observes,
+    RUNNING: running.observes,
+    VERIFYING: verifying.observes,
+    SUCCEEDED: finished.observes,
+    FAILED: finished.observes,
+}
+
+
+def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen: World | None) -> list[Read]:
+    """What the tick's decision needs read for the run under way (`run` and `spec`: in a sweep,
+    the cell's), asked first with nothing `seen`, then with the World those reads filled: the
+    pods fail_fast judges, the phase's own reads, and a finished sweep cell's for its verdict."""
+    phase = status.get("phase")
+    wanted = failing.observes(run, spec, status, seen)
+    if phase in PHASE_READS:
+        wanted += PHASE_READS[phase](run, spec, status, now, seen)
+    if sweep.awaiting_judgement(status.get("sweep")):
+        wanted += recording.observes(run, spec, seen)
+    return once(wanted)
 
 
 def next_step(run: plan.Run, spec: RunSpec, status: dict, world: World, now: dt.datetime) -> Step:
@@ -91,7 +131,7 @@ def _advance(
             judged, policy = judge_cell(b, run, spec, world, cells)
             return next_cell_or_finish(b, cells, search, policy) if judged else b.step
         if run.cell and table["cells"][run.cell]["state"] == sweep.PENDING:
-            b.act(Action.CREATE_RUN_OBJECTS)  # the cell's own ConfigMaps and runner RBAC
+            b.act(CreateRunObjects())  # the cell's own ConfigMaps and runner RBAC
             b.step.status["sweep"] = sweep.with_cell(table, run.cell, state=sweep.RUNNING, startTime=rfc3339(now))
             b.event("CellStarted", f"cell {run.cell}: {sweep.label(table['cells'][run.cell])}")
             return b.step

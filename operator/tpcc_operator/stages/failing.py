@@ -2,7 +2,8 @@
 scheduled (before any stage's own logic), an action the cluster refused for good, a spec the
 typed model cannot read. Each ends the run Failed and turns the phase's condition False.
 
-Observes: the World's pods and failed creates; the failed action. Does: fails the run.
+Observes: the pods of the phase's workload, the nodes, FailedCreate Events; the failed action.
+Does: fails the run.
 """
 
 from __future__ import annotations
@@ -11,8 +12,22 @@ import datetime as dt
 
 from .. import failures, plan
 from ..runspec import RunSpec
+from . import reads
+from .actions import (
+    Action,
+    CleanUp,
+    CreateAcidJob,
+    CreateCheckJob,
+    CreateLoadJob,
+    CreateMidcheckJob,
+    CreateRunJob,
+    DeleteRun,
+    InstallDatabase,
+    RetireOldGenerations,
+    WriteStartAt,
+)
 from .kstatus import with_kstatus
-from .machine import DEPLOYING, LOADING, PENDING, RUNNING, TERMINAL, VERIFYING, Action, Builder, Step, World
+from .machine import DEPLOYING, LOADING, PENDING, RUNNING, TERMINAL, VERIFYING, Builder, Step, World
 
 # The condition a phase's failure turns False.
 PHASE_CONDITION = {
@@ -21,6 +36,36 @@ PHASE_CONDITION = {
     RUNNING: "RunCompleted",
     VERIFYING: "ConsistencyVerified",
 }
+
+
+# The Job whose pods a phase watches for a start that will never happen (Verifying: the Job of
+# the check under way, plan.verifying_role).
+JOB_ROLE = {LOADING: "loader", RUNNING: "runner"}
+
+
+def observes(run: plan.Run, spec: RunSpec, status: dict, seen: World | None) -> list[reads.Read]:
+    """For fail_fast: the pods of the phase's workload (the database's while Deploying, else the
+    phase's Job); then the nodes when one of them is not scheduled, and the FailedCreate Events
+    while they are missing (no database pod ready, no pod of the Job)."""
+    phase = status.get("phase")
+    if phase == DEPLOYING:
+        labels = plan.database_pod_selector(run)
+        if seen is None:
+            return [reads.DatabaseReadiness(labels), reads.PodStates(labels)]
+        missing = not seen.database_ready
+    elif phase in (LOADING, RUNNING, VERIFYING):
+        role = plan.verifying_role(spec, status) if phase == VERIFYING else JOB_ROLE[phase]
+        if seen is None:
+            return [reads.PodStates({"job-name": plan.job_name(run, role)})]
+        missing = not seen.pods
+    else:
+        return []
+    wanted: list[reads.Read] = []
+    if any(p.unschedulable for p in seen.pods):
+        wanted.append(reads.LargestNode())
+    if missing:
+        wanted.append(reads.FailedCreates(run.prefix))
+    return wanted
 
 
 def fail_fast(b: Builder, spec: RunSpec, world: World) -> Step | None:
@@ -48,19 +93,19 @@ def fail_fast(b: Builder, spec: RunSpec, world: World) -> Step | None:
 
 
 # The phase an action belongs to (whose condition its permanent failure turns False).
-ACTION_PHASE = {
-    Action.INSTALL_DATABASE: DEPLOYING,
-    Action.CREATE_LOAD_JOB: LOADING,
-    Action.CREATE_RUN_JOB: RUNNING,
-    Action.WRITE_START_AT: RUNNING,
-    Action.CREATE_MIDCHECK_JOB: RUNNING,
-    Action.CREATE_CHECK_JOB: VERIFYING,
-    Action.CREATE_ACID_JOB: VERIFYING,
+ACTION_PHASE: dict[type[Action], str] = {
+    InstallDatabase: DEPLOYING,
+    CreateLoadJob: LOADING,
+    CreateRunJob: RUNNING,
+    WriteStartAt: RUNNING,
+    CreateMidcheckJob: RUNNING,
+    CreateCheckJob: VERIFYING,
+    CreateAcidJob: VERIFYING,
 }
 
 
 # Actions that clean up: their failures never change the run's verdict.
-CLEANUP_ACTIONS = (Action.RETIRE_OLD_GENERATIONS, Action.CLEAN_UP, Action.DELETE_RUN)
+CLEANUP_ACTIONS = (RetireOldGenerations, CleanUp, DeleteRun)
 
 
 def spec_unreadable(run: plan.Run, status: dict, message: str, now: dt.datetime) -> Step:
@@ -78,8 +123,8 @@ def action_failed(run: plan.Run, status: dict, action: Action, error: failures.A
     """A permanent failure of one of the run's actions ends the run Failed (`run` carries
     metadata.generation). Transient and cleanup failures are retried and change nothing."""
     b = Builder(status, run.generation, now)
-    if not error.permanent or action in CLEANUP_ACTIONS or b.phase in TERMINAL or not b.phase:
+    if not error.permanent or isinstance(action, CLEANUP_ACTIONS) or b.phase in TERMINAL or not b.phase:
         return Step()
-    if action in ACTION_PHASE:
-        b.condition(PHASE_CONDITION[ACTION_PHASE[action]], False, error.reason, error.message)
+    if type(action) in ACTION_PHASE:
+        b.condition(PHASE_CONDITION[ACTION_PHASE[type(action)]], False, error.reason, error.message)
     return with_kstatus(b.fail(error.reason, error.message), status, run.generation, now)

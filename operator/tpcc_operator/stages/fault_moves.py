@@ -1,16 +1,34 @@
 """Fault injection's moves (the decisions are faults.decide): while the runners measure and, for
 recovery only, before the durability verifier starts.
 
-Observes: status.startAt and status.faults, the database pods and the primary. Does: KILL_POD.
+Observes: status.startAt and status.faults, the database pods and the primary. Does: KillPods.
 """
 
 from __future__ import annotations
+
+import datetime as dt
 
 from .. import faults as fault_injection
 from .. import plan
 from ..runspec import RunSpec
 from ..timestamps import parse_time
-from .machine import Action, Builder, Event, World
+from . import reads
+from .actions import KillPods
+from .machine import Builder, Event, World
+
+
+def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime) -> list[reads.Read]:
+    """With spec.faults on a deployed database: its pods, each with its container's restartCount;
+    a MongoDB replica set's primary only when a kill-primary victim is to be chosen now."""
+    if not spec.faults or not spec.database.deployed:
+        return []
+    labels = plan.database_pod_selector(run)
+    wanted: list[reads.Read] = [reads.DatabasePods(labels, plan.DATABASE_CONTAINERS[spec.database.type])]
+    start_at = status.get("startAt")
+    due = start_at and fault_injection.next_due(spec, status.get("faults") or [], parse_time(start_at), now)
+    if due and due.action == "kill-primary" and spec.database.type == "mongodb":
+        wanted.append(reads.Primary(tuple(plan.endpoints(run, spec))))
+    return wanted
 
 
 def inject_faults(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> None:
@@ -32,7 +50,6 @@ def inject_faults(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> Non
     if d.faults is not None:
         b.step.status["faults"] = d.faults
     if d.kills:
-        b.act(Action.KILL_POD)
-        b.step.kills = d.kills
+        b.act(KillPods(tuple(d.kills)))
     for type_, reason, message in d.events:
         b.step.events.append(Event(type_, reason, message))

@@ -1,20 +1,29 @@
 """Stage Succeeded or Failed: the verdict and BenchmarkResult once, the cost figure, the cleanup
 policy once, the ttl.
 
-Observes: the status, the spec's cleanup and cost. Does: RELEASE_RUNNERS, CLEAN_UP, DELETE_RUN
-(and what recording.py does).
+Observes: the status, the spec's cleanup and cost, and until judged what recording.py reads.
+Does: ReleaseRunners, CleanUp, DeleteRun (and what recording.py does).
 """
 
 from __future__ import annotations
+
+import datetime as dt
 
 from .. import plan, saturation
 from ..cost import cost_status
 from ..runspec import RunSpec
 from ..timestamps import parse_time
+from . import reads, recording
+from .actions import CleanUp, DeleteRun, ReleaseRunners
 from .kstatus import regression_fails
-from .machine import SUCCEEDED, Action, Builder, Step, World, patched
+from .machine import SUCCEEDED, Builder, Step, World, patched
 from .recording import judge_and_record
 from .sweep_cells import judge_cell, sweep_verdict
+
+
+def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen: World | None) -> list[reads.Read]:
+    """Until the run is judged, what its verdict and BenchmarkResult need (recording.py)."""
+    return recording.observes(run, spec, seen) if "verdict" not in status else []
 
 
 def tick(
@@ -37,16 +46,16 @@ def tick(
         b.step.status["cost"] = figure
     if not status.get("cleanedUp"):
         if status.get("startAt"):
-            b.act(Action.RELEASE_RUNNERS)  # runner pods holding their ledgers exit now
+            b.act(ReleaseRunners())  # runner pods holding their ledgers exit now
         cleanup = spec.cleanup.policy
         # a regression that fails the verdict keeps the database to look into, as a failure
         succeeded = phase == SUCCEEDED and not regression_fails(patched(status, b.step.status))
         if cleanup == "Always" or (cleanup == "OnSuccess" and succeeded):
-            b.act(Action.CLEAN_UP)
+            b.act(CleanUp())
             b.event("CleanedUp", f"cleanup policy {cleanup}: removed the database and Jobs")
         b.step.status["cleanedUp"] = True
     ttl = spec.cleanup.ttl_seconds_after_finished
     done = status.get("completionTime")
     if ttl is not None and done and (now - parse_time(done)).total_seconds() >= ttl:
-        b.act(Action.DELETE_RUN)
+        b.act(DeleteRun())
     return None

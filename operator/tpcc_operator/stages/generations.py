@@ -1,7 +1,7 @@
 """Which run is under way: the measured spec's hash (status.specHash), the generation whose objects
 the run uses (status.runGeneration), and the Step that starts a new run from Pending.
 
-Observes: the spec and the status. Does: RETIRE_OLD_GENERATIONS; clears the previous run's status.
+Observes: the spec and the status. Does: RetireOldGenerations; clears the previous run's status.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from .. import faults as fault_injection
 from .. import plan, sweep, waiting
 from ..runspec import RunSpec
 from ..timestamps import rfc3339
-from .machine import PENDING, Action, Event, Step
+from .actions import RetireOldGenerations
+from .machine import PENDING, Event, Step
 
 # The parts of the spec that shape the measurement: editing any of them starts a new run.
 MEASURED = ("database", "workload", "runners", "faults", "verify")
@@ -66,7 +67,7 @@ def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> S
     """A new measurement: forget the previous run's status and retire its objects."""
     step = Step()
     if status.get("observedGeneration") is not None:
-        step.actions.append(Action.RETIRE_OLD_GENERATIONS)
+        step.actions.append(RetireOldGenerations())
     cleared = {k: None for k in status if k not in ("phase",)}
     cells = plan.sweep_cells(spec)
     step.status = {

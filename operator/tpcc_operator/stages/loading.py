@@ -1,9 +1,11 @@
 """Stage Loading: one load Job (with verify.afterLoad, checking what it loaded).
 
-Observes: the load Job, load.json, load-check.json. Does: CREATE_LOAD_JOB; moves to Running.
+Observes: the load Job, load.json, load-check.json. Does: CreateLoadJob; moves to Running.
 """
 
 from __future__ import annotations
+
+import datetime as dt
 
 from .. import plan, waiting
 from ..results import (
@@ -11,7 +13,22 @@ from ..results import (
     load_status,
 )
 from ..runspec import RunSpec
-from .machine import RUNNING, Action, Builder, Step, World
+from . import reads
+from .actions import CreateLoadJob
+from .machine import RUNNING, Builder, Step, World
+
+
+def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen: World | None) -> list[reads.Read]:
+    """The load Job; once it finished, its load.json (and with verify.afterLoad, load-check.json)."""
+    if seen is None:
+        return [reads.Job("load", plan.job_name(run, "loader"))]
+    if not (seen.load.succeeded or seen.load.failed):
+        return []
+    check = plan.check_configmap_name(run)
+    wanted: list[reads.Read] = [reads.Report("load_report", check, "load.json")]
+    if spec.verify.after_load:
+        wanted.append(reads.Report("load_check_report", check, "load-check.json"))
+    return wanted
 
 
 def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
@@ -46,6 +63,6 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
         b.condition("Loaded", False, "LoadTimedOut", msg)
         return b.fail("LoadTimedOut", msg)
     elif not world.load.exists:
-        b.act(Action.CREATE_LOAD_JOB)
+        b.act(CreateLoadJob())
         b.event("LoadJobCreated", f"job {plan.job_name(run, 'loader')}")
     return None

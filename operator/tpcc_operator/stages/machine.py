@@ -1,12 +1,11 @@
-"""The phase machine's vocabulary: phases and their order, the Actions a Step asks for, what
-the timer observes (World, JobState), the Step it gets back, and the Builder every stage writes
-its Step with (moves only forward, conditions, events, failing the run).
+"""The phase machine's vocabulary: phases and their order, what the timer observed (World,
+JobState), the Step it gets back (a status patch, the actions of actions.py, Events), and the
+Builder every stage writes its Step with (moves only forward, conditions, events, failing the run).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import enum
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,34 +13,12 @@ from .. import failures, history, regression
 from .. import faults as fault_injection
 from ..history import GitSource
 from ..timestamps import parse_time, rfc3339
+from .actions import Action
 
 PENDING, DEPLOYING, LOADING, RUNNING, VERIFYING = "Pending", "Deploying", "Loading", "Running", "Verifying"
 SUCCEEDED, FAILED = "Succeeded", "Failed"
 ORDER = (PENDING, DEPLOYING, LOADING, RUNNING, VERIFYING, SUCCEEDED)
 TERMINAL = (SUCCEEDED, FAILED)
-
-
-class Action(str, enum.Enum):
-    """What the timer must do before recording the step's status."""
-
-    RETIRE_OLD_GENERATIONS = "retire-old-generations"  # a new generation supersedes older runs
-    CREATE_RUN_OBJECTS = "create-run-objects"  # runner RBAC + ConfigMaps
-    INSTALL_DATABASE = "install-database"  # helm upgrade --install
-    CREATE_LOAD_JOB = "create-load-job"
-    CREATE_RUN_JOB = "create-run-job"
-    CREATE_MIDCHECK_JOB = "create-midcheck-job"  # verify.duringRun: the check half-way through the run
-    WRITE_START_AT = "write-start-at"  # release the barrier: startAt in the start ConfigMap
-    CREATE_VERIFY_JOB = "create-verify-job"  # durability: the ledgers of all runner pods
-    RELEASE_RUNNERS = "release-runners"  # ledgersVerified: the runner pods may exit
-    WRITE_DELIVERIES = "write-deliveries"  # the runs' Deliveries for condition 11 -> check ConfigMap
-    CREATE_CHECK_JOB = "create-check-job"
-    CREATE_ACID_JOB = "create-acid-job"  # spec.verify.acid: the ACID tests after the check
-    CREATE_ANALYSIS_JOB = "create-analysis-job"  # change points: history.json -> check ConfigMap, then the Job
-    KILL_POD = "kill-pod"  # fault injection: kill the chosen database pod(s)
-    WRITE_RESULT = "write-result"  # the finished run's BenchmarkResult + its ConfigMap
-    PRUNE_RESULTS = "prune-results"  # the run's oldest BenchmarkResults beyond history.limit
-    CLEAN_UP = "clean-up"  # per cleanup.policy
-    DELETE_RUN = "delete-run"  # ttlSecondsAfterFinished elapsed
 
 
 def can_move(current: str | None, new: str) -> bool:
@@ -115,17 +92,8 @@ class Event:
 @dataclass
 class Step:
     status: dict[str, Any] = field(default_factory=dict)  # merge patch for .status
-    actions: list[Action] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)  # each carries what it needs (actions.py)
     events: list[Event] = field(default_factory=list)
-    start_at: str | None = None  # with WRITE_START_AT
-    kills: list[fault_injection.Kill] = field(default_factory=list)  # with KILL_POD: one pod, or all
-    ledger_pods: dict[int, str] = field(default_factory=dict)  # with CREATE_VERIFY_JOB: shard -> pod IP
-    result: history.ResultRecord | None = None  # with WRITE_RESULT
-    prune: list[str] = field(default_factory=list)  # with PRUNE_RESULTS: BenchmarkResult names
-    deliveries: dict = field(default_factory=dict)  # with WRITE_DELIVERIES: deliveries.json
-    earlier_cells: tuple[int, ...] = ()  # with CREATE_CHECK_JOB in a sweep: cells on the same load
-    analysis_input: list[dict] = field(default_factory=list)  # with CREATE_ANALYSIS_JOB: history.json
-    max_pvalue: float = 0.0  # with CREATE_ANALYSIS_JOB
 
 
 def patched(status: dict, patch: dict) -> dict:

@@ -1,6 +1,6 @@
 """Stage Pending: create the run's objects; deploy the database, or load an external one.
 
-Observes: the spec. Does: CREATE_RUN_OBJECTS; moves to Deploying or Loading.
+Observes: the spec. Does: CreateRunObjects; moves to Deploying or Loading.
 """
 
 from __future__ import annotations
@@ -8,14 +8,15 @@ from __future__ import annotations
 from .. import plan, sweep
 from ..runspec import RunSpec
 from ..timestamps import rfc3339
-from .machine import DEPLOYING, LOADING, Action, Builder, Step, World
+from .actions import CreateRunObjects
+from .machine import DEPLOYING, LOADING, Builder, Step, World
 
 
 def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
     """Create the run's objects; deploy the database, or load an external one."""
     now = b.now
     table = b.status.get("sweep")
-    b.act(Action.CREATE_RUN_OBJECTS)
+    b.act(CreateRunObjects())
     if table:
         b.step.status["sweep"] = sweep.with_cell(table, 0, state=sweep.RUNNING, startTime=rfc3339(now))
     b.step.status["database"] = {

@@ -2,8 +2,9 @@
 analysis when spec.regression.changePoints asks), the BenchmarkResult that records it and the
 pruning of results beyond spec.history.limit.
 
-Observes: the run's history, named baseline, analyzer Job, results, images and Git source.
-Does: CREATE_ANALYSIS_JOB, WRITE_RESULT, PRUNE_RESULTS.
+Observes: the run's history, named baseline, analyzer Job and its report, the runner pods'
+results, the database's images, the Git source.
+Does: CreateAnalysisJob, WriteResult, PruneResults.
 """
 
 from __future__ import annotations
@@ -14,7 +15,32 @@ from tpcc_runner.ycsb.results import merge as merge_ycsb
 from .. import history, plan, regression
 from ..runspec import RunSpec
 from ..timestamps import rfc3339
-from .machine import Action, Builder, World, patched
+from . import reads
+from .actions import CreateAnalysisJob, PruneResults, WriteResult
+from .machine import Builder, World, patched
+
+
+def observes(run: plan.Run, spec: RunSpec, seen: World | None) -> list[reads.Read]:
+    """For the verdict and BenchmarkResult of a finished run (or sweep cell): the runner pods'
+    documents (still in their ConfigMaps), the run's history, the named baseline, the database's
+    images, with spec.regression.changePoints the analyzer Job; then its report once it finished."""
+    regression_spec = spec.regression
+    analysed = regression_spec is not None and regression_spec.change_points is not None
+    if seen is not None:
+        if analysed and (seen.analyzer.succeeded or seen.analyzer.failed):
+            return [reads.Report("change_points", plan.check_configmap_name(run), "changepoints.json")]
+        return []
+    wanted: list[reads.Read] = [
+        reads.Results(i, plan.results_configmap_name(run, i)) for i in range(spec.runners.parallelism)
+    ]
+    wanted.append(reads.History(run.history_series))
+    if regression_spec and regression_spec.baseline and regression_spec.baseline.result:
+        wanted.append(reads.NamedBaseline(regression_spec.baseline.result))
+    if analysed:
+        wanted.append(reads.Job("analyzer", plan.job_name(run, "analyzer")))
+    if spec.database.deployed:
+        wanted.append(reads.DatabaseImages(plan.database_pod_selector(run)))
+    return wanted
 
 
 def judge_and_record(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> None:
@@ -53,8 +79,7 @@ def _change_point_analysis(
         return True, world.change_points
     assert policy is not None and policy.change_points is not None, "analysis_input needs them"
     if not world.analyzer.exists:
-        b.act(Action.CREATE_ANALYSIS_JOB)
-        b.step.analysis_input, b.step.max_pvalue = points, policy.change_points.max_pvalue
+        b.act(CreateAnalysisJob(points, policy.change_points.max_pvalue))
         b.event("AnalysisJobCreated", f"job {plan.job_name(run, 'analyzer')}: change points over {len(points)} results")
     return False, None
 
@@ -69,7 +94,7 @@ def record(
     matrix: tuple[tuple[str, str], ...] = (),
 ) -> tuple[regression.Verdict, dict, regression.Policy | None] | None:
     """The verdict of a finished run (or sweep cell, with its matrix values) whose final status
-    is `finished`, its BenchmarkResult (WRITE_RESULT) and the pruning beyond `limit` results.
+    is `finished`, its BenchmarkResult (WriteResult) and the pruning beyond `limit` results.
     `spec` is the cell's own, so its comparison hash, and with it the history it is judged
     against, is that of the same cell (same warehouses, clients and matrix values). Returns the verdict,
     the status fields that report it, and the regression policy (None without one), or None
@@ -91,12 +116,11 @@ def record(
     fields = {"verdict": verdict.outcome, "regression": verdict.to_status(chash, on_regression), "resultName": name}
     docs = [world.results[i] for i in sorted(world.results)]
     merged = None if not docs else merge_ycsb(docs) if spec.workload.kind == plan.YCSB else merge_results(docs)
-    b.act(Action.WRITE_RESULT)
-    b.step.result = history.record(
+    result = history.record(
         run, spec, {**finished, **fields}, merged, world.git, world.database_images, matrix=dict(matrix)
     )
+    b.act(WriteResult(result))
     prune = history.to_prune(world.history, limit, name)
     if prune:
-        b.act(Action.PRUNE_RESULTS)
-        b.step.prune = prune
+        b.act(PruneResults(tuple(prune)))
     return verdict, fields, policy

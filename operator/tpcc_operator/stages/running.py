@@ -1,8 +1,9 @@
 """Stage Running: the runner Job, the barrier (startAt), faults and the during-run check while it
 measures, then the runner pods' merged results (TPC-C or YCSB).
 
-Observes: the runner Job, its ready pods, startAt, results.json of every pod. Does: CREATE_RUN_JOB,
-WRITE_START_AT, KILL_POD, CREATE_MIDCHECK_JOB, WRITE_DELIVERIES; moves to Verifying.
+Observes: the runner Job, its ready pods, startAt, results.json of every pod, fault injection's
+reads. Does: CreateRunJob, WriteStartAt, KillPods, CreateMidcheckJob, WriteDeliveries; moves to
+Verifying.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import datetime as dt
 
 from tpcc_runner.ycsb.results import merge as merge_ycsb
 
+from .. import faults as fault_injection
 from .. import plan, waiting
 from ..results import (
     late_runners_message,
@@ -19,8 +21,30 @@ from ..results import (
 )
 from ..runspec import RunSpec
 from ..timestamps import parse_time, rfc3339
+from . import fault_moves, reads
+from .actions import CreateMidcheckJob, CreateRunJob, WriteDeliveries, WriteStartAt
 from .fault_moves import inject_faults
-from .machine import VERIFYING, Action, Builder, Step, World
+from .machine import VERIFYING, Builder, Step, World
+
+
+def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen: World | None) -> list[reads.Read]:
+    """The runner Job, startAt in the start ConfigMap, with verify.duringRun the check Job, and
+    fault injection's reads; then the Ready runner pods while the barrier holds, and each pod's
+    results.json once the measured interval is over (each pod writes its own then: not looked
+    for every tick before)."""
+    runner = plan.job_name(run, "runner")
+    if seen is None:
+        wanted: list[reads.Read] = [reads.Job("runner", runner), reads.StartAt(plan.start_configmap_name(run))]
+        if spec.verify.during_run:
+            wanted.append(reads.Job("midcheck", plan.job_name(run, "midcheck")))
+        return wanted + fault_moves.observes(run, spec, status, now)
+    if not seen.runner.exists:
+        return []
+    if not seen.start_at:
+        return [reads.ReadyRunners(runner)]
+    if now < fault_injection.measured_end(spec, parse_time(seen.start_at)):
+        return []
+    return [reads.Results(i, plan.results_configmap_name(run, i)) for i in range(spec.runners.parallelism)]
 
 
 def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
@@ -39,7 +63,7 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
         b.condition("RunCompleted", False, "ResultsMissing", msg)
         return b.fail("ResultsMissing", msg)
     if not world.runner.exists:
-        b.act(Action.CREATE_RUN_JOB)
+        b.act(CreateRunJob())
         b.event(
             "RunJobCreated",
             f"job {plan.job_name(run, 'runner')}: {n} pods, {plan.clients_per_pod(spec)} clients each",
@@ -58,8 +82,7 @@ def _release_barrier(b: Builder, spec: RunSpec, world: World) -> Step | None:
         b.step.status["startAt"] = world.start_at
     elif world.runners_ready >= n:
         start_at = rfc3339(b.now + dt.timedelta(seconds=spec.runners.start_delay_seconds))
-        b.act(Action.WRITE_START_AT)
-        b.step.start_at = start_at
+        b.act(WriteStartAt(start_at))
         b.step.status["startAt"] = start_at
         b.event("RunnersReady", f"all {n} runner pods ready; starting at {start_at}")
     elif b.elapsed() > spec.runners.ready_timeout_seconds:
@@ -80,8 +103,7 @@ def _tpcc_measured(b: Builder, docs: list[dict]) -> Step | None:
         b.condition("RunCompleted", False, "ResultsInconsistent", msg)
         return b.fail("ResultsInconsistent", msg)
     b.step.status["results"] = results
-    b.act(Action.WRITE_DELIVERIES)
-    b.step.deliveries = deliveries
+    b.act(WriteDeliveries(deliveries))
     if late := late_runners_message(results):
         b.condition("RunCompleted", False, "RunnerLate", late)
         return b.fail("RunnerLate", late)
@@ -96,7 +118,7 @@ def _start_midcheck(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> N
     if not spec.verify.during_run or world.midcheck.exists or "consistencyDuringRun" in b.status:
         return
     if b.now >= parse_time(b.status["startAt"]) + dt.timedelta(seconds=spec.workload.warmup_seconds):
-        b.act(Action.CREATE_MIDCHECK_JOB)
+        b.act(CreateMidcheckJob())
         b.event(
             "DuringRunCheckJobCreated",
             f"job {plan.job_name(run, 'midcheck')}: the consistency "

@@ -2,7 +2,7 @@
 verdict and row in status.sweep, the next cell (or the end of a saturation search) and the
 sweep's own verdict.
 
-Observes: status.sweep and the cell's results. Does: WRITE_RESULT/PRUNE_RESULTS per cell
+Observes: status.sweep and the cell's results. Does: WriteResult/PruneResults per cell
 (through recording.py); moves back to Loading or Running for the next cell.
 """
 

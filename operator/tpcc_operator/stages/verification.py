@@ -3,7 +3,7 @@
 the consistency check after the run, the ACID tests.
 
 Observes: those Jobs and their reports, the database's readiness, the faults, the runner pods.
-Does: CREATE_MIDCHECK_JOB, CREATE_VERIFY_JOB, RELEASE_RUNNERS, CREATE_CHECK_JOB, CREATE_ACID_JOB.
+Does: CreateMidcheckJob, CreateVerifyJob, ReleaseRunners, CreateCheckJob, CreateAcidJob.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from ..results import (
 )
 from ..runspec import RunSpec
 from ..timestamps import parse_time
+from .actions import CreateAcidJob, CreateCheckJob, CreateMidcheckJob, CreateVerifyJob, ReleaseRunners
 from .fault_moves import inject_faults
-from .machine import Action, Builder, Step, World
+from .machine import Builder, Step, World
 
 
 def check_consistency(b: Builder, run: plan.Run, world: World, cells: list[plan.Cell]) -> Step | None:
@@ -39,9 +40,8 @@ def check_consistency(b: Builder, run: plan.Run, world: World, cells: list[plan.
         b.condition("ConsistencyVerified", False, "CheckFailed", msg)
         return b.fail("CheckFailed", f"consistency check failed: {msg}")
     elif not world.checker.exists:
-        b.act(Action.CREATE_CHECK_JOB)
-        if run.cell is not None:
-            b.step.earlier_cells = tuple(c.index for c in plan.load_cells(cells, cells[run.cell])[:-1])
+        earlier = () if run.cell is None else tuple(c.index for c in plan.load_cells(cells, cells[run.cell])[:-1])
+        b.act(CreateCheckJob(earlier))
         b.event("CheckJobCreated", f"job {plan.job_name(run, 'checker')}")
     return None
 
@@ -68,7 +68,7 @@ def check_during_run(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> 
         b.condition("ConsistencyVerified", False, "CheckFailed", msg)
         return b.fail("CheckFailed", f"consistency check during the run failed: {msg}")
     elif not world.midcheck.exists:
-        b.act(Action.CREATE_MIDCHECK_JOB)
+        b.act(CreateMidcheckJob())
         b.event(
             "DuringRunCheckJobCreated",
             f"job {plan.job_name(run, 'midcheck')}: created after the run ended",
@@ -95,7 +95,7 @@ def run_acid_tests(b: Builder, run: plan.Run, world: World) -> Step | None:
         b.condition("ACIDVerified", False, "ACIDTestsFailed", msg)
         return b.fail("ACIDUnverified", f"ACID tests could not run: {msg}")
     elif not world.acid.exists:
-        b.act(Action.CREATE_ACID_JOB)
+        b.act(CreateAcidJob())
         b.event("ACIDJobCreated", f"job {plan.job_name(run, 'acid')}")
     return None
 
@@ -105,7 +105,7 @@ def verify_durability(b: Builder, run: plan.Run, spec: RunSpec, world: World) ->
     again, one verifier Job reads the ledgers of all runner pods and judges them together;
     then the runner pods are released. Returns the Step if the run fails."""
     if world.verifier.succeeded or world.verifier.failed:
-        b.act(Action.RELEASE_RUNNERS)
+        b.act(ReleaseRunners())
         if world.durability_report is None:
             msg = world.verifier.message or "the verifier wrote no report"
             b.condition("Durable", False, "VerificationFailed", msg)
@@ -173,8 +173,7 @@ def _start_verifier(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> S
             msg = f"runner pods {gone} are gone: their durability ledgers cannot be verified"
             b.condition("Durable", False, "LedgersUnavailable", msg)
             return b.fail("DurabilityUnverified", msg)
-        b.act(Action.CREATE_VERIFY_JOB)
-        b.step.ledger_pods = dict(world.runner_pod_ips)
+        b.act(CreateVerifyJob(dict(world.runner_pod_ips)))
         b.event("VerifyJobCreated", f"job {plan.job_name(run, 'verifier')}: the ledgers of {n} runner pods")
     elif b.elapsed() > timeout:
         if faults and fault_injection.in_progress(faults):
