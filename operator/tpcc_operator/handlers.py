@@ -107,6 +107,8 @@ def _perform_one(action: Action, step: Step, run: plan.Run, spec: RunSpec, cfg: 
             kube.create(obj)
     elif action is Action.INSTALL_DATABASE:
         kube.helm_install(plan.helm_release(run, spec, cfg))
+    elif action is Action.RETIRE_DEPLOYMENT:  # the sweep's earlier deployment (the current one is not made yet)
+        kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
     elif action is Action.CREATE_LOAD_JOB:
         kube.create(plan.load_job(run, spec, cfg))
     elif action is Action.CREATE_RUN_JOB:

@@ -1,6 +1,10 @@
-"""Stage Deploying: install the Helm release, then wait (readyTimeoutSeconds) for its pods.
+"""Stage Deploying: install the Helm release, then wait (readyTimeoutSeconds) for its pods. A
+sweep's later deployment (a sweep.matrix value of database.deploy) first uninstalls the earlier
+one and waits for its pods to be gone, so the two never share the nodes and the new one starts
+empty (a release of its own name: new volume claims).
 
-Observes: status.database, the World's ready database pods. Does: INSTALL_DATABASE; moves to Loading.
+Observes: status.database, the World's database pods. Does: RETIRE_DEPLOYMENT, INSTALL_DATABASE;
+moves to Loading.
 """
 
 from __future__ import annotations
@@ -25,9 +29,24 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
         msg += f" ({detail})" if detail else ""
         b.condition("DatabaseReady", False, "NotReady", msg)
         return b.fail("DatabaseNotReady", msg)
+    elif not database.get("installed") and run.deployment and not database.get("retired"):
+        b.act(Action.RETIRE_DEPLOYMENT)
+        b.step.status["database"] = {**database, "retired": True}
+        b.event(
+            "DeploymentRetired",
+            f"cell {run.cell}: the earlier deployment uninstalled; {plan.release_name(run)} follows once its pods are gone",
+        )
+    elif not database.get("installed") and run.deployment and world.pods:
+        return None  # the earlier deployment's pods still terminating (waiting.py says so)
     elif not database.get("installed"):
         b.act(Action.INSTALL_DATABASE)
-        b.step.status["database"] = {**database, "installed": True}
+        # a sweep's later deployment has its own release and endpoints
+        b.step.status["database"] = {
+            **database,
+            "installed": True,
+            "release": plan.release_name(run),
+            "endpoints": plan.endpoints(run, spec),
+        }
         b.event(
             "DatabaseInstalled",
             f"helm release {plan.release_name(run)} installed; waiting for {replicas} pods to be ready",

@@ -50,6 +50,7 @@ def fail_fast(b: Builder, spec: RunSpec, world: World) -> Step | None:
 # The phase an action belongs to (whose condition its permanent failure turns False).
 ACTION_PHASE = {
     Action.INSTALL_DATABASE: DEPLOYING,
+    Action.RETIRE_DEPLOYMENT: DEPLOYING,
     Action.CREATE_LOAD_JOB: LOADING,
     Action.CREATE_RUN_JOB: RUNNING,
     Action.WRITE_START_AT: RUNNING,

@@ -27,6 +27,7 @@ class Action(str, enum.Enum):
     RETIRE_OLD_GENERATIONS = "retire-old-generations"  # a new generation supersedes older runs
     CREATE_RUN_OBJECTS = "create-run-objects"  # runner RBAC + ConfigMaps
     INSTALL_DATABASE = "install-database"  # helm upgrade --install
+    RETIRE_DEPLOYMENT = "retire-deployment"  # a sweep's next deployment: helm uninstall the run's others
     CREATE_LOAD_JOB = "create-load-job"
     CREATE_RUN_JOB = "create-run-job"
     CREATE_MIDCHECK_JOB = "create-midcheck-job"  # verify.duringRun: the check half-way through the run
@@ -206,9 +207,9 @@ class Builder:
         return self.step.status.get(key, self.status.get(key))
 
     def next_cell(self, phase: str, reason: str, message: str) -> None:
-        """A sweep's next cell begins where its work begins (Loading or Running): the one move
-        back, as the (cell, phase) pair still only moves forward."""
-        if self.phase != VERIFYING or phase not in (LOADING, RUNNING):
+        """A sweep's next cell begins where its work begins (Deploying, Loading or Running): the
+        one move back, as the (cell, phase) pair still only moves forward."""
+        if self.phase != VERIFYING or phase not in (DEPLOYING, LOADING, RUNNING):
             raise ValueError(f"a sweep moves to its next cell from {VERIFYING}, not {self.phase}")
         self.step.status.update(phase=phase, stageStartTime=rfc3339(self.now), message=message)
         self.event(reason, message)
