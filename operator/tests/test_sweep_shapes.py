@@ -184,11 +184,8 @@ def test_the_next_deployment_retires_the_earlier_one_before_it_installs(spec_of)
     _measure_cell(d, 100)
     d.tick(World(results={0: pod_results(0, 2, 100, 0.01)}))
     assert d.phase == "Succeeded", d.status.get("message")
-    assert [d.actions.count(a) for a in (Action.INSTALL_DATABASE, Action.RETIRE_DEPLOYMENT, Action.CREATE_LOAD_JOB)] == [
-        2,
-        1,
-        2,
-    ]
+    counted = (Action.INSTALL_DATABASE, Action.RETIRE_DEPLOYMENT, Action.CREATE_LOAD_JOB)
+    assert [d.actions.count(a) for a in counted] == [2, 1, 2]
     rows = d.status["sweep"]["cells"]
     assert [(r["deployment"], r["state"]) for r in rows] == [(0, "Succeeded"), (1, "Succeeded")]
     assert d.status["sweep"]["plan"]["deployments"] == 2
@@ -234,7 +231,8 @@ def test_the_voltdb_studys_hosts_by_k_safety_is_one_sweep_whose_every_deployment
         ("4", "1"),
         ("4", "2"),
     ]
-    assert plan.sweep_plan(spec, cells).left_out == ("replicas=1 kSafety=1", "replicas=1 kSafety=2", "replicas=2 kSafety=2")
+    left_out = ("replicas=1 kSafety=1", "replicas=1 kSafety=2", "replicas=2 kSafety=2")
+    assert plan.sweep_plan(spec, cells).left_out == left_out
     charts = plan.Settings(charts_dir=sample.parents[4] / "charts")
     for cell in (c for c in cells if c.loads):  # DatabaseTooSmall would raise
         plan.helm_release(plan.cell_run(RUN, cell), plan.cell_spec(spec, cell), charts)

@@ -34,7 +34,8 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
         b.step.status["database"] = {**database, "retired": True}
         b.event(
             "DeploymentRetired",
-            f"cell {run.cell}: the earlier deployment uninstalled; {plan.release_name(run)} follows once its pods are gone",
+            f"cell {run.cell}: the earlier deployment uninstalled; "
+            f"{plan.release_name(run)} follows once its pods are gone",
         )
     elif not database.get("installed") and run.deployment and world.pods:
         return None  # the earlier deployment's pods still terminating (waiting.py says so)
