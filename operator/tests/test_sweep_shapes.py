@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from crd_schema import defaulted_spec, validate
+from crd_schema import crd_schema, defaulted_spec, validate
 from runner_docs import pod_results
 from test_phases import RUN, Driver
 from test_sweep import SETTINGS, _measure_cell
@@ -143,6 +143,16 @@ def test_a_schema_is_a_load_of_its_own_on_the_one_deployment(spec_of):
     assert second.workload.driver_options == {"schema": "embedded"} and second.workload.reset_before_load
 
 
+def _kept_by_the_api_server(status: dict) -> None:
+    """What the stages write under status.database and status.sweep is in the CRD's status schema
+    (the API server prunes the rest: a `retired` pruned would retire the deployment every tick)."""
+    schema = crd_schema()["properties"]["status"]["properties"]
+    assert set(status["database"]) <= set(schema["database"]["properties"])
+    table = schema["sweep"]["properties"]
+    assert set(status["sweep"]["plan"]) <= set(table["plan"]["properties"])
+    assert all(set(row) <= set(table["cells"]["items"]["properties"]) for row in status["sweep"]["cells"])
+
+
 def _deploy_and_load(d: Driver, ready: int) -> None:
     """From Deploying (install not done) to Running, on a database of `ready` pods."""
     assert d.phase == "Deploying"
@@ -173,6 +183,7 @@ def test_the_next_deployment_retires_the_earlier_one_before_it_installs(spec_of)
     assert d.status["database"] == {"release": "bench-g2-d1", "installed": False, "retired": False}
     assert d.tick(World()).actions == [Action.CREATE_RUN_OBJECTS]  # the cell's own objects first
     assert d.tick(World()).actions == [Action.RETIRE_DEPLOYMENT]
+    _kept_by_the_api_server(d.status)
     old = failures.PodState("bench-g2-0", 120.0)
     waiting = d.tick(World(pods=[old]))
     assert waiting.actions == [] and "earlier deployment's 1 pods to be gone" in d.status["message"]
@@ -188,6 +199,7 @@ def test_the_next_deployment_retires_the_earlier_one_before_it_installs(spec_of)
     assert [d.actions.count(a) for a in counted] == [2, 1, 2]
     rows = d.status["sweep"]["cells"]
     assert [(r["deployment"], r["state"]) for r in rows] == [(0, "Succeeded"), (1, "Succeeded")]
+    _kept_by_the_api_server(d.status)
     assert d.status["sweep"]["plan"]["deployments"] == 2
 
 

@@ -238,8 +238,9 @@ def test_a_sweep_over_replicas_deploys_each_shape_once(namespace, operator):
     t0 = time.time()
     kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **SHAPE_SWEEP))
     status, seen = _database_pods_by_cell(namespace, name, 420)
-    print(f"shape e2e: 2 deployments, 2 cells in {time.time() - t0:.0f} s")
     table = status["sweep"]
+    started = [c.get("startTime") for c in table["cells"]]
+    print(f"shape e2e: 2 deployments, 2 cells in {time.time() - t0:.0f} s; cells started {started}")
     assert status["phase"] == "Succeeded", (status.get("message"), table)
     assert table["plan"] == {"cells": 2, "loads": 2, "deployments": 2, "estimatedSeconds": 2 * (3 + 3 + 10) + 90}
     assert [(c["deployment"], c["state"]) for c in table["cells"]] == [(0, "Succeeded"), (1, "Succeeded")]
