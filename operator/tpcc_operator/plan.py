@@ -263,8 +263,10 @@ def saturation_ladder(search: Saturation | None) -> tuple[int, ...]:
 
 
 # What retiring one deployment and making the next ready takes, as an estimate: Helm uninstall,
-# its pods gone, Helm install, the new pods Ready (the VoltDB e2e sweep over replicas 1 -> 2
-# took about a minute on a kind node; a larger database or a slower cluster takes longer).
+# its pods gone, Helm install, the new pods Ready. In the VoltDB e2e sweep over replicas 1 -> 2
+# on this project's one-node cluster, the second cell took 79 s with all of that plus its load,
+# 16 s of measuring and its checks (the first, deploy included, 72 s); a larger database or a
+# busier cluster takes longer.
 REDEPLOY_ESTIMATE_SECONDS = 90
 
 
