@@ -116,6 +116,12 @@ def scaled(manifest: dict) -> tuple[dict, list[str]]:
         if sweep.get("repetitions", 1) > 1:
             notes.append(f"sweep.repetitions {sweep['repetitions']} -> 1")
             sweep["repetitions"] = 1
+        # one node here: a sweep over the database's shape keeps its smallest, one host and k=0
+        for axis in sweep.get("matrix", []):
+            one = {"database.deploy.replicas": "1", "database.deploy.kSafety": "0"}.get(axis["field"])
+            if one is not None and axis["values"] != [one]:
+                notes.append(f"sweep.matrix {axis['field']} {axis['values']} -> [{one}]")
+                axis["values"] = [one]
     db = spec["database"]
     if db["type"] == "mongodb" and "deploy" in db:
         notes.append("mongod replica set -> SecantusDB, one member (no mongod here)")

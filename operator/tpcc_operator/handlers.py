@@ -41,6 +41,7 @@ from .stages.actions import (
     KillPods,
     PruneResults,
     ReleaseRunners,
+    RetireDeployment,
     RetireOldGenerations,
     WriteDeliveries,
     WriteResult,
@@ -134,6 +135,8 @@ def _perform_one(action: Action, run: plan.Run, spec: RunSpec, cfg: plan.Setting
                 kube.create(obj)
         case InstallDatabase():
             kube.helm_install(plan.helm_release(run, spec, cfg))
+        case RetireDeployment():  # the sweep's earlier deployment (the current one is not made yet)
+            kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
         case CreateLoadJob():
             kube.create(plan.load_job(run, spec, cfg))
         case CreateRunJob():

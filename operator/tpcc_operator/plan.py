@@ -61,6 +61,8 @@ class Run:
     series: str = ""
     # with spec.sweep: the cell under way, whose Jobs, ConfigMaps and result carry its index
     cell: int | None = None
+    # with sweep.matrix axes over database.deploy: the deployment of the cell under way (0: the first)
+    deployment: int = 0
 
     @property
     def sweep_cell(self) -> int:
@@ -117,12 +119,15 @@ class HelmRelease:
 
 
 def release_name(run: Run) -> str:
-    return f"{run.name}-g{run.generation}"  # one database for every cell of a sweep
+    """One database for every cell of a sweep that shares its deployment; each later deployment
+    (a sweep.matrix value of database.deploy) is a release of its own, so its StatefulSet's
+    volume claims are new and it starts empty, whatever the previous one left on its volumes."""
+    return f"{run.name}-g{run.generation}" + (f"-d{run.deployment}" if run.deployment else "")
 
 
 def is_release_of(run_name: str, release: str) -> bool:
-    """Whether a Helm release was made by (any generation of) the named run."""
-    return re.fullmatch(re.escape(run_name) + r"-g[0-9]+", release) is not None
+    """Whether a Helm release was made by (any generation, any deployment of) the named run."""
+    return re.fullmatch(re.escape(run_name) + r"-g[0-9]+(-d[0-9]+)?", release) is not None
 
 
 def service_account_name(run: Run) -> str:
@@ -159,35 +164,89 @@ class Cell:
     warehouses: int
     clients: int
     repetition: int  # 1-based
-    loads: bool  # the first cell of its warehouse count: it loads the database (again)
+    loads: bool  # the first cell of its load shape: it loads the database (again)
     # the cell's sweep.matrix values, (field, value) in the matrix's order
     matrix: tuple[tuple[str, str], ...] = ()
+    deployment: int = 0  # which deployment of the sweep it runs on (0: the first)
+    deploys: bool = False  # the first cell of a later deployment: it deploys the database anew
+
+
+# sweep.matrix fields that change the database's shape: a value of one of these is a deployment
+# of its own (every database.deploy field), or a load of its own (the MongoDB schema: the load's
+# reset drops every schema's collections, so the one deployment serves them all)
+DEPLOYMENT_AXIS_PREFIX = "database.deploy."
+LOAD_AXES = ("workload.driverOptions.schema",)
+
+
+def is_deployment_axis(field: str) -> bool:
+    return field.startswith(DEPLOYMENT_AXIS_PREFIX)
 
 
 def sweep_cells(spec: RunSpec) -> list[Cell]:
-    """spec.sweep's cells in the order they run: warehouses outer (one load per size), then
-    clients, then the matrix's combinations (its first axis outer), then repetitions. A list
-    the sweep leaves out is the workload's one value."""
+    """spec.sweep's cells in the order they run, so that each shape is deployed once and loaded
+    once: the deployments (the matrix's database.deploy axes) outer, then the loads (its schema
+    axis, then warehouses), then clients, then the matrix's other combinations (its first axis
+    outer), then repetitions. A list the sweep leaves out is the workload's one value; a
+    deployment with kSafety not below replicas is left out (plan.invalid_deployments)."""
     sweep, w = spec.sweep, spec.workload
     if not sweep:
         return []
-    combinations = list(itertools.product(*[[(axis.field, v) for v in axis.values] for axis in sweep.matrix or ()]))
+    axes = sweep.matrix or ()
+    deployment_axes = [a for a in axes if is_deployment_axis(a.field)]
+    load_axes = [a for a in axes if a.field in LOAD_AXES]
+    cell_axes = [a for a in axes if a not in deployment_axes and a not in load_axes]
     cells: list[Cell] = []
-    for warehouses in sweep.warehouses or [w.warehouses]:
-        for clients in sweep.clients or saturation_ladder(sweep.saturation) or [w.clients]:
-            for matrix in combinations:
-                for repetition in range(1, sweep.repetitions + 1):
-                    cells.append(
-                        Cell(
-                            len(cells),
-                            warehouses,
-                            clients,
-                            repetition,
-                            loads=not cells or cells[-1].warehouses != warehouses,
-                            matrix=matrix,
-                        )
-                    )
+    for deployment, shape in enumerate(valid_deployments(spec)):
+        for loaded in _combinations(load_axes):
+            for warehouses in sweep.warehouses or [w.warehouses]:
+                first_of_load = True
+                for clients in sweep.clients or saturation_ladder(sweep.saturation) or [w.clients]:
+                    for values in _combinations(cell_axes):
+                        matrix = dict((*shape, *loaded, *values))
+                        for repetition in range(1, sweep.repetitions + 1):
+                            deploys = deployment > 0 and (not cells or cells[-1].deployment != deployment)
+                            cells.append(
+                                Cell(
+                                    len(cells),
+                                    warehouses,
+                                    clients,
+                                    repetition,
+                                    loads=first_of_load,
+                                    matrix=tuple((a.field, matrix[a.field]) for a in axes),
+                                    deployment=deployment,
+                                    deploys=deploys,
+                                )
+                            )
+                            first_of_load = False
     return cells
+
+
+def _combinations(axes: list) -> list[tuple[tuple[str, str], ...]]:
+    """Every combination of the axes' values, the first axis outer; one empty one without axes."""
+    return list(itertools.product(*[[(axis.field, v) for v in axis.values] for axis in axes]))
+
+
+def valid_deployments(spec: RunSpec) -> list[tuple[tuple[str, str], ...]]:
+    """The combinations of the matrix's database.deploy axes a sweep deploys, in order: those
+    whose kSafety (VoltDB's copies beyond the first) is below their replicas."""
+    axes = [a for a in (spec.sweep.matrix or ()) if is_deployment_axis(a.field)] if spec.sweep else []
+    return [shape for shape in _combinations(axes) if _deployable(spec, dict(shape))]
+
+
+def invalid_deployments(spec: RunSpec) -> list[str]:
+    """The combinations of database.deploy values a sweep leaves out, as "replicas=1 kSafety=1"."""
+    axes = [a for a in (spec.sweep.matrix or ()) if is_deployment_axis(a.field)] if spec.sweep else []
+    return [
+        " ".join(f"{field.rpartition('.')[2]}={value}" for field, value in shape)
+        for shape in _combinations(axes)
+        if not _deployable(spec, dict(shape))
+    ]
+
+
+def _deployable(spec: RunSpec, shape: dict[str, str]) -> bool:
+    replicas = int(shape.get(f"{DEPLOYMENT_AXIS_PREFIX}replicas", spec.deploy.replicas))
+    k_safety = int(shape.get(f"{DEPLOYMENT_AXIS_PREFIX}kSafety", spec.deploy.k_safety))
+    return k_safety < replicas
 
 
 def saturation_ladder(search: Saturation | None) -> tuple[int, ...]:
@@ -203,6 +262,14 @@ def saturation_ladder(search: Saturation | None) -> tuple[int, ...]:
         counts.append(following)
 
 
+# What retiring one deployment and making the next ready takes, as an estimate: Helm uninstall,
+# its pods gone, Helm install, the new pods Ready. In the VoltDB e2e sweep over replicas 1 -> 2
+# on this project's one-node cluster, the second cell took 79 s with all of that plus its load,
+# 16 s of measuring and its checks (the first, deploy included, 72 s); a larger database or a
+# busier cluster takes longer.
+REDEPLOY_ESTIMATE_SECONDS = 90
+
+
 @dataclass(frozen=True)
 class SweepPlan:
     """What a sweep will do, known before anything starts (status.sweep.plan)."""
@@ -210,27 +277,34 @@ class SweepPlan:
     cells: int
     loads: int
     deployments: int
-    estimated_seconds: int  # a lower bound: the cells' measuring only (a saturation search: all its steps)
+    # the cells' measuring, plus each later deployment's REDEPLOY_ESTIMATE_SECONDS (a
+    # saturation search: all its steps); the first deployment, the loads and checks come on top
+    estimated_seconds: int
+    left_out: tuple[str, ...] = ()  # database.deploy combinations not deployed (kSafety >= replicas)
 
-    def to_status(self) -> dict[str, int]:
+    def to_status(self) -> dict[str, Any]:
         return {
             "cells": self.cells,
             "loads": self.loads,
             "deployments": self.deployments,
             "estimatedSeconds": self.estimated_seconds,
+            **({"leftOut": list(self.left_out)} if self.left_out else {}),
         }
 
 
 def sweep_plan(spec: RunSpec, cells: list[Cell]) -> SweepPlan:
-    """Every cell shares one database (the matrix's fields cannot change its shape), loaded
-    once per warehouse count; each cell waits runners.startDelaySeconds, warms up and measures."""
+    """A deployment per combination of the matrix's database.deploy values (one without such
+    axes; none for an external database), a load per warehouse count and schema in each; each
+    cell waits runners.startDelaySeconds, warms up and measures."""
     w = spec.workload
     per_cell = spec.runners.start_delay_seconds + w.warmup_seconds + w.duration_seconds
+    deployments = len({c.deployment for c in cells}) if spec.database.deployed else 0
     return SweepPlan(
         cells=len(cells),
         loads=sum(c.loads for c in cells),
-        deployments=1 if spec.database.deployed else 0,
-        estimated_seconds=per_cell * len(cells),
+        deployments=deployments,
+        estimated_seconds=per_cell * len(cells) + REDEPLOY_ESTIMATE_SECONDS * max(deployments - 1, 0),
+        left_out=tuple(invalid_deployments(spec)),
     )
 
 
@@ -276,7 +350,7 @@ def current_cell(spec: RunSpec, status: dict) -> Cell | None:
 
 
 def cell_run(run: Run, cell: Cell | None) -> Run:
-    return run if cell is None else replace(run, cell=cell.index)
+    return run if cell is None else replace(run, cell=cell.index, deployment=cell.deployment)
 
 
 def load_cells(cells: list[Cell], cell: Cell) -> list[Cell]:

@@ -29,6 +29,7 @@ def initial(cells: list[plan.Cell], sweep_plan: plan.SweepPlan) -> dict[str, Any
             "clients": c.clients,
             "repetition": c.repetition,
             **({"matrix": dict(c.matrix)} if c.matrix else {}),
+            **({"deployment": c.deployment} if sweep_plan.deployments > 1 else {}),
             "state": PENDING,
         }
         for c in cells

@@ -32,6 +32,11 @@ def _with(text: str, detail: str) -> str:
 
 
 def _deploying(run: plan.Run, spec: RunSpec, status: dict, world) -> str:
+    if not (status.get("database") or {}).get("installed") and run.deployment and world.pods:
+        return (
+            f"waiting for the earlier deployment's {len(world.pods)} pods to be gone "
+            f"before installing {plan.release_name(run)}"
+        )
     if not (status.get("database") or {}).get("installed"):
         return f"installing helm release {plan.release_name(run)}"
     replicas = plan.database_pod_count(spec)

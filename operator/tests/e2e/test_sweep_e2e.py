@@ -8,6 +8,9 @@ Needs what test_benchmarkrun_e2e needs. About deploy + 2 loads + 4 x 60 s of clu
 
 And a sweep.matrix: 2 warehouses x 2 clients x remotePercent.newOrderLines 0 and 50, two cells on
 one deployment and one load, each runner run with its own value (its results document says so).
+
+And a sweep over the database's shape: database.deploy.replicas 1 and 2, one short cell each on a
+deployment of its own (the first retired, its pods gone, before the second is installed).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import time
 
 import pytest
 from test_benchmarkrun_e2e import ROOT, get_run, helm_releases, kubectl, manifest, wait_for, wait_phase
@@ -191,4 +195,82 @@ def test_a_saturation_search_stops_at_the_plateau_of_a_cpu_capped_database(names
     ).stdout.split()
     assert events.count("LoadJobCreated") == 1 and events.count("SaturationFound") == 1
     wait_for("the search's database uninstalled", lambda: name + "-g1" not in helm_releases(namespace), 120)
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")
+
+
+# sweep.matrix over the database's shape: VoltDB on 1 host, then on 2 (kSafety 0), one short
+# cell each. Two deployments, one after the other: the second retires the first (its pods gone)
+# and installs a release of its own, then loads it anew.
+SHAPE_SWEEP = {
+    "database": {"type": "voltdb"},
+    "workload": {"warehouses": 1, "durationSeconds": 10, "warmupSeconds": 3},
+    "runners": {"startDelaySeconds": 3},
+    "sweep": {"clients": [2], "matrix": [{"field": "database.deploy.replicas", "values": ["1", "2"]}]},
+    "cleanup": {"policy": "Always"},
+}
+
+
+def _database_pods_by_cell(namespace: str, name: str, timeout: float) -> tuple[dict, dict[int, set[str]]]:
+    """Follows the sweep to its end, noting the Ready database pods seen while each cell ran."""
+    seen: dict[int, set[str]] = {}
+    selector = f"bench.tpcc.dev/run={name},bench.tpcc.dev/role=database"
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        br = get_run(namespace, name) or {}
+        status = br.get("status") or {}
+        if status.get("phase") in ("Succeeded", "Failed"):
+            return status, seen
+        if status.get("phase") == "Running" and "sweep" in status:
+            pods = json.loads(kubectl("get", "pods", "-n", namespace, "-l", selector, "-o", "json").stdout)["items"]
+            ready = {
+                p["metadata"]["name"]
+                for p in pods
+                if any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions") or [])
+            }
+            seen.setdefault(status["sweep"]["current"], set()).update(ready)
+        time.sleep(2)
+    raise AssertionError(f"{name} not finished after {timeout:.0f}s")
+
+
+def test_a_sweep_over_replicas_deploys_each_shape_once(namespace, operator):
+    kubectl("apply", "-f", str(ROOT / "crds" / "benchmarkresult.yaml"))
+    name = "shape-e2e"
+    t0 = time.time()
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **SHAPE_SWEEP))
+    status, seen = _database_pods_by_cell(namespace, name, 420)
+    table = status["sweep"]
+    started = [c.get("startTime") for c in table["cells"]]
+    print(f"shape e2e: 2 deployments, 2 cells in {time.time() - t0:.0f} s; cells started {started}")
+    assert status["phase"] == "Succeeded", (status.get("message"), table)
+    assert table["plan"] == {"cells": 2, "loads": 2, "deployments": 2, "estimatedSeconds": 2 * (3 + 3 + 10) + 90}
+    assert [(c["deployment"], c["state"]) for c in table["cells"]] == [(0, "Succeeded"), (1, "Succeeded")]
+    assert all(c["tpmC"] > 0 for c in table["cells"]), table["cells"]
+    # the pods each cell ran on: the first deployment's one host, then the second's two
+    assert seen == {0: {f"{name}-g1-0"}, 1: {f"{name}-g1-d1-0", f"{name}-g1-d1-1"}}, seen
+    out = kubectl("get", "benchmarkresults", "-n", namespace, "-l", f"bench.tpcc.dev/run={name}", "-o", "json")
+    results = {r["metadata"]["name"]: r["spec"] for r in json.loads(out.stdout)["items"]}
+    for cell, (replicas, release) in zip(table["cells"], ((1, f"{name}-g1"), (2, f"{name}-g1-d1"))):
+        result = results[cell["result"]]
+        # each cell verified on its own database: no acknowledged order lost, all 12 conditions hold
+        assert result["durable"] is True and result["consistent"] is True, result
+        assert result["runSpec"]["database"]["deploy"]["replicas"] == replicas
+        assert result["database"]["release"] == release
+    events = kubectl(
+        "get",
+        "events",
+        "-n",
+        namespace,
+        "--field-selector",
+        f"involvedObject.name={name}",
+        "-o",
+        "jsonpath={.items[*].reason}",
+    ).stdout.split()
+    assert events.count("DatabaseInstalled") == 2 and events.count("DeploymentRetired") == 1
+    assert events.count("LoadJobCreated") == 2
+    # cleanup Always removes the last deployment; the first was retired before the second came
+    wait_for(
+        "the sweep's databases uninstalled",
+        lambda: not [r for r in helm_releases(namespace) if r.startswith(name)],
+        120,
+    )
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")

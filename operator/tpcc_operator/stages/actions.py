@@ -38,6 +38,14 @@ class InstallDatabase(_Named):
 
 
 @dataclass(frozen=True)
+class RetireDeployment(_Named):
+    """A sweep's next deployment: helm uninstall of the run's other releases (the current one is
+    not made yet), so the earlier deployment's pods and data are gone before it installs."""
+
+    name = "retire-deployment"
+
+
+@dataclass(frozen=True)
 class CreateLoadJob(_Named):
     name = "create-load-job"
 
@@ -149,6 +157,7 @@ Action = (
     RetireOldGenerations
     | CreateRunObjects
     | InstallDatabase
+    | RetireDeployment
     | CreateLoadJob
     | CreateRunJob
     | CreateMidcheckJob

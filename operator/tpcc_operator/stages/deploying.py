@@ -1,6 +1,10 @@
-"""Stage Deploying: install the Helm release, then wait (readyTimeoutSeconds) for its pods.
+"""Stage Deploying: install the Helm release, then wait (readyTimeoutSeconds) for its pods. A
+sweep's later deployment (a sweep.matrix value of database.deploy) first uninstalls the earlier
+one and waits for its pods to be gone, so the two never share the nodes and the new one starts
+empty (a release of its own name: new volume claims).
 
-Observes: status.database, the database pods' readiness. Does: InstallDatabase; moves to Loading.
+Observes: status.database, the database pods' readiness and states (the earlier deployment's
+pods, until they are gone). Does: RetireDeployment, InstallDatabase; moves to Loading.
 """
 
 from __future__ import annotations
@@ -10,13 +14,15 @@ import datetime as dt
 from .. import plan, waiting
 from ..runspec import RunSpec
 from . import reads
-from .actions import InstallDatabase
+from .actions import InstallDatabase, RetireDeployment
 from .machine import LOADING, Builder, Step, World
 
 
 def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen: World | None) -> list[reads.Read]:
-    """How many database pods are Ready, and why the first other one is not."""
-    return [reads.DatabaseReadiness(plan.database_pod_selector(run))] if seen is None else []
+    """How many database pods are Ready, and why the first other one is not; the pods themselves,
+    whose presence before an install is a sweep's earlier deployment still going."""
+    labels = plan.database_pod_selector(run)
+    return [reads.DatabaseReadiness(labels), reads.PodStates(labels)] if seen is None else []
 
 
 def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
@@ -34,9 +40,25 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
         msg += f" ({detail})" if detail else ""
         b.condition("DatabaseReady", False, "NotReady", msg)
         return b.fail("DatabaseNotReady", msg)
+    elif not database.get("installed") and run.deployment and not database.get("retired"):
+        b.act(RetireDeployment())
+        b.step.status["database"] = {**database, "retired": True}
+        b.event(
+            "DeploymentRetired",
+            f"cell {run.cell}: the earlier deployment uninstalled; "
+            f"{plan.release_name(run)} follows once its pods are gone",
+        )
+    elif not database.get("installed") and run.deployment and world.pods:
+        return None  # the earlier deployment's pods still terminating (waiting.py says so)
     elif not database.get("installed"):
         b.act(InstallDatabase())
-        b.step.status["database"] = {**database, "installed": True}
+        # a sweep's later deployment has its own release and endpoints
+        b.step.status["database"] = {
+            **database,
+            "installed": True,
+            "release": plan.release_name(run),
+            "endpoints": plan.endpoints(run, spec),
+        }
         b.event(
             "DatabaseInstalled",
             f"helm release {plan.release_name(run)} installed; waiting for {replicas} pods to be ready",

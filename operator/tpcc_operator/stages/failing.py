@@ -23,6 +23,7 @@ from .actions import (
     CreateRunJob,
     DeleteRun,
     InstallDatabase,
+    RetireDeployment,
     RetireOldGenerations,
     WriteStartAt,
 )
@@ -95,6 +96,7 @@ def fail_fast(b: Builder, spec: RunSpec, world: World) -> Step | None:
 # The phase an action belongs to (whose condition its permanent failure turns False).
 ACTION_PHASE: dict[type[Action], str] = {
     InstallDatabase: DEPLOYING,
+    RetireDeployment: DEPLOYING,
     CreateLoadJob: LOADING,
     CreateRunJob: RUNNING,
     WriteStartAt: RUNNING,

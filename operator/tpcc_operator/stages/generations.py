@@ -88,6 +88,7 @@ def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> S
         f"a sweep of {len(cells)} cells ({sorted({c.warehouses for c in cells})} warehouses x "
         f"{sorted({c.clients for c in cells})} clients{axes} x {spec.sweep.repetitions}) on "
         f"{sum(c.loads for c in cells)} loads"
+        + (f" and {cells[-1].deployment + 1} deployments" if cells and cells[-1].deployment else "")
         if spec.sweep
         else f"{w.warehouses} warehouses, {w.clients} clients"
     )

@@ -174,9 +174,9 @@ class Builder:
         return self.step.status.get(key, self.status.get(key))
 
     def next_cell(self, phase: str, reason: str, message: str) -> None:
-        """A sweep's next cell begins where its work begins (Loading or Running): the one move
-        back, as the (cell, phase) pair still only moves forward."""
-        if self.phase != VERIFYING or phase not in (LOADING, RUNNING):
+        """A sweep's next cell begins where its work begins (Deploying, Loading or Running): the
+        one move back, as the (cell, phase) pair still only moves forward."""
+        if self.phase != VERIFYING or phase not in (DEPLOYING, LOADING, RUNNING):
             raise ValueError(f"a sweep moves to its next cell from {VERIFYING}, not {self.phase}")
         self.step.status.update(phase=phase, stageStartTime=rfc3339(self.now), message=message)
         self.event(reason, message)

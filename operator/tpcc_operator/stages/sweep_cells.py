@@ -15,7 +15,7 @@ from ..results import (
 )
 from ..runspec import RunSpec
 from ..timestamps import rfc3339
-from .machine import FAILED, LOADING, RUNNING, SUCCEEDED, Builder, Step, World, patched
+from .machine import DEPLOYING, FAILED, LOADING, RUNNING, SUCCEEDED, Builder, Step, World, patched
 from .recording import record
 
 # What a sweep's cell reports in the run's status; the next cell starts without them.
@@ -106,11 +106,15 @@ def judge_cell(
 
 
 def next_cell_or_finish(
-    b: Builder, cells: list[plan.Cell], search: saturation.Search | None, policy: regression.Policy | None
+    b: Builder,
+    run: plan.Run,
+    cells: list[plan.Cell],
+    search: saturation.Search | None,
+    policy: regression.Policy | None,
 ) -> Step:
-    """After a cell's verdict: the next cell (loading first when its warehouse count differs;
-    a saturation search that stopped skips the rest of its warehouse count), or the sweep's end
-    with the sweep's verdict."""
+    """After a cell's verdict: the next cell (deploying first when its database.deploy values
+    differ, loading first when its warehouse count or schema does; a saturation search that
+    stopped skips the rest of its warehouse count), or the sweep's end with the sweep's verdict."""
     following, table = saturation.advance(b.current("sweep"), cells, search)
     b.step.status["sweep"] = table
     for entry in table.get("saturation") or []:
@@ -124,7 +128,9 @@ def next_cell_or_finish(
         cell = cells[following]
         b.step.status["sweep"] = {**table, "current": following}
         b.step.status.update({k: None for k in CELL_STATUS})
-        if cell.loads:
+        if cell.deploys:
+            _next_deployment(b, run, cell)
+        elif cell.loads:
             b.next_cell(LOADING, "Loading", f"cell {following}: loading {cell.warehouses} warehouses")
         else:
             b.next_cell(RUNNING, "Running", f"cell {following}: {cell.clients} clients")
@@ -132,6 +138,17 @@ def next_cell_or_finish(
     sweep_verdict(b, policy)
     b.move(SUCCEEDED, "Succeeded", sweep.message(b.current("sweep")))
     return b.step
+
+
+def _next_deployment(b: Builder, run: plan.Run, cell: plan.Cell) -> None:
+    """The next cell runs on a database of another shape: Deploying again, under the release of
+    its deployment (a merge patch keeps what it does not name: installed and retired are reset;
+    the install writes the new endpoints)."""
+    release = plan.release_name(plan.cell_run(run, cell))
+    b.step.status["database"] = {"release": release, "installed": False, "retired": False}
+    shape = ", ".join(f"{f.rpartition('.')[2]}={v}" for f, v in cell.matrix if plan.is_deployment_axis(f))
+    b.condition("DatabaseReady", False, "Redeploying", f"cell {cell.index}: deployment {cell.deployment} ({shape})")
+    b.next_cell(DEPLOYING, "Deploying", f"cell {cell.index}: deploying {shape} as helm release {release}")
 
 
 def sweep_verdict(b: Builder, policy: regression.Policy | None) -> None:
