@@ -48,6 +48,13 @@ def _faults(db: dict, *faults: dict, **workload) -> dict:
     return {"database": db, "workload": workload, "faults": list(faults)}
 
 
+_PROPORTIONS = ("readproportion", "updateproportion", "insertproportion", "scanproportion", "readmodifywriteproportion")
+
+
+def _ycsb(ycsb: dict) -> dict:
+    return {"database": VOLTDB, "workload": {"kind": "ycsb", "ycsb": ycsb}}
+
+
 BAD = [
     # run names Helm cannot use
     Bad("name-leading-digit", {"database": VOLTDB}, "metadata.name", "start with a lowercase letter", name="1run"),
@@ -662,6 +669,54 @@ BAD = [
         },
         "spec",
         "a workload.kind ycsb search is judged on operations per second alone",
+    ),
+    Bad(
+        "ycsb-unknown-property",
+        _ycsb({"properties": {"readproportoin": "0.9"}}),
+        "spec.workload.ycsb.properties",
+        "a name that is not a CoreWorkload property the runner",
+    ),
+    Bad(
+        "ycsb-property-the-spec-sets",
+        _ycsb({"properties": {"recordcount": "1000000000"}}),
+        "spec.workload.ycsb.properties",
+        "are set by fields of the spec, not here (recordcount: workload.ycsb.recordCount",
+    ),
+    Bad(
+        "ycsb-proportion-not-a-number",
+        _ycsb({"properties": {"readproportion": "most"}}),
+        "spec.workload.ycsb.properties",
+        "scanproportion and readmodifywriteproportion are decimal numbers >= 0",
+    ),
+    Bad(
+        "ycsb-preset-proportions-over-one",
+        _ycsb({"workload": "b", "properties": {"readproportion": "0.99"}}),
+        "spec.workload.ycsb",
+        "workload.ycsb.properties: readproportion + updateproportion + insertproportion",
+    ),
+    Bad(
+        "ycsb-all-five-proportions-under-one",
+        _ycsb({"properties": {p: "0.1" for p in _PROPORTIONS}}),
+        "spec.workload.ycsb",
+        "scanproportion + readmodifywriteproportion must be 1",
+    ),
+    Bad(
+        "ycsb-unknown-request-distribution",
+        _ycsb({"properties": {"requestdistribution": "gaussian"}}),
+        "spec.workload.ycsb.properties",
+        "workload.ycsb.properties.requestdistribution: gaussian is not one of",
+    ),
+    Bad(
+        "ycsb-histogram-field-lengths",
+        _ycsb({"properties": {"fieldlengthdistribution": "histogram"}}),
+        "spec.workload.ycsb.properties",
+        "workload.ycsb.properties.fieldlengthdistribution: histogram is not one of",
+    ),
+    Bad(
+        "ycsb-latest-scan-lengths",
+        _ycsb({"properties": {"scanlengthdistribution": "latest"}}),
+        "spec.workload.ycsb.properties",
+        "workload.ycsb.properties.scanlengthdistribution: latest is not one of",
     ),
     # ACID tests
     Bad(

@@ -30,14 +30,14 @@ def test_voltdb_room_is_memory_less_heap_and_server_over_the_copies():
     values = chart_defaults("voltdb")
     one = capacity.voltdb(1, 0, values)
     room = (2 * GI - 512 * capacity.MIB - capacity.VOLTDB_SERVER_BYTES) * (1 - capacity.HEADROOM)
-    assert one.warehouses == int(room) // capacity.VOLTDB_BYTES_PER_WAREHOUSE
-    assert one.warehouses >= 2, "the charts' defaults must hold what the samples and tests load"
-    assert capacity.voltdb(3, 0, values).warehouses == 3 * one.warehouses
-    assert capacity.voltdb(3, 1, values).warehouses == 3 * one.warehouses // 2
+    assert one.count == int(room) // capacity.VOLTDB_BYTES_PER_WAREHOUSE
+    assert one.count >= 2, "the charts' defaults must hold what the samples and tests load"
+    assert capacity.voltdb(3, 0, values).count == 3 * one.count
+    assert capacity.voltdb(3, 1, values).count == 3 * one.count // 2
     bigger = {**values, "resources": {"limits": {"memory": "16Gi"}}, "heap": "2g"}
-    assert capacity.voltdb(1, 0, bigger).warehouses > 8 * one.warehouses
+    assert capacity.voltdb(1, 0, bigger).count > 8 * one.count
     # a larger heap leaves less room for the tables
-    assert capacity.voltdb(1, 0, {**values, "heap": "1g"}).warehouses < one.warehouses
+    assert capacity.voltdb(1, 0, {**values, "heap": "1g"}).count < one.count
 
 
 def test_voltdb_heap_sizes_are_read_as_the_jvm_reads_them():
@@ -51,12 +51,12 @@ def test_voltdb_heap_sizes_are_read_as_the_jvm_reads_them():
 def test_mongodb_room_is_the_data_volume_of_a_member_or_of_each_shard():
     values = chart_defaults("mongodb")
     one = capacity.mongodb(values)
-    assert one.warehouses == int(4 * GI * (1 - capacity.HEADROOM)) // capacity.MONGODB_BYTES_PER_WAREHOUSE
+    assert one.count == int(4 * GI * (1 - capacity.HEADROOM)) // capacity.MONGODB_BYTES_PER_WAREHOUSE
     assert "persistence.size" in one.raise_
     emptydir = capacity.mongodb({**values, "persistence": {"enabled": False}, "dataVolume": {"sizeLimit": "8Gi"}})
-    assert emptydir.warehouses > one.warehouses and "dataVolume.sizeLimit" in emptydir.raise_
+    assert emptydir.count > one.count and "dataVolume.sizeLimit" in emptydir.raise_
     sharded = capacity.mongodb({**values, "topology": "sharded", "sharded": {"shards": 3}})
-    assert sharded.warehouses == 3 * one.warehouses and "sharded.shards" in sharded.raise_
+    assert sharded.count == 3 * one.count and "sharded.shards" in sharded.raise_
 
 
 def _spec(spec_of, database: dict, **workload):
@@ -67,7 +67,7 @@ def test_a_run_beyond_the_bound_is_refused_before_helm_naming_field_bound_and_re
     spec = _spec(spec_of, {"type": "voltdb"}, warehouses=1000)
     with pytest.raises(chart_policy.DatabaseTooSmall) as refused:
         plan.helm_release(RUN, spec, SETTINGS)
-    bound = capacity.voltdb(1, 0, chart_defaults("voltdb")).warehouses
+    bound = capacity.voltdb(1, 0, chart_defaults("voltdb")).count
     message = str(refused.value)
     assert message.startswith(f"spec.workload.warehouses = 1000: the deployed voltdb holds at most {bound} ")
     assert "2Gi memory - 512m heap" in message and "resources.limits.memory" in message

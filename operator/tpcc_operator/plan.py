@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes.utils import parse_quantity
+from tpcc_runner.ycsb import properties
 
 from . import capacity, chart_policy
 from .runspec import CredentialsRef, RemotePercent, Resources, RunSpec, Saturation, crd_spec_schema
@@ -414,9 +415,9 @@ def helm_release(run: Run, spec: RunSpec, settings: Settings) -> HelmRelease:
     values = _deep_merge(dict(d.values or {}), decided)
     chart_policy.check_values(db, d.chart, values, settings.charts_dir)
     rendered = chart_policy.with_defaults(db, d.chart, values, settings.charts_dir)
-    if rendered is not None and spec.workload.kind == "tpcc":
-        field, warehouses = largest_load(spec)
-        problem = capacity.too_small(db, capacity.of(db, d.replicas, d.k_safety, rendered), warehouses, field)
+    if rendered is not None:
+        field, wanted, unit = largest_load(spec)
+        problem = capacity.too_small(db, capacity.of(db, d.replicas, d.k_safety, rendered, unit), wanted, field)
         if problem:
             raise chart_policy.DatabaseTooSmall(problem)
     if spec.faults and db == "mongodb" and mongodb_topology(spec).sharded:
@@ -429,11 +430,30 @@ def helm_release(run: Run, spec: RunSpec, settings: Settings) -> HelmRelease:
     return HelmRelease(name=release_name(run), namespace=run.namespace, chart=chart, version=d.version, values=values)
 
 
-def largest_load(spec: RunSpec) -> tuple[str, int]:
-    """The most warehouses the run loads into its database, and the field that asks for them."""
+def largest_load(spec: RunSpec) -> tuple[str, int, capacity.Unit]:
+    """The most the run puts into its database (warehouses, or YCSB records), the field that
+    asks for it, and what one costs."""
+    if spec.workload.kind == YCSB:
+        return ycsb_records_held(spec)
     if spec.sweep is not None and spec.sweep.warehouses:
-        return "spec.sweep.warehouses", max(spec.sweep.warehouses)
-    return "spec.workload.warehouses", spec.workload.warehouses
+        return "spec.sweep.warehouses", max(spec.sweep.warehouses), capacity.WAREHOUSES
+    return "spec.workload.warehouses", spec.workload.warehouses, capacity.WAREHOUSES
+
+
+def ycsb_records_held(spec: RunSpec) -> tuple[str, int, capacity.Unit]:
+    """The records a YCSB run's database holds at most: recordCount, plus the inserts an
+    operationcount bounds (each runner pod runs operationcount operations, insertproportion of
+    them inserts; a run bounded by its duration alone has no such bound, and the headroom the
+    capacity keeps free is what its inserts have)."""
+    props = properties.resolve(spec.workload.ycsb_or_defaults.workload, ycsb_job_properties(spec, "run"))
+    field = "spec.workload.ycsb.recordCount"
+    inserts = int(spec.runners.parallelism * props.operationcount * props.insertproportion)
+    if inserts:
+        field += (
+            f" ({props.recordcount}) + inserts ({spec.runners.parallelism} pods x operationcount "
+            f"{props.operationcount} x insertproportion {props.insertproportion:g})"
+        )
+    return field, props.recordcount + inserts, capacity.ycsb_records(props.fieldcount, props.fieldlength)
 
 
 @dataclass(frozen=True)
@@ -672,9 +692,12 @@ def _job(run: Run, spec: RunSpec, role: str, pod: dict, deadline: int, **job_spe
 YCSB = "ycsb"
 
 
-def ycsb_arguments(spec: RunSpec, phase: str) -> list[str]:
-    """workload.ycsb as `tpcc ycsb load|run` flags: the preset, then every property as `-p`
-    (the spec's own properties last, so they win). A run is bounded by its duration only."""
+YCSB_PHASES = ("load", "run", "verify")  # the `tpcc ycsb` commands of the load, runner and verifier Jobs
+
+
+def ycsb_properties(spec: RunSpec, phase: str) -> dict[str, str]:
+    """workload.ycsb as the `-p` properties of `tpcc ycsb <phase>` (the spec's own properties
+    last, so they win). A run is bounded by its duration only."""
     y = spec.workload.ycsb_or_defaults
     props = {
         "recordcount": y.record_count,
@@ -683,13 +706,52 @@ def ycsb_arguments(spec: RunSpec, phase: str) -> list[str]:
         **({"operationcount": 0} if phase == "run" else {}),
         **(y.properties or {}),
     }
+    return {name: str(value) for name, value in props.items()}
+
+
+def ycsb_arguments(spec: RunSpec, phase: str) -> list[str]:
+    """workload.ycsb as `tpcc ycsb load|run|verify` flags: the preset, then every property as `-p`."""
+    props = ycsb_properties(spec, phase)
     return [
         "ycsb",
         phase,
         "--workload",
-        y.workload,
+        spec.workload.ycsb_or_defaults.workload,
         *[a for name, value in sorted(props.items()) for a in ("-p", f"{name}={value}")],
     ]
+
+
+def ycsb_job_properties(spec: RunSpec, phase: str) -> dict[str, str]:
+    """Every property the phase's Job gives `tpcc ycsb`: the `-p` ones, then those its flags
+    set (--threads, --target, --duration: threadcount, target, maxexecutiontime), which the
+    runner applies last."""
+    w = spec.workload
+    flags: dict[str, Any] = {}
+    if phase == "load":
+        flags = {"threadcount": w.load_workers}
+    elif phase == "run":
+        target = w.ycsb_or_defaults.target_ops_per_second
+        flags = {
+            "threadcount": clients_per_pod(spec),
+            "maxexecutiontime": w.warmup_seconds + w.duration_seconds,
+            **({"target": target / spec.runners.parallelism} if target else {}),
+        }
+    return {**ycsb_properties(spec, phase), **{name: str(value) for name, value in flags.items()}}
+
+
+def ycsb_input_problems(spec: RunSpec) -> list[str]:
+    """What the runner would refuse in the properties its load, run or verify Job is given,
+    found with its own parser (tpcc_runner.ycsb.properties) before anything is deployed: the
+    property named, as the CRD's rules cannot check every value (a count that is no number,
+    minscanlength above maxscanlength, ...)."""
+    if spec.workload.kind != YCSB:
+        return []
+    for phase in YCSB_PHASES:
+        try:
+            properties.resolve(spec.workload.ycsb_or_defaults.workload, ycsb_job_properties(spec, phase))
+        except properties.PropertyError as refused:
+            return [f"spec.workload.ycsb: {refused} (the {phase} Job's `tpcc ycsb {phase}` would refuse it)"]
+    return []
 
 
 def load_job(run: Run, spec: RunSpec, settings: Settings) -> dict:

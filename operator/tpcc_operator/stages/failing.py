@@ -70,10 +70,11 @@ def observes(run: plan.Run, spec: RunSpec, status: dict, seen: World | None) -> 
 
 
 def fail_fast(b: Builder, spec: RunSpec, world: World) -> Step | None:
-    """Permanent problems found before the phase's own logic: a spec the API server would
-    refuse, a pod that will never start (bad image, missing Secret)."""
+    """Permanent problems found before the phase's own logic: a spec the API server (or, for
+    YCSB properties, the runner) would refuse, a pod that will never start (bad image, missing
+    Secret)."""
     if b.phase == PENDING:
-        problems = failures.spec_problems(spec)
+        problems = [*failures.spec_problems(spec), *plan.ycsb_input_problems(spec)]
         if problems:
             return b.fail("InvalidSpec", "; ".join(problems))
     if b.phase in PHASE_CONDITION:
