@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """py-tpcc (the VLDB 2019 paper's tool, vendored in bench/pytpcc, run through pytpcc_shim.py)
-and ours side by side on one SecantusDB started here: each loads, then runs, with the same
-warehouses, clients, duration and write concern, and the CPU of each tool's whole process tree
-is measured (wait4 rusage of the command and every process it waited for, orphans reaped too).
+and ours side by side on SecantusDB (a new, empty server for each, same version and options):
+each loads, then runs, with the same warehouses, clients, duration and write concern, and the
+CPU of each tool's whole process tree is measured (wait4 rusage of the command and every
+process it waited for, orphans reaped too).
 
 Start-up is the tree's CPU until transactions begin: ours, when every client is connected
 (its /ready, before the start file is written); py-tpcc, when its first client process enters
 Executor.execute (the shim creates a file then; polled every 20 ms, so its figure also holds up
 to 20 ms of the first client's work).
 
-Prints one JSON line per tool and one table.
+Both tools run from compiled bytecode, as installed (compile_bytecode). Prints one JSON line
+per tool and one table.
 
     .venv/bin/python runner-image/bench/pytpcc_compare.py [--warehouses 1] [--clients 4] \
         [--duration 60] [--scaled] [--write-concern majority]
@@ -18,6 +20,7 @@ Prints one JSON line per tool and one table.
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import json
 import os
@@ -36,7 +39,6 @@ from servers import free_port
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = Path(__file__).resolve().parent
 PYTPCC_DB = "pytpcc"
-OURS_DB = "tpcc"
 SCALED_FACTOR = 10  # py-tpcc --scalefactor 10: 10,000 items, 300 customers per district
 
 
@@ -115,7 +117,6 @@ def measure_pytpcc(a, work: Path, endpoint: str, client: pymongo.MongoClient) ->
     run = pytpcc(a, work, cfg, "--no-load", "--duration", str(a.duration), started=work / "pytpcc-started")
     # py-tpcc saves its result document (Results.show -> driver.save_result) in test.results
     doc = client.test.results.find_one(sort=[("_id", -1)])
-    client.drop_database(PYTPCC_DB)  # ours loads into an equally empty server
     return _row("py-tpcc", load, rows, run, doc["total"], doc["tpmc"], doc["total_retries"])
 
 
@@ -201,7 +202,9 @@ COLUMNS = (
 
 def table(rows: list[dict]) -> str:
     lines = ["| " + " | ".join(h for _, h in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(f"{r[k]:,}" if isinstance(r[k], int) else str(r[k]) for k, _ in COLUMNS) + " |" for r in rows]
+    lines += [
+        "| " + " | ".join(f"{r[k]:,}" if isinstance(r[k], int) else str(r[k]) for k, _ in COLUMNS) + " |" for r in rows
+    ]
     if len(rows) == 2:
         theirs, mine = rows
         lines.append(
@@ -211,6 +214,29 @@ def table(rows: list[dict]) -> str:
             f"load rows per CPU-s {mine['load_rows_per_cpu_s'] / theirs['load_rows_per_cpu_s']:.1f}x (goal >= 5)"
         )
     return "\n".join(lines)
+
+
+def compile_bytecode(runner: Path) -> None:
+    """Both tools' modules compiled, as an installed package's are (pip compiles them; the
+    runner image pip-installs): without it, where PYTHONDONTWRITEBYTECODE is set, every
+    process of either tool would compile its modules from source at each start."""
+    for tree in (runner / "tpcc_runner", BENCH / "pytpcc", BENCH / "pytpcc_shim.py"):
+        ok = compileall.compile_dir(tree, quiet=1) if tree.is_dir() else compileall.compile_file(tree, quiet=1)
+        if not ok:
+            sys.exit(f"could not compile {tree}")
+
+
+def measure_on_new_server(a, work: Path, tool: str) -> dict:
+    """One tool on a SecantusDB of its own, started empty (dropping the other tool's data
+    from a shared one takes minutes on this server)."""
+    work.mkdir(parents=True)
+    with servers.secantus(work) as server:
+        become_subreaper()  # after the server's start: its processes are not ours to wait for
+        a.endpoint = server.endpoint
+        if tool == "ours":
+            return measure_ours(a, work)
+        with pymongo.MongoClient(f"mongodb://{server.endpoint}/?directConnection=true") as client:
+            return measure_pytpcc(a, work, server.endpoint, client)
 
 
 def main() -> None:
@@ -224,15 +250,11 @@ def main() -> None:
     ap.add_argument("--runner", type=Path, default=ROOT / "runner-image", help="the runner-image measured")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tpcc-pytpcc-"))
-    with servers.secantus(work) as server:
-        become_subreaper()  # after the server's start: its processes are not ours to wait for
-        a.endpoint = server.endpoint
-        client = pymongo.MongoClient(f"mongodb://{server.endpoint}/?directConnection=true")
-        rows = []
-        if a.only != "ours":
-            rows.append(measure_pytpcc(a, work, server.endpoint, client))
-        if a.only != "py-tpcc":
-            rows.append(measure_ours(a, work))
+    compile_bytecode(a.runner)
+    rows = []
+    for tool in ("py-tpcc", "ours"):
+        if a.only in (None, tool):
+            rows.append(measure_on_new_server(a, work / tool, tool))
     for r in rows:
         print(json.dumps(r))
     print(

@@ -6,7 +6,8 @@ py-tpcc asks stays the same; only how it reaches the server changes:
 - `$comment` inside a query filter (every py-tpcc statement has one) is a no-op for matching,
   but SecantusDB plans such a filter as a collection scan. The shim takes it out of the filter
   and sends it as the command's `comment` field (find, update, findAndModify, aggregate,
-  delete, and the filters of a bulk write's operations), which MongoDB documents as the same annotation (profiler, currentOp, logs).
+  delete, and the filters of a bulk write's operations), which MongoDB documents as the same
+  annotation (profiler, currentOp, logs).
 - StockLevel's count, `{S_W_ID: w, S_I_ID: {$in: [...]}, S_QUANTITY: {$lt: t}}`: SecantusDB
   uses the (S_W_ID, S_I_ID) index for the `$in` alone, but not once a range on another field is
   beside it. count_documents sends `[{$match: filter}, {$group: {_id: 1, n: {$sum: 1}}}]`; the
