@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pymongo
 import servers
-from overhead import become_subreaper, reap_all, tpcc_command, tree_cpu
+from overhead import become_subreaper, tpcc_command, tree_cpu
 from servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +42,29 @@ PYTPCC_DB = "pytpcc"
 SCALED_FACTOR = 10  # py-tpcc --scalefactor 10: 10,000 items, 300 customers per district
 
 
-def run_measured(cmd: list[str], env: dict, cwd: Path, started) -> dict:
+def reap_all_but(usages: list, server_pid: int) -> None:
+    """Wait for every child of this process but the server (this process is a subreaper: a
+    server started after that is adopted too, and lives on); append each one's rusage."""
+    while True:
+        children = [pid for pid, ppid in _parents() if ppid == os.getpid() and pid != server_pid]
+        if not children:
+            return
+        for pid in children:
+            with contextlib.suppress(ChildProcessError):
+                usages.append(os.wait4(pid, 0)[2])
+
+
+def _parents() -> list[tuple[int, int]]:
+    """(pid, parent pid) of every process."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError, IndexError):
+                out.append((int(entry.name), int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])))
+    return out
+
+
+def run_measured(cmd: list[str], env: dict, cwd: Path, started, server_pid: int) -> dict:
     """Run cmd to its end; `started(p)` returns the tree's CPU at the start of transactions
     (or None for a load). Returns wall seconds, total CPU seconds, start-up CPU, stdout."""
     with tempfile.TemporaryFile("w+") as err, tempfile.TemporaryFile("w+") as out:
@@ -52,7 +74,7 @@ def run_measured(cmd: list[str], env: dict, cwd: Path, started) -> dict:
         _, status, usage = os.wait4(p.pid, 0)  # the command and the processes it waited for
         wall = time.monotonic() - t0
         usages = [usage]
-        reap_all(usages)  # orphans that came to this subreaper
+        reap_all_but(usages, server_pid)  # orphans that came to this subreaper
         p.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         out.seek(0)
@@ -91,7 +113,7 @@ def pytpcc(a, work: Path, cfg: Path, *args: str, started=None) -> dict:
     env = dict(os.environ)
     if started:
         env["TPCC_PYTPCC_STARTED"] = str(started)
-    return run_measured(cmd, env, work, (lambda p: _wait_for_file(p, started)) if started else None)
+    return run_measured(cmd, env, work, (lambda p: _wait_for_file(p, started)) if started else None, a.server_pid)
 
 
 def _wait_for_file(p: subprocess.Popen, path: Path) -> float | None:
@@ -127,7 +149,7 @@ def ours(a, *args: str, started=None) -> dict:
     common = ["--db", "mongodb", "--endpoints", a.endpoint, "--driver-opt", f"write_concern={a.write_concern}"]
     common += ["--warehouses", str(a.warehouses)]
     cmd, env = tpcc_command(a.runner, args[0], *common, *args[1:])
-    return run_measured(cmd, env, a.runner, started)
+    return run_measured(cmd, env, a.runner, started, a.server_pid)
 
 
 def _until_ready(p: subprocess.Popen, port: int, start_file: Path) -> float:
@@ -205,8 +227,8 @@ def table(rows: list[dict]) -> str:
     lines += [
         "| " + " | ".join(f"{r[k]:,}" if isinstance(r[k], int) else str(r[k]) for k, _ in COLUMNS) + " |" for r in rows
     ]
-    if len(rows) == 2:
-        theirs, mine = rows
+    if len(rows) >= 2 and rows[0]["tool"] == "py-tpcc":
+        theirs, mine = rows[0], rows[-1]
         lines.append(
             f"ours / py-tpcc: CPU per commit {mine['cpu_ms_per_commit'] / theirs['cpu_ms_per_commit']:.2f} "
             f"(goal <= 0.5), without start-up "
@@ -232,7 +254,7 @@ def measure_on_new_server(a, work: Path, tool: str) -> dict:
     work.mkdir(parents=True)
     with servers.secantus(work) as server:
         become_subreaper()  # after the server's start: its processes are not ours to wait for
-        a.endpoint = server.endpoint
+        a.endpoint, a.server_pid = server.endpoint, server.pid
         if tool == "ours":
             return measure_ours(a, work)
         with pymongo.MongoClient(f"mongodb://{server.endpoint}/?directConnection=true") as client:
@@ -248,13 +270,20 @@ def main() -> None:
     ap.add_argument("--write-concern", default="majority", help="majority or a number of members")
     ap.add_argument("--only", choices=("py-tpcc", "ours"), default=None)
     ap.add_argument("--runner", type=Path, default=ROOT / "runner-image", help="the runner-image measured")
+    ap.add_argument("--before", type=Path, default=None, help="also measure this runner-image (a row before ours)")
+    ap.add_argument("--before-label", default="before", help="that row's name")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="tpcc-pytpcc-"))
-    compile_bytecode(a.runner)
+    for runner in filter(None, (a.runner, a.before)):
+        compile_bytecode(runner)
     rows = []
-    for tool in ("py-tpcc", "ours"):
-        if a.only in (None, tool):
-            rows.append(measure_on_new_server(a, work / tool, tool))
+    if a.only in (None, "py-tpcc"):
+        rows.append(measure_on_new_server(a, work / "py-tpcc", "py-tpcc"))
+    if a.before and a.only in (None, "ours"):
+        rows.append(measure_on_new_server(argparse.Namespace(**{**vars(a), "runner": a.before}), work / "before", "ours"))
+        rows[-1]["tool"] = f"ours ({a.before_label})"
+    if a.only in (None, "ours"):
+        rows.append(measure_on_new_server(a, work / "ours", "ours"))
     for r in rows:
         print(json.dumps(r))
     print(

@@ -50,22 +50,22 @@ class Transactions(Sessions):
 
     def _new_order(self, s, p: dict[str, Any]) -> dict[str, Any]:
         w_id, d_id, c_id, lines = p["w_id"], p["d_id"], p["c_id"], p["items"]
-        # Reads first and the district's d_next_o_id (ten districts a warehouse, every NewOrder
-        # takes one) written as late as it can be: a write is held until the commit, and a
-        # transaction writing the same document meanwhile fails with a write conflict and is
-        # retried. The statements and what they read and write are the clause's; only the
-        # order differs, which a transaction's outcome does not depend on.
-        items = self._ordered_items(s, w_id, d_id, lines)
+        # The warehouse and customer reads before the district's d_next_o_id write (ten
+        # districts a warehouse, every NewOrder takes one): a write is held until the commit,
+        # and a transaction writing the same document meanwhile fails with a write conflict and
+        # is retried. The items stay after it: an unused item rolls back a NewOrder that has
+        # taken its order number (clause 2.4.2.3, and isolation test 4 of clause 3.4.2.4).
         w = self._coll("warehouse").find_one({"w_id": w_id}, {"_id": 0, "w_tax": 1}, session=s)
         if w is None:
             raise NotLoaded(f"mongodb: no warehouse w_id={w_id}")
         c = self._customer(s, w_id, d_id, c_id, None, {"_id": 0, "c_discount": 1, "c_last": 1, "c_credit": 1})
+        d = self._take_order_id(s, w_id, d_id)
+        o_id = d["d_next_o_id"]
+        items = self._ordered_items(s, w_id, d_id, lines)
         dist_col = f"s_dist_{d_id:02d}"
         stock = self._stock_of(s, lines, dist_col)
         order_lines, stock_updates = self._take_stock(w_id, lines, items, stock, dist_col)
         self._write_stock(s, stock, stock_updates)
-        d = self._take_order_id(s, w_id, d_id)
-        o_id = d["d_next_o_id"]
         self._insert_order(s, p, o_id, order_lines)
         total = sum(ol["ol_amount"] for ol in order_lines)  # cents
         total_cents = round(total * (1 - c["c_discount"]) * (1 + w["w_tax"] + d["d_tax"]))
@@ -216,7 +216,8 @@ class Transactions(Sessions):
         w_id, d_id, amount = p["w_id"], p["d_id"], _cents(p["h_amount"])
         # The customer first, the district and then the warehouse (every Payment of the
         # warehouse writes it) last but the history: their writes are held until the commit,
-        # so as late as they can be (see _new_order). The order changes no outcome.
+        # so as late as they can be (see _new_order). Payment cannot roll back, so the order
+        # changes no outcome.
         c = self._customer(
             s,
             p["c_w_id"],
