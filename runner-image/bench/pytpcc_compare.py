@@ -280,7 +280,8 @@ def main() -> None:
     if a.only in (None, "py-tpcc"):
         rows.append(measure_on_new_server(a, work / "py-tpcc", "py-tpcc"))
     if a.before and a.only in (None, "ours"):
-        rows.append(measure_on_new_server(argparse.Namespace(**{**vars(a), "runner": a.before}), work / "before", "ours"))
+        before = argparse.Namespace(**{**vars(a), "runner": a.before})
+        rows.append(measure_on_new_server(before, work / "before", "ours"))
         rows[-1]["tool"] = f"ours ({a.before_label})"
     if a.only in (None, "ours"):
         rows.append(measure_on_new_server(a, work / "ours", "ours"))

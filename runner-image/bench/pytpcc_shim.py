@@ -114,19 +114,24 @@ def _count_documents(original):
     return count_documents
 
 
+# Collection methods whose first argument is a filter (find_one calls find)
+FILTER_METHODS = (
+    "find",
+    "update_one",
+    "update_many",
+    "replace_one",
+    "delete_one",
+    "delete_many",
+    "find_one_and_update",
+    "find_one_and_delete",
+    "find_one_and_replace",
+)
+PATCHED = (*FILTER_METHODS, "count_documents", "bulk_write")
+
+
 def install() -> None:
-    """Patch pymongo's Collection for this process and the py-tpcc workers it forks."""
-    for name in (
-        "find",
-        "update_one",
-        "update_many",
-        "replace_one",
-        "delete_one",
-        "delete_many",
-        "find_one_and_update",
-        "find_one_and_delete",
-        "find_one_and_replace",
-    ):
+    """Patch pymongo's Collection (PATCHED) for this process and the py-tpcc workers it forks."""
+    for name in FILTER_METHODS:
         setattr(Collection, name, _with_comment_moved(getattr(Collection, name)))
     Collection.count_documents = _count_documents(Collection.count_documents)
     Collection.bulk_write = _bulk_write(Collection.bulk_write)
