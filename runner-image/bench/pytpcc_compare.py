@@ -253,12 +253,18 @@ def measure_on_new_server(a, work: Path, tool: str) -> dict:
     from a shared one takes minutes on this server)."""
     work.mkdir(parents=True)
     with servers.secantus(work) as server:
-        become_subreaper()  # after the server's start: its processes are not ours to wait for
+        become_subreaper()  # a later server is adopted: reap_all_but leaves it alone
         a.endpoint, a.server_pid = server.endpoint, server.pid
         if tool == "ours":
-            return measure_ours(a, work)
-        with pymongo.MongoClient(f"mongodb://{server.endpoint}/?directConnection=true") as client:
-            return measure_pytpcc(a, work, server.endpoint, client)
+            row = measure_ours(a, work)
+        else:
+            with pymongo.MongoClient(f"mongodb://{server.endpoint}/?directConnection=true") as client:
+                row = measure_pytpcc(a, work, server.endpoint, client)
+    # an adopted server, stopped, is this process's zombie: reaped here, or the next tool's
+    # reap_all_but would count the server's CPU as that tool's
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(server.pid, 0)
+    return row
 
 
 def main() -> None:
