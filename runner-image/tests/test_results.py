@@ -199,3 +199,26 @@ def test_latency_has_the_minimum_beside_the_percentiles():
         ]["min"]
         == 0.0
     )
+
+
+def test_mean_latency_is_hdrhistograms_own_mean_over_the_recorded_buckets():
+    import random
+
+    from tpcc_runner.results import latency_summary_ms, new_histogram
+
+    rng = random.Random(3)
+    for scale_s in (0.0005, 0.02, 3.0):
+        h = new_histogram()
+        for _ in range(500):
+            record_latency(h, rng.expovariate(1 / scale_s))
+        assert latency_summary_ms(h)["mean"] == round(h.get_mean_value() / 1000, 3)
+
+
+def test_a_client_process_sends_its_statistics_without_a_summary_and_they_come_back_whole():
+    stats = _stats(3, 0.25)[NEW_ORDER]
+    stats.retries = 2
+    wire = stats.to_wire()
+    assert "latency_ms" not in wire
+    back = TypeStats.from_dict(wire)
+    assert (back.counts, back.retries) == (stats.counts, 2)
+    assert back.histogram.get_total_count() == 3

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import math
 import queue
+import random
 import threading
 import time
 from dataclasses import dataclass, field
@@ -24,6 +25,9 @@ from .workload import DELIVERY, NEW_ORDER, TRANSACTIONS, CConstants, RemotePerce
 
 log = logging.getLogger("tpcc.executor")
 REPORT_INTERVAL = 1.0
+# Back-off before retrying a transaction (the README's retry policy): see retry_backoff.
+RETRY_BACKOFF_FLOOR = 0.005
+RETRY_BACKOFF_CAP = 1.0
 _METHODS = {
     "NEW_ORDER": "new_order",
     "PAYMENT": "payment",
@@ -187,6 +191,7 @@ def execute_once(
     method = getattr(driver, _METHODS[txn])
     retries = reconnects = 0
     while True:
+        attempt_start = time.monotonic()
         try:
             return "committed", method(params), retries, reconnects, None
         except UserAbort:
@@ -199,11 +204,26 @@ def execute_once(
             if retries >= max_retries or time.time() >= deadline:
                 return "errors", None, retries, reconnects, f"{txn}: gave up after {retries} retries: {e}"
             retries += 1
-            time.sleep(min(0.005 * 2**retries, 1.0))
+            time.sleep(retry_backoff(retries, time.monotonic() - attempt_start, random.random()))
         except DriverError as e:
             return "errors", None, retries, reconnects, f"{txn}: {type(e).__name__}: {e}"
         except Exception as e:  # a driver bug must not kill the terminal: count and go on
             return "errors", None, retries, reconnects, f"{txn}: {type(e).__name__}: {e}"
+
+
+def retry_backoff(retry: int, attempt_seconds: float, draw: float) -> float:
+    """Seconds to wait before retry number `retry` (1, 2, ...) of a transaction whose failed
+    attempt took attempt_seconds; draw is uniform in [0, 1).
+
+    A TransientTransactionError (write conflict, lock timeout) asks for the whole transaction
+    again, but the transaction it lost to still holds its writes until it commits, which takes
+    about as long as an attempt: retrying at once mostly conflicts again and wastes the work.
+    So the ceiling starts at the longer of 5 ms and the failed attempt's duration and doubles
+    with each retry, capped at 1 s; the wait is half the ceiling plus a uniform share of the
+    other half ("equal jitter"), so terminals that lost to the same writer do not all come back
+    at once (MongoDB's with_transaction also backs off with jitter, from 5 ms)."""
+    ceiling = min(RETRY_BACKOFF_CAP, max(RETRY_BACKOFF_FLOOR, attempt_seconds) * 2 ** (retry - 1))
+    return ceiling * (0.5 + 0.5 * draw)
 
 
 def _terminal(plan: RunPlan, global_client: int, driver, acc: _Accumulator, window: Window) -> None:
@@ -298,7 +318,7 @@ def client_process(plan: RunPlan, client_ids: list[int], start_at, reports) -> N
     reports.put(
         {
             "kind": "done",
-            "measured": {t: s.to_dict(0) for t, s in acc.measured.items()},
+            "measured": {t: s.to_wire() for t, s in acc.measured.items()},
             "new_orders_per_second": acc.new_orders_per_second,
             "terminals_started": max(acc.started),
             "terminals_stopped": min(acc.stopped),

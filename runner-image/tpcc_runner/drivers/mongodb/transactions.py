@@ -50,12 +50,17 @@ class Transactions(Sessions):
 
     def _new_order(self, s, p: dict[str, Any]) -> dict[str, Any]:
         w_id, d_id, c_id, lines = p["w_id"], p["d_id"], p["c_id"], p["items"]
-        d = self._take_order_id(s, w_id, d_id)
-        o_id = d["d_next_o_id"]
+        # The warehouse and customer reads before the district's d_next_o_id write (ten
+        # districts a warehouse, every NewOrder takes one): a write is held until the commit,
+        # and a transaction writing the same document meanwhile fails with a write conflict and
+        # is retried. The items stay after it: an unused item rolls back a NewOrder that has
+        # taken its order number (clause 2.4.2.3, and isolation test 4 of clause 3.4.2.4).
         w = self._coll("warehouse").find_one({"w_id": w_id}, {"_id": 0, "w_tax": 1}, session=s)
         if w is None:
             raise NotLoaded(f"mongodb: no warehouse w_id={w_id}")
         c = self._customer(s, w_id, d_id, c_id, None, {"_id": 0, "c_discount": 1, "c_last": 1, "c_credit": 1})
+        d = self._take_order_id(s, w_id, d_id)
+        o_id = d["d_next_o_id"]
         items = self._ordered_items(s, w_id, d_id, lines)
         dist_col = f"s_dist_{d_id:02d}"
         stock = self._stock_of(s, lines, dist_col)
@@ -209,8 +214,10 @@ class Transactions(Sessions):
 
     def _payment(self, s, p: dict[str, Any]) -> dict[str, Any]:
         w_id, d_id, amount = p["w_id"], p["d_id"], _cents(p["h_amount"])
-        w = self._inc_and_read("warehouse", {"w_id": w_id}, "w_ytd", amount, ["w_name"], s)
-        d = self._inc_and_read("district", {"d_w_id": w_id, "d_id": d_id}, "d_ytd", amount, ["d_name"], s)
+        # The customer first, the district and then the warehouse (every Payment of the
+        # warehouse writes it) last but the history: their writes are held until the commit,
+        # so as late as they can be (see _new_order). Payment cannot roll back, so the order
+        # changes no outcome.
         c = self._customer(
             s,
             p["c_w_id"],
@@ -224,6 +231,11 @@ class Transactions(Sessions):
         if c["c_credit"] == "BC":  # clause 2.5.2.2: history prepended to C_DATA, 500 chars max
             entry = f"{c_id} {p['c_d_id']} {p['c_w_id']} {d_id} {w_id} {amount / 100:.2f} "
             update["$set"] = {"c_data": (entry + c["c_data"])[:500]}
+        customer_key = {"c_w_id": p["c_w_id"], "c_d_id": p["c_d_id"], "c_id": c_id}
+        if self.schema != "embedded":
+            self._coll("customer").update_one(customer_key, update, session=s)
+        d = self._inc_and_read("district", {"d_w_id": w_id, "d_id": d_id}, "d_ytd", amount, ["d_name"], s)
+        w = self._inc_and_read("warehouse", {"w_id": w_id}, "w_ytd", amount, ["w_name"], s)
         history = {
             "h_d_id": d_id,
             "h_w_id": w_id,
@@ -231,12 +243,10 @@ class Transactions(Sessions):
             "h_amount": amount,
             "h_data": f"{w['w_name']}    {d['d_name']}",
         }
-        if self.schema == "embedded":
+        if self.schema == "embedded":  # the history goes inside the customer's document
             update["$push"] = {"history": history}
-        self._coll("customer").update_one(
-            {"c_w_id": p["c_w_id"], "c_d_id": p["c_d_id"], "c_id": c_id}, update, session=s
-        )
-        if self.schema != "embedded":
+            self._coll("customer").update_one(customer_key, update, session=s)
+        else:
             self._coll("history").insert_one(
                 {"h_c_id": c_id, "h_c_d_id": p["c_d_id"], "h_c_w_id": p["c_w_id"], **history}, session=s
             )

@@ -1,0 +1,3 @@
+# -*- coding: utf-8 -*-
+
+__all__ = ["executor", "loader"]

@@ -1,0 +1,3 @@
+# -*- coding: utf-8 -*-
+
+__all__ = ["scaleparameters", "rand", "nurand", "results"]
