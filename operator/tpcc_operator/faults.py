@@ -162,74 +162,84 @@ def decide(
     primary: str | None,
     seed: str,
 ) -> Decision:
-    """The next move of fault injection while the runners measure."""
-    db = spec.database.type
+    """The next move of fault injection while the runners measure: the last fault's next state
+    (killed, skipped, recovered), or the next fault due."""
     entries = [dict(e) for e in faults]
     last = entries[-1] if entries else None
     d = Decision()
-    end = measured_end(spec, start_at)
-    if last and last["state"] == INJECTING and now >= end:
+    if last and last["state"] == INJECTING and now >= measured_end(spec, start_at):
         last.update(state=SKIPPED, message="the measured interval ended before the kill")
         d.events.append(("Warning", "FaultSkipped", f"fault {last['number']}: {last['message']}"))
     elif last and last["state"] == INJECTING:
-        last.update(state=INJECTED, injectedTime=rfc3339(now))
-        method = last.get("method", DELETE_POD)
-        d.kills = [
-            Kill(t["pod"], t["uid"], last["gracePeriodSeconds"], method, t["restarts"]) for t in victims_of(last)
-        ]
-        who = last["target"] if "targets" in last else f"pod {last['target']}"
-        what = (
-            f"killed the database process of {who} (SIGKILL)"
-            if method == KILL_PROCESS
-            else f"deleted {who} with grace period {last['gracePeriodSeconds']}s"
-        )
-        d.events.append(("Warning", "FaultInjected", f"fault {last['number']} ({last['action']}): {what}"))
+        _inject(d, last, now)
     elif last and last["state"] == INJECTED:
-        by_name = {p.name: p for p in pods}
-        victims = victims_of(last)
-        back = [by_name.get(t["pod"]) for t in victims]
-        if all(p and came_back(last, t, p) for t, p in zip(victims, back)) and all(p.ready for p in pods):
-            seconds = round((now - parse_time(last["injectedTime"])).total_seconds(), 1)
-            last.update(state=RECOVERED, recoveredTime=rfc3339(now), recoverySeconds=seconds)
-            if last.get("method") == KILL_PROCESS and back[0] is not None:
-                last["restartCount"] = back[0].restarts
-            d.events.append(
-                (
-                    "Normal",
-                    "FaultRecovered",
-                    f"fault {last['number']}: {last['target']} is back and ready after {seconds}s",
-                )
-            )
-        else:
+        if not _recovered(d, last, pods, now):
             return d
     else:
         nxt = next_due(spec, entries, start_at, now)
         if nxt is None:
             return d
-        entry = {
-            "number": nxt.number,
-            "action": nxt.action,
-            "method": nxt.method,
-            "dueTime": rfc3339(nxt.due),
-            "gracePeriodSeconds": nxt.grace_seconds,
-        }
-        chosen = choose_victims(nxt, db, release, pods, primary, seed)
-        if isinstance(chosen, str):
-            entry.update(state=SKIPPED, message=chosen)
-            d.events.append(("Warning", "FaultSkipped", f"fault {nxt.number} ({nxt.action}): {chosen}"))
-        elif nxt.action == "kill-all":
-            entry.update(
-                state=INJECTING,
-                target=f"all {len(chosen)} pods: {', '.join(v.name for v in chosen)}",
-                targets=[{"pod": v.name, "uid": v.uid, "restarts": v.restarts} for v in chosen],
-            )
-        else:
-            entry.update(state=INJECTING, target=chosen[0].name, targetUID=chosen[0].uid)
-            if nxt.method == KILL_PROCESS:
-                entry["targetRestarts"] = chosen[0].restarts
-        entries.append(entry)
+        entries.append(_due_entry(d, nxt, choose_victims(nxt, spec.database.type, release, pods, primary, seed)))
     d.faults = entries
     return d
+
+
+def _inject(d: Decision, entry: dict, now: dt.datetime) -> None:
+    """The kill of an INJECTING entry: its victims into d.kills, the entry INJECTED."""
+    entry.update(state=INJECTED, injectedTime=rfc3339(now))
+    method = entry.get("method", DELETE_POD)
+    d.kills = [Kill(t["pod"], t["uid"], entry["gracePeriodSeconds"], method, t["restarts"]) for t in victims_of(entry)]
+    who = entry["target"] if "targets" in entry else f"pod {entry['target']}"
+    what = (
+        f"killed the database process of {who} (SIGKILL)"
+        if method == KILL_PROCESS
+        else f"deleted {who} with grace period {entry['gracePeriodSeconds']}s"
+    )
+    d.events.append(("Warning", "FaultInjected", f"fault {entry['number']} ({entry['action']}): {what}"))
+
+
+def _recovered(d: Decision, entry: dict, pods: list[DatabasePod], now: dt.datetime) -> bool:
+    """Whether an INJECTED entry's victims came back and every database pod is ready; if so the
+    entry is RECOVERED with its recovery time."""
+    by_name = {p.name: p for p in pods}
+    victims = victims_of(entry)
+    back = [by_name.get(t["pod"]) for t in victims]
+    if not (all(p and came_back(entry, t, p) for t, p in zip(victims, back)) and all(p.ready for p in pods)):
+        return False
+    seconds = round((now - parse_time(entry["injectedTime"])).total_seconds(), 1)
+    entry.update(state=RECOVERED, recoveredTime=rfc3339(now), recoverySeconds=seconds)
+    if entry.get("method") == KILL_PROCESS and back[0] is not None:
+        entry["restartCount"] = back[0].restarts
+    d.events.append(
+        ("Normal", "FaultRecovered", f"fault {entry['number']}: {entry['target']} is back and ready after {seconds}s")
+    )
+    return True
+
+
+def _due_entry(d: Decision, nxt: Injection, chosen: list[DatabasePod] | str) -> dict:
+    """The status entry of the fault now due: INJECTING its chosen victims, or SKIPPED (chosen is
+    then why)."""
+    entry: dict = {
+        "number": nxt.number,
+        "action": nxt.action,
+        "method": nxt.method,
+        "dueTime": rfc3339(nxt.due),
+        "gracePeriodSeconds": nxt.grace_seconds,
+    }
+    if isinstance(chosen, str):
+        entry.update(state=SKIPPED, message=chosen)
+        d.events.append(("Warning", "FaultSkipped", f"fault {nxt.number} ({nxt.action}): {chosen}"))
+    elif nxt.action == "kill-all":
+        entry.update(
+            state=INJECTING,
+            target=f"all {len(chosen)} pods: {', '.join(v.name for v in chosen)}",
+            targets=[{"pod": v.name, "uid": v.uid, "restarts": v.restarts} for v in chosen],
+        )
+    else:
+        entry.update(state=INJECTING, target=chosen[0].name, targetUID=chosen[0].uid)
+        if nxt.method == KILL_PROCESS:
+            entry["targetRestarts"] = chosen[0].restarts
+    return entry
 
 
 def victims_of(entry: dict) -> list[dict]:

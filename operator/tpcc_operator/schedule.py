@@ -264,11 +264,7 @@ def decide(
     d = Decision()
     live = sorted((r for r in runs if not r.deleting), key=lambda r: (r.created, r.name))
     active = [r.name for r in live if not r.finished]
-    succeeded = [r.completed for r in live if r.phase == SUCCEEDED and r.completed]
-    last_success = max(succeeded, default=None)
-    old_success = status.get("lastSuccessfulTime")
-    if old_success and (last_success is None or parse_time(old_success) > last_success):
-        last_success = parse_time(old_success)  # its run may be pruned by now
+    last_success = _last_success(live, status)
     d.status = {
         "observedGeneration": generation,
         "active": active,
@@ -302,43 +298,66 @@ def decide(
         else "no start time in the next 8 years"
     )
     if missed:
-        scheduled = missed[0]
-        if len(missed) > TOO_MANY_MISSED:
-            d.events.append(
-                Event(
-                    "Warning",
-                    "TooManyMissedTimes",
-                    f"more than {TOO_MANY_MISSED} start times missed: only the latest, "
-                    f"{rfc3339(scheduled)}, runs (set or lower startingDeadlineSeconds)",
-                )
-            )
-        elif len(missed) > 1:
-            d.events.append(
-                Event(
-                    "Normal",
-                    "MissedTimes",
-                    f"{len(missed) - 1} earlier start time(s) missed: only the latest, {rfc3339(scheduled)}, runs",
-                )
-            )
-        target = run_name(name, scheduled)
-        others = [r for r in active if r != target]
-        if others and sched.concurrency_policy == FORBID:
-            # as CronJob: the start time stays pending until the active run ends (or its deadline)
-            d.events.clear()
-            ready_message = f"{rfc3339(scheduled)} waits: {', '.join(others)} still running (Forbid)"
-        else:
-            if others:  # Replace
-                d.delete = others + d.delete
-                d.events.append(Event("Normal", "Replaced", f"{', '.join(others)} replaced by {target}"))
-                d.status["active"] = []
-            d.create, d.scheduled_time = target, scheduled
-            d.status["lastScheduleTime"] = rfc3339(scheduled)
-            if target not in d.status["active"]:
-                d.status["active"] = d.status["active"] + [target]
+        d.events.extend(_missed_events(missed))
+        ready_message = _start(d, name, sched, missed[0], active) or ready_message
     d.status["conditions"] = _conditions(
         status, generation, now, True, "Suspended" if sched.suspend else "Scheduled", ready_message
     )
     return d
+
+
+def _last_success(live: list[OwnedRun], status: dict) -> dt.datetime | None:
+    """The latest completion of a Succeeded run, or the recorded one if later (its run may be
+    pruned by now)."""
+    succeeded = [r.completed for r in live if r.phase == SUCCEEDED and r.completed]
+    last_success = max(succeeded, default=None)
+    old_success = status.get("lastSuccessfulTime")
+    if old_success and (last_success is None or parse_time(old_success) > last_success):
+        last_success = parse_time(old_success)
+    return last_success
+
+
+def _missed_events(missed: list[dt.datetime]) -> list[Event]:
+    """Start times missed before the latest (missed[0]), which is the only one that runs."""
+    scheduled = missed[0]
+    if len(missed) > TOO_MANY_MISSED:
+        return [
+            Event(
+                "Warning",
+                "TooManyMissedTimes",
+                f"more than {TOO_MANY_MISSED} start times missed: only the latest, "
+                f"{rfc3339(scheduled)}, runs (set or lower startingDeadlineSeconds)",
+            )
+        ]
+    if len(missed) > 1:
+        return [
+            Event(
+                "Normal",
+                "MissedTimes",
+                f"{len(missed) - 1} earlier start time(s) missed: only the latest, {rfc3339(scheduled)}, runs",
+            )
+        ]
+    return []
+
+
+def _start(d: Decision, name: str, sched: ScheduleSpec, scheduled: dt.datetime, active: list[str]) -> str | None:
+    """The run of start time `scheduled` into d, per the concurrency policy; the Ready message
+    when the start waits (Forbid), else None."""
+    target = run_name(name, scheduled)
+    others = [r for r in active if r != target]
+    if others and sched.concurrency_policy == FORBID:
+        # as CronJob: the start time stays pending until the active run ends (or its deadline)
+        d.events.clear()
+        return f"{rfc3339(scheduled)} waits: {', '.join(others)} still running (Forbid)"
+    if others:  # Replace
+        d.delete = others + d.delete
+        d.events.append(Event("Normal", "Replaced", f"{', '.join(others)} replaced by {target}"))
+        d.status["active"] = []
+    d.create, d.scheduled_time = target, scheduled
+    d.status["lastScheduleTime"] = rfc3339(scheduled)
+    if target not in d.status["active"]:
+        d.status["active"] = d.status["active"] + [target]
+    return None
 
 
 def template_refused(decision: Decision, generation: int, status: dict, message: str, now: dt.datetime) -> Decision:

@@ -200,7 +200,7 @@ def require_loaded(store: KeyValueStore, workload: CoreWorkload) -> None:
 
 
 def cmd_ycsb(args, metrics) -> int:
-    from ..cli import _parse_time, connection_options, hold_ledger  # cli imports this module first
+    from ..cli import connection_options, hold_ledger  # cli imports this module first
 
     try:
         props = properties_of(args)
@@ -227,20 +227,8 @@ def cmd_ycsb(args, metrics) -> int:
     ledger = LedgerWriter(args.ledger) if args.ledger else None
     plan = Plan(functools.partial(connected_store, args.db, options, props), props, args.phase, seed + shard[0], shard)
     window: dict[str, float] = {}
-
-    def connected(counts) -> None:  # /ready and the operation counters, as tpcc run's; the barrier
-        metrics.ycsb.source = counts
-        metrics.ready.set()
-        if getattr(args, "start_configmap", None):
-            metrics.set_phase("waiting")
-            start_at = _parse_time(k8s.wait_for_key(args.start_configmap, "startAt", args.start_timeout))
-            time.sleep(max(0.0, start_at - time.time()))
-        if args.phase == "run":
-            metrics.set_phase("measuring")
-        window["start"] = time.time()
-
     try:
-        outcome = execute(plan, ledger.write if ledger else None, connected)
+        outcome = execute(plan, ledger.write if ledger else None, _at_barrier(args, metrics, window))
     finally:
         if ledger:
             ledger.close()
@@ -254,6 +242,36 @@ def cmd_ycsb(args, metrics) -> int:
             threads=props.threadcount,
             window={"start": start, "end": start + outcome.runtime_ms / 1000},
         )
+    _write_results(args, doc, outcome)
+    metrics.set_phase("done")
+    code = _exit_status(args.phase, outcome)
+    if getattr(args, "hold_ledger", None):
+        hold_ledger(args.ledger, args.ledger_port, args.hold_ledger, args.hold_timeout)
+    return code
+
+
+def _at_barrier(args, metrics, window: dict[str, float]):
+    """execute's on_connected: /ready and the operation counters, as tpcc run's; then the
+    barrier (startAt in the start ConfigMap); window["start"] when operations begin."""
+    from ..cli import _parse_time  # cli imports this module first
+
+    def connected(counts) -> None:
+        metrics.ycsb.source = counts
+        metrics.ready.set()
+        if getattr(args, "start_configmap", None):
+            metrics.set_phase("waiting")
+            start_at = _parse_time(k8s.wait_for_key(args.start_configmap, "startAt", args.start_timeout))
+            time.sleep(max(0.0, start_at - time.time()))
+        if args.phase == "run":
+            metrics.set_phase("measuring")
+        window["start"] = time.time()
+
+    return connected
+
+
+def _write_results(args, doc: dict[str, Any], outcome: Outcome) -> None:
+    """The results document to --results and --results-configmap (a load's summary as
+    load.json), redacted; a one-line summary to the log."""
     text = redact(json.dumps(doc, indent=2))
     if args.results:
         with open(args.results, "w") as f:
@@ -271,11 +289,6 @@ def cmd_ycsb(args, metrics) -> int:
         doc["OVERALL"]["Throughput(ops/sec)"],
         outcome.error_count,
     )
-    metrics.set_phase("done")
-    code = _exit_status(args.phase, outcome)
-    if getattr(args, "hold_ledger", None):
-        hold_ledger(args.ledger, args.ledger_port, args.hold_ledger, args.hold_timeout)
-    return code
 
 
 def load_summary(outcome: Outcome) -> dict[str, Any]:
