@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Benchmark of the runner itself, against real servers started here: loads and runs VoltDB
 (and SecantusDB, smaller: it is a Python server) and prints, per database and as the last
-line, the load rate (rows/s), tpmC, and the runner's CPU seconds per committed transaction
-(the runner's own processes, measured with getrusage over the `tpcc run` child tree).
+line, the load rate (rows/s), tpmC, and the runner's and the server's CPU per committed
+transaction side by side. The runner's is its whole process tree: `wait4` of the command and,
+as a child subreaper, of every process it left (the fork server and the clients forked from it
+are not waited for by `tpcc run` itself, so RUSAGE_CHILDREN alone misses them); the server's
+is its process's from /proc (overhead.py's helpers).
 
     .venv/bin/python runner-image/bench/bench.py [--warehouses 1] [--clients 8] [--duration 60]
 """
@@ -12,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -20,29 +22,40 @@ import time
 from pathlib import Path
 
 import servers
+from overhead import become_subreaper, process_cpu, reap_all
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def tpcc(*args: str) -> tuple[dict, float, float]:
-    """(JSON output, wall seconds, CPU seconds of the runner process tree)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """(JSON output, wall seconds, CPU seconds of the runner's whole process tree)."""
     t0 = time.time()
-    p = subprocess.run(
-        [sys.executable, "-m", "tpcc_runner.cli", *args, "--metrics-port", "0"], capture_output=True, text=True
-    )
-    wall = time.time() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode != 0:
-        sys.exit(f"tpcc {args[0]} failed: {p.stderr.strip()[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return json.loads(p.stdout), wall, cpu
+    with tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(
+            [sys.executable, "-m", "tpcc_runner.cli", *args, "--metrics-port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
+        out = p.stdout.read() if p.stdout else ""
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.time() - t0
+        usages = [usage]
+        reap_all(usages)
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            sys.exit(f"tpcc {args[0]} failed: {err.read().strip()[-2000:]}")
+    return json.loads(out), wall, sum(u.ru_utime + u.ru_stime for u in usages)
 
 
-def bench(db: str, endpoint: str, load_args: list[str], run_args: list[str], driver_opts: list[str]) -> dict:
-    common = ["--db", db, "--endpoints", endpoint, *driver_opts]
+def bench(db: str, server: servers.Server, load_args: list[str], run_args: list[str], driver_opts: list[str]) -> dict:
+    # after the server's start: its processes are orphans this process must not wait for
+    become_subreaper()
+    common = ["--db", db, "--endpoints", server.endpoint, *driver_opts]
     loaded, load_wall, _ = tpcc("load", *common, *load_args, "--reset")
+    server_before = process_cpu(server.pid)
     result, _, run_cpu = tpcc("run", *common, *run_args)
+    server_cpu = process_cpu(server.pid) - server_before
     committed_all = sum(t["committed"] for t in result["transactions"].values())
     measured = result["measured_seconds"]
     warmup = result["warmup_seconds"]
@@ -58,6 +71,9 @@ def bench(db: str, endpoint: str, load_args: list[str], run_args: list[str], dri
         "committed_per_s": round(committed_all / measured, 1),
         "runner_cpu_s": round(run_cpu, 1),
         "runner_cpu_ms_per_txn": round(1000 * run_cpu / max(approx_committed, 1), 3),
+        "server_cpu_s": round(server_cpu, 1),
+        "server_cpu_ms_per_txn": round(1000 * server_cpu / max(approx_committed, 1), 3),
+        "runner_share_of_cpu": round(run_cpu / max(run_cpu + server_cpu, 1e-9), 2),
         "new_order_p99_ms": result["transactions"]["NEW_ORDER"]["latency_ms"]["p99"],
         "clients": result["clients"],
         "warehouses": result["warehouses"],
@@ -77,7 +93,7 @@ def main() -> None:
         out.append(
             bench(
                 "voltdb",
-                volt.endpoint,
+                volt,
                 ["--warehouses", str(a.warehouses), "--workers", "2"],
                 [
                     "--warehouses",
@@ -97,7 +113,7 @@ def main() -> None:
             out.append(
                 bench(
                     "mongodb",
-                    sec.endpoint,
+                    sec,
                     ["--warehouses", "1", "--workers", "2", "--items", "10000", "--customers-per-district", "300"],
                     ["--warehouses", "1", "--clients", "4", "--duration", str(min(a.duration, 30)), "--warmup", "5"],
                     [],
@@ -108,7 +124,8 @@ def main() -> None:
     print(
         " | ".join(
             f"{r['db']}: load {r['load_rows_per_s']} rows/s, tpmC {r['tpmC']}, "
-            f"runner {r['runner_cpu_ms_per_txn']} CPU-ms/txn"
+            f"runner {r['runner_cpu_ms_per_txn']} / server {r['server_cpu_ms_per_txn']} CPU-ms/txn "
+            f"(runner {round(100 * r['runner_share_of_cpu'])} % of the run's CPU)"
             for r in out
         )
     )
