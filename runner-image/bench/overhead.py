@@ -44,17 +44,22 @@ def process_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
+def parent_pids() -> list[tuple[int, int]]:
+    """(pid, parent pid) of every process."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError, IndexError):
+                out.append((int(entry.name), int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])))
+    return out
+
+
 def tree_cpu(root: int) -> float:
     """CPU seconds of a live process and all its live descendants, plus what its
     descendants that already exited left in their parents' children counters."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (FileNotFoundError, ProcessLookupError, IndexError):
-                continue
-            parents.setdefault(ppid, []).append(int(entry.name))
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent_pids():
+        children.setdefault(ppid, []).append(pid)
     total, todo = 0.0, [root]
     while todo:
         pid = todo.pop()
@@ -63,7 +68,7 @@ def tree_cpu(root: int) -> float:
         except (FileNotFoundError, ProcessLookupError):
             continue
         total += sum(int(f) for f in fields[11:15]) / CLOCK_TICKS  # utime stime cutime cstime
-        todo.extend(parents.get(pid, []))
+        todo.extend(children.get(pid, []))
     return total
 
 
@@ -75,13 +80,31 @@ def become_subreaper() -> None:
         sys.exit(f"prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
 
 
-def reap_all(usage: list) -> None:
-    """Wait for every remaining child; append each one's rusage."""
+def reap_all(usages: list, keep: int | None = None) -> None:
+    """Wait for every child of this process but `keep` (a server started after
+    become_subreaper() is adopted too, and lives on); append each one's rusage."""
     while True:
-        try:
-            usage.append(os.wait4(-1, 0)[2])
-        except ChildProcessError:
+        children = [pid for pid, ppid in parent_pids() if ppid == os.getpid() and pid != keep]
+        if not children:
             return
+        for pid in children:
+            with contextlib.suppress(ChildProcessError):
+                usages.append(os.wait4(pid, 0)[2])
+
+
+def wait_ready(p: subprocess.Popen, port: int, timeout: float | None = None) -> bool:
+    """Whether `tpcc run`'s /ready answered 200 (every client connected) before the process
+    ended or the timeout passed."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while p.poll() is None and (deadline is None or time.monotonic() < deadline):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/ready", timeout=1) as r:
+                if r.status == 200:
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.02)
+    return False
 
 
 def tpcc_command(runner: Path, *args: str) -> tuple[list[str], dict[str, str]]:
@@ -162,17 +185,8 @@ def measure_startup(runner: Path, endpoint: str, warehouses: int, clients: int, 
     )
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and p.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/ready", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            time.sleep(0.05)
-        else:
-            sys.exit(f"tpcc run did not get ready: {p.stderr.read().strip()[-2000:]}")
+        if not wait_ready(p, port, timeout=120):
+            sys.exit(f"tpcc run did not get ready: {p.stderr.read().strip()[-2000:] if p.stderr else ''}")
         cpu = tree_cpu(p.pid)
         start_file.write_text(f"{time.time():.3f}\n")
         _, err = p.communicate(timeout=120)

@@ -28,40 +28,17 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import pymongo
 import servers
-from overhead import become_subreaper, tpcc_command, tree_cpu
+from overhead import become_subreaper, reap_all, tpcc_command, tree_cpu, wait_ready
 from servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = Path(__file__).resolve().parent
 PYTPCC_DB = "pytpcc"
 SCALED_FACTOR = 10  # py-tpcc --scalefactor 10: 10,000 items, 300 customers per district
-
-
-def reap_all_but(usages: list, server_pid: int) -> None:
-    """Wait for every child of this process but the server (this process is a subreaper: a
-    server started after that is adopted too, and lives on); append each one's rusage."""
-    while True:
-        children = [pid for pid, ppid in _parents() if ppid == os.getpid() and pid != server_pid]
-        if not children:
-            return
-        for pid in children:
-            with contextlib.suppress(ChildProcessError):
-                usages.append(os.wait4(pid, 0)[2])
-
-
-def _parents() -> list[tuple[int, int]]:
-    """(pid, parent pid) of every process."""
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(FileNotFoundError, ProcessLookupError, IndexError):
-                out.append((int(entry.name), int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])))
-    return out
 
 
 def run_measured(cmd: list[str], env: dict, cwd: Path, started, server_pid: int) -> dict:
@@ -74,7 +51,7 @@ def run_measured(cmd: list[str], env: dict, cwd: Path, started, server_pid: int)
         _, status, usage = os.wait4(p.pid, 0)  # the command and the processes it waited for
         wall = time.monotonic() - t0
         usages = [usage]
-        reap_all_but(usages, server_pid)  # orphans that came to this subreaper
+        reap_all(usages, keep=server_pid)  # orphans that came to this subreaper
         p.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         out.seek(0)
@@ -154,14 +131,7 @@ def ours(a, *args: str, started=None) -> dict:
 
 def _until_ready(p: subprocess.Popen, port: int, start_file: Path) -> float:
     """CPU of the tree once every client is connected; then let the run start."""
-    while p.poll() is None:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/ready", timeout=1) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        time.sleep(0.02)
+    wait_ready(p, port)
     cpu = tree_cpu(p.pid)
     start_file.write_text(f"{time.time():.3f}\n")
     return cpu
@@ -253,7 +223,7 @@ def measure_on_new_server(a, work: Path, tool: str) -> dict:
     from a shared one takes minutes on this server)."""
     work.mkdir(parents=True)
     with servers.secantus(work) as server:
-        become_subreaper()  # a later server is adopted: reap_all_but leaves it alone
+        become_subreaper()  # a later server is adopted: reap_all leaves it alone
         a.endpoint, a.server_pid = server.endpoint, server.pid
         if tool == "ours":
             row = measure_ours(a, work)
@@ -261,7 +231,7 @@ def measure_on_new_server(a, work: Path, tool: str) -> dict:
             with pymongo.MongoClient(f"mongodb://{server.endpoint}/?directConnection=true") as client:
                 row = measure_pytpcc(a, work, server.endpoint, client)
     # an adopted server, stopped, is this process's zombie: reaped here, or the next tool's
-    # reap_all_but would count the server's CPU as that tool's
+    # reap_all would count the server's CPU as that tool's
     with contextlib.suppress(ChildProcessError):
         os.waitpid(server.pid, 0)
     return row
