@@ -34,6 +34,21 @@ SWEEP = {
 }
 
 
+def event_reasons(namespace: str, name: str) -> list[str]:
+    """The reasons of every Event about the BenchmarkRun `name`."""
+    out = kubectl(
+        "get",
+        "events",
+        "-n",
+        namespace,
+        "--field-selector",
+        f"involvedObject.name={name}",
+        "-o",
+        "jsonpath={.items[*].reason}",
+    )
+    return out.stdout.split()
+
+
 def test_a_two_by_two_sweep_gives_four_results(namespace, operator):
     kubectl("apply", "-f", str(ROOT / "crds" / "benchmarkresult.yaml"))
     name = "sweep-e2e"
@@ -59,16 +74,7 @@ def test_a_two_by_two_sweep_gives_four_results(namespace, operator):
         assert result["tpmC"] == pytest.approx(cell["tpmC"])
     # one database for the whole sweep, which cleanup Always removes once the sweep is judged
     wait_for("the sweep's database uninstalled", lambda: name + "-g1" not in helm_releases(namespace), 120)
-    events = kubectl(
-        "get",
-        "events",
-        "-n",
-        namespace,
-        "--field-selector",
-        f"involvedObject.name={name}",
-        "-o",
-        "jsonpath={.items[*].reason}",
-    ).stdout.split()
+    events = event_reasons(namespace, name)
     assert events.count("LoadJobCreated") == 2 and events.count("DatabaseInstalled") == 1
     assert events.count("CellStarted") == 3 and events.count("CellMeasured") == 4
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")
@@ -119,16 +125,7 @@ def test_a_matrix_sweep_runs_each_value_on_one_load(namespace, operator):
         options = _full_results(namespace, cell["result"])["results"]["options"]
         assert options["remote_percent"]["new_order_line"] == percent, options
     assert len({r["comparisonHash"] for r in results.values()}) == 2  # each value its own history
-    events = kubectl(
-        "get",
-        "events",
-        "-n",
-        namespace,
-        "--field-selector",
-        f"involvedObject.name={name}",
-        "-o",
-        "jsonpath={.items[*].reason}",
-    ).stdout.split()
+    events = event_reasons(namespace, name)
     assert events.count("LoadJobCreated") == 1 and events.count("DatabaseInstalled") == 1
     assert events.count("CellStarted") == 1 and events.count("CellMeasured") == 2
     wait_for("the sweep's database uninstalled", lambda: name + "-g1" not in helm_releases(namespace), 120)
@@ -184,16 +181,7 @@ def test_a_saturation_search_stops_at_the_plateau_of_a_cpu_capped_database(names
     out = kubectl("get", "benchmarkresults", "-n", namespace, "-l", f"bench.tpcc.dev/run={name}", "-o", "json")
     results = {r["metadata"]["name"]: r["spec"] for r in json.loads(out.stdout)["items"]}
     assert sorted(results) == sorted(c["result"] for c in ran)  # none for the cells never run
-    events = kubectl(
-        "get",
-        "events",
-        "-n",
-        namespace,
-        "--field-selector",
-        f"involvedObject.name={name}",
-        "-o",
-        "jsonpath={.items[*].reason}",
-    ).stdout.split()
+    events = event_reasons(namespace, name)
     assert events.count("LoadJobCreated") == 1 and events.count("SaturationFound") == 1
     wait_for("the search's database uninstalled", lambda: name + "-g1" not in helm_releases(namespace), 120)
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=120s")
@@ -256,16 +244,7 @@ def test_a_sweep_over_replicas_deploys_each_shape_once(namespace, operator):
         assert result["durable"] is True and result["consistent"] is True, result
         assert result["runSpec"]["database"]["deploy"]["replicas"] == replicas
         assert result["database"]["release"] == release
-    events = kubectl(
-        "get",
-        "events",
-        "-n",
-        namespace,
-        "--field-selector",
-        f"involvedObject.name={name}",
-        "-o",
-        "jsonpath={.items[*].reason}",
-    ).stdout.split()
+    events = event_reasons(namespace, name)
     assert events.count("DatabaseInstalled") == 2 and events.count("DeploymentRetired") == 1
     assert events.count("LoadJobCreated") == 2
     # cleanup Always removes the last deployment; the first was retired before the second came
