@@ -5,6 +5,7 @@ district (orders 1-3 delivered, 4-5 in NEW-ORDER), 20 items."""
 from __future__ import annotations
 
 import datetime as dt
+from array import array
 import re
 import socket
 import time
@@ -1125,3 +1126,75 @@ def test_partitioned_by_district_the_transactions_keep_all_twelve_conditions(by_
     results = consistency(by_district)
     assert all(r.passed for r in results.values()), [r for r in results.values() if not r.passed]
     assert results[5].checked == WAREHOUSES * DISTRICTS * ORDERS + 13
+
+
+# -- decoding ---------------------------------------------------------------------------
+
+
+def test_responses_decode_as_voltdbclient_decodes_them(loaded, monkeypatch):
+    """decode_response against voltdbclient's decoder on real answers: every column type
+    with values and NULLs, the transactions' result tables, a user abort, a SQL error."""
+    bodies: list[bytes] = []
+    recv = volt._recv_exact
+
+    def keep(sock, n):
+        data = recv(sock, n)
+        if n > 4:
+            bodies.append(data)
+        return data
+
+    monkeypatch.setattr(volt, "_recv_exact", keep)
+    loaded._sql(
+        "CREATE TABLE decode_probe (t TINYINT, s SMALLINT, i INTEGER, b BIGINT, f FLOAT, d DECIMAL, "
+        "ts TIMESTAMP, v VARCHAR(20), vb VARBINARY(4));",
+        writes=True,
+    )
+    try:
+        values = "-5, -300, 70000, 5000000000, -2.5, -123.456789012345, '2024-01-02 03:04:05.678', 'zoë', x'00ff'"
+        loaded._sql(f"INSERT INTO decode_probe VALUES ({values});", writes=True)
+        loaded._sql(
+            "INSERT INTO decode_probe VALUES (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);", writes=True
+        )
+        loaded._sql("INSERT INTO decode_probe VALUES (0, 0, 0, 0, 0, 0, '1970-01-01', '', x'');", writes=True)
+        rows = loaded._sql("SELECT * FROM decode_probe ORDER BY i;")
+    finally:
+        loaded._sql("DROP TABLE decode_probe;", writes=True)
+    assert rows[0] == [None] * 9
+    assert rows[2][5] == Decimal("-123.456789012345") and rows[2][7] == "zoë"
+    ints = (volt.INTEGER,)
+    loaded._call(
+        "NewOrder",
+        [(volt.INTEGER, 1), (volt.INTEGER, 1), (volt.INTEGER, 1), (volt.TIMESTAMP, T0)]
+        + [(ints, [1, 2]), (ints, [1, 1]), (ints, [3, 4])],
+        writes=True,
+    )
+    with pytest.raises(UserAbort):
+        loaded._call(
+            "NewOrder",
+            [(volt.INTEGER, 1), (volt.INTEGER, 1), (volt.INTEGER, 1), (volt.TIMESTAMP, T0)]
+            + [(ints, [INVALID_ITEM]), (ints, [1]), (ints, [3])],
+            writes=True,
+        )
+    with pytest.raises(DriverError):
+        loaded._sql("INSERT INTO item (i_id) VALUES ('not a number');", writes=True)
+    loaded._call("OrderStatus", [(volt.INTEGER, 1)] * 3 + [(volt.INTEGER, 0), (volt.STRING, "BARBARBAR")], writes=False)
+    loaded._call("StockLevel", [(volt.INTEGER, 1), (volt.INTEGER, 1), (volt.INTEGER, 20)], writes=False)
+    assert len(bodies) >= 9
+    for body in bodies:
+        ours = volt.decode_response(body)
+        theirs = volt.voltdbclient.VoltResponse._from_body(volt._Serializer(), body)
+        assert (ours.status, ours.statusString, ours.appStatus) == (
+            theirs.status,
+            theirs.statusString,
+            theirs.appStatus,
+        )
+        assert [[(c.name, c.type) for c in t.columns] for t in ours.tables] == [
+            [(c.name, c.type) for c in t.columns] for t in theirs.tables
+        ]
+        # VARBINARY: bytes here, array('B') there
+        theirs_rows = [
+            [[bytes(v) if isinstance(v, array) else v for v in row] for row in t.tuples] for t in theirs.tables
+        ]
+        assert [t.tuples for t in ours.tables] == theirs_rows
+    # the error answers were among them, with their status strings
+    assert {volt.USER_ABORT, volt.GRACEFUL_FAILURE} <= {volt.decode_response(b).status for b in bodies}

@@ -68,7 +68,7 @@ DECIMAL_SCALE = 12  # VoltDB's fixed DECIMAL scale
 EPOCH = dt.datetime(1970, 1, 1)
 
 # org.voltdb.client.ClientResponse status codes.
-SUCCESS, USER_ABORT, UNEXPECTED_FAILURE = 1, -1, -3
+SUCCESS, USER_ABORT, GRACEFUL_FAILURE, UNEXPECTED_FAILURE = 1, -1, -2, -3
 CONNECTION_LOST, SERVER_UNAVAILABLE, CONNECTION_TIMEOUT, RESPONSE_UNKNOWN = -4, -5, -6, -7
 TXN_RESTART, TXN_MISPARTITIONED, TXN_MISROUTED = -8, -10, -11
 # Set by the procedures on the TPC-C rollback (NewOrderBase.INVALID_ITEM) and when a row the
@@ -144,8 +144,10 @@ def _decimal(value: Decimal | float | None) -> bytes:
     the loader or the workload (dollars rounded to cents) and is taken as exact cents."""
     if value is None:
         unscaled = NULL_DECIMAL
+    elif type(value) is float:  # cents * 10^10: the same integer as by Decimal, without it
+        unscaled = round(value * 100) * 10 ** (DECIMAL_SCALE - 2)
     else:
-        exact = Decimal(round(value * 100)).scaleb(-2) if isinstance(value, float) else Decimal(value)
+        exact = Decimal(value)
         scaled = exact.scaleb(DECIMAL_SCALE)
         if scaled != scaled.to_integral_value():
             raise ValueError(f"{value!r} has more than {DECIMAL_SCALE} decimals (VoltDB DECIMAL)")
@@ -295,15 +297,25 @@ def encode_invocation(procedure: str, params: list[tuple[Any, Any]]) -> bytes:
             out.append(bytes([VOLTTABLE]) + value)
         elif isinstance(typ, tuple):
             out.append(struct.pack(">bbh", ARRAY, typ[0], len(value)))
-            out.extend(ENCODE[typ[0]](v) for v in value)
+            if typ[0] == INTEGER and None not in value:  # NewOrder's item, warehouse and quantity arrays
+                out.append(struct.pack(f">{len(value)}i", *value))
+            else:
+                out.extend(ENCODE[typ[0]](v) for v in value)
+        elif typ == INTEGER and value is not None:
+            out.append(_TYPED_I32.pack(INTEGER, value))
         else:
             out.append(bytes([typ]) + ENCODE[typ](value))
     body = b"".join(out)
     return _I32.pack(len(body)) + body
 
 
+_TYPED_I32 = struct.Struct(">bi")
+
+
 class _Serializer(voltdbclient.FastSerializer):
-    """The client's decoder, reading TIMESTAMP as naive UTC (the stock one uses local time)."""
+    """voltdbclient's connection state, used to authenticate; responses are decoded by
+    decode_response. Reads TIMESTAMP as naive UTC (the stock one uses local time) for
+    the responses decode_response hands back to it."""
 
     def readTimestamp(self):
         raw = self.readInt64()
@@ -311,6 +323,187 @@ class _Serializer(voltdbclient.FastSerializer):
 
     def readTimestampArray(self):
         return tuple(None if raw is None else EPOCH + dt.timedelta(microseconds=raw) for raw in self.readInt64Array())
+
+
+# -- decoding ---------------------------------------------------------------------------
+# voltdbclient decodes a DECIMAL byte by byte and every value through several calls: that was
+# 40 % of a client's CPU in a VoltDB run (py-spy), more than encoding, the workload and the
+# executor together. decode_response reads the same responses with one struct per row.
+
+SMALLINT = 4
+_RESPONSE_HEAD = struct.Struct(">bqBb")  # version, client handle, present fields, status
+_ROW_CODES = {TINYINT: "b", SMALLINT: "h", INTEGER: "i", BIGINT: "q", FLOAT: "d", TIMESTAMP: "q", DECIMAL: "16s"}
+_NULL_SENTINELS = {TINYINT: -128, SMALLINT: -(2**15), INTEGER: NULL_INTEGER, BIGINT: NULL_BIGINT}
+_NULL_DECIMAL_BYTES = NULL_DECIMAL.to_bytes(16, "big", signed=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    type: int
+
+
+class Table:
+    """A result table. Its rows are decoded when first read: a transaction's answer holds
+    tables the driver never reads (NewOrder's order lines, clause 2.4.3.3's terminal output,
+    which the runner does not display; py-tpcc does not either)."""
+
+    __slots__ = ("columns", "_body", "_at", "_rows", "_tuples")
+
+    def __init__(self, columns: list[Column], tuples: list[list[Any]] | None = None) -> None:
+        self.columns = columns
+        self._tuples = tuples
+        self._body, self._at, self._rows = b"", 0, 0
+
+    @classmethod
+    def undecoded(cls, columns: list[Column], body: bytes, at: int, rows: int) -> Table:
+        table = cls(columns)
+        table._body, table._at, table._rows = body, at, rows
+        return table
+
+    @property
+    def tuples(self) -> list[list[Any]]:
+        if self._tuples is None:
+            self._tuples = _decode_rows(self._body, self._at, self._rows, [c.type for c in self.columns])
+            self._body = b""
+        return self._tuples
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A procedure's answer (org.voltdb.ClientResponseImpl), the fields the driver reads."""
+
+    status: int
+    statusString: str | None  # noqa: N815 - voltdbclient's names, which callers read
+    appStatus: int | None  # noqa: N815
+    tables: list[Table]
+
+
+class UndecodableColumn(ValueError):
+    """A column type decode_response does not read (geography, date): voltdbclient does."""
+
+
+def _decimal_value(raw: bytes) -> Decimal | None:
+    if raw == _NULL_DECIMAL_BYTES:
+        return None
+    return Decimal(int.from_bytes(raw, "big", signed=True)).scaleb(-DECIMAL_SCALE)
+
+
+def _timestamp_value(raw: int) -> dt.datetime | None:
+    return None if raw == NULL_BIGINT else EPOCH + dt.timedelta(microseconds=raw)
+
+
+def _float_value(raw: float) -> float | None:
+    return None if abs(raw - NULL_FLOAT) < 1e307 else raw
+
+
+def _string_at(body: bytes, off: int, typ: int) -> tuple[Any, int]:
+    (length,) = _I32.unpack_from(body, off)
+    off += 4
+    if length < 0:
+        return None, off
+    raw = body[off : off + length]
+    return (raw.decode() if typ == STRING else raw), off + length
+
+
+def _read_table(body: bytes, off: int) -> tuple[Table, int]:
+    (size,) = _I32.unpack_from(body, off)
+    end = off + 4 + size
+    (count,) = _I16.unpack_from(body, off + 9)  # after the header size and the status byte
+    types = list(body[off + 11 : off + 11 + count])
+    off += 11 + count
+    columns = []
+    for typ in types:
+        name, off = _string_at(body, off, STRING)
+        columns.append(Column(name, typ))
+    if any(t not in _ROW_CODES and t not in (STRING, VARBINARY) for t in types):
+        raise UndecodableColumn(f"column types {types}")
+    (rows,) = _I32.unpack_from(body, off)
+    return Table.undecoded(columns, body, off + 4, rows), end
+
+
+def _row_layout(types: list[int]) -> tuple[list[Any], list[tuple[int, Any]], list[tuple[int, int]]]:
+    """How a row of these column types is read: its segments (a struct for each run of
+    fixed-width columns, or a STRING/VARBINARY type), the columns whose value needs
+    converting (DECIMAL, TIMESTAMP, FLOAT) and the integer columns with their NULL."""
+    segments: list[Any] = []
+    codes = ""
+    for typ in types:
+        if typ in _ROW_CODES:
+            codes += _ROW_CODES[typ]
+            continue
+        if codes:
+            segments.append(struct.Struct(">" + codes))
+            codes = ""
+        segments.append(typ)
+    if codes:
+        segments.append(struct.Struct(">" + codes))
+    converted = {DECIMAL: _decimal_value, TIMESTAMP: _timestamp_value, FLOAT: _float_value}
+    conversions = [(i, converted[t]) for i, t in enumerate(types) if t in converted]
+    nulls = [(i, _NULL_SENTINELS[t]) for i, t in enumerate(types) if t in _NULL_SENTINELS]
+    return segments, conversions, nulls
+
+
+def _decode_rows(body: bytes, off: int, rows: int, types: list[int]) -> list[list[Any]]:
+    segments, conversions, nulls = _row_layout(types)
+    tuples = []
+    for _ in range(rows):
+        off += 4  # the row's size
+        values: list[Any] = []
+        for segment in segments:
+            if type(segment) is int:
+                value, off = _string_at(body, off, segment)
+                values.append(value)
+            else:
+                values += segment.unpack_from(body, off)
+                off += segment.size
+        for i, convert in conversions:
+            values[i] = convert(values[i])
+        for i, null in nulls:
+            if values[i] == null:
+                values[i] = None
+        tuples.append(values)
+    return tuples
+
+
+def decode_response(body: bytes) -> Response:
+    """One response message (without its length prefix), as voltdbclient.VoltResponse
+    reads it: status, status string, application status and the result tables."""
+    _, _, present, status = _RESPONSE_HEAD.unpack_from(body, 0)
+    off = _RESPONSE_HEAD.size
+    status_string = None
+    if present & 0x20:
+        status_string, off = _string_at(body, off, STRING)
+    app_status: int | None = struct.unpack_from(">b", body, off)[0]
+    if app_status == -128:  # unset (voltdbclient reads the NULL TINYINT as None too)
+        app_status = None
+    off += 1
+    if present & 0x80:  # the application status string
+        _, off = _string_at(body, off, STRING)
+    off += 4  # round-trip time
+    if present & 0x40:  # a serialized exception (VoltDB 10 sends none to clients): its length, then itself
+        off += 4 + _I32.unpack_from(body, off)[0]
+    (count,) = _I16.unpack_from(body, off)
+    off += 2
+    tables = []
+    for _ in range(count):
+        table, off = _read_table(body, off)
+        tables.append(table)
+    return Response(status, status_string, app_status, tables)
+
+
+def _decode(conn: _Serializer, body: bytes) -> Response:
+    try:
+        return decode_response(body)
+    except UndecodableColumn:  # system procedures' geography or date columns
+        stock = voltdbclient.VoltResponse._from_body(conn, body)
+        tables = [Table([Column(c.name, c.type) for c in t.columns], t.tuples) for t in stock.tables or []]
+        return Response(stock.status, stock.statusString, stock.appStatus, tables)
+
+
+def _where(endpoint: tuple[str, int]) -> str:
+    host, port = endpoint
+    return f"{host}:{port}"
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
@@ -551,30 +744,31 @@ class VoltDBDriver(Driver):
 
     def _call(
         self, procedure: str, params: list[tuple[Any, Any]], *, writes: bool, timeout: float | None = None
-    ) -> voltdbclient.VoltResponse:
+    ) -> Response:
         """Invoke a procedure; map every failure onto the driver errors of base.py."""
         message = encode_invocation(procedure, params)
         if self._conn is None and not self._reconnect():
             raise ConnectionLost(f"{procedure}: no VoltDB endpoint reachable")
         conn, endpoint = self._conn, self._endpoint
         assert conn is not None and endpoint is not None, "connected above"
-        host, port = endpoint
-        where = f"{host}:{port}"
+        sock = conn.socket
         try:
-            conn.socket.settimeout(self.call_timeout)
-            conn.socket.sendall(message)
+            if sock.gettimeout() != self.call_timeout:
+                sock.settimeout(self.call_timeout)
+            sock.sendall(message)
         except OSError as e:
             self._reconnect()
-            raise ConnectionLost(f"{procedure}: connection to {where} lost before the call: {e}") from None
+            raise ConnectionLost(f"{procedure}: connection to {_where(endpoint)} lost before the call: {e}") from None
         try:
-            conn.socket.settimeout(timeout or self.call_timeout)
-            (length,) = _I32.unpack(_recv_exact(conn.socket, 4))
-            response = voltdbclient.VoltResponse._from_body(conn, _recv_exact(conn.socket, length))
+            if timeout:
+                sock.settimeout(timeout)
+            (length,) = _I32.unpack(_recv_exact(sock, 4))
+            response = _decode(conn, _recv_exact(sock, length))
         except OSError as e:
             # Sent but unanswered (node died, or timed out): it may have committed.
             self._reconnect()
             err = UnknownOutcome if writes else ConnectionLost
-            raise err(f"{procedure}: no answer from {where}: {e or type(e).__name__}") from None
+            raise err(f"{procedure}: no answer from {_where(endpoint)}: {e or type(e).__name__}") from None
         status = response.status
         if status == SUCCESS:
             return response
