@@ -214,6 +214,20 @@ def test_mean_latency_is_hdrhistograms_own_mean_over_the_recorded_buckets():
         assert latency_summary_ms(h)["mean"] == round(h.get_mean_value() / 1000, 3)
 
 
+def test_percentiles_are_hdrhistograms_own_over_the_recorded_buckets():
+    import random
+
+    from tpcc_runner.results import new_histogram, percentiles_us
+
+    rng = random.Random(5)
+    for scale_s in (0.0005, 0.02, 3.0):
+        h = new_histogram()
+        for _ in range(500):
+            record_latency(h, rng.expovariate(1 / scale_s))
+        ps = (0, 1, 50, 90, 95, 99, 99.9, 100)
+        assert percentiles_us(h, ps) == {p: h.get_value_at_percentile(p) for p in ps}
+
+
 def test_a_client_process_sends_its_statistics_without_a_summary_and_they_come_back_whole():
     stats = _stats(3, 0.25)[NEW_ORDER]
     stats.retries = 2

@@ -5,10 +5,10 @@ district (orders 1-3 delivered, 4-5 in NEW-ORDER), 20 items."""
 from __future__ import annotations
 
 import datetime as dt
-from array import array
 import re
 import socket
 import time
+from array import array
 from decimal import Decimal
 
 import pytest
@@ -1135,15 +1135,13 @@ def test_responses_decode_as_voltdbclient_decodes_them(loaded, monkeypatch):
     """decode_response against voltdbclient's decoder on real answers: every column type
     with values and NULLs, the transactions' result tables, a user abort, a SQL error."""
     bodies: list[bytes] = []
-    recv = volt._recv_exact
+    recv = volt._recv_message
 
-    def keep(sock, n):
-        data = recv(sock, n)
-        if n > 4:
-            bodies.append(data)
-        return data
+    def keep(sock):
+        bodies.append(recv(sock))
+        return bodies[-1]
 
-    monkeypatch.setattr(volt, "_recv_exact", keep)
+    monkeypatch.setattr(volt, "_recv_message", keep)
     loaded._sql(
         "CREATE TABLE decode_probe (t TINYINT, s SMALLINT, i INTEGER, b BIGINT, f FLOAT, d DECIMAL, "
         "ts TIMESTAMP, v VARCHAR(20), vb VARBINARY(4));",

@@ -506,15 +506,31 @@ def _where(endpoint: tuple[str, int]) -> str:
     return f"{host}:{port}"
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    chunks, left = [], n
+def _recv_message(sock: socket.socket) -> bytes:
+    """One response message, without its length prefix. One client sends one invocation and
+    waits for its answer, so nothing follows the message: a small answer takes one recv."""
+    data = sock.recv(1 << 14)
+    while len(data) < 4:
+        data += _recv_some(sock, 4 - len(data))
+    (length,) = _I32.unpack_from(data, 0)
+    if len(data) - 4 > length:
+        raise ConnectionError(f"{len(data) - 4 - length} bytes after a {length}-byte response")
+    left = length + 4 - len(data)
+    if not left:
+        return data[4:]
+    chunks = [data[4:]]
     while left:
-        chunk = sock.recv(min(left, 1 << 20))
-        if not chunk:
-            raise ConnectionError("connection closed by the server")
+        chunk = _recv_some(sock, min(left, 1 << 20))
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
+
+
+def _recv_some(sock: socket.socket, n: int) -> bytes:
+    chunk = sock.recv(n)
+    if not chunk:
+        raise ConnectionError("connection closed by the server")
+    return chunk
 
 
 # -- the schema -------------------------------------------------------------------------
@@ -762,8 +778,7 @@ class VoltDBDriver(Driver):
         try:
             if timeout:
                 sock.settimeout(timeout)
-            (length,) = _I32.unpack(_recv_exact(sock, 4))
-            response = _decode(conn, _recv_exact(sock, length))
+            response = _decode(conn, _recv_message(sock))
         except OSError as e:
             # Sent but unanswered (node died, or timed out): it may have committed.
             self._reconnect()

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from ..results import decode_histogram, new_histogram, record_latency
+from ..results import decode_histogram, mean_us, new_histogram, percentiles_us, record_latency
 
 OK, ERROR, NOT_FOUND, BATCHED_OK, UNEXPECTED_STATE = "OK", "ERROR", "NOT_FOUND", "BATCHED_OK", "UNEXPECTED_STATE"
 SUCCEEDED = (OK, BATCHED_OK)  # YCSB's Status.isOk
@@ -67,14 +67,13 @@ class Measurements:
         m = self.by_name[name]
         h = m.histogram
         count = h.get_total_count()
+        at = percentiles_us(h, (50, 95, 99)) if count else dict.fromkeys((50, 95, 99), 0)
         return {
             "Operations": count,
-            "AverageLatency(us)": h.get_mean_value() if count else 0.0,
+            "AverageLatency(us)": mean_us(h) if count else 0.0,
             "MinLatency(us)": h.get_min_value() if count else 0,
             "MaxLatency(us)": h.get_max_value() if count else 0,
-            "50thPercentileLatency(us)": h.get_value_at_percentile(50) if count else 0,
-            "95thPercentileLatency(us)": h.get_value_at_percentile(95) if count else 0,
-            "99thPercentileLatency(us)": h.get_value_at_percentile(99) if count else 0,
+            **{f"{p}thPercentileLatency(us)": at[p] for p in (50, 95, 99)},
             "Return": dict(sorted(m.statuses.items())),
         }
 
