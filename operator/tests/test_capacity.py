@@ -97,6 +97,35 @@ def test_a_sweep_is_bounded_by_its_largest_warehouse_count(spec_of):
         plan.helm_release(RUN, spec, SETTINGS)
 
 
+def test_a_sweeps_larger_load_later_on_the_same_deployment_is_refused_before_the_first_install(spec_of):
+    """The install of cell 0 (1 warehouse) passes on its own; the run must not wait for cell 1
+    to find that its 1000 warehouses do not fit."""
+    spec = spec_of({"database": {"type": "voltdb"}, "sweep": {"warehouses": [1, 1000]}})
+    first = plan.sweep_cells(spec)[0]
+    plan.helm_release(plan.cell_run(RUN, first), plan.cell_spec(spec, first), SETTINGS)
+    with pytest.raises(
+        chart_policy.DatabaseTooSmall, match=r"^sweep cell 1 \(deployment 0\): spec.workload.warehouses = 1000: "
+    ):
+        plan.refuse_undeployable(plan.cell_run(RUN, first), spec, SETTINGS)
+
+
+def test_a_later_deployment_too_small_for_the_load_is_refused_before_the_first_install(spec_of):
+    one_node = capacity.voltdb(1, 0, chart_defaults("voltdb")).count
+    axis = {"field": "database.deploy.replicas", "values": ["3", "1"]}
+    spec = spec_of(
+        {"database": {"type": "voltdb"}, "workload": {"warehouses": one_node + 1}, "sweep": {"matrix": [axis]}}
+    )
+    cells = plan.sweep_cells(spec)
+    assert [c.deployment for c in cells] == [0, 1]
+    plan.helm_release(plan.cell_run(RUN, cells[0]), plan.cell_spec(spec, cells[0]), SETTINGS)
+    with pytest.raises(
+        chart_policy.DatabaseTooSmall, match=rf"^sweep cell 1 \(deployment 1: replicas=1\): .* = {one_node + 1}: "
+    ):
+        plan.refuse_undeployable(plan.cell_run(RUN, cells[0]), spec, SETTINGS)
+    fits = spec_of({"database": {"type": "voltdb"}, "workload": {"warehouses": one_node}, "sweep": {"matrix": [axis]}})
+    plan.refuse_undeployable(RUN, fits, SETTINGS)
+
+
 def test_what_the_operator_cannot_size_is_not_bounded(spec_of):
     """An allowlisted chart's defaults are unknown; YCSB has no warehouses."""
     allowed = {"type": "voltdb", "deploy": {"chart": "oci://r/voltdb"}}

@@ -106,13 +106,14 @@ class ActionFailed(Exception):
         self.action, self.error = action, error
 
 
-def perform(step: Step, run: plan.Run, spec: RunSpec, logger: Logger) -> None:
-    """The step's actions in order; the first that fails raises ActionFailed, judged."""
+def perform(step: Step, run: plan.Run, spec: RunSpec, whole: RunSpec, logger: Logger) -> None:
+    """The step's actions in order (spec: what the run or its sweep cell measures; whole: the
+    resource's spec, a sweep's every cell); the first that fails raises ActionFailed, judged."""
     cfg = settings()
     for action in step.actions:
         logger.info("%s: %s", run.prefix, action.name)
         try:
-            _perform_one(action, run, spec, cfg, logger)
+            _perform_one(action, run, spec, whole, cfg, logger)
         except kube.HelmError as e:
             raise ActionFailed(action, failures.helm_error(str(e))) from e
         except plan.chart_policy.ReleaseRefused as e:
@@ -125,7 +126,9 @@ def perform(step: Step, run: plan.Run, spec: RunSpec, logger: Logger) -> None:
             raise ActionFailed(action, failures.ActionError(False, "Unreachable", str(e)[:500])) from e
 
 
-def _perform_one(action: Action, run: plan.Run, spec: RunSpec, cfg: plan.Settings, logger: Logger) -> None:
+def _perform_one(
+    action: Action, run: plan.Run, spec: RunSpec, whole: RunSpec, cfg: plan.Settings, logger: Logger
+) -> None:
     match action:
         case RetireOldGenerations():
             kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
@@ -134,6 +137,8 @@ def _perform_one(action: Action, run: plan.Run, spec: RunSpec, cfg: plan.Setting
             for obj in plan.run_objects(run, spec):
                 kube.create(obj)
         case InstallDatabase():
+            if run.deployment == 0:  # before anything is installed: every deployment of a sweep
+                plan.refuse_undeployable(run, whole, cfg)
             kube.helm_install(plan.helm_release(run, spec, cfg))
         case RetireDeployment():  # the sweep's earlier deployment (the current one is not made yet)
             kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
@@ -231,7 +236,7 @@ def drive(name: str, namespace: str | None, logger: Logger, retry: int = 0, **_)
     world.git = history.GitSource.from_metadata(meta)
     step = next_step(run, spec, status, world, now)
     try:
-        perform(step, active or run, measured, logger)
+        perform(step, active or run, measured, spec, logger)
     except ActionFailed as e:
         METRICS.reconcile_errors.labels(namespace, name).inc()
         step = action_failed(run, status, e.action, e.error, now)

@@ -430,6 +430,30 @@ def helm_release(run: Run, spec: RunSpec, settings: Settings) -> HelmRelease:
     return HelmRelease(name=release_name(run), namespace=run.namespace, chart=chart, version=d.version, values=values)
 
 
+def refuse_undeployable(run: Run, spec: RunSpec, settings: Settings) -> None:
+    """Each deployment of a sweep, checked as its own install will check it, with the most
+    any of its cells loads, before the first install: a later deployment (or a later, larger
+    load on this one) that cannot hold its data fails the run now, not after the earlier cells
+    ran. Raises chart_policy.ReleaseRefused (DatabaseTooSmall) naming the cell."""
+    if spec.sweep is None or not spec.database.deployed:
+        return
+    most: dict[int, tuple[int, Cell, RunSpec]] = {}
+    for cell in sweep_cells(spec):
+        if cell.deployment in most and not cell.loads:
+            continue  # the same data as the load before it
+        measured = cell_spec(spec, cell)
+        wanted = largest_load(measured)[1]
+        if cell.deployment not in most or wanted > most[cell.deployment][0]:
+            most[cell.deployment] = (wanted, cell, measured)
+    for _, cell, measured in most.values():
+        try:
+            helm_release(cell_run(run, cell), measured, settings)
+        except chart_policy.ReleaseRefused as e:
+            shape = " ".join(f"{f.rpartition('.')[2]}={v}" for f, v in cell.matrix if is_deployment_axis(f))
+            where = f"sweep cell {cell.index} (deployment {cell.deployment}{': ' + shape if shape else ''})"
+            raise type(e)(f"{where}: {e}") from None
+
+
 def largest_load(spec: RunSpec) -> tuple[str, int, capacity.Unit]:
     """The most the run puts into its database (warehouses, or YCSB records), the field that
     asks for it, and what one costs."""
