@@ -206,31 +206,33 @@ def test_without_the_policy_the_operator_refuses_the_release_within_90s(namespac
 
 def test_a_database_too_small_for_its_warehouses_fails_before_helm_within_60s(namespace, operator):
     """The bound the CRD cannot see (it lives in the chart's values): the run ends Failed
-    DatabaseTooSmall, the bound and the values to raise in the message, and Helm never runs."""
-    name = "too-small"
-    kubectl(
-        "apply",
-        "-n",
-        namespace,
-        "-f",
-        "-",
-        input=manifest(
-            name,
-            database={"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
-            workload={"warehouses": 40},
-            runners={"imagePullPolicy": "Never"},
+    DatabaseTooSmall, the bound and the values to raise in the message, and Helm never runs. A
+    sweep whose later cell loads more than the deployment holds fails so before its first cell."""
+    voltdb = {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}}
+    runs = {
+        "too-small": ({"warehouses": 40}, None, "spec.workload.warehouses = 40: "),
+        "too-small-later": (
+            {},
+            {"warehouses": [1, 40]},
+            "sweep cell 1 (deployment 0): spec.workload.warehouses = 40: ",
         ),
-    )
-    br = wait_phase(namespace, name, ("Failed",), timeout=60)
-    assert br["status"]["reason"] == "DatabaseTooSmall", br["status"]
-    message = br["status"]["message"]
-    assert (
-        message.startswith("spec.workload.warehouses = 40: the deployed voltdb holds at most ")
-        and "2 copies" in message
-        and "resources.limits.memory" in message
-    ), message
-    assert kubectl("get", "secrets", "-n", namespace, "-l", f"owner=helm,name={name}-g1", "-o", "name").stdout == ""
-    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=60s")
+    }
+    for name, (workload, sweep, _) in runs.items():
+        extra = {"sweep": sweep} if sweep else {}
+        body = manifest(name, database=voltdb, workload=workload, runners={"imagePullPolicy": "Never"}, **extra)
+        kubectl("apply", "-n", namespace, "-f", "-", input=body)
+    for name, (_, _, starts) in runs.items():
+        br = wait_phase(namespace, name, ("Failed",), timeout=60)
+        assert br["status"]["reason"] == "DatabaseTooSmall", br["status"]
+        message = br["status"]["message"]
+        assert (
+            message.startswith(starts + "the deployed voltdb holds at most ")
+            and "2 copies" in message
+            and "resources.limits.memory" in message
+        ), message
+        helm = kubectl("get", "secrets", "-n", namespace, "-l", f"owner=helm,name={name}-g1", "-o", "name")
+        assert helm.stdout == ""
+    kubectl("delete", "benchmarkrun", *runs, "-n", namespace, "--timeout=60s")
 
 
 def _can(op_ns: str, verb: str, resource: str, namespace: str | None) -> bool:
