@@ -34,6 +34,7 @@ from tpcc_runner.transactions import (
     NewOrderInput,
     OrderLineInput,
     OrderStatusInput,
+    OrderStatusOutput,
     PaymentInput,
     StockLevelInput,
 )
@@ -526,7 +527,7 @@ def test_payment_by_id_updates_warehouse_district_customer_and_history(loaded):
     r = loaded.payment(
         PaymentInput(w_id=1, d_id=2, c_w_id=1, c_d_id=2, c_id=5, c_last=None, h_amount=123.45, h_date=T0)
     )
-    assert r.c_id == 5
+    assert r.c_id == 5 and r.c_balance == pytest.approx(-10 - 123.45)
     assert one(loaded, "SELECT w_ytd FROM warehouse WHERE w_id = 1;")[0] == pytest.approx(100 + 123.45)
     assert one(loaded, "SELECT d_ytd FROM district WHERE d_w_id = 1 AND d_id = 2;")[0] == pytest.approx(50 + 123.45)
     balance, ytd, cnt, data = customer_row(loaded, 1, 2, 5)
@@ -556,7 +557,7 @@ def test_payment_by_last_name_takes_the_middle_customer_sorted_by_first_name(loa
 
 def test_payment_of_a_bad_credit_remote_customer(loaded):
     r = loaded.payment(PaymentInput(w_id=1, d_id=1, c_w_id=2, c_d_id=2, c_id=4, c_last=None, h_amount=20.5, h_date=T0))
-    assert r.c_credit == "BC"
+    assert r.c_credit == "BC" and r.c_balance == pytest.approx(-30.5)
     balance, _, _, data = customer_row(loaded, 2, 2, 4)
     assert balance == pytest.approx(-30.5)
     assert data == "4 2 2 1 1 20.50 | data of customer 4"
@@ -567,10 +568,10 @@ def test_payment_of_a_bad_credit_remote_customer(loaded):
 
 def test_order_status_returns_the_customers_last_order(loaded):
     r = loaded.order_status(OrderStatusInput(w_id=2, d_id=1, c_id=4, c_last=None))
-    assert (r.c_id, r.o_id, r.lines) == (4, 4, ol_cnt(2, 1, 4))
+    assert r == OrderStatusOutput(4, -10.0, 4, None, ol_cnt(2, 1, 4))  # order 4 not delivered
     placed = loaded.new_order(NewOrderInput(w_id=2, d_id=1, c_id=4, o_entry_d=T0, items=(OrderLineInput(9, 2, 1),) * 2))
     r = loaded.order_status(OrderStatusInput(w_id=2, d_id=1, c_id=None, c_last="BARBARBAR"))
-    assert (r.c_id, r.o_id, r.lines) == (3, 3, ol_cnt(2, 1, 3))
+    assert r == OrderStatusOutput(3, -10.0, 3, 3, ol_cnt(2, 1, 3))  # order 3 delivered by carrier 3
     assert loaded.order_status(OrderStatusInput(w_id=2, d_id=1, c_id=4, c_last=None)).o_id == placed.o_id
 
 
