@@ -212,8 +212,8 @@ def test_pick_chooses_within_the_load_and_an_unused_item():
     p = pick(random.Random(1), 2, 10, 30, 100)
     assert 1 <= p.w_id <= 2 and 1 <= p.d_id <= 10 and 1 <= p.c_id <= 30 and p.unused_item == 101
     assert len(set(p.items)) == 5 and all(1 <= i <= 100 for i in p.items) and 100 <= p.amount <= 500_000
-    assert p.payment()["h_amount"] * 100 == pytest.approx(p.amount)
-    assert [i["i_id"] for i in p.new_order(unused=True)["items"]] == [*p.items, 101]
+    assert p.payment().h_amount * 100 == pytest.approx(p.amount)
+    assert [line.i_id for line in p.new_order(unused=True).items] == [*p.items, 101]
 
 
 # -- interleaving, on stand-ins for the two transactions -----------------------------------------

@@ -89,7 +89,7 @@ def _with_a_payment_after_the_warehouse_read(driver: MongoDBDriver, other: Mongo
 
     def coll(name: str):
         if name == "district" and not paid:
-            paid.append(other.payment(ONE_PAYMENT.payment())["c_id"])
+            paid.append(other.payment(ONE_PAYMENT.payment()).c_id)
         return plain(name)
 
     driver._coll = coll

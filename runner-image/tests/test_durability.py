@@ -18,28 +18,29 @@ from tpcc_runner.durability import (
     parse_record,
     unknown_lookups,
 )
+from tpcc_runner.transactions import NewOrderInput, OrderLineInput
 
 T0 = dt.datetime(2026, 11, 23, 12, 0, 0, 123000)
 
 
-def new_order(c_id: int, ms_after: int, lines: list[tuple[int, int, int]]) -> dict:
-    return {
-        "w_id": 1,
-        "d_id": 3,
-        "c_id": c_id,
-        "o_entry_d": T0 + dt.timedelta(milliseconds=ms_after),
-        "items": [{"i_id": i, "supply_w_id": s, "quantity": q} for i, s, q in lines],
-    }
+def new_order(c_id: int, ms_after: int, lines: list[tuple[int, int, int]]) -> NewOrderInput:
+    return NewOrderInput(
+        w_id=1,
+        d_id=3,
+        c_id=c_id,
+        o_entry_d=T0 + dt.timedelta(milliseconds=ms_after),
+        items=tuple(OrderLineInput(i, s, q) for i, s, q in lines),
+    )
 
 
-def ack(o_id: int, params: dict, ledger: str = "pod-0") -> LedgerRecord:
-    return LedgerRecord(True, params["w_id"], params["d_id"], o_id, identity_of_new_order(params), ledger)
+def ack(o_id: int, params: NewOrderInput, ledger: str = "pod-0") -> LedgerRecord:
+    return LedgerRecord(True, params.w_id, params.d_id, o_id, identity_of_new_order(params), ledger)
 
 
-def stored_as(params: dict) -> OrderIdentity:
+def stored_as(params: NewOrderInput) -> OrderIdentity:
     """What the database holds after committing params (as a driver would read it back)."""
-    lines = tuple((it["i_id"], it["supply_w_id"], it["quantity"]) for it in params["items"])
-    return StoredOrder(params["c_id"], params["o_entry_d"], len(lines), lines).identity()
+    lines = tuple((it.i_id, it.supply_w_id, it.quantity) for it in params.items)
+    return StoredOrder(params.c_id, params.o_entry_d, len(lines), lines).identity()
 
 
 A = new_order(17, 0, [(5, 1, 3), (9, 1, 1)])
@@ -71,8 +72,8 @@ def test_a_lost_order_whose_o_id_was_reused_is_lost_not_found():
     assert not v.durable
     assert v.lost_examples == [
         f"order (w=1, d=3, o_id=3001) of customer 17 entered at "
-        f"{epoch_ms(A['o_entry_d'])} ms (pod-0): replaced by the order of "
-        f"customer 2001 entered at {epoch_ms(C['o_entry_d'])} ms"
+        f"{epoch_ms(A.o_entry_d)} ms (pod-0): replaced by the order of "
+        f"customer 2001 entered at {epoch_ms(C.o_entry_d)} ms"
     ]
 
 
@@ -100,8 +101,8 @@ def test_unknown_outcomes_are_resolved_by_identity():
     not_committed = LedgerRecord(False, 1, 3, None, identity_of_new_order(C))
     # B was entered by the same customer 1 ms later: it must not make A's unknown "committed"
     entered = {
-        (1, 3, 17, epoch_ms(A["o_entry_d"])): [stored_as(A)],
-        (1, 3, 2001, epoch_ms(C["o_entry_d"])): [stored_as(new_order(2001, 4, [(77, 1, 10)]))],
+        (1, 3, 17, epoch_ms(A.o_entry_d)): [stored_as(A)],
+        (1, 3, 2001, epoch_ms(C.o_entry_d)): [stored_as(new_order(2001, 4, [(77, 1, 10)]))],
     }
     assert unknown_lookups([committed, not_committed]) == sorted(entered)
     v = judge([committed, not_committed], {}, entered)

@@ -18,6 +18,7 @@ from secantus_server import own_secantus, secantus  # noqa: F401  (fixtures)
 from tpcc_runner.drivers import make_driver
 from tpcc_runner.drivers.base import ConnectionOptions, Driver
 from tpcc_runner.durability import LedgerRecord, identity_of_new_order
+from tpcc_runner.transactions import NewOrderInput, OrderLineInput
 from voltdb_server import (
     start_voltdb,
     voltdb,  # noqa: F401  (fixture)
@@ -127,22 +128,22 @@ class Terminal:
         self.driver, self.rng = driver, random.Random(seed)
         self.clock = dt.datetime(2026, 11, 23, 12, 0, 0) + dt.timedelta(hours=seed)
 
-    def params(self) -> dict:
+    def params(self) -> NewOrderInput:
         self.clock += dt.timedelta(milliseconds=7)
-        return {
-            "w_id": 1,
-            "d_id": 4,
-            "c_id": self.rng.randint(1, CUSTOMERS),
-            "o_entry_d": self.clock,
-            "items": [
-                {"i_id": self.rng.randint(1, ITEMS), "supply_w_id": 1, "quantity": self.rng.randint(1, 10)}
+        return NewOrderInput(
+            w_id=1,
+            d_id=4,
+            c_id=self.rng.randint(1, CUSTOMERS),
+            o_entry_d=self.clock,
+            items=tuple(
+                OrderLineInput(self.rng.randint(1, ITEMS), 1, self.rng.randint(1, 10))
                 for _ in range(self.rng.randint(5, 15))
-            ],
-        }
+            ),
+        )
 
-    def commit(self) -> tuple[int, dict]:
+    def commit(self) -> tuple[int, NewOrderInput]:
         p = self.params()
-        return self.driver.new_order(p)["o_id"], p
+        return self.driver.new_order(p).o_id, p
 
 
 def write(path, records: list[LedgerRecord]) -> str:

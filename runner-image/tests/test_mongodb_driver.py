@@ -31,6 +31,18 @@ from tpcc_runner.drivers.mongodb.documents import CUSTOMER_ORDER_INDEX, EMBEDDED
 from tpcc_runner.durability import StoredOrder, epoch_ms
 from tpcc_runner.loader import require_loaded
 from tpcc_runner.schema import TABLES
+from tpcc_runner.transactions import (
+    DeliveryInput,
+    DeliveryOutput,
+    NewOrderInput,
+    OrderLineInput,
+    OrderStatusInput,
+    OrderStatusOutput,
+    PaymentInput,
+    StockLevelInput,
+    StockLevelOutput,
+    TransactionInput,
+)
 
 WAREHOUSES, DISTRICTS, CUSTOMERS, ORDERS, NEW_ORDERS, ITEMS = 2, 2, 6, 6, 3, 20
 T0 = dt.datetime(2024, 1, 2, 3, 4, 5)
@@ -429,14 +441,10 @@ def test_schema_variant_mismatch_is_refused(schema_drv, secantus):
 # -- the five transactions -----------------------------------------------------------------
 def test_new_order_effects(drv, mongo):
     db = db_of(mongo, drv)
-    items = [
-        {"i_id": 1, "supply_w_id": 1, "quantity": 5},  # 6 < 5+10: restock, 6-5+91
-        {"i_id": 2, "supply_w_id": 2, "quantity": 3},  # remote supply
-        {"i_id": 7, "supply_w_id": 1, "quantity": 9},
-    ]  # 57 >= 19: 57-9
+    items = (OrderLineInput(1, 1, 5), OrderLineInput(2, 2, 3), OrderLineInput(7, 1, 9))  # 57 >= 19: 57-9
     entry = dt.datetime(2024, 5, 6, 7, 8, 9)
-    out = drv.new_order({"w_id": 1, "d_id": 1, "c_id": 3, "o_entry_d": entry, "items": items})
-    assert out["o_id"] == ORDERS + 1
+    out = drv.new_order(NewOrderInput(w_id=1, d_id=1, c_id=3, o_entry_d=entry, items=items))
+    assert out.o_id == ORDERS + 1
     assert db.district.find_one({"d_w_id": 1, "d_id": 1})["d_next_o_id"] == ORDERS + 2
     o = find_order(db, drv.schema, 1, 1, ORDERS + 1)
     assert (o["o_c_id"], o["o_ol_cnt"], o["o_all_local"], o["o_carrier_id"], o["o_entry_d"]) == (3, 3, 0, None, entry)
@@ -458,7 +466,7 @@ def test_new_order_effects(drv, mongo):
         (2, 2, 2, 3, 900, None, "dist01-2-2"),
         (3, 7, 1, 9, 7200, None, "dist01-1-7"),
     ]
-    assert out["total"] == round((10.0 + 9.0 + 72.0) * (1 - 0.1) * (1 + 0.1 + 0.05), 2)
+    assert out.total == round((10.0 + 9.0 + 72.0) * (1 - 0.1) * (1 + 0.1 + 0.05), 2)
 
     def stock(w, i):
         s = db.stock.find_one({"s_w_id": w, "s_i_id": i})
@@ -472,13 +480,13 @@ def test_new_order_effects(drv, mongo):
 
 def test_new_order_with_unused_item_leaves_no_trace(drv, mongo):
     before = snapshot(mongo, drv)
-    items = [{"i_id": 3, "supply_w_id": 1, "quantity": 2}, {"i_id": ITEMS + 1000, "supply_w_id": 1, "quantity": 1}]
+    items = (OrderLineInput(3, 1, 2), OrderLineInput(ITEMS + 1000, 1, 1))
     with pytest.raises(UserAbort):
-        drv.new_order({"w_id": 1, "d_id": 2, "c_id": 1, "o_entry_d": T0, "items": items})
+        drv.new_order(NewOrderInput(w_id=1, d_id=2, c_id=1, o_entry_d=T0, items=items))
     assert snapshot(mongo, drv) == before
     # the session is usable afterwards and the order id was not consumed
-    out = drv.new_order({"w_id": 1, "d_id": 2, "c_id": 1, "o_entry_d": T0, "items": items[:1]})
-    assert out["o_id"] == ORDERS + 1
+    out = drv.new_order(NewOrderInput(w_id=1, d_id=2, c_id=1, o_entry_d=T0, items=items[:1]))
+    assert out.o_id == ORDERS + 1
 
 
 @pytest.mark.parametrize("d_id, c_last, expected", [(1, "BARBARBAR", 3), (2, "ANTIPRESESE", 2)])
@@ -486,18 +494,9 @@ def test_payment_by_last_name_picks_middle_by_first_name(drv, mongo, d_id, c_las
     db = db_of(mongo, drv)
     when = dt.datetime(2024, 6, 1, 12, 0, 0)
     out = drv.payment(
-        {
-            "w_id": 2,
-            "d_id": 1,
-            "h_amount": 123.45,
-            "c_w_id": 1,
-            "c_d_id": d_id,
-            "c_id": None,
-            "c_last": c_last,
-            "h_date": when,
-        }
+        PaymentInput(w_id=2, d_id=1, c_w_id=1, c_d_id=d_id, c_id=None, c_last=c_last, h_amount=123.45, h_date=when)
     )
-    assert out["c_id"] == expected
+    assert out.c_id == expected
     c = db.customer.find_one({"c_w_id": 1, "c_d_id": d_id, "c_id": expected})
     assert (c["c_balance"], c["c_ytd_payment"], c["c_payment_cnt"]) == (-13345, 13345, 2)
     assert db.warehouse.find_one({"w_id": 2})["w_ytd"] == 12000 + 12345
@@ -516,10 +515,8 @@ def test_payment_by_last_name_picks_middle_by_first_name(drv, mongo, d_id, c_las
 
 
 def test_payment_by_id_bad_credit_prepends_c_data(drv, mongo):
-    out = drv.payment(
-        {"w_id": 1, "d_id": 1, "h_amount": 5.5, "c_w_id": 1, "c_d_id": 1, "c_id": 1, "c_last": None, "h_date": T0}
-    )
-    assert out["c_id"] == 1
+    out = drv.payment(PaymentInput(w_id=1, d_id=1, c_w_id=1, c_d_id=1, c_id=1, c_last=None, h_amount=5.5, h_date=T0))
+    assert out.c_id == 1
     c = db_of(mongo, drv).customer.find_one({"c_w_id": 1, "c_d_id": 1, "c_id": 1})
     assert c["c_data"] == "1 1 1 1 1 5.50 original data"
     assert c["c_balance"] == -1550
@@ -527,28 +524,21 @@ def test_payment_by_id_bad_credit_prepends_c_data(drv, mongo):
 
 def test_order_status(drv):
     # customer c has order ORDERS+1-c; by last name n=3 in (1,1) picks c_id 3
-    assert drv.order_status({"w_id": 1, "d_id": 1, "c_id": 2, "c_last": None}) | {"c_balance": 0} == {
-        "c_id": 2,
-        "o_id": ORDERS - 1,
-        "lines": lines_of(ORDERS - 1),
-        "o_carrier_id": None,
-        "c_balance": 0,
-    }
-    out = drv.order_status({"w_id": 1, "d_id": 1, "c_id": None, "c_last": "BARBARBAR"})
-    assert (out["c_id"], out["o_id"], out["lines"]) == (3, ORDERS - 2, lines_of(ORDERS - 2))
-    drv.new_order(
-        {"w_id": 1, "d_id": 1, "c_id": 3, "o_entry_d": T0, "items": [{"i_id": 9, "supply_w_id": 1, "quantity": 1}]}
-    )
-    out = drv.order_status({"w_id": 1, "d_id": 1, "c_id": 3, "c_last": None})
-    assert (out["o_id"], out["lines"]) == (ORDERS + 1, 1)
+    out = drv.order_status(OrderStatusInput(w_id=1, d_id=1, c_id=2, c_last=None))
+    assert out == OrderStatusOutput(2, out.c_balance, ORDERS - 1, None, lines_of(ORDERS - 1))
+    out = drv.order_status(OrderStatusInput(w_id=1, d_id=1, c_id=None, c_last="BARBARBAR"))
+    assert (out.c_id, out.o_id, out.lines) == (3, ORDERS - 2, lines_of(ORDERS - 2))
+    drv.new_order(NewOrderInput(w_id=1, d_id=1, c_id=3, o_entry_d=T0, items=(OrderLineInput(9, 1, 1),)))
+    out = drv.order_status(OrderStatusInput(w_id=1, d_id=1, c_id=3, c_last=None))
+    assert (out.o_id, out.lines) == (ORDERS + 1, 1)
 
 
 def test_delivery_oldest_new_order_per_district(drv, mongo):
     db = db_of(mongo, drv)
     when = dt.datetime(2024, 7, 1, 0, 0, 0)
     first = ORDERS - NEW_ORDERS + 1
-    out = drv.delivery({"w_id": 1, "o_carrier_id": 7, "ol_delivery_d": when})
-    assert out == {"delivered": [(1, first), (2, first)], "skipped": 0}
+    out = drv.delivery(DeliveryInput(w_id=1, o_carrier_id=7, ol_delivery_d=when))
+    assert out == DeliveryOutput(((1, first), (2, first)), 0)
     for d in (1, 2):
         o = find_order(db, drv.schema, 1, d, first)
         assert o["o_carrier_id"] == 7
@@ -562,14 +552,9 @@ def test_delivery_oldest_new_order_per_district(drv, mongo):
         assert all(ol["ol_delivery_d"] is None for ol in later)
     assert find_order(db, drv.schema, 2, 1, first)["o_carrier_id"] is None
     for o_id in range(first + 1, ORDERS + 1):
-        assert drv.delivery({"w_id": 1, "o_carrier_id": 8, "ol_delivery_d": when})["delivered"] == [
-            (1, o_id),
-            (2, o_id),
-        ]
-    assert drv.delivery({"w_id": 1, "o_carrier_id": 9, "ol_delivery_d": when}) == {
-        "delivered": [],
-        "skipped": DISTRICTS,
-    }
+        delivered = drv.delivery(DeliveryInput(w_id=1, o_carrier_id=8, ol_delivery_d=when)).delivered
+        assert delivered == ((1, o_id), (2, o_id))
+    assert drv.delivery(DeliveryInput(w_id=1, o_carrier_id=9, ol_delivery_d=when)) == DeliveryOutput((), DISTRICTS)
 
 
 def test_a_row_a_transaction_needs_and_does_not_find_is_not_loaded(drv, mongo):
@@ -580,11 +565,11 @@ def test_a_row_a_transaction_needs_and_does_not_find_is_not_loaded(drv, mongo):
     delete_order(db, drv.schema, 1, 2, first)
     before = snapshot(mongo, drv)
     with pytest.raises(NotLoaded, match=f"new order without order w_id=1 d_id=2 o_id={first}"):
-        drv.delivery({"w_id": 1, "o_carrier_id": 7, "ol_delivery_d": T0})
+        drv.delivery(DeliveryInput(w_id=1, o_carrier_id=7, ol_delivery_d=T0))
     with pytest.raises(NotLoaded, match="no district"):
-        drv.stock_level({"w_id": 1, "d_id": DISTRICTS + 1, "threshold": 10})
+        drv.stock_level(StockLevelInput(w_id=1, d_id=DISTRICTS + 1, threshold=10))
     with pytest.raises(NotLoaded, match="no customer"):
-        drv.order_status({"w_id": 1, "d_id": 1, "c_id": CUSTOMERS + 1, "c_last": None})
+        drv.order_status(OrderStatusInput(w_id=1, d_id=1, c_id=CUSTOMERS + 1, c_last=None))
     assert snapshot(mongo, drv) == before
 
 
@@ -596,20 +581,18 @@ def test_stock_level_counts_distinct_low_items_of_last_20_orders(drv):
             for n in range(1, lines_of(o) + 1)
             if stock_quantity(line_item(o, n)) < threshold
         }
-        assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": threshold}) == {"low_stock": len(low_items)}
+        assert drv.stock_level(StockLevelInput(w_id=1, d_id=1, threshold=threshold)) == StockLevelOutput(len(low_items))
     # 25 new orders of item 20 only: the last 20 orders hold item 20 alone
     for _ in range(25):
-        drv.new_order(
-            {"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0, "items": [{"i_id": 20, "supply_w_id": 1, "quantity": 1}]}
-        )
-    assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 100}) == {"low_stock": 1}
-    assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 10}) == {"low_stock": 0}
+        drv.new_order(NewOrderInput(w_id=1, d_id=1, c_id=1, o_entry_d=T0, items=(OrderLineInput(20, 1, 1),)))
+    assert drv.stock_level(StockLevelInput(w_id=1, d_id=1, threshold=100)) == StockLevelOutput(1)
+    assert drv.stock_level(StockLevelInput(w_id=1, d_id=1, threshold=10)) == StockLevelOutput(0)
 
 
 def test_stored_orders_and_orders_entered_at_read_the_order_with_its_lines(schema_drv):
     entry = T0 + dt.timedelta(days=1, milliseconds=7)  # no loaded order was entered then
-    items = [{"i_id": 3, "supply_w_id": 1, "quantity": 4}, {"i_id": 2, "supply_w_id": 1, "quantity": 1}]
-    o = schema_drv.new_order({"w_id": 1, "d_id": 2, "c_id": 3, "o_entry_d": entry, "items": items})["o_id"]
+    items = (OrderLineInput(3, 1, 4), OrderLineInput(2, 1, 1))
+    o = schema_drv.new_order(NewOrderInput(w_id=1, d_id=2, c_id=3, o_entry_d=entry, items=items)).o_id
     keys = [(1, 1, 1), (1, 2, o), (2, 2, ORDERS + 1), (3, 1, 1)]
     stored = schema_drv.stored_orders(keys)
     assert sorted(stored) == [(1, 1, 1), (1, 2, o)]
@@ -662,18 +645,16 @@ def test_only_stock_level_leaves_the_transaction_for_a_read_preference(schema_dr
     )
     try:
         assert d.describe()["stock_level_in_transaction"] is False
-        assert d.stock_level({"w_id": 1, "d_id": 1, "threshold": 60}) == schema_drv.stock_level(
-            {"w_id": 1, "d_id": 1, "threshold": 60}
+        assert d.stock_level(StockLevelInput(w_id=1, d_id=1, threshold=60)) == schema_drv.stock_level(
+            StockLevelInput(w_id=1, d_id=1, threshold=60)
         )
-        o_id = d.new_order(
-            {"w_id": 1, "d_id": 1, "c_id": 2, "o_entry_d": T0, "items": [{"i_id": 3, "supply_w_id": 1, "quantity": 1}]}
-        )["o_id"]
+        o_id = d.new_order(NewOrderInput(w_id=1, d_id=1, c_id=2, o_entry_d=T0, items=(OrderLineInput(3, 1, 1),))).o_id
         with commands_sent() as sent:
-            assert d.order_status({"w_id": 1, "d_id": 1, "c_id": 2, "c_last": None})["o_id"] == o_id
+            assert d.order_status(OrderStatusInput(w_id=1, d_id=1, c_id=2, c_last=None)).o_id == o_id
         assert sent[0].get("startTransaction") is True and "commitTransaction" in sent[-1]
         assert all(c.get("$readPreference", {}).get("mode", "primary") == "primary" for c in sent)
         with commands_sent() as sent:
-            d.stock_level({"w_id": 1, "d_id": 1, "threshold": 60})
+            d.stock_level(StockLevelInput(w_id=1, d_id=1, threshold=60))
         assert sent and not any("startTransaction" in c or "commitTransaction" in c for c in sent)
         assert all(c["$readPreference"]["mode"] == "secondaryPreferred" for c in sent)
         assert all(
@@ -692,9 +673,9 @@ def test_without_transactions_a_rolled_back_new_order_leaves_its_first_write(sch
         assert d.describe()["transactions"] is False
         district = db_of(mongo, d).district
         before = district.find_one({"d_w_id": 1, "d_id": 2})["d_next_o_id"]
-        items = [{"i_id": 3, "supply_w_id": 1, "quantity": 2}, {"i_id": ITEMS + 1000, "supply_w_id": 1, "quantity": 1}]
+        items = (OrderLineInput(3, 1, 2), OrderLineInput(ITEMS + 1000, 1, 1))
         with pytest.raises(UserAbort):
-            d.new_order({"w_id": 1, "d_id": 2, "c_id": 1, "o_entry_d": T0, "items": items})
+            d.new_order(NewOrderInput(w_id=1, d_id=2, c_id=1, o_entry_d=T0, items=items))
         assert district.find_one({"d_w_id": 1, "d_id": 2})["d_next_o_id"] == before + 1
     finally:
         d.close()
@@ -721,18 +702,16 @@ def test_endpoints_make_a_replica_set_uri_without_credentials():
 # -- error classification ------------------------------------------------------------------
 def test_write_conflict_is_retryable(schema_drv, mongo):
     db = db_of(mongo, schema_drv)
-    items = [{"i_id": 4, "supply_w_id": 1, "quantity": 1}]
+    items = (OrderLineInput(4, 1, 1),)
     with mongo.start_session() as other:
         other.start_transaction()
         db.district.update_one({"d_w_id": 1, "d_id": 1}, {"$inc": {"d_ytd": 1}}, session=other)
         with pytest.raises(RetryableError):
-            schema_drv.new_order({"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0, "items": items})
+            schema_drv.new_order(NewOrderInput(w_id=1, d_id=1, c_id=1, o_entry_d=T0, items=items))
         other.abort_transaction()
     assert find_order(db, schema_drv.schema, 1, 1, ORDERS + 1) is None
     assert find_order(db, schema_drv.schema, 1, 1, ORDERS) is not None
-    assert (
-        schema_drv.new_order({"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0, "items": items})["o_id"] == ORDERS + 1
-    )
+    assert schema_drv.new_order(NewOrderInput(w_id=1, d_id=1, c_id=1, o_entry_d=T0, items=items)).o_id == ORDERS + 1
 
 
 def test_connect_to_closed_port_is_unreachable_within_timeout():
@@ -753,7 +732,7 @@ def test_server_loss_is_unknown_outcome_or_connection_lost_then_reconnects(own_s
     try:
         drv.create_schema(reset=True)
         drv.load_unit("warehouse:1", dataset()["warehouse:1"])
-        assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 10}) == {"low_stock": 0}
+        assert drv.stock_level(StockLevelInput(w_id=1, d_id=1, threshold=10)) == StockLevelOutput(0)
 
         def write_then_lose_server(s):  # the server goes away between the writes and the commit
             drv.db.district.update_one({"d_w_id": 1, "d_id": 1}, {"$inc": {"d_ytd": 1}}, session=s)
@@ -767,21 +746,10 @@ def test_server_loss_is_unknown_outcome_or_connection_lost_then_reconnects(own_s
 
         t0 = time.monotonic()
         with pytest.raises(ConnectionLost):
-            drv.payment(
-                {
-                    "w_id": 1,
-                    "d_id": 1,
-                    "h_amount": 1.0,
-                    "c_w_id": 1,
-                    "c_d_id": 1,
-                    "c_id": 1,
-                    "c_last": None,
-                    "h_date": T0,
-                }
-            )
+            drv.payment(PaymentInput(w_id=1, d_id=1, c_w_id=1, c_d_id=1, c_id=1, c_last=None, h_amount=1.0, h_date=T0))
         assert time.monotonic() - t0 < 8
         own_secantus.start()
-        assert drv.stock_level({"w_id": 1, "d_id": 1, "threshold": 10}) == {"low_stock": 0}
+        assert drv.stock_level(StockLevelInput(w_id=1, d_id=1, threshold=10)) == StockLevelOutput(0)
         # the commit never reached the server: the write is not there
         assert drv.db.district.find_one({"d_w_id": 1, "d_id": 1})["d_ytd"] == 1000 * CUSTOMERS
     finally:
@@ -896,90 +864,74 @@ def test_consistency_holds_after_load_and_a_mix_of_transactions(drv):
     for k in range(6):
         w, d = k % 2 + 1, k % 3 % 2 + 1
         drv.new_order(
-            {
-                "w_id": w,
-                "d_id": d,
-                "c_id": k % CUSTOMERS + 1,
-                "o_entry_d": T0,
-                "items": [
-                    {"i_id": k + 1, "supply_w_id": w, "quantity": 3},
-                    {"i_id": k + 5, "supply_w_id": 3 - w, "quantity": 12},
-                ],
-            }
+            NewOrderInput(
+                w_id=w,
+                d_id=d,
+                c_id=k % CUSTOMERS + 1,
+                o_entry_d=T0,
+                items=(OrderLineInput(k + 1, w, 3), OrderLineInput(k + 5, 3 - w, 12)),
+            )
         )
         drv.payment(
-            {
-                "w_id": w,
-                "d_id": d,
-                "h_amount": 10.5 + k,
-                "c_w_id": 3 - w,
-                "c_d_id": d,
-                "c_id": k + 1,
-                "c_last": None,
-                "h_date": T0,
-            }
+            PaymentInput(w_id=w, d_id=d, c_w_id=3 - w, c_d_id=d, c_id=k + 1, c_last=None, h_amount=10.5 + k, h_date=T0)
         )
         drv.payment(
-            {
-                "w_id": 1,
-                "d_id": 1,
-                "h_amount": 10.5 + k,
-                "c_w_id": 1,
-                "c_d_id": 1,
-                "c_id": None if k % 2 else k + 1,
-                "c_last": "BARBARBAR" if k % 2 else None,
-                "h_date": T0,
-            }
+            PaymentInput(
+                w_id=1,
+                d_id=1,
+                c_w_id=1,
+                c_d_id=1,
+                c_id=None if k % 2 else k + 1,
+                c_last="BARBARBAR" if k % 2 else None,
+                h_amount=10.5 + k,
+                h_date=T0,
+            )
         )
         if k % 2:
-            drv.delivery({"w_id": w, "o_carrier_id": k + 1, "ol_delivery_d": T0})
+            drv.delivery(DeliveryInput(w_id=w, o_carrier_id=k + 1, ol_delivery_d=T0))
     assert [(r.number, r.example) for r in drv.check_consistency([1, 2]) if not r.passed] == []
 
 
-def _transactions(rng: random.Random, n: int) -> list[tuple[str, dict]]:
+def _transactions(rng: random.Random, n: int) -> list[tuple[str, TransactionInput]]:
     """n TPC-C transactions over the test data: home and remote lines, unused items (rolled
     back), payments by id and by last name, local and remote."""
-    out: list[tuple[str, dict]] = []
+    out: list[tuple[str, TransactionInput]] = []
     for _ in range(n):
         w, d = rng.randint(1, WAREHOUSES), rng.randint(1, DISTRICTS)
         c_w = w if rng.random() < 0.7 else 3 - w
         by_name = (c_w, d) in SAME_LAST and rng.random() < 0.5
         kind = rng.choice(["new_order"] * 4 + ["payment"] * 3 + ["order_status", "delivery", "stock_level"])
-        p: dict
+        p: TransactionInput
         if kind == "new_order":
-            items = [
-                {
-                    "i_id": rng.randint(1, ITEMS),
-                    "supply_w_id": w if rng.random() < 0.8 else 3 - w,
-                    "quantity": rng.randint(1, 10),
-                }
+            items = tuple(
+                OrderLineInput(rng.randint(1, ITEMS), w if rng.random() < 0.8 else 3 - w, rng.randint(1, 10))
                 for _ in range(rng.randint(1, 5))
-            ]
+            )
             if rng.random() < 0.1:
-                items[-1]["i_id"] = ITEMS + 1  # unused: the whole order rolls back
-            p = {"w_id": w, "d_id": d, "c_id": rng.randint(1, CUSTOMERS), "o_entry_d": T0, "items": items}
+                items = (*items[:-1], items[-1]._replace(i_id=ITEMS + 1))  # unused: the whole order rolls back
+            p = NewOrderInput(w_id=w, d_id=d, c_id=rng.randint(1, CUSTOMERS), o_entry_d=T0, items=items)
         elif kind == "payment":
-            p = {
-                "w_id": w,
-                "d_id": d,
-                "h_amount": rng.randint(100, 500000) / 100,
-                "c_w_id": c_w,
-                "c_d_id": d,
-                "c_id": None if by_name else rng.randint(1, CUSTOMERS),
-                "c_last": SAME_LAST[(c_w, d)][0] if by_name else None,
-                "h_date": T0,
-            }
+            p = PaymentInput(
+                w_id=w,
+                d_id=d,
+                c_w_id=c_w,
+                c_d_id=d,
+                c_id=None if by_name else rng.randint(1, CUSTOMERS),
+                c_last=SAME_LAST[(c_w, d)][0] if by_name else None,
+                h_amount=rng.randint(100, 500000) / 100,
+                h_date=T0,
+            )
         elif kind == "order_status":
-            p = {
-                "w_id": w,
-                "d_id": d,
-                "c_id": None if (w, d) in SAME_LAST else rng.randint(1, CUSTOMERS),
-                "c_last": SAME_LAST[(w, d)][0] if (w, d) in SAME_LAST else None,
-            }
+            p = OrderStatusInput(
+                w_id=w,
+                d_id=d,
+                c_id=None if (w, d) in SAME_LAST else rng.randint(1, CUSTOMERS),
+                c_last=SAME_LAST[(w, d)][0] if (w, d) in SAME_LAST else None,
+            )
         elif kind == "delivery":
-            p = {"w_id": w, "o_carrier_id": rng.randint(1, 10), "ol_delivery_d": T0}
+            p = DeliveryInput(w_id=w, o_carrier_id=rng.randint(1, 10), ol_delivery_d=T0)
         else:
-            p = {"w_id": w, "d_id": d, "threshold": rng.randint(10, 60)}
+            p = StockLevelInput(w_id=w, d_id=d, threshold=rng.randint(10, 60))
         out.append((kind, p))
     return out
 
@@ -996,7 +948,7 @@ def test_embedded_schema_answers_as_the_denormalized_one_does(secantus):
             answered: list[tuple[str, object]] = []
             for kind, p in _transactions(random.Random(21), 60):
                 try:
-                    answered.append((kind, getattr(d, kind)(dict(p))))
+                    answered.append((kind, p.run_on(d)))
                 except UserAbort:
                     answered.append((kind, "rolled back"))
             answers.append(answered)
@@ -1174,7 +1126,7 @@ def test_the_check_reads_the_schema_the_load_stored(schema_drv, secantus):
 
 
 def test_a_lost_order_delivered_during_the_run_fails_condition_11_given_the_runners_deliveries(schema_drv, mongo):
-    delivered = schema_drv.delivery({"w_id": 2, "o_carrier_id": 4, "ol_delivery_d": T0})["delivered"]
+    delivered = schema_drv.delivery(DeliveryInput(w_id=2, o_carrier_id=4, ol_delivery_d=T0)).delivered
     deliveries = RunDeliveries(delivered={(2, d): 1 for d, _ in delivered})
     assert not [r for r in schema_drv.check_consistency([1, 2], deliveries) if not r.passed]
     d, o = delivered[0]

@@ -15,6 +15,7 @@ from cli_helpers import TPCC, tpcc
 from secantus_server import secantus  # noqa: F401  (fixture)
 from tpcc_runner.drivers import make_driver
 from tpcc_runner.drivers.base import ConnectionOptions, DriverError, utcnow
+from tpcc_runner.transactions import NewOrderInput, OrderLineInput
 from voltdb_server import voltdb, voltdb_cluster  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.db
@@ -155,13 +156,9 @@ def _invoke_new_orders(endpoint: str, stop: threading.Event, made: list[int]) ->
         while not stop.is_set():
             try:
                 driver.new_order(
-                    {
-                        "w_id": 1,
-                        "d_id": 1 + len(made) % 10,
-                        "c_id": 1,
-                        "o_entry_d": utcnow(),
-                        "items": [{"i_id": 1, "supply_w_id": 1, "quantity": 1}],
-                    }
+                    NewOrderInput(
+                        w_id=1, d_id=1 + len(made) % 10, c_id=1, o_entry_d=utcnow(), items=(OrderLineInput(1, 1, 1),)
+                    )
                 )
                 made.append(1)
             except DriverError:

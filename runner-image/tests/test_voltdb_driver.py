@@ -29,6 +29,16 @@ from tpcc_runner.drivers.voltdb import VoltDBDriver, ddl_columns
 from tpcc_runner.durability import StoredOrder, epoch_ms
 from tpcc_runner.executor import execute_once
 from tpcc_runner.schema import TABLES
+from tpcc_runner.transactions import (
+    DeliveryInput,
+    DeliveryOutput,
+    NewOrderInput,
+    OrderLineInput,
+    OrderStatusInput,
+    OrderStatusOutput,
+    PaymentInput,
+    StockLevelInput,
+)
 from voltdb_server import voltdb, voltdb_cluster  # noqa: F401  (fixtures)
 
 WAREHOUSES, DISTRICTS, CUSTOMERS, ORDERS, NEW_ORDERS, ITEMS = 2, 2, 5, 5, 2, 20
@@ -448,29 +458,25 @@ def stock_row(driver, w, i):
 
 
 def test_new_order_follows_clause_2_4_2_2(loaded):
-    items = [
-        {"i_id": 1, "supply_w_id": 1, "quantity": 5},  # 50 -> 45
-        {"i_id": 2, "supply_w_id": 1, "quantity": 5},  # 12 < 5+10: 12-5+91 = 98
-        {"i_id": 3, "supply_w_id": 1, "quantity": 5},
-    ]  # 15 >= 5+10: 10
+    items = (OrderLineInput(1, 1, 5), OrderLineInput(2, 1, 5), OrderLineInput(3, 1, 5))  # 15 >= 5+10: 10
     entry = dt.datetime(2024, 5, 6, 7, 8, 9, 123000)
-    r = loaded.new_order({"w_id": 1, "d_id": 2, "c_id": 3, "o_entry_d": entry, "items": items})
-    assert r["o_id"] == ORDERS + 1 and not r["remote"]
+    r = loaded.new_order(NewOrderInput(w_id=1, d_id=2, c_id=3, o_entry_d=entry, items=items))
+    assert r.o_id == ORDERS + 1
     assert one(loaded, "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 2;")[0] == ORDERS + 2
     order = one(
         loaded,
         "SELECT o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local FROM orders "
         "WHERE o_w_id = 1 AND o_d_id = 2 AND o_id = ?;",
-        r["o_id"],
+        r.o_id,
     )
     assert tuple(order) == (3, entry, None, 3, 1)
-    one(loaded, "SELECT * FROM new_order WHERE no_w_id = 1 AND no_d_id = 2 AND no_o_id = ?;", r["o_id"])
+    one(loaded, "SELECT * FROM new_order WHERE no_w_id = 1 AND no_d_id = 2 AND no_o_id = ?;", r.o_id)
     lines = sql(
         loaded,
         "SELECT ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, "
         "ol_dist_info FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = ? "
         "ORDER BY ol_number;",
-        r["o_id"],
+        r.o_id,
     )
     prices = {i: round(1 + i * 0.37, 2) for i in (1, 2, 3)}
     assert [tuple(line) for line in lines] == [
@@ -481,20 +487,13 @@ def test_new_order_follows_clause_2_4_2_2(loaded):
     assert tuple(stock_row(loaded, 1, 3)) == (10, 5, 1, 0)
     # total = sum(OL_AMOUNT) * (1 - C_DISCOUNT) * (1 + W_TAX + D_TAX)
     amount = sum(round(5 * p, 2) for p in prices.values())
-    assert r["total"] == pytest.approx(amount * (1 - 0.1) * (1 + 0.11 + 0.07), abs=0.006)
+    assert r.total == pytest.approx(amount * (1 - 0.1) * (1 + 0.11 + 0.07), abs=0.006)
 
 
 def test_new_order_with_a_remote_supply_warehouse_updates_its_stock(loaded):
-    items = [
-        {"i_id": 4, "supply_w_id": 1, "quantity": 3},
-        {"i_id": 5, "supply_w_id": 2, "quantity": 7},
-        {"i_id": 5, "supply_w_id": 2, "quantity": 2},
-    ]  # the same remote item twice
-    r = loaded.new_order({"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0, "items": items})
-    assert r["remote"]
-    assert (
-        one(loaded, "SELECT o_all_local FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = ?;", r["o_id"])[0] == 0
-    )
+    items = (OrderLineInput(4, 1, 3), OrderLineInput(5, 2, 7), OrderLineInput(5, 2, 2))  # the same remote item twice
+    r = loaded.new_order(NewOrderInput(w_id=1, d_id=1, c_id=1, o_entry_d=T0, items=items))
+    assert one(loaded, "SELECT o_all_local FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = ?;", r.o_id)[0] == 0
     assert tuple(stock_row(loaded, 2, 5)) == (35 - 7 - 2, 9, 2, 2)
     assert tuple(stock_row(loaded, 1, 5)) == (35, 0, 0, 0)
     assert tuple(stock_row(loaded, 1, 4)) == (31, 3, 1, 0)
@@ -506,13 +505,9 @@ def test_new_order_with_an_unused_item_rolls_back_without_trace(loaded):
     before = {t: count(loaded, t) for t in tables}
     stock_before = [tuple(stock_row(loaded, w, 1)) for w in (1, 2)]
     for supply in (1, 2):  # single-partition and multi-partition
-        items = [
-            {"i_id": 1, "supply_w_id": 1, "quantity": 5},
-            {"i_id": 1, "supply_w_id": supply, "quantity": 5},
-            {"i_id": INVALID_ITEM, "supply_w_id": 1, "quantity": 1},
-        ]
+        items = (OrderLineInput(1, 1, 5), OrderLineInput(1, supply, 5), OrderLineInput(INVALID_ITEM, 1, 1))
         with pytest.raises(UserAbort, match=f"item {INVALID_ITEM}"):
-            loaded.new_order({"w_id": 1, "d_id": 1, "c_id": 1, "o_entry_d": T0, "items": items})
+            loaded.new_order(NewOrderInput(w_id=1, d_id=1, c_id=1, o_entry_d=T0, items=items))
     assert {t: count(loaded, t) for t in tables} == before
     assert [tuple(stock_row(loaded, w, 1)) for w in (1, 2)] == stock_before
     assert one(loaded, "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 1;")[0] == ORDERS + 1
@@ -531,9 +526,9 @@ def customer_row(driver, w, d, c):
 
 def test_payment_by_id_updates_warehouse_district_customer_and_history(loaded):
     r = loaded.payment(
-        {"w_id": 1, "d_id": 2, "c_w_id": 1, "c_d_id": 2, "c_id": 5, "c_last": None, "h_amount": 123.45, "h_date": T0}
+        PaymentInput(w_id=1, d_id=2, c_w_id=1, c_d_id=2, c_id=5, c_last=None, h_amount=123.45, h_date=T0)
     )
-    assert r["c_id"] == 5 and not r["remote"]
+    assert r.c_id == 5 and r.c_balance == pytest.approx(-10 - 123.45)
     assert one(loaded, "SELECT w_ytd FROM warehouse WHERE w_id = 1;")[0] == pytest.approx(100 + 123.45)
     assert one(loaded, "SELECT d_ytd FROM district WHERE d_w_id = 1 AND d_id = 2;")[0] == pytest.approx(50 + 123.45)
     balance, ytd, cnt, data = customer_row(loaded, 1, 2, 5)
@@ -549,41 +544,21 @@ def test_payment_by_id_updates_warehouse_district_customer_and_history(loaded):
 def test_payment_by_last_name_takes_the_middle_customer_sorted_by_first_name(loaded):
     # BARBARBAR: Anna (2), Berta (3), Cecilia (1): n=3, position ceil(3/2)=2 -> customer 3
     r = loaded.payment(
-        {
-            "w_id": 1,
-            "d_id": 1,
-            "c_w_id": 1,
-            "c_d_id": 1,
-            "c_id": None,
-            "c_last": "BARBARBAR",
-            "h_amount": 10.0,
-            "h_date": T0,
-        }
+        PaymentInput(w_id=1, d_id=1, c_w_id=1, c_d_id=1, c_id=None, c_last="BARBARBAR", h_amount=10.0, h_date=T0)
     )
-    assert r["c_id"] == 3
+    assert r.c_id == 3
     assert customer_row(loaded, 1, 1, 3)[2] == 2
     # two of them left with that name: ceil(2/2)=1 -> Anna (2)
     sql(loaded, "UPDATE customer SET c_last = 'OTHER' WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 3;")
     r = loaded.payment(
-        {
-            "w_id": 1,
-            "d_id": 1,
-            "c_w_id": 1,
-            "c_d_id": 1,
-            "c_id": None,
-            "c_last": "BARBARBAR",
-            "h_amount": 10.0,
-            "h_date": T0,
-        }
+        PaymentInput(w_id=1, d_id=1, c_w_id=1, c_d_id=1, c_id=None, c_last="BARBARBAR", h_amount=10.0, h_date=T0)
     )
-    assert r["c_id"] == 2
+    assert r.c_id == 2
 
 
 def test_payment_of_a_bad_credit_remote_customer(loaded):
-    r = loaded.payment(
-        {"w_id": 1, "d_id": 1, "c_w_id": 2, "c_d_id": 2, "c_id": 4, "c_last": None, "h_amount": 20.5, "h_date": T0}
-    )
-    assert r["remote"] and r["c_credit"] == "BC"
+    r = loaded.payment(PaymentInput(w_id=1, d_id=1, c_w_id=2, c_d_id=2, c_id=4, c_last=None, h_amount=20.5, h_date=T0))
+    assert r.c_credit == "BC" and r.c_balance == pytest.approx(-30.5)
     balance, _, _, data = customer_row(loaded, 2, 2, 4)
     assert balance == pytest.approx(-30.5)
     assert data == "4 2 2 1 1 20.50 | data of customer 4"
@@ -593,20 +568,18 @@ def test_payment_of_a_bad_credit_remote_customer(loaded):
 
 
 def test_order_status_returns_the_customers_last_order(loaded):
-    r = loaded.order_status({"w_id": 2, "d_id": 1, "c_id": 4, "c_last": None})
-    assert r == {"c_id": 4, "o_id": 4, "lines": ol_cnt(2, 1, 4)}
-    placed = loaded.new_order(
-        {"w_id": 2, "d_id": 1, "c_id": 4, "o_entry_d": T0, "items": [{"i_id": 9, "supply_w_id": 2, "quantity": 1}] * 2}
-    )
-    r = loaded.order_status({"w_id": 2, "d_id": 1, "c_id": None, "c_last": "BARBARBAR"})
-    assert r == {"c_id": 3, "o_id": 3, "lines": ol_cnt(2, 1, 3)}
-    assert loaded.order_status({"w_id": 2, "d_id": 1, "c_id": 4, "c_last": None})["o_id"] == placed["o_id"]
+    r = loaded.order_status(OrderStatusInput(w_id=2, d_id=1, c_id=4, c_last=None))
+    assert r == OrderStatusOutput(4, -10.0, 4, None, ol_cnt(2, 1, 4))  # order 4 not delivered
+    placed = loaded.new_order(NewOrderInput(w_id=2, d_id=1, c_id=4, o_entry_d=T0, items=(OrderLineInput(9, 2, 1),) * 2))
+    r = loaded.order_status(OrderStatusInput(w_id=2, d_id=1, c_id=None, c_last="BARBARBAR"))
+    assert r == OrderStatusOutput(3, -10.0, 3, 3, ol_cnt(2, 1, 3))  # order 3 delivered by carrier 3
+    assert loaded.order_status(OrderStatusInput(w_id=2, d_id=1, c_id=4, c_last=None)).o_id == placed.o_id
 
 
 def test_delivery_delivers_the_oldest_new_order_of_each_district(loaded):
     when = dt.datetime(2024, 6, 1, 12, 0, 0)
-    r = loaded.delivery({"w_id": 1, "o_carrier_id": 7, "ol_delivery_d": when})
-    assert r == {"delivered": [(1, DELIVERED + 1), (2, DELIVERED + 1)], "skipped": 8}
+    r = loaded.delivery(DeliveryInput(w_id=1, o_carrier_id=7, ol_delivery_d=when))
+    assert r == DeliveryOutput(((1, DELIVERED + 1), (2, DELIVERED + 1)), 8)
     for d in (1, 2):
         o = DELIVERED + 1
         assert (
@@ -625,8 +598,8 @@ def test_delivery_delivers_the_oldest_new_order_of_each_district(loaded):
             loaded, "SELECT c_balance, c_delivery_cnt FROM customer WHERE c_w_id = 1 AND c_d_id = ? AND c_id = ?;", d, o
         )
         assert tuple(balance) == (pytest.approx(-10 + amount), 1)
-    assert loaded.delivery({"w_id": 1, "o_carrier_id": 1, "ol_delivery_d": when})["skipped"] == 8
-    assert loaded.delivery({"w_id": 1, "o_carrier_id": 1, "ol_delivery_d": when}) == {"delivered": [], "skipped": 10}
+    assert loaded.delivery(DeliveryInput(w_id=1, o_carrier_id=1, ol_delivery_d=when)).skipped == 8
+    assert loaded.delivery(DeliveryInput(w_id=1, o_carrier_id=1, ol_delivery_d=when)) == DeliveryOutput((), 10)
     assert count(loaded, "new_order") == DISTRICTS * NEW_ORDERS  # warehouse 2 untouched
 
 
@@ -673,19 +646,19 @@ def test_per_district_delivery_delivers_what_one_delivery_transaction_would(load
     split = per_district(loaded)
     try:
         before = delivery_state(loaded, 1)
-        by_district = [split.delivery({"w_id": 1, "o_carrier_id": 7, "ol_delivery_d": when}) for _ in range(3)]
+        by_district = [split.delivery(DeliveryInput(w_id=1, o_carrier_id=7, ol_delivery_d=when)) for _ in range(3)]
         after_split = delivery_state(loaded, 1)
     finally:
         split.close()
-    assert by_district[0] == {"delivered": [(1, DELIVERED + 1), (2, DELIVERED + 1)], "skipped": 8}
-    assert by_district[1]["delivered"] == [(1, DELIVERED + 2), (2, DELIVERED + 2)]
-    assert by_district[2] == {"delivered": [], "skipped": 10}
+    assert by_district[0] == DeliveryOutput(((1, DELIVERED + 1), (2, DELIVERED + 1)), 8)
+    assert by_district[1].delivered == ((1, DELIVERED + 2), (2, DELIVERED + 2))
+    assert by_district[2] == DeliveryOutput((), 10)
     assert after_split != before and after_split["new_order"] == []
     loaded.create_schema(reset=True)
     for key, tables in units().items():
         loaded.load_unit(key, tables)
     assert delivery_state(loaded, 1) == before
-    whole = [loaded.delivery({"w_id": 1, "o_carrier_id": 7, "ol_delivery_d": when}) for _ in range(3)]
+    whole = [loaded.delivery(DeliveryInput(w_id=1, o_carrier_id=7, ol_delivery_d=when)) for _ in range(3)]
     assert whole == by_district
     assert delivery_state(loaded, 1) == after_split
 
@@ -703,19 +676,20 @@ def test_a_per_district_delivery_retried_after_a_failed_district_goes_on_from_it
         return real(w_id, d_id, *rest)
 
     monkeypatch.setattr(split, "deliver_district", flaky)
-    params = {"w_id": 2, "o_carrier_id": 3, "ol_delivery_d": T0}
+    params = DeliveryInput(w_id=2, o_carrier_id=3, ol_delivery_d=T0)
     try:
         outcome, result, retries, _, error = execute_once(split, "DELIVERY", params, 5, time.time() + 60)
     finally:
         split.close()
     assert (outcome, retries, error) == ("committed", 1, None)
     assert calls == [1, 2, *range(2, 11)]
-    assert result["delivered"] == [(1, DELIVERED + 1), (2, DELIVERED + 1)]
+    assert isinstance(result, DeliveryOutput)
+    assert result.delivered == ((1, DELIVERED + 1), (2, DELIVERED + 1))
     assert sql(loaded, "SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = 2 ORDER BY no_d_id;") == [
         [1, DELIVERED + 2],
         [2, DELIVERED + 2],
     ]
-    deliveries = RunDeliveries(delivered={(2, d): 1 for d, _ in result["delivered"]})
+    deliveries = RunDeliveries(delivered={(2, d): 1 for d, _ in result.delivered})
     assert all(r.passed for r in loaded.check_consistency([1, 2], deliveries))
 
 
@@ -743,16 +717,16 @@ def test_a_per_district_delivery_that_skips_a_districts_carrier_and_balance_fail
         return [(d_id, o)]
 
     try:
-        healthy = split.delivery({"w_id": 1, "o_carrier_id": 5, "ol_delivery_d": T0})
+        healthy = split.delivery(DeliveryInput(w_id=1, o_carrier_id=5, ol_delivery_d=T0))
         assert all(r.passed for r in consistency(loaded).values())
         monkeypatch.setattr(split, "deliver_district", skips_carrier_and_balance)
-        broken = split.delivery({"w_id": 2, "o_carrier_id": 5, "ol_delivery_d": T0})
+        broken = split.delivery(DeliveryInput(w_id=2, o_carrier_id=5, ol_delivery_d=T0))
     finally:
         split.close()
-    assert healthy["delivered"] == broken["delivered"] == [(1, DELIVERED + 1), (2, DELIVERED + 1)]
+    assert healthy.delivered == broken.delivered == ((1, DELIVERED + 1), (2, DELIVERED + 1))
     acknowledged = RunDeliveries()
-    acknowledged.record(1, [d for d, _ in healthy["delivered"]])
-    acknowledged.record(2, [d for d, _ in broken["delivered"]])
+    acknowledged.record(1, [d for d, _ in healthy.delivered])
+    acknowledged.record(2, [d for d, _ in broken.delivered])
     results = {r.number: r for r in loaded.check_consistency([1, 2], acknowledged)}
     # condition 11 holds: the NEW-ORDER row did go, as the runner was told
     assert {n for n, r in results.items() if not r.passed} == {5, 7, 10, 12}
@@ -766,33 +740,18 @@ def test_a_row_a_transaction_needs_and_does_not_find_is_not_loaded(loaded):
     tables = ("orders", "new_order", "order_line", "history")
     before = {t: count(loaded, t) for t in tables}
     with pytest.raises(NotLoaded, match="has no order row"):
-        loaded.delivery({"w_id": 1, "o_carrier_id": 7, "ol_delivery_d": T0})
+        loaded.delivery(DeliveryInput(w_id=1, o_carrier_id=7, ol_delivery_d=T0))
     with pytest.raises(NotLoaded, match="no district"):
-        loaded.stock_level({"w_id": 1, "d_id": DISTRICTS + 1, "threshold": 10})
+        loaded.stock_level(StockLevelInput(w_id=1, d_id=DISTRICTS + 1, threshold=10))
     with pytest.raises(NotLoaded, match="no customer"):
-        loaded.order_status({"w_id": 1, "d_id": 1, "c_id": CUSTOMERS + 1, "c_last": None})
+        loaded.order_status(OrderStatusInput(w_id=1, d_id=1, c_id=CUSTOMERS + 1, c_last=None))
     with pytest.raises(NotLoaded, match="no warehouse"):
         loaded.payment(
-            {
-                "w_id": 1,
-                "d_id": DISTRICTS + 1,
-                "c_w_id": 1,
-                "c_d_id": 1,
-                "c_id": 1,
-                "c_last": None,
-                "h_amount": 1.0,
-                "h_date": T0,
-            }
+            PaymentInput(w_id=1, d_id=DISTRICTS + 1, c_w_id=1, c_d_id=1, c_id=1, c_last=None, h_amount=1.0, h_date=T0)
         )
     with pytest.raises(NotLoaded, match="or customer"):
         loaded.new_order(
-            {
-                "w_id": 1,
-                "d_id": 1,
-                "c_id": CUSTOMERS + 1,
-                "o_entry_d": T0,
-                "items": [{"i_id": 1, "supply_w_id": 1, "quantity": 1}],
-            }
+            NewOrderInput(w_id=1, d_id=1, c_id=CUSTOMERS + 1, o_entry_d=T0, items=(OrderLineInput(1, 1, 1),))
         )
     assert {t: count(loaded, t) for t in tables} == before
 
@@ -803,7 +762,7 @@ def test_stock_level_counts_distinct_low_items_of_the_last_20_orders(loaded):
         return len({i for i in items if STOCK_QUANTITY.get(i, 30 + i) < threshold})
 
     for threshold in (10, 14, 36, 45, 51):
-        assert loaded.stock_level({"w_id": 1, "d_id": 2, "threshold": threshold})["low_stock"] == expected(
+        assert loaded.stock_level(StockLevelInput(w_id=1, d_id=2, threshold=threshold)).low_stock == expected(
             1, 2, threshold
         )
     assert expected(1, 2, 45) not in (0, expected(1, 2, 10))  # the thresholds discriminate
@@ -816,37 +775,32 @@ def run_some_transactions(driver):
     for k in range(12):
         w, d = 1 + k % 2, 1 + k % 3 % 2
         driver.new_order(
-            {
-                "w_id": w,
-                "d_id": d,
-                "c_id": 1 + k % 5,
-                "o_entry_d": T0,
-                "items": [
-                    {
-                        "i_id": 1 + (k + j) % ITEMS,
-                        "supply_w_id": 1 + (k + j) % 7 % 2 if j == 0 else w,
-                        "quantity": 1 + j,
-                    }
-                    for j in range(5)
-                ],
-            }
+            NewOrderInput(
+                w_id=w,
+                d_id=d,
+                c_id=1 + k % 5,
+                o_entry_d=T0,
+                items=tuple(
+                    OrderLineInput(1 + (k + j) % ITEMS, 1 + (k + j) % 7 % 2 if j == 0 else w, 1 + j) for j in range(5)
+                ),
+            )
         )
         driver.payment(
-            {
-                "w_id": w,
-                "d_id": d,
-                "c_w_id": 1 + k % 3 % 2,
-                "c_d_id": 2 - k % 2,
-                "c_id": None if k % 2 else 1 + k % 5,
-                "c_last": "BARBARBAR" if k % 2 else None,
-                "h_amount": 1.5 + k,
-                "h_date": T0,
-            }
+            PaymentInput(
+                w_id=w,
+                d_id=d,
+                c_w_id=1 + k % 3 % 2,
+                c_d_id=2 - k % 2,
+                c_id=None if k % 2 else 1 + k % 5,
+                c_last="BARBARBAR" if k % 2 else None,
+                h_amount=1.5 + k,
+                h_date=T0,
+            )
         )
         if k % 4 == 3:
-            driver.delivery({"w_id": w, "o_carrier_id": 1 + k % 10, "ol_delivery_d": T0})
-        driver.order_status({"w_id": w, "d_id": d, "c_id": 2, "c_last": None})
-        driver.stock_level({"w_id": w, "d_id": d, "threshold": 20})
+            driver.delivery(DeliveryInput(w_id=w, o_carrier_id=1 + k % 10, ol_delivery_d=T0))
+        driver.order_status(OrderStatusInput(w_id=w, d_id=d, c_id=2, c_last=None))
+        driver.stock_level(StockLevelInput(w_id=w, d_id=d, threshold=20))
 
 
 def test_all_twelve_conditions_hold_on_a_consistent_database(loaded):
@@ -934,7 +888,7 @@ def test_orphans_are_named_by_row(loaded):
 
 
 def test_a_lost_order_delivered_during_the_run_fails_condition_11_given_the_runners_deliveries(loaded):
-    delivered = loaded.delivery({"w_id": 1, "o_carrier_id": 4, "ol_delivery_d": T0})["delivered"]
+    delivered = loaded.delivery(DeliveryInput(w_id=1, o_carrier_id=4, ol_delivery_d=T0)).delivered
     deliveries = RunDeliveries(delivered={(1, d): 1 for d, _ in delivered})
     assert not [r for r in loaded.check_consistency([1, 2], deliveries) if not r.passed]
     d, o = delivered[0]
@@ -955,8 +909,8 @@ def test_a_sweeps_later_cell_counts_the_deliveries_of_every_cell_on_its_load(loa
     sums the check ConfigMaps of both) holds only with the first cell's Deliveries counted too,
     and then sees an order the first cell delivered that the database lost."""
 
-    def cell() -> tuple[RunDeliveries, list]:
-        delivered = loaded.delivery({"w_id": 1, "o_carrier_id": 4, "ol_delivery_d": T0})["delivered"]
+    def cell() -> tuple[RunDeliveries, tuple[tuple[int, int], ...]]:
+        delivered = loaded.delivery(DeliveryInput(w_id=1, o_carrier_id=4, ol_delivery_d=T0)).delivered
         return RunDeliveries(delivered={(1, d): 1 for d, _ in delivered}), delivered
 
     (first, first_orders), (second, _) = cell(), cell()
@@ -988,8 +942,8 @@ def test_corrupted_row_is_named_in_the_example(loaded):
 
 def test_stored_orders_and_orders_entered_at_read_the_order_with_its_lines(loaded):
     entry = T0 + dt.timedelta(days=1)
-    items = [{"i_id": 3, "supply_w_id": 2, "quantity": 4}, {"i_id": 1, "supply_w_id": 1, "quantity": 1}]
-    o = loaded.new_order({"w_id": 2, "d_id": 2, "c_id": 1, "o_entry_d": entry, "items": items})["o_id"]
+    items = (OrderLineInput(3, 2, 4), OrderLineInput(1, 1, 1))
+    o = loaded.new_order(NewOrderInput(w_id=2, d_id=2, c_id=1, o_entry_d=entry, items=items)).o_id
     keys = [(2, 2, o), (2, 2, o + 1), (1, 1, 1), (1, 2, 99), (2, 1, ORDERS)]
     stored = loaded.stored_orders(keys)
     assert sorted(stored) == [(1, 1, 1), (2, 1, ORDERS), (2, 2, o)]
@@ -1044,18 +998,7 @@ def test_losing_a_node_raises_and_reconnects_to_a_live_one(voltdb_cluster):
     outcomes = []
     for k in range(20):
         try:
-            d.payment(
-                {
-                    "w_id": 1,
-                    "d_id": 1,
-                    "c_w_id": 1,
-                    "c_d_id": 1,
-                    "c_id": 1,
-                    "c_last": None,
-                    "h_amount": 1.0,
-                    "h_date": T0,
-                }
-            )
+            d.payment(PaymentInput(w_id=1, d_id=1, c_w_id=1, c_d_id=1, c_id=1, c_last=None, h_amount=1.0, h_date=T0))
             outcomes.append("ok")
         except (ConnectionLost, UnknownOutcome) as e:
             outcomes.append(type(e).__name__)
@@ -1093,34 +1036,19 @@ def test_partitioned_by_district_the_server_holds_the_district_tables_on_their_d
 
 def test_partitioned_by_district_the_transactions_keep_all_twelve_conditions(by_district):
     placed = by_district.new_order(
-        {
-            "w_id": 2,
-            "d_id": 1,
-            "c_id": 4,
-            "o_entry_d": T0,
-            "items": [{"i_id": 1, "supply_w_id": 2, "quantity": 3}, {"i_id": 2, "supply_w_id": 1, "quantity": 1}],
-        }
+        NewOrderInput(w_id=2, d_id=1, c_id=4, o_entry_d=T0, items=(OrderLineInput(1, 2, 3), OrderLineInput(2, 1, 1)))
     )
-    assert placed["o_id"] == ORDERS + 1 and placed["remote"]
-    status = by_district.order_status({"w_id": 2, "d_id": 1, "c_id": 4, "c_last": None})
-    assert (status["o_id"], status["lines"]) == (placed["o_id"], 2)
+    assert placed.o_id == ORDERS + 1
+    status = by_district.order_status(OrderStatusInput(w_id=2, d_id=1, c_id=4, c_last=None))
+    assert (status.o_id, status.lines) == (placed.o_id, 2)
     paid = by_district.payment(
-        {
-            "w_id": 1,
-            "d_id": 2,
-            "c_w_id": 1,
-            "c_d_id": 2,
-            "c_id": None,
-            "c_last": "BARBARBAR",
-            "h_amount": 12.5,
-            "h_date": T0,
-        }
+        PaymentInput(w_id=1, d_id=2, c_w_id=1, c_d_id=2, c_id=None, c_last="BARBARBAR", h_amount=12.5, h_date=T0)
     )
-    assert paid["c_id"] == 3  # the middle of three by c_first, as partitioned by warehouse
+    assert paid.c_id == 3  # the middle of three by c_first, as partitioned by warehouse
     run_some_transactions(by_district)
     split = per_district(by_district)
     try:
-        assert split.delivery({"w_id": 1, "o_carrier_id": 2, "ol_delivery_d": T0})["skipped"] < 10
+        assert split.delivery(DeliveryInput(w_id=1, o_carrier_id=2, ol_delivery_d=T0)).skipped < 10
     finally:
         split.close()
     results = consistency(by_district)

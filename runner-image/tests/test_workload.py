@@ -1,10 +1,12 @@
 """The pure workload rules against the numbers of the specification."""
 
 import collections
+import dataclasses
 import datetime as dt
 import random
 
 import pytest
+from tpcc_runner import transactions as t
 from tpcc_runner import workload as w
 
 
@@ -70,41 +72,41 @@ def _inputs(warehouses=4, home=2):
 def test_new_order_inputs_follow_clause_2_4_1():
     inp = _inputs()
     orders = [inp.new_order() for _ in range(20_000)]
-    assert all(5 <= len(o["items"]) <= 15 for o in orders)
-    assert all(o["w_id"] == 2 and 1 <= o["d_id"] <= 10 for o in orders)
-    rollbacks = sum(o["items"][-1]["i_id"] == 100_001 for o in orders)
+    assert all(5 <= len(o.items) <= 15 for o in orders)
+    assert all(o.w_id == 2 and 1 <= o.d_id <= 10 for o in orders)
+    rollbacks = sum(o.items[-1].i_id == 100_001 for o in orders)
     assert 0.006 < rollbacks / len(orders) < 0.014
-    lines = [i for o in orders for i in o["items"]]
-    remote = sum(i["supply_w_id"] != 2 for i in lines)
+    lines = [i for o in orders for i in o.items]
+    remote = sum(i.supply_w_id != 2 for i in lines)
     assert 0.006 < remote / len(lines) < 0.014
-    assert all(1 <= i["quantity"] <= 10 for i in lines)
+    assert all(1 <= i.quantity <= 10 for i in lines)
 
 
 def test_single_warehouse_never_goes_remote():
     inp = _inputs(warehouses=1, home=1)
-    assert all(i["supply_w_id"] == 1 for _ in range(2000) for i in inp.new_order()["items"])
-    assert all(p["c_w_id"] == 1 for p in (inp.payment() for _ in range(2000)))
+    assert all(i.supply_w_id == 1 for _ in range(2000) for i in inp.new_order().items)
+    assert all(p.c_w_id == 1 for p in (inp.payment() for _ in range(2000)))
 
 
 def test_payment_inputs_follow_clause_2_5_1():
     inp = _inputs()
     pays = [inp.payment() for _ in range(20_000)]
-    by_name = sum(p["c_last"] is not None for p in pays) / len(pays)
-    remote = sum(p["c_w_id"] != p["w_id"] for p in pays) / len(pays)
+    by_name = sum(p.c_last is not None for p in pays) / len(pays)
+    remote = sum(p.c_w_id != p.w_id for p in pays) / len(pays)
     assert 0.58 < by_name < 0.62
     assert 0.13 < remote < 0.17
-    assert all((p["c_id"] is None) != (p["c_last"] is None) for p in pays)
-    assert all(1.00 <= p["h_amount"] <= 5000.00 for p in pays)
+    assert all((p.c_id is None) != (p.c_last is None) for p in pays)
+    assert all(1.00 <= p.h_amount <= 5000.00 for p in pays)
 
 
 @pytest.mark.parametrize("line_pct, pay_pct", [(0, 0), (10, 50), (100, 100)])
 def test_remote_percents_are_what_the_study_asked(line_pct, pay_pct):
     r = w.TpccRandom(seed=7, constants=w.CConstants(123, 259, 7911))
     inp = w.TransactionInputs(r, w.Scale(), 10, 2, 3, w.RemotePercents(line_pct, pay_pct))
-    lines = [i for _ in range(3000) for i in inp.new_order()["items"]]
+    lines = [i for _ in range(3000) for i in inp.new_order().items]
     pays = [inp.payment() for _ in range(3000)]
-    assert abs(sum(i["supply_w_id"] != 2 for i in lines) / len(lines) - line_pct / 100) < 0.02
-    assert abs(sum(p["c_w_id"] != p["w_id"] for p in pays) / len(pays) - pay_pct / 100) < 0.03
+    assert abs(sum(i.supply_w_id != 2 for i in lines) / len(lines) - line_pct / 100) < 0.02
+    assert abs(sum(p.c_w_id != p.w_id for p in pays) / len(pays) - pay_pct / 100) < 0.03
 
 
 def test_remote_percents_are_checked_and_named_as_a_deviation():
@@ -118,17 +120,17 @@ def test_order_status_by_last_name_sixty_percent_and_names_exist_when_scaled_dow
     r = w.TpccRandom(seed=5, constants=w.CConstants(100, 200, 300))
     inp = w.TransactionInputs(r, w.Scale(items=1000, customers_per_district=30), 1, 1, 1)
     st = [inp.order_status() for _ in range(5000)]
-    assert 0.57 < sum(s["c_last"] is not None for s in st) / len(st) < 0.63
+    assert 0.57 < sum(s.c_last is not None for s in st) / len(st) < 0.63
     existing = {w.last_name(n) for n in range(30)}
-    assert {s["c_last"] for s in st if s["c_last"]} <= existing
-    assert all(1 <= s["c_id"] <= 30 for s in st if s["c_id"])
+    assert {s.c_last for s in st if s.c_last} <= existing
+    assert all(1 <= s.c_id <= 30 for s in st if s.c_id)
 
 
 def test_stock_level_keeps_the_terminal_district_and_threshold_range():
     inp = _inputs()
     levels = [inp.stock_level() for _ in range(1000)]
-    assert {s["d_id"] for s in levels} == {3}
-    assert {s["threshold"] for s in levels} == set(range(10, 21))
+    assert {s.d_id for s in levels} == {3}
+    assert {s.threshold for s in levels} == set(range(10, 21))
 
 
 def test_terminal_assignment_spreads_over_warehouses():
@@ -156,7 +158,8 @@ def test_efficiency_against_12_86_per_warehouse():
 
 def _dateless(params):
     """The inputs without the current time (O_ENTRY_D, H_DATE, OL_DELIVERY_D are 'now')."""
-    return {k: v for k, v in params.items() if not isinstance(v, dt.datetime)}
+    values = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
+    return type(params).__name__, {k: v for k, v in values.items() if not isinstance(v, dt.datetime)}
 
 
 def _calls(seed, client=3, constants=w.CConstants(7, 8, 9), paced=True, n=300):
@@ -177,6 +180,29 @@ def test_one_seed_reproduces_the_transaction_inputs_of_a_terminal():
     # pacing adds the clause 5.2.5 keying and think times; without it none
     assert {c.keying_seconds for c, _ in first} == {w.KEYING_TIME[c.txn] for c, _ in first}
     assert all(c.think_seconds == 0 == c.keying_seconds for c, _ in _calls(42, paced=False))
+
+
+def test_each_type_draws_its_own_input():
+    inp = _inputs()
+    kinds = {txn: type(inp.draw(txn)) for txn in w.TRANSACTIONS}
+    assert kinds == {
+        w.NEW_ORDER: t.NewOrderInput,
+        w.PAYMENT: t.PaymentInput,
+        w.ORDER_STATUS: t.OrderStatusInput,
+        w.DELIVERY: t.DeliveryInput,
+        w.STOCK_LEVEL: t.StockLevelInput,
+    }
+    with pytest.raises(ValueError, match="no TPC-C transaction 'NEWORDER'"):
+        inp.draw("NEWORDER")
+
+
+def test_an_input_is_immutable_and_knows_whether_it_is_remote():
+    order = t.NewOrderInput(1, 2, 3, dt.datetime(2026, 1, 1), (t.OrderLineInput(5, 1, 2), t.OrderLineInput(6, 4, 1)))
+    assert order.remote and not dataclasses.replace(order, items=order.items[:1]).remote
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        order.w_id = 4  # type: ignore[misc]
+    pay = t.PaymentInput(1, 2, 1, 2, None, "BARBARBAR", 10.0, dt.datetime(2026, 1, 1))
+    assert not pay.remote and dataclasses.replace(pay, c_w_id=2).remote
 
 
 def test_one_seed_gives_every_pod_the_same_run_constants():

@@ -29,6 +29,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .transactions import NewOrderInput
+
 EXAMPLES = 10
 
 
@@ -74,15 +76,10 @@ class StoredOrder:
         return OrderIdentity(int(self.c_id), epoch_ms(self.entry_d), int(self.ol_cnt), lines_digest(self.lines))
 
 
-def identity_of_new_order(params: dict[str, Any]) -> OrderIdentity:
-    """The identity of the order a NewOrder with these inputs writes (workload.py's params)."""
-    items = params["items"]
-    return OrderIdentity(
-        int(params["c_id"]),
-        epoch_ms(params["o_entry_d"]),
-        len(items),
-        lines_digest([(it["i_id"], it["supply_w_id"], it["quantity"]) for it in items]),
-    )
+def identity_of_new_order(p: NewOrderInput) -> OrderIdentity:
+    """The identity of the order a NewOrder with these inputs writes (its lines are
+    (i_id, supply_w_id, quantity) tuples already)."""
+    return OrderIdentity(p.c_id, epoch_ms(p.o_entry_d), len(p.items), lines_digest(p.items))
 
 
 @dataclass(frozen=True)

@@ -21,20 +21,21 @@ from .durability import LedgerRecord, identity_of_new_order
 from .metrics import LATENCY_BUCKETS, bucket_index
 from .processes import worker_context
 from .results import OUTCOMES, TIMELINE_STEP_SECONDS, TypeStats, record_latency
-from .workload import DELIVERY, NEW_ORDER, TRANSACTIONS, CConstants, RemotePercents, Scale, Terminal
+from .transactions import (
+    DeliveryInput,
+    DeliveryOutput,
+    NewOrderInput,
+    NewOrderOutput,
+    TransactionInput,
+    TransactionOutput,
+)
+from .workload import NEW_ORDER, TRANSACTIONS, CConstants, RemotePercents, Scale, Terminal
 
 log = logging.getLogger("tpcc.executor")
 REPORT_INTERVAL = 1.0
 # Back-off before retrying a transaction (the README's retry policy): see retry_backoff.
 RETRY_BACKOFF_FLOOR = 0.005
 RETRY_BACKOFF_CAP = 1.0
-_METHODS = {
-    "NEW_ORDER": "new_order",
-    "PAYMENT": "payment",
-    "ORDER_STATUS": "order_status",
-    "DELIVERY": "delivery",
-    "STOCK_LEVEL": "stock_level",
-}
 
 
 @dataclass
@@ -185,15 +186,14 @@ class _Accumulator:
 
 
 def execute_once(
-    driver, txn: str, params: dict[str, Any], max_retries: int, deadline: float
-) -> tuple[str, dict | None, int, int, str | None]:
+    driver, txn: str, params: TransactionInput, max_retries: int, deadline: float
+) -> tuple[str, TransactionOutput | None, int, int, str | None]:
     """Run one transaction with retries: (outcome, result, retries, reconnects, error)."""
-    method = getattr(driver, _METHODS[txn])
     retries = reconnects = 0
     while True:
         attempt_start = time.monotonic()
         try:
-            return "committed", method(params), retries, reconnects, None
+            return "committed", params.run_on(driver), retries, reconnects, None
         except UserAbort:
             return "rollbacks", None, retries, reconnects, None
         except UnknownOutcome as e:
@@ -259,20 +259,20 @@ def _terminal_loop(plan: RunPlan, terminal: Terminal, driver, acc: _Accumulator,
         seconds = time.perf_counter() - t0
         completed = time.time()
         entry = None
-        if plan.ledger and txn == NEW_ORDER and outcome in ("committed", "unknown"):
+        if plan.ledger and isinstance(params, NewOrderInput) and outcome in ("committed", "unknown"):
             entry = LedgerRecord(
                 outcome == "committed",
-                params["w_id"],
-                params["d_id"],
-                result["o_id"] if result else None,
+                params.w_id,
+                params.d_id,
+                result.o_id if isinstance(result, NewOrderOutput) else None,
                 identity_of_new_order(params),
             )
         delivery = None
         # A Delivery that ended in an error may still have delivered some districts (a driver
         # that commits district by district, as VoltDB's delivery=per-district): for condition
         # 11 its districts count as of unknown outcome, as a Delivery whose commit was unanswered.
-        if txn == DELIVERY and outcome in ("committed", "unknown", "errors"):
-            delivery = (params["w_id"], [d for d, _ in result["delivered"]] if result else None)
+        if isinstance(params, DeliveryInput) and outcome in ("committed", "unknown", "errors"):
+            delivery = (params.w_id, [d for d, _ in result.delivered] if isinstance(result, DeliveryOutput) else None)
         acc.record(txn, outcome, retries, reconnects, seconds, completed, entry, error, delivery)
         _sleep_until(min(time.time() + call.think_seconds, window.end))
 

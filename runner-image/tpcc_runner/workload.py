@@ -7,11 +7,19 @@ from __future__ import annotations
 import math
 import random
 import string
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .drivers.base import utcnow
+from .transactions import (
+    DeliveryInput,
+    NewOrderInput,
+    OrderLineInput,
+    OrderStatusInput,
+    PaymentInput,
+    StockLevelInput,
+    TransactionInput,
+)
 
 NEW_ORDER, PAYMENT, ORDER_STATUS, DELIVERY, STOCK_LEVEL = (
     "NEW_ORDER",
@@ -222,12 +230,13 @@ class TransactionInputs:
     def _other_w_id(self, w_id: int) -> int:
         return self.r.number_excluding(1, self.warehouses, w_id)
 
-    def _customer(self) -> dict[str, Any]:
+    def _customer(self) -> tuple[int | None, str | None]:
+        """(c_id, c_last) of a Payment or OrderStatus: 60 % by last name (clause 2.5.1.2)."""
         if self.r.number(1, 100) <= 60:
-            return {"c_id": None, "c_last": self.r.customer_last_name(self.scale.customers_per_district)}
-        return {"c_id": self.r.customer_id(self.scale.customers_per_district), "c_last": None}
+            return None, self.r.customer_last_name(self.scale.customers_per_district)
+        return self.r.customer_id(self.scale.customers_per_district), None
 
-    def new_order(self) -> dict[str, Any]:
+    def new_order(self) -> NewOrderInput:
         w_id = self._w_id()
         ol_cnt = self.r.number(5, 15)
         rollback = self.r.number(1, 100) == 1
@@ -239,49 +248,63 @@ class TransactionInputs:
             supply = w_id
             if self.warehouses > 1 and self.r.number(1, 100) <= self.remote.new_order_line:
                 supply = self._other_w_id(w_id)
-            items.append({"i_id": i_id, "supply_w_id": supply, "quantity": self.r.number(1, 10)})
-        return {
-            "w_id": w_id,
-            "d_id": self.r.number(1, self.scale.districts),
-            "c_id": self.r.customer_id(self.scale.customers_per_district),
-            "o_entry_d": utcnow(),
-            "items": items,
-        }
+            items.append(OrderLineInput(i_id, supply, self.r.number(1, 10)))
+        return NewOrderInput(
+            w_id=w_id,
+            d_id=self.r.number(1, self.scale.districts),
+            c_id=self.r.customer_id(self.scale.customers_per_district),
+            o_entry_d=utcnow(),
+            items=tuple(items),
+        )
 
-    def payment(self) -> dict[str, Any]:
+    def payment(self) -> PaymentInput:
         w_id = self._w_id()
         d_id = self.r.number(1, self.scale.districts)
         if self.warehouses == 1 or self.r.number(1, 100) > self.remote.payment:
             c_w_id, c_d_id = w_id, d_id
         else:  # a customer of another warehouse pays through this one
             c_w_id, c_d_id = self._other_w_id(w_id), self.r.number(1, self.scale.districts)
-        return {
-            "w_id": w_id,
-            "d_id": d_id,
-            "c_w_id": c_w_id,
-            "c_d_id": c_d_id,
-            "h_amount": self.r.money(100, 500_000),
-            "h_date": utcnow(),
-            **self._customer(),
-        }
+        h_amount = self.r.money(100, 500_000)  # drawn before the customer
+        c_id, c_last = self._customer()
+        return PaymentInput(
+            w_id=w_id,
+            d_id=d_id,
+            c_w_id=c_w_id,
+            c_d_id=c_d_id,
+            c_id=c_id,
+            c_last=c_last,
+            h_amount=h_amount,
+            h_date=utcnow(),
+        )
 
-    def order_status(self) -> dict[str, Any]:
-        return {"w_id": self._w_id(), "d_id": self.r.number(1, self.scale.districts), **self._customer()}
+    def order_status(self) -> OrderStatusInput:
+        w_id = self._w_id()
+        d_id = self.r.number(1, self.scale.districts)
+        c_id, c_last = self._customer()
+        return OrderStatusInput(w_id=w_id, d_id=d_id, c_id=c_id, c_last=c_last)
 
-    def delivery(self) -> dict[str, Any]:
-        return {"w_id": self._w_id(), "o_carrier_id": self.r.number(1, 10), "ol_delivery_d": utcnow()}
+    def delivery(self) -> DeliveryInput:
+        w_id = self._w_id()
+        return DeliveryInput(w_id=w_id, o_carrier_id=self.r.number(1, 10), ol_delivery_d=utcnow())
 
-    def stock_level(self) -> dict[str, Any]:
-        return {"w_id": self._w_id(), "d_id": self.stock_level_d_id, "threshold": self.r.number(10, 20)}
+    def stock_level(self) -> StockLevelInput:
+        w_id = self._w_id()
+        return StockLevelInput(w_id=w_id, d_id=self.stock_level_d_id, threshold=self.r.number(10, 20))
 
-    def for_type(self, txn: str) -> Callable[[], dict[str, Any]]:
-        return {
-            NEW_ORDER: self.new_order,
-            PAYMENT: self.payment,
-            ORDER_STATUS: self.order_status,
-            DELIVERY: self.delivery,
-            STOCK_LEVEL: self.stock_level,
-        }[txn]
+    def draw(self, txn: str) -> TransactionInput:
+        """The inputs of a transaction of type txn (one of TRANSACTIONS, as the mix deals
+        them), the most frequent types tested first."""
+        if txn == NEW_ORDER:
+            return self.new_order()
+        if txn == PAYMENT:
+            return self.payment()
+        if txn == ORDER_STATUS:
+            return self.order_status()
+        if txn == DELIVERY:
+            return self.delivery()
+        if txn == STOCK_LEVEL:
+            return self.stock_level()
+        raise ValueError(f"no TPC-C transaction {txn!r}")
 
 
 class MixDeck:
@@ -338,8 +361,8 @@ class Terminal:
             return Call(txn, 0.0, 0.0)
         return Call(txn, KEYING_TIME[txn], think_seconds(self.random.rng, txn))
 
-    def inputs(self, txn: str) -> dict[str, Any]:
-        return self._inputs.for_type(txn)()
+    def inputs(self, txn: str) -> TransactionInput:
+        return self._inputs.draw(txn)
 
 
 def terminal_assignment(global_client: int, warehouses: int, total_clients: int | None) -> tuple[int | None, int]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..consistency import Cents
 from ..drivers.base import utcnow
+from ..transactions import DeliveryInput, NewOrderInput, OrderLineInput, OrderStatusInput, PaymentInput
 
 PASSED, FAILED, NOT_APPLICABLE, ERROR = "passed", "failed", "not-applicable", "error"
 # How the other transaction behaved while the first was held open.
@@ -534,34 +535,34 @@ class Pick:
     unused_item: int  # an item id no ITEM row has (clause 2.4.1.5)
     amount: Cents  # a Payment's H_AMOUNT, 1.00 to 5,000.00 (clause 2.5.1.3)
 
-    # The transactions' inputs in the drivers' contract (drivers/base.py), all of the home warehouse.
-    def new_order(self, unused: bool = False, items: tuple[int, ...] | None = None) -> dict[str, Any]:
+    # The transactions' inputs (transactions.py), all of the home warehouse.
+    def new_order(self, unused: bool = False, items: tuple[int, ...] | None = None) -> NewOrderInput:
         ids = list(items or self.items) + ([self.unused_item] if unused else [])
-        return {
-            "w_id": self.w_id,
-            "d_id": self.d_id,
-            "c_id": self.c_id,
-            "o_entry_d": utcnow(),
-            "items": [{"i_id": i, "supply_w_id": self.w_id, "quantity": 5} for i in ids],
-        }
+        return NewOrderInput(
+            w_id=self.w_id,
+            d_id=self.d_id,
+            c_id=self.c_id,
+            o_entry_d=utcnow(),
+            items=tuple(OrderLineInput(i, self.w_id, 5) for i in ids),
+        )
 
-    def payment(self) -> dict[str, Any]:
-        return {
-            "w_id": self.w_id,
-            "d_id": self.d_id,
-            "h_amount": self.amount / 100,
-            "c_w_id": self.w_id,
-            "c_d_id": self.d_id,
-            "c_id": self.c_id,
-            "c_last": None,
-            "h_date": utcnow(),
-        }
+    def payment(self) -> PaymentInput:
+        return PaymentInput(
+            w_id=self.w_id,
+            d_id=self.d_id,
+            c_w_id=self.w_id,
+            c_d_id=self.d_id,
+            c_id=self.c_id,
+            c_last=None,
+            h_amount=float(self.amount / 100),
+            h_date=utcnow(),
+        )
 
-    def order_status(self) -> dict[str, Any]:
-        return {"w_id": self.w_id, "d_id": self.d_id, "c_id": self.c_id, "c_last": None}
+    def order_status(self) -> OrderStatusInput:
+        return OrderStatusInput(w_id=self.w_id, d_id=self.d_id, c_id=self.c_id, c_last=None)
 
-    def delivery(self) -> dict[str, Any]:
-        return {"w_id": self.w_id, "o_carrier_id": 1, "ol_delivery_d": utcnow()}
+    def delivery(self) -> DeliveryInput:
+        return DeliveryInput(w_id=self.w_id, o_carrier_id=1, ol_delivery_d=utcnow())
 
 
 def pick(rng: random.Random, warehouses: int, districts: int, customers: int, items: int) -> Pick:

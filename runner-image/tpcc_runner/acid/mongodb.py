@@ -256,13 +256,13 @@ class MongoDBAcid:
         return AtomicityObservation(p.amount, committed, rolled_back, (before_order, self._new_order_rows(p)))
 
     def _order_status_test(self, p: Pick, commit: bool) -> OrderStatusObservation:
-        before = self.reader.order_status(p.order_status())["o_id"]  # T0
+        before = self.reader.order_status(p.order_status()).o_id  # T0
         held = _Held(self.held)
-        order = self.held._new_order(held.session, p.new_order())["o_id"]
+        order = self.held._new_order(held.session, p.new_order()).o_id
         during, _ = interleave(
-            lambda: self.other.order_status(p.order_status())["o_id"], held.commit if commit else held.abort
+            lambda: self.other.order_status(p.order_status()).o_id, held.commit if commit else held.abort
         )
-        return OrderStatusObservation(before, order, during, self.reader.order_status(p.order_status())["o_id"])
+        return OrderStatusObservation(before, order, during, self.reader.order_status(p.order_status()).o_id)
 
     def isolation1(self, p: Pick) -> OrderStatusObservation:
         return self._order_status_test(p, commit=True)
@@ -275,8 +275,8 @@ class MongoDBAcid:
     def isolation3(self, p: Pick) -> NewOrderPairObservation:
         next_before = self._next_o_id(p)
         held = _Held(self.held)
-        order = self.held._new_order(held.session, p.new_order())["o_id"]
-        during, _ = interleave(lambda: self.other.new_order(p.new_order())["o_id"], held.commit)
+        order = self.held._new_order(held.session, p.new_order()).o_id
+        during, _ = interleave(lambda: self.other.new_order(p.new_order()).o_id, held.commit)
         return NewOrderPairObservation(next_before, order, during, self._next_o_id(p))
 
     def isolation4(self, p: Pick) -> NewOrderPairObservation:
@@ -287,14 +287,14 @@ class MongoDBAcid:
             raise DriverError("mongodb: a NewOrder with an unused item did not stop at its rollback")
         except _InvalidItem:
             pass  # T1 stands at its ROLLBACK, D_NEXT_O_ID taken
-        during, _ = interleave(lambda: self.other.new_order(p.new_order())["o_id"], held.abort)
+        during, _ = interleave(lambda: self.other.new_order(p.new_order()).o_id, held.abort)
         return NewOrderPairObservation(next_before, next_before, during, self._next_o_id(p))
 
     def _delivery_test(self, p: Pick, commit: bool) -> DeliveryPaymentObservation:
         o_id, c_id, amount = self._oldest_new_order(p)
         balance_before = self._balance(p.w_id, p.d_id, c_id)
         held = _Held(self.held)
-        delivered = self.held._delivery(held.session, p.delivery())["delivered"]
+        delivered = self.held._delivery(held.session, p.delivery()).delivered
         if (p.d_id, o_id) not in delivered:
             held.abort()
             raise DriverError(
@@ -354,7 +354,7 @@ class MongoDBAcid:
             return second
 
         insert, (second, committed) = interleave(
-            lambda: self.other.new_order(p.new_order())["o_id"], lambda: held.finish(rest), retry=False
+            lambda: self.other.new_order(p.new_order()).o_id, lambda: held.finish(rest), retry=False
         )
         return PhantomObservation(first, insert, second or [], committed)
 
@@ -374,7 +374,8 @@ class MongoDBAcid:
 
     def isolation9(self, p: Pick) -> PhantomObservation:
         def last_order(session) -> list[int]:
-            return [self.held._order_status(session, p.order_status())["o_id"]]
+            o_id = self.held._order_status(session, p.order_status()).o_id
+            return [] if o_id is None else [o_id]  # the customer's last order, if any
 
         return self._phantom_test(p, last_order, lambda s: None)
 
@@ -392,7 +393,7 @@ class MongoDBAcid:
         def coll(name: str):
             if name == "district" and not paid_between:  # WAREHOUSE is read, DISTRICT not yet
                 paid_between.append(
-                    retried(lambda: self.other.payment(first_warehouse.payment()), CONTENDED_RETRIES)["c_id"]
+                    retried(lambda: self.other.payment(first_warehouse.payment()), CONTENDED_RETRIES).c_id
                 )
             return plain(name)
 

@@ -30,6 +30,7 @@ from typing import Any
 from ..consistency import Cents, cents_of
 from ..drivers.base import ConnectionOptions, DriverError, NotLoaded, UserAbort
 from ..drivers.voltdb import DECIMAL, INTEGER, STRING, TIMESTAMP, VARBINARY, VoltDBDriver
+from ..transactions import DeliveryInput, NewOrderInput, PaymentInput
 from .clause3 import (
     AtomicityObservation,
     ConsistencyObservation,
@@ -120,34 +121,34 @@ NOTES = {
 WEAKENED_NOTE = "weakened adapter, tests only: every step its own call, so its own transaction"
 
 
-def _new_order_params(p: dict[str, Any]) -> list:
-    items = p["items"]
+def _new_order_params(p: NewOrderInput) -> list:
+    i_ids, supply, quantities = zip(*p.items)
     return [
-        (INTEGER, p["w_id"]),
-        (INTEGER, p["d_id"]),
-        (INTEGER, p["c_id"]),
-        (TIMESTAMP, p["o_entry_d"]),
-        ((INTEGER,), [i["i_id"] for i in items]),
-        ((INTEGER,), [i["supply_w_id"] for i in items]),
-        ((INTEGER,), [i["quantity"] for i in items]),
+        (INTEGER, p.w_id),
+        (INTEGER, p.d_id),
+        (INTEGER, p.c_id),
+        (TIMESTAMP, p.o_entry_d),
+        ((INTEGER,), i_ids),
+        ((INTEGER,), supply),
+        ((INTEGER,), quantities),
     ]
 
 
-def _payment_params(p: dict[str, Any]) -> list:
+def _payment_params(p: PaymentInput) -> list:
     return [
-        (INTEGER, p["w_id"]),
-        (INTEGER, p["d_id"]),
-        (INTEGER, p["c_w_id"]),
-        (INTEGER, p["c_d_id"]),
-        (INTEGER, p["c_id"]),
+        (INTEGER, p.w_id),
+        (INTEGER, p.d_id),
+        (INTEGER, p.c_w_id),
+        (INTEGER, p.c_d_id),
+        (INTEGER, p.c_id),
         (STRING, None),
-        (DECIMAL, p["h_amount"]),
-        (TIMESTAMP, p["h_date"]),
+        (DECIMAL, p.h_amount),
+        (TIMESTAMP, p.h_date),
     ]
 
 
-def _delivery_params(p: dict[str, Any]) -> list:
-    return [(INTEGER, p["w_id"]), (INTEGER, p["o_carrier_id"]), (TIMESTAMP, p["ol_delivery_d"])]
+def _delivery_params(p: DeliveryInput) -> list:
+    return [(INTEGER, p.w_id), (INTEGER, p.o_carrier_id), (TIMESTAMP, p.ol_delivery_d)]
 
 
 def _money(cents: Cents) -> Decimal:
@@ -368,11 +369,11 @@ class VoltDBAcid:
         return AtomicityObservation(p.amount, committed, rolled_back, (before_order, self._new_order_rows(p)))
 
     def _order_status_test(self, p: Pick, commit: bool) -> OrderStatusObservation:
-        before = self.reader.order_status(p.order_status())["o_id"]  # T0
+        before = self.reader.order_status(p.order_status()).o_id  # T0
         order = self._next_o_id(p)  # the number T1 takes
         end = self._held("AcidHeldNewOrder", _new_order_params(p.new_order()), rollback=not commit)
-        during, _ = self._interleave(lambda: self.other.order_status(p.order_status())["o_id"], end)
-        return OrderStatusObservation(before, order, during, self.reader.order_status(p.order_status())["o_id"])
+        during, _ = self._interleave(lambda: self.other.order_status(p.order_status()).o_id, end)
+        return OrderStatusObservation(before, order, during, self.reader.order_status(p.order_status()).o_id)
 
     def isolation1(self, p: Pick) -> OrderStatusObservation:
         return self._order_status_test(p, commit=True)
@@ -383,7 +384,7 @@ class VoltDBAcid:
     def _new_order_pair(self, p: Pick, commit: bool) -> NewOrderPairObservation:
         next_before = self._next_o_id(p)
         end = self._held("AcidHeldNewOrder", _new_order_params(p.new_order()), rollback=not commit)
-        during, _ = self._interleave(lambda: self.other.new_order(p.new_order())["o_id"], end)
+        during, _ = self._interleave(lambda: self.other.new_order(p.new_order()).o_id, end)
         return NewOrderPairObservation(next_before, next_before, during, self._next_o_id(p))
 
     def isolation3(self, p: Pick) -> NewOrderPairObservation:
@@ -432,9 +433,7 @@ class VoltDBAcid:
 
     def _phantom_test(self, p: Pick, procedure: str, params: list) -> PhantomObservation:
         end = self._reread(procedure, params, lambda tables: (_ids(tables[0]), _ids(tables[1])))
-        insert, (first, second) = self._interleave(
-            lambda: self.other.new_order(p.new_order())["o_id"], end, retry=False
-        )
+        insert, (first, second) = self._interleave(lambda: self.other.new_order(p.new_order()).o_id, end, retry=False)
         return PhantomObservation(first, insert, second, True)
 
     def isolation8(self, p: Pick) -> PhantomObservation:
@@ -459,7 +458,7 @@ class VoltDBAcid:
             tables = read(w, first, split)
             if not paid_between:
                 paid_between.append(
-                    retried(lambda: self.other.payment(first_warehouse.payment()), CONTENDED_RETRIES)["c_id"]
+                    retried(lambda: self.other.payment(first_warehouse.payment()), CONTENDED_RETRIES).c_id
                 )
             return tables + (read(w, split, last) if split < last else [])
 

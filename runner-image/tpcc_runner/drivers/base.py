@@ -29,6 +29,18 @@ from typing import TYPE_CHECKING, Any
 
 from ..consistency import ConditionResult, RunDeliveries, WarehouseData, evaluate
 from ..server_stats import DatabaseSize, ServerCounters
+from ..transactions import (
+    DeliveryInput,
+    DeliveryOutput,
+    NewOrderInput,
+    NewOrderOutput,
+    OrderStatusInput,
+    OrderStatusOutput,
+    PaymentInput,
+    PaymentOutput,
+    StockLevelInput,
+    StockLevelOutput,
+)
 from .options import Option
 from .options import parse as parse_options
 
@@ -171,34 +183,27 @@ class Driver(abc.ABC):
         orders has them together). Loading a unit that was partly loaded before (a crash
         mid-unit) must not leave duplicates: upsert, or delete the unit's key range first."""
 
-    # -- the five transactions (clause 2); parameters are made by workload.py -----------
+    # -- the five transactions (clause 2); inputs are drawn by workload.py -------------
     @abc.abstractmethod
-    def new_order(self, p: dict[str, Any]) -> dict[str, Any]:
-        """p: w_id, d_id, c_id, o_entry_d (datetime), items: list of
-        {"i_id", "supply_w_id", "quantity"}. An i_id not in ITEM means: roll back and raise
-        UserAbort. Returns at least {"o_id": int, "total": float}."""
+    def new_order(self, p: NewOrderInput) -> NewOrderOutput:
+        """An i_id not in ITEM means: roll back and raise UserAbort."""
 
     @abc.abstractmethod
-    def payment(self, p: dict[str, Any]) -> dict[str, Any]:
-        """p: w_id, d_id, h_amount, c_w_id, c_d_id, c_id (int or None), c_last (str or
-        None; exactly one of c_id/c_last is set), h_date (datetime). By last name: the
-        customer at position ceil(n/2) of those matching, sorted by c_first. Returns at
-        least {"c_id": int}."""
+    def payment(self, p: PaymentInput) -> PaymentOutput:
+        """By last name: the customer at position ceil(n/2) of those matching, sorted by
+        c_first."""
 
     @abc.abstractmethod
-    def order_status(self, p: dict[str, Any]) -> dict[str, Any]:
-        """p: w_id, d_id, c_id or c_last (as payment). Returns {"c_id", "o_id" (or None
-        if the customer has no order), "lines": int}."""
+    def order_status(self, p: OrderStatusInput) -> OrderStatusOutput:
+        """The customer (chosen as by payment) and its order with the highest O_ID."""
 
     @abc.abstractmethod
-    def delivery(self, p: dict[str, Any]) -> dict[str, Any]:
-        """p: w_id, o_carrier_id, ol_delivery_d. Delivers the oldest undelivered order of
-        each district. Returns {"delivered": [(d_id, o_id), ...], "skipped": int}."""
+    def delivery(self, p: DeliveryInput) -> DeliveryOutput:
+        """Delivers the oldest undelivered order of each district."""
 
     @abc.abstractmethod
-    def stock_level(self, p: dict[str, Any]) -> dict[str, Any]:
-        """p: w_id, d_id, threshold. Returns {"low_stock": int} over the items of the
-        district's last 20 orders."""
+    def stock_level(self, p: StockLevelInput) -> StockLevelOutput:
+        """Counts the items of the district's last 20 orders whose stock is below threshold."""
 
     # -- verification ------------------------------------------------------------------
     def check_consistency(

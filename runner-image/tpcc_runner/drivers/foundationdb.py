@@ -37,6 +37,19 @@ from ..consistency import CustomerRow, DistrictRow, OrderRow, WarehouseData
 from ..durability import StoredOrder
 from ..schema import TABLES
 from ..server_stats import DatabaseSize, ServerCounters
+from ..transactions import (
+    DeliveryInput,
+    DeliveryOutput,
+    NewOrderInput,
+    NewOrderOutput,
+    OrderLineInput,
+    OrderStatusInput,
+    OrderStatusOutput,
+    PaymentInput,
+    PaymentOutput,
+    StockLevelInput,
+    StockLevelOutput,
+)
 from . import options
 from .base import (
     ConnectionLost,
@@ -509,10 +522,10 @@ class FoundationDBDriver(Driver):
             raise NotLoaded(f"no customer with C_LAST {c_last!r} in warehouse {w} district {d}")
         return ks.unpack("customer_by_name", matches[(len(matches) - 1) // 2].key)[4]
 
-    def new_order(self, p: dict[str, Any]) -> dict[str, Any]:
+    def new_order(self, p: NewOrderInput) -> NewOrderOutput:
         ks = self._keys()
-        w, d, c = p["w_id"], p["d_id"], p["c_id"]
-        lines = p["items"]
+        w, d, c = p.w_id, p.d_id, p.c_id
+        lines = p.items
 
         def body(tr):
             # Issue every read before waiting on any: FDB reads are futures.
@@ -522,12 +535,12 @@ class FoundationDBDriver(Driver):
             cu_key = ks.key("customer", w, d, c)
             cu_f = tr.get(cu_key)
             # ITEM is never written: snapshot reads add no conflict ranges.
-            item_fs = [tr.snapshot.get(ks.key("item", ln["i_id"])) for ln in lines]
-            stock_keys = [ks.key("stock", ln["supply_w_id"], ln["i_id"]) for ln in lines]
+            item_fs = [tr.snapshot.get(ks.key("item", ln.i_id)) for ln in lines]
+            stock_keys = [ks.key("stock", ln.supply_w_id, ln.i_id) for ln in lines]
             stock_fs = [tr.get(k) for k in stock_keys]
             for ln, f in zip(lines, item_fs):
                 if f.value is None:
-                    raise UserAbort(f"item {ln['i_id']} not found")
+                    raise UserAbort(f"item {ln.i_id} not found")
             if wh_f.value is None or di_f.value is None or cu_f.value is None:
                 raise NotLoaded(f"warehouse {w}, district {d} or customer {c} missing")
             wh = ks.record("warehouse", ks.key("warehouse", w), wh_f.value)
@@ -536,7 +549,7 @@ class FoundationDBDriver(Driver):
             o_id = di["d_next_o_id"]
             di["d_next_o_id"] = o_id + 1
             ks.put(tr, "district", di)
-            all_local = int(all(ln["supply_w_id"] == w for ln in lines))
+            all_local = int(not p.remote)
             ks.put(
                 tr,
                 "orders",
@@ -545,7 +558,7 @@ class FoundationDBDriver(Driver):
                     "o_d_id": d,
                     "o_w_id": w,
                     "o_c_id": c,
-                    "o_entry_d": p["o_entry_d"],
+                    "o_entry_d": p.o_entry_d,
                     "o_carrier_id": None,
                     "o_ol_cnt": len(lines),
                     "o_all_local": all_local,
@@ -555,30 +568,38 @@ class FoundationDBDriver(Driver):
             tr.set(ks.key("orders_by_customer", w, d, c, o_id), b"")
             amounts = self._write_order_lines(tr, ks, w, d, o_id, lines, item_fs, stock_keys, stock_fs)
             total = math.fsum(amounts) * (1 - cu["c_discount"]) * (1 + wh["w_tax"] + di["d_tax"])
-            return {"o_id": o_id, "total": round(total, 2), "c_last": cu["c_last"], "c_credit": cu["c_credit"]}
+            return NewOrderOutput(o_id, round(total, 2))
 
         return self._attempt(body)
 
     @staticmethod
     def _write_order_lines(
-        tr, ks, w: int, d: int, o_id: int, lines: list[dict], item_fs: list, stock_keys: list[bytes], stock_fs: list
+        tr,
+        ks,
+        w: int,
+        d: int,
+        o_id: int,
+        lines: tuple[OrderLineInput, ...],
+        item_fs: list,
+        stock_keys: list[bytes],
+        stock_fs: list,
     ) -> list[float]:
         """NewOrder's ORDER-LINE rows and the STOCK each takes from (clause 2.4.2.2); the
         line amounts."""
         stocks: dict[bytes, dict] = {}  # an item ordered twice sees its first update
         amounts = []
         for number, (ln, item_f, s_key, s_f) in enumerate(zip(lines, item_fs, stock_keys, stock_fs), start=1):
-            item = ks.record("item", ks.key("item", ln["i_id"]), item_f.value)
+            item = ks.record("item", ks.key("item", ln.i_id), item_f.value)
             if s_key not in stocks:
                 if s_f.value is None:
-                    raise NotLoaded(f"stock ({ln['supply_w_id']}, {ln['i_id']}) missing")
+                    raise NotLoaded(f"stock ({ln.supply_w_id}, {ln.i_id}) missing")
                 stocks[s_key] = ks.record("stock", s_key, s_f.value)
             st = stocks[s_key]
-            qty = ln["quantity"]
+            qty = ln.quantity
             st["s_quantity"] = st["s_quantity"] - qty if st["s_quantity"] >= qty + 10 else st["s_quantity"] - qty + 91
             st["s_ytd"] += qty
             st["s_order_cnt"] += 1
-            st["s_remote_cnt"] += int(ln["supply_w_id"] != w)
+            st["s_remote_cnt"] += int(ln.supply_w_id != w)
             ks.put(tr, "stock", st)
             amount = round(qty * item["i_price"], 2)
             amounts.append(amount)
@@ -590,8 +611,8 @@ class FoundationDBDriver(Driver):
                     "ol_d_id": d,
                     "ol_w_id": w,
                     "ol_number": number,
-                    "ol_i_id": ln["i_id"],
-                    "ol_supply_w_id": ln["supply_w_id"],
+                    "ol_i_id": ln.i_id,
+                    "ol_supply_w_id": ln.supply_w_id,
                     "ol_delivery_d": None,
                     "ol_quantity": qty,
                     "ol_amount": amount,
@@ -600,15 +621,15 @@ class FoundationDBDriver(Driver):
             )
         return amounts
 
-    def payment(self, p: dict[str, Any]) -> dict[str, Any]:
+    def payment(self, p: PaymentInput) -> PaymentOutput:
         ks = self._keys()
-        w, d, c_w, c_d = p["w_id"], p["d_id"], p["c_w_id"], p["c_d_id"]
-        amount = p["h_amount"]
+        w, d, c_w, c_d = p.w_id, p.d_id, p.c_w_id, p.c_d_id
+        amount = p.h_amount
 
         def body(tr):
             wh = self._get(tr, "warehouse", w)
             di = self._get(tr, "district", w, d)
-            c = p["c_id"] if p["c_id"] is not None else self._customer_by_name(tr, c_w, c_d, p["c_last"])
+            c = p.c_id if p.c_id is not None else self._customer_by_name(tr, c_w, c_d, p.c_last)
             cu = self._get(tr, "customer", c_w, c_d, c)
             tr.add(ks.key("warehouse_ytd", w), counter_bytes(cents(amount)))
             tr.add(ks.key("district_ytd", w, d), counter_bytes(cents(amount)))
@@ -627,42 +648,36 @@ class FoundationDBDriver(Driver):
                     "h_c_w_id": c_w,
                     "h_d_id": d,
                     "h_w_id": w,
-                    "h_date": p["h_date"],
+                    "h_date": p.h_date,
                     "h_amount": amount,
                     "h_data": f"{wh['w_name']}    {di['d_name']}",
                 },
                 suffix=(uuid.uuid4(),),
             )
-            return {"c_id": c, "c_balance": cu["c_balance"], "c_credit": cu["c_credit"]}
+            return PaymentOutput(c, cu["c_balance"], cu["c_credit"])
 
         return self._attempt(body)
 
-    def order_status(self, p: dict[str, Any]) -> dict[str, Any]:
+    def order_status(self, p: OrderStatusInput) -> OrderStatusOutput:
         ks = self._keys()
-        w, d = p["w_id"], p["d_id"]
+        w, d = p.w_id, p.d_id
 
         def body(tr):
-            c = p["c_id"] if p["c_id"] is not None else self._customer_by_name(tr, w, d, p["c_last"])
+            c = p.c_id if p.c_id is not None else self._customer_by_name(tr, w, d, p.c_last)
             cu = self._get(tr, "customer", w, d, c)
             last = self._range(tr, ks.range("orders_by_customer", w, d, c), limit=1, reverse=True)
             if not last:
-                return {"c_id": c, "c_balance": cu["c_balance"], "o_id": None, "lines": 0}
+                return OrderStatusOutput(c, cu["c_balance"], None, None, 0)
             o_id = ks.unpack("orders_by_customer", last[0].key)[3]
             order = self._get(tr, "orders", w, d, o_id)
             lines = self._range(tr, ks.range("order_line", w, d, o_id))
-            return {
-                "c_id": c,
-                "c_balance": cu["c_balance"],
-                "o_id": o_id,
-                "o_carrier_id": order["o_carrier_id"],
-                "lines": len(lines),
-            }
+            return OrderStatusOutput(c, cu["c_balance"], o_id, order["o_carrier_id"], len(lines))
 
         return self._attempt(body)
 
-    def delivery(self, p: dict[str, Any]) -> dict[str, Any]:
+    def delivery(self, p: DeliveryInput) -> DeliveryOutput:
         ks = self._keys()
-        w = p["w_id"]
+        w = p.w_id
         districts = range(1, self._load_meta().districts + 1)
 
         def body(tr):
@@ -678,12 +693,12 @@ class FoundationDBDriver(Driver):
                 o_id = ks.unpack("new_order", first[0].key)[2]
                 tr.clear(first[0].key)
                 order = self._get(tr, "orders", w, d, o_id)
-                order["o_carrier_id"] = p["o_carrier_id"]
+                order["o_carrier_id"] = p.o_carrier_id
                 ks.put(tr, "orders", order)
                 total = []
                 for kv in self._range(tr, ks.range("order_line", w, d, o_id)):
                     line = ks.record("order_line", kv.key, kv.value)
-                    line["ol_delivery_d"] = p["ol_delivery_d"]
+                    line["ol_delivery_d"] = p.ol_delivery_d
                     ks.put(tr, "order_line", line)
                     total.append(line["ol_amount"])
                 cu = self._get(tr, "customer", w, d, order["o_c_id"])
@@ -691,13 +706,13 @@ class FoundationDBDriver(Driver):
                 cu["c_delivery_cnt"] += 1
                 ks.put(tr, "customer", cu)
                 delivered.append((d, o_id))
-            return {"delivered": delivered, "skipped": skipped}
+            return DeliveryOutput(tuple(delivered), skipped)
 
         return self._attempt(body)
 
-    def stock_level(self, p: dict[str, Any]) -> dict[str, Any]:
+    def stock_level(self, p: StockLevelInput) -> StockLevelOutput:
         ks = self._keys()
-        w, d = p["w_id"], p["d_id"]
+        w, d = p.w_id, p.d_id
 
         def body(tr):
             next_o_id = self._get(tr, "district", w, d)["d_next_o_id"]
@@ -713,9 +728,9 @@ class FoundationDBDriver(Driver):
             low = sum(
                 1
                 for k, f in zip(stock_keys, futures)
-                if f.value is not None and ks.record("stock", k, f.value)["s_quantity"] < p["threshold"]
+                if f.value is not None and ks.record("stock", k, f.value)["s_quantity"] < p.threshold
             )
-            return {"low_stock": low}
+            return StockLevelOutput(low)
 
         return self._attempt(body)
 

@@ -10,6 +10,19 @@ from typing import Any
 from bson.int64 import Int64
 from pymongo import DeleteOne, InsertOne, ReturnDocument, UpdateMany, UpdateOne
 
+from ...transactions import (
+    DeliveryInput,
+    DeliveryOutput,
+    NewOrderInput,
+    NewOrderOutput,
+    OrderLineInput,
+    OrderStatusInput,
+    OrderStatusOutput,
+    PaymentInput,
+    PaymentOutput,
+    StockLevelInput,
+    StockLevelOutput,
+)
 from ..base import NotLoaded
 from .config import READ_PREFERENCES
 from .documents import EMBEDDED_FIELDS, _cents, embedded_rows
@@ -45,11 +58,11 @@ class Transactions(Sessions):
                 coll.bulk_write([op], session=s)
 
     # -- NewOrder (clause 2.4) ----------------------------------------------------------
-    def new_order(self, p: dict[str, Any]) -> dict[str, Any]:
+    def new_order(self, p: NewOrderInput) -> NewOrderOutput:
         return self._run(lambda s: self._new_order(s, p))
 
-    def _new_order(self, s, p: dict[str, Any]) -> dict[str, Any]:
-        w_id, d_id, c_id, lines = p["w_id"], p["d_id"], p["c_id"], p["items"]
+    def _new_order(self, s, p: NewOrderInput) -> NewOrderOutput:
+        w_id, d_id, c_id, lines = p.w_id, p.d_id, p.c_id, p.items
         # The warehouse and customer reads before the district's d_next_o_id write (ten
         # districts a warehouse, every NewOrder takes one): a write is held until the commit,
         # and a transaction writing the same document meanwhile fails with a write conflict and
@@ -69,7 +82,7 @@ class Transactions(Sessions):
         self._insert_order(s, p, o_id, order_lines)
         total = sum(ol["ol_amount"] for ol in order_lines)  # cents
         total_cents = round(total * (1 - c["c_discount"]) * (1 + w["w_tax"] + d["d_tax"]))
-        return {"o_id": o_id, "total": total_cents / 100, "ol_cnt": len(lines)}
+        return NewOrderOutput(o_id, total_cents / 100)
 
     def _take_order_id(self, s, w_id: int, d_id: int) -> dict:
         """The district's d_tax and d_next_o_id (the new order's id), d_next_o_id incremented."""
@@ -91,9 +104,9 @@ class Transactions(Sessions):
             raise NotLoaded(f"mongodb: no district w_id={w_id} d_id={d_id}")
         return d
 
-    def _ordered_items(self, s, w_id: int, d_id: int, lines: list[dict]) -> dict[int, dict]:
+    def _ordered_items(self, s, w_id: int, d_id: int, lines: tuple[OrderLineInput, ...]) -> dict[int, dict]:
         """The ITEM rows of the order by id; an unused id rolls the order back."""
-        i_ids = sorted({ln["i_id"] for ln in lines})
+        i_ids = sorted({ln.i_id for ln in lines})
         items = {
             i["i_id"]: i
             for i in self._coll("item").find(
@@ -105,11 +118,11 @@ class Transactions(Sessions):
             raise _InvalidItem(f"item {missing[0]} not found (NewOrder w_id={w_id} d_id={d_id} rolled back)")
         return items
 
-    def _stock_of(self, s, lines: list[dict], dist_col: str) -> dict[tuple[int, int], dict]:
+    def _stock_of(self, s, lines: tuple[OrderLineInput, ...], dist_col: str) -> dict[tuple[int, int], dict]:
         """The STOCK rows of the order's lines by (s_w_id, s_i_id)."""
         wanted: dict[int, list[int]] = defaultdict(list)
         for ln in lines:
-            wanted[ln["supply_w_id"]].append(ln["i_id"])
+            wanted[ln.supply_w_id].append(ln.i_id)
         # one {eq, $in} query per supply warehouse (one in 99% of orders): an $or of them
         # costs SecantusDB a collection scan
         return {
@@ -124,18 +137,21 @@ class Transactions(Sessions):
 
     @staticmethod
     def _take_stock(
-        w_id: int, lines: list[dict], items: dict[int, dict], stock: dict[tuple[int, int], dict], dist_col: str
+        w_id: int,
+        lines: tuple[OrderLineInput, ...],
+        items: dict[int, dict],
+        stock: dict[tuple[int, int], dict],
+        dist_col: str,
     ) -> tuple[list[dict], dict[tuple[int, int], dict]]:
         """The order's ORDER-LINE documents and, per stock row, what the order takes from it;
         s_quantity is updated in `stock` itself."""
         stock_updates: dict[tuple[int, int], dict] = {}
         order_lines = []
-        for number, ln in enumerate(lines, start=1):
-            key = (ln["supply_w_id"], ln["i_id"])
+        for number, (i_id, supply_w_id, qty) in enumerate(lines, start=1):
+            key = (supply_w_id, i_id)
             st = stock.get(key)
             if st is None:
-                raise NotLoaded(f"mongodb: no stock s_w_id={key[0]} s_i_id={key[1]}")
-            qty = ln["quantity"]
+                raise NotLoaded(f"mongodb: no stock s_w_id={supply_w_id} s_i_id={i_id}")
             # clause 2.4.2.2: take qty, restocking by 91 when fewer than 10 would remain
             if st["s_quantity"] >= qty + 10:
                 st["s_quantity"] -= qty
@@ -144,13 +160,13 @@ class Transactions(Sessions):
             upd = stock_updates.setdefault(key, {"ytd": 0, "orders": 0, "remote": 0})
             upd["ytd"] += qty
             upd["orders"] += 1
-            upd["remote"] += int(ln["supply_w_id"] != w_id)
-            amount = Int64(qty * items[ln["i_id"]]["i_price"])
+            upd["remote"] += int(supply_w_id != w_id)
+            amount = Int64(qty * items[i_id]["i_price"])
             order_lines.append(
                 {
                     "ol_number": number,
-                    "ol_i_id": ln["i_id"],
-                    "ol_supply_w_id": ln["supply_w_id"],
+                    "ol_i_id": i_id,
+                    "ol_supply_w_id": supply_w_id,
                     "ol_delivery_d": None,
                     "ol_quantity": qty,
                     "ol_amount": amount,
@@ -175,24 +191,24 @@ class Transactions(Sessions):
             s,
         )
 
-    def _insert_order(self, s, p: dict[str, Any], o_id: int, order_lines: list[dict]) -> None:
+    def _insert_order(self, s, p: NewOrderInput, o_id: int, order_lines: list[dict]) -> None:
         """The ORDERS document (with its lines when denormalized; pushed onto its customer's
         orders when embedded), its ORDER-LINEs and its NEW-ORDER."""
-        w_id, d_id, lines = p["w_id"], p["d_id"], p["items"]
+        w_id, d_id = p.w_id, p.d_id
         order = {
             "o_id": o_id,
             "o_d_id": d_id,
             "o_w_id": w_id,
-            "o_c_id": p["c_id"],
-            "o_entry_d": p["o_entry_d"],
+            "o_c_id": p.c_id,
+            "o_entry_d": p.o_entry_d,
             "o_carrier_id": None,
-            "o_ol_cnt": len(lines),
-            "o_all_local": int(all(ln["supply_w_id"] == w_id for ln in lines)),
+            "o_ol_cnt": len(p.items),
+            "o_all_local": int(not p.remote),
         }
         if self.schema == "embedded":
             order["order_line"] = order_lines
             self._coll("customer").update_one(
-                {"c_w_id": w_id, "c_d_id": d_id, "c_id": p["c_id"]},
+                {"c_w_id": w_id, "c_d_id": d_id, "c_id": p.c_id},
                 {"$push": {"orders": {f: order[f] for f in EMBEDDED_FIELDS["orders"]}}},
                 session=s,
             )
@@ -209,29 +225,29 @@ class Transactions(Sessions):
         self._coll("new_order").insert_one({"no_o_id": o_id, "no_d_id": d_id, "no_w_id": w_id}, session=s)
 
     # -- Payment (clause 2.5) -----------------------------------------------------------
-    def payment(self, p: dict[str, Any]) -> dict[str, Any]:
+    def payment(self, p: PaymentInput) -> PaymentOutput:
         return self._run(lambda s: self._payment(s, p))
 
-    def _payment(self, s, p: dict[str, Any]) -> dict[str, Any]:
-        w_id, d_id, amount = p["w_id"], p["d_id"], _cents(p["h_amount"])
+    def _payment(self, s, p: PaymentInput) -> PaymentOutput:
+        w_id, d_id, c_w_id, c_d_id, amount = p.w_id, p.d_id, p.c_w_id, p.c_d_id, _cents(p.h_amount)
         # The customer first, the district and then the warehouse (every Payment of the
         # warehouse writes it) last but the history: their writes are held until the commit,
         # so as late as they can be (see _new_order). Payment cannot roll back, so the order
         # changes no outcome.
         c = self._customer(
             s,
-            p["c_w_id"],
-            p["c_d_id"],
-            p.get("c_id"),
-            p.get("c_last"),
+            c_w_id,
+            c_d_id,
+            p.c_id,
+            p.c_last,
             {"_id": 0, "c_id": 1, "c_credit": 1, "c_data": 1, "c_balance": 1},
         )
         c_id = c["c_id"]
         update: dict[str, Any] = {"$inc": {"c_balance": Int64(-amount), "c_ytd_payment": amount, "c_payment_cnt": 1}}
         if c["c_credit"] == "BC":  # clause 2.5.2.2: history prepended to C_DATA, 500 chars max
-            entry = f"{c_id} {p['c_d_id']} {p['c_w_id']} {d_id} {w_id} {amount / 100:.2f} "
+            entry = f"{c_id} {c_d_id} {c_w_id} {d_id} {w_id} {amount / 100:.2f} "
             update["$set"] = {"c_data": (entry + c["c_data"])[:500]}
-        customer_key = {"c_w_id": p["c_w_id"], "c_d_id": p["c_d_id"], "c_id": c_id}
+        customer_key = {"c_w_id": c_w_id, "c_d_id": c_d_id, "c_id": c_id}
         if self.schema != "embedded":
             self._coll("customer").update_one(customer_key, update, session=s)
         d = self._inc_and_read("district", {"d_w_id": w_id, "d_id": d_id}, "d_ytd", amount, ["d_name"], s)
@@ -239,7 +255,7 @@ class Transactions(Sessions):
         history = {
             "h_d_id": d_id,
             "h_w_id": w_id,
-            "h_date": p["h_date"],
+            "h_date": p.h_date,
             "h_amount": amount,
             "h_data": f"{w['w_name']}    {d['d_name']}",
         }
@@ -248,9 +264,9 @@ class Transactions(Sessions):
             self._coll("customer").update_one(customer_key, update, session=s)
         else:
             self._coll("history").insert_one(
-                {"h_c_id": c_id, "h_c_d_id": p["c_d_id"], "h_c_w_id": p["c_w_id"], **history}, session=s
+                {"h_c_id": c_id, "h_c_d_id": c_d_id, "h_c_w_id": c_w_id, **history}, session=s
             )
-        return {"c_id": c_id, "c_balance": (c["c_balance"] - amount) / 100}
+        return PaymentOutput(c_id, (c["c_balance"] - amount) / 100, c["c_credit"])
 
     def _inc_and_read(self, table: str, key: dict, field: str, amount: Int64, read: list[str], s) -> dict:
         coll, projection = self._coll(table), {"_id": 0, **{f: 1 for f in read}}
@@ -265,22 +281,22 @@ class Transactions(Sessions):
         return doc
 
     # -- OrderStatus (clause 2.6) -------------------------------------------------------
-    def order_status(self, p: dict[str, Any]) -> dict[str, Any]:
+    def order_status(self, p: OrderStatusInput) -> OrderStatusOutput:
         return self._run(lambda s: self._order_status(s, p))
 
-    def _order_status(self, s, p: dict[str, Any]) -> dict[str, Any]:
-        w_id, d_id = p["w_id"], p["d_id"]
+    def _order_status(self, s, p: OrderStatusInput) -> OrderStatusOutput:
+        w_id, d_id = p.w_id, p.d_id
         c = self._customer(
             s,
             w_id,
             d_id,
-            p.get("c_id"),
-            p.get("c_last"),
+            p.c_id,
+            p.c_last,
             {"_id": 0, "c_id": 1, "c_first": 1, "c_middle": 1, "c_last": 1, "c_balance": 1},
         )
         o = self._last_order(s, w_id, d_id, c["c_id"])
         if o is None:
-            return {"c_id": c["c_id"], "c_balance": c["c_balance"] / 100, "o_id": None, "lines": 0}
+            return OrderStatusOutput(c["c_id"], c["c_balance"] / 100, None, None, 0)
         if self.schema != "normalized":
             lines = o.get("order_line", [])
         else:
@@ -291,13 +307,7 @@ class Transactions(Sessions):
                     session=s,
                 )
             )
-        return {
-            "c_id": c["c_id"],
-            "c_balance": c["c_balance"] / 100,
-            "o_id": o["o_id"],
-            "o_carrier_id": o.get("o_carrier_id"),
-            "lines": len(lines),
-        }
+        return OrderStatusOutput(c["c_id"], c["c_balance"] / 100, o["o_id"], o.get("o_carrier_id"), len(lines))
 
     def _last_order(self, s, w_id: int, d_id: int, c_id: int) -> dict | None:
         """The customer's order with the highest O_ID (with its lines unless normalized). When
@@ -322,15 +332,15 @@ class Transactions(Sessions):
         return last[0] if last else None
 
     # -- Delivery (clause 2.7), all districts in one transaction as in the paper --------
-    def delivery(self, p: dict[str, Any]) -> dict[str, Any]:
+    def delivery(self, p: DeliveryInput) -> DeliveryOutput:
         if self._districts is None:
             meta = self.read_meta()
             self._districts = meta.districts if meta else 10
         return self._run(lambda s: self._delivery(s, p))
 
-    def _delivery(self, s, p: dict[str, Any]) -> dict[str, Any]:
+    def _delivery(self, s, p: DeliveryInput) -> DeliveryOutput:
         assert self._districts is not None, "read from the load by delivery() (and by the ACID tests)"
-        w_id = p["w_id"]
+        w_id = p.w_id
         delivered, skipped = [], 0
         # the writes of every district, one bulk write per collection at the end
         writes: dict[str, list] = {"new_order": [], "orders": [], "order_line": [], "customer": []}
@@ -346,7 +356,7 @@ class Transactions(Sessions):
             delivered.append((d_id, o_id))
         for table, ops in writes.items():
             self._write(self._coll(table), ops, s)
-        return {"delivered": delivered, "skipped": skipped}
+        return DeliveryOutput(tuple(delivered), skipped)
 
     def _take_new_order(self, s, w_id: int, d_id: int, writes: dict[str, list]) -> int | None:
         """The district's oldest NEW-ORDER's O_ID, that row deleted (or its delete queued)."""
@@ -362,12 +372,12 @@ class Transactions(Sessions):
                 writes["new_order"].append(DeleteOne({**no_key, "no_o_id": no["no_o_id"]}))
         return None if no is None else no["no_o_id"]
 
-    def _deliver_order(self, s, w_id: int, d_id: int, o_id: int, p: dict[str, Any], writes: dict[str, list]) -> None:
+    def _deliver_order(self, s, w_id: int, d_id: int, o_id: int, p: DeliveryInput, writes: dict[str, list]) -> None:
         """Normalized or denormalized: the ORDERS document's carrier (and embedded lines'
         delivery date), the ORDER-LINEs' dates and the customer's balance."""
-        when, denorm = p["ol_delivery_d"], self.schema == "denormalized"
+        when, denorm = p.ol_delivery_d, self.schema == "denormalized"
         o_key = {"o_w_id": w_id, "o_d_id": d_id, "o_id": o_id}
-        o_set = {"o_carrier_id": p["o_carrier_id"]}
+        o_set: dict[str, Any] = {"o_carrier_id": p.o_carrier_id}
         projection = {"_id": 0, "o_c_id": 1}
         if denorm:
             o_set["order_line.$[].ol_delivery_d"] = when
@@ -395,7 +405,7 @@ class Transactions(Sessions):
             )
         )
 
-    def _deliver_embedded(self, s, w_id: int, d_id: int, o_id: int, p: dict[str, Any], writes: dict[str, list]) -> None:
+    def _deliver_embedded(self, s, w_id: int, d_id: int, o_id: int, p: DeliveryInput, writes: dict[str, list]) -> None:
         """Embedded: the customer holding order o_id is found by it (index on c_w_id, c_d_id,
         orders.o_id), and one update of that document sets the order's carrier and its lines'
         delivery date (arrayFilters) and adds their amounts to the balance. The amounts are
@@ -412,8 +422,8 @@ class Transactions(Sessions):
                 {**c_key, "c_id": c["c_id"]},
                 {
                     "$set": {
-                        "orders.$[o].o_carrier_id": p["o_carrier_id"],
-                        "orders.$[o].order_line.$[].ol_delivery_d": p["ol_delivery_d"],
+                        "orders.$[o].o_carrier_id": p.o_carrier_id,
+                        "orders.$[o].order_line.$[].ol_delivery_d": p.ol_delivery_d,
                     },
                     "$inc": {"c_balance": Int64(sum(amounts)), "c_delivery_cnt": 1},
                 },
@@ -422,7 +432,7 @@ class Transactions(Sessions):
         )
 
     # -- StockLevel (clause 2.8) --------------------------------------------------------
-    def stock_level(self, p: dict[str, Any]) -> dict[str, Any]:
+    def stock_level(self, p: StockLevelInput) -> StockLevelOutput:
         return self._run(lambda s: self._stock_level(s, p), in_transaction=self.stock_level_in_transaction)
 
     def _stock_reader(self, name: str):
@@ -430,8 +440,8 @@ class Transactions(Sessions):
         whatever this says)."""
         return self._coll(name).with_options(read_preference=READ_PREFERENCES[self.read_preference])
 
-    def _stock_level(self, s, p: dict[str, Any]) -> dict[str, Any]:
-        w_id, d_id = p["w_id"], p["d_id"]
+    def _stock_level(self, s, p: StockLevelInput) -> StockLevelOutput:
+        w_id, d_id = p.w_id, p.d_id
         d = self._stock_reader("district").find_one(
             {"d_w_id": w_id, "d_id": d_id}, {"_id": 0, "d_next_o_id": 1}, session=s
         )
@@ -465,7 +475,8 @@ class Transactions(Sessions):
             if i_ids
             else []
         )
-        return {"low_stock": sum(1 for st in quantities if st["s_quantity"] < p["threshold"])}
+        threshold = p.threshold
+        return StockLevelOutput(sum(1 for st in quantities if st["s_quantity"] < threshold))
 
     def _recent_items_embedded(self, s, w_id: int, d_id: int, last20: dict) -> set[int]:
         """The item ids of the district's last 20 orders when orders live in their customers:
