@@ -4,6 +4,7 @@ database unit by unit, with the load metadata that records it."""
 from __future__ import annotations
 
 from collections import defaultdict
+from itertools import repeat
 from typing import Any
 
 from ...schema import MONEY_COLUMNS, TABLES
@@ -20,6 +21,20 @@ from .documents import (
     SHARD_KEYS,
     _cents,
 )
+
+
+def _documents(table: str, rows: list[tuple]) -> list[dict]:
+    """A table's rows as documents, money in cents: dict(zip(...)) over every row at C speed
+    (a comprehension per field was a quarter of a MongoDB load's client CPU), then one pass
+    per money column."""
+    columns = TABLES[table]
+    docs = list(map(dict, map(zip, repeat(columns), rows)))
+    for column in MONEY_COLUMNS.intersection(columns):
+        for doc in docs:
+            dollars = doc[column]
+            if dollars is not None:
+                doc[column] = _cents(dollars)
+    return docs
 
 
 class Loading(Connection):
@@ -88,20 +103,13 @@ class Loading(Connection):
         if unknown:
             raise ValueError(f"mongodb: unit {key}: unknown table(s) {', '.join(sorted(unknown))}")
         for t, rows in tables.items():
-            bad = next((r for r in rows if len(r) != len(TABLES[t])), None)
-            if bad is not None:
+            widths = set(map(len, rows)) - {len(TABLES[t])}
+            if widths:
                 raise ValueError(
-                    f"mongodb: unit {key}: a {t} row has {len(bad)} values, "
+                    f"mongodb: unit {key}: a {t} row has {min(widths)} values, "
                     f"expected {len(TABLES[t])} ({', '.join(TABLES[t])})"
                 )
-        docs = {
-            t: [
-                {c: _cents(v) if c in MONEY_COLUMNS and v is not None else v for c, v in zip(TABLES[t], row)}
-                for row in rows
-            ]
-            for t, rows in tables.items()
-            if rows
-        }
+        docs = {t: _documents(t, rows) for t, rows in tables.items() if rows}
         if self.schema != "normalized" and "order_line" in docs:
             self._embed_lines(key, docs)
         if self.schema == "embedded":
