@@ -94,12 +94,14 @@ class _ReplayedStream:
         self._block = np.concatenate([self._block[self._pos :] if self._block.size else self._block, fresh])
         self._words = self._block.data  # the block's words as a memoryview (format "I")
         self._pos, self._end = 0, len(self._block)
-        self._alphanumeric_chars = b""
+        self._halves: tuple[str, str] | None = None
 
-    def _alphanumerics(self) -> bytes:
+    def _alphanumerics(self) -> tuple[str, str]:
         """For every word position p of the block, the character choices(ALPHANUMERIC) would
         pick with the random() made of words p and p + 1: a string of k characters from
-        position p is then every other character from p.
+        position p is then every other character from p, which is k consecutive characters
+        of one of the two halves returned, the even positions' and the odd positions' (a
+        str slice, not a bytes slice with a step and its decoding).
 
         choices picks floor(random() * 62), random() being ((a >> 5) * 2**26 + (b >> 6)) * 2**-53
         for the words a, b: floor(31 * (a >> 5) / 2**26 + 31 * (b >> 6) / 2**52), whose second
@@ -115,8 +117,9 @@ class _ReplayedStream:
         scaled <<= 6  # the low 26 bits, at the top
         for p in np.flatnonzero(scaled >= 0xFFFFF800).tolist():
             picks[p] = _pick(int(block[p]), int(block[p + 1]), len(ALPHANUMERIC))
-        self._alphanumeric_chars = picks.tobytes().translate(_ALPHANUMERIC_OF_PICK)
-        return self._alphanumeric_chars
+        chars = picks.tobytes().translate(_ALPHANUMERIC_OF_PICK)
+        self._halves = (chars[0::2].decode(), chars[1::2].decode())
+        return self._halves
 
     def randint(self, low: int, high: int) -> int:
         n = high - low + 1
@@ -146,7 +149,7 @@ class _ReplayedStream:
                     self._pos = pos
                     return self.alphanumeric(low + r)
                 self._pos = stop
-                return (self._alphanumeric_chars or self._alphanumerics())[pos:stop:2].decode()
+                return (self._halves or self._alphanumerics())[pos & 1][pos >> 1 : (pos >> 1) + low + r]
         self._pos = pos
         self._refill(1)
         return self.a_string(low, high)
@@ -163,7 +166,7 @@ class _ReplayedStream:
     def alphanumeric(self, k: int) -> str:
         """choices(ALPHANUMERIC, k), the load's hot path."""
         start = self._take_pairs(k)
-        return (self._alphanumeric_chars or self._alphanumerics())[start : self._pos : 2].decode()
+        return (self._halves or self._alphanumerics())[start & 1][start >> 1 : (start >> 1) + k]
 
     def same_length_alphanumerics(self, count: int, k: int) -> list[str]:
         """count times alphanumeric(randint(k, k)), inline (a stock row's ten S_DIST_xx were
@@ -173,7 +176,7 @@ class _ReplayedStream:
         if self._end - self._pos < room:
             self._refill(room)
         words, pos, end = self._words, self._pos, self._end
-        chars = self._alphanumeric_chars or self._alphanumerics()
+        halves = self._halves or self._alphanumerics()
         strings = []
         for _ in range(count):
             while pos < end and words[pos] >> 31:
@@ -182,7 +185,7 @@ class _ReplayedStream:
             pos = start + 2 * k
             if pos >= end:  # past the block: nothing taken yet, so draw them the slow way
                 return [self.alphanumeric(self.randint(k, k)) for _ in range(count)]
-            strings.append(chars[start:pos:2].decode())
+            strings.append(halves[start & 1][start >> 1 : (start >> 1) + k])
         self._pos = pos
         return strings
 
@@ -194,7 +197,7 @@ class _ReplayedStream:
         if self._end - self._pos < room:
             self._refill(room)
         words, pos, end = self._words, self._pos, self._end
-        chars = self._alphanumeric_chars or self._alphanumerics()
+        halves = self._halves or self._alphanumerics()
         item_shift, amount_shift = 32 - items.bit_length(), 32 - (999_999).bit_length()
         draws = []
         for _ in range(count):
@@ -217,7 +220,7 @@ class _ReplayedStream:
                     (self.randint(1, items), self.randint(1, 999_999) / 100 if amounts else 0.0, self._string(24))
                     for _ in range(count)
                 ]
-            draws.append((i_id, amount, chars[start:pos:2].decode()))
+            draws.append((i_id, amount, halves[start & 1][start >> 1 : (start >> 1) + 24]))
         self._pos = pos
         return draws
 
