@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from bson.objectid import ObjectId
@@ -26,15 +28,18 @@ from .documents import (
     _cents,
 )
 
+# an order line row's values kept in the ORDERS document: those after (ol_o_id, ol_d_id, ol_w_id)
+_EMBEDDED_LINE_VALUES = slice(TABLES["order_line"].index(EMBEDDED_LINE_FIELDS[0]), None)
+# an order line row's (ol_w_id, ol_d_id, ol_o_id): its order's (o_w_id, o_d_id, o_id)
+_ORDER_OF_LINE = itemgetter(*(TABLES["order_line"].index(c) for c in ("ol_w_id", "ol_d_id", "ol_o_id")))
 # the values of an ObjectId's three-byte counter
 _COUNTER_VALUES = 1 << 24
 
 
-def _documents(table: str, rows: list[tuple]) -> list[dict]:
-    """A table's rows as documents, money in cents: dict(zip(...)) over every row at C speed
-    (a comprehension per field was a quarter of a MongoDB load's client CPU), then one pass
-    per money column."""
-    columns = TABLES[table]
+def _documents(columns: tuple[str, ...] | list[str], rows: Iterable[tuple]) -> list[dict]:
+    """Rows of these columns as documents, money in cents: dict(zip(...)) over every row at C
+    speed (a comprehension per field was a quarter of a MongoDB load's client CPU), then one
+    pass per money column."""
     docs = list(map(dict, map(zip, repeat(columns), rows)))
     for column in MONEY_COLUMNS.intersection(columns):
         for doc in docs:
@@ -129,9 +134,14 @@ class Loading(Connection):
                     f"mongodb: unit {key}: a {t} row has {min(widths)} values, "
                     f"expected {len(TABLES[t])} ({', '.join(TABLES[t])})"
                 )
-        docs = {t: _documents(t, rows) for t, rows in tables.items() if rows}
-        if self.schema != "normalized" and "order_line" in docs:
-            self._embed_lines(key, docs)
+        embed_lines = self.schema != "normalized"
+        docs = {
+            t: _documents(TABLES[t], rows)
+            for t, rows in tables.items()
+            if rows and not (embed_lines and t == "order_line")
+        }
+        if embed_lines and tables.get("order_line"):
+            self._embed_lines(key, docs, tables["order_line"])
         if self.schema == "embedded":
             self._embed_in_customers(key, docs)
         with admin_errors(f"loading unit {key}"):
@@ -146,10 +156,13 @@ class Loading(Connection):
                 upsert=True,
             )
 
-    def _embed_lines(self, key: str, docs: dict[str, list[dict]]) -> None:
+    def _embed_lines(self, key: str, docs: dict[str, list[dict]], line_rows: list[tuple]) -> None:
+        """Each order's lines into its ORDERS document, made from the rows (the fields after
+        the order's key, which the order holds) without a whole line's document first."""
         by_order: dict[tuple, list[dict]] = defaultdict(list)
-        for ol in docs.pop("order_line"):
-            by_order[(ol["ol_w_id"], ol["ol_d_id"], ol["ol_o_id"])].append({f: ol[f] for f in EMBEDDED_LINE_FIELDS})
+        lines = _documents(EMBEDDED_LINE_FIELDS, map(itemgetter(_EMBEDDED_LINE_VALUES), line_rows))
+        for row, line in zip(line_rows, lines):
+            by_order[_ORDER_OF_LINE(row)].append(line)
         for o in docs.get("orders", []):
             o["order_line"] = sorted(
                 by_order.pop((o["o_w_id"], o["o_d_id"], o["o_id"]), []), key=lambda ol: ol["ol_number"]
