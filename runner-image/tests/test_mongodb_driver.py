@@ -885,6 +885,17 @@ def test_load_documents_get_distinct_object_ids_of_now(monkeypatch):
     assert all(abs(i.generation_time - now) < dt.timedelta(seconds=5) for i in ids)
 
 
+@pytest.mark.parametrize("schema", ["normalized", "denormalized"])
+def test_a_load_row_of_the_wrong_width_is_refused_before_anything_is_written(schema):
+    """The row width is checked for the whole unit at once (set(map(len, rows))): a short
+    row anywhere, here the last order line, names its table and columns; nothing is sent
+    (the driver never connected)."""
+    drv = MongoDBDriver(ConnectionOptions(endpoints=["127.0.0.1:1"], extra={"schema": schema}))
+    line = (1, 1, 1, 1, 7, 1, None, 5, 0.0, "x" * 24)
+    with pytest.raises(ValueError, match=r"a order_line row has 9 values, expected 10 \(ol_o_id, "):
+        drv.load_unit("district:1:1", {"order_line": [line, line[:-1]]})
+
+
 def test_shard_keys_are_the_warehouse_id_and_prefix_every_unique_index():
     """Every collection with a warehouse id is sharded on it; a sharded collection enforces a
     unique index only when the shard key is its first field, so each primary key must be."""
