@@ -184,7 +184,7 @@ class _ReplayedStream:
             start = pos + 1
             pos = start + 2 * k
             if pos >= end:  # past the block: nothing taken yet, so draw them the slow way
-                return [self.alphanumeric(self.randint(k, k)) for _ in range(count)]
+                return [self._string(k) for _ in range(count)]
             strings.append(halves[start & 1][start >> 1 : (start >> 1) + k])
         self._pos = pos
         return strings
@@ -225,6 +225,7 @@ class _ReplayedStream:
         return draws
 
     def _string(self, k: int) -> str:
+        """alphanumeric(randint(k, k)), one call at a time: the inline draws' fallback."""
         return self.alphanumeric(self.randint(k, k))
 
     def _take_pairs(self, k: int) -> int:
