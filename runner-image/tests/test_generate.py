@@ -118,3 +118,45 @@ def test_stock_strings_drawn_inline_are_those_of_random_random_across_block_ends
     fast = g.generate_unit("stock:1:0", scale, C, 3, NOW)
     monkeypatch.setattr(g, "LoadRandom", TpccRandom)
     assert fast == g.generate_unit("stock:1:0", scale, C, 3, NOW)
+
+
+def test_order_lines_drawn_inline_are_those_of_random_random_across_block_ends(monkeypatch):
+    """An order's lines are drawn inline (order_line_draws); with tiny blocks and no room
+    for rejections they meet the block's end and are drawn one call at a time instead."""
+    from tpcc_runner.workload import TpccRandom
+
+    monkeypatch.setattr(g._ReplayedStream, "BLOCK_WORDS", 700)
+    monkeypatch.setattr(g._ReplayedStream, "REJECTION_ROOM", 0)
+    scale = Scale(items=300, customers_per_district=60)
+    fast = g.generate_unit("district:1:3", scale, C, 4, NOW)
+    monkeypatch.setattr(g, "LoadRandom", TpccRandom)
+    assert fast == g.generate_unit("district:1:3", scale, C, 4, NOW)
+
+
+def test_alphanumeric_picks_next_to_a_boundary_are_those_of_the_float_formula():
+    """The block's characters come from integer arithmetic on the first word of a pair; where
+    that lands within 32 / 2**26 of the next character (about one pair in two million, so no
+    load above meets one) the second word can tip the float formula of random.Random's
+    choices over: those are taken from the formula itself. Words made to land there."""
+    import math
+
+    import numpy as np
+    from tpcc_runner.workload import ALPHANUMERIC
+
+    firsts = []
+    for k in range(1, 62):  # 31 * s just under k * 2**26, s = a >> 5
+        s = (k << 26) // 31
+        firsts += [s << 5, (s << 5) | 31, (s - 1) << 5]
+    seconds = [0, 1 << 6, 1 << 31, 0xFFFFFFFF]
+    words = [w for a in firsts for b in seconds for w in (a, b)] + [0]
+    stream = g._ReplayedStream(1)
+    stream._block = np.array(words, dtype=np.uint32)
+    halves = stream._alphanumerics()  # the even positions' characters, the odd positions'
+    chars = "".join(halves[p & 1][p >> 1] for p in range(len(words) - 1))
+
+    def choice(a: int, b: int) -> str:  # CPython: random() = (a * 2**26 + b) / 2**53, a = w >> 5, b = w >> 6
+        return ALPHANUMERIC[math.floor(((a >> 5) * 67108864.0 + (b >> 6)) * (1.0 / 9007199254740992.0) * 62)]
+
+    assert chars == "".join(choice(a, b) for a, b in zip(words, words[1:]))
+    tipped = sum(choice(a, 0) != choice(a, 0xFFFFFFFF) for a in firsts)
+    assert tipped > 30, "the words must reach the cases the second word decides"

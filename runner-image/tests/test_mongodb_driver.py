@@ -836,6 +836,34 @@ def test_topology_of_hello():
     assert topology_of({"isWritablePrimary": True}) == "standalone"
 
 
+def test_load_documents_get_distinct_object_ids_of_now(monkeypatch):
+    """The load mints its documents' _ids for a batch at once (pymongo would mint one at a
+    time): ObjectIds of the load's time, distinct within a batch, across the 2**24 counter
+    values of one, and across batches."""
+    from bson.objectid import ObjectId
+    from tpcc_runner.drivers.mongodb import loading
+
+    monkeypatch.setattr(loading, "_COUNTER_VALUES", 16)
+    batch = loading.with_object_ids([{"n": n} for n in range(40)])
+    again = loading.with_object_ids([{"n": n} for n in range(40)])
+    ids = [d["_id"] for d in batch + again]
+    assert all(type(i) is ObjectId for i in ids) and len(set(ids)) == 80
+    assert [d["n"] for d in batch] == list(range(40))
+    now = dt.datetime.now(dt.timezone.utc)
+    assert all(abs(i.generation_time - now) < dt.timedelta(seconds=5) for i in ids)
+
+
+@pytest.mark.parametrize("schema", ["normalized", "denormalized"])
+def test_a_load_row_of_the_wrong_width_is_refused_before_anything_is_written(schema):
+    """The row width is checked for the whole unit at once (set(map(len, rows))): a short
+    row anywhere, here the last order line, names its table and columns; nothing is sent
+    (the driver never connected)."""
+    drv = MongoDBDriver(ConnectionOptions(endpoints=["127.0.0.1:1"], extra={"schema": schema}))
+    line = (1, 1, 1, 1, 7, 1, None, 5, 0.0, "x" * 24)
+    with pytest.raises(ValueError, match=r"a order_line row has 9 values, expected 10 \(ol_o_id, "):
+        drv.load_unit("district:1:1", {"order_line": [line, line[:-1]]})
+
+
 def test_shard_keys_are_the_warehouse_id_and_prefix_every_unique_index():
     """Every collection with a warehouse id is sharded on it; a sharded collection enforces a
     unique index only when the shard key is its first field, so each primary key must be."""

@@ -2,8 +2,16 @@
 histograms, merging runner pods over their common window, the clause 5.2.5.3 limits."""
 
 import pytest
-from tpcc_runner.metrics import LATENCY_BUCKETS, bucket_index
-from tpcc_runner.results import PodWindow, TypeStats, build_results, merge_results, record_latency, summary
+from tpcc_runner.results import (
+    LATENCY_BUCKETS,
+    PodWindow,
+    TypeStats,
+    bucket_index,
+    build_results,
+    merge_results,
+    record_latency,
+    summary,
+)
 from tpcc_runner.workload import NEW_ORDER, PAYMENT, STOCK_LEVEL, TRANSACTIONS
 
 START_AT = 1_800_000_000.0  # the barrier's instant, epoch seconds

@@ -13,7 +13,6 @@ process: it only reads the analysis (tpcc_operator.regression.judge).
 from __future__ import annotations
 
 import datetime as dt
-import importlib.metadata
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -164,10 +163,18 @@ def analyze(history: list[HistoryPoint], max_pvalue: float = MAX_PVALUE, window:
         last=history[-1].name,
         max_pvalue=max_pvalue,
         window=window,
-        library=f"{LIBRARY} {importlib.metadata.version(LIBRARY)}",
+        library=f"{LIBRARY} {_version(LIBRARY)}",
         metric_points={m: len(v) for m, v in series.items()},
         change_points=found,
     )
+
+
+def _version(library: str) -> str:
+    # importlib.metadata here, not at the top: every `tpcc` process imports this module (for
+    # its parser's default), and the metadata machinery costs each about 20 ms of CPU
+    import importlib.metadata
+
+    return importlib.metadata.version(library)
 
 
 def _without_one_run_levels(otava, values: list[float], change_points: list, max_pvalue: float) -> list:

@@ -18,9 +18,8 @@ from .consistency import RunDeliveries
 from .drivers import driver_module, make_driver
 from .drivers.base import ConnectionLost, ConnectionOptions, DriverError, RetryableError, UnknownOutcome, UserAbort
 from .durability import LedgerRecord, identity_of_new_order
-from .metrics import LATENCY_BUCKETS, bucket_index
 from .processes import worker_context
-from .results import OUTCOMES, TIMELINE_STEP_SECONDS, TypeStats, record_latency
+from .results import LATENCY_BUCKETS, OUTCOMES, TIMELINE_STEP_SECONDS, TypeStats, bucket_index, record_latency
 from .transactions import (
     DeliveryInput,
     DeliveryOutput,

@@ -51,6 +51,16 @@ def unit_seed(load_seed: int, key: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{load_seed}:{key}".encode()).digest()[:8], "big")
 
 
+# the pick i of choices(ALPHANUMERIC) as the byte i, translated to its character
+_ALPHANUMERIC_OF_PICK = bytes.maketrans(bytes(range(len(ALPHANUMERIC))), ALPHANUMERIC.encode())
+
+
+def _pick(a: int, b: int, n: int) -> int:
+    """The index random.Random's choices(population of n) picks with the 32-bit words a, b:
+    floor(random() * n), with random()'s and choices' own float operations."""
+    return math.floor(((a >> 5) * 67108864.0 + (b >> 6)) * (1.0 / 9007199254740992.0) * n)
+
+
 class _ReplayedStream:
     """random.Random(seed)'s MT19937 output, drawn from numpy in blocks of 32-bit words, with
     the methods TpccRandom uses answered exactly as random.Random (CPython 3.x) answers them:
@@ -67,7 +77,6 @@ class _ReplayedStream:
         import numpy as np
 
         self._np = np
-        self._alphanumeric = np.frombuffer(ALPHANUMERIC.encode(), dtype=np.uint8)
         key = random.Random(seed).getstate()[1]
         self._bits = np.random.MT19937()
         self._bits.state = {
@@ -85,23 +94,32 @@ class _ReplayedStream:
         self._block = np.concatenate([self._block[self._pos :] if self._block.size else self._block, fresh])
         self._words = self._block.data  # the block's words as a memoryview (format "I")
         self._pos, self._end = 0, len(self._block)
-        self._alphanumeric_chars = b""
+        self._halves: tuple[str, str] | None = None
 
-    def _alphanumerics(self) -> bytes:
+    def _alphanumerics(self) -> tuple[str, str]:
         """For every word position p of the block, the character choices(ALPHANUMERIC) would
         pick with the random() made of words p and p + 1: a string of k characters from
-        position p is then every other character from p."""
+        position p is then every other character from p, which is k consecutive characters
+        of one of the two halves returned, the even positions' and the odd positions' (a
+        str slice, not a bytes slice with a step and its decoding).
+
+        choices picks floor(random() * 62), random() being ((a >> 5) * 2**26 + (b >> 6)) * 2**-53
+        for the words a, b: floor(31 * (a >> 5) / 2**26 + 31 * (b >> 6) / 2**52), whose second
+        term is under 31 / 2**26. So the top bits of 31 * (a >> 5) (under 2**32: uint32
+        arithmetic, ten times faster than the floats) are the pick, except where its low 26
+        bits are within 32 of the next multiple of 2**26 (about one position in two million):
+        there CPython's float formula decides."""
         np = self._np
-        randoms = (self._block[:-1] >> 5).astype(np.float64)
-        # the same float operations as CPython's random() and choices(), in place:
-        # bit-identical results
-        randoms *= 67108864.0
-        randoms += self._block[1:] >> 6
-        randoms *= 1.0 / 9007199254740992.0
-        randoms *= float(len(ALPHANUMERIC))
-        np.floor(randoms, out=randoms)
-        self._alphanumeric_chars = self._alphanumeric.take(randoms.astype(np.uint8)).tobytes()
-        return self._alphanumeric_chars
+        block = self._block
+        scaled = block[:-1] >> 5
+        scaled *= 31
+        picks = (scaled >> 26).astype(np.uint8)
+        scaled <<= 6  # the low 26 bits, at the top
+        for p in np.flatnonzero(scaled >= 0xFFFFF800).tolist():
+            picks[p] = _pick(int(block[p]), int(block[p + 1]), len(ALPHANUMERIC))
+        chars = picks.tobytes().translate(_ALPHANUMERIC_OF_PICK)
+        self._halves = (chars[0::2].decode(), chars[1::2].decode())
+        return self._halves
 
     def randint(self, low: int, high: int) -> int:
         n = high - low + 1
@@ -117,26 +135,38 @@ class _ReplayedStream:
         self._refill(1)
         return self.randint(low, high)
 
+    def a_string(self, low: int, high: int) -> str:
+        """alphanumeric(randint(low, high)) in one call (most of a load's strings)."""
+        n = high - low + 1
+        shift = 32 - n.bit_length()
+        words, pos, end = self._words, self._pos, self._end
+        while pos < end:
+            r = words[pos] >> shift
+            pos += 1
+            if r < n:
+                stop = pos + 2 * (low + r)
+                if stop >= end:  # the last word of a block starts no pair: as _take_pairs
+                    self._pos = pos
+                    return self.alphanumeric(low + r)
+                self._pos = stop
+                return (self._halves or self._alphanumerics())[pos & 1][pos >> 1 : (pos >> 1) + low + r]
+        self._pos = pos
+        self._refill(1)
+        return self.a_string(low, high)
+
     def choices(self, alphabet: str, k: int) -> str:
         """ "".join(random.choices(alphabet, k=k))."""
         if alphabet == ALPHANUMERIC:
             return self.alphanumeric(k)
         start = self._take_pairs(k)
         # other alphabets are short strings (digits, states): one character at a time
-        words, n = self._words, float(len(alphabet))
-        return "".join(
-            [
-                alphabet[
-                    math.floor(((words[p] >> 5) * 67108864.0 + (words[p + 1] >> 6)) * (1.0 / 9007199254740992.0) * n)
-                ]
-                for p in range(start, self._pos, 2)
-            ]
-        )
+        words, n = self._words, len(alphabet)
+        return "".join([alphabet[_pick(words[p], words[p + 1], n)] for p in range(start, self._pos, 2)])
 
     def alphanumeric(self, k: int) -> str:
         """choices(ALPHANUMERIC, k), the load's hot path."""
         start = self._take_pairs(k)
-        return (self._alphanumeric_chars or self._alphanumerics())[start : self._pos : 2].decode()
+        return (self._halves or self._alphanumerics())[start & 1][start >> 1 : (start >> 1) + k]
 
     def same_length_alphanumerics(self, count: int, k: int) -> list[str]:
         """count times alphanumeric(randint(k, k)), inline (a stock row's ten S_DIST_xx were
@@ -146,7 +176,7 @@ class _ReplayedStream:
         if self._end - self._pos < room:
             self._refill(room)
         words, pos, end = self._words, self._pos, self._end
-        chars = self._alphanumeric_chars or self._alphanumerics()
+        halves = self._halves or self._alphanumerics()
         strings = []
         for _ in range(count):
             while pos < end and words[pos] >> 31:
@@ -154,10 +184,49 @@ class _ReplayedStream:
             start = pos + 1
             pos = start + 2 * k
             if pos >= end:  # past the block: nothing taken yet, so draw them the slow way
-                return [self.alphanumeric(self.randint(k, k)) for _ in range(count)]
-            strings.append(chars[start:pos:2].decode())
+                return [self._string(k) for _ in range(count)]
+            strings.append(halves[start & 1][start >> 1 : (start >> 1) + k])
         self._pos = pos
         return strings
+
+    def order_line_draws(self, count: int, items: int, amounts: bool) -> list[tuple[int, float, str]]:
+        """TpccRandom.order_line_draws inline (an order line was a load's most frequent row):
+        randint(1, items), randint(1, 999_999) / 100 if amounts, alphanumeric(randint(24, 24))
+        a line. Drawn from a block with room for them, else one call at a time (the same words)."""
+        room = count * (2 * 24 + 3 * self.REJECTION_ROOM)
+        if self._end - self._pos < room:
+            self._refill(room)
+        words, pos, end = self._words, self._pos, self._end
+        halves = self._halves or self._alphanumerics()
+        item_shift, amount_shift = 32 - items.bit_length(), 32 - (999_999).bit_length()
+        draws = []
+        for _ in range(count):
+            while pos < end and words[pos] >> item_shift >= items:
+                pos += 1
+            i_id = 1 + (words[pos] >> item_shift) if pos < end else 0
+            pos += 1
+            amount = 0.0
+            if amounts:
+                while pos < end and words[pos] >> amount_shift >= 999_999:
+                    pos += 1
+                amount = (1 + (words[pos] >> amount_shift)) / 100 if pos < end else 0.0
+                pos += 1
+            while pos < end and words[pos] >> 31:
+                pos += 1
+            start = pos + 1
+            pos = start + 48
+            if pos >= end:  # past the block: nothing taken yet, so draw them the slow way
+                return [
+                    (self.randint(1, items), self.randint(1, 999_999) / 100 if amounts else 0.0, self._string(24))
+                    for _ in range(count)
+                ]
+            draws.append((i_id, amount, halves[start & 1][start >> 1 : (start >> 1) + 24]))
+        self._pos = pos
+        return draws
+
+    def _string(self, k: int) -> str:
+        """alphanumeric(randint(k, k)), one call at a time: the inline draws' fallback."""
+        return self.alphanumeric(self.randint(k, k))
 
     def _take_pairs(self, k: int) -> int:
         """The position of k pairs of words, consumed."""
@@ -184,14 +253,23 @@ class LoadRandom(TpccRandom):
         self.rng = self.stream  # type: ignore[assignment]
         self.c = constants
 
+    def number(self, low: int, high: int) -> int:
+        return self.stream.randint(low, high)
+
+    def money(self, low_cents: int, high_cents: int) -> float:
+        return self.stream.randint(low_cents, high_cents) / 100
+
     def a_string(self, low: int, high: int) -> str:
-        return self.stream.alphanumeric(self.stream.randint(low, high))
+        return self.stream.a_string(low, high)
 
     def n_string(self, low: int, high: int) -> str:
         return self.stream.choices(string.digits, self.stream.randint(low, high))
 
     def a_strings(self, count: int, length: int) -> list[str]:
         return self.stream.same_length_alphanumerics(count, length)
+
+    def order_line_draws(self, count: int, items: int, amounts: bool) -> list[tuple[int, float, str]]:
+        return self.stream.order_line_draws(count, items, amounts)
 
     def state(self) -> str:
         return self.stream.choices(string.ascii_uppercase, 2)
@@ -291,21 +369,13 @@ def _district(r: TpccRandom, scale: Scale, w_id: int, d_id: int, now: dt.datetim
         orders.append(
             (o_id, d_id, w_id, order_customers[o_id - 1], now, r.number(1, 10) if delivered else None, ol_cnt, 1)
         )
-        for ol_number in range(1, ol_cnt + 1):
-            lines.append(
-                (
-                    o_id,
-                    d_id,
-                    w_id,
-                    ol_number,
-                    r.number(1, scale.items),
-                    w_id,
-                    now if delivered else None,
-                    5,
-                    0.0 if delivered else r.money(1, 999_999),
-                    r.a_string(24, 24),
-                )
+        delivery_d = now if delivered else None
+        lines += [
+            (o_id, d_id, w_id, ol_number, i_id, w_id, delivery_d, 5, amount, dist_info)
+            for ol_number, (i_id, amount, dist_info) in enumerate(
+                r.order_line_draws(ol_cnt, scale.items, not delivered), 1
             )
+        ]
         if not delivered:
             new_orders.append((o_id, d_id, w_id))
     return {"customer": customers, "history": history, "orders": orders, "order_line": lines, "new_order": new_orders}

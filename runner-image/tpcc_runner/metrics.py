@@ -3,7 +3,6 @@ registry and adds up what they report, so one endpoint serves the whole runner."
 
 from __future__ import annotations
 
-import bisect
 import collections
 import socketserver
 import threading
@@ -14,10 +13,10 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import CollectorRegistry, Counter, Gauge, make_wsgi_app
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 
+from .results import LATENCY_BUCKETS
 from .workload import TRANSACTIONS
 from .ycsb.measurements import Measurements, live_buckets, live_counts
 
-LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 # YCSB's operations take tens of microseconds on an in-memory database: buckets from 50 us
 YCSB_LATENCY_BUCKETS = (
     0.00005,
@@ -44,11 +43,6 @@ YCSB_LATENCY_BUCKETS = (
 )
 PHASES = ("connecting", "loading", "waiting", "warmup", "measuring", "checking", "done", "failed")
 TPMC_WINDOW_SECONDS = 10.0
-
-
-def bucket_index(seconds: float) -> int:
-    """Index of the first bucket whose upper bound holds the value (len = +Inf)."""
-    return bisect.bisect_left(LATENCY_BUCKETS, seconds)
 
 
 class _YcsbCollector:

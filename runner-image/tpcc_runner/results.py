@@ -3,6 +3,7 @@ results document, the merge of several runner pods' documents, and the human sum
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import math
 import platform
@@ -37,6 +38,15 @@ PERCENTILES = (50, 75, 90, 95, 99)
 # Latencies are recorded in microseconds, 1 us .. 1 h, 3 significant digits.
 _LOWEST_US, _HIGHEST_US, _DIGITS = 1, 3600 * 1_000_000, 3
 TIMELINE_STEP_SECONDS = 10
+
+# The run's latency histogram (clients count into it, metrics exports it); here, not in
+# metrics, so the run's clients do not import the Prometheus client.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+def bucket_index(seconds: float) -> int:
+    """Index of the first bucket whose upper bound holds the value (len = +Inf)."""
+    return bisect.bisect_left(LATENCY_BUCKETS, seconds)
 
 
 def new_histogram() -> HdrHistogram:

@@ -131,6 +131,14 @@ class TpccRandom:
     def money(self, low_cents: int, high_cents: int) -> float:
         return self.rng.randint(low_cents, high_cents) / 100
 
+    def order_line_draws(self, count: int, items: int, amounts: bool) -> list[tuple[int, float, str]]:
+        """An initial order's count lines' (OL_I_ID, OL_AMOUNT, OL_DIST_INFO) (clause 4.3.3.1):
+        OL_AMOUNT drawn only for undelivered orders (0.00 otherwise)."""
+        return [
+            (self.number(1, items), self.money(1, 999_999) if amounts else 0.0, self.a_string(24, 24))
+            for _ in range(count)
+        ]
+
     def fraction(self, low: int, high: int, scale: int) -> float:
         return self.rng.randint(low, high) / scale
 
