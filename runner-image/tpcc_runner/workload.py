@@ -340,6 +340,10 @@ class Call:
     think_seconds: float
 
 
+# Without think times a type's Call is always the same: made once, not per transaction.
+UNPACED_CALLS = {txn: Call(txn, 0.0, 0.0) for txn in TRANSACTIONS}
+
+
 class Terminal:
     """The random draws of one terminal, in a fixed order (type, think time, then the inputs
     when the transaction is due), so one seed gives one sequence of inputs whatever the
@@ -366,7 +370,7 @@ class Terminal:
     def next_call(self) -> Call:
         txn = self._deck.next()
         if not self.paced:
-            return Call(txn, 0.0, 0.0)
+            return UNPACED_CALLS[txn]
         return Call(txn, KEYING_TIME[txn], think_seconds(self.random.rng, txn))
 
     def inputs(self, txn: str) -> TransactionInput:

@@ -18,6 +18,7 @@ name the load's partitioning.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import random
 import re
@@ -308,7 +309,7 @@ def _decimals(np: Any, values: tuple) -> Any:
 def encode_invocation(procedure: str, params: list[tuple[Any, Any]]) -> bytes:
     """params: (type, value) pairs; type is a wire type, (wire type,) for an array of
     it, or VOLTTABLE with bytes from encode_table."""
-    out = [b"\x00", _string(procedure), _I64.pack(1), _I16.pack(len(params))]
+    out = [_invocation_head(procedure), _I16.pack(len(params))]
     for typ, value in params:
         if typ == VOLTTABLE:
             out.append(bytes([VOLTTABLE]) + value)
@@ -327,6 +328,12 @@ def encode_invocation(procedure: str, params: list[tuple[Any, Any]]) -> bytes:
 
 
 _TYPED_I32 = struct.Struct(">bi")
+
+
+@functools.cache
+def _invocation_head(procedure: str) -> bytes:
+    """Version 0, the procedure's name, client handle 1 (one call at a time per connection)."""
+    return b"\x00" + _string(procedure) + _I64.pack(1)
 
 
 class _Serializer(voltdbclient.FastSerializer):
@@ -367,13 +374,13 @@ class Table:
 
     __slots__ = ("columns", "_body", "_at", "_rows", "_tuples")
 
-    def __init__(self, columns: list[Column], tuples: list[list[Any]] | None = None) -> None:
+    def __init__(self, columns: tuple[Column, ...], tuples: list[list[Any]] | None = None) -> None:
         self.columns = columns
         self._tuples = tuples
         self._body, self._at, self._rows = b"", 0, 0
 
     @classmethod
-    def undecoded(cls, columns: list[Column], body: bytes, at: int, rows: int) -> Table:
+    def undecoded(cls, columns: tuple[Column, ...], body: bytes, at: int, rows: int) -> Table:
         table = cls(columns)
         table._body, table._at, table._rows = body, at, rows
         return table
@@ -381,7 +388,7 @@ class Table:
     @property
     def tuples(self) -> list[list[Any]]:
         if self._tuples is None:
-            self._tuples = _decode_rows(self._body, self._at, self._rows, [c.type for c in self.columns])
+            self._tuples = _decode_rows(self._body, self._at, self._rows, tuple(c.type for c in self.columns))
             self._body = b""
         return self._tuples
 
@@ -424,22 +431,30 @@ def _string_at(body: bytes, off: int, typ: int) -> tuple[Any, int]:
 
 
 def _read_table(body: bytes, off: int) -> tuple[Table, int]:
-    (size,) = _I32.unpack_from(body, off)
+    size, header = struct.unpack_from(">ii", body, off)
     end = off + 4 + size
-    (count,) = _I16.unpack_from(body, off + 9)  # after the header size and the status byte
-    types = list(body[off + 11 : off + 11 + count])
-    off += 11 + count
-    columns = []
-    for typ in types:
-        name, off = _string_at(body, off, STRING)
-        columns.append(Column(name, typ))
+    columns_end = off + 8 + header
+    (rows,) = _I32.unpack_from(body, columns_end)
+    return Table.undecoded(_columns(body[off + 8 : columns_end]), body, columns_end + 4, rows), end
+
+
+@functools.lru_cache(maxsize=256)
+def _columns(header: bytes) -> tuple[Column, ...]:
+    """A table header's columns (status byte, count, types, names); a procedure's tables
+    have the same header on every call, so each is read once."""
+    (count,) = _I16.unpack_from(header, 1)
+    types = list(header[3 : 3 + count])
     if any(t not in _ROW_CODES and t not in (STRING, VARBINARY) for t in types):
         raise UndecodableColumn(f"column types {types}")
-    (rows,) = _I32.unpack_from(body, off)
-    return Table.undecoded(columns, body, off + 4, rows), end
+    off, columns = 3 + count, []
+    for typ in types:
+        name, off = _string_at(header, off, STRING)
+        columns.append(Column(name, typ))
+    return tuple(columns)
 
 
-def _row_layout(types: list[int]) -> tuple[list[Any], list[tuple[int, Any]], list[tuple[int, int]]]:
+@functools.cache
+def _row_layout(types: tuple[int, ...]) -> tuple[list[Any], list[tuple[int, Any]], list[tuple[int, int]]]:
     """How a row of these column types is read: its segments (a struct for each run of
     fixed-width columns, or a STRING/VARBINARY type), the columns whose value needs
     converting (DECIMAL, TIMESTAMP, FLOAT) and the integer columns with their NULL."""
@@ -461,7 +476,7 @@ def _row_layout(types: list[int]) -> tuple[list[Any], list[tuple[int, Any]], lis
     return segments, conversions, nulls
 
 
-def _decode_rows(body: bytes, off: int, rows: int, types: list[int]) -> list[list[Any]]:
+def _decode_rows(body: bytes, off: int, rows: int, types: tuple[int, ...]) -> list[list[Any]]:
     segments, conversions, nulls = _row_layout(types)
     tuples = []
     for _ in range(rows):
@@ -514,7 +529,7 @@ def _decode(conn: _Serializer, body: bytes) -> Response:
         return decode_response(body)
     except UndecodableColumn:  # system procedures' geography or date columns
         stock = voltdbclient.VoltResponse._from_body(conn, body)
-        tables = [Table([Column(c.name, c.type) for c in t.columns], t.tuples) for t in stock.tables or []]
+        tables = [Table(tuple(Column(c.name, c.type) for c in t.columns), t.tuples) for t in stock.tables or []]
         return Response(stock.status, stock.statusString, stock.appStatus, tables)
 
 
