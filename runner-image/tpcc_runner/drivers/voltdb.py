@@ -8,8 +8,9 @@ procedures are then single- and which multi-partition). `create_schema` loads th
 (@UpdateClasses) and the DDL (tpcc_runner/voltdb/tpcc.sql, @AdHoc), so the runner works
 against any empty VoltDB.
 
-Speaks the wire protocol through PyPI's `voltdbclient` for authentication and decoding
-responses; invocations (arrays, VoltTable parameters, UTC timestamps) are encoded here.
+Speaks the wire protocol through PyPI's `voltdbclient` for authentication (and for answers
+with geography or date columns, which only system procedures return); invocations (arrays,
+VoltTable parameters, UTC timestamps) are encoded and answers decoded here (decode_response).
 
 --driver-opt keys: OPTIONS below, each with its default and what it does (`tpcc run --help` lists them). A run must
 name the load's partitioning.
