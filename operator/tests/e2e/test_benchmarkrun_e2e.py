@@ -20,6 +20,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "operator" / "tests"))  # the unit tests' health helpers
+import kstatus_rules  # noqa: E402
+from gitops_fixtures import E2E_EXPECTED  # noqa: E402
+from test_gitops_health import INTERPRETERS, argo_health  # noqa: E402
+
 RUNNER_IMAGE = "local/tpcc-runner:dev"
 VOLTDB_IMAGE = "local/voltdb:10.1.1"
 RUN_LABEL = "bench.tpcc.dev/run"
@@ -97,18 +102,26 @@ def wait_phase(ns: str, name: str, phases: tuple[str, ...], timeout: float) -> d
 
 
 # Statuses a real cluster produced, for the Argo CD health / kstatus tests (test_gitops_health.py
-# reads fixtures/gitops/e2e/<moment>-<run>.json when present; commit them to keep them).
+# reads fixtures/gitops/e2e/<moment>-<run>.json; TPCC_RECORD_FIXTURES=1 rewrites them from this
+# run, to be committed).
 GITOPS_FIXTURES = ROOT / "operator" / "tests" / "fixtures" / "gitops" / "e2e"
 
 
-def save_status_fixture(moment: str, br: dict) -> None:
-    """moment: running | succeeded | failed (what the health checks must read it as)."""
+def check_status_reading(moment: str, br: dict) -> None:
+    """moment: running | succeeded | failed. Argo CD's health script (Lua 5.1 and 5.4) and
+    kstatus read this real status as the moment says. The committed fixtures are rewritten only
+    when asked: the unit tests pin what they hold, so an e2e run must not change them."""
     obj = json.loads(json.dumps(br))
     obj["metadata"].pop("managedFields", None)
-    GITOPS_FIXTURES.mkdir(parents=True, exist_ok=True)
-    (GITOPS_FIXTURES / f"{moment}-{obj['metadata']['name']}.json").write_text(
-        json.dumps(obj, indent=2, sort_keys=True) + "\n"
-    )
+    argo, kstatus = E2E_EXPECTED[moment]
+    for interpreter in INTERPRETERS:
+        assert argo_health(interpreter, "BenchmarkRun", obj)[0] == argo, (interpreter, obj["status"])
+    assert kstatus_rules.compute(obj).status == kstatus, obj["status"]
+    if os.environ.get("TPCC_RECORD_FIXTURES") == "1":
+        GITOPS_FIXTURES.mkdir(parents=True, exist_ok=True)
+        (GITOPS_FIXTURES / f"{moment}-{obj['metadata']['name']}.json").write_text(
+            json.dumps(obj, indent=2, sort_keys=True) + "\n"
+        )
 
 
 def objects_of(ns: str, name: str) -> list[str]:
@@ -228,7 +241,7 @@ def test_voltdb_run(namespace, operator):
     kubectl("apply", "-n", namespace, "-f", "-", input=doc)
 
     # restart the operator while the runners are at work: the run goes on, nothing is duplicated
-    save_status_fixture("running", wait_phase(namespace, name, ("Running",), timeout=600))
+    check_status_reading("running", wait_phase(namespace, name, ("Running",), timeout=600))
     old = operator_pod(operator)
     kubectl("delete", "pod", "-n", operator, old, "--wait=false")
     wait_for("a new operator pod", lambda: operator_pod(operator) not in ("", old), 120)
@@ -245,7 +258,7 @@ def test_voltdb_run(namespace, operator):
 
     br = wait_for("the verdict", judged, 60)
     status = br["status"]
-    save_status_fixture("succeeded", br)
+    check_status_reading("succeeded", br)
     # tpcc report straight from the cluster: the page with this run's charts
     page = Path(os.environ.get("TMPDIR", "/tmp")) / f"{namespace}-{name}.html"
     subprocess.run(
@@ -416,7 +429,7 @@ def test_unreachable_external_database_fails_with_a_reason(namespace, operator):
         ),
     )
     br = wait_phase(namespace, name, ("Failed",), timeout=180)
-    save_status_fixture("failed", br)
+    check_status_reading("failed", br)
     assert br["status"]["reason"] == "LoadFailed"
     assert "tpcc load: error" in br["status"]["message"]
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=60s")
