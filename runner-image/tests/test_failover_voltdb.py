@@ -6,6 +6,8 @@ reported the transactions whose outcome it could not know."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import time
 
@@ -64,12 +66,18 @@ def test_kill_a_node_twice_during_a_run_loses_no_acknowledged_order(voltdb_clust
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,
     )
     victim = 1
-    for at, action in SCHEDULE:
-        time.sleep(max(0.0, start + at - time.time()))
-        getattr(voltdb_cluster, action.replace("-", "_"))(victim)
-    out, err = run.communicate(timeout=DURATION + 300)
+    try:
+        for at, action in SCHEDULE:
+            time.sleep(max(0.0, start + at - time.time()))
+            getattr(voltdb_cluster, action.replace("-", "_"))(victim)
+        out, err = run.communicate(timeout=DURATION + 300)
+    finally:  # a failed kill or restart must not leave the run writing into the next test's cluster
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)  # the run, its fork server and its clients
+            run.communicate()
     assert run.returncode == 0, err[-3000:]
     doc = json.loads(results.read_text())
     assert doc["consistency"]["passed"], doc["consistency"]

@@ -39,16 +39,27 @@ class VoltDBServer:
         self.script("restart-node", str(i))
 
 
+def _ephemeral_ports_start() -> int:
+    """Where the kernel's ports for outgoing connections begin (Linux: 32768)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def _free_base_port() -> int:
-    """A base port whose whole span is free on 127.0.0.1 right now."""
+    """A base port whose whole span is free right now, below the ephemeral ports:
+    a node killed and restarted must get its ports back, and a client's outgoing connection
+    (a reconnect while the node was down) once took a restarted node's internal port, which
+    then failed to bind ("JOINER: Failed to bind")."""
     for _ in range(50):
-        base = random.randrange(20000, 60000 - PORT_SPAN)
+        base = random.randrange(10000, _ephemeral_ports_start() - PORT_SPAN)
         socks = []
         try:
             for port in range(base, base + PORT_SPAN):
                 s = socket.socket()
                 socks.append(s)
-                s.bind(("127.0.0.1", port))
+                s.bind(("", port))  # every address: a port taken on any one is taken
             return base
         except OSError:
             continue
