@@ -29,8 +29,8 @@ from typing import Any
 
 from ..consistency import Cents, cents_of
 from ..drivers.base import ConnectionOptions, DriverError, NotLoaded, UserAbort
-from ..drivers.voltdb import DECIMAL, INTEGER, STRING, TIMESTAMP, VARBINARY, VoltDBDriver
-from ..transactions import DeliveryInput, NewOrderInput, PaymentInput
+from ..drivers.voltdb import DECIMAL, INTEGER, STRING, TIMESTAMP, VARBINARY, VoltDBDriver, new_order_params
+from ..transactions import DeliveryInput, PaymentInput
 from .clause3 import (
     AtomicityObservation,
     ConsistencyObservation,
@@ -119,19 +119,6 @@ NOTES = {
     ),
 }
 WEAKENED_NOTE = "weakened adapter, tests only: every step its own call, so its own transaction"
-
-
-def _new_order_params(p: NewOrderInput) -> list:
-    i_ids, supply, quantities = zip(*p.items)
-    return [
-        (INTEGER, p.w_id),
-        (INTEGER, p.d_id),
-        (INTEGER, p.c_id),
-        (TIMESTAMP, p.o_entry_d),
-        ((INTEGER,), i_ids),
-        ((INTEGER,), supply),
-        ((INTEGER,), quantities),
-    ]
 
 
 def _payment_params(p: PaymentInput) -> list:
@@ -371,7 +358,7 @@ class VoltDBAcid:
     def _order_status_test(self, p: Pick, commit: bool) -> OrderStatusObservation:
         before = self.reader.order_status(p.order_status()).o_id  # T0
         order = self._next_o_id(p)  # the number T1 takes
-        end = self._held("AcidHeldNewOrder", _new_order_params(p.new_order()), rollback=not commit)
+        end = self._held("AcidHeldNewOrder", new_order_params(p.new_order()), rollback=not commit)
         during, _ = self._interleave(lambda: self.other.order_status(p.order_status()).o_id, end)
         return OrderStatusObservation(before, order, during, self.reader.order_status(p.order_status()).o_id)
 
@@ -383,7 +370,7 @@ class VoltDBAcid:
 
     def _new_order_pair(self, p: Pick, commit: bool) -> NewOrderPairObservation:
         next_before = self._next_o_id(p)
-        end = self._held("AcidHeldNewOrder", _new_order_params(p.new_order()), rollback=not commit)
+        end = self._held("AcidHeldNewOrder", new_order_params(p.new_order()), rollback=not commit)
         during, _ = self._interleave(lambda: self.other.new_order(p.new_order()).o_id, end)
         return NewOrderPairObservation(next_before, next_before, during, self._next_o_id(p))
 

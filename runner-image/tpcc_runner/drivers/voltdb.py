@@ -719,6 +719,21 @@ def _first_line(text: str | None) -> str:
     return (text or "").strip().splitlines()[0] if (text or "").strip() else "no message"
 
 
+def new_order_params(p: NewOrderInput) -> list[tuple[Any, Any]]:
+    """The parameters of NewOrder (and NewOrderMP, and the ACID tests' held NewOrder): the
+    order, then its lines as three arrays (a NewOrder has 5 to 15 lines)."""
+    i_ids, supply, quantities = zip(*p.items)
+    return [
+        (INTEGER, p.w_id),
+        (INTEGER, p.d_id),
+        (INTEGER, p.c_id),
+        (TIMESTAMP, p.o_entry_d),
+        ((INTEGER,), i_ids),
+        ((INTEGER,), supply),
+        ((INTEGER,), quantities),
+    ]
+
+
 class VoltDBDriver(Driver):
     name = "voltdb"
     option_table = OPTIONS
@@ -1052,22 +1067,9 @@ class VoltDBDriver(Driver):
 
     # -- the five transactions ----------------------------------------------------------
     def new_order(self, p: NewOrderInput) -> NewOrderOutput:
-        i_ids, supply, quantities = zip(*p.items)  # a NewOrder has 5 to 15 lines
         # partitioned by district, WAREHOUSE and STOCK are never in the district's partition
         multi = p.remote or self.partitioning == "district"
-        r = self._call(
-            "NewOrderMP" if multi else "NewOrder",
-            [
-                (INTEGER, p.w_id),
-                (INTEGER, p.d_id),
-                (INTEGER, p.c_id),
-                (TIMESTAMP, p.o_entry_d),
-                ((INTEGER,), i_ids),
-                ((INTEGER,), supply),
-                ((INTEGER,), quantities),
-            ],
-            writes=True,
-        )
+        r = self._call("NewOrderMP" if multi else "NewOrder", new_order_params(p), writes=True)
         o_id, total = r.tables[0].tuples[0][:2]
         return NewOrderOutput(o_id, total)
 
