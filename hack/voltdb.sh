@@ -133,7 +133,7 @@ launch_node() {  # node directory: runs the saved probe command in its own proce
   local nd=$1
   [ -f "$nd/volt.log" ] && mv "$nd/volt.log" "$nd/volt.log.prev"
   rm -f "$nd/pid"
-  (cd "$nd" && exec setsid bash "$nd/run.sh" >"$nd/stdout.log" 2>&1 </dev/null) &
+  (cd "$nd" && exec setsid bash "$nd/run.sh" >"$nd/stdout.log" 2>&1 </dev/null 8>&-) &
   for _ in $(seq 1 100); do [ -s "$nd/pid" ] && return 0; sleep 0.05; done
   die "node $(basename "$nd") did not start; see $nd/stdout.log"
 }
@@ -144,15 +144,32 @@ wait_ready() {  # deadline node-directories...
   for nd in "$@"; do
     until grep -q "Server completed initialization" "$nd/volt.log" 2>/dev/null; do
       node_alive "$nd" || die "node $(basename "$nd") exited; see $nd/stdout.log: $(tail -n 3 "$nd/stdout.log" | tr '\n' ' ')"
-      [ "$(date +%s)" -lt "$deadline" ] || die "node $(basename "$nd") not ready in time; see $nd/volt.log"
+      [ "$(date +%s)" -lt "$deadline" ] \
+        || die "node $(basename "$nd") not ready in time; see $nd/volt.log and its threads in $(thread_dump "$nd")"
       sleep 0.5
     done
   done
 }
 
+# Where a stuck node waits (CI12: two nodes of a cluster logged nothing for 170 s after
+# starting their OSGi framework): its threads' stacks, for the error message to point at.
+thread_dump() {  # node directory -> prints the dump's path
+  local out=$1/threads.txt
+  if node_alive "$1" && command -v jstack >/dev/null; then
+    timeout 20 jstack "$(cat "$1/pid")" >"$out" 2>&1 || true
+  else
+    echo "no thread dump: the node is gone or there is no jstack" >"$out"
+  fi
+  echo "$out"
+}
+
 start() {
   parse_opts "$@"
   fetch
+  # Clusters start one at a time on this machine (the db tests run two pytest sessions that
+  # each start clusters): six JVMs starting at once on 2 cores are slow to come up.
+  exec 8>"$CACHE/.start-lock"
+  flock 8
   local i nd mesh="" cp="$LIB/*:$STUBS" nds=() inits=() started
   for ((i = 0; i < NODES; i++)); do
     node_alive "$DIR/node$i" && die "a node is already running in $DIR/node$i (stop it first)"
@@ -166,7 +183,7 @@ start() {
     nd=$DIR/node$i
     mkdir -p "$nd/tmp"
     java $(java_opts "$nd") -cp "$cp" org.voltdb.VoltDB initialize voltdbroot "$nd" force \
-      deployment "$DIR/deployment.xml" >"$nd/init.log" 2>&1 &
+      deployment "$DIR/deployment.xml" >"$nd/init.log" 2>&1 8>&- &
     inits+=($!)
   done
   for ((i = 0; i < NODES; i++)); do
@@ -184,6 +201,7 @@ EOF
     nds+=("$nd")
   done
   wait_ready $((started + TIMEOUT)) "${nds[@]}"
+  exec 8>&-  # the start lock
   STARTING=
   log "VoltDB $VOLTDB_VERSION: $NODES node(s), k=$KFACTOR, ready in $(($(date +%s) - started)) s ($DIR)"
   cat "$DIR"/node*/endpoint | paste -sd,

@@ -39,46 +39,49 @@ def test_kill_a_node_twice_during_a_run_loses_no_acknowledged_order(voltdb_clust
         "300",
     )
     assert loaded.code == 0, loaded.stderr
-    ledger, results = tmp_path / "ledger", tmp_path / "results.json"
+    ledger, results, log = tmp_path / "ledger", tmp_path / "results.json", tmp_path / "run.log"
     start = time.time() + 3
-    run = subprocess.Popen(
-        [
-            *TPCC,
-            "run",
-            *common,
-            "--warehouses",
-            "2",
-            "--clients",
-            "6",
-            "--duration",
-            str(DURATION),
-            "--warmup",
-            "0",
-            "--start-at",
-            str(start),
-            "--ledger",
-            str(ledger),
-            "--verify-ledger",
-            "--results",
-            str(results),
-            "--check",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    with log.open("w") as out:  # a file, not a pipe: what a hung or failed run said is kept
+        run = subprocess.Popen(
+            [
+                *TPCC,
+                "run",
+                *common,
+                "--warehouses",
+                "2",
+                "--clients",
+                "6",
+                "--duration",
+                str(DURATION),
+                "--warmup",
+                "0",
+                "--start-at",
+                str(start),
+                "--ledger",
+                str(ledger),
+                "--verify-ledger",
+                "--results",
+                str(results),
+                "--check",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     victim = 1
     try:
         for at, action in SCHEDULE:
             time.sleep(max(0.0, start + at - time.time()))
             getattr(voltdb_cluster, action.replace("-", "_"))(victim)
-        out, err = run.communicate(timeout=DURATION + 300)
+        run.wait(timeout=DURATION + 300)
     finally:  # a failed kill or restart must not leave the run writing into the next test's cluster
         if run.poll() is None:
+            os.killpg(run.pid, signal.SIGUSR1)  # every process prints its threads' stacks
+            time.sleep(2)
             os.killpg(run.pid, signal.SIGKILL)  # the run, its fork server and its clients
-            run.communicate()
-    assert run.returncode == 0, err[-3000:]
+            run.wait()
+            print("the run did not end; its log and stacks:", log.read_text()[-20000:])
+    assert run.returncode == 0, log.read_text()[-3000:]
     doc = json.loads(results.read_text())
     assert doc["consistency"]["passed"], doc["consistency"]
     assert doc["tpmC"] > 0

@@ -8,9 +8,15 @@ fork copies their locks in whatever state they are."""
 
 from __future__ import annotations
 
+import faulthandler
 import multiprocessing as mp
 import multiprocessing.context
+import signal
 import sys
+
+# `kill -USR1` prints every thread's stack to stderr: how to see where a stuck run waits. Set
+# on import, so the fork server (which imports this module) and every worker has it too.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 
 def worker_context(*modules: str) -> multiprocessing.context.ForkServerContext:
