@@ -27,6 +27,7 @@ from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta
 from .executor import ClientPool, RunPlan, Window
 from .ledger import LedgerWriter, read_ledgers, verify
 from .loader import constants_of, load, require_loaded, scale_of
+from .processes import usable_cpus
 from .redact import RedactingFilter, redact
 from .report import add_parser as add_report_parser
 from .report import cmd_report
@@ -179,8 +180,8 @@ def _add_load_parser(sub, common: argparse.ArgumentParser) -> None:
     ld.add_argument(
         "--workers",
         type=_positive(int),
-        default=2 * max(1, os.cpu_count() or 1),
-        help="load worker processes (default: twice the CPUs)",
+        default=2 * usable_cpus(),
+        help="load worker processes (default: twice the CPUs this process may use, cgroup limit included)",
     )
     ld.add_argument("--reset", action="store_true", help="drop existing TPC-C data first")
     ld.add_argument(
@@ -217,7 +218,10 @@ def _add_run_parser(sub, common: argparse.ArgumentParser) -> None:
     rn.add_argument("--warehouses", type=_positive(int), required=True)
     rn.add_argument("--clients", type=_positive(int), default=10, help="terminals of this runner")
     rn.add_argument(
-        "--processes", type=_positive(int), default=None, help="client processes (default: min(clients, CPUs))"
+        "--processes",
+        type=_positive(int),
+        default=None,
+        help="client processes (default: min(clients, CPUs this process may use))",
     )
     rn.add_argument("--duration", type=_positive(float), default=60.0, metavar="SECONDS")
     rn.add_argument("--warmup", type=_non_negative, default=10.0, metavar="SECONDS")
@@ -615,7 +619,7 @@ def _run_plan(args, options: ConnectionOptions, meta: LoadMeta) -> RunPlan:
         constants=run_constants(random.Random(seed), constants_of(meta)),
         mix=args.mix,
         clients=args.clients,
-        processes=min(args.clients, args.processes or os.cpu_count() or 1),
+        processes=min(args.clients, args.processes or usable_cpus()),
         shard=shard,
         shards=shards,
         warmup=args.warmup,

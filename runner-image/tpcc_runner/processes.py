@@ -9,10 +9,13 @@ fork copies their locks in whatever state they are."""
 from __future__ import annotations
 
 import faulthandler
+import math
 import multiprocessing as mp
 import multiprocessing.context
+import os
 import signal
 import sys
+from pathlib import Path
 
 # `kill -USR1` prints every thread's stack to stderr: how to see where a stuck run waits. Set
 # on import, so the fork server (which imports this module) and every worker has it too.
@@ -29,3 +32,18 @@ def worker_context(*modules: str) -> multiprocessing.context.ForkServerContext:
     main_name = getattr(getattr(sys.modules["__main__"], "__spec__", None), "name", None)
     ctx.set_forkserver_preload(["__main__", *filter(None, [main_name]), *modules])
     return ctx
+
+
+def usable_cpus(cgroup_cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
+    """The CPUs this process may use: the CPUs it may run on, but no more than its cgroup's
+    CPU limit rounded up (cgroup v2's cpu.max, "QUOTA PERIOD" or "max PERIOD"). In a pod,
+    os.cpu_count() is the node's CPUs: a runner with a 2-CPU limit on a 64-core node would
+    start 64 load workers, each with its memory, and have them throttled."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        quota, period = cgroup_cpu_max.read_text().split()[:2]
+        if quota != "max":
+            cpus = min(cpus, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError):
+        pass  # no cgroup v2 file (not Linux, cgroup v1): the CPUs it may run on
+    return max(1, cpus)
