@@ -5,7 +5,9 @@ dataintegrity's checks, transactions, throttling and the duration, YCSB's output
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
+import threading
 import time
 
 import pytest
@@ -15,7 +17,7 @@ from tpcc_runner.ycsb.ledger import ledger_line, parse_ledgers, value_digest, ve
 from tpcc_runner.ycsb.measurements import Measurements, live_buckets, live_counts, status_summary, ycsb_text
 from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.workload import CoreWorkload, deterministic_value, java_string_hash
-from ycsb_memory_store import MemoryDatabase, MemoryStore
+from ycsb_memory_store import JournalStores, MemoryDatabase, MemoryStore, journal_lines
 
 SMALL = {"recordcount": "200", "operationcount": "400", "fieldcount": "3", "fieldlength": "12", "dataintegrity": "true"}
 
@@ -370,3 +372,136 @@ def test_a_thread_whose_reads_all_failed_leaves_the_minimum_of_the_others():
         assert summary["MinLatency(us)"] == 500 and summary["Operations"] == 2
         assert summary["Return"] == {"ERROR": 1, "OK": 2}
         assert total.summary("READ-FAILED")["MinLatency(us)"] == 2000
+
+
+# client processes (Plan.processes > 1): each has a database of its own (JournalStores), so the
+# tests read what each did from the journal the processes append to
+
+
+def run_in_processes(props, phase: str, journal, processes: int, seed: int = 7, shard=(0, 1), **stores):
+    ledger: list[str] = []
+    plan = Plan(JournalStores(props, str(journal), **stores), props, phase, seed, shard, processes)
+    return execute(plan, ledger.extend), ledger
+
+
+def test_a_load_over_processes_loads_every_record_once(tmp_path):
+    props = props_of(recordcount=203, insertstart=3, insertcount=200, batchsize=7, threadcount=5)
+    outcome, ledger = run_in_processes(props, "load", tmp_path / "journal", processes=3)
+    journal = journal_lines(tmp_path / "journal")
+    keys = [key for _, _, key in journal]
+    workload = CoreWorkload(props)
+    assert sorted(keys) == sorted(workload.key_name(n) for n in range(3, 203))  # each once
+    assert len({pid for pid, _, _ in journal}) == 3
+    assert outcome.operations == 200 and outcome.error_count == 0
+    assert sum(returns(outcome, "INSERT").values()) == 200
+    assert sorted(parse_ledgers({"load": ledger}).inserted) == sorted(keys)
+
+
+def test_a_load_with_more_threads_than_records_ends():
+    props = props_of(recordcount=3, threadcount=5)
+    db = MemoryDatabase()
+    assert run(db, props, "load").operations == 3 and len(db.records) == 3
+
+
+def test_processes_measurements_add_up_to_what_they_did(tmp_path):
+    props = props_of("a", operationcount=600, threadcount=4)
+    outcome, _ = run_in_processes(props, "run", tmp_path / "journal", processes=2, loaded=True)
+    journal = journal_lines(tmp_path / "journal")
+    assert len({pid for pid, _, _ in journal}) == 2
+    assert outcome.operations == 600 == len(journal) and outcome.error_count == 0
+    for kind, name in (("READ", "READ"), ("UPDATE", "UPDATE")):
+        done = sum(1 for _, k, _ in journal if k == kind)
+        assert returns(outcome, name) == {"OK": done}  # every read finds its record, intact
+        assert outcome.measurements.summary(name)["Operations"] == done
+
+
+def test_measurements_sent_between_processes_add_exactly():
+    parts = [Measurements(), Measurements()]
+    for i in range(1, 3001):
+        parts[i % 2].measure("READ", "OK" if i % 7 else "NOT_FOUND", i / 1_000_000 * 37)
+    parts[1].measure("UPDATE", "ERROR", 0.25)
+    direct, sent = Measurements(), Measurements()
+    for m in parts:
+        direct.add(m)
+        sent.add(Measurements.from_json(m.to_wire()))
+    for name in ("READ", "UPDATE", "UPDATE-FAILED"):
+        assert sent.summary(name) == direct.summary(name)
+        assert sent.by_name[name].histogram.encode() == direct.by_name[name].histogram.encode()
+
+
+def test_run_inserts_are_unique_over_pods_and_processes(tmp_path):
+    """2 pods of 2 processes insert (ordered keys: keynum readable): every key once, each pod in
+    its own slice (keynum mod 2), each process in its own (mod 4); reads choose only records
+    their process has (loaded or inserted and acknowledged): none NOT_FOUND."""
+    props = props_of("d", insertorder="ordered", readproportion=0.5, insertproportion=0.5, threadcount=4)
+    inserted: dict[int, list[int]] = {}
+    for pod in range(2):
+        outcome, _ = run_in_processes(props, "run", tmp_path / "journal", 2, 7 + pod, (pod, 2), loaded=True)
+        assert "NOT_FOUND" not in returns(outcome, "READ")
+        journal = journal_lines(tmp_path / "journal")
+        keynums = [int(key.removeprefix("user")) for _, kind, key in journal if kind == "INSERT"]
+        assert len(keynums) == returns(outcome, "INSERT")["OK"] > 0
+        assert all(n >= 200 and n % 2 == pod for n in keynums)
+        for pid, kind, key in journal:
+            if kind == "INSERT":
+                inserted.setdefault(pid, []).append(int(key.removeprefix("user")))
+        (tmp_path / "journal").unlink()
+    everything = [n for keynums in inserted.values() for n in keynums]
+    assert len(inserted) == 4 and len(everything) == len(set(everything))
+    assert all(len({n % 4 for n in keynums}) == 1 for keynums in inserted.values())
+
+
+def test_processes_draw_apart_and_the_same_each_time(tmp_path):
+    props = props_of("c", operationcount=100, threadcount=2)
+
+    def draws(journal):
+        run_in_processes(props, "run", journal, 2, seed=11, loaded=True)
+        by_pid: dict[int, list[str]] = {}
+        for pid, _, key in journal_lines(journal):
+            by_pid.setdefault(pid, []).append(key)
+        return sorted(by_pid.values())
+
+    first = draws(tmp_path / "first")
+    assert len(first) == 2 and first[0] != first[1]
+    assert draws(tmp_path / "second") == first
+
+
+def test_a_process_that_cannot_connect_fails_the_run_in_one_line(tmp_path):
+    props = props_of("c", operationcount=0, maxexecutiontime=30, threadcount=4)
+    t0 = time.monotonic()
+    with pytest.raises(DriverError) as failed:
+        run_in_processes(props, "run", tmp_path / "journal", 2, loaded=True, fail_once=str(tmp_path / "fail"))
+    assert time.monotonic() - t0 < 20
+    assert str(failed.value) == "ycsb: a client process could not connect: DriverError: connection refused"
+
+
+def test_a_process_that_dies_fails_the_run_and_the_others_stop(tmp_path):
+    props = props_of("c", operationcount=0, maxexecutiontime=60, threadcount=2)
+    t0 = time.monotonic()
+    with pytest.raises(DriverError) as failed:
+        run_in_processes(props, "run", tmp_path / "journal", 2, loaded=True, exit_once=str(tmp_path / "exit"))
+    assert time.monotonic() - t0 < 20  # not the 60 s of the run
+    assert str(failed.value) in {f"ycsb client process {i} ended (exit code 3) without its results" for i in (0, 1)}
+
+
+def test_processes_are_counted_for_prometheus_while_they_run(tmp_path):
+    props = props_of("c", operationcount=0, maxexecutiontime=2.5, threadcount=2)
+    samples: list[int] = []
+    sources = []
+
+    def connected(live):
+        sources.append(live)
+
+        def sample():
+            while len(samples) < 8:
+                time.sleep(0.25)
+                samples.append(sum(live_counts(live()).values()))
+
+        threading.Thread(target=sample, daemon=True).start()
+
+    plan = Plan(JournalStores(props, str(tmp_path / "journal"), loaded=True, read_delay=0.002), props, "run", 3)
+    outcome = execute(dataclasses.replace(plan, processes=2), None, connected)
+    final = live_counts(sources[0]())
+    assert final == live_counts([outcome.measurements]) and sum(final.values()) == outcome.operations
+    # counts came while the run went, and grew: not only at the end
+    assert samples == sorted(samples) and 0 < samples[-1] < outcome.operations

@@ -21,6 +21,7 @@ import argparse
 import functools
 import json
 import logging
+import os
 import platform
 import random
 import sys
@@ -36,7 +37,7 @@ from .executor import Outcome, Plan, execute
 from .ledger import parse_ledgers, verify
 from .measurements import overall, status_summary, ycsb_text
 from .properties import PRESETS, Properties, PropertyError, resolve
-from .store import KeyValueStore, make_store
+from .store import KeyValueStore, make_store, store_module
 from .workload import CoreWorkload
 
 log = logging.getLogger("tpcc.ycsb")
@@ -74,6 +75,12 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
     for phase, text in (("load", "insert the records (YCSB's -load)"), ("run", "run the operations (YCSB's -t)")):
         ph = phases.add_parser(phase, parents=[common, workload], help=text)
         ph.add_argument("--threads", type=int, default=None, help="client threads (YCSB's threadcount)")
+        ph.add_argument(
+            "--processes",
+            type=_positive,
+            default=None,
+            help="client processes the threads are split over (default: min(threads, CPUs))",
+        )
         ph.add_argument("--target", type=float, default=None, help="operations per second, all threads (0: no limit)")
         ph.add_argument("--duration", type=float, default=None, metavar="SECONDS", help="YCSB's maxexecutiontime")
         ph.add_argument("--results", default=None, metavar="FILE", help="write the JSON results here")
@@ -156,6 +163,12 @@ def _add_pod_arguments(ph: argparse.ArgumentParser) -> None:
     ph.add_argument("--hold-timeout", type=float, default=1800.0, metavar="SECONDS")
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
+
+
 def _shard(text: str) -> tuple[int, int]:
     index, sep, count = text.partition("/")
     if not (sep and index.isdigit() and count.isdigit() and 0 <= int(index) < int(count)):
@@ -225,7 +238,15 @@ def cmd_ycsb(args, metrics) -> int:
     # stall alert reads a runner measuring without successful operations as stalled)
     metrics.set_phase("loading" if args.phase == "load" else "connecting")
     ledger = LedgerWriter(args.ledger) if args.ledger else None
-    plan = Plan(functools.partial(connected_store, args.db, options, props), props, args.phase, seed + shard[0], shard)
+    plan = Plan(
+        functools.partial(connected_store, args.db, options, props),
+        props,
+        args.phase,
+        seed + shard[0],
+        shard,
+        processes=min(props.threadcount, args.processes or os.cpu_count() or 1),
+        preload=(__name__, store_module(args.db)),
+    )
     window: dict[str, float] = {}
     try:
         outcome = execute(plan, ledger.write if ledger else None, _at_barrier(args, metrics, window))
@@ -240,6 +261,7 @@ def cmd_ycsb(args, metrics) -> int:
             kind="ycsb",
             shard=f"{shard[0]}/{shard[1]}",
             threads=props.threadcount,
+            processes=plan.processes,
             window={"start": start, "end": start + outcome.runtime_ms / 1000},
         )
     _write_results(args, doc, outcome)

@@ -1,12 +1,14 @@
-"""YCSB's client (site.ycsb.Client and ClientThread) for the runner: threadcount client threads in
-one process, each with its own store connection and its own random.Random (seeded from the run's
-seed and its thread number), sharing one CoreWorkload. A thread does its share of operationcount
-(or of the records to load), YCSB's way of splitting it, until maxexecutiontime stops it; with a
-target it paces itself to target / threadcount operations per second from its start, as
-ClientThread.throttleNanos does. Throughput counts every operation attempted, as YCSB's.
+"""YCSB's client (site.ycsb.Client and ClientThread) for the runner: threadcount client threads,
+each with its own store connection and its own random.Random (seeded from the run's seed and its
+thread number), the threads of one process sharing one CoreWorkload. A thread does its share of
+operationcount (or of the records to load), YCSB's way of splitting it, until maxexecutiontime
+stops it; with a target it paces itself to target / threadcount operations per second from its
+start, as ClientThread.throttleNanos does. Throughput counts every operation attempted, as YCSB's.
 
-Threads, not processes as the TPC-C executor has: the key counters (the load's, the run's inserts
-with their acknowledgements) are shared state that YCSB keeps in one JVM.
+With Plan.processes > 1 the threads are split over client processes (pool.py): one process's
+threads pass the interpreter lock around every send and receive, and a runner that needs more
+CPU than the database it measures measures itself. Each process has its own key counters, so
+each gets its own keys (pool.Part): a load's range, a run's slice of the insert keys.
 """
 
 from __future__ import annotations
@@ -133,6 +135,8 @@ class Plan:
     phase: str  # "load" or "run"
     seed: int
     shard: tuple[int, int] = (0, 1)  # runner pod I of N: its own slice of the run's insert keys
+    processes: int = 1  # client processes the threads are split over (1: in this process)
+    preload: tuple[str, ...] = ()  # modules the processes' fork server imports once (the store's)
 
 
 @dataclass
@@ -171,14 +175,16 @@ class ClientThread:
     ):
         self.plan, self.workload, self.store, self.shared = plan, workload, store, shared
         self.rng = random.Random(f"{plan.seed}:{index}")
-        self.limit = limit  # operations (records on load) to do, 0: no limit
+        self.limit = limit  # operations (records on load) to do, 0: no limit on a run
         self.done = 0
         self.measurements = Measurements()
         per_thread = plan.props.target / plan.props.threadcount
         self.tick = 1.0 / per_thread if per_thread > 0 else 0.0
 
     def _more(self) -> bool:
-        return not self.shared.stop.is_set() and (self.limit == 0 or self.done < self.limit)
+        # a load always has its count: a thread (a process) whose share is 0 has nothing to load
+        unlimited = self.limit == 0 and self.plan.phase != "load"
+        return not self.shared.stop.is_set() and (unlimited or self.done < self.limit)
 
     def _throttle(self, start: float) -> None:
         while (left := throttle_delay(start, self.done, self.tick, time.perf_counter())) > 0:
@@ -292,7 +298,14 @@ def execute(
     """Connect every thread's store, run them, return what they measured. on_ledger gets the
     ledger lines as they come; on_connected, once every store is connected and before the first
     operation, a function that gives the threads' measurements as they fill (to read, not to
-    change: measurements.live_counts and live_buckets read them while the threads run)."""
+    change: measurements.live_counts and live_buckets read them while the threads run).
+
+    With one process the threads run here: no fork server to start (about 0.4 CPU-s per
+    process), and a store factory need not be picklable (the tests' in-memory stores)."""
+    if plan.processes > 1:
+        from .pool import execute_in_processes  # pool imports this module
+
+        return execute_in_processes(plan, on_ledger or (lambda lines: None), on_connected)
     props = plan.props
     workload = CoreWorkload(props, plan.shard)
     total = props.records_to_load if plan.phase == "load" else props.operationcount
@@ -308,15 +321,13 @@ def execute(
         ]
         if on_connected:
             on_connected(lambda: [c.measurements for c in clients])
-        runtime = _run_threads(clients, shared, props, on_ledger or (lambda lines: None))
+        progress = _Progress(clients, shared, on_ledger or (lambda lines: None))
+        runtime = run_threads(clients, shared, props.maxexecutiontime or None, progress.poll)
     finally:
         for store in stores:
             store.close()
-    measurements = Measurements()
-    for c in clients:
-        measurements.add(c.measurements)
     return Outcome(
-        measurements,
+        merged(clients),
         sum(c.done for c in clients),
         round(runtime * 1000),
         shared.errors,
@@ -326,13 +337,42 @@ def execute(
     )
 
 
-def _run_threads(
-    clients: list[ClientThread], shared: _Shared, props: Properties, on_ledger: Callable[[list[str]], None]
+def merged(clients: list[ClientThread]) -> Measurements:
+    measurements = Measurements()
+    for c in clients:
+        measurements.add(c.measurements)
+    return measurements
+
+
+class _Progress:
+    """The ledger lines to on_ledger as they come, and a progress line every PROGRESS_SECONDS."""
+
+    def __init__(self, clients: list[ClientThread], shared: _Shared, on_ledger: Callable[[list[str]], None]):
+        self.clients, self.shared, self.on_ledger = clients, shared, on_ledger
+        self.start = self.last = time.perf_counter()
+        self.last_done = 0
+
+    def poll(self, now: float) -> None:
+        self.on_ledger(self.shared.take_ledger())
+        if now - self.last >= PROGRESS_SECONDS:
+            done = sum(c.done for c in self.clients)
+            log_progress(now - self.start, done, (done - self.last_done) / (now - self.last))
+            self.last, self.last_done = now, done
+
+
+def log_progress(seconds: float, done: int, rate: float) -> None:
+    log.info("ycsb: %.0f s, %d operations, %.1f current ops/sec", seconds, done, rate)
+
+
+def run_threads(
+    clients: list[ClientThread], shared: _Shared, seconds: float | None, poll: Callable[[float], None]
 ) -> float:
+    """Run the client threads until they are done or `seconds` (maxexecutiontime; None: no
+    limit) have passed, calling poll(now) about 5 times a second and once at the end; the
+    seconds they ran."""
     threads = [threading.Thread(target=c.run, daemon=True, name=f"ycsb-{i}") for i, c in enumerate(clients)]
     start = time.perf_counter()
-    deadline = start + props.maxexecutiontime if props.maxexecutiontime else None
-    last_progress, last_done = start, 0
+    deadline = start + seconds if seconds is not None else None
     for t in threads:
         t.start()
     while alive := [t for t in threads if t.is_alive()]:
@@ -341,16 +381,7 @@ def _run_threads(
         now = time.perf_counter()
         if deadline is not None and now >= deadline:
             shared.stop.set()  # YCSB's TerminatorThread: threads finish the operation under way
-        on_ledger(shared.take_ledger())
-        if now - last_progress >= PROGRESS_SECONDS:
-            done = sum(c.done for c in clients)
-            log.info(
-                "ycsb: %.0f s, %d operations, %.1f current ops/sec",
-                now - start,
-                done,
-                (done - last_done) / (now - last_progress),
-            )
-            last_progress, last_done = now, done
+        poll(now)
     runtime = time.perf_counter() - start
-    on_ledger(shared.take_ledger())
+    poll(time.perf_counter())
     return runtime

@@ -83,6 +83,14 @@ class Measurements:
             for name in self.names()
         }
 
+    def to_wire(self) -> dict[str, Any]:
+        """What from_json needs, for a client process to send its parent: each measurement's
+        HdrHistogram encoded (exact: decoded, it adds as the original would) and Return counts."""
+        return {
+            name: {"histogram": m.histogram.encode().decode(), "Return": dict(m.statuses)}
+            for name, m in self.by_name.items()
+        }
+
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> Measurements:
         ms = cls()

@@ -107,5 +107,10 @@ def store_class(db: str) -> type[KeyValueStore]:
     return getattr(importlib.import_module(module), cls)
 
 
+def store_module(db: str) -> str:
+    """The module of a database's store, for a process to import before it is needed."""
+    return STORES[db].split(":")[0]
+
+
 def make_store(db: str, connection: ConnectionOptions, props: Properties) -> KeyValueStore:
     return store_class(db)(connection, props)

@@ -115,7 +115,12 @@ class CoreWorkload:
     YCSB's parallel clients get theirs with insertstart/insertcount, and with hashed insertorder
     the slices are spread over the key space alike. The pod counts its inserts as one YCSB client
     does (keynums recordcount, recordcount + 1, ...), so its reads and updates choose among the
-    loaded records and the inserts it has seen acknowledged, never another pod's unfinished one."""
+    loaded records and the inserts it has seen acknowledged, never another pod's unfinished one.
+
+    A pod's client processes (pool.py) each have a CoreWorkload: process j of P in pod I of N is
+    shard (I + j*N, N*P). Its keynums recordcount + I + (j + k*P)*N are the pod's own (I mod N,
+    whatever P another pod has), j's among them; it reads only loaded records and its own
+    acknowledged inserts, as a pod does."""
 
     def __init__(self, props: Properties, shard: tuple[int, int] = (0, 1)):
         self.props = props

@@ -1,0 +1,300 @@
+"""A runner pod's YCSB client threads split over client processes (Plan.processes), made by the
+runner's fork server (processes.worker_context) as TPC-C's ClientPool makes its own: one
+process's threads pass the interpreter lock around every send and receive, and the runner's CPU
+then outgrows the database's.
+
+Each process runs executor.ClientThread on its share of the threads with a CoreWorkload of its
+own; nothing is shared between the processes but what the parent gathers from their reports:
+- keys: a load's records are split into insertstart/insertcount ranges, one per process, as
+  YCSB's parallel clients are given theirs, so each record is loaded once; a run's process takes
+  its own slice of the pod's insert keys (Part.shard, CoreWorkload's docstring says how);
+- the barrier: every process connects and says so; the parent calls on_connected (startAt),
+  then sets start_at, from which each process counts maxexecutiontime;
+- the ledger lines, as they come; the measurements, every LIVE_SECONDS for /metrics while the
+  run goes, and exactly at the end (HdrHistograms encoded, merged with add).
+A process that cannot connect or ends without its results fails the run with one line; the
+parent never waits on a process that is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import queue
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..drivers.base import DriverError
+from ..processes import worker_context
+from .executor import (
+    MAX_ERRORS_KEPT,
+    ClientThread,
+    Outcome,
+    Plan,
+    _Shared,
+    log_progress,
+    merged,
+    run_threads,
+    shares,
+)
+from .measurements import Measurements
+from .workload import CoreWorkload
+
+log = logging.getLogger("tpcc.ycsb")
+LIVE_SECONDS = 1.0  # how often a process sends its measurements so far (for /metrics)
+READY_TIMEOUT = 300.0  # seconds for every process to connect its stores (each is bounded too)
+POLL_SECONDS = 0.5  # how often the parent looks for a process that is gone
+
+
+@dataclass(frozen=True)
+class Part:
+    """Client process `number`'s share of the pod's threads: thread numbers first_thread, ...
+    (their seeds, as in one process), each thread's share of operationcount (of the records to
+    load), the plan with this process's own keys: a load's insertstart/insertcount range, and the
+    run's insert shard."""
+
+    number: int
+    first_thread: int
+    limits: tuple[int, ...]
+    plan: Plan
+
+
+def parts(plan: Plan) -> list[Part]:
+    """The pod's threads dealt in contiguous runs over min(processes, threadcount) processes.
+    Each thread keeps the share of the count it has in one process; a load's process loads the
+    records of its threads' shares, in order from insertstart. A run's process j of P in pod I of
+    N inserts as shard (I + j*N, N*P): its keys stay in the pod's slice (I mod N) whatever P the
+    other pods have (os.cpu_count() may differ between nodes), and j's are j mod P within it."""
+    props = plan.props
+    total = props.records_to_load if plan.phase == "load" else props.operationcount
+    limits = shares(total, props.threadcount)
+    counts = [n for n in shares(props.threadcount, min(plan.processes, props.threadcount)) if n]
+    pod, pods = plan.shard
+    out, first, insertstart = [], 0, props.insertstart
+    for number, threads in enumerate(counts):
+        mine = tuple(limits[first : first + threads])
+        if plan.phase == "load":
+            own = dataclasses.replace(props, insertstart=insertstart, insertcount=sum(mine))
+            insertstart += sum(mine)
+        else:
+            own = props
+        shard = (pod + number * pods, pods * len(counts))
+        out.append(Part(number, first, mine, dataclasses.replace(plan, props=own, shard=shard, processes=1)))
+        first += threads
+    return out
+
+
+class _Reporter:
+    """A client process's poll (run_threads'): its ledger lines to the parent as they come, its
+    measurements so far every LIVE_SECONDS; the parent's stop (another process failed) to its
+    threads."""
+
+    def __init__(self, part: Part, clients: list[ClientThread], shared: _Shared, stop: Any, reports: Any):
+        self.part, self.clients, self.shared, self.stop, self.reports = part, clients, shared, stop, reports
+        self.last_live = 0.0
+
+    def poll(self, now: float) -> None:
+        if self.stop.is_set():
+            self.shared.stop.set()
+        if lines := self.shared.take_ledger():
+            self.reports.put(("ledger", self.part.number, lines))
+        if now - self.last_live >= LIVE_SECONDS:
+            self.last_live = now
+            live = {"measurements": merged(self.clients).to_wire(), "done": sum(c.done for c in self.clients)}
+            self.reports.put(("live", self.part.number, live))
+
+
+def client_process(part: Part, start_at: Any, stop: Any, reports: Any) -> None:
+    """Entry point of one client process: connect a store per thread, say ready (with the
+    store's description), wait for start_at, run until done or maxexecutiontime from start_at,
+    send what was measured. Anything that goes wrong is reported as one line, not a traceback;
+    Ctrl-C is the parent's to handle (it stops the processes)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    stores: list = []
+    try:
+        try:
+            for _ in part.limits:
+                stores.append(part.plan.new_store())
+        except Exception as e:
+            reports.put(("fatal", part.number, f"{type(e).__name__}: {e}"))
+            return
+        _run_part(part, stores, start_at, stop, reports)
+    except Exception as e:  # a bug: the parent fails the run with it
+        reports.put(("failed", part.number, f"{type(e).__name__}: {e}"))
+    finally:
+        for store in stores:
+            with contextlib.suppress(Exception):  # the results are sent: a close's error changes nothing
+                store.close()
+
+
+def _run_part(part: Part, stores: list, start_at: Any, stop: Any, reports: Any) -> None:
+    plan, shared = part.plan, _Shared()
+    workload = CoreWorkload(plan.props, plan.shard)
+    clients = [
+        ClientThread(plan, workload, store, part.first_thread + i, limit, shared)
+        for i, (store, limit) in enumerate(zip(stores, part.limits))
+    ]
+    reports.put(("ready", part.number, stores[0].describe()))
+    while start_at.value == 0.0 and not stop.is_set():
+        time.sleep(0.01)
+    if stop.is_set():
+        return
+    limit = plan.props.maxexecutiontime
+    seconds = max(0.0, limit - (time.time() - start_at.value)) if limit else None
+    run_threads(clients, shared, seconds, _Reporter(part, clients, shared, stop, reports).poll)
+    done = {
+        "measurements": merged(clients).to_wire(),
+        "operations": sum(c.done for c in clients),
+        "errors": shared.errors,
+        "error_count": shared.error_count,
+        "aborted": shared.aborted,
+        "ended": time.time(),
+    }
+    reports.put(("done", part.number, done))
+
+
+class _Gathered:
+    """What the parent has heard from the processes."""
+
+    def __init__(self, on_ledger: Callable[[list[str]], None]):
+        self.on_ledger = on_ledger
+        self.ready: dict[int, dict] = {}  # number -> the store's description
+        self.live: dict[int, Measurements] = {}  # latest measurements of each process
+        self.done_counts: dict[int, int] = {}
+        self.results: dict[int, dict] = {}  # number -> its "done" report
+        self.fatal: str | None = None  # why the run cannot go on (a process's one line)
+
+    def take(self, message: tuple[str, int, Any]) -> None:
+        kind, number, body = message
+        if kind == "ledger":
+            self.on_ledger(body)
+        elif kind == "live":
+            self.live[number] = Measurements.from_json(body["measurements"])
+            self.done_counts[number] = body["done"]
+        elif kind == "ready":
+            self.ready[number] = body
+        elif kind == "fatal":
+            self.fatal = self.fatal or f"ycsb: a client process could not connect: {body}"
+        elif kind == "failed":
+            self.fatal = self.fatal or f"ycsb client process {number} failed: {body}"
+        else:
+            self.live[number] = Measurements.from_json(body["measurements"])
+            self.done_counts[number] = body["operations"]
+            self.results[number] = body
+
+    def measurements(self) -> list[Measurements]:
+        return list(self.live.values())
+
+
+class ProcessPool:
+    """The client processes of one `tpcc ycsb` phase, driven by the parent."""
+
+    def __init__(self, plan: Plan, on_ledger: Callable[[list[str]], None]):
+        ctx = worker_context(__name__, *plan.preload)
+        self.start_at = ctx.Value("d", 0.0)
+        self.stop = ctx.Event()
+        self.reports = ctx.Queue()
+        self.parts = parts(plan)
+        self.gathered = _Gathered(on_ledger)
+        self.procs = [
+            ctx.Process(
+                target=client_process,
+                args=(part, self.start_at, self.stop, self.reports),
+                daemon=True,
+                name=f"ycsb-client-{part.number}",
+            )
+            for part in self.parts
+        ]
+
+    def _receive(self, timeout: float) -> None:
+        """Take what the processes sent within timeout; fail the run, naming it, when one has
+        ended without its results (what it sent before it ended is taken first)."""
+        try:
+            self.gathered.take(self.reports.get(timeout=timeout))
+        except queue.Empty:
+            gone = [(i, p.exitcode) for i, p in enumerate(self.procs) if p.exitcode is not None]
+            if not gone:
+                return
+            self._drain()
+            lost = [(i, code) for i, code in gone if i not in self.gathered.results]
+            if lost and not self.gathered.fatal:
+                i, code = lost[0]
+                raise DriverError(f"ycsb client process {i} ended (exit code {code}) without its results")
+        if self.gathered.fatal:
+            raise DriverError(self.gathered.fatal)
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                self.gathered.take(self.reports.get(timeout=0.05))
+            except queue.Empty:
+                return
+
+    def start_and_wait_ready(self) -> None:
+        for p in self.procs:
+            p.start()
+        deadline = time.monotonic() + READY_TIMEOUT
+        while len(self.gathered.ready) < len(self.procs):
+            if time.monotonic() > deadline:
+                raise DriverError(f"ycsb client processes not connected after {READY_TIMEOUT:.0f} s")
+            self._receive(POLL_SECONDS)
+
+    def run(self) -> float:
+        """Start the processes now, take their reports until every one is done; the seconds from
+        the start to the last one's end."""
+        self.start_at.value = start = time.time()
+        last, last_done = start, 0
+        while len(self.gathered.results) < len(self.procs):
+            self._receive(POLL_SECONDS)
+            if any(r["aborted"] for r in self.gathered.results.values()):
+                self.stop.set()  # one process's thread stopped on a bug: the whole run stops, as in one
+            if (now := time.time()) - last >= 10.0:
+                done = sum(self.gathered.done_counts.values())
+                log_progress(now - start, done, (done - last_done) / (now - last))
+                last, last_done = now, done
+        return max(r["ended"] for r in self.gathered.results.values()) - start
+
+    def close(self) -> None:
+        self.stop.set()
+        for p in self.procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout=5)
+
+    def outcome(self, runtime: float) -> Outcome:
+        results = [self.gathered.results[i] for i in sorted(self.gathered.results)]
+        measurements = Measurements()
+        for r in results:
+            measurements.add(Measurements.from_json(r["measurements"]))
+        errors = [e for r in results for e in r["errors"]][:MAX_ERRORS_KEPT]
+        return Outcome(
+            measurements,
+            sum(r["operations"] for r in results),
+            round(runtime * 1000),
+            errors,
+            sum(r["error_count"] for r in results),
+            self.gathered.ready[0],
+            next((r["aborted"] for r in results if r["aborted"]), None),
+        )
+
+
+def execute_in_processes(
+    plan: Plan,
+    on_ledger: Callable[[list[str]], None],
+    on_connected: Callable[[Callable[[], list[Measurements]]], None] | None,
+) -> Outcome:
+    """executor.execute over client processes: the same contract."""
+    pool = ProcessPool(plan, on_ledger)
+    try:
+        pool.start_and_wait_ready()
+        if on_connected:
+            on_connected(pool.gathered.measurements)
+        runtime = pool.run()
+    finally:
+        pool.close()
+    return pool.outcome(runtime)
