@@ -414,3 +414,41 @@ def test_two_runner_pods_insert_their_own_keys(voltdb, tmp_path):
     load(db, tmp_path)
     docs = _two_pods(db[1], ("0/1", "0/1"), tmp_path)  # both YCSB's one sequence: the same keys
     assert sum(doc["operations"]["INSERT"]["Return"].get("ERROR", 0) for doc in docs) > 0
+
+
+def test_client_processes_load_and_insert_their_own_keys(voltdb, tmp_path):
+    """`tpcc ycsb load` and `run` with --processes 2 against real VoltDB: the load writes each
+    record once, the run's processes insert keys of their own (an insert of a key that is there
+    fails on VoltDB) and read only records that are there; verify finds every acknowledged
+    write, and the count is the load's records plus the acknowledged inserts."""
+    db = ("voltdb", ",".join(voltdb.endpoints))
+    processes = ["--threads", "4", "--processes", "2", *SMALL]
+    loaded, _ = ycsb(db, "load", "--reset", *processes, "--ledger", str(tmp_path / "load.log"), tmp_path=tmp_path)
+    assert loaded["errors"] == 0 and sum(loaded["operations"]["INSERT"]["Return"].values()) == RECORDS
+    mix = ["-p", "operationcount=800", "-p", "insertproportion=0.3", "-p", "readproportion=0.7"]
+    ran, _ = ycsb(
+        db, "run", "--workload", "d", *processes, *mix, "--ledger", str(tmp_path / "run.log"), tmp_path=tmp_path
+    )
+    inserted = ran["operations"]["INSERT"]["Return"]
+    assert ran["processes"] == 2 and ran["OVERALL"]["RunTime(ms)"] > 0
+    assert set(inserted) == {"OK"} and inserted["OK"] > 100, inserted
+    assert set(ran["operations"]["READ"]["Return"]) == {"OK"}  # no NOT_FOUND: acknowledged keys only
+    assert sum(sum(op["Return"].values()) for op in ran["operations"].values()) == 800
+    verified = tpcc(
+        "ycsb",
+        "verify",
+        "--db",
+        "voltdb",
+        "--endpoints",
+        db[1],
+        "--metrics-port",
+        "0",
+        *SMALL,
+        "--ledger",
+        str(tmp_path / "load.log"),
+        "--ledger",
+        str(tmp_path / "run.log"),
+    )
+    verdict = json.loads(verified.stdout)
+    assert verified.code == 0 and verdict["durable"], verdict
+    assert verdict["records"] == RECORDS + inserted["OK"] == verdict["expected_records"]

@@ -110,6 +110,20 @@ def live_counts(of: Iterable[Measurements]) -> dict[tuple[str, str], int]:
     return dict(counts)
 
 
+def live_total(of: Iterable[Measurements]) -> Measurements:
+    """The threads' measurements added while they run (a client process's report to its parent):
+    as live_counts, each dict copied in one step, so a thread adding a measurement or a status
+    cannot break the loop; each histogram is added by one C call (hdrh's encoder)."""
+    total = Measurements()
+    for measurements in of:
+        for name, m in list(measurements.by_name.items()):
+            mine = total._of(name)
+            if m.histogram.get_total_count():
+                mine.histogram.add(m.histogram)
+            mine.statuses.update(dict(m.statuses))
+    return total
+
+
 @dataclass
 class Buckets:
     """A Prometheus histogram of one measurement: cumulative counts at each bound (seconds) and

@@ -41,7 +41,7 @@ from .executor import (
     run_threads,
     shares,
 )
-from .measurements import Measurements
+from .measurements import Measurements, live_total
 from .workload import CoreWorkload
 
 log = logging.getLogger("tpcc.ycsb")
@@ -104,7 +104,8 @@ class _Reporter:
             self.reports.put(("ledger", self.part.number, lines))
         if now - self.last_live >= LIVE_SECONDS:
             self.last_live = now
-            live = {"measurements": merged(self.clients).to_wire(), "done": sum(c.done for c in self.clients)}
+            measurements = live_total(c.measurements for c in self.clients)
+            live = {"measurements": measurements.to_wire(), "done": sum(c.done for c in self.clients)}
             self.reports.put(("live", self.part.number, live))
 
 
