@@ -21,6 +21,7 @@ def _closed_port() -> int:
         (["-p", "requestdistribution=pareto"], "property requestdistribution must be one of uniform|zipfian"),
         (["-p", "dataintegrity=true", "-p", "fieldlengthdistribution=uniform"], "needs fieldlengthdistribution"),
         (["--threads", "0"], "property threadcount must be >= 1"),
+        (["--processes", "0"], "--processes: expected a positive whole number, got '0'"),
         (["--target", "-5"], "property target must be a number >= 0"),
         (["-p", "novalue"], "expected NAME=VALUE"),
     ],
