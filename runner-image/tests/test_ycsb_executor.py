@@ -15,6 +15,7 @@ from tpcc_runner.drivers.base import DriverError, UnknownOutcome
 from tpcc_runner.ycsb.executor import Plan, execute, shares, throttle_delay, written
 from tpcc_runner.ycsb.ledger import ledger_line, parse_ledgers, value_digest, verify
 from tpcc_runner.ycsb.measurements import Measurements, live_buckets, live_counts, status_summary, ycsb_text
+from tpcc_runner.ycsb.pool import parts
 from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.workload import CoreWorkload, deterministic_value, java_string_hash
 from ycsb_memory_store import JournalStores, MemoryDatabase, MemoryStore, journal_lines
@@ -395,6 +396,16 @@ def test_a_load_over_processes_loads_every_record_once(tmp_path):
     assert outcome.operations == 200 and outcome.error_count == 0
     assert sum(returns(outcome, "INSERT").values()) == 200
     assert sorted(parse_ledgers({"load": ledger}).inserted) == sorted(keys)
+
+
+def test_parts_deal_the_threads_their_records_and_insert_slices():
+    plan = Plan(MemoryStore, props_of(recordcount=10, threadcount=5), "load", 1, (1, 3), processes=3)
+    got = [(p.threads, p.limits, p.plan.props.insertstart, p.plan.props.insertcount, p.plan.shard) for p in parts(plan)]
+    # pod 1 of 3: its processes insert keynums 1, 4, 7 mod 9, all 1 mod 3 (the pod's slice)
+    assert got == [((0, 3), (2, 2), 0, 4, (1, 9)), ((1, 4), (2, 2), 4, 4, (4, 9)), ((2,), (2,), 8, 2, (7, 9))]
+    tiny = dataclasses.replace(plan, props=props_of(recordcount=2, threadcount=4))
+    got = [(p.threads, p.limits, p.plan.props.insertstart, p.plan.props.insertcount) for p in parts(tiny)]
+    assert got == [((0, 2), (1, 0), 0, 1), ((1, 3), (1, 0), 1, 1)]  # no process without records
 
 
 def test_a_load_with_more_threads_than_records_ends():

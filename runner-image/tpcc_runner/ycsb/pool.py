@@ -52,39 +52,39 @@ POLL_SECONDS = 0.5  # how often the parent looks for a process that is gone
 
 @dataclass(frozen=True)
 class Part:
-    """Client process `number`'s share of the pod's threads: thread numbers first_thread, ...
-    (their seeds, as in one process), each thread's share of operationcount (of the records to
-    load), the plan with this process's own keys: a load's insertstart/insertcount range, and the
-    run's insert shard."""
+    """Client process `number`'s share of the pod's threads: their numbers (their seeds, as in
+    one process), each one's share of operationcount (of the records to load), and the plan
+    with this process's own keys: a load's insertstart/insertcount range, the run's insert shard."""
 
     number: int
-    first_thread: int
+    threads: tuple[int, ...]
     limits: tuple[int, ...]
     plan: Plan
 
 
 def parts(plan: Plan) -> list[Part]:
-    """The pod's threads dealt in contiguous runs over min(processes, threadcount) processes.
-    Each thread keeps the share of the count it has in one process; a load's process loads the
-    records of its threads' shares, in order from insertstart. A run's process j of P in pod I of
-    N inserts as shard (I + j*N, N*P): its keys stay in the pod's slice (I mod N) whatever P the
-    other pods have (os.cpu_count() may differ between nodes), and j's are j mod P within it."""
+    """The pod's threads dealt round over P = min(processes, threadcount) processes (on load no
+    more than the records: each process has some); each thread keeps the share of the count it
+    has in one process. A load's process loads its threads' shares, the processes' ranges in
+    turn from insertstart. A run's process j of P in pod I of N inserts as shard (I + j*N, N*P):
+    its keys stay in the pod's slice (I mod N) whatever P the other pods have (os.cpu_count()
+    may differ between nodes), and j's are j mod P within it."""
     props = plan.props
     total = props.records_to_load if plan.phase == "load" else props.operationcount
     limits = shares(total, props.threadcount)
-    counts = [n for n in shares(props.threadcount, min(plan.processes, props.threadcount)) if n]
+    count = min(plan.processes, props.threadcount, *([total] if plan.phase == "load" and total else []))
     pod, pods = plan.shard
-    out, first, insertstart = [], 0, props.insertstart
-    for number, threads in enumerate(counts):
-        mine = tuple(limits[first : first + threads])
+    out, insertstart = [], props.insertstart
+    for number in range(count):
+        threads = tuple(range(number, props.threadcount, count))
+        mine = tuple(limits[t] for t in threads)
         if plan.phase == "load":
             own = dataclasses.replace(props, insertstart=insertstart, insertcount=sum(mine))
             insertstart += sum(mine)
         else:
             own = props
-        shard = (pod + number * pods, pods * len(counts))
-        out.append(Part(number, first, mine, dataclasses.replace(plan, props=own, shard=shard, processes=1)))
-        first += threads
+        shard = (pod + number * pods, pods * count)
+        out.append(Part(number, threads, mine, dataclasses.replace(plan, props=own, shard=shard, processes=1)))
     return out
 
 
@@ -136,8 +136,8 @@ def _run_part(part: Part, stores: list, start_at: Any, stop: Any, reports: Any) 
     plan, shared = part.plan, _Shared()
     workload = CoreWorkload(plan.props, plan.shard)
     clients = [
-        ClientThread(plan, workload, store, part.first_thread + i, limit, shared)
-        for i, (store, limit) in enumerate(zip(stores, part.limits))
+        ClientThread(plan, workload, store, thread, limit, shared)
+        for thread, store, limit in zip(part.threads, stores, part.limits)
     ]
     reports.put(("ready", part.number, stores[0].describe()))
     while start_at.value == 0.0 and not stop.is_set():
