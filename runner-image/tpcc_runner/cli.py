@@ -883,16 +883,16 @@ COMMANDS = {
 }
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(message)s",
-        datefmt="%H:%M:%S",
-    )
+def setup_logging(level: int) -> None:
+    """The runner's log: to stderr with the time, redacted (also a client process's)."""
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     for handler in logging.getLogger().handlers:
         handler.addFilter(RedactingFilter())
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    setup_logging(logging.DEBUG if args.verbose else logging.INFO)
     from .metrics import RunnerMetrics
 
     metrics = RunnerMetrics()

@@ -109,12 +109,16 @@ class _Reporter:
             self.reports.put(("live", self.part.number, live))
 
 
-def client_process(part: Part, start_at: Any, stop: Any, reports: Any) -> None:
+def client_process(part: Part, log_level: int, start_at: Any, stop: Any, reports: Any) -> None:
     """Entry point of one client process: connect a store per thread, say ready (with the
     store's description), wait for start_at, run until done or maxexecutiontime from start_at,
     send what was measured. Anything that goes wrong is reported as one line, not a traceback;
-    Ctrl-C is the parent's to handle (it stops the processes)."""
+    Ctrl-C is the parent's to handle (it stops the processes). Its threads log their operations'
+    errors as the parent's would (time, redacted)."""
+    from ..cli import setup_logging  # cli imports this module first
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    setup_logging(log_level)
     stores: list = []
     try:
         try:
@@ -204,7 +208,7 @@ class ProcessPool:
         self.procs = [
             ctx.Process(
                 target=client_process,
-                args=(part, self.start_at, self.stop, self.reports),
+                args=(part, logging.getLogger().getEffectiveLevel(), self.start_at, self.stop, self.reports),
                 daemon=True,
                 name=f"ycsb-client-{part.number}",
             )
