@@ -133,6 +133,8 @@ def test_workload_reads_back_what_was_written(db, preset, tmp_path):
         preset,
         "--threads",
         "2",
+        "--processes",  # one process: YCSB's insert key sequence (processes take slices of it)
+        "1",
         *SMALL,
         "--ledger",
         str(tmp_path / "run.log"),
