@@ -28,7 +28,7 @@ from .executor import ClientPool, RunPlan, Window
 from .ledger import LedgerWriter, read_ledgers, verify
 from .loader import constants_of, load, require_loaded, scale_of
 from .processes import usable_cpus
-from .redact import RedactingFilter, redact
+from .redact import redact, setup_logging
 from .report import add_parser as add_report_parser
 from .report import cmd_report
 from .results import LATE_START_SECONDS, PodWindow, run_results, server_results, summary
@@ -881,13 +881,6 @@ COMMANDS = {
     "acid": cmd_acid,
     "ycsb": cmd_ycsb,
 }
-
-
-def setup_logging(level: int) -> None:
-    """The runner's log: to stderr with the time, redacted (also a client process's)."""
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(RedactingFilter())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 
 # userinfo may not hold a raw / ? # or @ (RFC 3986), so the password ends at the first @
 _URI_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^:/?#@\s]*):[^/?#@\s]*@")
@@ -20,3 +21,10 @@ class RedactingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.msg, record.args = redact(record.getMessage()), None
         return True
+
+
+def setup_logging(level: int) -> None:
+    """The runner's log: to stderr with the time, redacted (also a client process's)."""
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..drivers.base import DriverError
 from ..processes import worker_context
+from ..redact import setup_logging
 from .executor import (
     MAX_ERRORS_KEPT,
     ClientThread,
@@ -115,8 +116,6 @@ def client_process(part: Part, log_level: int, start_at: Any, stop: Any, reports
     send what was measured. Anything that goes wrong is reported as one line, not a traceback;
     Ctrl-C is the parent's to handle (it stops the processes). Its threads log their operations'
     errors as the parent's would (time, redacted)."""
-    from ..cli import setup_logging  # cli imports this module first
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     setup_logging(log_level)
     stores: list = []
