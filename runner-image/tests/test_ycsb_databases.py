@@ -385,6 +385,18 @@ def _two_pods(endpoints: str, shards: tuple[str, str], tmp_path) -> list[dict]:
     return [json.loads((tmp_path / f"pod{n}.json").read_text()) for n in range(2)]
 
 
+def _verified_durable(db, *ledgers) -> dict:
+    """`tpcc ycsb verify` over the ledgers: its verdict, which must say durable."""
+    name, endpoints = db
+    ledger_args = [arg for ledger in ledgers for arg in ("--ledger", str(ledger))]
+    verified = tpcc(
+        "ycsb", "verify", "--db", name, "--endpoints", endpoints, "--metrics-port", "0", *SMALL, *ledger_args
+    )
+    verdict = json.loads(verified.stdout)
+    assert verified.code == 0 and verdict["durable"], verdict
+    return verdict
+
+
 def test_two_runner_pods_insert_their_own_keys(voltdb, tmp_path):
     """Workload D from two runner shards against real VoltDB: no key inserted twice (an insert of a
     key that is there fails on VoltDB), every acknowledged insert found, the count is the load's
@@ -395,23 +407,7 @@ def test_two_runner_pods_insert_their_own_keys(voltdb, tmp_path):
     inserted = [doc["operations"]["INSERT"]["Return"] for doc in docs]
     assert all(set(i) == {"OK"} and i["OK"] > 100 for i in inserted), inserted
     assert all(set(doc["operations"]["READ"]["Return"]) == {"OK"} for doc in docs)  # no NOT_FOUND: own keys
-    verified = tpcc(
-        "ycsb",
-        "verify",
-        "--db",
-        "voltdb",
-        "--endpoints",
-        db[1],
-        "--metrics-port",
-        "0",
-        *SMALL,
-        "--ledger",
-        str(tmp_path / "pod0.log"),
-        "--ledger",
-        str(tmp_path / "pod1.log"),
-    )
-    verdict = json.loads(verified.stdout)
-    assert verified.code == 0 and verdict["durable"], verdict
+    verdict = _verified_durable(db, tmp_path / "pod0.log", tmp_path / "pod1.log")
     assert verdict["records"] == RECORDS + sum(i["OK"] for i in inserted) == verdict["expected_records"]
     load(db, tmp_path)
     docs = _two_pods(db[1], ("0/1", "0/1"), tmp_path)  # both YCSB's one sequence: the same keys
@@ -436,21 +432,5 @@ def test_client_processes_load_and_insert_their_own_keys(voltdb, tmp_path):
     assert set(inserted) == {"OK"} and inserted["OK"] > 100, inserted
     assert set(ran["operations"]["READ"]["Return"]) == {"OK"}  # no NOT_FOUND: acknowledged keys only
     assert sum(sum(op["Return"].values()) for op in ran["operations"].values()) == 800
-    verified = tpcc(
-        "ycsb",
-        "verify",
-        "--db",
-        "voltdb",
-        "--endpoints",
-        db[1],
-        "--metrics-port",
-        "0",
-        *SMALL,
-        "--ledger",
-        str(tmp_path / "load.log"),
-        "--ledger",
-        str(tmp_path / "run.log"),
-    )
-    verdict = json.loads(verified.stdout)
-    assert verified.code == 0 and verdict["durable"], verdict
+    verdict = _verified_durable(db, tmp_path / "load.log", tmp_path / "run.log")
     assert verdict["records"] == RECORDS + inserted["OK"] == verdict["expected_records"]

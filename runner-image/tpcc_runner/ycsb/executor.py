@@ -17,7 +17,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -327,7 +327,7 @@ def execute(
         for store in stores:
             store.close()
     return Outcome(
-        merged(clients),
+        merged(c.measurements for c in clients),
         sum(c.done for c in clients),
         round(runtime * 1000),
         shared.errors,
@@ -337,10 +337,11 @@ def execute(
     )
 
 
-def merged(clients: list[ClientThread]) -> Measurements:
+def merged(parts: Iterable[Measurements]) -> Measurements:
+    """The threads' (or the client processes') measurements added into one."""
     measurements = Measurements()
-    for c in clients:
-        measurements.add(c.measurements)
+    for part in parts:
+        measurements.add(part)
     return measurements
 
 

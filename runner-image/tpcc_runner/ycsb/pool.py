@@ -33,6 +33,7 @@ from ..processes import worker_context
 from ..redact import setup_logging
 from .executor import (
     MAX_ERRORS_KEPT,
+    PROGRESS_SECONDS,
     ClientThread,
     Outcome,
     Plan,
@@ -151,7 +152,7 @@ def _run_part(part: Part, stores: list, start_at: Any, stop: Any, reports: Any) 
     seconds = max(0.0, limit - (time.time() - start_at.value)) if limit else None
     run_threads(clients, shared, seconds, _Reporter(part, clients, shared, stop, reports).poll)
     done = {
-        "measurements": merged(clients).to_wire(),
+        "measurements": merged(c.measurements for c in clients).to_wire(),
         "operations": sum(c.done for c in clients),
         "errors": shared.errors,
         "error_count": shared.error_count,
@@ -256,7 +257,7 @@ class ProcessPool:
             self._receive(POLL_SECONDS)
             if any(r["aborted"] for r in self.gathered.results.values()):
                 self.stop.set()  # one process's thread stopped on a bug: the whole run stops, as in one
-            if (now := time.time()) - last >= 10.0:
+            if (now := time.time()) - last >= PROGRESS_SECONDS:
                 done = sum(self.gathered.done_counts.values())
                 log_progress(now - start, done, (done - last_done) / (now - last))
                 last, last_done = now, done
@@ -272,9 +273,8 @@ class ProcessPool:
 
     def outcome(self, runtime: float) -> Outcome:
         results = [self.gathered.results[i] for i in sorted(self.gathered.results)]
-        measurements = Measurements()
-        for r in results:
-            measurements.add(Measurements.from_json(r["measurements"]))
+        # a "done" report's measurements were decoded into gathered.live when it came
+        measurements = merged(self.gathered.live[i] for i in sorted(self.gathered.results))
         errors = [e for r in results for e in r["errors"]][:MAX_ERRORS_KEPT]
         return Outcome(
             measurements,
