@@ -1,6 +1,6 @@
 """The YCSB regression verdict against a really slower database: workload C on a real VoltDB,
 after a warm-up run twice as the history (the baseline), then once with the server's JVM starved of CPU by SIGSTOP /
-SIGCONT duty cycles (half of every 40 ms stopped: what a CPU quota throttling the database's
+SIGCONT duty cycles (30 ms of every 40 ms stopped: what a CPU quota throttling the database's
 container does to it), then once more at full speed. The operator's pure judge
 (tpcc_operator.regression.judge) reads each run's status.ycsb as the operator builds it
 (tpcc_runner.ycsb.results.merge) and must call the starved run Regressed, on its operations per
@@ -37,11 +37,16 @@ WORKLOAD = [
     "requestdistribution=uniform",
 ]
 SECONDS = 5
-STOPPED, RUNNING = 0.02, 0.02  # per duty cycle: the server gets half of the wall clock
+# Per duty cycle the server gets a quarter of the wall clock. Short cycles, so that more than 1 % of
+# the requests meet a stop and the READ p99 shows it (80 ms cycles left it at 4 ms).
+STOPPED, RUNNING = 0.03, 0.01
 POLICY = Policy(
     min_results=2,
-    max_tpmc_drop_percent=25.0,
-    max_p99_increase_percent={"READ": 100.0},
+    # Wide enough that a neighbour on a shared 2-core machine does not cross them (a healthy run
+    # was seen at -16 % ops/s and +208 % READ p99 against a 0.3 ms baseline), narrow enough that
+    # the starved server (about -78 % ops/s, READ p99 near its 30 ms stops) does.
+    max_tpmc_drop_percent=50.0,
+    max_p99_increase_percent={"READ": 500.0},
     on_regression="Fail",
     change_points=None,
 )
