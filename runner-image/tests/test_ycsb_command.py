@@ -2,9 +2,15 @@
 unreachable database one line and exit 1 within the connect timeout."""
 
 import socket
+import threading
+import time
 
 import pytest
 from cli_helpers import tpcc
+from tpcc_runner.metrics import PHASES, RunnerMetrics
+from tpcc_runner.ycsb import command
+from tpcc_runner.ycsb.command import _measuring_once_counted
+from tpcc_runner.ycsb.measurements import Measurements
 
 
 def _closed_port() -> int:
@@ -21,7 +27,8 @@ def _closed_port() -> int:
         (["-p", "requestdistribution=pareto"], "property requestdistribution must be one of uniform|zipfian"),
         (["-p", "dataintegrity=true", "-p", "fieldlengthdistribution=uniform"], "needs fieldlengthdistribution"),
         (["--threads", "0"], "property threadcount must be >= 1"),
-        (["--processes", "0"], "--processes: expected a positive whole number, got '0'"),
+        (["--processes", "0"], "--processes: must be >= 1, got '0'"),
+        (["--processes", "1.5"], "--processes: expected a positive whole number, got '1.5'"),
         (["--target", "-5"], "property target must be a number >= 0"),
         (["-p", "novalue"], "expected NAME=VALUE"),
     ],
@@ -83,3 +90,36 @@ def test_flags_are_properties_checked_with_the_others():
     assert props("-p", "threadcount=2", "--threads", "4").threadcount == 4  # the flag is given last
     with pytest.raises(PropertyError, match="needs maxexecutiontime"):
         props("-p", "operationcount=0")
+
+
+def _phase(metrics) -> str:
+    (current,) = [p for p in PHASES if metrics.phase.labels(p)._value.get() == 1]
+    return current
+
+
+def test_measuring_waits_for_the_first_count_to_reach_the_metrics():
+    metrics = RunnerMetrics()
+    metrics.set_phase("waiting")
+    measurements = Measurements()
+    waiter = threading.Thread(target=_measuring_once_counted, args=(metrics, lambda: [measurements]))
+    waiter.start()
+    time.sleep(0.3)
+    assert _phase(metrics) == "waiting"  # no operation counted yet: the stall rule would misread it
+    measurements.measure("READ", "OK", 0.001)
+    waiter.join(2)
+    assert not waiter.is_alive() and _phase(metrics) == "measuring"
+
+
+def test_measuring_is_said_after_the_wait_when_nothing_answers(monkeypatch):
+    monkeypatch.setattr(command, "FIRST_COUNT_SECONDS", 0.2)
+    metrics = RunnerMetrics()
+    metrics.set_phase("waiting")
+    _measuring_once_counted(metrics, lambda: [])
+    assert _phase(metrics) == "measuring"  # a database that answers nothing shows as a stalled run
+
+
+def test_a_late_measuring_does_not_undo_done():
+    metrics = RunnerMetrics()
+    metrics.set_phase("done")
+    metrics.set_phase("measuring", only_from=("connecting", "waiting"))
+    assert _phase(metrics) == "done"

@@ -33,7 +33,7 @@ from .report import add_parser as add_report_parser
 from .report import cmd_report
 from .results import LATE_START_SECONDS, PodWindow, run_results, server_results, summary
 from .server_stats import ClientCounts, DatabaseSize, ServerCounters
-from .usage import UsageError
+from .usage import UsageError, positive
 from .workload import TRANSACTIONS, RemotePercents, Scale, parse_mix, run_constants
 from .ycsb.command import add_parser as add_ycsb_parser
 from .ycsb.command import cmd_ycsb
@@ -72,19 +72,6 @@ def _option_tables(ycsb: bool):
             yield f"{db} (its client library is missing: {e})", ()
             continue
         yield db, cls.option_table
-
-
-def _positive(kind):
-    def parse(text: str):
-        try:
-            v = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
-        return v
-
-    return parse
 
 
 def _percent(text: str) -> int:
@@ -175,11 +162,11 @@ def _database_options() -> argparse.ArgumentParser:
 
 def _add_load_parser(sub, common: argparse.ArgumentParser) -> None:
     ld = sub.add_parser("load", parents=[common], help="create the schema and load the initial database")
-    ld.add_argument("--warehouses", type=_positive(int), required=True)
+    ld.add_argument("--warehouses", type=positive(int), required=True)
     # Twice the CPUs: a worker waits for the database about as long as it generates.
     ld.add_argument(
         "--workers",
-        type=_positive(int),
+        type=positive(int),
         default=2 * usable_cpus(),
         help="load worker processes (default: twice the CPUs this process may use, cgroup limit included)",
     )
@@ -191,11 +178,11 @@ def _add_load_parser(sub, common: argparse.ArgumentParser) -> None:
         "(a database you own; without it a matching interrupted load is resumed)",
     )
     ld.add_argument(
-        "--items", type=_positive(int), default=Scale.items, help="ITEM rows (spec: 100000); smaller only for tests"
+        "--items", type=positive(int), default=Scale.items, help="ITEM rows (spec: 100000); smaller only for tests"
     )
     ld.add_argument(
         "--customers-per-district",
-        type=_positive(int),
+        type=positive(int),
         default=Scale.customers_per_district,
         help="spec: 3000; smaller only for tests",
     )
@@ -215,15 +202,15 @@ def _add_load_parser(sub, common: argparse.ArgumentParser) -> None:
 
 def _add_run_parser(sub, common: argparse.ArgumentParser) -> None:
     rn = sub.add_parser("run", parents=[common], help="run the five transactions and report tpmC")
-    rn.add_argument("--warehouses", type=_positive(int), required=True)
-    rn.add_argument("--clients", type=_positive(int), default=10, help="terminals of this runner")
+    rn.add_argument("--warehouses", type=positive(int), required=True)
+    rn.add_argument("--clients", type=positive(int), default=10, help="terminals of this runner")
     rn.add_argument(
         "--processes",
-        type=_positive(int),
+        type=positive(int),
         default=None,
         help="client processes (default: min(clients, CPUs this process may use))",
     )
-    rn.add_argument("--duration", type=_positive(float), default=60.0, metavar="SECONDS")
+    rn.add_argument("--duration", type=positive(float), default=60.0, metavar="SECONDS")
     rn.add_argument("--warmup", type=_non_negative, default=10.0, metavar="SECONDS")
     rn.add_argument(
         "--mix",
@@ -313,7 +300,7 @@ def _add_ledger_options(rn: argparse.ArgumentParser) -> None:
 
 def _add_check_parser(sub, common: argparse.ArgumentParser) -> None:
     ck = sub.add_parser("check", parents=[common], help="the 12 consistency conditions (clause 3.3.2)")
-    ck.add_argument("--warehouses", type=_positive(int), default=None, help="default: all loaded warehouses")
+    ck.add_argument("--warehouses", type=positive(int), default=None, help="default: all loaded warehouses")
     ck.add_argument(
         "--results-configmap",
         default=None,

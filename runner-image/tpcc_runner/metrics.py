@@ -154,6 +154,8 @@ class RunnerMetrics:
         r.register(self.ycsb)
         self._new_orders: collections.deque[tuple[float, int]] = collections.deque()
         self.current_tpmc = 0.0
+        self._phase_lock = threading.Lock()
+        self.current_phase = ""
         for t in TRANSACTIONS:
             for o in ("committed", "rollbacks", "errors", "unknown"):
                 self.transactions.labels(t, o)
@@ -176,9 +178,15 @@ class RunnerMetrics:
         server = make_server("", port, app, _ThreadingWSGIServer, handler_class=_QuietHandler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
 
-    def set_phase(self, phase: str) -> None:
-        for p in PHASES:
-            self.phase.labels(p).set(1 if p == phase else 0)
+    def set_phase(self, phase: str, only_from: tuple[str, ...] = ()) -> None:
+        """The runner's phase; with only_from, only if it is still in one of those phases (a
+        thread that says `measuring` late must not undo the `done` the run said meanwhile)."""
+        with self._phase_lock:
+            if only_from and self.current_phase not in only_from:
+                return
+            self.current_phase = phase
+            for p in PHASES:
+                self.phase.labels(p).set(1 if p == phase else 0)
 
     def add_report(self, report: dict) -> None:
         """Fold one client-process report (see executor) into the metrics."""

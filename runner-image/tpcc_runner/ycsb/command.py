@@ -24,22 +24,27 @@ import logging
 import platform
 import random
 import sys
+import threading
 import time
 from typing import Any
 
 from .. import __version__, k8s
 from ..drivers.base import ConnectionOptions, NotLoaded
 from ..ledger import LedgerWriter, ledger_lines
+from ..processes import usable_cpus
 from ..redact import redact
-from ..usage import UsageError
+from ..usage import UsageError, positive
 from .executor import Outcome, Plan, execute
 from .ledger import parse_ledgers, verify
-from .measurements import overall, status_summary, ycsb_text
+from .measurements import live_counts, overall, status_summary, ycsb_text
 from .properties import PRESETS, Properties, PropertyError, resolve
 from .store import KeyValueStore, make_store, store_module
 from .workload import CoreWorkload
 
 log = logging.getLogger("tpcc.ycsb")
+# Longest wait for a run's first count before saying `measuring` anyway: client processes
+# report every pool.LIVE_SECONDS, the first time possibly before their first operation.
+FIRST_COUNT_SECONDS = 5.0
 
 
 def _property(text: str) -> tuple[str, str]:
@@ -76,9 +81,9 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         ph.add_argument("--threads", type=int, default=None, help="client threads (YCSB's threadcount)")
         ph.add_argument(
             "--processes",
-            type=_positive,
+            type=positive(int),
             default=None,
-            help="client processes the threads are split over (default 1: the threads in this process)",
+            help="client processes the threads are split over (default: min(threads, CPUs this process may use))",
         )
         ph.add_argument("--target", type=float, default=None, help="operations per second, all threads (0: no limit)")
         ph.add_argument("--duration", type=float, default=None, metavar="SECONDS", help="YCSB's maxexecutiontime")
@@ -162,12 +167,6 @@ def _add_pod_arguments(ph: argparse.ArgumentParser) -> None:
     ph.add_argument("--hold-timeout", type=float, default=1800.0, metavar="SECONDS")
 
 
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
-    return int(text)
-
-
 def _shard(text: str) -> tuple[int, int]:
     index, sep, count = text.partition("/")
     if not (sep and index.isdigit() and count.isdigit() and 0 <= int(index) < int(count)):
@@ -243,9 +242,7 @@ def cmd_ycsb(args, metrics) -> int:
         args.phase,
         seed + shard[0],
         shard,
-        # One process unless asked: with several, /metrics counts arrive from the processes a
-        # poll late, and the runner-stalled rule's expression was true for that moment (CI15).
-        processes=min(props.threadcount, args.processes or 1),
+        processes=min(props.threadcount, args.processes or usable_cpus()),
         preload=(__name__, store_module(args.db)),
     )
     window: dict[str, float] = {}
@@ -286,10 +283,22 @@ def _at_barrier(args, metrics, window: dict[str, float]):
             start_at = _parse_time(k8s.wait_for_key(args.start_configmap, "startAt", args.start_timeout))
             time.sleep(max(0.0, start_at - time.time()))
         if args.phase == "run":
-            metrics.set_phase("measuring")
+            threading.Thread(target=_measuring_once_counted, args=(metrics, counts), daemon=True).start()
         window["start"] = time.time()
 
     return connected
+
+
+def _measuring_once_counted(metrics, counts) -> None:
+    """Say `measuring` once the first operation's count can reach /metrics, or after
+    FIRST_COUNT_SECONDS if none does. The runner-stalled rule reads a runner measuring without
+    successful operations as stalled, and client processes report their counts a poll after
+    they start (CI15 saw the rule's expression true for that moment); a database that answers
+    nothing must still show as measuring, and so stall."""
+    deadline = time.monotonic() + FIRST_COUNT_SECONDS
+    while not live_counts(counts()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    metrics.set_phase("measuring", only_from=("connecting", "waiting"))
 
 
 def _write_results(args, doc: dict[str, Any], outcome: Outcome) -> None:
