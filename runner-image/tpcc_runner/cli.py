@@ -8,12 +8,8 @@ import contextlib
 import datetime as dt
 import json
 import logging
-import os
 import random
-import shutil
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -23,9 +19,9 @@ from .acid.command import add_parser as add_acid_parser
 from .acid.command import cmd_acid
 from .consistency import RunDeliveries, failed, read_deliveries, report
 from .drivers import DRIVERS, driver_class, make_driver, options
-from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta
+from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta, bounded
 from .executor import ClientPool, RunPlan, Window
-from .ledger import LedgerWriter, read_ledgers, verify
+from .ledger import LedgerWriter, hold_ledger, read_ledgers, verify
 from .loader import constants_of, load, require_loaded, scale_of
 from .processes import usable_cpus
 from .redact import redact, setup_logging
@@ -33,7 +29,7 @@ from .report import add_parser as add_report_parser
 from .report import cmd_report
 from .results import LATE_START_SECONDS, PodWindow, run_results, server_results, summary
 from .server_stats import ClientCounts, DatabaseSize, ServerCounters
-from .usage import UsageError, positive
+from .usage import UsageError, connection_options, parse_time, positive
 from .workload import TRANSACTIONS, RemotePercents, Scale, parse_mix, run_constants
 from .ycsb.command import add_parser as add_ycsb_parser
 from .ycsb.command import cmd_ycsb
@@ -382,38 +378,6 @@ def _add_changepoints_parser(sub) -> None:
     cp.set_defaults(metrics_port=0, verbose=False)
 
 
-def connection_options(args) -> ConnectionOptions:
-    extra = {}
-    for kv in args.driver_opt:
-        key, sep, value = kv.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--driver-opt expects KEY=VALUE, got {kv!r}")
-        extra[key] = value
-    return ConnectionOptions(
-        endpoints=[e.strip() for e in args.endpoints.split(",") if e.strip()],
-        username=os.environ.get("TPCC_DB_USERNAME") or None,
-        password=os.environ.get("TPCC_DB_PASSWORD") or None,
-        connect_timeout=args.connect_timeout,
-        extra=extra,
-    )
-
-
-@contextlib.contextmanager
-def bounded(seconds: float, what: str):
-    """A last line of defence against a driver call that ignores its timeout."""
-
-    def expire(*_):
-        raise TimeoutError(f"{what} did not finish within {seconds:.0f} s")
-
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(max(1, int(seconds)))
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def connect(args, options: ConnectionOptions) -> Driver:
     driver = make_driver(args.db, options)
     with bounded(options.connect_timeout + 5, f"connecting to {args.db}"):
@@ -423,18 +387,6 @@ def connect(args, options: ConnectionOptions) -> Driver:
 
 def _iso(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.timezone.utc).isoformat().replace("+00:00", "Z")
-
-
-def _parse_time(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        t = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"not a RFC 3339 time or epoch seconds: {text!r}") from None
-    return (t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)).timestamp()
 
 
 def _wait_for_file(path: str, timeout: float) -> str:
@@ -510,11 +462,11 @@ def cmd_load(args, metrics: RunnerMetrics) -> int:
 
 def _start_time(args) -> float:
     if args.start_at:
-        return _parse_time(args.start_at)
+        return parse_time(args.start_at)
     if args.start_file:
-        return _parse_time(_wait_for_file(args.start_file, args.start_timeout))
+        return parse_time(_wait_for_file(args.start_file, args.start_timeout))
     if args.start_configmap:
-        return _parse_time(k8s.wait_for_key(args.start_configmap, "startAt", args.start_timeout))
+        return parse_time(k8s.wait_for_key(args.start_configmap, "startAt", args.start_timeout))
     return time.time() + 0.5
 
 
@@ -824,38 +776,6 @@ def cmd_changepoints(args, metrics: RunnerMetrics) -> int:
     if args.results_configmap:
         k8s.write_configmap_key(args.results_configmap, "changepoints.json", text)
     return 0
-
-
-def hold_ledger(path: str, port: int, release_ref: str, timeout: float) -> None:
-    """Serve the ledger file at /ledger until the operator's verifier has read every pod's
-    ledger and says so (ledgersVerified), or the timeout passes: the verdict is then the
-    operator's to give, so the runner exits 0 either way."""
-    import http.server  # here, not at the top: every `tpcc` process would pay for it
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            if self.path != "/ledger":
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; charset=ascii")
-            self.send_header("Content-Length", str(os.path.getsize(path)))
-            self.end_headers()
-            with open(path, "rb") as f:
-                shutil.copyfileobj(f, self.wfile)
-
-        def log_message(self, *_):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("", port), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    log.info("ledger: serving %s on :%d/ledger until the operator has verified it", path, port)
-    try:
-        k8s.wait_for_key(release_ref, "ledgersVerified", timeout)
-    except k8s.KubeError as e:
-        log.warning("ledger: %s; exiting", e)
-    finally:
-        server.shutdown()
 
 
 COMMANDS = {

@@ -8,12 +8,16 @@ for the verifier), one `LedgerRecord.line()` per line."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
+import shutil
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
+from . import k8s
 from .drivers.base import Driver
 from .durability import (
     DurabilityVerdict,
@@ -25,6 +29,7 @@ from .durability import (
     unknown_lookups,
 )
 
+log = logging.getLogger("tpcc")
 BATCH = 1000
 
 
@@ -91,3 +96,35 @@ def verify(driver: Driver, records: list[LedgerRecord], ledgers: int) -> Durabil
     for w, d, c, ms in unknown_lookups(records):
         entered[(w, d, c, ms)] = [o.identity() for o in driver.orders_entered_at(w, d, c, ms)]
     return judge(records, stored, entered, ledgers)
+
+
+def hold_ledger(path: str, port: int, release_ref: str, timeout: float) -> None:
+    """Serve the ledger file at /ledger until the operator's verifier has read every pod's
+    ledger and says so (ledgersVerified), or the timeout passes: the verdict is then the
+    operator's to give, so the runner exits 0 either way."""
+    import http.server  # here, not at the top: every `tpcc` process would pay for it
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path != "/ledger":
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; charset=ascii")
+            self.send_header("Content-Length", str(os.path.getsize(path)))
+            self.end_headers()
+            with open(path, "rb") as f:
+                shutil.copyfileobj(f, self.wfile)
+
+        def log_message(self, *_):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("", port), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    log.info("ledger: serving %s on :%d/ledger until the operator has verified it", path, port)
+    try:
+        k8s.wait_for_key(release_ref, "ledgersVerified", timeout)
+    except k8s.KubeError as e:
+        log.warning("ledger: %s; exiting", e)
+    finally:
+        server.shutdown()

@@ -30,6 +30,7 @@ from .. import k8s
 from ..drivers.base import DriverError, NotLoaded, NotPermitted
 from ..loader import require_loaded
 from ..redact import redact
+from ..usage import connection_options
 from .clause3 import ERROR, FAILED, NOT_APPLICABLE, TESTS, Verdict, pick
 from .interleave import StillWaiting
 
@@ -116,7 +117,6 @@ def document(db: str, seed: int, verdicts: list[Verdict], driver: dict[str, Any]
 
 
 def cmd_acid(args, metrics) -> int:
-    from ..cli import connection_options  # cli registers this command, so it is loaded by now
 
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     if args.db in NO_ADAPTER:

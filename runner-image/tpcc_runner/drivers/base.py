@@ -22,7 +22,9 @@ error, never allowed to kill the runner):
 from __future__ import annotations
 
 import abc
+import contextlib
 import datetime as dt
+import signal
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -275,3 +277,19 @@ def utcnow() -> dt.datetime:
     """Timezone-naive UTC with millisecond precision (what both databases store)."""
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+@contextlib.contextmanager
+def bounded(seconds: float, what: str):
+    """A last line of defence against a driver call that ignores its timeout."""
+
+    def expire(*_):
+        raise TimeoutError(f"{what} did not finish within {seconds:.0f} s")
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(max(1, int(seconds)))
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

@@ -29,11 +29,11 @@ import time
 from typing import Any
 
 from .. import __version__, k8s
-from ..drivers.base import ConnectionOptions, NotLoaded
-from ..ledger import LedgerWriter, ledger_lines
+from ..drivers.base import ConnectionOptions, NotLoaded, bounded
+from ..ledger import LedgerWriter, hold_ledger, ledger_lines
 from ..processes import usable_cpus
 from ..redact import redact
-from ..usage import UsageError, positive
+from ..usage import UsageError, connection_options, parse_time, positive
 from .executor import Outcome, Plan, execute
 from .ledger import parse_ledgers, verify
 from .measurements import live_counts, overall, status_summary, ycsb_text
@@ -192,7 +192,6 @@ def properties_of(args) -> Properties:
 
 
 def connected_store(db: str, options: ConnectionOptions, props: Properties) -> KeyValueStore:
-    from ..cli import bounded  # cli imports this module first
 
     store = make_store(db, options, props)
     with bounded(options.connect_timeout + 5, f"connecting to {db}"):
@@ -211,7 +210,6 @@ def require_loaded(store: KeyValueStore, workload: CoreWorkload) -> None:
 
 
 def cmd_ycsb(args, metrics) -> int:
-    from ..cli import connection_options, hold_ledger  # cli imports this module first
 
     try:
         props = properties_of(args)
@@ -273,14 +271,13 @@ def cmd_ycsb(args, metrics) -> int:
 def _at_barrier(args, metrics, window: dict[str, float]):
     """execute's on_connected: /ready and the operation counters, as tpcc run's; then the
     barrier (startAt in the start ConfigMap); window["start"] when operations begin."""
-    from ..cli import _parse_time  # cli imports this module first
 
     def connected(counts) -> None:
         metrics.ycsb.source = counts
         metrics.ready.set()
         if getattr(args, "start_configmap", None):
             metrics.set_phase("waiting")
-            start_at = _parse_time(k8s.wait_for_key(args.start_configmap, "startAt", args.start_timeout))
+            start_at = parse_time(k8s.wait_for_key(args.start_configmap, "startAt", args.start_timeout))
             time.sleep(max(0.0, start_at - time.time()))
         if args.phase == "run":
             threading.Thread(target=_measuring_once_counted, args=(metrics, counts), daemon=True).start()
