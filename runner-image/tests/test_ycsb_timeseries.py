@@ -240,3 +240,16 @@ def test_client_processes_keep_the_pods_shard_and_insertstart():
     plan = Plan(lambda: None, props, "load", 1, shard=(1, 3), processes=2)
     for part in parts(plan):
         assert part.plan.shard == (1, 3) and part.plan.props.insertstart == 1700000000
+
+
+def test_the_command_refuses_more_client_threads_than_series_keys_before_connecting():
+    from tpcc_runner.cli import build_parser
+    from tpcc_runner.usage import UsageError
+    from tpcc_runner.ycsb.command import cmd_ycsb
+
+    argv = ["ycsb", "run", "--db", "voltdb", "--endpoints", "127.0.0.1:1", "--workload", "tsa", "-p", "fieldcount=5"]
+    args = build_parser().parse_args([*argv, "--threads", "3", "--shard", "1/2"])
+    with pytest.raises(
+        UsageError, match=r"fieldcount \(5: the series keys\) must be >= the client threads of all runner pods \(6\)"
+    ):
+        cmd_ycsb(args, None)

@@ -224,6 +224,11 @@ def cmd_ycsb(args, metrics) -> int:
         return _verify(args, options, props)
     if getattr(args, "hold_ledger", None) and not args.ledger:
         raise UsageError("--hold-ledger needs --ledger FILE")
+    shard = getattr(args, "shard", (0, 1))
+    try:  # the last client thread's part: TimeSeriesWorkload refuses more threads than series keys
+        workload_for(props, shard).for_thread(props.threadcount - 1, props.threadcount)
+    except PropertyError as e:
+        raise UsageError(str(e)) from None
     store = connected_store(args.db, options, props)
     try:
         if args.phase == "load":
@@ -233,7 +238,6 @@ def cmd_ycsb(args, metrics) -> int:
     finally:
         store.close()
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
-    shard = getattr(args, "shard", (0, 1))
     # a run connects, then waits at the barrier: measuring from the first operation on (the
     # stall alert reads a runner measuring without successful operations as stalled)
     metrics.set_phase("loading" if args.phase == "load" else "connecting")

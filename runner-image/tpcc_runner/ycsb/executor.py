@@ -1,6 +1,7 @@
 """YCSB's client (site.ycsb.Client and ClientThread) for the runner: threadcount client threads,
 each with its own store connection and its own random.Random (seeded from the run's seed and its
-thread number), the threads of one process sharing one CoreWorkload. A thread does its share of
+thread number), the threads of one process sharing one CoreWorkload (with TimeSeriesWorkload each
+its own SeriesThread: its series keys and timestamps). A thread does its share of
 operationcount (or of the records to load), YCSB's way of splitting it, until maxexecutiontime
 stops it; with a target it paces itself to target / threadcount operations per second from its
 start, as ClientThread.throttleNanos does. Throughput counts every operation attempted, as YCSB's.
