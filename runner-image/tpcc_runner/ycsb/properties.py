@@ -189,6 +189,11 @@ class Properties:
         return self.workload == TIMESERIES
 
     @property
+    def fields_per_record(self) -> int:
+        """The fields a record holds: fieldcount, or a series key's tags, timestamp and value."""
+        return self.tagcount + 2 if self.timeseries else self.fieldcount
+
+    @property
     def records_to_load(self) -> int:
         if self.insertcount is not None:
             return self.insertcount
