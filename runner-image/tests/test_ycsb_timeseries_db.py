@@ -69,6 +69,9 @@ def test_timeseries_a_loads_runs_and_verifies(db, tmp_path):
             # the last data point a series key got: the 10th timestamp (delayed series lag behind)
             assert START + 9 * 60 - 5 * 60 <= struct.unpack(">q", record["YCSBTS"])[0] <= START + 9 * 60
 
+        scanned = store.scan(sorted(workload.keys)[2], 3, None)  # rows or keys per record: its 6 fields
+        assert [k for k, _ in scanned] == sorted(workload.keys)[2:5] and all(len(r) == 6 for _, r in scanned)
+
         mix = [
             "-p",
             "operationcount=1200",
