@@ -212,6 +212,15 @@ def require_loaded(store: KeyValueStore, workload: CoreWorkload | TimeSeriesWork
         )
 
 
+def refuse_more_threads_than_series(props: Properties, shard: tuple[int, int]) -> None:
+    """TimeSeriesWorkload gives each client thread of every runner pod its own series keys: asked
+    for the last thread's, it refuses more threads than keys (CoreWorkload has no such bound)."""
+    try:
+        workload_for(props, shard).for_thread(props.threadcount - 1, props.threadcount)
+    except PropertyError as e:
+        raise UsageError(str(e)) from None
+
+
 def cmd_ycsb(args, metrics) -> int:
     from ..cli import connection_options, hold_ledger  # cli imports this module first
 
@@ -225,10 +234,7 @@ def cmd_ycsb(args, metrics) -> int:
     if getattr(args, "hold_ledger", None) and not args.ledger:
         raise UsageError("--hold-ledger needs --ledger FILE")
     shard = getattr(args, "shard", (0, 1))
-    try:  # the last client thread's part: TimeSeriesWorkload refuses more threads than series keys
-        workload_for(props, shard).for_thread(props.threadcount - 1, props.threadcount)
-    except PropertyError as e:
-        raise UsageError(str(e)) from None
+    refuse_more_threads_than_series(props, shard)
     store = connected_store(args.db, options, props)
     try:
         if args.phase == "load":
