@@ -17,7 +17,7 @@ from tpcc_operator import capacity, chart_policy, plan
 from tpcc_operator.stages.actions import CreateLoadJob, CreateRunObjects, InstallDatabase
 from tpcc_runner.cli import build_parser
 from tpcc_runner.ycsb.command import properties_of
-from tpcc_runner.ycsb.properties import PRESETS, PROPERTY_NAMES, PropertyError, resolve
+from tpcc_runner.ycsb.properties import PRESETS, PROPERTY_NAMES, TIMESERIES_PROPERTY_NAMES, PropertyError, resolve
 
 CHARTS = Path(__file__).resolve().parents[2] / "charts"
 SETTINGS = plan.Settings(charts_dir=CHARTS, runner_image="local/tpcc-runner:dev")
@@ -30,6 +30,10 @@ def ycsb_schema() -> dict:
 
 def property_rules() -> list[str]:
     return [" ".join(r["rule"].split()) for r in ycsb_schema()["properties"]["properties"]["x-kubernetes-validations"]]
+
+
+def ycsb_rules() -> list[str]:
+    return [" ".join(r["rule"].split()) for r in ycsb_schema()["x-kubernetes-validations"]]
 
 
 def quoted(listed: str) -> list[str]:
@@ -50,7 +54,9 @@ def manifest(ycsb: dict, database: dict | None = None, **workload) -> dict:
 
 def test_the_crd_knows_exactly_the_property_names_the_runner_parses():
     known = next(r for r in property_rules() if r.startswith("self.all(k, k in ["))
-    assert quoted(known) == list(PROPERTY_NAMES)
+    assert quoted(known) == list(PROPERTY_NAMES) + list(TIMESERIES_PROPERTY_NAMES)
+    timeseries_only = next(r for r in ycsb_rules() if r.startswith("self.workload == 'tsa' ||"))
+    assert quoted(timeseries_only)[1:] == list(TIMESERIES_PROPERTY_NAMES)
 
 
 def test_the_crd_refuses_in_properties_exactly_what_the_spec_sets_itself():
@@ -223,3 +229,55 @@ def test_the_per_record_figures_are_measured_ones():
     default = capacity.ycsb_records(10, 100)
     assert 5_000 < default.voltdb_bytes < 15_000 and 1_000 < default.mongodb_bytes < 5_000
     assert capacity.ycsb_records(1, 10).voltdb_bytes < capacity.ycsb_records(10, 10).voltdb_bytes < default.voltdb_bytes
+
+
+# ---- TimeSeriesWorkload (workload tsa) -----------------------------------------------------------
+
+
+def test_the_timeseries_preset_is_accepted_and_plans_its_series_keys():
+    ycsb = {"workload": "tsa", "recordCount": 20000, "properties": {"tagcardinality": "1,2", "tagcount": "2"}}
+    assert validate(manifest(ycsb)) == []
+    spec = plan_spec(ycsb, clients=8)
+    assert plan.ycsb_input_problems(spec) == []
+    field, records, _ = plan.largest_load(spec)
+    assert records == 64 and "fieldcount" in field  # one record per series key, not recordCount
+    assert "--workload" in (args := plan.ycsb_arguments(spec, "run")) and args[args.index("--workload") + 1] == "tsa"
+
+
+@pytest.mark.parametrize(
+    "ycsb, refused",
+    [
+        ({"workload": "a", "properties": {"tagcount": "2"}}, "a TimeSeriesWorkload property"),
+        (
+            {"workload": "tsa", "properties": {"requestdistribution": "latest"}},
+            "TimeSeriesWorkload (workload tsa) chooses",
+        ),
+        ({"workload": "tsa", "operationsPerTransaction": 10}, "workload.ycsb.operationsPerTransaction"),
+        ({"workload": "tsa", "properties": {"readproportion": "0.5"}}, "readproportion + updateproportion"),
+        ({"workload": "tsb"}, "Unsupported value"),
+    ],
+)
+def test_bad_timeseries_input_is_refused_at_apply(ycsb, refused):
+    errors = validate(manifest(ycsb))
+    assert any(refused in e for e in errors), errors
+
+
+@pytest.mark.parametrize(
+    "ycsb, workload, names",
+    [
+        (
+            {"workload": "tsa", "properties": {"fieldcount": "16"}},
+            {"clients": 32},
+            "property fieldcount (16: the series keys)",
+        ),
+        ({"workload": "tsa", "properties": {"tagcardinality": "1,0"}}, {}, "property tagcardinality must be"),
+        ({"workload": "tsa", "properties": {"timestampunits": "NANOSECONDS"}}, {}, "property timestampunits must be"),
+    ],
+)
+def test_timeseries_input_the_crd_cannot_judge_fails_the_run_before_anything_is_created(ycsb, workload, names):
+    assert validate(manifest(ycsb, **workload)) == []
+    d = Driver(plan_spec(ycsb, **workload))
+    d.tick()
+    d.tick()
+    message = failed_with(d, "InvalidSpec")
+    assert message.startswith("spec.workload.ycsb: ") and names in message, message

@@ -470,6 +470,9 @@ def ycsb_records_held(spec: RunSpec) -> tuple[str, int, capacity.Unit]:
     them inserts; a run bounded by its duration alone has no such bound, and the headroom the
     capacity keeps free is what its inserts have)."""
     props = properties.resolve(spec.workload.ycsb_or_defaults.workload, ycsb_job_properties(spec, "run"))
+    if props.timeseries:  # one record per series key: tags, timestamp and value (timeseries.py)
+        field = "spec.workload.ycsb.properties.fieldcount (TimeSeries: one record per series key)"
+        return field, props.fieldcount, capacity.ycsb_records(props.tagcount + 2, max(props.tagvaluelength, 8))
     field = "spec.workload.ycsb.recordCount"
     inserts = int(spec.runners.parallelism * props.operationcount * props.insertproportion)
     if inserts:
@@ -775,6 +778,19 @@ def ycsb_input_problems(spec: RunSpec) -> list[str]:
             properties.resolve(spec.workload.ycsb_or_defaults.workload, ycsb_job_properties(spec, phase))
         except properties.PropertyError as refused:
             return [f"spec.workload.ycsb: {refused} (the {phase} Job's `tpcc ycsb {phase}` would refuse it)"]
+    return timeseries_thread_problems(spec)
+
+
+def timeseries_thread_problems(spec: RunSpec) -> list[str]:
+    """TimeSeriesWorkload gives each client thread of every runner pod its own series keys: the
+    runner pods would fail at the barrier with more threads than keys."""
+    props = properties.resolve(spec.workload.ycsb_or_defaults.workload, ycsb_job_properties(spec, "run"))
+    threads = clients_per_pod(spec) * spec.runners.parallelism
+    if props.timeseries and threads > props.fieldcount:
+        return [
+            f"spec.workload.ycsb: property fieldcount ({props.fieldcount}: the series keys) must be >= "
+            f"workload.clients ({threads} client threads over the runner pods): each writes its own keys"
+        ]
     return []
 
 

@@ -36,6 +36,7 @@ DB_SHARES = {
     "test_readme_ycsb.py": "b",
     "test_error_budget.py": "b",
     "test_ycsb_java.py": "b",
+    "test_ycsb_timeseries_db.py": "a",
 }
 
 

@@ -16,11 +16,11 @@ from voltdb_server import ROOT, voltdb  # noqa: F401  (fixture)
 pytestmark = pytest.mark.db
 
 
-def ycsb_block() -> list[str]:
-    section = (ROOT / "README.md").read_text().split("\n### YCSB\n", 1)
-    assert len(section) == 2, "README.md has no ### YCSB section"
+def ycsb_block(heading: str = "### YCSB") -> list[str]:
+    section = (ROOT / "README.md").read_text().split(f"\n{heading}\n", 1)
+    assert len(section) == 2, f"README.md has no {heading} section"
     block = re.search(r"^```sh\n(.*?)^```", re.split(r"\n##+ ", section[1], maxsplit=1)[0], re.S | re.M)
-    assert block, "no ```sh block under ### YCSB"
+    assert block, f"no ```sh block under {heading}"
     return [line for line in block.group(1).replace("\\\n", " ").splitlines() if line.strip()]
 
 
@@ -38,3 +38,18 @@ def test_readme_ycsb_commands_work(voltdb, tmp_path):  # noqa: F811
     assert outputs["run"].startswith("[OVERALL], RunTime(ms), ")
     verdict = json.loads(outputs["verify"])
     assert verdict["durable"] is True and verdict["records"] == 10000 and verdict["acknowledged_updates"] > 0
+
+
+def test_readme_ycsb_timeseries_commands_work(voltdb, tmp_path):  # noqa: F811
+    commands = tpcc_commands(ycsb_block("#### YCSB TimeSeries"), voltdb.endpoints[0])
+    assert [c[:2] for c in commands] == [["ycsb", "load"], ["ycsb", "run"], ["ycsb", "verify"]], commands
+    outputs = {}
+    for argv in commands:
+        done = subprocess.run([*tpcc_executable(), *argv], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"tpcc {shlex.join(argv)} exited {done.returncode}:\n{done.stderr[-3000:]}"
+        outputs[argv[1]] = done.stdout
+    results = json.loads((tmp_path / "ts-a.json").read_text())
+    assert results["errors"] == 0 and set(results["operations"]) == {"INSERT", "READ"}
+    assert results["properties"]["workload"] == "site.ycsb.workloads.TimeSeriesWorkload"
+    verdict = json.loads(outputs["verify"])
+    assert verdict["durable"] is True and verdict["records"] == 64 and verdict["acknowledged_updates"] == 64

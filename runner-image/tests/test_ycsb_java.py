@@ -33,7 +33,8 @@ from tpcc_runner.ycsb.generators import (
     zetastatic,
 )
 from tpcc_runner.ycsb.properties import PRESETS, Properties, resolve
-from tpcc_runner.ycsb.workload import CoreWorkload
+from tpcc_runner.ycsb.timeseries import TimeSeriesWorkload
+from tpcc_runner.ycsb.workload import INSERT, READ, UPDATE, CoreWorkload, Operation
 from ycsb_java import ycsb_java  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.db  # needs a JDK and Maven Central's jar: the db stage
@@ -126,7 +127,7 @@ def _java_workload(ycsb_java, props: dict[str, str], n: int) -> tuple[Counter, C
     return ops, keys
 
 
-@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("preset", [p for p in sorted(PRESETS) if "workload" not in PRESETS[p]])
 def test_preset_operation_mix_and_keys_are_ycsbs(ycsb_java, preset):
     """CoreWorkload.init with YCSB's workloadX file's properties (recordcount raised to 10,000)
     against ours: the operation chooser's mix and nextKeynum's key distribution."""
@@ -203,3 +204,124 @@ def test_constants_and_property_defaults_are_ycsbs(ycsb_java):
             else type(value)(float(text) if isinstance(value, float) else text)
         )
         assert parsed == value, name
+
+
+# TimeSeriesWorkload: 7 series keys over 3 threads (the last takes 3), tag cardinalities 1, 2, 3,
+# a fixed first timestamp, the default 10 % of series delayed by up to 5 intervals
+TS = {
+    "workload": "site.ycsb.workloads.TimeSeriesWorkload",
+    "fieldcount": "7",
+    "fieldlength": "3",
+    "tagcount": "3",
+    "tagcardinality": "1,2,3",
+    "tagkeylength": "2",
+    "tagvaluelength": "2",
+    "insertstart": "1700000000",
+    "recordcount": "4200",
+    "randomtimeseriesorder": "false",
+}
+
+
+def _line(thread: int, op: Operation, props: Properties) -> str:
+    """An operation as YcsbSamples' RecordingDB prints the DB call it makes."""
+    if op.kind in (INSERT, UPDATE):
+        values = op.written
+        tags = ";".join(
+            f"{k}={v.decode()}" for k, v in sorted(values.items()) if k not in (props.timestampkey, props.valuekey)
+        )
+        timestamp = struct.unpack(">q", values[props.timestampkey])[0]
+        kind = "i" if props.valuetype == "integers" else "f"
+        return f"{thread} {'I' if op.kind == INSERT else 'U'} {op.key} {tags} {timestamp} {kind}"
+    fields = ";".join(sorted(op.fields or ()))
+    return f"{thread} R {op.key} {fields}" if op.kind == READ else f"{thread} S {op.key} {op.scan_length} {fields}"
+
+
+def _ours_timeseries(given: dict[str, str], loads: int, runs: int, threads: int) -> list[str]:
+    props = resolve(None, {**given, "threadcount": str(threads)})
+    lines = []
+    for phase in ("load", "run"):
+        workload = TimeSeriesWorkload(props)
+        for t in range(threads):
+            series, rng = workload.for_thread(t, threads), random.Random(f"{phase}{t}")
+            for _ in range(loads if phase == "load" else runs):
+                op = series.next_load_insert(rng) if phase == "load" else series.next_operation(rng)
+                lines.append(_line(t, op, props))
+    return lines
+
+
+def _java_timeseries(ycsb_java, given: dict[str, str], loads: int, runs: int, threads: int) -> list[str]:
+    return ycsb_java("timeseries", loads, runs, threads, *(f"{k}={v}" for k, v in given.items() if k != "workload"))
+
+
+@pytest.mark.parametrize("valuetype", ["floats", "integers"])
+def test_timeseries_load_is_ycsbs_line_for_line(ycsb_java, valuetype):
+    """Keys, tag odometer, thread slices, timestamps and delayed series are deterministic in
+    YCSB: the DB calls of a load are compared exactly."""
+    given = {**TS, "valuetype": valuetype, "readproportion": "0", "updateproportion": "0", "insertproportion": "1"}
+    java = _java_timeseries(ycsb_java, given, 200, 0, 3)
+    assert java == _ours_timeseries(given, 200, 0, 3)
+    assert len(java) == 600 and any(line.split()[4] != "1700000000" for line in java[:6])
+
+
+def test_timeseries_shuffled_keys_are_ycsbs_keys(ycsb_java):
+    """randomtimeseriesorder (the default) shuffles with ThreadLocalRandom in YCSB: the same keys,
+    each thread the same number of them, the same number of tag value combinations."""
+    given = {
+        **TS,
+        "randomtimeseriesorder": "true",
+        "readproportion": "0",
+        "updateproportion": "0",
+        "insertproportion": "1",
+    }
+
+    def slices(lines):
+        keys: dict[str, set[str]] = {}
+        for line in lines:
+            thread, _, key, tags = line.split()[:4]
+            keys.setdefault(thread, set()).add(key)
+        return sorted(len(v) for v in keys.values()), set().union(*keys.values())
+
+    java, ours = _java_timeseries(ycsb_java, given, 200, 0, 3), _ours_timeseries(given, 200, 0, 3)
+    assert slices(java) == slices(ours)
+    # the tag values a series key takes are a draw of the shuffle: their number is not
+    assert len({line.split()[3] for line in java}) == len({line.split()[3] for line in ours}) == 6
+
+
+def test_timeseries_run_is_ycsbs(ycsb_java):
+    """A run's operation mix, which series key and tag values a read asks for (zipfian keys), at
+    which time (an offset among recordcount / series - 1, a span of querytimespan) and scan
+    lengths, which series the inserts write, by chi-square."""
+    n = 60_000
+    given = {
+        **TS,
+        "readproportion": "0.3",
+        "updateproportion": "0.1",
+        "insertproportion": "0.5",
+        "scanproportion": "0.1",
+        "requestdistribution": "zipfian",
+        "querytimespan": "3600",
+        "maxscanlength": "50",
+    }
+    # YCSB's update before the thread's second timestamp throws (X) before the odometer moves;
+    # ours writes the first timestamp: the inserts after are shifted, so compared by counts
+    java = [line.split() for line in _java_timeseries(ycsb_java, given, 0, n, 1)]
+    ours = [line.split() for line in _ours_timeseries(given, 0, n, 1)]
+    assert 0 < sum(f[1] == "X" for f in java) < 42  # 7 keys x 6 tag combinations a timestamp
+    samples = {
+        "mix": lambda fs: Counter("U" if f[1] == "X" else f[1] for f in fs),
+        "insert keys and tags": lambda fs: Counter(f"{f[2]} {f[3]}" for f in fs if f[1] == "I"),
+        "read keys": lambda fs: Counter(f[2] for f in fs if f[1] == "R"),
+        "read fields": lambda fs: Counter(field for f in fs if f[1] == "R" for field in f[3].split(";")),
+        "scan keys": lambda fs: Counter(f[2] for f in fs if f[1] == "S"),
+        "scan lengths": lambda fs: Counter(f[3] for f in fs if f[1] == "S"),
+    }
+    for name, sample in samples.items():
+        statistic, dof, p = chi_square(sample(java), sample(ours))
+        print(f"\ntimeseries {name}: chi2 {statistic:.1f} dof {dof} p {p:.4f}")
+        assert p > P_FLOOR, name
+    uniform = [line.split() for line in _ours_timeseries({**given, "requestdistribution": "uniform"}, 0, n, 1)]
+    statistic, dof, p = chi_square(samples["read keys"](java), samples["read keys"](uniform))
+    print(f"timeseries read keys against uniform ones: chi2 {statistic:.1f} dof {dof} p {p:.3g}")
+    assert p < P_FLOOR
+    inserts = sum(f[1] == "I" for f in ours)
+    assert all(1700000000 <= int(f[4]) < 1700000000 + 60 * inserts for f in ours if f[1] == "U")

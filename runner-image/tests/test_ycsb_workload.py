@@ -25,7 +25,7 @@ def test_presets_are_ycsbs_workload_files():
     f = resolve("f", {})
     assert (f.readproportion, f.readmodifywriteproportion) == (0.5, 0.5)
     assert resolve("c", {}).readproportion == 1.0
-    assert sorted(PRESETS) == list("abcdef")
+    assert sorted(PRESETS) == [*"abcdef", "tsa"]
 
 
 def test_every_property_can_be_overridden():
@@ -65,7 +65,7 @@ def test_every_property_can_be_overridden():
         ("a", {"insertstart": "900", "insertcount": "200"}, "property recordcount (1000) must be >= insertstart"),
         ("a", {"hotspotopnfraction": "1.5"}, "property hotspotopnfraction must be between 0 and 1"),
         ("a", {"minscanlength": "10", "maxscanlength": "5"}, "property maxscanlength (5) must be >= minscanlength"),
-        ("a", {"workload": "site.ycsb.workloads.TimeSeriesWorkload"}, "only CoreWorkload is implemented"),
+        ("a", {"workload": "site.ycsb.workloads.RestWorkload"}, "property workload must be one of"),
         ("g", {}, "unknown workload 'g'"),
     ],
 )

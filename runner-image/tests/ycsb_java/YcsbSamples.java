@@ -1,9 +1,17 @@
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.Vector;
 
+import site.ycsb.ByteIterator;
+import site.ycsb.DB;
+import site.ycsb.NumericByteIterator;
+import site.ycsb.Status;
 import site.ycsb.Utils;
 import site.ycsb.generator.AcknowledgedCounterGenerator;
 import site.ycsb.generator.DiscreteGenerator;
@@ -17,6 +25,7 @@ import site.ycsb.generator.UniformLongGenerator;
 import site.ycsb.generator.ZipfianGenerator;
 import site.ycsb.measurements.Measurements;
 import site.ycsb.workloads.CoreWorkload;
+import site.ycsb.workloads.TimeSeriesWorkload;
 
 /**
  * Draws from YCSB's own generators (site.ycsb:core:0.17.0) for runner-image/tests/test_ycsb_java.py,
@@ -32,6 +41,12 @@ import site.ycsb.workloads.CoreWorkload;
  *   zeta-grown ITEMS COUNT    zetan of a ZipfianGenerator over ITEMS items after nextLong(COUNT)
  *   acknowledge START NUM...  AcknowledgedCounterGenerator(START): lastValue after each acknowledge
  *   defaults                  CoreWorkload's NAME_PROPERTY / NAME_PROPERTY_DEFAULT pairs, "name value"
+ *   timeseries LOADS RUNS THREADS k=v...
+ *                             TimeSeriesWorkload.init(k=v...) twice, as a load and a run would: each
+ *                             thread's LOADS doInsert calls, then (new thread states) its RUNS
+ *                             doTransaction calls, as the DB interface receives them, one a line:
+ *                             "THREAD OP KEY ..." (see RecordingDB), "THREAD X" for an update
+ *                             that threw
  *
  * SPEC: uniform:LB:UB, zipfian:MIN:MAX, scrambled:MIN:MAX, latest:COUNTSTART,
  * hotspot:LB:UB:HOTSET:HOTOPN, sequential:START:END, exponential:PERCENTILE:RANGE.
@@ -79,6 +94,9 @@ public final class YcsbSamples {
         counter.acknowledge(Long.parseLong(args[i]));
         out.append(counter.lastValue()).append('\n');
       }
+      break;
+    case "timeseries":
+      timeseries(args, out);
       break;
     case "defaults":
       defaults(out);
@@ -195,5 +213,99 @@ public final class YcsbSamples {
     out.append("ZETAN ").append(Double.doubleToRawLongBits(ScrambledZipfianGenerator.ZETAN)).append('\n');
     out.append("ITEM_COUNT ").append(ScrambledZipfianGenerator.ITEM_COUNT).append('\n');
     out.append("ZIPFIAN_CONSTANT ").append(Double.doubleToRawLongBits(ZipfianGenerator.ZIPFIAN_CONSTANT)).append('\n');
+  }
+
+  /**
+   * A DB that answers OK and prints each call: "T I|U KEY tag=value;... TIMESTAMP i|f" for an
+   * insert or update (i: a long value, f: a double), "T R KEY field;..." for a read and
+   * "T S KEY LENGTH field;..." for a scan (fields sorted).
+   */
+  private static final class RecordingDB extends DB {
+    private final StringBuilder out;
+    private final String timestampKey;
+    private final String valueKey;
+    private int thread;
+
+    RecordingDB(StringBuilder out, Properties p) {
+      this.out = out;
+      this.timestampKey = p.getProperty("timestampkey", "YCSBTS");
+      this.valueKey = p.getProperty("valuekey", "YCSBV");
+    }
+
+    private Status write(String op, String key, Map<String, ByteIterator> values) {
+      StringBuilder tags = new StringBuilder();
+      for (Map.Entry<String, ByteIterator> e : new TreeMap<>(values).entrySet()) {
+        if (!e.getKey().equals(timestampKey) && !e.getKey().equals(valueKey)) {
+          tags.append(tags.length() > 0 ? ";" : "").append(e.getKey()).append('=').append(e.getValue().toString());
+        }
+      }
+      long ts = ((NumericByteIterator) values.get(timestampKey)).getLong();
+      String kind = ((NumericByteIterator) values.get(valueKey)).isFloatingPoint() ? "f" : "i";
+      out.append(thread).append(' ').append(op).append(' ').append(key).append(' ').append(tags)
+          .append(' ').append(ts).append(' ').append(kind).append('\n');
+      return Status.OK;
+    }
+
+    @Override
+    public Status insert(String table, String key, Map<String, ByteIterator> values) {
+      return write("I", key, values);
+    }
+
+    @Override
+    public Status update(String table, String key, Map<String, ByteIterator> values) {
+      return write("U", key, values);
+    }
+
+    @Override
+    public Status read(String table, String key, Set<String> fields, Map<String, ByteIterator> result) {
+      out.append(thread).append(" R ").append(key).append(' ').append(String.join(";", new TreeSet<>(fields)))
+          .append('\n');
+      return Status.OK;
+    }
+
+    @Override
+    public Status scan(String table, String key, int count, Set<String> fields,
+        Vector<HashMap<String, ByteIterator>> result) {
+      out.append(thread).append(" S ").append(key).append(' ').append(count).append(' ')
+          .append(String.join(";", new TreeSet<>(fields))).append('\n');
+      return Status.OK;
+    }
+
+    @Override
+    public Status delete(String table, String key) {
+      out.append(thread).append(" D ").append(key).append('\n');
+      return Status.OK;
+    }
+  }
+
+  private static void timeseries(String[] args, StringBuilder out) throws Exception {
+    int loads = Integer.parseInt(args[1]);
+    int runs = Integer.parseInt(args[2]);
+    int threads = Integer.parseInt(args[3]);
+    Properties p = properties(args, 4, args.length);
+    p.setProperty("threadcount", String.valueOf(threads));
+    Measurements.setProperties(p);
+    RecordingDB db = new RecordingDB(out, p);
+    for (int phase = 0; phase < 2; phase++) {
+      TimeSeriesWorkload w = new TimeSeriesWorkload();
+      w.init(p);
+      for (int t = 0; t < threads; t++) {
+        Object state = w.initThread(p, t, threads);
+        db.thread = t;
+        for (int i = 0; i < (phase == 0 ? loads : runs); i++) {
+          if (phase == 0) {
+            w.doInsert(db, state);
+          } else {
+            try {
+              w.doTransaction(db, state);
+            } catch (IllegalArgumentException e) {
+              // an update before the thread's second timestamp: Random.nextInt(0), which ends a
+              // YCSB client thread; "T X" here, and the run goes on
+              out.append(t).append(" X\n");
+            }
+          }
+        }
+      }
+    }
   }
 }

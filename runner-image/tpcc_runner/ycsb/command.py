@@ -39,6 +39,7 @@ from .ledger import parse_ledgers, verify
 from .measurements import live_counts, overall, status_summary, ycsb_text
 from .properties import PRESETS, Properties, PropertyError, resolve
 from .store import KeyValueStore, make_store, store_module
+from .timeseries import TimeSeriesWorkload, workload_for
 from .workload import CoreWorkload
 
 log = logging.getLogger("tpcc.ycsb")
@@ -61,7 +62,7 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         "--workload",
         choices=sorted(PRESETS),
         default=None,
-        help="YCSB's core workload preset (workloads/workloada..f); default CoreWorkload's defaults",
+        help="YCSB's workload preset (workloads/workloada..f, tsa: tsworkloada); default CoreWorkload's defaults",
     )
     g.add_argument("-P", dest="property_file", metavar="FILE", default=None, help="a YCSB property file")
     g.add_argument(
@@ -71,10 +72,11 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a CoreWorkload property, repeatable (e.g. recordcount=100000, requestdistribution=uniform)",
+        help="a workload property, repeatable (e.g. recordcount=100000, requestdistribution=uniform, "
+        "workload=site.ycsb.workloads.TimeSeriesWorkload)",
     )
     g.add_argument("--seed", type=int, default=None, help="fixes every thread's draws (default: random)")
-    yc = sub.add_parser("ycsb", help="YCSB's CoreWorkload (workloads A-F): load, run, verify")
+    yc = sub.add_parser("ycsb", help="YCSB's CoreWorkload (workloads A-F) and TimeSeriesWorkload: load, run, verify")
     phases = yc.add_subparsers(dest="phase", required=True)
     for phase, text in (("load", "insert the records (YCSB's -load)"), ("run", "run the operations (YCSB's -t)")):
         ph = phases.add_parser(phase, parents=[common, workload], help=text)
@@ -199,14 +201,23 @@ def connected_store(db: str, options: ConnectionOptions, props: Properties) -> K
     return store
 
 
-def require_loaded(store: KeyValueStore, workload: CoreWorkload) -> None:
+def require_loaded(store: KeyValueStore, workload: CoreWorkload | TimeSeriesWorkload) -> None:
     """A run against an empty table would only count NOT_FOUND: refuse it, naming the key."""
-    key = workload.key_name(workload.props.insertstart)
+    key = workload.first_key()
     if store.read(key, None) is None:
         raise NotLoaded(
             f"ycsb: no record {key} in table {workload.props.table}: run `tpcc ycsb load` "
             "with the same properties first"
         )
+
+
+def refuse_more_threads_than_series(props: Properties, shard: tuple[int, int]) -> None:
+    """TimeSeriesWorkload gives each client thread of every runner pod its own series keys: asked
+    for the last thread's, it refuses more threads than keys (CoreWorkload has no such bound)."""
+    try:
+        workload_for(props, shard).for_thread(props.threadcount - 1, props.threadcount)
+    except PropertyError as e:
+        raise UsageError(str(e)) from None
 
 
 def cmd_ycsb(args, metrics) -> int:
@@ -220,16 +231,17 @@ def cmd_ycsb(args, metrics) -> int:
         return _verify(args, options, props)
     if getattr(args, "hold_ledger", None) and not args.ledger:
         raise UsageError("--hold-ledger needs --ledger FILE")
+    shard = getattr(args, "shard", (0, 1))
+    refuse_more_threads_than_series(props, shard)
     store = connected_store(args.db, options, props)
     try:
         if args.phase == "load":
             store.create_schema(args.reset)
         else:
-            require_loaded(store, CoreWorkload(props))
+            require_loaded(store, workload_for(props))
     finally:
         store.close()
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
-    shard = getattr(args, "shard", (0, 1))
     # a run connects, then waits at the barrier: measuring from the first operation on (the
     # stall alert reads a runner measuring without successful operations as stalled)
     metrics.set_phase("loading" if args.phase == "load" else "connecting")
@@ -368,11 +380,13 @@ def results_document(
 def _verify(args, options, props: Properties) -> int:
     sources = {source: list(ledger_lines(source, args.fetch_timeout)) for source in args.ledger}
     writes = parse_ledgers(sources)
-    workload = CoreWorkload(props)
-    loaded = {workload.key_name(n) for n in range(props.insertstart, props.insertstart + props.records_to_load)}
+    loaded: set[str] = set()  # a time series load writes its keys as updates (U lines)
+    if not props.timeseries:
+        workload = CoreWorkload(props)
+        loaded = {workload.key_name(n) for n in range(props.insertstart, props.insertstart + props.records_to_load)}
     store = connected_store(args.db, options, props)
     try:
-        verdict = verify(store, writes, loaded, props.fieldcount)
+        verdict = verify(store, writes, loaded, props.fieldcount, props.fieldcount if props.timeseries else None)
     finally:
         store.close()
     verdict["ledgers"] = len(sources)

@@ -1,6 +1,7 @@
 """YCSB's client (site.ycsb.Client and ClientThread) for the runner: threadcount client threads,
 each with its own store connection and its own random.Random (seeded from the run's seed and its
-thread number), the threads of one process sharing one CoreWorkload. A thread does its share of
+thread number), the threads of one process sharing one CoreWorkload (with TimeSeriesWorkload each
+its own SeriesThread: its series keys and timestamps). A thread does its share of
 operationcount (or of the records to load), YCSB's way of splitting it, until maxexecutiontime
 stops it; with a target it paces itself to target / threadcount operations per second from its
 start, as ClientThread.throttleNanos does. Throughput counts every operation attempted, as YCSB's.
@@ -26,7 +27,11 @@ from .ledger import ledger_line
 from .measurements import BATCHED_OK, ERROR, NOT_FOUND, OK, UNEXPECTED_STATE, Measurements
 from .properties import Properties
 from .store import KeyValueStore
+from .timeseries import SeriesThread, TimeSeriesWorkload, workload_for
 from .workload import INSERT, READ, READMODIFYWRITE, SCAN, UPDATE, CoreWorkload, Operation
+
+# what a client thread draws its operations from: CoreWorkload (shared) or its own time series
+ThreadWorkload = CoreWorkload | SeriesThread
 
 log = logging.getLogger("tpcc.ycsb")
 PROGRESS_SECONDS = 10.0
@@ -42,26 +47,35 @@ class Timed(NamedTuple):
     report_status: bool = True
 
 
+def _intact(workload: ThreadWorkload, key: str, fields: tuple[str, ...] | None, record: dict[str, bytes]) -> bool:
+    """dataintegrity's check (CoreWorkload's only: TimeSeriesWorkload refuses dataintegrity)."""
+    return (
+        not isinstance(workload, CoreWorkload)
+        or not workload.props.dataintegrity
+        or workload.intact(key, fields, record)
+    )
+
+
 def _read_status(
-    workload: CoreWorkload, key: str, fields: tuple[str, ...] | None, record: dict[str, bytes] | None
+    workload: ThreadWorkload, key: str, fields: tuple[str, ...] | None, record: dict[str, bytes] | None
 ) -> str:
     if record is None:
         return NOT_FOUND
-    if workload.props.dataintegrity and not workload.intact(key, fields, record):
+    if not _intact(workload, key, fields, record):
         return UNEXPECTED_STATE
     return OK
 
 
-def _scan_status(workload: CoreWorkload, op: Operation, records: list) -> str:
+def _scan_status(workload: ThreadWorkload, op: Operation, records: list) -> str:
     if not records:
         return NOT_FOUND
-    if workload.props.dataintegrity and not all(workload.intact(k, op.fields, r) for k, r in records):
+    if not all(_intact(workload, k, op.fields, r) for k, r in records):
         return UNEXPECTED_STATE
     return OK
 
 
 def judge(
-    workload: CoreWorkload, op: Operation, result: Any, seconds: float, parts: tuple[float, float] | None = None
+    workload: ThreadWorkload, op: Operation, result: Any, seconds: float, parts: tuple[float, float] | None = None
 ) -> tuple[str, list[Timed]]:
     """An operation's status and what to measure, from its result (KeyValueStore.apply's) and how
     long it took; a read-modify-write's read and update are measured each (parts: their seconds)
@@ -89,7 +103,7 @@ def judge(
     return status, [Timed(MEASUREMENT[op.kind], status, seconds)]
 
 
-def perform(store: KeyValueStore, workload: CoreWorkload, op: Operation) -> tuple[str, list[Timed]]:
+def perform(store: KeyValueStore, workload: ThreadWorkload, op: Operation) -> tuple[str, list[Timed]]:
     """Run one operation as CoreWorkload's doTransaction* does: (its status, what to measure).
     Errors propagate."""
     t0 = time.perf_counter()
@@ -106,9 +120,12 @@ def perform(store: KeyValueStore, workload: CoreWorkload, op: Operation) -> tupl
 def written(op: Operation, status: str, known: bool = True) -> list[str]:
     """The ledger lines of an operation's write that happened (or may have). A read-modify-write
     whose read failed its integrity check may still have updated the record: its write is one of
-    unknown outcome, so the verifier accepts its values without counting it as acknowledged."""
+    unknown outcome, so the verifier accepts its values without counting it as acknowledged.
+    An upsert INSERT (a time series' data point) replaces the record's fields as an update does."""
     if op.kind == INSERT and (status == OK or not known):
-        return [ledger_line("I", op.key, known=known)]
+        return [
+            ledger_line("U", op.key, op.written, known=known) if op.upsert else ledger_line("I", op.key, known=known)
+        ]
     if op.kind in (UPDATE, READMODIFYWRITE) and (status == OK or not known):
         return [ledger_line("U", op.key, op.written, known=known)]
     if op.kind == READMODIFYWRITE and status == UNEXPECTED_STATE:
@@ -171,9 +188,16 @@ class _Shared:
 
 class ClientThread:
     def __init__(
-        self, plan: Plan, workload: CoreWorkload, store: KeyValueStore, index: int, limit: int, shared: _Shared
+        self,
+        plan: Plan,
+        workload: CoreWorkload | TimeSeriesWorkload,
+        store: KeyValueStore,
+        index: int,
+        limit: int,
+        shared: _Shared,
     ):
-        self.plan, self.workload, self.store, self.shared = plan, workload, store, shared
+        self.plan, self.store, self.shared = plan, store, shared
+        self.workload = workload.for_thread(index, plan.props.threadcount)
         self.rng = random.Random(f"{plan.seed}:{index}")
         self.limit = limit  # operations (records on load) to do, 0: no limit on a run
         self.done = 0
@@ -273,10 +297,10 @@ class ClientThread:
             self.shared.failed(f"load of {len(batch)} records", e, len(batch))
             self.measurements.measure("INSERT", ERROR, time.perf_counter() - t0)
             if isinstance(e, UnknownOutcome):  # the batch may be in: the verifier allows for it
-                self.shared.wrote([ledger_line("I", op.key, known=False) for op in batch])
+                self.shared.wrote([line for op in batch for line in written(op, ERROR, known=False)])
             return
         self.measurements.measure("INSERT", OK, time.perf_counter() - t0)
-        self.shared.wrote([ledger_line("I", op.key) for op in batch])
+        self.shared.wrote([line for op in batch for line in written(op, OK)])
 
 
 @dataclass
@@ -307,7 +331,7 @@ def execute(
 
         return execute_in_processes(plan, on_ledger or (lambda lines: None), on_connected)
     props = plan.props
-    workload = CoreWorkload(props, plan.shard)
+    workload = workload_for(props, plan.shard)
     total = props.records_to_load if plan.phase == "load" else props.operationcount
     shared = _Shared()
     stores = []

@@ -1,7 +1,7 @@
 """YCSB on FoundationDB, in its native key-value layout: under a directory-layer directory
 (default "ycsb"), subspace `table`, one key per field of a record, (ycsb_key, field) packed with
 the tuple layer, whose value is the field's bytes. A record's fields are contiguous and read with
-one range read; records sort by key, so a scan is one range read of count * fieldcount keys
+one range read; records sort by key, so a scan is one range read of count * fields_per_record keys
 from the start key on. An update of a missing record is NOT_FOUND and an insert of a present one
 an error, as on the other databases (both read the record's first key first).
 
@@ -134,9 +134,9 @@ class FoundationDBStore(KeyValueStore):
         return found[0][1] if found else None
 
     def _scan(self, tr, start_key: str, count: int, fields: tuple[str, ...] | None) -> list[tuple[str, Record]]:
-        # every record has all its fields: count records are count * fieldcount keys
+        # every record has all its fields: count records are count * fields_per_record keys
         kvs = tr.get_range(
-            self.keys.from_key(start_key), self.keys.table_range().stop, limit=count * self.props.fieldcount
+            self.keys.from_key(start_key), self.keys.table_range().stop, limit=count * self.props.fields_per_record
         )
         return self.keys.records(((kv.key, kv.value) for kv in kvs), fields)
 

@@ -44,7 +44,7 @@ from .executor import (
     shares,
 )
 from .measurements import Measurements, live_total
-from .workload import CoreWorkload
+from .timeseries import workload_for
 
 log = logging.getLogger("tpcc.ycsb")
 LIVE_SECONDS = 1.0  # how often a process sends its measurements so far (for /metrics)
@@ -80,12 +80,12 @@ def parts(plan: Plan) -> list[Part]:
     for number in range(count):
         threads = tuple(range(number, props.threadcount, count))
         mine = tuple(limits[t] for t in threads)
-        if plan.phase == "load":
+        own = props
+        if plan.phase == "load" and not props.timeseries:
             own = dataclasses.replace(props, insertstart=insertstart, insertcount=sum(mine))
             insertstart += sum(mine)
-        else:
-            own = props
-        shard = (pod + number * pods, pods * count)
+        # a time series thread takes its keys by its number in the pod and the pod's shard
+        shard = plan.shard if props.timeseries else (pod + number * pods, pods * count)
         out.append(Part(number, threads, mine, dataclasses.replace(plan, props=own, shard=shard, processes=1)))
     return out
 
@@ -138,7 +138,7 @@ def client_process(part: Part, log_level: int, start_at: Any, stop: Any, reports
 
 def _run_part(part: Part, stores: list, start_at: Any, stop: Any, reports: Any) -> None:
     plan, shared = part.plan, _Shared()
-    workload = CoreWorkload(plan.props, plan.shard)
+    workload = workload_for(plan.props, plan.shard)
     clients = [
         ClientThread(plan, workload, store, thread, limit, shared)
         for thread, store, limit in zip(part.threads, stores, part.limits)

@@ -1,6 +1,7 @@
-"""YCSB CoreWorkload properties, typed: the names, defaults and meanings of YCSB 0.17's
-CoreWorkload and Client (`-p name=value` on YCSB's command line), the presets A-F exactly as
-YCSB's workloads/workloada..f files, and validation that names the property at fault.
+"""YCSB workload properties, typed: the names, defaults and meanings of YCSB 0.17's
+CoreWorkload, TimeSeriesWorkload and Client (`-p name=value` on YCSB's command line), the presets
+A-F and TimeSeries A exactly as YCSB's workloads/workloada..f and tsworkloada files, and
+validation that names the property at fault.
 
     props = resolve("a", {"recordcount": "100000", "requestdistribution": "uniform"})
 
@@ -26,6 +27,16 @@ FIELD_LENGTH_DISTRIBUTIONS = ("constant", "uniform", "zipfian")
 SCAN_LENGTH_DISTRIBUTIONS = ("uniform", "zipfian")
 INSERT_ORDERS = ("hashed", "ordered")
 CORE_WORKLOAD_CLASSES = ("site.ycsb.workloads.CoreWorkload", "com.yahoo.ycsb.workloads.CoreWorkload")
+TIMESERIES_WORKLOAD_CLASSES = (
+    "site.ycsb.workloads.TimeSeriesWorkload",
+    "com.yahoo.ycsb.workloads.TimeSeriesWorkload",
+)
+CORE, TIMESERIES = "core", "timeseries"
+# TimeSeriesWorkload's key chooser: CoreWorkload's distributions but latest and exponential
+TIMESERIES_REQUEST_DISTRIBUTIONS = ("uniform", "sequential", "zipfian", "hotspot")
+TIMESTAMP_UNITS = ("SECONDS", "MILLISECONDS", "MINUTES", "HOURS", "DAYS")  # YCSB refuses NANO/MICRO
+VALUE_TYPES = ("integers", "floats", "mixednumbers")
+KEY_ALPHABET = 52  # IncrementingPrintableStringGenerator's default set: A-Z and a-z
 
 # YCSB's workloads/workloada..f (0.15 and 0.17 differ only in the class name), property by property.
 _COMMON = {"recordcount": "1000", "operationcount": "1000", "readallfields": "true"}
@@ -81,6 +92,25 @@ PRESETS: dict[str, dict[str, str]] = {
         "readmodifywriteproportion": "0.5",
         "requestdistribution": "zipfian",
     },
+    # tsworkloada also says delayedSeries=0.0 and delayedIntervals=0: YCSB's names are all lower
+    # case (delayedseries, delayedintervals), so YCSB ignores those two lines and runs with the
+    # defaults 0.10 and 5; the preset leaves them out to run what YCSB runs.
+    "tsa": {
+        "workload": TIMESERIES_WORKLOAD_CLASSES[0],
+        "recordcount": "1474560",
+        "operationcount": "2949120",
+        "fieldlength": "8",
+        "fieldcount": "64",
+        "tagcount": "4",
+        "tagcardinality": "1,2,4,2",
+        "sparsity": "0.0",
+        "timestampunits": "SECONDS",
+        "timestampinterval": "60",
+        "querytimespan": "3600",
+        "readproportion": "0.10",
+        "updateproportion": "0.00",
+        "insertproportion": "0.90",
+    },
 }
 
 
@@ -125,10 +155,49 @@ class Properties:
     batchsize: int = 1
     operationspertransaction: int = 1
     dataintegrity: bool = False  # values derived from key and field; reads check them
+    # TimeSeriesWorkload (workload == TIMESERIES): fieldcount is the number of series keys,
+    # fieldlength their length, insertstart the first timestamp (0: the clock at the start)
+    workload: str = CORE
+    timestampkey: str = "YCSBTS"
+    valuekey: str = "YCSBV"
+    timestampinterval: int = 60
+    timestampunits: str = "SECONDS"
+    tagcount: int = 4
+    tagcardinality: tuple[int, ...] = (1, 2, 4, 8)
+    tagkeylength: int = 8
+    tagvaluelength: int = 8
+    tagpairdelimiter: str = "="
+    deletedelimiter: str = ":"  # 0.17's operation chooser never picks DELETE: read, not used
+    randomwritetimestamporder: bool = False
+    randomtimeseriesorder: bool = True
+    valuetype: str = "floats"
+    sparsity: float = 0.0
+    delayedseries: float = 0.10
+    delayedintervals: int = 5
+    querytimespan: int = 0
+    queryrandomtimespan: bool = False
+    querytimespandelimiter: str = ","
+    groupbykey: str = "YCSBGB"
+    groupbyfunction: str = ""
+    groupbykeys: tuple[bool, ...] = ()
+    downsamplingkey: str = "YCSBDS"
+    downsamplingfunction: str = ""
+    downsamplinginterval: int = 0
+
+    @property
+    def timeseries(self) -> bool:
+        return self.workload == TIMESERIES
+
+    @property
+    def fields_per_record(self) -> int:
+        """The fields a record holds: fieldcount, or a series key's tags, timestamp and value."""
+        return self.tagcount + 2 if self.timeseries else self.fieldcount
 
     @property
     def records_to_load(self) -> int:
-        return self.recordcount - self.insertstart if self.insertcount is None else self.insertcount
+        if self.insertcount is not None:
+            return self.insertcount
+        return self.recordcount if self.timeseries else self.recordcount - self.insertstart
 
     def proportions(self) -> dict[str, float]:
         return {
@@ -144,7 +213,21 @@ class Properties:
 
     def to_ycsb(self) -> dict[str, Any]:
         """Every property under its YCSB name (for the results document)."""
-        return {name: getattr(self, attr) for name, (attr, _) in _SPECS.items()}
+        if not self.timeseries:
+            return {name: getattr(self, attr) for name, (attr, _) in _SPECS.items()}
+        specs = {**_SPECS, **_TIMESERIES_SPECS}
+        return {"workload": TIMESERIES_WORKLOAD_CLASSES[0], **{n: getattr(self, a) for n, (a, _) in specs.items()}}
+
+    def tag_cardinalities(self) -> tuple[int, ...]:
+        """One cardinality per tag: tagcardinality's first tagcount, 1 for tags it leaves out
+        (what TimeSeriesWorkload's comment says; its code sets only the first of them to 1 and
+        leaves the others 0, on which its reads fail)."""
+        given = self.tagcardinality[: self.tagcount]
+        return given + (1,) * (self.tagcount - len(given))
+
+    def series_count(self) -> int:
+        """Time series in all: fieldcount keys times every combination of tag values."""
+        return self.fieldcount * math.prod(self.tag_cardinalities())
 
 
 def _count(text: str) -> int:
@@ -179,13 +262,36 @@ def _text(text: str) -> str:
     return text
 
 
-def _choice(*allowed: str) -> Callable[[str], str]:
+def _choice(*allowed: str, fold: Callable[[str], str] = str) -> Callable[[str], str]:
+    """fold: how YCSB reads the name before comparing (str.upper for timestampunits)."""
+
     def parse(text: str) -> str:
-        if text not in allowed:
+        if fold(text) not in allowed:
             raise PropertyError("one of " + "|".join(allowed))
-        return text
+        return fold(text)
 
     return parse
+
+
+def _cardinalities(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise PropertyError("whole numbers >= 1 separated by commas") from None
+    if any(value < 1 for value in values):
+        raise PropertyError("whole numbers >= 1 separated by commas")
+    return values
+
+
+def _flags(text: str) -> tuple[bool, ...]:
+    try:
+        return tuple(int(part) != 0 for part in text.split(","))
+    except ValueError:
+        raise PropertyError("0s and 1s separated by commas, one per tag") from None
+
+
+def _any_text(text: str) -> str:
+    return text
 
 
 # YCSB name -> (Properties attribute, parser of the text)
@@ -224,7 +330,37 @@ _SPECS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "operationspertransaction": ("operationspertransaction", _count),
     "dataintegrity": ("dataintegrity", _boolean),
 }
+# TimeSeriesWorkload's own (YCSB 0.17's names; CoreWorkload ignores them, so here they are
+# refused with it: a typo'd workload class would otherwise run CoreWorkload silently)
+_TIMESERIES_SPECS: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "timestampkey": ("timestampkey", _text),
+    "valuekey": ("valuekey", _text),
+    "timestampinterval": ("timestampinterval", _count),
+    "timestampunits": ("timestampunits", _choice(*TIMESTAMP_UNITS, fold=str.upper)),
+    "tagcount": ("tagcount", _count),
+    "tagcardinality": ("tagcardinality", _cardinalities),
+    "tagkeylength": ("tagkeylength", _count),
+    "tagvaluelength": ("tagvaluelength", _count),
+    "tagpairdelimiter": ("tagpairdelimiter", _text),
+    "deletedelimiter": ("deletedelimiter", _text),
+    "randomwritetimestamporder": ("randomwritetimestamporder", _boolean),
+    "randomtimeseriesorder": ("randomtimeseriesorder", _boolean),
+    "valuetype": ("valuetype", _choice(*VALUE_TYPES, fold=str.lower)),
+    "sparsity": ("sparsity", _real),
+    "delayedseries": ("delayedseries", _real),
+    "delayedintervals": ("delayedintervals", _count),
+    "querytimespan": ("querytimespan", _count),
+    "queryrandomtimespan": ("queryrandomtimespan", _boolean),
+    "querytimespandelimiter": ("querytimespandelimiter", _text),
+    "groupbykey": ("groupbykey", _text),
+    "groupbyfunction": ("groupbyfunction", _any_text),
+    "groupbykeys": ("groupbykeys", _flags),
+    "downsamplingkey": ("downsamplingkey", _text),
+    "downsamplingfunction": ("downsamplingfunction", _any_text),
+    "downsamplinginterval": ("downsamplinginterval", _count),
+}
 PROPERTY_NAMES = tuple(_SPECS)
+TIMESERIES_PROPERTY_NAMES = tuple(_TIMESERIES_SPECS)
 
 
 def resolve(preset: str | None, overrides: dict[str, str]) -> Properties:
@@ -232,22 +368,38 @@ def resolve(preset: str | None, overrides: dict[str, str]) -> Properties:
     if preset is not None and preset not in PRESETS:
         raise PropertyError(f"unknown workload {preset!r} (one of {', '.join(sorted(PRESETS))})")
     given = {**(PRESETS[preset] if preset else {}), **overrides}
-    workload_class = given.pop("workload", CORE_WORKLOAD_CLASSES[0])
-    if workload_class not in CORE_WORKLOAD_CLASSES:
-        raise PropertyError(f"property workload: only CoreWorkload is implemented, not {workload_class!r}")
-    unknown = sorted(set(given) - set(_SPECS))
-    if unknown:
-        raise PropertyError(f"unknown property {', '.join(unknown)} (known: {', '.join(PROPERTY_NAMES)})")
-    values = {}
+    workload = _workload_kind(given.pop("workload", CORE_WORKLOAD_CLASSES[0]).strip())
+    specs = {**_SPECS, **(_TIMESERIES_SPECS if workload == TIMESERIES else {})}
+    if timeseries_only := sorted(set(given) & set(_TIMESERIES_SPECS) - set(specs)):
+        raise PropertyError(
+            f"property {', '.join(timeseries_only)}: TimeSeriesWorkload's, not CoreWorkload's "
+            f"(set workload={TIMESERIES_WORKLOAD_CLASSES[0]} or the preset tsa)"
+        )
+    if unknown := sorted(set(given) - set(specs)):
+        raise PropertyError(f"unknown property {', '.join(unknown)} (known: {', '.join(specs)})")
+    values: dict[str, Any] = {"workload": workload}
     for name, text in given.items():
-        attribute, parse = _SPECS[name]
+        attribute, parse = specs[name]
         try:
             values[attribute] = parse(text.strip())
         except PropertyError as want:
             raise PropertyError(f"property {name} must be {want}, got {text!r}") from None
     props = Properties(**values)
     validate(props)
+    if props.timeseries:
+        validate_timeseries(props)
     return props
+
+
+def _workload_kind(workload_class: str) -> str:
+    if workload_class in CORE_WORKLOAD_CLASSES:
+        return CORE
+    if workload_class in TIMESERIES_WORKLOAD_CLASSES:
+        return TIMESERIES
+    raise PropertyError(
+        f"property workload must be one of {', '.join(CORE_WORKLOAD_CLASSES + TIMESERIES_WORKLOAD_CLASSES)}, "
+        f"got {workload_class!r}"
+    )
 
 
 def validate(p: Properties) -> None:
@@ -269,7 +421,7 @@ def validate(p: Properties) -> None:
     ):
         if getattr(p, name) < 1:
             raise PropertyError(f"property {name} must be >= 1, got {getattr(p, name)}")
-    if p.recordcount < p.insertstart + p.records_to_load:
+    if not p.timeseries and p.recordcount < p.insertstart + p.records_to_load:
         raise PropertyError(
             f"property recordcount ({p.recordcount}) must be >= insertstart + insertcount "
             f"({p.insertstart} + {p.records_to_load})"
@@ -287,7 +439,7 @@ def validate(p: Properties) -> None:
         )
     if p.exponential_frac <= 0:
         raise PropertyError(f"property exponential.frac must be > 0, got {p.exponential_frac}")
-    if p.requestdistribution == "zipfian" and p.operationcount == 0 and p.insertproportion > 0:
+    if p.requestdistribution == "zipfian" and p.operationcount == 0 and p.insertproportion > 0 and not p.timeseries:
         raise PropertyError(
             "property operationcount must be > 0 with requestdistribution=zipfian and "
             "inserts: YCSB sizes the zipfian key space by the inserts it expects"
@@ -299,3 +451,76 @@ def validate(p: Properties) -> None:
         )
     if p.operationcount == 0 and p.maxexecutiontime == 0:
         raise PropertyError("property operationcount 0 (no limit) needs maxexecutiontime > 0")
+
+
+def _refuse_if(wrong: bool, message: str) -> None:
+    if wrong:
+        raise PropertyError(message)
+
+
+def validate_timeseries(p: Properties) -> None:
+    """TimeSeriesWorkload's rules, and the settings on which YCSB's code fails at run time (a
+    division or Random.nextInt by zero, keys that repeat) or which it cannot check, refused here
+    with the property named."""
+    _refuse_if(
+        p.requestdistribution not in TIMESERIES_REQUEST_DISTRIBUTIONS,
+        f"property requestdistribution must be one of {'|'.join(TIMESERIES_REQUEST_DISTRIBUTIONS)} "
+        f"with TimeSeriesWorkload, got {p.requestdistribution!r}",
+    )
+    _refuse_if(
+        p.readmodifywriteproportion > 0,
+        "property readmodifywriteproportion must be 0 with TimeSeriesWorkload (YCSB's client thread stops at one)",
+    )
+    _refuse_if(
+        p.fieldcount < p.threadcount,
+        f"property fieldcount ({p.fieldcount}: the series keys) must be >= threadcount ({p.threadcount}), as YCSB's",
+    )
+    for name in ("tagcount", "tagkeylength", "tagvaluelength", "timestampinterval"):
+        _refuse_if(getattr(p, name) < 1, f"property {name} must be >= 1, got {getattr(p, name)}")
+    for name, length, needed in (
+        ("fieldlength", p.fieldlength, p.fieldcount),
+        ("tagkeylength", p.tagkeylength, p.tagcount),
+        ("tagvaluelength", p.tagvaluelength, max(p.tag_cardinalities())),
+    ):
+        _refuse_if(
+            KEY_ALPHABET**length < needed,
+            f"property {name} {length} gives {KEY_ALPHABET**length} distinct strings of A-Z, a-z, "
+            f"fewer than the {needed} needed",
+        )
+    _validate_timeseries_values(p)
+
+
+def _validate_timeseries_values(p: Properties) -> None:
+    _refuse_if(not 0 <= p.sparsity < 1, f"property sparsity must be >= 0 and < 1, got {p.sparsity}")
+    _refuse_if(not 0 <= p.delayedseries <= 1, f"property delayedseries must be between 0 and 1, got {p.delayedseries}")
+    _refuse_if(
+        p.delayedseries > 0 and p.delayedintervals < 1, "property delayedintervals must be >= 1 when delayedseries > 0"
+    )
+    _refuse_if(
+        p.queryrandomtimespan and p.querytimespan < p.timestampinterval,
+        f"property querytimespan ({p.querytimespan}) must be >= timestampinterval ({p.timestampinterval}) "
+        "with queryrandomtimespan=true",
+    )
+    _refuse_if(
+        bool(p.groupbyfunction) and len(p.groupbykeys) != p.tagcount,
+        f"property groupbykeys must have one 0 or 1 per tag ({p.tagcount}) when groupbyfunction is set",
+    )
+    _refuse_if(
+        bool(p.downsamplingfunction) and p.downsamplinginterval < 1,
+        "property downsamplinginterval must be >= 1 when downsamplingfunction is set",
+    )
+    _refuse_if(
+        (p.readproportion > 0 or p.scanproportion > 0) and p.recordcount < p.series_count(),
+        f"property recordcount ({p.recordcount}) must be >= the number of series ({p.series_count()}: fieldcount "
+        "times the tag cardinalities) for reads and scans: YCSB picks their timestamps among recordcount / series - 1",
+    )
+    _refuse_if(p.randomwritetimestamporder, "property randomwritetimestamporder=true is not implemented here")
+    _refuse_if(
+        p.dataintegrity,
+        "property dataintegrity=true is not implemented for TimeSeriesWorkload: YCSB's check compares the "
+        "fields a read returns, and a read asks for fields named tag=value that no store holds, so it would pass empty",
+    )
+    _refuse_if(
+        p.operationspertransaction != 1,
+        "property operationspertransaction must be 1 with TimeSeriesWorkload (not implemented for its upserts)",
+    )

@@ -72,13 +72,14 @@ class KeyValueStore(abc.ABC):
 
     def apply(self, op: Operation) -> Any:
         """One operation's result: READ the record or None, UPDATE whether the record was there,
-        INSERT None, SCAN the (key, record) pairs, READMODIFYWRITE (the record or None, found)."""
+        INSERT None, SCAN the (key, record) pairs, READMODIFYWRITE (the record or None, found).
+        An upsert INSERT is the load's write of one record (every store's load upserts)."""
         if op.kind == READ:
             return self.read(op.key, op.fields)
         if op.kind == UPDATE:
             return self.update(op.key, op.written)
         if op.kind == INSERT:
-            return self.insert(op.key, op.written)
+            return self.load([(op.key, op.written)]) if op.upsert else self.insert(op.key, op.written)
         if op.kind == SCAN:
             return self.scan(op.key, op.scan_length, op.fields)
         return self.read(op.key, op.fields), self.update(op.key, op.written)

@@ -127,7 +127,7 @@ class VoltDBStore(KeyValueStore):
         return _record(rows, fields) if rows else None
 
     def _scan_limit(self, count: int) -> int:
-        return count * self.props.fieldcount  # every record has all its fields: one row each
+        return count * self.props.fields_per_record  # every record has all its fields: one row each
 
     def scan(self, start_key: str, count: int, fields: tuple[str, ...] | None) -> list[tuple[str, Record]]:
         rows = (

@@ -41,6 +41,7 @@ class Operation:
     fields: tuple[str, ...] | None = None  # fields to read; None: all of them
     values: dict[str, bytes] | None = None  # fields written (UPDATE, INSERT, READMODIFYWRITE)
     scan_length: int = 0  # records a SCAN reads from key on
+    upsert: bool = False  # an INSERT that replaces the record if the key is there (TimeSeriesWorkload's)
 
     @property
     def written(self) -> dict[str, bytes]:
@@ -138,6 +139,14 @@ class CoreWorkload:
 
     def key_name(self, keynum: int) -> str:
         return build_key_name(keynum, self.ordered, self.props.zeropadding)
+
+    def for_thread(self, index: int, threads: int) -> CoreWorkload:
+        """What client thread `index` draws from: CoreWorkload's state is shared by them all."""
+        return self
+
+    def first_key(self) -> str:
+        """The first record the load writes."""
+        return self.key_name(self.props.insertstart)
 
     def insert_keynum(self, counted: int) -> int:
         """The keynum this pod writes for the run's counted keynum (identity for one pod and for
