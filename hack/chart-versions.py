@@ -23,8 +23,11 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def last_bump(repo: Path, chart: str) -> str | None:
-    """The newest commit whose diff touches the `version:` line of chart/Chart.yaml."""
-    out = _git(repo, "log", "-1", "--format=%H", "-G", VERSION_LINE.pattern, "--", f"{chart}/Chart.yaml")
+    """The newest commit whose diff touches the `version:` line of chart/Chart.yaml. A merge is
+    diffed against its first parent (-m --first-parent): a bump made on a merged branch counts
+    at its merge, and plain `git log -G` shows merges no diff at all (the bump was missed)."""
+    first_parent = ("-m", "--first-parent")
+    out = _git(repo, "log", "-1", "--format=%H", *first_parent, "-G", VERSION_LINE.pattern, "--", f"{chart}/Chart.yaml")
     return out.strip() or None
 
 

@@ -87,3 +87,20 @@ def test_every_chart_of_this_repository_is_bumped_since_it_changed():
     assert not {c: files for c, files in unbumped.items() if files}, (
         "raise `version:` in each chart's Chart.yaml (hack/chart-versions.py names the files)"
     )
+
+
+def test_a_bump_made_on_a_merged_branch_counts_at_its_merge_and_later_changes_still_need_one(repo):
+    _git(repo, "checkout", "-qb", "side")
+    (repo / "charts/db/values.yaml").write_text("replicas: 3\n")
+    _bump(repo, "0.1.1")
+    _git(repo, "commit", "-qam", "more replicas, bumped")
+    _git(repo, "checkout", "-q", "-")
+    (repo / "charts/db/templates").joinpath("other.yaml").write_text("kind: Secret\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "unrelated chart change on the main line")
+    _git(repo, "merge", "-q", "--no-edit", "side")
+    # The main line's change came before the merge that brought the bump: cleared by it.
+    assert chart_versions.changed_since_bump(repo, "charts/db") == []
+    (repo / "charts/db/values.yaml").write_text("replicas: 5\n")
+    _git(repo, "commit", "-qam", "after the merge")
+    assert chart_versions.changed_since_bump(repo, "charts/db") == ["charts/db/values.yaml"]
