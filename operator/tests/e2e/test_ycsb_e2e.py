@@ -137,3 +137,40 @@ def test_a_ycsb_saturation_search_is_judged_on_operations_per_second(namespace, 
         assert results[cell["result"]]["durable"] is True
         assert results[cell["result"]]["runSpec"]["workload"]["clients"] == cell["clients"]
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
+
+
+def test_ycsb_timeseries_a_on_voltdb(namespace, operator):
+    """YCSB's TimeSeries A (workload tsa, scaled: 8 series keys x 8 tag combinations, 10 data
+    points each on load) through the same lifecycle: the load Job, two runner pods writing their
+    own series keys, the verifier finding every series key written holding a data point written to
+    it. One record per series key, as YCSB's MongoDB binding keeps them (README "YCSB TimeSeries")."""
+    name = "ycsb-ts-e2e"
+    spec = {
+        **YCSB_RUN,
+        "workload": {
+            **YCSB_RUN["workload"],
+            "durationSeconds": 10,
+            "ycsb": {
+                "workload": "tsa",
+                "recordCount": 640,
+                "batchSize": 25,
+                "properties": {"fieldcount": "8", "tagcardinality": "1,2,2,2"},
+            },
+        },
+        "cleanup": {"policy": "Always"},
+    }
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **spec))
+    br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=900)
+    status = br["status"]
+    print("ycsb:", json.dumps(status.get("ycsb", {}).get("operations")), "durability:", status.get("durability"))
+    assert status["phase"] == "Succeeded", f"{status.get('reason')}: {status.get('message')}"
+    ycsb = status["ycsb"]
+    assert ycsb["workload"] == "tsa" and ycsb["runnerPods"] == 2 and ycsb["opsPerSecond"] > 0
+    operations = ycsb["operations"]
+    # tsworkloada: 90 % inserts of data points, 10 % reads
+    assert operations["INSERT"]["count"] > operations["READ"]["count"] > 0, operations
+    assert all(op["errors"] == 0 for op in operations.values()), operations
+    durability = status["durability"]
+    assert durability["durable"] and durability["lost"] == 0 and durability["ledgers"] == 2, durability
+    assert durability["records"] == 8  # one record per series key
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
