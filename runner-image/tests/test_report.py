@@ -14,7 +14,8 @@ from pathlib import Path
 import chromium
 import pytest
 from tpcc_runner.cli import main
-from tpcc_runner.report import distinct, read_runs, render
+from tpcc_runner.report import render
+from tpcc_runner.report_runs import distinct, read_runs
 from tpcc_runner.results import PodWindow, TypeStats, build_results, record_latency
 from tpcc_runner.workload import TRANSACTIONS
 

@@ -10,8 +10,8 @@ import json
 import chromium
 from test_report import CHARTS_SCRIPT, runner_doc
 from tpcc_runner.cli import main
-from tpcc_runner.report import read_runs
 from tpcc_runner.report_experiments import configuration_groups, hosts_series, to_csv
+from tpcc_runner.report_runs import read_runs
 
 
 def result(

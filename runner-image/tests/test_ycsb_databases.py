@@ -310,7 +310,7 @@ def test_report_draws_the_runs_as_ycsb_printed_them(db, tmp_path):
     """`tpcc report` on the results documents of real runs (each operation alone, and in
     transactions of 50): the throughput table and every operation's line hold what YCSB printed."""
     from tpcc_runner.cli import main
-    from tpcc_runner.report import _num
+    from tpcc_runner.report_svg import num
 
     load(db, tmp_path)
     files = []
@@ -328,8 +328,8 @@ def test_report_draws_the_runs_as_ycsb_printed_them(db, tmp_path):
     name = db[0]
     for label, path in ((f"{name} default", files[0]), (f"{name} transactions of 50 ops", files[1])):
         ops = json.loads(path.read_text())["OVERALL"]["Throughput(ops/sec)"]
-        assert f"<tr><td>{label}</td><td>{_num(ops)}</td></tr>" in page
-        assert f"{label}, workload A: {_num(ops)} ops/s (1 run)" in page
+        assert f"<tr><td>{label}</td><td>{num(ops)}</td></tr>" in page
+        assert f"{label}, workload A: {num(ops)} ops/s (1 run)" in page
 
 
 def _report_of(main, files, tmp_path) -> str:

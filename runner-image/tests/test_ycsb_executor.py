@@ -15,7 +15,7 @@ from tpcc_runner.drivers.base import DriverError, UnknownOutcome
 from tpcc_runner.ycsb.executor import Plan, execute, shares, throttle_delay, written
 from tpcc_runner.ycsb.ledger import ledger_line, parse_ledgers, value_digest, verify
 from tpcc_runner.ycsb.measurements import Measurements, live_buckets, live_counts, status_summary, ycsb_text
-from tpcc_runner.ycsb.pool import parts
+from tpcc_runner.ycsb.pool import execute_plan, parts
 from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.workload import CoreWorkload, deterministic_value, java_string_hash
 from ycsb_memory_store import JournalStores, MemoryDatabase, MemoryStore, journal_lines
@@ -382,7 +382,7 @@ def test_a_thread_whose_reads_all_failed_leaves_the_minimum_of_the_others():
 def run_in_processes(props, phase: str, journal, processes: int, seed: int = 7, shard=(0, 1), **stores):
     ledger: list[str] = []
     plan = Plan(JournalStores(props, str(journal), **stores), props, phase, seed, shard, processes)
-    return execute(plan, ledger.extend), ledger
+    return execute_plan(plan, ledger.extend), ledger
 
 
 def test_a_load_over_processes_loads_every_record_once(tmp_path):
@@ -511,8 +511,14 @@ def test_processes_are_counted_for_prometheus_while_they_run(tmp_path):
         threading.Thread(target=sample, daemon=True).start()
 
     plan = Plan(JournalStores(props, str(tmp_path / "journal"), loaded=True, read_delay=0.002), props, "run", 3)
-    outcome = execute(dataclasses.replace(plan, processes=2), None, connected)
+    outcome = execute_plan(dataclasses.replace(plan, processes=2), None, connected)
     final = live_counts(sources[0]())
     assert final == live_counts([outcome.measurements]) and sum(final.values()) == outcome.operations
     # counts came while the run went, and grew: not only at the end
     assert samples == sorted(samples) and any(0 < n < outcome.operations for n in samples), samples
+
+
+def test_a_plan_over_processes_is_not_run_as_threads_here():
+    plan = Plan(MemoryStore, props_of(recordcount=10, threadcount=2), "load", 1, processes=2)
+    with pytest.raises(ValueError, match="pool.execute_plan"):
+        execute(plan)

@@ -15,7 +15,7 @@ from pathlib import Path
 import chromium
 import pytest
 from tpcc_runner.cli import main
-from tpcc_runner.report import _num
+from tpcc_runner.report_svg import num
 from tpcc_runner.ycsb import results
 from tpcc_runner.ycsb.measurements import Measurements
 from tpcc_runner.ycsb.report import section, split, throughput_table
@@ -79,7 +79,7 @@ def test_the_figure_has_one_bar_per_configuration_and_workload():
     cells = {(r.series, r.workload): r.ops_per_second for r in runs}
     assert page.count('<rect class="bar"') == len(cells)
     for (series, workload), ops in cells.items():
-        assert f"<title>{series}, workload {workload.upper()}: {_num(ops)} ops/s (1 run)</title>" in page
+        assert f"<title>{series}, workload {workload.upper()}: {num(ops)} ops/s (1 run)</title>" in page
     # the per-run tables: each operation's line with its count
     for r in runs:
         for row in r.operations:

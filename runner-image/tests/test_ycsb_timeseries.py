@@ -10,9 +10,9 @@ import struct
 from collections import Counter
 
 import pytest
-from tpcc_runner.ycsb.executor import Plan, execute
+from tpcc_runner.ycsb.executor import Plan
 from tpcc_runner.ycsb.ledger import parse_ledgers, verify
-from tpcc_runner.ycsb.pool import parts
+from tpcc_runner.ycsb.pool import execute_plan, parts
 from tpcc_runner.ycsb.properties import PropertyError, resolve
 from tpcc_runner.ycsb.timeseries import (
     EpochTimestamps,
@@ -200,7 +200,7 @@ def test_workload_for_picks_the_workload_class():
 
 def _run(db, props, phase, ledger, seed=7, processes=1):
     plan = Plan(lambda: db.store(props), props, phase, seed, processes=processes)
-    return execute(plan, ledger.extend)
+    return execute_plan(plan, ledger.extend)
 
 
 def test_load_and_run_keep_one_record_per_series_key_and_verify():

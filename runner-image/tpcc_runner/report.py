@@ -19,438 +19,15 @@ import json
 import math
 import shutil
 import subprocess
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import changepoints
+from . import changepoints, report_experiments
 from .changepoints import HistoryPoint
+from .report_runs import PERCENTILES, Acid, Run, distinct, matrix_label, read_runs
+from .report_svg import BOTTOM, LEFT, PALETTE, RIGHT, TOP, H, Plot, W, num
 from .workload import TRANSACTIONS
-
-PERCENTILES = ("p50", "p90", "p95", "p99", "max")
-
-
-@dataclass
-class Fault:
-    number: int
-    action: str
-    target: str
-    state: str
-    injected: float | None  # seconds from the start of the measured interval
-    recovered: float | None
-
-
-@dataclass
-class Durability:
-    durable: bool
-    acknowledged: int
-    found: int
-    lost: int
-    unknown_outcome: int
-    ledgers: int
-
-
-@dataclass
-class Condition:
-    number: int
-    passed: bool
-    checked: int
-    violations: int
-    example: str
-
-
-@dataclass
-class Consistency:
-    passed: bool
-    conditions: list[Condition]
-
-
-@dataclass
-class Acid:
-    passed: bool
-    counts: dict[str, int]
-    tests: list[tuple[str, str, str]]  # (test, status, reason); a BenchmarkResult names only the failed
-
-
-@dataclass
-class TypeCounts:
-    """One transaction type's outcomes in the measured window."""
-
-    committed: int
-    rollbacks: int  # the specified NewOrder rollbacks (aborts), apart from errors
-    errors: int
-    unknown: int
-    retries: int  # attempts retried after a transient error (write conflict, restart...)
-
-    @classmethod
-    def of(cls, d: dict) -> TypeCounts:
-        return cls(*(int(d.get(k, 0)) for k in ("committed", "rollbacks", "errors", "unknown", "retries")))
-
-
-@dataclass
-class ServerReport:
-    """What the database counted and how big it is, and whether its counts agree with the clients'."""
-
-    verdict: str  # agree, disagree, not-available
-    reason: str
-    size_bytes: dict[str, int | None]  # data, index, storage, memory
-    comparisons: list[dict] = field(default_factory=list)  # server_agreement's, where the document has them
-
-
-def _server_from_runner(doc: dict) -> ServerReport | None:
-    if "server_agreement" not in doc:
-        return None
-    agreement, size = doc["server_agreement"], doc["server"]["size"]
-    return ServerReport(
-        str(agreement["verdict"]),
-        str(agreement.get("reason") or size.get("unavailable") or ""),
-        {k: size.get(f"{k}_bytes") for k in ("data", "index", "storage", "memory")},
-        list(agreement.get("comparisons") or []),
-    )
-
-
-def _server_from_status(results: dict) -> ServerReport | None:
-    agreement = results.get("serverAgreement")
-    if not agreement:
-        return None
-    size = results.get("databaseBytes") or {}
-    return ServerReport(
-        str(agreement.get("verdict", "")),
-        str(agreement.get("reason", "")),
-        {k: size.get(k) for k in ("data", "index", "storage", "memory")},
-    )
-
-
-@dataclass
-class Run:
-    """One run, whatever document it came from."""
-
-    name: str
-    database: str
-    warehouses: int
-    clients: int
-    start: str  # ISO time the measured interval began ("" if unknown)
-    tpmc: float | None  # None: the run produced no results
-    warmup_seconds: float
-    measured_seconds: float
-    timeline: list[tuple[float, float]] = field(default_factory=list)  # (t, tpmC), t<0: warmup
-    latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # type -> percentile -> ms
-    faults: list[Fault] = field(default_factory=list)
-    durability: Durability | None = None
-    consistency: Consistency | None = None
-    acid: Acid | None = None  # spec.verify.acid's tests
-    phase: str = ""  # BenchmarkRun phase; "" for a runner document
-    reason: str = ""
-    verdict: str = ""  # status.verdict (Pass/Regressed/Improved/Inconclusive)
-    baseline: float | None = None
-    transactions_per_second: float | None = None  # committed, all five types
-    counts: dict[str, TypeCounts] = field(default_factory=dict)
-    server: ServerReport | None = None
-    matrix: dict[str, str] = field(default_factory=dict)  # a sweep cell's spec.sweep.matrix values
-    hosts: int = 0  # database.deploy.replicas (0: not deployed, or unknown)
-    k_safety: int = 0  # database.deploy.kSafety
-
-
-def _deploy_shape(spec: dict) -> tuple[int, int]:
-    """(hosts, k-safety) of a BenchmarkRun spec that deploys its database (CRD defaults: 1, 0);
-    (0, 0) for an external database."""
-    deploy = (spec.get("database") or {}).get("deploy")
-    if not isinstance(deploy, dict):
-        return 0, 0
-    return int(deploy.get("replicas", 1)), int(deploy.get("kSafety", 0))
-
-
-def _time(value: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-def _durability(d: dict | None) -> Durability | None:
-    if not d:
-        return None
-    lost = int(d.get("lost", 0))
-    return Durability(
-        bool(d.get("durable", lost == 0)) and lost == 0,
-        int(d.get("acknowledged", 0)),
-        int(d.get("found", 0)),
-        lost,
-        int(d.get("unknownOutcome", d.get("unknown_outcome", 0))),
-        int(d.get("ledgers", d.get("runnerPods", 0))),
-    )
-
-
-def _consistency(d: dict | None) -> Consistency | None:
-    if not d:
-        return None
-    conditions = [
-        Condition(
-            int(c["number"]),
-            bool(c["passed"]),
-            int(c.get("checked", 0)),
-            int(c.get("violations", 0)),
-            str(c.get("example") or ""),
-        )
-        for c in d.get("conditions", [])
-    ]
-    return Consistency(bool(d.get("passed")) and all(c.passed for c in conditions), conditions)
-
-
-def _acid(d: dict | None) -> Acid | None:
-    """status.acid, or the BenchmarkResult's summary of it (counts and the failed tests)."""
-    if not d:
-        return None
-    tests = [(str(t["test"]), str(t["status"]), str(t.get("reason", ""))) for t in d.get("tests") or []]
-    tests += [(str(name), "failed", "") for name in d.get("failed") or []]
-    return Acid(bool(d.get("passed")), {k: int(v) for k, v in (d.get("counts") or {}).items()}, tests)
-
-
-def _from_runner(doc: dict, name: str) -> Run:
-    return Run(
-        name=name,
-        database=str(doc.get("options", {}).get("db", "?")),
-        warehouses=int(doc["warehouses"]),
-        clients=int(doc["clients"]),
-        start=str(doc.get("start", "")),
-        tpmc=float(doc["tpmC"]),
-        warmup_seconds=float(doc.get("warmup_seconds", 0)),
-        measured_seconds=float(doc.get("measured_seconds", 0)),
-        timeline=[(float(p["t"]), float(p["tpmC"])) for p in doc.get("timeline", [])],
-        latency_ms={t: v["latency_ms"] for t, v in doc["transactions"].items()},
-        durability=_durability(doc.get("durability")),
-        consistency=_consistency(doc.get("consistency")),
-        transactions_per_second=doc.get("transactions_per_second"),
-        counts={t: TypeCounts.of(v) for t, v in doc["transactions"].items()},
-        server=_server_from_runner(doc),
-    )
-
-
-def _from_benchmarkrun(obj: dict) -> Run:
-    spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    workload, results = spec.get("workload") or {}, status.get("results") or {}
-    start = str(results.get("start", ""))
-    faults: list[Fault] = []
-    for f in status.get("faults") or []:
-
-        def rel(key: str) -> float | None:
-            return (_time(f[key]) - _time(start)).total_seconds() if f.get(key) and start else None
-
-        faults.append(
-            Fault(
-                int(f.get("number", len(faults) + 1)),
-                str(f.get("action", "")),
-                str(f.get("target", "")),
-                str(f.get("state", "")),
-                rel("injectedTime"),
-                rel("recoveredTime"),
-            )
-        )
-    baseline = status.get("baselineTpmC", spec.get("baselineTpmC"))
-    hosts, k_safety = _deploy_shape(spec)
-    return Run(
-        name=obj["metadata"]["name"],
-        database=str((spec.get("database") or {}).get("type", "?")),
-        warehouses=int(workload.get("warehouses", 0)),
-        clients=int(workload.get("clients", 0)),
-        start=start or str(status.get("startTime", "")),
-        tpmc=float(results["tpmC"]) if "tpmC" in results else None,
-        warmup_seconds=float(workload.get("warmupSeconds", 0)),
-        measured_seconds=float(results.get("measuredSeconds", 0)),
-        timeline=[(float(p["t"]), float(p["tpmC"])) for p in results.get("timeline", [])],
-        latency_ms={t: v["latencyMs"] for t, v in (results.get("transactions") or {}).items()},
-        faults=faults,
-        durability=_durability(status.get("durability")),
-        consistency=_consistency(status.get("consistency")),
-        acid=_acid(status.get("acid")),
-        phase=str(status.get("phase", "")),
-        reason=str(status.get("reason", "")),
-        verdict=str(status.get("verdict", "")),
-        baseline=float(baseline) if baseline is not None else None,
-        transactions_per_second=results.get("transactionsPerSecond"),
-        counts={t: TypeCounts.of(v) for t, v in (results.get("transactions") or {}).items()},
-        server=_server_from_status(results),
-        hosts=hosts,
-        k_safety=k_safety,
-    )
-
-
-def _from_benchmarkresult(obj: dict) -> Run:
-    """The operator's record of a finished run (its spec; the timeline stays in its ConfigMap)."""
-    rec = obj.get("spec") or {}
-    workload = (rec.get("runSpec") or {}).get("workload") or {}
-    start = str(rec.get("measureStart", rec.get("startTime", "")))
-    faults = []
-    for i, f in enumerate(rec.get("faults") or []):
-        injected = (
-            (_time(f["injectedTime"]) - _time(start)).total_seconds() if f.get("injectedTime") and start else None
-        )
-        recovered = injected + float(f["recoverySeconds"]) if injected is not None and "recoverySeconds" in f else None
-        faults.append(
-            Fault(
-                i + 1, str(f.get("action", "")), str(f.get("target", "")), str(f.get("state", "")), injected, recovered
-            )
-        )
-    baseline = next(
-        (m.get("baseline") for m in (rec.get("regression") or {}).get("metrics") or [] if m.get("name") == "tpmC"), None
-    )
-    hosts, k_safety = _deploy_shape(rec.get("runSpec") or {})
-    return Run(
-        name=obj["metadata"]["name"],
-        database=str((rec.get("database") or {}).get("type", "?")),
-        warehouses=int(workload.get("warehouses", 0)),
-        clients=int(workload.get("clients", 0)),
-        start=start,
-        tpmc=float(rec["tpmC"]) if rec.get("tpmC") is not None else None,
-        warmup_seconds=float(workload.get("warmupSeconds", 0)),
-        measured_seconds=float(rec.get("measuredSeconds", 0)),
-        latency_ms=rec.get("latencyMs") or {},
-        faults=faults,
-        consistency=Consistency(
-            bool(rec["consistent"]), [Condition(n, False, 0, 0, "") for n in rec.get("violated", [])]
-        )
-        if "consistent" in rec
-        else None,
-        durability=Durability(bool(rec["durable"]), 0, 0, int(rec.get("lost", 0)), 0, 0) if "durable" in rec else None,
-        acid=_acid(rec.get("acid")),
-        phase=str(rec.get("phase", "")),
-        reason=str(rec.get("reason", "")),
-        verdict=str(rec.get("verdict", "")),
-        baseline=float(baseline) if baseline is not None else None,
-        transactions_per_second=rec.get("transactionsPerSecond"),
-        matrix={str(k): str(v) for k, v in (rec.get("matrix") or {}).items()},
-        hosts=hosts,
-        k_safety=k_safety,
-    )
-
-
-def read_runs(doc: Any, source: str) -> list[Run]:
-    """The runs in one JSON document; ValueError naming the source if it is none we know."""
-    if isinstance(doc, dict) and doc.get("kind") == "BenchmarkRun":
-        return [_from_benchmarkrun(doc)]
-    if isinstance(doc, dict) and doc.get("kind") == "BenchmarkResult":
-        return [_from_benchmarkresult(doc)]
-    if isinstance(doc, dict) and isinstance(doc.get("items"), list):
-        return [r for item in doc["items"] for r in read_runs(item, source)]
-    if isinstance(doc, dict) and {"tpmC", "transactions", "warehouses", "clients"} <= doc.keys():
-        return [_from_runner(doc, Path(source).stem)]
-    raise ValueError(f"{source}: neither a `tpcc run` results document nor a BenchmarkRun or BenchmarkResult (list)")
-
-
-def distinct(runs: list[Run]) -> list[Run]:
-    """One Run per measurement: a BenchmarkRun and its BenchmarkResult (same measured start)
-    are the same run; the one with the timeline stays."""
-    best: dict[str, Run] = {}
-    for r in runs:
-        key = r.start or f"#{id(r)}"
-        if key not in best or len(r.timeline) > len(best[key].timeline):
-            best[key] = r
-    return list(best.values())
-
-
-# ---- drawing ------------------------------------------------------------------------------------
-
-PALETTE = ("#2563eb", "#ea580c", "#16a34a", "#9333ea", "#dc2626", "#0891b2", "#ca8a04")
-W, H, LEFT, RIGHT, TOP, BOTTOM = 760, 300, 64, 16, 16, 44
-
-
-def _ticks(lo: float, hi: float, n: int = 5, integer: bool = False) -> list[float]:
-    """Round tick values from at or below lo to at or above hi."""
-    if hi <= lo:
-        hi = lo + 1
-    raw = (hi - lo) / n
-    step = 10 ** math.floor(math.log10(raw))
-    step *= next(m for m in (1, 2, 2.5, 5, 10) if raw <= m * step)
-    if integer:
-        step = max(1, round(step))
-    first = math.floor(lo / step) * step
-    return [first + i * step for i in range(math.ceil(round((hi - first) / step, 9)) + 1)]
-
-
-def _num(v: float) -> str:
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.3g}"
-
-
-class _Plot:
-    """Linear axes on a fixed canvas; elements are SVG strings."""
-
-    def __init__(self, xs: list[float], ys: list[float], x_label: str, y_label: str, integer_x: bool = False):
-        self.x0, self.x1 = min(xs), max(xs)
-        if self.x1 == self.x0:
-            self.x0, self.x1 = self.x0 - 1, self.x1 + 1
-        ticks = _ticks(0, max(ys) * 1.05 if max(ys) > 0 else 1)
-        self.y0, self.y1 = ticks[0], ticks[-1]
-        self.parts = [
-            f'<line class="axis" x1="{LEFT}" y1="{H - BOTTOM}" x2="{W - RIGHT}" y2="{H - BOTTOM}"/>',
-            f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{H - BOTTOM}"/>',
-            f'<text class="label" x="{(LEFT + W - RIGHT) / 2}" y="{H - 6}" text-anchor="middle">'
-            f"{html.escape(x_label)}</text>",
-            f'<text class="label" transform="translate(14 {(TOP + H - BOTTOM) / 2}) rotate(-90)" '
-            f'text-anchor="middle">{html.escape(y_label)}</text>',
-        ]
-        for t in ticks:
-            y = self.y(t)
-            self.parts.append(
-                f'<line class="grid" x1="{LEFT}" y1="{y:.1f}" x2="{W - RIGHT}" y2="{y:.1f}"/>'
-                f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_num(t)}</text>'
-            )
-        for t in _ticks(self.x0, self.x1, 8, integer_x):
-            if not self.x0 <= t <= self.x1:
-                continue
-            self.parts.append(
-                f'<text class="tick" x="{self.x(t):.1f}" y="{H - BOTTOM + 16}" text-anchor="middle">{_num(t)}</text>'
-            )
-
-    def x(self, v: float) -> float:
-        return LEFT + (v - self.x0) / (self.x1 - self.x0) * (W - LEFT - RIGHT)
-
-    def y(self, v: float) -> float:
-        return H - BOTTOM - (v - self.y0) / (self.y1 - self.y0) * (H - TOP - BOTTOM)
-
-    def line(self, points: Sequence[tuple[float, float]], color: str, name: str, dots: bool = True) -> None:
-        path = " ".join(
-            f"{'M' if i == 0 else 'L'}{self.x(px):.1f},{self.y(py):.1f}" for i, (px, py) in enumerate(points)
-        )
-        self.parts.append(f'<path class="series" d="{path}" stroke="{color}"><title>{html.escape(name)}</title></path>')
-        if dots:
-            self.parts += [
-                f'<circle cx="{self.x(px):.1f}" cy="{self.y(py):.1f}" r="3" fill="{color}">'
-                f"<title>{html.escape(name)}: {_num(px)} → {_num(py)}</title></circle>"
-                for px, py in points
-            ]
-
-    def band(self, a: float, b: float, css: str, title: str) -> None:
-        a, b = max(a, self.x0), min(b, self.x1)
-        if b > a:
-            self.parts.append(
-                f'<rect class="{css}" x="{self.x(a):.1f}" y="{TOP}" width="{self.x(b) - self.x(a):.1f}" '
-                f'height="{H - TOP - BOTTOM}"><title>{html.escape(title)}</title></rect>'
-            )
-
-    def vline(self, at: float, css: str, title: str) -> None:
-        x = self.x(at)
-        self.parts.append(
-            f'<line class="{css}" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{H - BOTTOM}">'
-            f"<title>{html.escape(title)}</title></line>"
-            f'<text class="marker-label" x="{x + 3:.1f}" y="{TOP + 12}">'
-            f"{html.escape(title.split(':')[0])}</text>"
-        )
-
-    def hline(self, at: float, css: str, title: str) -> None:
-        y = self.y(at)
-        self.parts.append(
-            f'<line class="{css}" x1="{LEFT}" y1="{y:.1f}" x2="{W - RIGHT}" y2="{y:.1f}">'
-            f"<title>{html.escape(title)}</title></line>"
-            f'<text class="marker-label" x="{W - RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end">'
-            f"{html.escape(title)}</text>"
-        )
-
-    def svg(self, chart: str, legend: Sequence[tuple[str, str]] = ()) -> str:
-        keys = "".join(f'<span class="key"><i style="background:{c}"></i>{html.escape(n)}</span>' for n, c in legend)
-        return (
-            f'<figure><svg class="chart" data-chart="{chart}" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
-            f'role="img">{"".join(self.parts)}</svg>'
-            + (f"<figcaption>{keys}</figcaption>" if keys else "")
-            + "</figure>"
-        )
+from .ycsb import report as ycsb_report
 
 
 def timeline_chart(run: Run) -> str:
@@ -458,7 +35,7 @@ def timeline_chart(run: Run) -> str:
         return '<p class="missing">no timeline in the results</p>'
     xs = [t for t, _ in run.timeline] + [t + 10 for t, _ in run.timeline]
     xs += [f.injected for f in run.faults if f.injected is not None]
-    p = _Plot(xs, [v for _, v in run.timeline] or [0], "seconds from the start of the measured interval", "tpmC")
+    p = Plot(xs, [v for _, v in run.timeline] or [0], "seconds from the start of the measured interval", "tpmC")
     if run.warmup_seconds or min(xs) < 0:
         p.band(min(-run.warmup_seconds, min(xs)), 0, "warmup", f"warmup ({run.warmup_seconds:g} s, not measured)")
     for f in run.faults:
@@ -501,7 +78,7 @@ def latency_chart(run: Run) -> str:
         parts.append(
             f'<line class="grid" x1="{LEFT}" y1="{y(decade):.1f}" x2="{W - RIGHT}" y2="{y(decade):.1f}"/>'
             f'<text class="tick" x="{LEFT - 6}" y="{y(decade) + 4:.1f}" text-anchor="end">'
-            f"{_num(decade)}</text>"
+            f"{num(decade)}</text>"
         )
         decade *= 10
     group = (W - LEFT - RIGHT) / max(1, len(types))
@@ -541,7 +118,7 @@ def trend_chart(runs: list[Run], baseline: float | None) -> str:
     if len(measured) < 2:
         return '<p class="missing">fewer than two runs with results: no trend</p>'
     values = [tpmc for _, tpmc in measured]
-    p = _Plot(
+    p = Plot(
         list(range(1, len(measured) + 1)),
         values + ([baseline] if baseline else []),
         "run (oldest first)",
@@ -549,7 +126,7 @@ def trend_chart(runs: list[Run], baseline: float | None) -> str:
         integer_x=True,
     )
     if baseline is not None:
-        p.hline(baseline, "baseline", f"baseline {_num(baseline)}")
+        p.hline(baseline, "baseline", f"baseline {num(baseline)}")
     analysis = changepoints.analyze(
         [
             HistoryPoint(r.name, r.start, tpmc, {t: q["p99"] for t, q in r.latency_ms.items() if "p99" in q})
@@ -560,12 +137,12 @@ def trend_chart(runs: list[Run], baseline: float | None) -> str:
         p.vline(
             c.index + 0.5,
             "change",
-            f"change point: {_num(c.mean_before)} → {_num(c.mean_after)} ({c.change_percent:+.1f}%) from {c.name}",
+            f"change point: {num(c.mean_before)} → {num(c.mean_after)} ({c.change_percent:+.1f}%) from {c.name}",
         )
     p.line([(i + 1, v) for i, v in enumerate(values)], PALETTE[0], "tpmC per run")
     listed = [c for m in sorted(analysis.change_points) for c in analysis.change_points[m]]
     items = "".join(
-        f"<li>{html.escape(c.metric)}: mean {_num(c.mean_before)} → {_num(c.mean_after)} "
+        f"<li>{html.escape(c.metric)}: mean {num(c.mean_before)} → {num(c.mean_after)} "
         f"({c.change_percent:+.1f}%, p {c.pvalue:.2g}) from run {c.index + 1}, {html.escape(c.name)}</li>"
         for c in listed
     )
@@ -574,11 +151,6 @@ def trend_chart(runs: list[Run], baseline: float | None) -> str:
         if items
         else f'<p class="missing">no change point ({html.escape(analysis.library)}, p &le; {analysis.max_pvalue:g})</p>'
     )
-
-
-def matrix_label(matrix: dict[str, str]) -> str:
-    """`field=value, ...` in the matrix's order (without "workload."); "" for a run without matrix values."""
-    return ", ".join(f"{k.removeprefix('workload.')}={v}" for k, v in matrix.items())
 
 
 def sweep_charts(runs: list[Run]) -> str:
@@ -603,7 +175,7 @@ def sweep_charts(runs: list[Run]) -> str:
         ),
     ):
         series = {k: [(c, sum(map(value, rs)) / len(rs)) for c, rs in sorted(v.items())] for k, v in curves.items()}
-        p = _Plot(
+        p = Plot(
             [c for s in series.values() for c, _ in s],
             [y for s in series.values() for _, y in s],
             "clients",
@@ -728,8 +300,8 @@ def _run_section(run: Run) -> str:
         ("database", run.database),
         ("warehouses", run.warehouses),
         ("clients", run.clients),
-        ("tpmC", _num(run.tpmc) if run.tpmc is not None else "none"),
-        ("transactions/s", _num(run.transactions_per_second) if run.transactions_per_second is not None else "?"),
+        ("tpmC", num(run.tpmc) if run.tpmc is not None else "none"),
+        ("transactions/s", num(run.transactions_per_second) if run.transactions_per_second is not None else "?"),
         ("measured", f"{run.measured_seconds:g} s"),
         ("warmup", f"{run.warmup_seconds:g} s"),
         ("start", run.start or "?"),
@@ -807,7 +379,7 @@ def render(runs: list[Run], title: str = "TPC-C report", baseline: float | None 
         rows = "".join(
             f"<tr><td>{html.escape(r.name)}</td><td>{html.escape(r.start)}</td><td>{r.database}</td>"
             f"<td>{r.warehouses}</td><td>{r.clients}</td>"
-            f"<td>{_num(r.tpmc) if r.tpmc is not None else '—'}</td>"
+            f"<td>{num(r.tpmc) if r.tpmc is not None else '—'}</td>"
             f"<td>{html.escape(r.verdict or r.phase)}</td></tr>"
             for r in runs
         )
@@ -820,7 +392,6 @@ def render(runs: list[Run], title: str = "TPC-C report", baseline: float | None 
         sweeps = sweep_charts(runs)
         if sweeps:
             body.append(f"<h2>Sweeps</h2>{sweeps}")
-        from . import report_experiments  # it draws with this module's plot
 
         body.append(report_experiments.section(runs))
     body.append(_run_section(latest))
@@ -872,7 +443,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_report(args, metrics=None) -> int:
-    from .ycsb import report as ycsb_report  # it draws with this module's page
 
     runs: list[Run] = []
     ycsb_runs: list[ycsb_report.YcsbRun] = []
@@ -910,8 +480,6 @@ def cmd_report(args, metrics=None) -> int:
     text = render(runs, title, args.baseline, ycsb) if runs else page(title, [f"<h1>{html.escape(title)}</h1>", ycsb])
     Path(args.output).write_text(text)
     if args.csv:
-        from . import report_experiments
-
         Path(args.csv).write_text(report_experiments.to_csv(runs))
     print(f"tpcc report: {len(runs) + len(ycsb_runs)} runs -> {args.output}")
     return 0

@@ -19,7 +19,8 @@ import io
 import statistics
 from collections.abc import Iterable
 
-from .report import BOTTOM, LEFT, PALETTE, RIGHT, TOP, H, Run, W, _num, _Plot, _ticks, matrix_label
+from .report_runs import Run, matrix_label
+from .report_svg import BOTTOM, LEFT, PALETTE, RIGHT, TOP, H, Plot, W, axis_ticks, num
 
 CSV_COLUMNS = (
     "name",
@@ -69,7 +70,7 @@ def configuration_bars(runs: list[Run]) -> str:
         return ""
     bars = sorted({wc for g in groups.values() for wc in g})
     top = max(v for g in groups.values() for values in g.values() for v in values)
-    ticks = _ticks(0, top * 1.05 if top > 0 else 1)
+    ticks = axis_ticks(0, top * 1.05 if top > 0 else 1)
     y1 = ticks[-1]
 
     def y(v: float) -> float:
@@ -85,7 +86,7 @@ def configuration_bars(runs: list[Run]) -> str:
     ]
     parts += [
         f'<line class="grid" x1="{LEFT}" y1="{y(t):.1f}" x2="{W - RIGHT}" y2="{y(t):.1f}"/>'
-        f'<text class="tick" x="{LEFT - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>'
+        f'<text class="tick" x="{LEFT - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{num(t)}</text>'
         for t in ticks
     ]
     for g, (label, by_cell) in enumerate(groups.items()):
@@ -99,7 +100,7 @@ def configuration_bars(runs: list[Run]) -> str:
             if not values:
                 continue
             median, x = statistics.median(values), x0 + b * bar_width
-            what = f"{label}; {cell[0]} warehouses, {cell[1]} clients: median {_num(median)} tpmC of {len(values)}"
+            what = f"{label}; {cell[0]} warehouses, {cell[1]} clients: median {num(median)} tpmC of {len(values)}"
             parts.append(
                 f'<rect class="bar" x="{x:.1f}" y="{y(median):.1f}" width="{bar_width * 0.9:.1f}" '
                 f'height="{y(0) - y(median):.1f}" fill="{PALETTE[b % len(PALETTE)]}">'
@@ -127,7 +128,7 @@ def hosts_chart(runs: list[Run]) -> str:
     if not series:
         return ""
     points = {k: [(h, statistics.median(v)) for h, v in sorted(s.items())] for k, s in series.items()}
-    p = _Plot(
+    p = Plot(
         [h for s in points.values() for h, _ in s],
         [t for s in points.values() for _, t in s],
         "hosts (database.deploy.replicas)",

@@ -34,9 +34,10 @@ from ..ledger import LedgerWriter, hold_ledger, ledger_lines
 from ..processes import usable_cpus
 from ..redact import redact
 from ..usage import UsageError, connection_options, parse_time, positive
-from .executor import Outcome, Plan, execute
+from .executor import Outcome, Plan
 from .ledger import parse_ledgers, verify
 from .measurements import live_counts, overall, status_summary, ycsb_text
+from .pool import execute_plan
 from .properties import PRESETS, Properties, PropertyError, resolve
 from .store import KeyValueStore, make_store, store_module
 from .timeseries import TimeSeriesWorkload, workload_for
@@ -257,7 +258,7 @@ def cmd_ycsb(args, metrics) -> int:
     )
     window: dict[str, float] = {}
     try:
-        outcome = execute(plan, ledger.write if ledger else None, _at_barrier(args, metrics, window))
+        outcome = execute_plan(plan, ledger.write if ledger else None, _at_barrier(args, metrics, window))
     finally:
         if ledger:
             ledger.close()

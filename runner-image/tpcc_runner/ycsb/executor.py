@@ -319,17 +319,13 @@ def execute(
     on_ledger: Callable[[list[str]], None] | None = None,
     on_connected: Callable[[Callable[[], list[Measurements]]], None] | None = None,
 ) -> Outcome:
-    """Connect every thread's store, run them, return what they measured. on_ledger gets the
-    ledger lines as they come; on_connected, once every store is connected and before the first
-    operation, a function that gives the threads' measurements as they fill (to read, not to
-    change: measurements.live_counts and live_buckets read them while the threads run).
-
-    With one process the threads run here: no fork server to start (about 0.4 CPU-s per
-    process), and a store factory need not be picklable (the tests' in-memory stores)."""
+    """Connect every thread's store in this process, run them, return what they measured.
+    on_ledger gets the ledger lines as they come; on_connected, once every store is connected and
+    before the first operation, a function that gives the threads' measurements as they fill (to
+    read, not to change: measurements.live_counts and live_buckets read them while the threads
+    run). A plan over several processes is pool.execute_plan's."""
     if plan.processes > 1:
-        from .pool import execute_in_processes  # pool imports this module
-
-        return execute_in_processes(plan, on_ledger or (lambda lines: None), on_connected)
+        raise ValueError(f"a plan over {plan.processes} client processes runs with pool.execute_plan")
     props = plan.props
     workload = workload_for(props, plan.shard)
     total = props.records_to_load if plan.phase == "load" else props.operationcount

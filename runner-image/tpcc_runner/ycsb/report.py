@@ -14,7 +14,7 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..report import BOTTOM, LEFT, PALETTE, RIGHT, TOP, H, W, _num, _ticks
+from ..report_svg import BOTTOM, LEFT, PALETTE, RIGHT, TOP, H, W, axis_ticks, num
 from .measurements import ORDER
 
 PRESETS = "abcdef"
@@ -180,7 +180,7 @@ def throughput_chart(runs: list[YcsbRun]) -> str:
     throughput figures); a bar's title gives the mean and how many runs it holds."""
     table = throughput_table(runs)
     workloads = sorted({w for by in table.values() for w in by}, key=_workload_key)
-    ticks = _ticks(0, max((v for by in table.values() for v, _ in by.values()), default=1) * 1.05 or 1)
+    ticks = axis_ticks(0, max((v for by in table.values() for v, _ in by.values()), default=1) * 1.05 or 1)
 
     def y(v: float) -> float:
         return H - BOTTOM - v / ticks[-1] * (H - TOP - BOTTOM)
@@ -192,7 +192,7 @@ def throughput_chart(runs: list[YcsbRun]) -> str:
     ]
     parts += [
         f'<line class="grid" x1="{LEFT}" y1="{y(t):.1f}" x2="{W - RIGHT}" y2="{y(t):.1f}"/>'
-        f'<text class="tick" x="{LEFT - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>'
+        f'<text class="tick" x="{LEFT - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{num(t)}</text>'
         for t in ticks
     ]
     group = (W - LEFT - RIGHT) / max(1, len(workloads))
@@ -210,7 +210,7 @@ def throughput_chart(runs: list[YcsbRun]) -> str:
             parts.append(
                 f'<rect class="bar" x="{gx + j * bar:.1f}" y="{y(value):.1f}" width="{bar - 1:.1f}" '
                 f'height="{H - BOTTOM - y(value):.1f}" fill="{PALETTE[j % len(PALETTE)]}">'
-                f"<title>{html.escape(series)}, workload {html.escape(w.upper())}: {_num(value)} ops/s "
+                f"<title>{html.escape(series)}, workload {html.escape(w.upper())}: {num(value)} ops/s "
                 f"({n} run{'s' if n > 1 else ''})</title></rect>"
             )
     legend = "".join(
@@ -230,7 +230,7 @@ def _throughput_rows(runs: list[YcsbRun]) -> str:
     rows = "".join(
         f"<tr><td>{html.escape(s)}</td>"
         + "".join(
-            f"<td>{_num(by[w][0])}{f' ({by[w][1]} runs)' if by[w][1] > 1 else ''}</td>" if w in by else "<td>—</td>"
+            f"<td>{num(by[w][0])}{f' ({by[w][1]} runs)' if by[w][1] > 1 else ''}</td>" if w in by else "<td>—</td>"
             for w in workloads
         )
         + "</tr>"
@@ -274,7 +274,7 @@ def section(runs: list[YcsbRun]) -> str:
         runtime = f", {r.runtime_ms / 1000:g} s" if r.runtime_ms is not None else ""
         out.append(
             f"<h3>{html.escape(r.name)}: workload {html.escape(r.workload.upper() or 'custom')}, "
-            f"{html.escape(r.series)} — {_num(r.ops_per_second)} ops/s{runtime}</h3>{operations_table(r)}"
+            f"{html.escape(r.series)} — {num(r.ops_per_second)} ops/s{runtime}</h3>{operations_table(r)}"
         )
     if any(r.runtime_ms is None for r in runs):
         out.append(
