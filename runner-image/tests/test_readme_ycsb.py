@@ -24,14 +24,20 @@ def ycsb_block(heading: str = "### YCSB") -> list[str]:
     return [line for line in block.group(1).replace("\\\n", " ").splitlines() if line.strip()]
 
 
-def test_readme_ycsb_commands_work(voltdb, tmp_path):  # noqa: F811
-    commands = tpcc_commands(ycsb_block(), voltdb.endpoints[0])
+def _run_block(block: str, endpoint: str, tmp_path) -> dict[str, str]:
+    """Each `tpcc ycsb load|run|verify` of a README block as written: its stdout by phase."""
+    commands = tpcc_commands(block, endpoint)
     assert [c[:2] for c in commands] == [["ycsb", "load"], ["ycsb", "run"], ["ycsb", "verify"]], commands
     outputs = {}
     for argv in commands:
         done = subprocess.run([*tpcc_executable(), *argv], cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, f"tpcc {shlex.join(argv)} exited {done.returncode}:\n{done.stderr[-3000:]}"
         outputs[argv[1]] = done.stdout
+    return outputs
+
+
+def test_readme_ycsb_commands_work(voltdb, tmp_path):  # noqa: F811
+    outputs = _run_block(ycsb_block(), voltdb.endpoints[0], tmp_path)
     results = json.loads((tmp_path / "ycsb-a.json").read_text())
     assert results["status"]["opsPerSecond"] > 0 and results["errors"] == 0
     assert 4 <= results["OVERALL"]["RunTime(ms)"] / 1000 <= 7  # --duration 5
@@ -41,13 +47,7 @@ def test_readme_ycsb_commands_work(voltdb, tmp_path):  # noqa: F811
 
 
 def test_readme_ycsb_timeseries_commands_work(voltdb, tmp_path):  # noqa: F811
-    commands = tpcc_commands(ycsb_block("#### YCSB TimeSeries"), voltdb.endpoints[0])
-    assert [c[:2] for c in commands] == [["ycsb", "load"], ["ycsb", "run"], ["ycsb", "verify"]], commands
-    outputs = {}
-    for argv in commands:
-        done = subprocess.run([*tpcc_executable(), *argv], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, f"tpcc {shlex.join(argv)} exited {done.returncode}:\n{done.stderr[-3000:]}"
-        outputs[argv[1]] = done.stdout
+    outputs = _run_block(ycsb_block("#### YCSB TimeSeries"), voltdb.endpoints[0], tmp_path)
     results = json.loads((tmp_path / "ts-a.json").read_text())
     assert results["errors"] == 0 and set(results["operations"]) == {"INSERT", "READ"}
     assert results["properties"]["workload"] == "site.ycsb.workloads.TimeSeriesWorkload"
