@@ -24,7 +24,7 @@ def ycsb_block(heading: str = "### YCSB") -> list[str]:
     return [line for line in block.group(1).replace("\\\n", " ").splitlines() if line.strip()]
 
 
-def _run_block(block: str, endpoint: str, tmp_path) -> dict[str, str]:
+def _run_block(block: list[str], endpoint: str, tmp_path) -> dict[str, str]:
     """Each `tpcc ycsb load|run|verify` of a README block as written: its stdout by phase."""
     commands = tpcc_commands(block, endpoint)
     assert [c[:2] for c in commands] == [["ycsb", "load"], ["ycsb", "run"], ["ycsb", "verify"]], commands
