@@ -80,8 +80,8 @@ def test_a_node_killed_during_a_ycsb_run_loses_no_acknowledged_write_and_a_real_
             *WORKLOAD,
             "-p",
             "operationcount=0",
-            # each thread connects to a random node: with 12, one is on the
-            # victim but for a chance of (2/3)^12 < 1 %
+            # each client process pipelines its threads' operations over a connection to every
+            # node (ycsb/pipelined.py), so some are in flight on the victim's when it dies
             "--threads",
             "12",
             "--duration",

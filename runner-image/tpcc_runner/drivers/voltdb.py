@@ -307,10 +307,11 @@ def _decimals(np: Any, values: tuple) -> Any:
     return np.frombuffer(b"".join([_decimal(v) for v in values]), dtype=np.uint8).reshape(-1, 16)
 
 
-def encode_invocation(procedure: str, params: list[tuple[Any, Any]]) -> bytes:
+def encode_invocation(procedure: str, params: list[tuple[Any, Any]], handle: int = 1) -> bytes:
     """params: (type, value) pairs; type is a wire type, (wire type,) for an array of
-    it, or VOLTTABLE with bytes from encode_table."""
-    out = [_invocation_head(procedure), _I16.pack(len(params))]
+    it, or VOLTTABLE with bytes from encode_table. handle: the client handle its answer carries
+    (1: one call at a time on the connection)."""
+    out = [_invocation_head(procedure), _I64.pack(handle), _I16.pack(len(params))]
     for typ, value in params:
         if typ == VOLTTABLE:
             out.append(bytes([VOLTTABLE]) + value)
@@ -333,8 +334,13 @@ _TYPED_I32 = struct.Struct(">bi")
 
 @functools.cache
 def _invocation_head(procedure: str) -> bytes:
-    """Version 0, the procedure's name, client handle 1 (one call at a time per connection)."""
-    return b"\x00" + _string(procedure) + _I64.pack(1)
+    """Version 0 and the procedure's name."""
+    return b"\x00" + _string(procedure)
+
+
+def response_handle(body: bytes) -> int:
+    """The client handle of a response message (without its length prefix)."""
+    return _RESPONSE_HEAD.unpack_from(body, 0)[1]
 
 
 class _Serializer(voltdbclient.FastSerializer):
@@ -734,6 +740,26 @@ def new_order_params(p: NewOrderInput) -> list[tuple[Any, Any]]:
     ]
 
 
+def checked(procedure: str, response: Response, writes: bool) -> Response:
+    """The response of a successful call; every other status raised as the driver error of
+    base.py it means (writes: whether the call writes, so a lost answer is of unknown outcome)."""
+    status = response.status
+    if status == SUCCESS:
+        return response
+    text = f"{procedure}: {_first_line(response.statusString)} (status {status})"
+    if status == USER_ABORT and response.appStatus == APP_STATUS_INVALID_ITEM:
+        raise UserAbort(text)
+    if status == USER_ABORT and response.appStatus == APP_STATUS_MISSING_ROW:
+        raise NotLoaded(text)
+    if status in (RESPONSE_UNKNOWN, CONNECTION_LOST, CONNECTION_TIMEOUT):
+        raise (UnknownOutcome if writes else RetryableError)(text)
+    if status in (SERVER_UNAVAILABLE, TXN_RESTART, TXN_MISPARTITIONED, TXN_MISROUTED):
+        raise RetryableError(text)
+    if status == UNEXPECTED_FAILURE and NOT_PERMITTED.search(text):
+        raise NotPermitted(text)
+    raise DriverError(text)
+
+
 class VoltDBDriver(Driver):
     name = "voltdb"
     option_table = OPTIONS
@@ -832,21 +858,7 @@ class VoltDBDriver(Driver):
             self._reconnect()
             err = UnknownOutcome if writes else ConnectionLost
             raise err(f"{procedure}: no answer from {_where(endpoint)}: {e or type(e).__name__}") from None
-        status = response.status
-        if status == SUCCESS:
-            return response
-        text = f"{procedure}: {_first_line(response.statusString)} (status {status})"
-        if status == USER_ABORT and response.appStatus == APP_STATUS_INVALID_ITEM:
-            raise UserAbort(text)
-        if status == USER_ABORT and response.appStatus == APP_STATUS_MISSING_ROW:
-            raise NotLoaded(text)
-        if status in (RESPONSE_UNKNOWN, CONNECTION_LOST, CONNECTION_TIMEOUT):
-            raise (UnknownOutcome if writes else RetryableError)(text)
-        if status in (SERVER_UNAVAILABLE, TXN_RESTART, TXN_MISPARTITIONED, TXN_MISROUTED):
-            raise RetryableError(text)
-        if status == UNEXPECTED_FAILURE and NOT_PERMITTED.search(text):
-            raise NotPermitted(text)
-        raise DriverError(text)
+        return checked(procedure, response, writes)
 
     def _sql(
         self, sql: str, *params: tuple[int, Any], writes: bool = False, timeout: float | None = None

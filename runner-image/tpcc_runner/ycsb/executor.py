@@ -20,87 +20,19 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
 
 from ..drivers.base import UnknownOutcome
-from .ledger import ledger_line
-from .measurements import BATCHED_OK, ERROR, NOT_FOUND, OK, UNEXPECTED_STATE, Measurements
+from .measurements import BATCHED_OK, ERROR, OK, Measurements
+from .outcome import MEASUREMENT, ThreadWorkload, Timed, judge, written
+from .pipelined import PipelinedClients
 from .properties import Properties
-from .store import KeyValueStore
-from .timeseries import SeriesThread, TimeSeriesWorkload, workload_for
-from .workload import INSERT, READ, READMODIFYWRITE, SCAN, UPDATE, CoreWorkload, Operation
-
-# what a client thread draws its operations from: CoreWorkload (shared) or its own time series
-ThreadWorkload = CoreWorkload | SeriesThread
+from .store import KeyValueStore, Pipeline
+from .timeseries import TimeSeriesWorkload, workload_for
+from .workload import INSERT, READMODIFYWRITE, CoreWorkload, Operation
 
 log = logging.getLogger("tpcc.ycsb")
 PROGRESS_SECONDS = 10.0
 MAX_ERRORS_KEPT = 10
-# YCSB's measurement name of each operation
-MEASUREMENT = {READ: "READ", UPDATE: "UPDATE", INSERT: "INSERT", SCAN: "SCAN", READMODIFYWRITE: "READ-MODIFY-WRITE"}
-
-
-class Timed(NamedTuple):
-    name: str
-    status: str
-    seconds: float
-    report_status: bool = True
-
-
-def _intact(workload: ThreadWorkload, key: str, fields: tuple[str, ...] | None, record: dict[str, bytes]) -> bool:
-    """dataintegrity's check (CoreWorkload's only: TimeSeriesWorkload refuses dataintegrity)."""
-    return (
-        not isinstance(workload, CoreWorkload)
-        or not workload.props.dataintegrity
-        or workload.intact(key, fields, record)
-    )
-
-
-def _read_status(
-    workload: ThreadWorkload, key: str, fields: tuple[str, ...] | None, record: dict[str, bytes] | None
-) -> str:
-    if record is None:
-        return NOT_FOUND
-    if not _intact(workload, key, fields, record):
-        return UNEXPECTED_STATE
-    return OK
-
-
-def _scan_status(workload: ThreadWorkload, op: Operation, records: list) -> str:
-    if not records:
-        return NOT_FOUND
-    if not all(_intact(workload, k, op.fields, r) for k, r in records):
-        return UNEXPECTED_STATE
-    return OK
-
-
-def judge(
-    workload: ThreadWorkload, op: Operation, result: Any, seconds: float, parts: tuple[float, float] | None = None
-) -> tuple[str, list[Timed]]:
-    """An operation's status and what to measure, from its result (KeyValueStore.apply's) and how
-    long it took; a read-modify-write's read and update are measured each (parts: their seconds)
-    and the whole. With dataintegrity a read whose values are not those derived from key and field
-    is UNEXPECTED_STATE."""
-    if op.kind == READ:
-        status = _read_status(workload, op.key, op.fields, result)
-    elif op.kind == UPDATE:
-        status = OK if result else NOT_FOUND
-    elif op.kind == INSERT:
-        status = OK
-    elif op.kind == SCAN:
-        status = _scan_status(workload, op, result)
-    else:
-        record, found = result
-        read = _read_status(workload, op.key, op.fields, record)
-        update = OK if found else NOT_FOUND
-        status = update if read == OK else read
-        read_seconds, update_seconds = parts or (seconds, seconds)
-        return status, [
-            Timed("READ", read, read_seconds),
-            Timed("UPDATE", update, update_seconds),
-            Timed("READ-MODIFY-WRITE", status, seconds, report_status=False),
-        ]
-    return status, [Timed(MEASUREMENT[op.kind], status, seconds)]
 
 
 def perform(store: KeyValueStore, workload: ThreadWorkload, op: Operation) -> tuple[str, list[Timed]]:
@@ -115,22 +47,6 @@ def perform(store: KeyValueStore, workload: ThreadWorkload, op: Operation) -> tu
     found = store.update(op.key, op.written)
     t2 = time.perf_counter()
     return judge(workload, op, (record, found), t2 - t0, (t1 - t0, t2 - t1))
-
-
-def written(op: Operation, status: str, known: bool = True) -> list[str]:
-    """The ledger lines of an operation's write that happened (or may have). A read-modify-write
-    whose read failed its integrity check may still have updated the record: its write is one of
-    unknown outcome, so the verifier accepts its values without counting it as acknowledged.
-    An upsert INSERT (a time series' data point) replaces the record's fields as an update does."""
-    if op.kind == INSERT and (status == OK or not known):
-        return [
-            ledger_line("U", op.key, op.written, known=known) if op.upsert else ledger_line("I", op.key, known=known)
-        ]
-    if op.kind in (UPDATE, READMODIFYWRITE) and (status == OK or not known):
-        return [ledger_line("U", op.key, op.written, known=known)]
-    if op.kind == READMODIFYWRITE and status == UNEXPECTED_STATE:
-        return [ledger_line("U", op.key, op.written, known=False)]
-    return []
 
 
 def throttle_delay(start: float, done: int, tick: float, now: float) -> float:
@@ -180,6 +96,12 @@ class _Shared:
                 self.errors.append(f"{what}: {type(e).__name__}: {e}")
                 log.warning("ycsb: %s", self.errors[-1])
 
+    def abort(self, where: str, e: BaseException) -> None:
+        """A bug outside an operation: stop the run, report it as one line."""
+        self.failed(where, e)
+        self.aborted = f"{where}: {type(e).__name__}: {e}"
+        self.stop.set()
+
     def take_ledger(self) -> list[str]:
         with self.lock:
             lines, self.ledger = self.ledger, []
@@ -205,32 +127,31 @@ class ClientThread:
         per_thread = plan.props.target / plan.props.threadcount
         self.tick = 1.0 / per_thread if per_thread > 0 else 0.0
 
-    def _more(self) -> bool:
+    def more(self) -> bool:
         # a load always has its count: a thread (a process) whose share is 0 has nothing to load
         unlimited = self.limit == 0 and self.plan.phase != "load"
         return not self.shared.stop.is_set() and (unlimited or self.done < self.limit)
 
-    def _throttle(self, start: float) -> None:
-        while (left := throttle_delay(start, self.done, self.tick, time.perf_counter())) > 0:
-            time.sleep(left)
+    def first_start(self, now: float) -> float:
+        """When the thread's schedule starts: ClientThread spreads slow threads' first operations."""
+        return now + self.rng.random() * self.tick if self.tick >= 0.001 else now
 
-    def _measure(self, timed: list[Timed]) -> None:
+    def measure(self, timed: list[Timed]) -> None:
         for t in timed:
             self.measurements.measure(t.name, t.status, t.seconds, t.report_status)
 
     def run(self) -> None:
         try:
-            if self.tick and self.tick >= 0.001:  # ClientThread spreads slow threads' first operations
-                time.sleep(self.rng.random() * self.tick)
-            start = time.perf_counter()
+            now = time.perf_counter()
+            start = self.first_start(now)
+            time.sleep(start - now)
             step = self._load_batch if self.plan.phase == "load" else self._operations
-            while self._more():
+            while self.more():
                 step()
-                self._throttle(start)
+                while (left := throttle_delay(start, self.done, self.tick, time.perf_counter())) > 0:
+                    time.sleep(left)
         except Exception as e:  # a bug outside an operation: stop the run, report it as one line
-            self.shared.failed("client thread", e)
-            self.shared.aborted = f"client thread: {type(e).__name__}: {e}"
-            self.shared.stop.set()
+            self.shared.abort("client thread", e)
 
     def _operations(self) -> None:
         group = self.plan.props.operationspertransaction
@@ -253,10 +174,10 @@ class ClientThread:
             status, timed = perform(self.store, self.workload, op)
         except Exception as e:  # a store's bug must not end the thread: YCSB's Return=ERROR
             self.shared.failed(op.kind, e)
-            self._measure([Timed(MEASUREMENT[op.kind], ERROR, time.perf_counter() - t0)])
+            self.measure([Timed(MEASUREMENT[op.kind], ERROR, time.perf_counter() - t0)])
             self.shared.wrote(written(op, ERROR, known=False) if isinstance(e, UnknownOutcome) else [])
             return
-        self._measure(timed)
+        self.measure(timed)
         self.shared.wrote(written(op, status))
 
     def _transaction(self, ops: list[Operation]) -> None:
@@ -268,24 +189,24 @@ class ClientThread:
         except Exception as e:
             seconds = time.perf_counter() - t0
             self.shared.failed(f"transaction of {len(ops)}", e, len(ops))
-            self._measure([Timed(MEASUREMENT[op.kind], ERROR, seconds) for op in ops])
-            self._measure([Timed("TRANSACTION", ERROR, seconds)])
+            self.measure([Timed(MEASUREMENT[op.kind], ERROR, seconds) for op in ops])
+            self.measure([Timed("TRANSACTION", ERROR, seconds)])
             if isinstance(e, UnknownOutcome):
                 self.shared.wrote([line for op in ops for line in written(op, ERROR, known=False)])
             return
         seconds = time.perf_counter() - t0
         for op, result in zip(ops, results):
             status, timed = judge(self.workload, op, result, seconds)
-            self._measure(timed)
+            self.measure(timed)
             self.shared.wrote(written(op, status))
-        self._measure([Timed("TRANSACTION", OK, seconds)])
+        self.measure([Timed("TRANSACTION", OK, seconds)])
 
     def _load_batch(self) -> None:
         """doInsert, batchsize records to one store.load: as with YCSB's MongoDB binding the
         records before the last return BATCHED_OK at once (latency 0: nothing was sent), and the
         last carries the write's latency and status."""
         batch: list[Operation] = []
-        while len(batch) < self.plan.props.batchsize and self._more():
+        while len(batch) < self.plan.props.batchsize and self.more():
             batch.append(self.workload.next_load_insert(self.rng))
             self.done += 1
         for _ in batch[:-1]:
@@ -330,19 +251,18 @@ def execute(
     workload = workload_for(props, plan.shard)
     total = props.records_to_load if plan.phase == "load" else props.operationcount
     shared = _Shared()
-    stores = []
+    stores: list[KeyValueStore] = []
     try:
-        for _ in range(props.threadcount):
-            stores.append(plan.new_store())
+        pipe = connect_stores(plan, props.threadcount, stores)
         described = stores[0].describe()
         clients = [
-            ClientThread(plan, workload, store, i, limit, shared)
-            for i, (store, limit) in enumerate(zip(stores, shares(total, props.threadcount)))
+            ClientThread(plan, workload, stores[0] if pipe else stores[i], i, limit, shared)
+            for i, limit in enumerate(shares(total, props.threadcount))
         ]
         if on_connected:
             on_connected(lambda: [c.measurements for c in clients])
         progress = _Progress(clients, shared, on_ledger or (lambda lines: None))
-        runtime = run_threads(clients, shared, props.maxexecutiontime or None, progress.poll)
+        runtime = run_threads(runners(clients, pipe, shared), shared, props.maxexecutiontime or None, progress.poll)
     finally:
         for store in stores:
             store.close()
@@ -385,13 +305,29 @@ def log_progress(seconds: float, done: int, rate: float) -> None:
     log.info("ycsb: %.0f s, %d operations, %.1f current ops/sec", seconds, done, rate)
 
 
+def connect_stores(plan: Plan, threads: int, stores: list[KeyValueStore]) -> Pipeline | None:
+    """Connect a store for each of the threads into `stores` (the caller closes them, also when
+    one fails to connect); or one only, and its pipeline, which the threads share (pipelined.py),
+    when the plan is a run of single operations on a store that pipelines."""
+    stores.append(plan.new_store())
+    pipe = stores[0].pipeline() if plan.phase == "run" and plan.props.operationspertransaction == 1 else None
+    while pipe is None and len(stores) < threads:
+        stores.append(plan.new_store())
+    return pipe
+
+
+def runners(clients: list[ClientThread], pipe: Pipeline | None, shared: _Shared) -> list[Callable[[], None]]:
+    """What the threads run: each client its own thread, or all of them on one pipeline."""
+    return [PipelinedClients(clients, pipe, shared).run] if pipe else [c.run for c in clients]
+
+
 def run_threads(
-    clients: list[ClientThread], shared: _Shared, seconds: float | None, poll: Callable[[float], None]
+    runs: list[Callable[[], None]], shared: _Shared, seconds: float | None, poll: Callable[[float], None]
 ) -> float:
     """Run the client threads until they are done or `seconds` (maxexecutiontime; None: no
     limit) have passed, calling poll(now) about 5 times a second and once at the end; the
     seconds they ran."""
-    threads = [threading.Thread(target=c.run, daemon=True, name=f"ycsb-{i}") for i, c in enumerate(clients)]
+    threads = [threading.Thread(target=run, daemon=True, name=f"ycsb-{i}") for i, run in enumerate(runs)]
     start = time.perf_counter()
     deadline = start + seconds if seconds is not None else None
     for t in threads:

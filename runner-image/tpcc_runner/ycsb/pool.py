@@ -38,13 +38,16 @@ from .executor import (
     Outcome,
     Plan,
     _Shared,
+    connect_stores,
     execute,
     log_progress,
     merged,
     run_threads,
+    runners,
     shares,
 )
 from .measurements import Measurements, live_total
+from .store import Pipeline
 from .timeseries import workload_for
 
 log = logging.getLogger("tpcc.ycsb")
@@ -123,12 +126,11 @@ def client_process(part: Part, log_level: int, start_at: Any, stop: Any, reports
     stores: list = []
     try:
         try:
-            for _ in part.limits:
-                stores.append(part.plan.new_store())
+            pipe = connect_stores(part.plan, len(part.limits), stores)
         except Exception as e:
             reports.put(("fatal", part.number, f"{type(e).__name__}: {e}"))
             return
-        _run_part(part, stores, start_at, stop, reports)
+        _run_part(part, stores, pipe, start_at, stop, reports)
     except Exception as e:  # a bug: the parent fails the run with it
         reports.put(("failed", part.number, f"{type(e).__name__}: {e}"))
     finally:
@@ -137,12 +139,12 @@ def client_process(part: Part, log_level: int, start_at: Any, stop: Any, reports
                 store.close()
 
 
-def _run_part(part: Part, stores: list, start_at: Any, stop: Any, reports: Any) -> None:
+def _run_part(part: Part, stores: list, pipe: Pipeline | None, start_at: Any, stop: Any, reports: Any) -> None:
     plan, shared = part.plan, _Shared()
     workload = workload_for(plan.props, plan.shard)
     clients = [
-        ClientThread(plan, workload, store, thread, limit, shared)
-        for thread, store, limit in zip(part.threads, stores, part.limits)
+        ClientThread(plan, workload, stores[0] if pipe else stores[i], thread, limit, shared)
+        for i, (thread, limit) in enumerate(zip(part.threads, part.limits))
     ]
     reports.put(("ready", part.number, stores[0].describe()))
     while start_at.value == 0.0 and not stop.is_set():
@@ -151,7 +153,7 @@ def _run_part(part: Part, stores: list, start_at: Any, stop: Any, reports: Any) 
         return
     limit = plan.props.maxexecutiontime
     seconds = max(0.0, limit - (time.time() - start_at.value)) if limit else None
-    run_threads(clients, shared, seconds, _Reporter(part, clients, shared, stop, reports).poll)
+    run_threads(runners(clients, pipe, shared), shared, seconds, _Reporter(part, clients, shared, stop, reports).poll)
     done = {
         "measurements": merged(c.measurements for c in clients).to_wire(),
         "operations": sum(c.done for c in clients),

@@ -93,11 +93,34 @@ class KeyValueStore(abc.ABC):
     def count_records(self) -> int:
         """How many records the table holds (tpcc ycsb verify)."""
 
+    def pipeline(self) -> Pipeline | None:
+        """This store's connection as one on which several client threads' operations are in
+        flight at once (pipelined.py drives them; the store is used through it only), for a
+        store whose protocol tags its answers; None: one operation at a time per store."""
+        return None
+
     def has_table(self) -> bool:
         """Whether the table is there (a database that came back empty after a fault may have
         lost it with its records). MongoDB and FoundationDB read a missing collection or
         directory as empty: only a store whose reads fail without their table overrides this."""
         return True
+
+
+class Pipeline(abc.ABC):
+    """Several operations in flight on one connection, each with its caller's tag. A step is one
+    call: an operation's kind, or READ or UPDATE of a READMODIFYWRITE (its two calls in turn)."""
+
+    @abc.abstractmethod
+    def send(self, tag: int, step: str, op: Operation) -> None:
+        """Queue the step's request (sent by the next exchange)."""
+
+    @abc.abstractmethod
+    def exchange(self, wait: float | None) -> list[tuple[int, Any]]:
+        """Send what is queued, then wait up to `wait` seconds (None: as long as a call may take)
+        for answers; the steps answered: (tag, the step's result as the store's read, update,
+        insert or scan returns it, or the driver error it raised). When the connection fails or
+        a call's time is up, every step in flight is answered with its error (UnknownOutcome for
+        a write, ConnectionLost for a read) and the next exchange is on a new connection."""
 
 
 def store_class(db: str) -> type[KeyValueStore]:

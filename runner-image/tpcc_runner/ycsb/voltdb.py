@@ -15,11 +15,30 @@ procedures are compiled for the table name usertable (YCSB's default `table`).
 from __future__ import annotations
 
 import re
+import select
+import socket
+import struct
+import time
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
-from ..drivers.voltdb import INTEGER, STRING, TINYINT, VARBINARY, VOLTTABLE, VoltDBDriver, encode_table
-from .store import KeyValueStore, Record
+from ..drivers.base import ConnectionLost, DriverError, UnknownOutcome
+from ..drivers.voltdb import (
+    INTEGER,
+    STRING,
+    TINYINT,
+    VARBINARY,
+    VOLTTABLE,
+    Response,
+    VoltDBDriver,
+    checked,
+    decode_response,
+    encode_invocation,
+    encode_table,
+    response_handle,
+)
+from .store import KeyValueStore, Pipeline, Record
 from .workload import INSERT, READ, READMODIFYWRITE, SCAN, UPDATE, Operation
 
 TABLE = "usertable"
@@ -74,12 +93,14 @@ class VoltDBStore(KeyValueStore):
                 f"voltdb: fieldlength {props.fieldlength} is beyond the table's VARBINARY({MAX_FIELD_LENGTH})"
             )
         self.driver = VoltDBDriver(connection)
+        self.links: list[VoltDBDriver] = []  # a pipeline's connections to the other nodes
 
     def connect(self) -> None:
         self.driver.connect()
 
     def close(self) -> None:
-        self.driver.close()
+        for driver in [self.driver, *self.links]:
+            driver.close()
 
     def describe(self) -> dict[str, Any]:
         return {**self.driver.describe(), "table": TABLE, "layout": "one row per field, partitioned on ycsb_key"}
@@ -123,26 +144,56 @@ class VoltDBStore(KeyValueStore):
             )
 
     def read(self, key: str, fields: tuple[str, ...] | None) -> Record | None:
-        rows = self._call("YcsbRead", [(STRING, key)], writes=False).tables[0].tuples
-        return _record(rows, fields) if rows else None
+        return _read_result(self._call(*_read_call(key), writes=False), fields)
 
     def _scan_limit(self, count: int) -> int:
         return count * self.props.fields_per_record  # every record has all its fields: one row each
 
     def scan(self, start_key: str, count: int, fields: tuple[str, ...] | None) -> list[tuple[str, Record]]:
-        rows = (
-            self._call("YcsbScan", [(STRING, start_key), (INTEGER, self._scan_limit(count))], writes=False)
-            .tables[0]
-            .tuples
-        )
-        return _records(rows, fields)
+        return _scan_result(self._call(*self._scan_call(start_key, count), writes=False), fields)
+
+    def _scan_call(self, start_key: str, count: int) -> tuple[str, list]:
+        return "YcsbScan", [(STRING, start_key), (INTEGER, self._scan_limit(count))]
 
     def update(self, key: str, values: Record) -> bool:
-        found = self._call("YcsbUpdate", [(STRING, key), _fields_table(values)], writes=True).tables[0].tuples
-        return found[0][0] == 1
+        return _update_result(self._call(*_update_call(key, values), writes=True))
 
     def insert(self, key: str, values: Record) -> None:
         self._call("YcsbInsert", [(STRING, key), _fields_table(values)], writes=True)
+
+    def pipeline(self) -> VoltDBPipeline:
+        """This connection and one to each other node (each to the next endpoint up if its own
+        does not answer), closed with the store."""
+        count = len(self.driver.endpoints)
+        for k in range(1, count):
+            driver = VoltDBDriver(self.connection)
+            driver._next = (self.driver._next + k) % count
+            self.links.append(driver)
+            driver.connect()
+        return VoltDBPipeline(self, [self.driver, *self.links])
+
+    def request(self, step: str, op: Operation) -> tuple[str, list, bool]:
+        """A pipelined step's call: (procedure, parameters, whether it writes)."""
+        if step == READ:
+            return (*_read_call(op.key), False)
+        if step == UPDATE:
+            return (*_update_call(op.key, op.written), True)
+        if step == INSERT:
+            return ("YcsbUpsert" if op.upsert else "YcsbInsert", [(STRING, op.key), _fields_table(op.written)], True)
+        if step == SCAN:
+            return (*self._scan_call(op.key, op.scan_length), False)
+        raise ValueError(f"{step} is not one call")
+
+    @staticmethod
+    def result(step: str, op: Operation, response: Response) -> Any:
+        """A pipelined step's result, as read, update, insert or scan returns it."""
+        if step == READ:
+            return _read_result(response, op.fields)
+        if step == UPDATE:
+            return _update_result(response)
+        if step == SCAN:
+            return _scan_result(response, op.fields)
+        return None
 
     def transaction(self, ops: list[Operation]) -> list[Any]:
         """One YcsbTransaction; a read-modify-write is its read and its update."""
@@ -190,6 +241,147 @@ class VoltDBStore(KeyValueStore):
     def has_table(self) -> bool:
         """VoltDB CE keeps no command log: a node restarted alone comes back without the schema."""
         return TABLE in self.driver._catalog("TABLES", 2) and "ycsbread" in self.driver._catalog("PROCEDURES", 2)
+
+
+def _read_call(key: str) -> tuple[str, list]:
+    return "YcsbRead", [(STRING, key)]
+
+
+def _update_call(key: str, values: Record) -> tuple[str, list]:
+    return "YcsbUpdate", [(STRING, key), _fields_table(values)]
+
+
+def _read_result(response: Response, fields: tuple[str, ...] | None) -> Record | None:
+    rows = response.tables[0].tuples
+    return _record(rows, fields) if rows else None
+
+
+def _update_result(response: Response) -> bool:
+    return response.tables[0].tuples[0][0] == 1
+
+
+def _scan_result(response: Response, fields: tuple[str, ...] | None) -> list[tuple[str, Record]]:
+    return _records(response.tables[0].tuples, fields)
+
+
+class _Link:
+    """One connection of a pipeline: the invocations queued on it, those in flight (by tag: step,
+    procedure, writes, op, when its call is out of time; the oldest first, as a dict keeps the
+    order of insertion and an answered tag is popped) and the part of an answer received so far."""
+
+    def __init__(self, store: VoltDBStore, driver: VoltDBDriver):
+        self.store, self.driver = store, driver
+        self.queued: list[bytes] = []
+        self.in_flight: dict[int, tuple[str, str, bool, Operation, float]] = {}
+        self.received = b""
+
+    def send(self, tag: int, step: str, op: Operation) -> None:
+        procedure, params, writes = self.store.request(step, op)
+        self.queued.append(encode_invocation(procedure, params, tag))
+        self.in_flight[tag] = (step, procedure, writes, op, time.monotonic() + self.driver.call_timeout)
+
+    def deadline(self) -> float:
+        return next(iter(self.in_flight.values()))[-1]
+
+    def socket(self) -> socket.socket:
+        """The connection's socket, while calls are in flight on it (a failed flush clears them)."""
+        assert self.driver._conn is not None, "calls in flight on a connection"
+        return self.driver._conn.socket
+
+    def flush(self) -> list[tuple[int, Any]]:
+        """Send what is queued (reconnecting first if the connection was lost); the calls that
+        failed with it."""
+        if self.driver._conn is None and not self.driver._reconnect():
+            e = ConnectionLost("no VoltDB endpoint reachable")
+            return self._fail(lambda procedure, writes: ConnectionLost(f"{procedure}: {e}"))  # none was sent
+        message, self.queued = b"".join(self.queued), []
+        try:
+            sock = self.driver._conn.socket  # type: ignore[union-attr]  # connected above
+            sock.settimeout(self.driver.call_timeout)
+            sock.sendall(message)
+        except OSError as e:
+            return self.fail_all(e)
+        return []
+
+    def receive(self, timeout: float) -> list[tuple[int, Any]]:
+        """The answers that come within timeout (a recv: one or more, or none)."""
+        sock = self.socket()
+        try:
+            sock.settimeout(max(0.0001, timeout))  # 0 would not block
+            try:
+                data = sock.recv(1 << 16)
+            except TimeoutError:
+                if time.monotonic() < self.deadline():
+                    return []  # the caller's wait is over, not a call's time
+                raise TimeoutError(f"no answer within call_timeout {self.driver.call_timeout:g} s") from None
+            if not data:
+                raise ConnectionError("connection closed by the server")
+        except OSError as e:
+            return self.fail_all(e)
+        buffer, at, out = self.received + data, 0, []
+        while len(buffer) - at >= 4:
+            (length,) = struct.unpack_from(">i", buffer, at)
+            if len(buffer) - at - 4 < length:
+                break
+            body = buffer[at + 4 : at + 4 + length]
+            at += 4 + length
+            tag = response_handle(body)
+            step, procedure, writes, op, _ = self.in_flight.pop(tag)
+            try:
+                out.append((tag, self.store.result(step, op, checked(procedure, decode_response(body), writes))))
+            except DriverError as e:
+                out.append((tag, e))
+        self.received = buffer[at:]
+        return out
+
+    def fail_all(self, e: BaseException) -> list[tuple[int, Any]]:
+        """Every call in flight failed and may or may not have happened. The next flush
+        reconnects."""
+        endpoint = self.driver._endpoint
+        where = f"{endpoint[0]}:{endpoint[1]}" if endpoint else "VoltDB"
+        return self._fail(
+            lambda procedure, writes: (UnknownOutcome if writes else ConnectionLost)(
+                f"{procedure}: no answer from {where}: {e}"
+            )
+        )
+
+    def _fail(self, error: Callable[[str, bool], DriverError]) -> list[tuple[int, Any]]:
+        out = [(tag, error(procedure, writes)) for tag, (_, procedure, writes, _, _) in self.in_flight.items()]
+        self.in_flight, self.queued, self.received = {}, [], b""
+        self.driver.close()
+        return out
+
+
+class VoltDBPipeline(Pipeline):
+    """The client threads' operations in flight together, each invocation tagged with its client
+    handle, on one connection to each node (client n's on connection n mod nodes, the first the
+    store's own): as VoltDB's Java client, which YCSB's VoltDB binding shares among its threads,
+    connects to every node and multiplexes them. One send and one receive carry many operations:
+    measured on one node, a client's CPU per read fell from 15 us with one in flight to 7 us with
+    16, the server's from 42 to 17 us."""
+
+    def __init__(self, store: VoltDBStore, drivers: list[VoltDBDriver]):
+        self.links = [_Link(store, driver) for driver in drivers]
+
+    def send(self, tag: int, step: str, op: Operation) -> None:
+        self.links[tag % len(self.links)].send(tag, step, op)
+
+    def exchange(self, wait: float | None) -> list[tuple[int, Any]]:
+        out = [answer for link in self.links if link.queued for answer in link.flush()]
+        busy = [link for link in self.links if link.in_flight]
+        if not busy:
+            return out
+        deadline = min(link.deadline() for link in busy)
+        timeout = deadline - time.monotonic()
+        if wait is not None:
+            timeout = min(wait, timeout)
+        if len(busy) > 1:
+            sockets = {link.socket(): link for link in busy}
+            ready, _, _ = select.select(list(sockets), [], [], max(0.0, timeout))
+            busy = [sockets[sock] for sock in ready] or [link for link in busy if link.deadline() <= deadline]
+        for link in busy:
+            out += link.receive(timeout)
+        return out
 
 
 def _records(rows: list[list], fields: tuple[str, ...] | None) -> list[tuple[str, Record]]:
