@@ -267,13 +267,20 @@ def _scan_result(response: Response, fields: tuple[str, ...] | None) -> list[tup
 class _Link:
     """One connection of a pipeline: the invocations queued on it, those in flight (by tag: step,
     procedure, writes, op, when its call is out of time; the oldest first, as a dict keeps the
-    order of insertion and an answered tag is popped) and the part of an answer received so far."""
+    order of insertion and an answered tag is popped) and the part of an answer received so far.
+
+    Its socket blocks with kernel timeouts (SO_SNDTIMEO, SO_RCVTIMEO): a send and a receive are
+    one system call each, where Python's own timeout adds an ioctl and a poll to each. A call
+    unanswered for call_timeout fails when a receive comes back without its answer after its
+    time, or finds nothing for call_timeout."""
 
     def __init__(self, store: VoltDBStore, driver: VoltDBDriver):
         self.store, self.driver = store, driver
         self.queued: list[bytes] = []
         self.in_flight: dict[int, tuple[str, str, bool, Operation, float]] = {}
         self.received = b""
+        self.configured: socket.socket | None = None  # the socket given kernel timeouts
+        self.receive_timeout = 0.0
 
     def send(self, tag: int, step: str, op: Operation) -> None:
         procedure, params, writes = self.store.request(step, op)
@@ -284,9 +291,16 @@ class _Link:
         return next(iter(self.in_flight.values()))[-1]
 
     def socket(self) -> socket.socket:
-        """The connection's socket, while calls are in flight on it (a failed flush clears them)."""
+        """The connection's socket, blocking with kernel timeouts, while calls are in flight on it
+        (a failed flush clears them)."""
         assert self.driver._conn is not None, "calls in flight on a connection"
-        return self.driver._conn.socket
+        sock: socket.socket = self.driver._conn.socket
+        if sock.gettimeout() is not None or self.configured is not sock:  # the driver's again, or new
+            sock.settimeout(None)
+            _kernel_timeout(sock, socket.SO_SNDTIMEO, self.driver.call_timeout)
+            _kernel_timeout(sock, socket.SO_RCVTIMEO, self.driver.call_timeout)
+            self.configured, self.receive_timeout = sock, self.driver.call_timeout
+        return sock
 
     def flush(self) -> list[tuple[int, Any]]:
         """Send what is queued (reconnecting first if the connection was lost); the calls that
@@ -296,28 +310,34 @@ class _Link:
             return self._fail(lambda procedure, writes: ConnectionLost(f"{procedure}: {e}"))  # none was sent
         message, self.queued = b"".join(self.queued), []
         try:
-            sock = self.driver._conn.socket  # type: ignore[union-attr]  # connected above
-            sock.settimeout(self.driver.call_timeout)
-            sock.sendall(message)
+            self.socket().sendall(message)
         except OSError as e:
             return self.fail_all(e)
         return []
 
-    def receive(self, timeout: float) -> list[tuple[int, Any]]:
-        """The answers that come within timeout (a recv: one or more, or none)."""
+    def receive(self, wait: float | None) -> list[tuple[int, Any]]:
+        """The answers that come within `wait` seconds (None: call_timeout): one recv, so one or
+        more answers, or none."""
         sock = self.socket()
+        timeout = self.driver.call_timeout if wait is None else max(0.0001, min(wait, self.driver.call_timeout))
+        if timeout != self.receive_timeout:  # only a throttled run's waits change it
+            _kernel_timeout(sock, socket.SO_RCVTIMEO, timeout)
+            self.receive_timeout = timeout
         try:
-            sock.settimeout(max(0.0001, timeout))  # 0 would not block
             try:
                 data = sock.recv(1 << 16)
-            except TimeoutError:
-                if time.monotonic() < self.deadline():
-                    return []  # the caller's wait is over, not a call's time
-                raise TimeoutError(f"no answer within call_timeout {self.driver.call_timeout:g} s") from None
-            if not data:
+            except BlockingIOError:  # SO_RCVTIMEO: nothing came
+                data = None
+            if data == b"":
                 raise ConnectionError("connection closed by the server")
         except OSError as e:
             return self.fail_all(e)
+        out = self._answers(data) if data else []
+        if self.in_flight and time.monotonic() >= self.deadline():
+            out += self.fail_all(TimeoutError(f"no answer within call_timeout {self.driver.call_timeout:g} s"))
+        return out
+
+    def _answers(self, data: bytes) -> list[tuple[int, Any]]:
         buffer, at, out = self.received + data, 0, []
         while len(buffer) - at >= 4:
             (length,) = struct.unpack_from(">i", buffer, at)
@@ -369,19 +389,25 @@ class VoltDBPipeline(Pipeline):
     def exchange(self, wait: float | None) -> list[tuple[int, Any]]:
         out = [answer for link in self.links if link.queued for answer in link.flush()]
         busy = [link for link in self.links if link.in_flight]
-        if not busy:
-            return out
-        deadline = min(link.deadline() for link in busy)
-        timeout = deadline - time.monotonic()
-        if wait is not None:
-            timeout = min(wait, timeout)
-        if len(busy) > 1:
+        if len(busy) > 1:  # wait on all of them, until the first call is out of time at the latest
+            timeout = min(link.deadline() for link in busy) - time.monotonic()
             sockets = {link.socket(): link for link in busy}
-            ready, _, _ = select.select(list(sockets), [], [], max(0.0, timeout))
-            busy = [sockets[sock] for sock in ready] or [link for link in busy if link.deadline() <= deadline]
+            ready, _, _ = select.select(list(sockets), [], [], max(0.0, min(timeout, wait or timeout)))
+            for link in (sockets[sock] for sock in ready):
+                out += link.receive(None)  # something is there: the recv does not wait
+            for link in busy:
+                if link.in_flight and link.deadline() <= time.monotonic():
+                    out += link.fail_all(TimeoutError(f"no answer within call_timeout {link.driver.call_timeout:g} s"))
+            return out
         for link in busy:
-            out += link.receive(timeout)
+            out += link.receive(wait)
         return out
+
+
+def _kernel_timeout(sock: socket.socket, option: int, seconds: float) -> None:
+    """SO_SNDTIMEO or SO_RCVTIMEO (a struct timeval; 0 would mean none)."""
+    whole = int(seconds)
+    sock.setsockopt(socket.SOL_SOCKET, option, struct.pack("ll", whole, max(1, int((seconds - whole) * 1e6))))
 
 
 def _records(rows: list[list], fields: tuple[str, ...] | None) -> list[tuple[str, Record]]:
