@@ -266,8 +266,9 @@ def _scan_result(response: Response, fields: tuple[str, ...] | None) -> list[tup
 
 class _Link:
     """One connection of a pipeline: the invocations queued on it, those in flight (by tag: step,
-    procedure, writes, op, when its call is out of time; the oldest first, as a dict keeps the
-    order of insertion and an answered tag is popped) and the part of an answer received so far.
+    procedure, writes, op), when each call sent is out of time (call_timeout from when it was sent,
+    not queued: a reconnection may come between; the oldest first, as a dict keeps the order of
+    insertion and an answered tag is popped) and the part of an answer received so far.
 
     Its socket blocks with kernel timeouts (SO_SNDTIMEO, SO_RCVTIMEO): a send and a receive are
     one system call each, where Python's own timeout adds an ioctl and a poll to each. A call
@@ -277,7 +278,9 @@ class _Link:
     def __init__(self, store: VoltDBStore, driver: VoltDBDriver):
         self.store, self.driver = store, driver
         self.queued: list[bytes] = []
-        self.in_flight: dict[int, tuple[str, str, bool, Operation, float]] = {}
+        self.queued_tags: list[int] = []
+        self.in_flight: dict[int, tuple[str, str, bool, Operation]] = {}
+        self.deadlines: dict[int, float] = {}
         self.received = b""
         self.configured: socket.socket | None = None  # the socket given kernel timeouts
         self.receive_timeout = 0.0
@@ -285,10 +288,11 @@ class _Link:
     def send(self, tag: int, step: str, op: Operation) -> None:
         procedure, params, writes = self.store.request(step, op)
         self.queued.append(encode_invocation(procedure, params, tag))
-        self.in_flight[tag] = (step, procedure, writes, op, time.monotonic() + self.driver.call_timeout)
+        self.queued_tags.append(tag)
+        self.in_flight[tag] = (step, procedure, writes, op)
 
     def deadline(self) -> float:
-        return next(iter(self.in_flight.values()))[-1]
+        return next(iter(self.deadlines.values()))
 
     def socket(self) -> socket.socket:
         """The connection's socket, blocking with kernel timeouts, while calls are in flight on it
@@ -313,6 +317,8 @@ class _Link:
             self.socket().sendall(message)
         except OSError as e:
             return self.fail_all(e)
+        self.deadlines.update(dict.fromkeys(self.queued_tags, time.monotonic() + self.driver.call_timeout))
+        self.queued_tags = []
         return []
 
     def receive(self, wait: float | None) -> list[tuple[int, Any]]:
@@ -333,7 +339,7 @@ class _Link:
         except OSError as e:
             return self.fail_all(e)
         out = self._answers(data) if data else []
-        if self.in_flight and time.monotonic() >= self.deadline():
+        if self.deadlines and time.monotonic() >= self.deadline():
             out += self.fail_all(TimeoutError(f"no answer within call_timeout {self.driver.call_timeout:g} s"))
         return out
 
@@ -346,7 +352,8 @@ class _Link:
             body = buffer[at + 4 : at + 4 + length]
             at += 4 + length
             tag = response_handle(body)
-            step, procedure, writes, op, _ = self.in_flight.pop(tag)
+            step, procedure, writes, op = self.in_flight.pop(tag)
+            del self.deadlines[tag]
             try:
                 out.append((tag, self.store.result(step, op, checked(procedure, decode_response(body), writes))))
             except DriverError as e:
@@ -366,8 +373,8 @@ class _Link:
         )
 
     def _fail(self, error: Callable[[str, bool], DriverError]) -> list[tuple[int, Any]]:
-        out = [(tag, error(procedure, writes)) for tag, (_, procedure, writes, _, _) in self.in_flight.items()]
-        self.in_flight, self.queued, self.received = {}, [], b""
+        out = [(tag, error(procedure, writes)) for tag, (_, procedure, writes, _) in self.in_flight.items()]
+        self.in_flight, self.deadlines, self.queued, self.queued_tags, self.received = {}, {}, [], [], b""
         self.driver.close()
         return out
 
@@ -396,7 +403,7 @@ class VoltDBPipeline(Pipeline):
             for link in (sockets[sock] for sock in ready):
                 out += link.receive(None)  # something is there: the recv does not wait
             for link in busy:
-                if link.in_flight and link.deadline() <= time.monotonic():
+                if link.deadlines and link.deadline() <= time.monotonic():
                     out += link.fail_all(TimeoutError(f"no answer within call_timeout {link.driver.call_timeout:g} s"))
             return out
         for link in busy:
