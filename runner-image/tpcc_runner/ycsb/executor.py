@@ -5,6 +5,8 @@ its own SeriesThread: its series keys and timestamps). A thread does its share o
 operationcount (or of the records to load), YCSB's way of splitting it, until maxexecutiontime
 stops it; with a target it paces itself to target / threadcount operations per second from its
 start, as ClientThread.throttleNanos does. Throughput counts every operation attempted, as YCSB's.
+On a store that pipelines (VoltDB) a run's single operations are the threads' without a thread
+and a connection each: pipelined.py drives them all over the store's connections, one thread.
 
 With Plan.processes > 1 the threads are split over client processes (pool.py): one process's
 threads pass the interpreter lock around every send and receive, and a runner that needs more

@@ -1,7 +1,7 @@
 """A process's client threads as YCSB counts them, without a thread each: every client has one
-operation in flight at a time, as a ClientThread has, and all of them share one connection (the
-store's Pipeline) driven from one thread, which sends what the clients ask together and takes
-their answers as they come. Each operation is timed from when its client asks to when its answer
+operation in flight at a time, as a ClientThread has, and all of them share the store's Pipeline
+(VoltDB's: one connection to each node), driven from one thread, which sends what the clients ask
+together and takes their answers as they come. Each operation is timed from when its client asks to when its answer
 is read, throttled (target) from its client's schedule and judged, measured and written to the
 ledger as a ClientThread's (outcome.py): the same results, but one send and one receive carry
 many operations, so the runner's CPU per operation falls, and with it what the runner takes from
