@@ -139,9 +139,7 @@ class VoltDBStore(KeyValueStore):
         where one multi-partition YcsbTransaction of the batch took 1.2 ms a record and
         serializes the whole cluster, so load threads could not add up."""
         for key, values in records:
-            self._call(
-                "YcsbUpsert", [(STRING, key), _fields_table(values)], writes=True, timeout=self.driver.load_timeout
-            )
+            self._call(*_insert_call(key, values, upsert=True), writes=True, timeout=self.driver.load_timeout)
 
     def read(self, key: str, fields: tuple[str, ...] | None) -> Record | None:
         return _read_result(self._call(*_read_call(key), writes=False), fields)
@@ -159,7 +157,7 @@ class VoltDBStore(KeyValueStore):
         return _update_result(self._call(*_update_call(key, values), writes=True))
 
     def insert(self, key: str, values: Record) -> None:
-        self._call("YcsbInsert", [(STRING, key), _fields_table(values)], writes=True)
+        self._call(*_insert_call(key, values), writes=True)
 
     def pipeline(self) -> VoltDBPipeline:
         """This connection and one to each other node (each to the next endpoint up if its own
@@ -179,7 +177,7 @@ class VoltDBStore(KeyValueStore):
         if step == UPDATE:
             return (*_update_call(op.key, op.written), True)
         if step == INSERT:
-            return ("YcsbUpsert" if op.upsert else "YcsbInsert", [(STRING, op.key), _fields_table(op.written)], True)
+            return (*_insert_call(op.key, op.written, op.upsert), True)
         if step == SCAN:
             return (*self._scan_call(op.key, op.scan_length), False)
         raise ValueError(f"{step} is not one call")
@@ -249,6 +247,10 @@ def _read_call(key: str) -> tuple[str, list]:
 
 def _update_call(key: str, values: Record) -> tuple[str, list]:
     return "YcsbUpdate", [(STRING, key), _fields_table(values)]
+
+
+def _insert_call(key: str, values: Record, upsert: bool = False) -> tuple[str, list]:
+    return "YcsbUpsert" if upsert else "YcsbInsert", [(STRING, key), _fields_table(values)]
 
 
 def _read_result(response: Response, fields: tuple[str, ...] | None) -> Record | None:
@@ -339,9 +341,13 @@ class _Link:
         except OSError as e:
             return self.fail_all(e)
         out = self._answers(data) if data else []
+        return out + self.fail_if_out_of_time()
+
+    def fail_if_out_of_time(self) -> list[tuple[int, Any]]:
+        """fail_all, if the oldest call sent has had its call_timeout."""
         if self.deadlines and time.monotonic() >= self.deadline():
-            out += self.fail_all(TimeoutError(f"no answer within call_timeout {self.driver.call_timeout:g} s"))
-        return out
+            return self.fail_all(TimeoutError(f"no answer within call_timeout {self.driver.call_timeout:g} s"))
+        return []
 
     def _answers(self, data: bytes) -> list[tuple[int, Any]]:
         buffer, at, out = self.received + data, 0, []
@@ -399,12 +405,13 @@ class VoltDBPipeline(Pipeline):
         if len(busy) > 1:  # wait on all of them, until the first call is out of time at the latest
             timeout = min(link.deadline() for link in busy) - time.monotonic()
             sockets = {link.socket(): link for link in busy}
-            ready, _, _ = select.select(list(sockets), [], [], max(0.0, min(timeout, wait or timeout)))
+            if wait is not None:  # a throttled client is due (0.0: now)
+                timeout = min(timeout, wait)
+            ready, _, _ = select.select(list(sockets), [], [], max(0.0, timeout))
             for link in (sockets[sock] for sock in ready):
                 out += link.receive(None)  # something is there: the recv does not wait
             for link in busy:
-                if link.deadlines and link.deadline() <= time.monotonic():
-                    out += link.fail_all(TimeoutError(f"no answer within call_timeout {link.driver.call_timeout:g} s"))
+                out += link.fail_if_out_of_time()
             return out
         for link in busy:
             out += link.receive(wait)
