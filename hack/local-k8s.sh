@@ -105,6 +105,9 @@ deps() { # Debian packages (only what is missing)
 }
 
 build() { # Kubernetes binaries (one go build) and CoreDNS, from the Go module proxy
+  # -s -w strips the binaries' debug information at link; not generating it while compiling
+  # takes about 8 % off a cold build (measured on client-go)
+  local NO_DWARF=-gcflags=all=-dwarf=false
   local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
   local k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy) b ok=1 t
   for b in "${k8s_bins[@]}"; do [ "$("$BIN/$b" --version 2>/dev/null)" = "Kubernetes $K8S_VERSION" ] || ok=0; done
@@ -129,16 +132,23 @@ build() { # Kubernetes binaries (one go build) and CoreDNS, from the Go module p
       ldf+=" -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
       ldf+=" -X k8s.io/client-go/pkg/version.gitVersion=$V -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
       pkgs=(); for b in "${k8s_bins[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
-      go build -trimpath -ldflags "$ldf" -o "$BIN/" "${pkgs[@]}" >"$LOGS/go-build.log" 2>&1 \
+      go build -trimpath $NO_DWARF -ldflags "$ldf" -o "$BIN/" "${pkgs[@]}" >"$LOGS/go-build.log" 2>&1 \
         || { tail -30 "$LOGS/go-build.log" >&2; exit 1; }
     )
     log "build: Kubernetes $K8S_VERSION (${k8s_bins[*]}) in $(( $(now) - t ))s"
   fi
-  if ! "$BIN/coredns" -version 2>/dev/null | grep -q "CoreDNS-${COREDNS_VERSION#v}"; then
+  # CoreDNS with the Corefile's plugins only (hack/k8s/coredns/main.go), in a scratch module of its own
+  local stamp=$BIN/.coredns-$COREDNS_VERSION-$(sha256sum "$ROOT/hack/k8s/coredns/main.go" | cut -c1-12)
+  if [ ! -f "$stamp" ] || [ ! -x "$BIN/coredns" ]; then
     t=$(now)
-    GOBIN=$BIN GOFLAGS= go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION" \
-      >"$LOGS/coredns-build.log" 2>&1 || { tail -30 "$LOGS/coredns-build.log" >&2; return 1; }
-    log "build: CoreDNS $COREDNS_VERSION in $(( $(now) - t ))s"
+    local C=$K8S_CACHE/coredns-module
+    rm -rf "$C"; mkdir -p "$C"; cp "$ROOT/hack/k8s/coredns/main.go" "$C/"
+    ( cd "$C"
+      printf 'module localk8s/coredns\n\ngo 1.24.0\n' >go.mod
+      go get "github.com/coredns/coredns@$COREDNS_VERSION" && go build -trimpath $NO_DWARF -ldflags "-s -w" -o "$BIN/coredns" .
+    ) >"$LOGS/coredns-build.log" 2>&1 || { tail -30 "$LOGS/coredns-build.log" >&2; return 1; }
+    rm -f "$BIN"/.coredns-*; touch "$stamp"
+    log "build: CoreDNS $COREDNS_VERSION (plugins of the Corefile) in $(( $(now) - t ))s"
   fi
 }
 
