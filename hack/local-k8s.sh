@@ -20,7 +20,7 @@
 #
 # usage: local-k8s.sh [deps|build|tools|up|node|smoke|down|reset|env|all]...
 #   all = deps build tools up node;  env prints the export lines for eval;  reset = down + delete state
-# env: K8S_VERSION (v1.33.13)  COREDNS_VERSION (v1.14.7)  APISERVER_PORT (16443)
+# env: K8S_VERSION (v1.33.13)  COREDNS_VERSION (v1.14.7)  APISERVER_PORT (16443)  NODE_MIN_FREE_GB (8)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/hack/k8s/env.sh"
@@ -328,8 +328,25 @@ EOF
   wait_ready hostpath_provisioner 60 test -f "$RUN/hostpath_provisioner.ready"
 }
 
+# The node's images, volumes and logs live under $RUN. On a nearly full disk the kubelet evicts
+# pods and taints the node (ephemeral-storage pressure), which shows only as pods that never start
+# (a helm --wait timeout, minutes later); the suite's images, databases and logs take a few GB.
+NODE_MIN_FREE_GB=${NODE_MIN_FREE_GB:-8}
+
+check_free_disk() {
+  mkdir -p "$RUN"
+  local free_gb mount
+  free_gb=$(( $(df -Pk "$RUN" | awk 'NR == 2 {print $4}') / 1048576 ))
+  mount=$(df -P "$RUN" | awk 'NR == 2 {print $6}')
+  if [ "$free_gb" -lt "$NODE_MIN_FREE_GB" ]; then
+    log "node: only $free_gb GB free on $mount (under $RUN); the node needs $NODE_MIN_FREE_GB GB for its images, volumes and logs: free some (old clones' .work, \$TPCC_CACHE) or lower NODE_MIN_FREE_GB"
+    return 1
+  fi
+}
+
 start_node() { # containerd + kubelet + kube-proxy; node $NODE_NAME
   local t; t=$(now)
+  check_free_disk
   net_up
   mkdir -p "$RUN/cni/net.d" "$RUN/kubelet" "$RUN/pod-logs"
   restart_if_changed containerd "$RUN/containerd.toml" <<EOF
