@@ -29,7 +29,7 @@ from .report import add_parser as add_report_parser
 from .report import cmd_report
 from .results import LATE_START_SECONDS, PodWindow, run_results, server_results, summary
 from .server_stats import ClientCounts, DatabaseSize, ServerCounters
-from .usage import UsageError, connection_options, parse_time, positive
+from .usage import UsageError, at_least, connection_options, parse_time, positive
 from .workload import TRANSACTIONS, RemotePercents, Scale, parse_mix, run_constants
 from .ycsb.command import add_parser as add_ycsb_parser
 from .ycsb.command import cmd_ycsb
@@ -80,14 +80,7 @@ def _percent(text: str) -> int:
     return value
 
 
-def _non_negative(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
-    return v
+_non_negative = at_least(0, float)
 
 
 def _probability(text: str) -> float:

@@ -17,21 +17,26 @@ class UsageError(Exception):
     pass
 
 
-def positive(kind: Callable[[str], int | float]) -> Callable[[str], int | float]:
-    """An argparse type: a number of `kind` (int, float), at least 1."""
+def at_least(minimum: int, kind: Callable[[str], int | float]) -> Callable[[str], int | float]:
+    """An argparse type: a number of `kind` (int, float), at least `minimum`."""
 
-    what = "a positive whole number" if kind is int else "a positive number"
+    what = "whole number" if kind is int else "number"
+    what = f"a positive {what}" if minimum >= 1 else f"a {what}"
 
     def parse(text: str) -> int | float:
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"must be >= 1, got {text!r}")
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {text!r}")
         return value
 
     return parse
+
+
+def positive(kind: Callable[[str], int | float]) -> Callable[[str], int | float]:
+    return at_least(1, kind)
 
 
 def connection_options(args) -> ConnectionOptions:

@@ -258,7 +258,7 @@ def execute(
         pipe = connect_stores(plan, props.threadcount, stores)
         described = stores[0].describe()
         clients = [
-            ClientThread(plan, workload, stores[0] if pipe else stores[i], i, limit, shared)
+            ClientThread(plan, workload, thread_store(stores, pipe, i), i, limit, shared)
             for i, limit in enumerate(shares(total, props.threadcount))
         ]
         if on_connected:
@@ -316,6 +316,11 @@ def connect_stores(plan: Plan, threads: int, stores: list[KeyValueStore]) -> Pip
     while pipe is None and len(stores) < threads:
         stores.append(plan.new_store())
     return pipe
+
+
+def thread_store(stores: list[KeyValueStore], pipe: Pipeline | None, i: int) -> KeyValueStore:
+    """Client thread i's store (connect_stores'): its own, or the one all share on a pipeline."""
+    return stores[0] if pipe else stores[i]
 
 
 def runners(clients: list[ClientThread], pipe: Pipeline | None, shared: _Shared) -> list[Callable[[], None]]:

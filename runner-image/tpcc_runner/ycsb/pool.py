@@ -45,6 +45,7 @@ from .executor import (
     run_threads,
     runners,
     shares,
+    thread_store,
 )
 from .measurements import Measurements, live_total
 from .store import Pipeline
@@ -143,7 +144,7 @@ def _run_part(part: Part, stores: list, pipe: Pipeline | None, start_at: Any, st
     plan, shared = part.plan, _Shared()
     workload = workload_for(plan.props, plan.shard)
     clients = [
-        ClientThread(plan, workload, stores[0] if pipe else stores[i], thread, limit, shared)
+        ClientThread(plan, workload, thread_store(stores, pipe, i), thread, limit, shared)
         for i, (thread, limit) in enumerate(zip(part.threads, part.limits))
     ]
     reports.put(("ready", part.number, stores[0].describe()))
