@@ -33,14 +33,18 @@ APP_UID=1000
 
 now() { date +%s; }
 sha() { sha256sum | cut -c1-16; }
-# hash of the contents and relative names of the files under the given dirs (caches, build output and
-# tests left out), of this script and of mkimage.py: the same inputs give the same hash in any clone
+# the files of a tree that go into an image (caches, build output, logs and tests left out), NUL-separated
+# and relative to the tree's parent directory: what tree_hash hashes is what runner() copies
+tree_files() {
+  ( cd "$(dirname "$1")" && find "$(basename "$1")" -type f ! -path '*/__pycache__/*' ! -path '*.egg-info/*' \
+      ! -path '*/.pytest_cache/*' ! -path '*/.mypy_cache/*' ! -path '*/.ruff_cache/*' ! -path '*/tests/*' \
+      ! -path '*/build/*' ! -name '*.log' -print0 | LC_ALL=C sort -z )
+}
+# hash of the contents and relative names of tree_files of the given dirs, of this script and of
+# mkimage.py: the same inputs give the same hash in any clone
 tree_hash() {
   local d
-  { for d in "$@"; do
-      ( cd "$(dirname "$d")" && find "$(basename "$d")" -type f ! -path '*/__pycache__/*' ! -path '*.egg-info/*' \
-          ! -path '*/.pytest_cache/*' ! -path '*/tests/*' ! -path '*/build/*' -print0 | LC_ALL=C sort -z | xargs -0r sha256sum )
-    done
+  { for d in "$@"; do tree_files "$d" | ( cd "$(dirname "$d")" && xargs -0r sha256sum ); done
     script_hash; } | sha
 }
 script_hash() { cat "$SELF" "$MKIMAGE" "$HASH_PYCS" | sha; }
@@ -138,8 +142,7 @@ runner() { # the runner (and the operator, when it exists) installed in a venv: 
     fresh_rootfs "$r" "$BASE_TGZ"
     mkdir -p "$r/tmp/src"
     for s in "${srcs[@]}"; do
-      tar -C "$(dirname "$s")" --exclude=tests --exclude=__pycache__ --exclude='*.egg-info' --exclude=.pytest_cache --exclude=build \
-        -cf - "$(basename "$s")" | tar -C "$r/tmp/src" -xf -
+      tree_files "$s" | tar -C "$(dirname "$s")" --null -T - -cf - | tar -C "$r/tmp/src" -xf -
       names+=("/tmp/src/$(basename "$s")")
     done
     names[0]+="[changepoints]"  # the runner with `tpcc changepoints`; Otava itself without its dependencies
