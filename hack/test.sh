@@ -27,15 +27,20 @@ setup() {
   "$ROOT/hack/voltdb.sh" procs
 }
 
-unit() {
-  log "lint and format (ruff check, ruff format --check: ruff.toml)"
-  "$VENV/bin/ruff" check "$ROOT"
-  "$VENV/bin/ruff" format --check "$ROOT"
-  log "types (mypy: [tool.mypy] of operator/ and runner-image/pyproject.toml)"
-  (cd "$ROOT/operator" && "$VENV/bin/mypy")
-  (cd "$ROOT/runner-image" && "$VENV/bin/mypy")
-  log "unit tests"
-  "${PYTEST[@]}" -m "not db and not k8s" "$ROOT/runner-image/tests" "$ROOT/operator/tests"
+# Two sessions at once, as the db and e2e stages below: one pytest process keeps one core busy
+unit() { shares "$WORK/unit" unit_share; }
+
+unit_share() {
+  if [ "$1" = a ]; then
+    log "lint and format (ruff check, ruff format --check: ruff.toml)"
+    "$VENV/bin/ruff" check "$ROOT"
+    "$VENV/bin/ruff" format --check "$ROOT"
+  fi
+  local package=$([ "$1" = a ] && echo runner-image || echo operator)
+  log "types (mypy: [tool.mypy] of $package/pyproject.toml)"
+  (cd "$ROOT/$package" && "$VENV/bin/mypy")
+  log "unit tests ($package/tests)"
+  "${PYTEST[@]}" -m "not db and not k8s" "$ROOT/$package/tests"
 }
 
 # Two pytest sessions at once, each its share of the modules (runner-image/tests/conftest.py
