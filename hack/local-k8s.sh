@@ -335,9 +335,9 @@ NODE_MIN_FREE_GB=${NODE_MIN_FREE_GB:-8}
 
 check_free_disk() {
   mkdir -p "$RUN"
-  local free_gb mount
-  free_gb=$(( $(df -Pk "$RUN" | awk 'NR == 2 {print $4}') / 1048576 ))
-  mount=$(df -P "$RUN" | awk 'NR == 2 {print $6}')
+  local free_kb mount free_gb
+  read -r free_kb mount < <(df -Pk "$RUN" | awk 'NR == 2 {print $4, $6}')
+  free_gb=$(( free_kb / 1048576 ))
   if [ "$free_gb" -lt "$NODE_MIN_FREE_GB" ]; then
     log "node: only $free_gb GB free on $mount (under $RUN); the node needs $NODE_MIN_FREE_GB GB for its images, volumes and logs: free some (old clones' .work, \$TPCC_CACHE) or lower NODE_MIN_FREE_GB"
     return 1

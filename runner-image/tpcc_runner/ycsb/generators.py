@@ -14,7 +14,6 @@ negative number.
 
 from __future__ import annotations
 
-import functools
 import math
 import random
 import threading
@@ -37,12 +36,9 @@ def _signed64(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def fnvhash64(value: int) -> int:
     """site.ycsb.Utils.fnvhash64: FNV-1a over the 8 low-order-first bytes of a long, then
-    Math.abs (which leaves Long.MIN_VALUE negative). Remembered for the most recent 65,536
-    values: a zipfian run hashes its popular items over and over (the scrambled draw, then the
-    key's name), which took 5 % of a pipelined client's CPU."""
+    Math.abs (which leaves Long.MIN_VALUE negative)."""
     hashval = FNV_OFFSET_BASIS_64
     val = _signed64(value)
     for _ in range(8):
@@ -53,7 +49,6 @@ def fnvhash64(value: int) -> int:
     return signed if signed == -(1 << 63) else abs(signed)
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def build_key_name(keynum: int, ordered: bool, zeropadding: int = 1) -> str:
     """CoreWorkload.buildKeyName: "user" + the key number (its FNV hash unless insertorder is
     ordered), left-padded with zeros to zeropadding digits."""
