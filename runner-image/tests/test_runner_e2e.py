@@ -3,6 +3,7 @@ ledger, a corrupted row, an interrupted and resumed load."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -12,6 +13,7 @@ import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pymongo
 import pytest
@@ -519,3 +521,77 @@ def test_voltdb_delivery_and_partitioning_variants_run_check_and_count_one_deliv
         "2",
     )
     assert refused.code != 0 and "the database was loaded with schema" in refused.stderr, refused.stderr
+
+
+def _live_members(group: int) -> list[int]:
+    """The processes of a process group that have not ended (a zombie has)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == group and fields[0] != "Z":  # state, ppid, pgrp
+                members.append(int(entry.name))
+    return members
+
+
+def _killed_alone(args: list[str], workers: int, sig: signal.Signals) -> str:
+    """Start `tpcc ARGS` in a group of its own, wait until its fork server and `workers` worker
+    processes are there and working, send `sig` to the runner's process alone (as `kill PID`,
+    `timeout` or a supervisor does), and return its group's stderr once every process of the
+    group has ended; fail if one is still there 10 s after the runner ended."""
+    run = subprocess.Popen(
+        [*TPCC, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        deadline = time.time() + 60
+        while len(_live_members(run.pid)) < 2 + workers and time.time() < deadline and run.poll() is None:
+            time.sleep(0.2)
+        time.sleep(2)  # the workers connected and at work
+        assert run.poll() is None and len(_live_members(run.pid)) >= 2 + workers, (
+            run.stderr.read() if run.stderr else ""
+        )
+        os.kill(run.pid, sig)
+        run.wait(10)
+        deadline = time.time() + 10
+        while _live_members(run.pid) and time.time() < deadline:
+            time.sleep(0.2)
+        assert not _live_members(run.pid), f"still running 10 s after the runner ended: {_live_members(run.pid)}"
+        assert run.stderr is not None
+        return run.stderr.read()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+
+
+def _volt_args(voltdb) -> list[str]:
+    return ["--db", "voltdb", "--endpoints", voltdb.endpoints[0], "--metrics-port", "0"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_runner_killed_alone_takes_its_client_processes_with_it(voltdb, sig):
+    """`tpcc run` ended by a signal sent to it alone: its client processes (children of the
+    fork server, not of the runner) end within seconds instead of running on against the
+    database to the end of the run's 120 s."""
+    scaled = ["--warehouses", "1", "--items", "1000", "--customers-per-district", "30"]
+    assert (done := tpcc("load", *_volt_args(voltdb), *scaled, "--workers", "1", "--reset")).code == 0, done.stderr
+    run = ["run", *_volt_args(voltdb), "--warehouses", "1", "--clients", "2", "--processes", "2", "--duration", "120"]
+    stderr = _killed_alone(run, 2, sig)
+    assert stderr.count("has ended; so does this worker") == 2, stderr
+
+
+def test_a_ycsb_run_and_a_load_killed_alone_take_their_workers_with_them(voltdb):
+    """The same for `tpcc ycsb run`'s client processes and `tpcc load`'s workers (killed
+    mid-load)."""
+    props = ["-p", "recordcount=1000", "-p", "fieldcount=4", "-p", "fieldlength=20"]
+    ycsb = ["ycsb", "load", *_volt_args(voltdb), "--reset", *props]
+    assert (done := tpcc(*ycsb)).code == 0, done.stderr
+    run = ["ycsb", "run", *_volt_args(voltdb), "--workload", "a", "--threads", "2", "--processes", "2"]
+    stderr = _killed_alone([*run, *props, "--duration", "120", "-p", "operationcount=0"], 2, signal.SIGKILL)
+    assert stderr.count("has ended; so does this worker") == 2, stderr
+    # 10 warehouses: about 20 s of loading here, 2-3 s of which happen
+    load = ["load", *_volt_args(voltdb), "--warehouses", "10", "--workers", "2", "--reset"]
+    stderr = _killed_alone(load, 2, signal.SIGKILL)
+    assert stderr.count("has ended; so does this worker") == 2, stderr

@@ -18,7 +18,7 @@ from .consistency import RunDeliveries
 from .drivers import driver_module, make_driver
 from .drivers.base import ConnectionLost, ConnectionOptions, DriverError, RetryableError, UnknownOutcome, UserAbort
 from .durability import LedgerRecord, identity_of_new_order
-from .processes import worker_context
+from .processes import end_with_runner, worker_context
 from .results import LATENCY_BUCKETS, OUTCOMES, TIMELINE_STEP_SECONDS, TypeStats, bucket_index, record_latency
 from .transactions import (
     DeliveryInput,
@@ -284,6 +284,7 @@ def _sleep_until(t: float) -> None:
 def client_process(plan: RunPlan, client_ids: list[int], start_at, reports) -> None:
     """Entry point of one client process: connect every terminal, say ready, wait for the
     shared start time, run, report every second, send the measured statistics at the end."""
+    end_with_runner()
     drivers = []
     try:
         for _ in client_ids:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from .drivers import driver_module, make_driver
 from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta, NotLoaded, utcnow
 from .generate import generate_unit, unit_count, unit_keys
-from .processes import worker_context
+from .processes import end_with_runner, worker_context
 from .workload import CConstants, Scale, load_constants
 
 _worker_driver: Driver | None = None
@@ -65,6 +65,7 @@ def constants_of(meta: LoadMeta) -> CConstants:
 
 def _init_worker(db: str, options: ConnectionOptions) -> None:
     global _worker_driver
+    end_with_runner()
     # A unit is a few hundred thousand tuples, strings and documents, freed by reference
     # counting (no cycles): the cycle collector's default passes over them (every 700
     # allocations, the older generations with them) took about a fifth of a MongoDB load's

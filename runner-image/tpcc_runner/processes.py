@@ -11,10 +11,12 @@ from __future__ import annotations
 import faulthandler
 import math
 import multiprocessing as mp
+import multiprocessing.connection
 import multiprocessing.context
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 
 # `kill -USR1` prints every thread's stack to stderr: how to see where a stuck run waits. Set
@@ -32,6 +34,34 @@ def worker_context(*modules: str) -> multiprocessing.context.ForkServerContext:
     main_name = getattr(getattr(sys.modules["__main__"], "__spec__", None), "name", None)
     ctx.set_forkserver_preload(["__main__", *filter(None, [main_name]), *modules])
     return ctx
+
+
+# how a worker ends when the runner that started it has ended first (end_with_runner)
+EXIT_RUNNER_GONE = 3
+
+
+def end_with_runner() -> None:
+    """Called first in every worker (a run's client process, a load worker): end it as soon as
+    the runner process that started it ends, however that ends. A runner killed by SIGKILL or
+    SIGTERM runs no handler of its own, and its workers are the fork server's children, which
+    lives as long as they do: they ran on against the database to the end of their duration
+    (hours, for a long run), a run nobody measures any more. multiprocessing gives each worker
+    a sentinel of its parent, a pipe whose other end closes with the runner; a thread waits on
+    it and ends the process at once (its connections close with it: a transaction in flight is
+    the server's to abort, as when the whole runner is killed)."""
+    runner = mp.parent_process()
+    if runner is None:  # not a multiprocessing worker
+        return
+
+    def end_when_gone() -> None:
+        multiprocessing.connection.wait([runner.sentinel])
+        print(
+            f"{mp.current_process().name}: the runner (pid {runner.pid}) has ended; so does this worker",
+            file=sys.stderr,
+        )
+        os._exit(EXIT_RUNNER_GONE)
+
+    threading.Thread(target=end_when_gone, name="end-with-runner", daemon=True).start()
 
 
 def usable_cpus(cgroup_cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:

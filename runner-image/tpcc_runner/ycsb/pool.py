@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..drivers.base import DriverError
-from ..processes import worker_context
+from ..processes import end_with_runner, worker_context
 from ..redact import setup_logging
 from .executor import (
     MAX_ERRORS_KEPT,
@@ -123,6 +123,7 @@ def client_process(part: Part, log_level: int, start_at: Any, stop: Any, reports
     Ctrl-C is the parent's to handle (it stops the processes). Its threads log their operations'
     errors as the parent's would (time, redacted)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    end_with_runner()
     setup_logging(log_level)
     stores: list = []
     try:
