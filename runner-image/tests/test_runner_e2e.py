@@ -537,11 +537,11 @@ def _live_members(group: int) -> list[int]:
     return members
 
 
-def _killed_alone(args: list[str], workers: int, sig: signal.Signals) -> str:
+def _killed_alone(args: list[str], workers: int, sig: signal.Signals) -> tuple[int, str]:
     """Start `tpcc ARGS` in a group of its own, wait until its fork server and `workers` worker
     processes are there and working, send `sig` to the runner's process alone (as `kill PID`,
-    `timeout` or a supervisor does), and return its group's stderr once every process of the
-    group has ended; fail if one is still there 10 s after the runner ended."""
+    `timeout` or the kubelet does), and return its exit code and its group's stderr once every
+    process of the group has ended; fail if one is still there 10 s after the runner ended."""
     run = subprocess.Popen(
         [*TPCC, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
@@ -560,7 +560,7 @@ def _killed_alone(args: list[str], workers: int, sig: signal.Signals) -> str:
             time.sleep(0.2)
         assert not _live_members(run.pid), f"still running 10 s after the runner ended: {_live_members(run.pid)}"
         assert run.stderr is not None
-        return run.stderr.read()
+        return run.returncode, run.stderr.read()
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(run.pid, signal.SIGKILL)
@@ -570,16 +570,18 @@ def _volt_args(voltdb) -> list[str]:
     return ["--db", "voltdb", "--endpoints", voltdb.endpoints[0], "--metrics-port", "0"]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
-def test_a_runner_killed_alone_takes_its_client_processes_with_it(voltdb, sig):
-    """`tpcc run` ended by a signal sent to it alone: its client processes (children of the
-    fork server, not of the runner) end within seconds instead of running on against the
-    database to the end of the run's 120 s."""
+def test_a_runner_killed_alone_takes_its_client_processes_with_it(voltdb):
+    """`tpcc run` ended by a signal sent to it alone: SIGTERM stops it as Ctrl-C does (exit
+    143), and after a SIGKILL its client processes (children of the fork server, not of the
+    runner) end within seconds instead of running on against the database to the end of the
+    run's 120 s."""
     scaled = ["--warehouses", "1", "--items", "1000", "--customers-per-district", "30"]
     assert (done := tpcc("load", *_volt_args(voltdb), *scaled, "--workers", "1", "--reset")).code == 0, done.stderr
     run = ["run", *_volt_args(voltdb), "--warehouses", "1", "--clients", "2", "--processes", "2", "--duration", "120"]
-    stderr = _killed_alone(run, 2, sig)
-    assert stderr.count("has ended; so does this worker") == 2, stderr
+    code, stderr = _killed_alone(run, 2, signal.SIGTERM)
+    assert code == 143 and "tpcc run: terminated (SIGTERM)" in stderr, stderr
+    code, stderr = _killed_alone(run, 2, signal.SIGKILL)
+    assert code == -signal.SIGKILL and stderr.count("has ended; so does this worker") == 2, stderr
 
 
 def test_a_ycsb_run_and_a_load_killed_alone_take_their_workers_with_them(voltdb):
@@ -589,9 +591,9 @@ def test_a_ycsb_run_and_a_load_killed_alone_take_their_workers_with_them(voltdb)
     ycsb = ["ycsb", "load", *_volt_args(voltdb), "--reset", *props]
     assert (done := tpcc(*ycsb)).code == 0, done.stderr
     run = ["ycsb", "run", *_volt_args(voltdb), "--workload", "a", "--threads", "2", "--processes", "2"]
-    stderr = _killed_alone([*run, *props, "--duration", "120", "-p", "operationcount=0"], 2, signal.SIGKILL)
+    _, stderr = _killed_alone([*run, *props, "--duration", "120", "-p", "operationcount=0"], 2, signal.SIGKILL)
     assert stderr.count("has ended; so does this worker") == 2, stderr
     # 10 warehouses: about 20 s of loading here, 2-3 s of which happen
     load = ["load", *_volt_args(voltdb), "--warehouses", "10", "--workers", "2", "--reset"]
-    stderr = _killed_alone(load, 2, signal.SIGKILL)
+    _, stderr = _killed_alone(load, 2, signal.SIGKILL)
     assert stderr.count("has ended; so does this worker") == 2, stderr

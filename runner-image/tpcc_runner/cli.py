@@ -23,7 +23,7 @@ from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta, boun
 from .executor import ClientPool, RunPlan, Window
 from .ledger import LedgerWriter, hold_ledger, read_ledgers, verify
 from .loader import constants_of, load, require_loaded, scale_of
-from .processes import usable_cpus
+from .processes import Terminated, terminated_by_sigterm, usable_cpus
 from .redact import redact, setup_logging
 from .report import add_parser as add_report_parser
 from .report import cmd_report
@@ -790,8 +790,9 @@ def main(argv: list[str] | None = None) -> int:
 
     metrics = RunnerMetrics()
     try:
-        metrics.serve(args.metrics_port)
-        return COMMANDS[args.command](args, metrics)
+        with terminated_by_sigterm():
+            metrics.serve(args.metrics_port)
+            return COMMANDS[args.command](args, metrics)
     except UsageError as e:
         print(f"tpcc {args.command}: error: {redact(str(e))}", file=sys.stderr)
         return 2
@@ -802,6 +803,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"tpcc {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print(f"tpcc {args.command}: terminated (SIGTERM)", file=sys.stderr)
+        return 143
 
 
 if __name__ == "__main__":

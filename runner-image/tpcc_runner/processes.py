@@ -8,6 +8,7 @@ fork copies their locks in whatever state they are."""
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import math
 import multiprocessing as mp
@@ -17,6 +18,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 # `kill -USR1` prints every thread's stack to stderr: how to see where a stuck run waits. Set
@@ -34,6 +36,27 @@ def worker_context(*modules: str) -> multiprocessing.context.ForkServerContext:
     main_name = getattr(getattr(sys.modules["__main__"], "__spec__", None), "name", None)
     ctx.set_forkserver_preload(["__main__", *filter(None, [main_name]), *modules])
     return ctx
+
+
+class Terminated(Exception):
+    """SIGTERM reached the runner: `kill`, `timeout`, or the kubelet stopping its pod."""
+
+
+@contextlib.contextmanager
+def terminated_by_sigterm() -> Iterator[None]:
+    """While in this block, SIGTERM raises Terminated in the main thread: the runner stops as
+    Ctrl-C stops it, at once. Without a handler the runner, as its container's PID 1 (for
+    which the kernel ignores a signal it has no handler for), ran on against the database
+    until the kubelet's SIGKILL at the end of the pod's grace period (30 s)."""
+
+    def raise_terminated(signum: int, frame: object) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 # how a worker ends when the runner that started it has ended first (end_with_runner)
