@@ -48,11 +48,11 @@ unit_share() {
 db() {
   log "runner tests against real databases"
   "$ROOT/hack/prometheus.sh" deps
-  shares "$WORK/db" db_share
+  timed_shares "$WORK/db" db_share
 }
 
 db_share() {
-  TPCC_DB_SHARE=$1 "${PYTEST[@]}" -m db "$ROOT/runner-image/tests"
+  TPCC_DB_SHARE=$1 "${PYTEST[@]}" --junitxml="$WORK/db-$1.xml" -m db "$ROOT/runner-image/tests"
   [ "$1" = a ] || "${PYTEST[@]}" "$ROOT/dashboards/tests"
 }
 
@@ -70,6 +70,17 @@ shares() {
     log "share $share ($prefix-$share.log):"; cat "$prefix-$share.log"
   done
   return $failed
+}
+
+# shares, then what each test module of each share took (from their --junitxml reports), to
+# balance the shares by
+timed_shares() {
+  local rc=0
+  rm -f "$1"-[ab].xml
+  shares "$@" || rc=$?
+  log "time by test module:"
+  "$VENV/bin/python" "$ROOT/hack/module-times.py" "$1"-[ab].xml || true
+  return $rc
 }
 
 # The two long builds of a fresh machine (Kubernetes from the Go module proxy, the Debian
@@ -98,10 +109,12 @@ k8s() {
   eval "$("$ROOT/hack/local-k8s.sh" env)"
   # two pytest sessions at once, each its share of the modules, namespace and operator release
   # (operator/tests/e2e/conftest.py says why and which)
-  shares "$WORK/e2e" e2e_share
+  timed_shares "$WORK/e2e" e2e_share
 }
 
-e2e_share() { TPCC_E2E_SHARE=$1 TPCC_E2E_REQUIRED=1 "${PYTEST[@]}" -m k8s "$ROOT/operator/tests"; }
+e2e_share() {
+  TPCC_E2E_SHARE=$1 TPCC_E2E_REQUIRED=1 "${PYTEST[@]}" --junitxml="$WORK/e2e-$1.xml" -m k8s "$ROOT/operator/tests"
+}
 
 timed() { local t; t=$(date +%s); "$@"; log "stage $1: $(( $(date +%s) - t )) s"; }
 
