@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import servers
@@ -35,23 +36,31 @@ ROOT = Path(__file__).resolve().parents[2]
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
+def stat_fields(pid: int | str) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command's name (state, ppid, pgrp, ...; utime
+    and stime at 11 and 12), or None when the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def every_process() -> Iterator[tuple[int, list[str]]]:
+    """(pid, stat_fields) of every live process."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := stat_fields(entry.name)) is not None:
+            yield int(entry.name), fields
+
+
 def process_cpu(pid: int) -> float:
     """utime + stime of a live process, in seconds (0 if it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    fields = stat_fields(pid)
+    return 0.0 if fields is None else (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def parent_pids() -> list[tuple[int, int]]:
     """(pid, parent pid) of every process."""
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(FileNotFoundError, ProcessLookupError, IndexError):
-                out.append((int(entry.name), int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])))
-    return out
+    return [(pid, int(fields[1])) for pid, fields in every_process()]
 
 
 def tree_cpu(root: int) -> float:
@@ -63,9 +72,7 @@ def tree_cpu(root: int) -> float:
     total, todo = 0.0, [root]
     while todo:
         pid = todo.pop()
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
+        if (fields := stat_fields(pid)) is None:
             continue
         total += sum(int(f) for f in fields[11:15]) / CLOCK_TICKS  # utime stime cutime cstime
         todo.extend(children.get(pid, []))

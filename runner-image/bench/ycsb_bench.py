@@ -23,23 +23,16 @@ from pathlib import Path
 
 import servers
 from bench import ROOT
-from overhead import become_subreaper, reap_all, tpcc_command
+from overhead import become_subreaper, every_process, reap_all, tpcc_command
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def group_cpu_seconds(pid: int) -> float:
     """CPU seconds of every process in pid's process group (the server and its children)."""
-    group, total = os.getpgid(pid), 0
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == group:  # pgrp; utime, stime follow at 11, 12
-                total += int(fields[11]) + int(fields[12])
-    return total / TICKS
+    group = os.getpgid(pid)
+    ticks = sum(int(f[11]) + int(f[12]) for _, f in every_process() if int(f[2]) == group)  # pgrp; utime, stime
+    return ticks / TICKS
 
 
 def ycsb(runner: Path, phase: str, db: str, endpoint: str, server_pid: int, *args: str) -> dict:

@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Callable
@@ -22,6 +23,9 @@ from secantus_server import own_secantus, secantus  # noqa: F401  (fixtures)
 from tpcc_runner.schema import TABLES
 from voltdb_server import voltdb  # noqa: F401  (fixture)
 from voltdbclient import FastSerializer, VoltProcedure
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from overhead import every_process  # noqa: E402  (the bench scripts' /proc reader)
 
 pytestmark = pytest.mark.db
 
@@ -525,16 +529,7 @@ def test_voltdb_delivery_and_partitioning_variants_run_check_and_count_one_deliv
 
 def _live_members(group: int) -> list[int]:
     """The processes of a process group that have not ended (a zombie has)."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == group and fields[0] != "Z":  # state, ppid, pgrp
-                members.append(int(entry.name))
-    return members
+    return [pid for pid, f in every_process() if int(f[2]) == group and f[0] != "Z"]  # state, ppid, pgrp
 
 
 def _killed_alone(args: list[str], workers: int, sig: signal.Signals) -> tuple[int, str]:
