@@ -35,6 +35,8 @@ from tpcc_operator.timestamps import rfc3339
 
 DB = plan.database_pod_selector(RUN)
 START = rfc3339(T0)
+# a deployed database's pods, read while the run loads, runs and is verified for their OOM kills
+MEMBERS = DatabasePods(DB, plan.DATABASE_CONTAINERS["voltdb"])
 
 
 def both(spec, status: dict, seen: World, now: dt.datetime = T0) -> tuple[list[reads.Read], list[reads.Read]]:
@@ -68,7 +70,7 @@ def test_loading_reads_the_load_job_and_its_reports_once_it_finished(spec_of):
     status = {"phase": "Loading"}
     loader = PodStates({"job-name": "bench-g2-loader"})
     first, running = both(spec, status, World(load=JobState(exists=True), pods=[failures.PodState("p", 1.0)]))
-    assert first == [loader, Job("load", "bench-g2-loader")] and running == []
+    assert first == [loader, MEMBERS, Job("load", "bench-g2-loader")] and running == []
     done = observes(RUN, spec, status, T0, World(load=JobState(True, True), pods=[failures.PodState("p", 1.0)]))
     assert done == [
         Report("load_report", "bench-g2-check", "load.json"),
@@ -85,6 +87,7 @@ def test_running_reads_ready_runners_at_the_barrier_and_results_after_the_window
     first = observes(RUN, spec, status, T0, None)
     assert first == [
         PodStates({"job-name": "bench-g2-runner"}),
+        MEMBERS,
         Job("runner", "bench-g2-runner"),
         StartAt("bench-g2-start"),
         Job("midcheck", "bench-g2-midcheck"),
@@ -99,6 +102,12 @@ def test_running_reads_ready_runners_at_the_barrier_and_results_after_the_window
         Results(0, "bench-g2-results-0"),
         Results(1, "bench-g2-results-1"),
     ]
+
+
+def test_an_external_database_s_pods_are_not_read(spec_of):
+    spec = spec_of({"database": {"type": "voltdb", "external": {"endpoints": ["voltdb.example:21212"]}}})
+    for phase in ("Loading", "Running", "Verifying"):
+        assert MEMBERS not in observes(RUN, spec, {"phase": phase, "startAt": START}, T0, None)
 
 
 def test_faults_read_the_database_pods_and_the_primary_only_when_a_kill_primary_is_due(spec_of):
@@ -122,14 +131,14 @@ def test_verifying_reads_the_job_of_the_check_under_way_then_what_it_needs(spec_
     status = {"phase": "Verifying", "startAt": START}
     pods = [failures.PodState("p", 1.0)]
     first, not_started = both(spec, status, World(pods=pods))
-    assert first == [PodStates({"job-name": "bench-g2-verifier"}), Job("verifier", "bench-g2-verifier")]
+    assert first == [PodStates({"job-name": "bench-g2-verifier"}), MEMBERS, Job("verifier", "bench-g2-verifier")]
     # before the verifier: the database whole again, and the pods that hold the ledgers
     assert not_started == [DatabaseReadiness(DB), RunnerPodIps("bench-g2-runner")]
     assert observes(RUN, spec, status, T0, World(pods=pods, verifier=JobState(exists=True))) == []
     done = World(pods=pods, verifier=JobState(True, False, True, "exit 1"))
     assert observes(RUN, spec, status, T0, done) == [Report("durability_report", "bench-g2-check", "durability.json")]
     checking = {**status, "durability": {"durable": True}}
-    assert observes(RUN, spec, checking, T0, None)[1] == Job("checker", "bench-g2-checker")
+    assert observes(RUN, spec, checking, T0, None)[2] == Job("checker", "bench-g2-checker")
     checked = World(pods=pods, checker=JobState(True, True))
     assert observes(RUN, spec, checking, T0, checked) == [Report("check_report", "bench-g2-check", "check.json")]
 
@@ -178,6 +187,7 @@ def test_kube_reads_first_what_is_asked_then_what_follows_from_it(spec_of, monke
     monkeypatch.setattr(kube, "job_state", lambda ns, name: jobs.get(name, JobState()))
     monkeypatch.setattr(kube, "configmap_data", lambda ns, name: maps.get(name, {}))
     monkeypatch.setattr(kube, "pod_states", lambda ns, labels, now: [failures.PodState("bench-g2-loader-x", 1.0)])
+    monkeypatch.setattr(kube, "pods_of", lambda ns, labels, container: [])
     spec = spec_of({"database": {"type": "voltdb"}})
     world = kube.observe("perf", T0, lambda seen: observes(RUN, spec, {"phase": "Loading"}, T0, seen))
     assert world.load == JobState(True, True) and world.load_report == {"rows": 10, "seconds": 2}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .faults import DatabasePod
 from .runspec import Resources, RunSpec
 
 # Waiting reasons that do not resolve by themselves: the image name, the pull, the container's
@@ -182,6 +183,35 @@ def stuck_reason(message: str) -> str:
     if "CrashLoopBackOff" in message:
         return "PodCrashLooping"
     return "ContainerConfigError"
+
+
+def new_oom_kills(recorded: list[dict], pods: list[DatabasePod]) -> list[dict]:
+    """The database containers' OOM kills not in status.databaseOOMKills yet (one entry per pod
+    and end time): a database killed at its memory limit restarts in place, and one that kept
+    its rows in memory only (VoltDB without k-safety) comes back empty, which the durability
+    verdict then reports as lost orders without saying why."""
+    known = {(k["pod"], k["finishedAt"]) for k in recorded}
+    return [
+        {"pod": p.name, "finishedAt": p.oom_killed_at, "memoryLimit": p.memory_limit}
+        for p in pods
+        if p.oom_killed_at and (p.name, p.oom_killed_at) not in known
+    ]
+
+
+def oom_killed(kill: dict) -> str:
+    limit = f" at its memory limit {kill['memoryLimit']}" if kill.get("memoryLimit") else ""
+    return f"database pod {kill['pod']} was OOMKilled{limit} ({kill['finishedAt']})"
+
+
+def oom_note(kills: list[dict]) -> str:
+    """What a failed run's message adds when the database was OOMKilled during the run."""
+    if not kills:
+        return ""
+    more = f" and {len(kills) - 1} more time(s)" if len(kills) > 1 else ""
+    return (
+        f"; {oom_killed(kills[0])}{more}: give it more memory (spec.database.deploy.values.resources.limits.memory) "
+        "or a shorter run (a run adds rows for as long as it lasts)"
+    )
 
 
 def spec_problems(spec: RunSpec) -> list[str]:

@@ -61,6 +61,10 @@ class DatabasePod:
     uid: str
     ready: bool
     restarts: int = 0  # restartCount of its database container
+    # when that container last ended killed by the kernel at its memory limit (its lastState:
+    # reason OOMKilled, finishedAt), and the limit it has: what a failed run's message names
+    oom_killed_at: str = ""
+    memory_limit: str = ""
 
 
 @dataclass

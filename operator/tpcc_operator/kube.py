@@ -20,6 +20,7 @@ from kubernetes.client.rest import ApiException
 from . import failures, faults, history, plan, schedule
 from .stages import reads
 from .stages.machine import JobState, World
+from .timestamps import rfc3339
 
 HELM = os.environ.get("TPCC_HELM", "helm")
 HELM_TIMEOUT_SECONDS = 180
@@ -377,9 +378,34 @@ def _restarts(pod, container: str) -> int:
 
 
 def pods_of(namespace: str, labels: dict[str, str], container: str) -> list[faults.DatabasePod]:
-    """The database pods, each with the restartCount of its database container."""
+    """The database pods, each with the restartCount of its database container, when it was last
+    OOMKilled and its memory limit."""
     pods = core().list_namespaced_pod(namespace, label_selector=_selector(labels)).items
-    return [faults.DatabasePod(p.metadata.name, p.metadata.uid, _ready(p), _restarts(p, container)) for p in pods]
+    return [
+        faults.DatabasePod(
+            p.metadata.name,
+            p.metadata.uid,
+            _ready(p),
+            _restarts(p, container),
+            oom_killed_at=_oom_killed_at(p, container),
+            memory_limit=_memory_limit(p, container),
+        )
+        for p in pods
+    ]
+
+
+def _memory_limit(pod, container: str) -> str:
+    spec = next((c for c in pod.spec.containers if c.name == container), None)
+    return str(((spec and spec.resources and spec.resources.limits) or {}).get("memory", ""))
+
+
+def _oom_killed_at(pod, container: str) -> str:
+    """finishedAt of the container's last end, if the kernel killed it at its memory limit."""
+    for cs in pod.status.container_statuses or []:
+        ended = cs.last_state and cs.last_state.terminated
+        if cs.name == container and ended and ended.reason == "OOMKilled":
+            return rfc3339(ended.finished_at) if ended.finished_at else "unknown time"
+    return ""
 
 
 def kill_pod(namespace: str, kill: faults.Kill) -> bool:

@@ -46,6 +46,7 @@ SHARES = {
     "test_schedule_e2e.py": "b",
     "test_sweep_e2e.py": "b",
     "test_validation_e2e.py": "a",
+    "test_oom_kill_e2e.py": "a",
 }
 
 

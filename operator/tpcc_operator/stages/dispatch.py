@@ -18,7 +18,7 @@ from ..runspec import RunSpec
 from ..timestamps import rfc3339
 from . import deploying, failing, finished, loading, pending, recording, running, verifying
 from .actions import CreateRunObjects
-from .failing import fail_fast
+from .failing import fail_fast, note_oom_kills
 from .generations import new_run, run_under_way, starts_new_run
 from .kstatus import with_kstatus
 from .machine import (
@@ -75,6 +75,7 @@ def next_step(run: plan.Run, spec: RunSpec, status: dict, world: World, now: dt.
         measured = plan.cell_spec(spec, cell)  # a sweep's cell measures its own workload
         under_way = plan.cell_run(run_under_way(run, status), cell)
         search = saturation.Search.of(spec)  # the sweep's, which the cell's own spec has not
+        note_oom_kills(b, world)
         step = fail_fast(b, measured, world) or _advance(b, under_way, measured, world, cells, search)
         _say_what_it_waits_for(step, under_way, measured, status, world)
     return with_kstatus(step, status, run.generation, now)

@@ -1,9 +1,11 @@
 """Permanent failures: a spec the API server would refuse, a pod that will never start or be
 scheduled (before any stage's own logic), an action the cluster refused for good, a spec the
-typed model cannot read. Each ends the run Failed and turns the phase's condition False.
+typed model cannot read. Each ends the run Failed and turns the phase's condition False. And
+the database's OOM kills, which do not end a run by themselves but explain what fails after them.
 
-Observes: the pods of the phase's workload, the nodes, FailedCreate Events; the failed action.
-Does: fails the run.
+Observes: the pods of the phase's workload, the nodes, FailedCreate Events, the database pods
+while it loads, runs and is verified; the failed action.
+Does: fails the run; records status.databaseOOMKills with a Warning Event for each.
 """
 
 from __future__ import annotations
@@ -57,7 +59,9 @@ def observes(run: plan.Run, spec: RunSpec, status: dict, seen: World | None) -> 
     elif phase in (LOADING, RUNNING, VERIFYING):
         role = plan.verifying_role(spec, status) if phase == VERIFYING else JOB_ROLE[phase]
         if seen is None:
-            return [reads.PodStates({"job-name": plan.job_name(run, role)})]
+            database = plan.database_pod_selector(run), plan.DATABASE_CONTAINERS[spec.database.type]
+            deployed = [reads.DatabasePods(*database)] if spec.database.deployed else []
+            return [reads.PodStates({"job-name": plan.job_name(run, role)}), *deployed]
         missing = not seen.pods
     else:
         return []
@@ -67,6 +71,17 @@ def observes(run: plan.Run, spec: RunSpec, status: dict, seen: World | None) -> 
     if missing:
         wanted.append(reads.FailedCreates(run.prefix))
     return wanted
+
+
+def note_oom_kills(b: Builder, world: World) -> None:
+    """Each new OOM kill of a database container into status.databaseOOMKills, with a Warning
+    Event; every failure message from then on names it (Builder.fail)."""
+    recorded = b.current("databaseOOMKills") or []
+    new = failures.new_oom_kills(recorded, world.database_pods)
+    if new:
+        b.step.status["databaseOOMKills"] = recorded + new
+    for kill in new:
+        b.event("DatabaseOOMKilled", failures.oom_killed(kill), warning=True)
 
 
 def fail_fast(b: Builder, spec: RunSpec, world: World) -> Step | None:

@@ -165,6 +165,9 @@ class Builder:
         self.phase = phase
 
     def fail(self, reason: str, message: str) -> Step:
+        """Failed, the message naming any OOM kill of the database (what a loss, a runner's
+        error or a database not back may come from)."""
+        message += failures.oom_note(self.current("databaseOOMKills") or [])
         self.step.status.update(reason=reason, message=message)
         self.move(FAILED, reason, message)
         return self.step

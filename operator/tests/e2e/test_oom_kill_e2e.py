@@ -1,0 +1,48 @@
+"""A container the kernel kills at its memory limit, as the operator reads it (kube.pods_of):
+the fact a failed run's message names (test_oom_kills.py: from this fact to the message). The
+fault is real: a process that writes past its cgroup's limit on the local cluster's kubelet."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_benchmarkrun_e2e import RUNNER_IMAGE, kubectl, wait_for
+from tpcc_operator import kube
+
+pytestmark = pytest.mark.k8s
+
+LABELS = {"app": "oom-e2e"}
+# writes 256 MiB (bytes * n fills every page; a bytearray's zeroed pages are never touched)
+HOG = "import time; hog = b'x' * (256 << 20); time.sleep(600)"
+
+
+def test_a_container_killed_at_its_memory_limit_is_read_as_oom_killed(namespace, images):
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "oom-e2e", "labels": LABELS},
+        "spec": {
+            "restartPolicy": "Always",  # restarted in place, as a database's StatefulSet pod is
+            "containers": [
+                {
+                    "name": "database",
+                    "image": RUNNER_IMAGE,
+                    "imagePullPolicy": "Never",
+                    "command": ["python3", "-c", HOG],
+                    "resources": {
+                        "requests": {"cpu": "10m", "memory": "64Mi"},
+                        "limits": {"cpu": "200m", "memory": "64Mi"},
+                    },
+                }
+            ],
+        },
+    }
+    kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(pod))
+    try:
+        wait_for("the container restarted", lambda: kube.pods_of(namespace, LABELS, "database")[0].restarts >= 1, 90)
+        [seen] = kube.pods_of(namespace, LABELS, "database")
+        assert seen.oom_killed_at.endswith("Z") and seen.memory_limit == "64Mi"
+        assert kube.pods_of(namespace, LABELS, "no-such-container")[0].oom_killed_at == ""
+    finally:
+        kubectl("delete", "pod", "oom-e2e", "-n", namespace, "--wait=false", check=False)
