@@ -50,7 +50,7 @@ def test_a_late_runner_pod_is_named_and_the_common_window_is_shorter():
     assert [p["measureStart"] for p in r["pods"]] == ["2025-01-01T00:00:10Z", "2025-01-01T00:00:13.400000Z"]
     assert r["tpmC"] == round(60 * (560 + 570) / 56, 2)  # not the on-time pod's 60 s
     msg = late_runners_message(r)
-    assert "shard 1 (13.4 s)" in msg and "shard 0" not in msg
+    assert "shard 1 (13.4 s after startAt)" in msg and "shard 0" not in msg
 
 
 def test_pods_in_any_order_give_the_same_status():

@@ -132,13 +132,17 @@ def server_status(merged: dict[str, Any]) -> dict[str, Any]:
 
 
 def late_runners_message(results: dict[str, Any]) -> str | None:
-    """Why the run fails with reason RunnerLate, or None: a runner pod whose terminals were
-    not all running within LATE_START_SECONDS of startAt missed the common start."""
+    """Why the run fails with reason RunnerLate, or None: a runner pod whose terminals were all
+    running only more than LATE_START_SECONDS into the measured interval (startAt + warmup)
+    missed part of what the others measured."""
     late = results.get("lateRunners") or []
     if not late:
         return None
-    pods = ", ".join(f"shard {p['shard']} ({p['lateSeconds']:.1f} s)" for p in late)
-    return f"runner pods started their terminals more than {LATE_START_SECONDS:g} s after startAt: {pods}"
+    pods = ", ".join(f"shard {p['shard']} ({p['lateSeconds']:.1f} s after startAt)" for p in late)
+    return (
+        f"runner pods started their terminals more than {LATE_START_SECONDS:g} s into the measured "
+        f"interval (startAt + warmup): {pods}"
+    )
 
 
 def error_budget_message(results: dict[str, Any], max_percent: float) -> str | None:

@@ -138,6 +138,18 @@ def test_merged_tpmc_counts_only_the_common_window_and_names_the_late_pod():
     assert merge_results([on_time, _pod([10] * 60, shard=1, shards=2, warmup=0.0, late=0.9)])["late_runners"] == []
 
 
+def test_a_pod_late_within_the_warmup_measured_the_whole_interval_and_is_not_late():
+    """Late is late for measuring: a pod whose terminals were all running 1.1 s after the start
+    (a busy node's wake-up) but 8.9 s before the measured interval began measured it all."""
+    on_time = _pod([10] * 60, shard=0, shards=2, warmup=10.0, late=0.02)
+    within = _pod([10] * 60, shard=1, shards=2, warmup=10.0, late=1.1)
+    m = merge_results([on_time, within])
+    assert m["late_runners"] == [] and m["measured_seconds"] == 60
+    assert [w["late_seconds"] for w in m["pod_windows"]] == [0.02, 1.1]
+    past = _pod([0, 0] + [10] * 58, shard=1, shards=2, warmup=10.0, late=11.5)
+    assert merge_results([on_time, past])["late_runners"] == [{"shard": 1, "late_seconds": 11.5}]
+
+
 def test_pods_with_different_seeds_or_windows_are_not_merged():
     a = _pod([1] * 60)
     b = {**_pod([1] * 60, shard=1, shards=2), "options": {"seed": 8}}

@@ -27,7 +27,7 @@ from .processes import Terminated, terminated_by_sigterm, usable_cpus
 from .redact import redact, setup_logging
 from .report import add_parser as add_report_parser
 from .report import cmd_report
-from .results import LATE_START_SECONDS, PodWindow, run_results, server_results, summary
+from .results import PodWindow, run_results, server_results, summary
 from .server_stats import ClientCounts, DatabaseSize, ServerCounters
 from .usage import UsageError, at_least, connection_options, parse_time, positive
 from .workload import TRANSACTIONS, RemotePercents, Scale, parse_mix, run_constants
@@ -506,9 +506,11 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
     measured = pool.collect(progress.on_report, window)
     counters_after = fetch_server_counters(args, options)  # before the checks invoke anything
     pod_window = PodWindow.of(window, measured)
-    if pod_window.late_seconds > LATE_START_SECONDS:
+    if pod_window.late_for_measuring:
         log.warning(
-            "run: terminals started %.1f s after the start time %s", pod_window.late_seconds, _iso(window.start)
+            "run: terminals started %.1f s after the start time %s, into the measured interval",
+            pod_window.late_seconds,
+            _iso(window.start),
         )
     metrics.set_phase("checking" if args.check else "done")
     metrics.tpmc.set(0)

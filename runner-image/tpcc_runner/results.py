@@ -155,6 +155,12 @@ class PodWindow:
         """How long after start_at the pod's terminals were all running."""
         return max(0.0, self.terminals_started - self.start_at)
 
+    @property
+    def late_for_measuring(self) -> bool:
+        """Whether the pod's terminals were all running only after the measured interval had
+        begun (by more than LATE_START_SECONDS)."""
+        return self.terminals_started - self.planned_measure_start > LATE_START_SECONDS
+
     def whole_seconds(self) -> range:
         """Indices of the whole seconds of the planned window inside the real one."""
         first = math.ceil(round(self.measure_start - self.planned_measure_start, 6))
@@ -337,7 +343,11 @@ def timeline_series(timeline: dict[int, int]) -> list[dict[str, float]]:
     ]
 
 
-LATE_START_SECONDS = 1.0  # a pod whose terminals started later than this missed the start
+# A pod whose terminals were all running only this long after the measured interval began
+# (start_at + warmup) missed part of what the other pods measured: late. A pod late within the
+# warmup measured the whole interval (its late_seconds says by how much it missed start_at): on a
+# busy node a process woken at start_at can take a second to run, which a warmup exists to absorb.
+LATE_START_SECONDS = 1.0
 
 
 def _shard_index(doc: dict[str, Any]) -> int:
@@ -356,7 +366,8 @@ def merge_results(docs: list[dict[str, Any]]) -> dict[str, Any]:
     counts and histograms add up, percentiles come from the merged histograms (never
     averaged), and tpmC counts the NewOrders of all pods committed in the common window
     (the whole seconds in which every pod measured) over its length. Pods whose terminals
-    started more than LATE_START_SECONDS after the barrier are listed in late_runners."""
+    were all running only more than LATE_START_SECONDS into the measured interval are listed in
+    late_runners."""
     if not docs:
         raise ValueError("no results to merge")
     _same_everywhere(docs, "the seed and C constants", lambda d: (d["options"]["seed"], d["c_constants"]))
@@ -398,7 +409,7 @@ def merge_results(docs: list[dict[str, Any]]) -> dict[str, Any]:
     merged["late_runners"] = [
         {"shard": w["shard"], "late_seconds": w["late_seconds"]}
         for w in merged["pod_windows"]
-        if w["late_seconds"] > LATE_START_SECONDS
+        if PodWindow.from_dict(w).late_for_measuring
     ]
     if all("deliveries" in d for d in docs):
         merged.update(merge_deliveries(docs).to_json())
