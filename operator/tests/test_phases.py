@@ -185,7 +185,8 @@ def test_happy_path(voltdb):
     assert all(e.type == "Normal" for e in d.events)
 
 
-def test_a_late_runner_pod_fails_the_run_with_its_shard_named(voltdb):
+def _results_merged(voltdb, docs: dict) -> Driver:
+    """A released run whose runner Job succeeded with these pods' results, one tick on."""
     d = Driver(voltdb)
     d.status = {
         "phase": "Running",
@@ -194,9 +195,14 @@ def test_a_late_runner_pod_fails_the_run_with_its_shard_named(voltdb):
         "stageStartTime": rfc3339(T0),
         "conditions": [],
     }
+    d.tick(World(runner=JobState(exists=True, succeeded=True), results=docs))
+    return d
+
+
+def test_a_late_runner_pod_fails_the_run_with_its_shard_named(voltdb):
     # shard 1's terminals were all running 2.5 s into the measured interval (after the warmup)
     docs = {0: pod_results(0, 2, 100, 0.01), 1: pod_results(1, 2, 80, 0.01, late_seconds=WARMUP + 2.5)}
-    d.tick(World(runner=JobState(exists=True, succeeded=True), results=docs))
+    d = _results_merged(voltdb, docs)
     assert d.phase == "Failed" and d.status["reason"] == "RunnerLate"
     assert d.status["message"] == (
         "runner pods started their terminals more than 1 s into the measured interval (startAt + warmup): "
@@ -207,16 +213,8 @@ def test_a_late_runner_pod_fails_the_run_with_its_shard_named(voltdb):
     # within the warmup (as a busy node may wake a pod 1.1 s after startAt) and within a second
     # of the measured interval's start are on time: every pod measured the whole interval
     for late_seconds in (0.9, 1.1, WARMUP - 1, WARMUP + 0.9):
-        d = Driver(voltdb)
-        d.status = {
-            "phase": "Running",
-            "observedGeneration": 2,
-            "startAt": rfc3339(T0),
-            "stageStartTime": rfc3339(T0),
-            "conditions": [],
-        }
         docs[1] = pod_results(1, 2, 80, 0.01, late_seconds=late_seconds)
-        d.tick(World(runner=JobState(exists=True, succeeded=True), results=docs))
+        d = _results_merged(voltdb, docs)
         assert d.phase == "Verifying" and d.status["results"]["lateRunners"] == []
         assert [p["lateSeconds"] for p in d.status["results"]["pods"]] == [0.01, late_seconds]
 
