@@ -373,8 +373,14 @@ def largest_node() -> dict[str, float]:
     return out
 
 
+def _container_status(pod, container: str):
+    """The status the kubelet reports for the pod's container of that name (None before it has one)."""
+    return next((cs for cs in pod.status.container_statuses or [] if cs.name == container), None)
+
+
 def _restarts(pod, container: str) -> int:
-    return next((cs.restart_count or 0 for cs in pod.status.container_statuses or [] if cs.name == container), 0)
+    status = _container_status(pod, container)
+    return (status.restart_count or 0) if status else 0
 
 
 def pods_of(namespace: str, labels: dict[str, str], container: str) -> list[faults.DatabasePod]:
@@ -401,11 +407,11 @@ def _memory_limit(pod, container: str) -> str:
 
 def _oom_killed_at(pod, container: str) -> str:
     """finishedAt of the container's last end, if the kernel killed it at its memory limit."""
-    for cs in pod.status.container_statuses or []:
-        ended = cs.last_state and cs.last_state.terminated
-        if cs.name == container and ended and ended.reason == "OOMKilled":
-            return rfc3339(ended.finished_at) if ended.finished_at else "unknown time"
-    return ""
+    status = _container_status(pod, container)
+    ended = status and status.last_state and status.last_state.terminated
+    if not ended or ended.reason != "OOMKilled":
+        return ""
+    return rfc3339(ended.finished_at) if ended.finished_at else "unknown time"
 
 
 def kill_pod(namespace: str, kill: faults.Kill) -> bool:
