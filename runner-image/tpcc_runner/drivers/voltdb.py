@@ -406,6 +406,10 @@ class Table:
         return table
 
     @property
+    def row_count(self) -> int:
+        return self._rows if self._tuples is None else len(self._tuples)
+
+    @property
     def tuples(self) -> list[list[Any]]:
         if self._tuples is None:
             self._tuples = _decode_rows(self._body, self._at, self._rows, tuple(c.type for c in self.columns))

@@ -38,12 +38,11 @@ def _signed64(value: int) -> int:
 
 def fnvhash64(value: int) -> int:
     """site.ycsb.Utils.fnvhash64: FNV-1a over the 8 low-order-first bytes of a long, then
-    Math.abs (which leaves Long.MIN_VALUE negative)."""
+    Math.abs (which leaves Long.MIN_VALUE negative). Java takes the bytes with `val & 0xff` and
+    an arithmetic `val >> 8`: the little-endian bytes of the long's two's complement, which
+    to_bytes gives at once (0.9 -> 0.6 us a call; two calls per scrambled zipfian key)."""
     hashval = FNV_OFFSET_BASIS_64
-    val = _signed64(value)
-    for _ in range(8):
-        octet = val & 0xFF
-        val >>= 8  # Java's >> on a long: arithmetic, as Python's on a negative int
+    for octet in (value & MASK_64).to_bytes(8, "little"):
         hashval = ((hashval ^ octet) * FNV_PRIME_64) & MASK_64
     signed = _signed64(hashval)
     return signed if signed == -(1 << 63) else abs(signed)

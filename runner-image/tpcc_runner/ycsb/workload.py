@@ -9,6 +9,7 @@ state); each thread draws with its own seeded random.Random.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .generators import (
@@ -173,7 +174,7 @@ class CoreWorkload:
     def _written(self, rng: random.Random, key: str) -> dict[str, bytes]:
         return self._all_values(rng, key) if self.props.writeallfields else self._one_value(rng, key)
 
-    def intact(self, key: str, fields: tuple[str, ...] | None, record: dict[str, bytes]) -> bool:
+    def intact(self, key: str, fields: tuple[str, ...] | None, record: Mapping[str, bytes]) -> bool:
         """dataintegrity's check of a read (CoreWorkload.verifyRow): every field asked for (all of
         them for None) is there and holds the value derived from key and field. Stricter than
         YCSB's, which checks only the fields that came back."""
