@@ -56,6 +56,58 @@ def test_an_oom_kill_is_recorded_once_with_a_warning_and_named_when_the_durabili
     assert [e.type for e in failed] == ["Warning"] and failed[0].message.endswith(NOTE)
 
 
+READY = {"type": "DatabaseReady", "status": "True", "lastTransitionTime": "2025-01-01T11:58:00Z"}
+LOST = (
+    "VoltDB with kSafety 0 keeps one copy of each partition: with a node killed the database restarted "
+    "without its data, so the run stops here instead of measuring errors to the end"
+)
+
+
+@pytest.mark.parametrize("phase, condition", [("Running", "RunCompleted"), ("Loading", "Loaded")])
+def test_a_voltdb_without_k_safety_killed_at_its_limit_ends_the_run_at_once(smoke, phase, condition):
+    status = {"phase": phase, "observedGeneration": 2, "startAt": START, "stageStartTime": START, "conditions": [READY]}
+    world = World(runner=JobState(exists=True), start_at=START, database_pods=[OOM_KILLED])
+    step = next_step(RUN, smoke, status, world, at(215))
+    assert (step.status["phase"], step.status["reason"]) == ("Failed", "DatabaseLost")
+    assert step.status["message"] == LOST + NOTE
+    [failed] = [c for c in step.status["conditions"] if c["type"] == condition]
+    assert (failed["status"], failed["reason"]) == ("False", "DatabaseLost")
+    assert [e.reason for e in step.events if e.type == "Warning"] == ["DatabaseOOMKilled", "DatabaseLost"]
+
+
+def _running_after(spec: RunSpec, pod: DatabasePod, ready: dict = READY) -> dict:
+    status = {"phase": "Running", "observedGeneration": 2, "startAt": START, "stageStartTime": START}
+    world = World(runner=JobState(exists=True), start_at=START, database_pods=[pod])
+    return next_step(RUN, spec, {**status, "conditions": [ready]}, world, at(215)).status
+
+
+def test_a_database_that_survives_a_node_goes_on(document_of):
+    def spec(database: dict) -> RunSpec:
+        return RunSpec.parse(document_of({"database": database, "workload": {"durationSeconds": 300}}))
+
+    k_safe = spec({"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}})
+    mongodb = spec({"type": "mongodb", "deploy": {"replicas": 3}})
+    for survivor in (k_safe, mongodb):
+        after = _running_after(survivor, OOM_KILLED)
+        assert after.get("phase", "Running") == "Running" and after["databaseOOMKills"], after
+
+
+def test_a_kill_before_the_database_was_ready_lost_nothing(smoke):
+    # killed at 12:03:30 while its deployment (a sweep's next shape) was coming up, ready at 12:05
+    redeployed = {**READY, "lastTransitionTime": "2025-01-01T12:05:00Z"}
+    assert _running_after(smoke, OOM_KILLED, redeployed).get("phase", "Running") == "Running"
+    not_ready = {**READY, "status": "False"}
+    assert _running_after(smoke, OOM_KILLED, not_ready).get("phase", "Running") == "Running"
+    # and a kill of the one that was ready, after it was
+    assert _running_after(smoke, OOM_KILLED)["phase"] == "Failed"
+
+
+def test_an_external_database_is_not_judged_by_pods_it_does_not_have(document_of):
+    external = RunSpec.parse(document_of({"database": {"type": "voltdb", "external": {"endpoints": ["voltdb:21212"]}}}))
+    kills = failures.new_oom_kills([], [OOM_KILLED])
+    assert failures.lost_with_a_node(external, kills, READY["lastTransitionTime"]) is None
+
+
 def test_a_run_whose_database_was_never_oom_killed_fails_without_the_note(smoke):
     healthy = DatabasePod("bench-g2-0", "a", True, restarts=1)  # restarted, by a fault or a crash
     status = {"phase": "Verifying", "observedGeneration": 2, "startAt": START, "stageStartTime": START}

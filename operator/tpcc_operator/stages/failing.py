@@ -87,11 +87,16 @@ def note_oom_kills(b: Builder, world: World) -> None:
 def fail_fast(b: Builder, spec: RunSpec, world: World) -> Step | None:
     """Permanent problems found before the phase's own logic: a spec the API server (or, for
     YCSB properties, the runner) would refuse, a pod that will never start (bad image, missing
-    Secret)."""
+    Secret), a database that lost its data with a node (failures.lost_with_a_node)."""
     if b.phase == PENDING:
         problems = [*failures.spec_problems(spec), *plan.ycsb_input_problems(spec)]
         if problems:
             return b.fail("InvalidSpec", "; ".join(problems))
+    if b.phase in (LOADING, RUNNING):
+        lost = failures.lost_with_a_node(spec, b.current("databaseOOMKills") or [], _ready_since(b))
+        if lost:
+            b.condition(PHASE_CONDITION[b.phase], False, "DatabaseLost", lost)
+            return b.fail("DatabaseLost", lost)
     if b.phase in PHASE_CONDITION:
         stuck = failures.stuck_pod(world.pods, image_only=b.phase == DEPLOYING)
         if stuck:
@@ -107,6 +112,12 @@ def fail_fast(b: Builder, spec: RunSpec, world: World) -> Step | None:
             b.condition(PHASE_CONDITION[b.phase], False, placed.reason, placed.message)
             return b.fail(placed.reason, placed.message)
     return None
+
+
+def _ready_since(b: Builder) -> str | None:
+    """When the deployment under way became ready (DatabaseReady's last turn to True)."""
+    ready = next((c for c in b.status.get("conditions") or [] if c.get("type") == "DatabaseReady"), None)
+    return ready["lastTransitionTime"] if ready and ready.get("status") == "True" else None
 
 
 # The phase an action belongs to (whose condition its permanent failure turns False).
