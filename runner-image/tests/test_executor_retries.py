@@ -3,11 +3,20 @@ TransientTransactionError, a lost connection) is run again after a jittered back
 grows from the failed attempt's own duration, up to max_retries."""
 
 import datetime as dt
+from types import SimpleNamespace
 
 import pytest
 from tpcc_runner import executor
-from tpcc_runner.drivers.base import RetryableError
-from tpcc_runner.executor import RETRY_BACKOFF_CAP, RETRY_BACKOFF_FLOOR, execute_once, retry_backoff
+from tpcc_runner.drivers.base import DriverError, RetryableError
+from tpcc_runner.executor import (
+    ERROR_BACKOFF_CAP,
+    ERROR_BACKOFF_FLOOR,
+    RETRY_BACKOFF_CAP,
+    RETRY_BACKOFF_FLOOR,
+    error_backoff,
+    execute_once,
+    retry_backoff,
+)
 from tpcc_runner.transactions import PaymentInput, PaymentOutput
 
 
@@ -36,7 +45,7 @@ class _Clock:
     def monotonic(self):
         return self.now
 
-    time = monotonic
+    time = perf_counter = monotonic
 
     def sleep(self, seconds):
         self.waits.append(seconds)
@@ -75,3 +84,56 @@ def test_execute_once_gives_up_after_max_retries(monkeypatch):
     outcome, _, retries, _, error = execute_once(_Conflicting(clock, 5, 0.01), "PAYMENT", PAYMENT, 3, 2000.0)
     assert (outcome, retries, len(clock.waits)) == ("errors", 3, 3)
     assert "gave up after 3 retries" in error
+
+
+def test_error_backoff_doubles_from_10_ms_to_a_second_and_resets():
+    assert error_backoff(0, 1.0) == 0.0
+    assert [error_backoff(n, 1.0) for n in (1, 2, 3)] == pytest.approx([0.01, 0.02, 0.04])
+    assert error_backoff(20, 1.0) == pytest.approx(1.0) and error_backoff(20, 0.0) == pytest.approx(0.5)
+
+
+class _Failing:
+    """A database that answers each Payment at once (0.1 ms) with an error, but the ones listed."""
+
+    def __init__(self, clock: _Clock, succeeding: set[int] = frozenset()):
+        self.clock, self.succeeding, self.calls, self.called_at = clock, succeeding, 0, []
+
+    def payment(self, params: PaymentInput) -> PaymentOutput:
+        self.called_at.append(self.clock.now)
+        self.clock.now += 0.0001
+        self.calls += 1
+        if self.calls in self.succeeding:
+            return PaymentOutput(params.c_id or 0, -10.0, "GC")
+        raise DriverError("Payment: Procedure Payment was not found (status -3)")
+
+
+def _terminal_for(clock: _Clock, driver, seconds: float) -> list[str]:
+    """The outcomes of one terminal that only runs Payments, for `seconds` of the clock."""
+    call = SimpleNamespace(txn="PAYMENT", keying_seconds=0.0, think_seconds=0.0)
+    terminal = SimpleNamespace(next_call=lambda: call, inputs=lambda txn: PAYMENT)
+    outcomes: list[str] = []
+    acc = SimpleNamespace(record=lambda txn, outcome, *rest: outcomes.append(outcome))
+    plan = SimpleNamespace(ledger=False, max_retries=0)
+    executor._terminal_loop(plan, terminal, driver, acc, SimpleNamespace(end=clock.now + seconds))
+    return outcomes
+
+
+def test_a_terminal_whose_transactions_all_fail_slows_down(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(executor, "time", clock)
+    outcomes = _terminal_for(clock, _Failing(clock), 10.0)
+    # without the back-off: about 100,000 errors in these 10 s (one each 0.1 ms)
+    assert set(outcomes) == {"errors"} and 12 <= len(outcomes) <= 30, len(outcomes)
+    assert max(clock.waits) <= ERROR_BACKOFF_CAP
+
+
+def test_a_success_ends_the_back_off(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(executor, "time", clock)
+    driver = _Failing(clock, succeeding={9})
+    outcomes = _terminal_for(clock, driver, 5.0)
+    assert outcomes[8] == "committed" and outcomes[9] == "errors"
+    gaps = [b - a for a, b in zip(driver.called_at, driver.called_at[1:])]
+    assert gaps[7] >= 0.5  # after 8 errors in a row: half of the 1 s cap at least
+    assert gaps[8] < 0.001  # after the success: at once
+    assert gaps[9] <= ERROR_BACKOFF_FLOOR + 0.001  # the first error again: 10 ms at most

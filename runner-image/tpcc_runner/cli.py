@@ -21,7 +21,7 @@ from .consistency import RunDeliveries, failed, read_deliveries, report
 from .drivers import DRIVERS, driver_class, make_driver, options
 from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta, bounded
 from .executor import ClientPool, RunPlan, Window
-from .ledger import LedgerWriter, hold_ledger, read_ledgers, verify
+from .ledger import LedgerWriter, Released, ended_when_released, hold_ledger, read_ledgers, verify
 from .loader import constants_of, load, require_loaded, scale_of
 from .processes import Terminated, terminated_by_sigterm, usable_cpus
 from .redact import redact, setup_logging
@@ -503,7 +503,8 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
         args, plan, metrics, lambda: counters_before.append(fetch_server_counters(args, options))
     )
     progress = _Progress(metrics, window, LedgerWriter(args.ledger) if args.ledger else None)
-    measured = pool.collect(progress.on_report, window)
+    with ended_when_released(args.hold_ledger):
+        measured = pool.collect(progress.on_report, window)
     counters_after = fetch_server_counters(args, options)  # before the checks invoke anything
     pod_window = PodWindow.of(window, measured)
     if pod_window.late_for_measuring:
@@ -808,6 +809,13 @@ def main(argv: list[str] | None = None) -> int:
     except Terminated:
         print(f"tpcc {args.command}: terminated (SIGTERM)", file=sys.stderr)
         return 143
+    except Released:
+        print(
+            f"tpcc {args.command}: the operator ended the run before its duration did (see the BenchmarkRun's "
+            "status); stopped",
+            file=sys.stderr,
+        )
+        return 0
 
 
 if __name__ == "__main__":

@@ -7,10 +7,12 @@ for the verifier), one `LedgerRecord.line()` per line."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
 import shutil
+import signal
 import threading
 import urllib.error
 import urllib.request
@@ -31,6 +33,8 @@ from .durability import (
 
 log = logging.getLogger("tpcc")
 BATCH = 1000
+RELEASED = "ledgersVerified"  # the operator's word, in the start ConfigMap, that the runner pods may exit
+RELEASE_POLL_SECONDS = 5.0
 
 
 class LedgerWriter:
@@ -98,6 +102,50 @@ def verify(driver: Driver, records: list[LedgerRecord], ledgers: int) -> Durabil
     return judge(records, stored, entered, ledgers)
 
 
+class Released(Exception):
+    """The operator released the runner pods while they still ran: it has ended the run (a run
+    fails mid-way, e.g. a VoltDB without k-safety that lost its data with a node) and judged it,
+    so nothing the pod measures from now on counts."""
+
+
+@contextlib.contextmanager
+def ended_when_released(release_ref: str | None, poll: float = RELEASE_POLL_SECONDS) -> Iterator[None]:
+    """While in this block (a run's measuring), a thread reads the start ConfigMap every `poll`
+    seconds and, once the operator has released the runners, raises Released in the main
+    thread. Without it a run the operator had already failed went on against its database to
+    the end of durationSeconds (an hour-long run: an hour). An API error is read past: the
+    next poll tries again. No ref (outside Kubernetes): nothing is watched."""
+    if not release_ref:
+        yield
+        return
+    ended = threading.Event()
+
+    def raise_released(signum: int, frame: object) -> None:
+        if not ended.is_set():  # the block may have ended between the poll and this handler
+            raise Released
+
+    def watch() -> None:
+        while not ended.wait(poll):
+            try:
+                released = RELEASED in k8s.configmap_data(release_ref)
+            except k8s.KubeError as e:
+                log.debug("run: reading %s: %s", release_ref, e)
+                continue
+            if released:  # a real signal to the main thread: it interrupts a blocking wait there
+                signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGUSR1)
+                return
+
+    previous = signal.signal(signal.SIGUSR1, raise_released)
+    watcher = threading.Thread(target=watch, name="release-watch", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        ended.set()
+        watcher.join()
+        signal.signal(signal.SIGUSR1, previous)
+
+
 def hold_ledger(path: str, port: int, release_ref: str, timeout: float) -> None:
     """Serve the ledger file at /ledger until the operator's verifier has read every pod's
     ledger and says so (ledgersVerified), or the timeout passes: the verdict is then the
@@ -123,7 +171,7 @@ def hold_ledger(path: str, port: int, release_ref: str, timeout: float) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     log.info("ledger: serving %s on :%d/ledger until the operator has verified it", path, port)
     try:
-        k8s.wait_for_key(release_ref, "ledgersVerified", timeout)
+        k8s.wait_for_key(release_ref, RELEASED, timeout)
     except k8s.KubeError as e:
         log.warning("ledger: %s; exiting", e)
     finally:

@@ -30,7 +30,7 @@ from typing import Any
 
 from .. import __version__, k8s
 from ..drivers.base import ConnectionOptions, NotLoaded, bounded
-from ..ledger import LedgerWriter, hold_ledger, ledger_lines
+from ..ledger import LedgerWriter, ended_when_released, hold_ledger, ledger_lines
 from ..processes import usable_cpus
 from ..redact import redact
 from ..usage import UsageError, connection_options, parse_time, positive
@@ -258,7 +258,8 @@ def cmd_ycsb(args, metrics) -> int:
     )
     window: dict[str, float] = {}
     try:
-        outcome = execute_plan(plan, ledger.write if ledger else None, _at_barrier(args, metrics, window))
+        with ended_when_released(getattr(args, "hold_ledger", None)):
+            outcome = execute_plan(plan, ledger.write if ledger else None, _at_barrier(args, metrics, window))
     finally:
         if ledger:
             ledger.close()
