@@ -281,7 +281,8 @@ def _add_ledger_options(rn: argparse.ArgumentParser) -> None:
         metavar="NAMESPACE/NAME",
         help="after the results, serve --ledger over HTTP on --ledger-port until key "
         "ledgersVerified appears in this ConfigMap (the operator's verifier reads "
-        "the ledgers of all runner pods at once)",
+        "the ledgers of all runner pods at once); if it appears while the run measures, "
+        "the operator has ended the run: stop and exit 0",
     )
     rn.add_argument("--ledger-port", type=int, default=9101)
     rn.add_argument("--hold-timeout", type=_non_negative, default=1800.0, metavar="SECONDS")

@@ -164,7 +164,8 @@ def _add_pod_arguments(ph: argparse.ArgumentParser) -> None:
         default=None,
         metavar="NAMESPACE/NAME",
         help="after the results, serve --ledger over HTTP on --ledger-port until key "
-        "ledgersVerified appears in this ConfigMap (the operator's verifier reads them)",
+        "ledgersVerified appears in this ConfigMap (the operator's verifier reads them); if it "
+        "appears while the run measures, the operator has ended the run: stop and exit 0",
     )
     ph.add_argument("--ledger-port", type=int, default=9101)
     ph.add_argument("--hold-timeout", type=float, default=1800.0, metavar="SECONDS")
