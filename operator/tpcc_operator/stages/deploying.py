@@ -15,7 +15,7 @@ from .. import plan, waiting
 from ..runspec import RunSpec
 from . import reads
 from .actions import InstallDatabase, RetireDeployment
-from .machine import LOADING, Builder, Step, World
+from .machine import LOADING, Builder, Step, World, condition_of
 
 
 def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen: World | None) -> list[reads.Read]:
@@ -67,7 +67,5 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
 
 
 def _condition_message(status: dict, type_: str) -> str:
-    for c in status.get("conditions") or []:
-        if c["type"] == type_ and c.get("status") == "False":
-            return c.get("message", "")
-    return ""
+    c = condition_of(status, type_)
+    return c.get("message", "") if c is not None and c.get("status") == "False" else ""

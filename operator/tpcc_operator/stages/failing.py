@@ -30,7 +30,7 @@ from .actions import (
     WriteStartAt,
 )
 from .kstatus import with_kstatus
-from .machine import DEPLOYING, LOADING, PENDING, RUNNING, TERMINAL, VERIFYING, Builder, Step, World
+from .machine import DEPLOYING, LOADING, PENDING, RUNNING, TERMINAL, VERIFYING, Builder, Step, World, condition_of
 
 # The condition a phase's failure turns False.
 PHASE_CONDITION = {
@@ -116,8 +116,8 @@ def fail_fast(b: Builder, spec: RunSpec, world: World) -> Step | None:
 
 def _ready_since(b: Builder) -> str | None:
     """When the deployment under way became ready (DatabaseReady's last turn to True)."""
-    ready = next((c for c in b.status.get("conditions") or [] if c.get("type") == "DatabaseReady"), None)
-    return ready["lastTransitionTime"] if ready and ready.get("status") == "True" else None
+    ready = condition_of(b.status, "DatabaseReady")
+    return ready["lastTransitionTime"] if ready is not None and ready.get("status") == "True" else None
 
 
 # The phase an action belongs to (whose condition its permanent failure turns False).

@@ -102,6 +102,11 @@ def patched(status: dict, patch: dict) -> dict:
     return {k: v for k, v in out.items() if v is not None}
 
 
+def condition_of(status: dict, type_: str) -> dict | None:
+    """The status's condition of that type, if it has one."""
+    return next((c for c in status.get("conditions") or [] if c["type"] == type_), None)
+
+
 def set_condition(
     conditions: list[dict],
     type_: str,
