@@ -27,8 +27,8 @@ setup() {
   "$ROOT/hack/voltdb.sh" procs
 }
 
-# Two sessions at once, as the db and e2e stages below: one pytest process keeps one core busy
-unit() { shares "$WORK/unit" unit_share; }
+# Two sessions at once, one on each core (a pytest process keeps one core busy)
+unit() { shares "$WORK/unit" unit_share a b; }
 
 unit_share() {
   if [ "$1" = a ]; then
@@ -48,7 +48,7 @@ unit_share() {
 db() {
   log "runner tests against real databases"
   "$ROOT/hack/prometheus.sh" deps
-  timed_shares "$WORK/db" db_share
+  timed_shares "$WORK/db" db_share a b
 }
 
 db_share() {
@@ -56,15 +56,16 @@ db_share() {
   [ "$1" = a ] || "${PYTEST[@]}" "$ROOT/dashboards/tests"
 }
 
-# shares LOG_PREFIX FUNCTION: FUNCTION a and FUNCTION b at once, their output in LOG_PREFIX-a.log
-# and -b.log, each printed when both are done; fails if either did.
+# shares LOG_PREFIX FUNCTION SHARE...: FUNCTION SHARE for every SHARE at once, their output in
+# LOG_PREFIX-SHARE.log, each printed when all are done; fails if any did.
 shares() {
   local prefix=$1 run=$2 share pids=() failed=0
-  for share in a b; do
+  shift 2
+  for share in "$@"; do
     ( set -e; "$run" "$share" ) >"$prefix-$share.log" 2>&1 &
     pids+=($!)
   done
-  for share in a b; do
+  for share in "$@"; do
     wait "${pids[0]}" || failed=1
     pids=("${pids[@]:1}")
     log "share $share ($prefix-$share.log):"; cat "$prefix-$share.log"
@@ -75,11 +76,11 @@ shares() {
 # shares, then what each test module of each share took (from their --junitxml reports), to
 # balance the shares by
 timed_shares() {
-  local rc=0
-  rm -f "$1"-[ab].xml
+  local rc=0 prefix=$1
+  rm -f "$prefix"-*.xml
   shares "$@" || rc=$?
   log "time by test module:"
-  "$VENV/bin/python" "$ROOT/hack/module-times.py" "$1"-[ab].xml || true
+  "$VENV/bin/python" "$ROOT/hack/module-times.py" "$prefix"-*.xml || true
   return $rc
 }
 
@@ -107,9 +108,9 @@ k8s() {
   "$ROOT/hack/local-k8s.sh" all
   "$ROOT/hack/images.sh"
   eval "$("$ROOT/hack/local-k8s.sh" env)"
-  # two pytest sessions at once, each its share of the modules, namespace and operator release
+  # three pytest sessions at once, each its share of the modules, namespace and operator release
   # (operator/tests/e2e/conftest.py says why and which)
-  timed_shares "$WORK/e2e" e2e_share
+  timed_shares "$WORK/e2e" e2e_share a b c
 }
 
 e2e_share() {

@@ -326,6 +326,21 @@ def test_spec_resources_override_the_defaults_value_by_value(voltdb):
     assert resources == {"requests": {"cpu": "100m", "memory": "3Gi"}, "limits": {"cpu": "4", "memory": "3Gi"}}
 
 
+def test_the_pods_beside_held_runners_ask_for_little_cpu(voltdb):
+    """The runners hold their requests until the verifier has read their ledgers: a verifier
+    asking for as much could not be scheduled on a node they fill, and both would wait."""
+    voltdb = edited(voltdb, "verify.duringRun", True)
+    for job in (plan.verifier_job(RUN, voltdb, SETTINGS, {0: "10.0.0.6"}), plan.midcheck_job(RUN, voltdb, SETTINGS)):
+        resources = container(job)["resources"]
+        assert resources == {"requests": {"cpu": "50m", "memory": "256Mi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
+    # a user's memory and limits are theirs; a CPU request already below 50m is kept
+    voltdb = edited(voltdb, "runners.resources", {"requests": {"cpu": "20m", "memory": "1Gi"}, "limits": {"cpu": "1"}})
+    resources = container(plan.verifier_job(RUN, voltdb, SETTINGS, {0: "10.0.0.6"}))["resources"]
+    assert resources == {"requests": {"cpu": "20m", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "2Gi"}}
+    voltdb = edited(voltdb, "runners.resources", {"requests": {"cpu": "2"}})
+    assert container(plan.verifier_job(RUN, voltdb, SETTINGS, {0: "10.0.0.6"}))["resources"]["requests"]["cpu"] == "50m"
+
+
 def test_an_external_database_is_never_reset_unless_asked(external_mongo):
     args = container(plan.load_job(RUN, external_mongo, SETTINGS))["args"]
     assert "--reset" not in args and "--refuse-existing" in args

@@ -662,6 +662,25 @@ def pod_resources(spec: RunSpec, settings: Settings) -> dict:
     return {"requests": requests, "limits": limits}
 
 
+# The verifier, and verify.duringRun's check, run while the run's runner pods are there: once
+# their window is over the runners sit idle serving their ledgers until the verifier has read
+# them, yet keep their requests. A verifier asking for a runner's CPU found no room on a node the
+# runners filled and waited for them while they waited for it, until verify.timeoutSeconds (seen on
+# the local 2-core cluster: three runs at once, 1,950m of 2,000m requested). These two ask for
+# little CPU (their limit stays the runners'): what they use is what the runners leave. Memory
+# stays as asked: the verifier holds every pod's acknowledged keys.
+BESIDE_RUNNERS_CPU_REQUEST = "50m"
+
+
+def beside_runners_resources(spec: RunSpec, settings: Settings) -> dict:
+    """pod_resources, with a CPU request of at most BESIDE_RUNNERS_CPU_REQUEST."""
+    resources = pod_resources(spec, settings)
+    cpu = resources["requests"].get("cpu")
+    if cpu is None or parse_quantity(cpu) > parse_quantity(BESIDE_RUNNERS_CPU_REQUEST):
+        resources["requests"]["cpu"] = BESIDE_RUNNERS_CPU_REQUEST
+    return resources
+
+
 def _pod_spec(run: Run, spec: RunSpec, settings: Settings, args: list[str], *, api_token: bool, metrics: bool) -> dict:
     r = spec.runners
     container: dict[str, Any] = {
@@ -988,6 +1007,7 @@ def verifier_job(run: Run, spec: RunSpec, settings: Settings, pod_ips: dict[int,
         f"{run.namespace}/{check_configmap_name(run)}",
     ]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
+    pod["containers"][0]["resources"] = beside_runners_resources(spec, settings)
     return _job(run, spec, "verifier", pod, spec.verify.timeout_seconds)
 
 
@@ -1061,6 +1081,7 @@ def midcheck_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
         MIDCHECK_KEY,
     ]
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
+    pod["containers"][0]["resources"] = beside_runners_resources(spec, settings)
     return _job(run, spec, "midcheck", pod, spec.verify.timeout_seconds)
 
 
