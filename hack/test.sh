@@ -27,7 +27,7 @@ setup() {
   "$ROOT/hack/voltdb.sh" procs
 }
 
-# Two sessions at once, one on each core (a pytest process keeps one core busy)
+# Two sessions at once, as the db and e2e stages below: one pytest process keeps one core busy
 unit() { shares "$WORK/unit" unit_share a b; }
 
 unit_share() {
@@ -108,9 +108,9 @@ k8s() {
   "$ROOT/hack/local-k8s.sh" all
   "$ROOT/hack/images.sh"
   eval "$("$ROOT/hack/local-k8s.sh" env)"
-  # three pytest sessions at once, each its share of the modules, namespace and operator release
+  # two pytest sessions at once, each its share of the modules, namespace and operator release
   # (operator/tests/e2e/conftest.py says why and which)
-  timed_shares "$WORK/e2e" e2e_share a b c
+  timed_shares "$WORK/e2e" e2e_share a b
 }
 
 e2e_share() {
