@@ -28,7 +28,7 @@ setup() {
 }
 
 # Two sessions at once, as the db and e2e stages below: one pytest process keeps one core busy
-unit() { shares "$WORK/unit" unit_share a b; }
+unit() { shares "$WORK/unit" unit_share; }
 
 unit_share() {
   if [ "$1" = a ]; then
@@ -48,7 +48,7 @@ unit_share() {
 db() {
   log "runner tests against real databases"
   "$ROOT/hack/prometheus.sh" deps
-  timed_shares "$WORK/db" db_share a b
+  timed_shares "$WORK/db" db_share
 }
 
 db_share() {
@@ -56,16 +56,15 @@ db_share() {
   [ "$1" = a ] || "${PYTEST[@]}" "$ROOT/dashboards/tests"
 }
 
-# shares LOG_PREFIX FUNCTION SHARE...: FUNCTION SHARE for every SHARE at once, their output in
-# LOG_PREFIX-SHARE.log, each printed when all are done; fails if any did.
+# shares LOG_PREFIX FUNCTION: FUNCTION a and FUNCTION b at once, their output in LOG_PREFIX-a.log
+# and -b.log, each printed when both are done; fails if either did.
 shares() {
   local prefix=$1 run=$2 share pids=() failed=0
-  shift 2
-  for share in "$@"; do
+  for share in a b; do
     ( set -e; "$run" "$share" ) >"$prefix-$share.log" 2>&1 &
     pids+=($!)
   done
-  for share in "$@"; do
+  for share in a b; do
     wait "${pids[0]}" || failed=1
     pids=("${pids[@]:1}")
     log "share $share ($prefix-$share.log):"; cat "$prefix-$share.log"
@@ -76,11 +75,11 @@ shares() {
 # shares, then what each test module of each share took (from their --junitxml reports), to
 # balance the shares by
 timed_shares() {
-  local rc=0 prefix=$1
-  rm -f "$prefix"-*.xml
+  local rc=0
+  rm -f "$1"-[ab].xml
   shares "$@" || rc=$?
   log "time by test module:"
-  "$VENV/bin/python" "$ROOT/hack/module-times.py" "$prefix"-*.xml || true
+  "$VENV/bin/python" "$ROOT/hack/module-times.py" "$1"-[ab].xml || true
   return $rc
 }
 
@@ -110,7 +109,7 @@ k8s() {
   eval "$("$ROOT/hack/local-k8s.sh" env)"
   # two pytest sessions at once, each its share of the modules, namespace and operator release
   # (operator/tests/e2e/conftest.py says why and which)
-  timed_shares "$WORK/e2e" e2e_share a b
+  timed_shares "$WORK/e2e" e2e_share
 }
 
 e2e_share() {

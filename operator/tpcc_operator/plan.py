@@ -681,7 +681,18 @@ def beside_runners_resources(spec: RunSpec, settings: Settings) -> dict:
     return resources
 
 
-def _pod_spec(run: Run, spec: RunSpec, settings: Settings, args: list[str], *, api_token: bool, metrics: bool) -> dict:
+def _pod_spec(
+    run: Run,
+    spec: RunSpec,
+    settings: Settings,
+    args: list[str],
+    *,
+    api_token: bool,
+    metrics: bool,
+    beside_runners: bool = False,
+) -> dict:
+    """A pod of the runner image; `beside_runners`: one that runs while the run's runner pods
+    hold their requests (beside_runners_resources)."""
     r = spec.runners
     container: dict[str, Any] = {
         "name": "tpcc",
@@ -690,7 +701,7 @@ def _pod_spec(run: Run, spec: RunSpec, settings: Settings, args: list[str], *, a
         "command": ["tpcc"],
         "args": args,
         "env": [{"name": "HOME", "value": "/tmp"}] + _credentials_env(spec),
-        "resources": pod_resources(spec, settings),
+        "resources": (beside_runners_resources if beside_runners else pod_resources)(spec, settings),
         # the runner's one-line error becomes the pod's termination message -> status.message
         "terminationMessagePolicy": "FallbackToLogsOnError",
         "securityContext": {
@@ -1006,8 +1017,7 @@ def verifier_job(run: Run, spec: RunSpec, settings: Settings, pod_ips: dict[int,
         "--results-configmap",
         f"{run.namespace}/{check_configmap_name(run)}",
     ]
-    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
-    pod["containers"][0]["resources"] = beside_runners_resources(spec, settings)
+    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False, beside_runners=True)
     return _job(run, spec, "verifier", pod, spec.verify.timeout_seconds)
 
 
@@ -1080,8 +1090,7 @@ def midcheck_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
         "--results-key",
         MIDCHECK_KEY,
     ]
-    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
-    pod["containers"][0]["resources"] = beside_runners_resources(spec, settings)
+    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False, beside_runners=True)
     return _job(run, spec, "midcheck", pod, spec.verify.timeout_seconds)
 
 
