@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from . import plan, runspec
-from .stages.machine import SUCCEEDED, TERMINAL, Event, set_condition
+from .stages.machine import SUCCEEDED, TERMINAL, Event, condition_of, set_condition
 from .timestamps import parse_time, rfc3339
 
 KIND = "BenchmarkSchedule"
@@ -371,8 +371,11 @@ def template_refused(decision: Decision, generation: int, status: dict, message:
 
 
 def _refused(status: dict, generation: int) -> bool:
-    return status.get("observedGeneration") == generation and any(
-        c["type"] == "Ready" and c.get("reason") == "InvalidTemplate" for c in status.get("conditions") or []
+    ready = condition_of(status, "Ready")
+    return (
+        status.get("observedGeneration") == generation
+        and ready is not None
+        and ready.get("reason") == "InvalidTemplate"
     )
 
 
