@@ -28,27 +28,27 @@ SECANTUS_IMAGE = "local/secantus:dev"
 # hack/test.sh runs the e2e modules as two pytest sessions at once (TPCC_E2E_SHARE=a and =b), each
 # with its own namespace and operator release: most of a run is waiting (a database starting, a
 # fixed duration, a cron minute). The shares are balanced by what each module took with two at
-# a time on 2 cores (hack/test.sh prints it after the stage, from hack/module-times.py; the
-# first fresh-machine run's figures): a = MongoDB failovers 507 s + regression 265 + YCSB 236 +
-# papers 202 + validation 31 and chart objects 5 = ~1,250 s; b = VoltDB runs (with the ACID tests)
-# and failover 542 + sweep 519 + schedule 219 + fail-fast 111 = ~1,390 s. The VoltDB node killed
-# twice alone took 249-364 s in different runs. (Not pytest-xdist: its loadgroup cannot pin
-# modules together under pytest 9, and its queue prefetches, so two long modules can wait on one
-# worker while the other idles.) Three sessions (2026-11-27) took the stage from 1,336 to
-# 1,095-1,175 s on the local cluster, but the node's 2 CPUs of requests then filled: in CI three
-# runs held every millicore, none could start its verifier, and the stage hung.
+# a time on 2 cores (hack/test.sh prints it after the stage, from hack/module-times.py; a fresh
+# clone's CI, 2026-11-27, empty caches): a = MongoDB failovers 408 s + regression 260 + papers 228
+# + YCSB 222 + validation 35 + chart objects and OOM kill 6 = ~1,160 s; b = sweep 517 + VoltDB
+# runs (with the ACID tests) and failover 330 + schedule 234 + fail-fast 84 = ~1,165 s. (Not
+# pytest-xdist: its loadgroup cannot pin modules together under pytest 9, and its queue
+# prefetches, so two long modules can wait on one worker while the other idles.) Three sessions
+# (2026-11-27) took the stage from 1,336 to 1,095-1,175 s on the local cluster, but the node's 2
+# CPUs of requests then filled: in CI three runs held every millicore, none could start its
+# verifier, and the stage hung.
 SHARES = {
     "test_mongodb_e2e.py": "a",
     "test_regression_e2e.py": "a",
-    "test_ycsb_e2e.py": "a",
     "test_papers_e2e.py": "a",
-    "test_fail_fast_e2e.py": "b",
+    "test_ycsb_e2e.py": "a",
+    "test_validation_e2e.py": "a",
     "test_mongodb_charts_e2e.py": "a",
+    "test_oom_kill_e2e.py": "a",
+    "test_sweep_e2e.py": "b",
     "test_benchmarkrun_e2e.py": "b",
     "test_schedule_e2e.py": "b",
-    "test_sweep_e2e.py": "b",
-    "test_validation_e2e.py": "a",
-    "test_oom_kill_e2e.py": "a",
+    "test_fail_fast_e2e.py": "b",
 }
 
 
