@@ -38,7 +38,7 @@ sha() { sha256sum | cut -c1-16; }
 tree_files() {
   ( cd "$(dirname "$1")" && find "$(basename "$1")" -type f ! -path '*/__pycache__/*' ! -path '*.egg-info/*' \
       ! -path '*/.pytest_cache/*' ! -path '*/.mypy_cache/*' ! -path '*/.ruff_cache/*' ! -path '*/tests/*' \
-      ! -path '*/build/*' ! -name '*.log' -print0 | LC_ALL=C sort -z )
+      ! -path '*/build/*' ! -name '*.log' ! -name '*.so' -print0 | LC_ALL=C sort -z )
 }
 # hash of the contents and relative names of tree_files of the given dirs, of this script and of
 # mkimage.py: the same inputs give the same hash in any clone
@@ -127,6 +127,20 @@ base() {
   import_image base local/debian-python:bookworm
 }
 
+compiled_loop() { # rootfs: the runner's compiled YCSB loop (tpcc_runner/ycsb/_voltloop.c), built here
+  # with the host's gcc against the host's headers of the image's Python (Debian's, the same
+  # release): the image has no compiler, and pip's build of it there was skipped (optional)
+  local r=$1 py suffix site
+  read -r py suffix site < <(in_root "$r" /opt/tpcc/bin/python -c \
+    'import sys, sysconfig; print(f"python{sys.version_info[0]}.{sys.version_info[1]}", sysconfig.get_config_var("EXT_SUFFIX"), sysconfig.get_path("platlib"))')
+  if [ ! -f "/usr/include/$py/Python.h" ]; then
+    log "images: WARNING no /usr/include/$py/Python.h here: the runner image runs YCSB on VoltDB with the Python loop"
+    return 0
+  fi
+  gcc -O2 -shared -fPIC -I"/usr/include/$py" -o "$r$site/tpcc_runner/ycsb/_voltloop$suffix" \
+    "$ROOT/runner-image/tpcc_runner/ycsb/_voltloop.c"
+  in_root "$r" /opt/tpcc/bin/python -c "import tpcc_runner.ycsb._voltloop"
+}
 runner() { # the runner (and the operator, when it exists) installed in a venv: /opt/tpcc/bin/tpcc
   # The operator drives the helm CLI with the database charts: both go in the image too.
   base_rootfs
@@ -152,6 +166,7 @@ runner() { # the runner (and the operator, when it exists) installed in a venv: 
       in_root "$r" /opt/tpcc/bin/pip install -q --disable-pip-version-check -c /tmp/src/constraints.txt --no-deps \
         -r /tmp/src/runner-image/requirements-no-deps.txt; } >>"$LOGS/image-runner.log" 2>&1 \
       || { tail -20 "$LOGS/image-runner.log" >&2; return 1; }
+    compiled_loop "$r"
     in_root "$r" /opt/tpcc/bin/tpcc --help >/dev/null
     in_root "$r" /opt/tpcc/bin/python -c "import otava.analysis"
     local env=()

@@ -103,6 +103,7 @@ def test_a_node_killed_during_a_ycsb_run_loses_no_acknowledged_write_and_a_real_
     out, err = run.communicate(timeout=DURATION + 300)
     assert run.returncode == 0, err[-3000:]
     doc = json.loads(results.read_text())
+    assert doc["driver"]["client_loop"] == "pipelined, compiled"  # voltdb_compiled.py's loop lived through it
     inserts = doc["operations"]["INSERT"]["Return"]
     print("ycsb failover:", {name: m["Return"] for name, m in doc["operations"].items()})
     assert inserts["OK"] > 100 and doc["operations"]["UPDATE"]["Return"]["OK"] > 100

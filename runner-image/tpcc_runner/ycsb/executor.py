@@ -264,7 +264,8 @@ def execute(
         if on_connected:
             on_connected(lambda: [c.measurements for c in clients])
         progress = _Progress(clients, shared, on_ledger or (lambda lines: None))
-        runtime = run_threads(runners(clients, pipe, shared), shared, props.maxexecutiontime or None, progress.poll)
+        runs, described["client_loop"] = runners(clients, pipe, shared)
+        runtime = run_threads(runs, shared, props.maxexecutiontime or None, progress.poll)
     finally:
         for store in stores:
             store.close()
@@ -323,9 +324,18 @@ def thread_store(stores: list[KeyValueStore], pipe: Pipeline | None, i: int) -> 
     return stores[0] if pipe else stores[i]
 
 
-def runners(clients: list[ClientThread], pipe: Pipeline | None, shared: _Shared) -> list[Callable[[], None]]:
-    """What the threads run: each client its own thread, or all of them on one pipeline."""
-    return [PipelinedClients(clients, pipe, shared).run] if pipe else [c.run for c in clients]
+def runners(
+    clients: list[ClientThread], pipe: Pipeline | None, shared: _Shared
+) -> tuple[list[Callable[[], None]], str]:
+    """What the threads run: each client its own thread, or all of them on one pipeline (its
+    compiled loop where the store has one that takes the workload); which of them, and why."""
+    if pipe is None:
+        return [c.run for c in clients], "a thread per client"
+    compiled, refusal = pipe.compiled_clients(clients, shared)
+    if compiled is not None:
+        return [compiled], "pipelined, compiled"
+    why = f" (not compiled: {refusal})" if refusal else ""
+    return [PipelinedClients(clients, pipe, shared).run], "pipelined" + why
 
 
 def run_threads(

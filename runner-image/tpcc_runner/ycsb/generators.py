@@ -87,6 +87,10 @@ class CounterGenerator:
     def last_value(self) -> int:
         return self._next - 1
 
+    def upcoming(self) -> int:
+        """The value next_value hands out next (for the compiled loop to go on from)."""
+        return self._next
+
 
 class AcknowledgedCounterGenerator(CounterGenerator):
     """A counter whose last_value is the highest value below which every value handed out has
@@ -256,6 +260,10 @@ class SequentialGenerator:
 
     def next_value(self, rng: random.Random | None = None) -> int:
         return self.countstart + self._counter.next_value() % self.interval
+
+    def upcoming(self) -> int:
+        """The count next_value takes next (for the compiled loop to go on from)."""
+        return self._counter.upcoming()
 
 
 class ExponentialGenerator:

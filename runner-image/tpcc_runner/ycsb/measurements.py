@@ -47,6 +47,17 @@ class Measurements:
         if report_status:
             self._of(name).statuses[status] += 1
 
+    def count_status(self, name: str, status: str, count: int) -> None:
+        """count operations of name returned status (the compiled loop's counts)."""
+        self._of(name).statuses[status] += count
+
+    def record_latencies(self, name: str, latencies: Iterable[tuple[int, int]]) -> None:
+        """(microseconds, count) pairs into name's histogram, as measure records seconds (the
+        compiled loop's: it clamps them to the histogram's range as record_latency does)."""
+        histogram = self._of(name).histogram
+        for micros, count in latencies:
+            histogram.record_value(micros, count)
+
     def add(self, other: Measurements) -> None:
         for name, m in other.by_name.items():
             mine = self._of(name)

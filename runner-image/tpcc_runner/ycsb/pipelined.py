@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..drivers.base import UnknownOutcome
-from .measurements import ERROR
+from .measurements import ERROR, Measurements
 from .outcome import MEASUREMENT, ThreadWorkload, Timed, judge, written
 from .store import Pipeline
 from .workload import INSERT, READ, READMODIFYWRITE, UPDATE, Operation
@@ -35,8 +35,10 @@ class Client(Protocol):
 
     workload: ThreadWorkload
     rng: random.Random
+    limit: int  # operations to do, 0: no limit
     done: int
     tick: float
+    measurements: Measurements
 
     def more(self) -> bool: ...
     def first_start(self, now: float) -> float: ...

@@ -148,14 +148,15 @@ def _run_part(part: Part, stores: list, pipe: Pipeline | None, start_at: Any, st
         ClientThread(plan, workload, thread_store(stores, pipe, i), thread, limit, shared)
         for i, (thread, limit) in enumerate(zip(part.threads, part.limits))
     ]
-    reports.put(("ready", part.number, stores[0].describe()))
+    runs, client_loop = runners(clients, pipe, shared)
+    reports.put(("ready", part.number, {**stores[0].describe(), "client_loop": client_loop}))
     while start_at.value == 0.0 and not stop.is_set():
         time.sleep(0.01)
     if stop.is_set():
         return
     limit = plan.props.maxexecutiontime
     seconds = max(0.0, limit - (time.time() - start_at.value)) if limit else None
-    run_threads(runners(clients, pipe, shared), shared, seconds, _Reporter(part, clients, shared, stop, reports).poll)
+    run_threads(runs, shared, seconds, _Reporter(part, clients, shared, stop, reports).poll)
     done = {
         "measurements": merged(c.measurements for c in clients).to_wire(),
         "operations": sum(c.done for c in clients),

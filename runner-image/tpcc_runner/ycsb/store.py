@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import abc
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..drivers.base import ConnectionOptions
@@ -122,6 +122,11 @@ class Pipeline(abc.ABC):
         insert or scan returns it, or the driver error it raised). When the connection fails or
         a call's time is up, every step in flight is answered with its error (UnknownOutcome for
         a write, ConnectionLost for a read) and the next exchange is on a new connection."""
+
+    def compiled_clients(self, clients: Sequence[Any], shared: Any) -> tuple[Callable[[], None] | None, str]:
+        """A compiled loop that runs these clients (pipelined.py's Client and Shared) on this
+        pipeline, or None and why not ("": the store has none)."""
+        return None, ""
 
 
 def store_class(db: str) -> type[KeyValueStore]:

@@ -19,7 +19,7 @@ import select
 import socket
 import struct
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -39,6 +39,7 @@ from ..drivers.voltdb import (
     encode_table,
     response_handle,
 )
+from . import voltdb_compiled
 from .store import KeyValueStore, Pipeline, Record
 from .workload import INSERT, READ, READMODIFYWRITE, SCAN, UPDATE, Operation
 
@@ -430,6 +431,12 @@ class VoltDBPipeline(Pipeline):
 
     def send(self, tag: int, step: str, op: Operation) -> None:
         self.links[tag % len(self.links)].send(tag, step, op)
+
+    def compiled_clients(self, clients: Sequence[Any], shared: Any) -> tuple[Callable[[], None] | None, str]:
+        refusal = voltdb_compiled.refusal(clients[0].workload, clients)
+        if refusal is not None:
+            return None, refusal
+        return voltdb_compiled.CompiledClients(clients, self, shared).run, ""
 
     def exchange(self, wait: float | None) -> list[tuple[int, Any]]:
         out = [answer for link in self.links if link.queued for answer in link.flush()]
