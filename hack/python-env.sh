@@ -7,9 +7,9 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 CONSTRAINTS=${TPCC_CONSTRAINTS:-$ROOT/constraints.txt}
 NO_DEPS=$ROOT/runner-image/requirements-no-deps.txt
-# the runner's C source too: the editable install compiles it (tpcc_runner/ycsb/_voltloop.c)
+# the runner's C extension too: the editable install compiles it (setup.py)
 want=$(cat "$ROOT/runner-image/pyproject.toml" "$ROOT/operator/pyproject.toml" "$CONSTRAINTS" "$NO_DEPS" "$0" \
-  "$ROOT/runner-image/tpcc_runner/ycsb/_voltloop.c" \
+  "$ROOT/runner-image/setup.py" "$ROOT/runner-image/tpcc_runner/ycsb/_voltloop.c" \
   | sha256sum | cut -c1-16)
 stamp=$VENV/.tpcc-inputs
 if [ -x "$VENV/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then exit 0; fi
