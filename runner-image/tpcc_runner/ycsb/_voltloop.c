@@ -378,14 +378,13 @@ static uint32_t get32(const unsigned char *p) {
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
-static const char *procedure_of(int kind, int step) {
-    (void)kind;
+static const char *procedure_of(int step) {
     return step == OP_READ ? "YcsbRead" : step == OP_UPDATE ? "YcsbUpdate" : "YcsbInsert";
 }
 
 /* encode_invocation(procedure, [(STRING, key)] + [the fields table, in field-name order]) */
 static int encode_call(Loop *L, Link *link, Client *c, int handle) {
-    const char *procedure = procedure_of(c->kind, c->step);
+    const char *procedure = procedure_of(c->step);
     Py_ssize_t plen = (Py_ssize_t)strlen(procedure), rows_len = 0;
     int with_table = c->step != OP_READ;
     for (int i = 0; i < c->written_n; i++)
@@ -548,7 +547,7 @@ static int failed(Loop *L, int n, PyObject *body, const char *message, int64_t n
     if (!values) return -1;
     PyObject *entry = Py_BuildValue(
         "(isLiNNsOs)", n, KIND[c->kind], (long long)c->keynum, c->step != OP_READ, PyUnicode_FromStringAndSize(c->key, c->key_len),
-        values, procedure_of(c->kind, c->step), body ? body : Py_None, message ? message : "");
+        values, procedure_of(c->step), body ? body : Py_None, message ? message : "");
     if (!entry) return -1;
     int rc = PyList_Append(L->failures, entry);
     Py_DECREF(entry);
@@ -946,7 +945,7 @@ static int compare_names(const void *a, const void *b, void *names) {
  *   (kinds 0 READ, 1 UPDATE, 2 INSERT, 3 READMODIFYWRITE); fields: the field names;
  *   flags: (readallfields, writeallfields, ordered, zeropadding);
  *   counts: (recordcount, shard index, shard pods, fieldlength at most, insert counter next, insert limit) */
-static int Loop_init(Loop *L, PyObject *args, PyObject *kwds) {
+static int Loop_init(Loop *L, PyObject *args, PyObject *Py_UNUSED(kwds)) {
     PyObject *clients, *operations, *key_spec, *length_spec, *chooser_spec, *fields;
     int nlinks;
     double call_timeout;
@@ -1042,7 +1041,8 @@ static PyTypeObject LoopType = {
     .tp_methods = Loop_methods,
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_voltloop", NULL, -1, NULL};
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, .m_name = "_voltloop", .m_doc = "The pipelined YCSB clients on VoltDB, compiled.", .m_size = -1};
 
 PyMODINIT_FUNC PyInit__voltloop(void) {
     if (PyType_Ready(&LoopType) < 0) return NULL;

@@ -436,7 +436,7 @@ class VoltDBPipeline(Pipeline):
         refusal = voltdb_compiled.refusal(clients[0].workload, clients)
         if refusal is not None:
             return None, refusal
-        return voltdb_compiled.CompiledClients(clients, self, shared).run, ""
+        return voltdb_compiled.CompiledClients(clients, [link.driver for link in self.links], shared).run, ""
 
     def exchange(self, wait: float | None) -> list[tuple[int, Any]]:
         out = [answer for link in self.links if link.queued for answer in link.flush()]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..drivers.base import ConnectionLost, DriverError, UnknownOutcome
 from ..drivers.voltdb import VoltDBDriver, checked, decode_response
@@ -44,9 +44,6 @@ from .measurements import ERROR
 from .outcome import written
 from .pipelined import Client, Shared
 from .workload import INSERT, READ, READMODIFYWRITE, UPDATE, CoreWorkload, Operation
-
-if TYPE_CHECKING:
-    from .voltdb import VoltDBPipeline
 
 SLICE_SECONDS = 0.05  # how often the loop hands Python what it measured (the progress polls 5 times a second)
 KINDS = {READ: 0, UPDATE: 1, INSERT: 2, READMODIFYWRITE: 3}
@@ -138,9 +135,9 @@ def new_loop(workload: CoreWorkload, clients: Sequence[Client], links: int, call
 class CompiledClients:
     """PipelinedClients' job (pipelined.py) done by the compiled loop, a slice at a time."""
 
-    def __init__(self, clients: Sequence[Client], pipe: VoltDBPipeline, shared: Shared):
-        self.clients, self.shared = clients, shared
-        self.drivers: list[VoltDBDriver] = [link.driver for link in pipe.links]
+    def __init__(self, clients: Sequence[Client], drivers: list[VoltDBDriver], shared: Shared):
+        """drivers: the pipeline's connections, one to each node (VoltDBPipeline's)."""
+        self.clients, self.drivers, self.shared = clients, drivers, shared
         workload = clients[0].workload
         assert isinstance(workload, CoreWorkload), "refusal() let only CoreWorkload through"
         self.workload = workload
