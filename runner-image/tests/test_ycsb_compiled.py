@@ -10,10 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 from tpcc_runner.drivers.voltdb import encode_invocation
+from tpcc_runner.processes import usable_cpus
 from tpcc_runner.ycsb import voltdb_compiled
 from tpcc_runner.ycsb.properties import resolve
-from tpcc_runner.ycsb.timeseries import workload_for
-from tpcc_runner.ycsb.voltdb import _insert_call, _read_call, _update_call
+from tpcc_runner.ycsb.voltdb import VoltDBStore, _insert_call, _read_call, _update_call
 from tpcc_runner.ycsb.workload import INSERT, READ, READMODIFYWRITE, UPDATE, CoreWorkload
 
 pytestmark = pytest.mark.skipif(voltdb_compiled.extension() is None, reason="_voltloop not built")
@@ -91,14 +91,17 @@ def test_the_same_seed_draws_the_same_operations_and_calls(name):
     ],
 )
 def test_what_it_does_not_run_is_refused(given, why):
-    workload = workload_for(_props("a", given), (0, 1))
-    assert why in (voltdb_compiled.refusal(workload, [object()]) or "")
+    assert why in (voltdb_compiled.refusal(_props("a", given), "run") or "")
 
 
-def test_a_time_series_is_refused():
-    props = resolve("tsa", {"recordcount": "5000"})
-    assert voltdb_compiled.refusal(workload_for(props, (0, 1)), [object()]) == "a time series"
+def test_a_time_series_a_load_and_transactions_are_refused():
+    assert voltdb_compiled.refusal(resolve("tsa", {"recordcount": "5000"}), "run") == "a time series"
+    assert voltdb_compiled.refusal(_props("a", {}), "load") == "not a run of single operations"
+    assert voltdb_compiled.refusal(_props("a", {"operationspertransaction": "10"}), "run") is not None
 
 
-def test_workload_a_runs_compiled():
-    assert voltdb_compiled.refusal(workload_for(_props("a", {}), (0, 1)), [object()] * 8) is None
+def test_workload_a_runs_compiled_in_one_client_process():
+    assert voltdb_compiled.refusal(_props("a", {}), "run") is None
+    assert VoltDBStore.client_processes(_props("a", {}), "run") == 1
+    assert VoltDBStore.client_processes(_props("a", {"dataintegrity": "true"}), "run") == usable_cpus()
+    assert VoltDBStore.client_processes(_props("a", {}), "load") == usable_cpus()

@@ -31,7 +31,6 @@ from typing import Any
 from .. import __version__, k8s
 from ..drivers.base import ConnectionOptions, NotLoaded, bounded
 from ..ledger import LedgerWriter, ended_when_released, hold_ledger, ledger_lines
-from ..processes import usable_cpus
 from ..redact import redact
 from ..usage import UsageError, connection_options, parse_time, positive
 from .executor import Outcome, Plan
@@ -39,7 +38,7 @@ from .ledger import parse_ledgers, verify
 from .measurements import live_counts, overall, status_summary, ycsb_text
 from .pool import execute_plan
 from .properties import PRESETS, Properties, PropertyError, resolve
-from .store import KeyValueStore, make_store, store_module
+from .store import KeyValueStore, make_store, store_class, store_module
 from .timeseries import TimeSeriesWorkload, workload_for
 from .workload import CoreWorkload
 
@@ -86,7 +85,8 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
             "--processes",
             type=positive(int),
             default=None,
-            help="client processes the threads are split over (default: min(threads, CPUs this process may use))",
+            help="client processes the threads are split over (default: 1 where VoltDB's compiled loop runs "
+            "them, else min(threads, CPUs this process may use))",
         )
         ph.add_argument("--target", type=float, default=None, help="operations per second, all threads (0: no limit)")
         ph.add_argument("--duration", type=float, default=None, metavar="SECONDS", help="YCSB's maxexecutiontime")
@@ -254,7 +254,7 @@ def cmd_ycsb(args, metrics) -> int:
         args.phase,
         seed + shard[0],
         shard,
-        processes=min(props.threadcount, args.processes or usable_cpus()),
+        processes=min(props.threadcount, args.processes or store_class(args.db).client_processes(props, args.phase)),
         preload=(__name__, store_module(args.db)),
     )
     window: dict[str, float] = {}

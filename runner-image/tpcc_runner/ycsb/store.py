@@ -17,6 +17,7 @@ from typing import Any
 
 from ..drivers.base import ConnectionOptions
 from ..drivers.options import Option
+from ..processes import usable_cpus
 from .properties import Properties
 from .workload import INSERT, READ, SCAN, UPDATE, Operation
 
@@ -36,6 +37,13 @@ class KeyValueStore(abc.ABC):
     def __init__(self, connection: ConnectionOptions, props: Properties):
         self.connection = connection
         self.props = props
+
+    @classmethod
+    def client_processes(cls, props: Properties, phase: str) -> int:
+        """The client processes a command's threads are split over unless --processes says: as
+        many as the CPUs this process may use (one process's threads pass the interpreter lock
+        around every call)."""
+        return usable_cpus()
 
     @abc.abstractmethod
     def connect(self) -> None:

@@ -43,6 +43,7 @@ from .ledger import ledger_line
 from .measurements import ERROR
 from .outcome import written
 from .pipelined import Client, Shared
+from .properties import Properties
 from .workload import INSERT, READ, READMODIFYWRITE, UPDATE, CoreWorkload, Operation
 
 SLICE_SECONDS = 0.05  # how often the loop hands Python what it measured (the progress polls 5 times a second)
@@ -60,23 +61,23 @@ def extension() -> Any:
         return None
 
 
-def refusal(workload: Any, clients: Sequence[Client]) -> str | None:
-    """Why these clients run the Python loop, or None: the compiled loop runs them."""
+def refusal(props: Properties, phase: str) -> str | None:
+    """Why a process's pipelined clients run the Python loop for these properties, or None: the
+    compiled loop runs them. (A load and N operations per transaction are not pipelined at all.)"""
+    if phase != "run" or props.operationspertransaction != 1:
+        return "not a run of single operations"
     if extension() is None:
         return "the compiled loop (_voltloop) is not built here"
-    if not isinstance(workload, CoreWorkload):
+    if props.timeseries:
         return "a time series"
-    props = workload.props
     if props.scanproportion > 0:
         return "scans"
     if props.target > 0:
         return "a target (throttled clients)"
     if props.dataintegrity:
         return "dataintegrity"
-    if not 1 <= len(workload.fields) <= 64:
-        return f"{len(workload.fields)} fields (it takes 1-64)"
-    if not 1 <= len(clients) <= 4096:
-        return f"{len(clients)} client threads"
+    if not 1 <= props.fieldcount <= 64:
+        return f"{props.fieldcount} fields (it takes 1-64)"
     return None
 
 
@@ -139,7 +140,7 @@ class CompiledClients:
         """drivers: the pipeline's connections, one to each node (VoltDBPipeline's)."""
         self.clients, self.drivers, self.shared = clients, drivers, shared
         workload = clients[0].workload
-        assert isinstance(workload, CoreWorkload), "refusal() let only CoreWorkload through"
+        assert isinstance(workload, CoreWorkload), "refusal() lets no time series through"
         self.workload = workload
         self.loop = new_loop(workload, clients, len(self.drivers), self.drivers[0].call_timeout)
 
