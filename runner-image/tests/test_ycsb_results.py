@@ -39,6 +39,21 @@ def test_two_pods_merge_into_what_their_operations_were_together():
     assert (merged["start"], merged["end"]) == ("1970-01-01T00:16:41Z", "1970-01-01T00:16:50Z")
     assert merged["properties"]["dataintegrity"] == "true" and merged["properties"]["recordcount"] == "200"
     assert all(op["errors"] == 0 for op in merged["operations"].values())
+    assert merged["clientLoop"] == "a thread per client"  # the memory store pipelines nothing
+
+
+def test_the_loops_the_pods_ran_are_named():
+    props = props_of("a")
+    db = loaded(props)
+    (a, _), (b, _) = pod_document(db, props, 7, 0, 1000.0), pod_document(db, props, 8, 1, 1000.0)
+    a["driver"]["client_loop"] = b["driver"]["client_loop"] = "pipelined, compiled"
+    assert merge([a, b])["clientLoop"] == "pipelined, compiled"
+    b["driver"]["client_loop"] = "pipelined (not compiled: the compiled loop (_voltloop) is not built here)"
+    assert merge([a, b])["clientLoop"] == (
+        "pipelined (not compiled: the compiled loop (_voltloop) is not built here); pipelined, compiled"
+    )
+    del a["driver"]["client_loop"]  # a runner from before the loops were named
+    assert merge([a, b])["clientLoop"].startswith("not recorded; ")
 
 
 def test_pods_of_different_runs_are_refused():

@@ -100,6 +100,8 @@ def test_ycsb_writes_lost_to_a_killed_voltdb_node_fail_the_run(namespace, operat
     # every insert the pods saw acknowledged (workload D updates nothing; the load is not in their ledgers)
     assert durability["lost"] == durability["acknowledged"] > 0 and durability["ledgers"] == 2
     assert status["ycsb"]["operations"]["INSERT"]["count"] > 0  # both pods inserted before the kill
+    # the runner image has the compiled loop (hack/images.sh builds it), and it lived through the kill
+    assert status["ycsb"]["clientLoop"] == "pipelined, compiled"
     assert "the database came back without its YCSB load" in status["message"]
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
 

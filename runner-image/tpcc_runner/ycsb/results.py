@@ -36,6 +36,8 @@ def merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
         "workload": first.get("workload") or "",
         "runnerPods": len(docs),
         "opsPerSecond": round(succeeded / seconds, 1),
+        # which loop ran the pods' clients (executor.runners): whether the compiled one did
+        "clientLoop": "; ".join(sorted({(d.get("driver") or {}).get("client_loop") or "not recorded" for d in docs})),
         "start": _rfc3339(start),
         "end": _rfc3339(end),
         "properties": {
