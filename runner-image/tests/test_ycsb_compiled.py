@@ -25,7 +25,7 @@ MIXES = {
     "workload F (read-modify-write)": ("f", {}),
     "uniform, all fields written, ordered keys": (
         "a",
-        {"requestdistribution": "uniform", "writeallfields": "true", "insertorder": "ordered", "zeropadding": "12"},
+        {"requestdistribution": "uniform", "writeallfields": "true", "insertorder": "ordered", "zeropadding": "59"},
     ),
     "hotspot, one field read": (
         "b",
@@ -88,6 +88,7 @@ def test_the_same_seed_draws_the_same_operations_and_calls(name):
         ({"scanproportion": "0.05", "readproportion": "0.45"}, "scans"),
         ({"target": "100"}, "a target"),
         ({"dataintegrity": "true"}, "dataintegrity"),
+        ({"zeropadding": "60"}, "zeropadding"),
     ],
 )
 def test_what_it_does_not_run_is_refused(given, why):

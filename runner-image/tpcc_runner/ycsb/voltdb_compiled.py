@@ -15,8 +15,8 @@ runs the Python loop (`refusal` says which); the results say which loop ran (`cl
 The loop takes over each client's draws from its random.Random's state (Python's Mersenne Twister
 in C) and the workload's shared state (the acknowledged insert counter, a sequential chooser's
 count, a latest chooser's zeta sum) for the run, and keeps them: nothing draws from the workload
-after its run. tests/test_ycsb_compiled.py checks that the same seed gives the same operations and calls as
-workload.py and voltdb.py do. Every slice (SLICE_SECONDS) Python takes what it measured into the
+after its run. tests/test_ycsb_compiled.py checks that the same seed gives the same operations
+and calls as workload.py and voltdb.py do. Every slice (SLICE_SECONDS) Python takes what it measured into the
 clients' measurements, the ledger lines of its acknowledged writes, its failures (made into the
 driver's errors as pipelined.py's would be) and any connection lost, which it reconnects.
 """
@@ -51,6 +51,7 @@ KINDS = {READ: 0, UPDATE: 1, INSERT: 2, READMODIFYWRITE: 3}
 # the generators' kinds in _voltloop.c
 G_CONSTANT, G_UNIFORM, G_ZIPFIAN, G_SCRAMBLED, G_LATEST, G_HOTSPOT, G_SEQUENTIAL, G_EXPONENTIAL = range(8)
 NO_ZIPF = (0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0)
+MAX_ZEROPADDING = 59  # _voltloop.c's MAX_KEY (64) less "user" and the final NUL
 
 
 def extension() -> Any:
@@ -78,6 +79,8 @@ def refusal(props: Properties, phase: str) -> str | None:
         return "dataintegrity"
     if not 1 <= props.fieldcount <= 64:
         return f"{props.fieldcount} fields (it takes 1-64)"
+    if props.zeropadding > MAX_ZEROPADDING:
+        return f"zeropadding {props.zeropadding} (it takes keys of up to {MAX_ZEROPADDING} digits)"
     return None
 
 
