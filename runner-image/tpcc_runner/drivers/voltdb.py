@@ -117,6 +117,7 @@ TRANSACTION_PROCEDURES = {
     "DELIVERY": ("Delivery", "DeliveryDistrict"),
     "STOCK_LEVEL": ("StockLevel",),
 }
+UNREACHABLE = "no VoltDB endpoint reachable"  # a call's error when no endpoint takes a connection
 KIB = 1024  # @Statistics reports memory in kilobytes
 BOOKKEEPING_TABLES = ("tpcc_meta", "tpcc_load_unit")
 DISTRICT_TABLES = ("customer", "history", "orders", "order_line", "new_order")
@@ -883,7 +884,7 @@ class VoltDBDriver(Driver):
         """Invoke a procedure; map every failure onto the driver errors of base.py."""
         message = encode_invocation(procedure, params)
         if self._conn is None and not self._reconnect():
-            raise ConnectionLost(f"{procedure}: no VoltDB endpoint reachable")
+            raise ConnectionLost(f"{procedure}: {UNREACHABLE}")
         conn, endpoint = self._conn, self._endpoint
         assert conn is not None and endpoint is not None, "connected above"
         sock = conn.socket
@@ -899,11 +900,17 @@ class VoltDBDriver(Driver):
                 sock.settimeout(timeout)
             response = _decode(conn, _recv_message(sock))
         except OSError as e:
-            # Sent but unanswered (node died, or timed out): it may have committed.
+            error = self.unanswered(procedure, writes, e or type(e).__name__)
             self._reconnect()
-            err = UnknownOutcome if writes else ConnectionLost
-            raise err(f"{procedure}: no answer from {_where(endpoint)}: {e or type(e).__name__}") from None
+            raise error from None
         return checked(procedure, response, writes)
+
+    def unanswered(self, procedure: str, writes: bool, why: object) -> DriverError:
+        """The error of a call sent on this connection that got no answer (the node died, the
+        connection broke, its time was up): it may have committed, so a write's outcome is
+        unknown."""
+        where = _where(self._endpoint) if self._endpoint else "VoltDB"
+        return (UnknownOutcome if writes else ConnectionLost)(f"{procedure}: no answer from {where}: {why}")
 
     def _sql(
         self, sql: str, *params: tuple[int, Any], writes: bool = False, timeout: float | None = None

@@ -564,7 +564,7 @@ static int send_step(Loop *L, int n, int64_t now) {
     Link *link = &L->links[c->link];
     if (link->fd < 0) { /* pipelined.py's flush: no endpoint reachable */
         c->parked = 1;
-        return failed(L, n, NULL, "no VoltDB endpoint reachable", now);
+        return failed(L, n, NULL, "no VoltDB endpoint reachable", now); /* drivers/voltdb.py UNREACHABLE */
     }
     if (encode_call(L, link, c, n) < 0) return -1;
     c->sent = 0; /* its time runs from the flush that sends it */

@@ -23,11 +23,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-from ..drivers.base import ConnectionLost, DriverError, UnknownOutcome
+from ..drivers.base import ConnectionLost, DriverError
 from ..drivers.voltdb import (
     INTEGER,
     STRING,
     TINYINT,
+    UNREACHABLE,
     VARBINARY,
     VOLTTABLE,
     Response,
@@ -353,8 +354,7 @@ class _Link:
         """Send what is queued (reconnecting first if the connection was lost); the calls that
         failed with it."""
         if self.driver._conn is None and not self.driver._reconnect():
-            e = ConnectionLost("no VoltDB endpoint reachable")
-            return self._fail(lambda procedure, writes: ConnectionLost(f"{procedure}: {e}"))  # none was sent
+            return self._fail(lambda procedure, writes: ConnectionLost(f"{procedure}: {UNREACHABLE}"))  # none was sent
         message, self.queued = b"".join(self.queued), []
         try:
             self.socket().sendall(message)
@@ -411,13 +411,7 @@ class _Link:
     def fail_all(self, e: BaseException) -> list[tuple[int, Any]]:
         """Every call in flight failed and may or may not have happened. The next flush
         reconnects."""
-        endpoint = self.driver._endpoint
-        where = f"{endpoint[0]}:{endpoint[1]}" if endpoint else "VoltDB"
-        return self._fail(
-            lambda procedure, writes: (UnknownOutcome if writes else ConnectionLost)(
-                f"{procedure}: no answer from {where}: {e}"
-            )
-        )
+        return self._fail(lambda procedure, writes: self.driver.unanswered(procedure, writes, e))
 
     def _fail(self, error: Callable[[str, bool], DriverError]) -> list[tuple[int, Any]]:
         out = [(tag, error(procedure, writes)) for tag, (_, procedure, writes, _) in self.in_flight.items()]

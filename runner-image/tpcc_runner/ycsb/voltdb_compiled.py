@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..drivers.base import ConnectionLost, DriverError, UnknownOutcome
-from ..drivers.voltdb import VoltDBDriver, checked, decode_response
+from ..drivers.voltdb import UNREACHABLE, VoltDBDriver, checked, decode_response
 from .generators import (
     ConstantIntegerGenerator,
     ExponentialGenerator,
@@ -144,7 +144,6 @@ class CompiledClients:
         self.clients, self.drivers, self.shared = clients, drivers, shared
         workload = clients[0].workload
         assert isinstance(workload, CoreWorkload), "refusal() lets no time series through"
-        self.workload = workload
         self.loop = new_loop(workload, clients, len(self.drivers), self.drivers[0].call_timeout)
 
     def run(self) -> None:
@@ -204,15 +203,10 @@ class CompiledClients:
                 error = DriverError(f"{procedure}: an answer the compiled loop could not read")
             except DriverError as e:
                 error = e
+        elif message == UNREACHABLE:  # nothing was sent (_voltloop.c's words for a link with no connection)
+            error = ConnectionLost(f"{procedure}: {message}")
         else:
-            driver = self.drivers[n % len(self.drivers)]
-            endpoint = driver._endpoint
-            where = f"{endpoint[0]}:{endpoint[1]}" if endpoint else "VoltDB"
-            if message == "no VoltDB endpoint reachable":
-                error = ConnectionLost(f"{procedure}: {message}")
-            else:
-                lost = UnknownOutcome if writes else ConnectionLost
-                error = lost(f"{procedure}: no answer from {where}: {message}")
+            error = self.drivers[n % len(self.drivers)].unanswered(procedure, writes, message)
         self.shared.failed(kind, error)
         if not isinstance(error, UnknownOutcome):
             return []
