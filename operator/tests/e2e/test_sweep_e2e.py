@@ -133,9 +133,10 @@ def test_a_matrix_sweep_runs_each_value_on_one_load(namespace, operator):
 
 
 # A saturation search on a database whose throughput a CPU limit caps: clients 1, 2, 4, 8, 16,
-# 32 until a doubling gains less than 20 %. Half a core for VoltDB and no think times: the
-# plateau comes within the ladder (CI stop 28: +5 % at 8 -> 16; earlier +5.5 % at 4 -> 8), so
-# the search stops there and skips the rest.
+# ... until a doubling gains less than 20 %. Half a core for VoltDB and no think times: the
+# plateau comes within the ladder, but where depends on how fast the runner is (CI stop 28: +5 %
+# at 8 -> 16; stop 37: +22.7 % at 8 -> 16, +2.5 % at 16 -> 32), so the ladder reaches 64: the
+# search stops on the plateau and skips at least the last count.
 SATURATION = {
     "database": {
         "type": "voltdb",
@@ -148,7 +149,7 @@ SATURATION = {
     "workload": {"warehouses": 1, "durationSeconds": 10, "warmupSeconds": 3},
     "runners": {"startDelaySeconds": 3},
     "verify": {"enabled": False},  # the search is what this measures; the other sweeps check
-    "sweep": {"saturation": {"startClients": 1, "factor": 2, "maxClients": 32, "minGainPercent": 20}},
+    "sweep": {"saturation": {"startClients": 1, "factor": 2, "maxClients": 64, "minGainPercent": 20}},
     "cleanup": {"policy": "Always"},
 }
 
@@ -166,9 +167,9 @@ def test_a_saturation_search_stops_at_the_plateau_of_a_cpu_capped_database(names
     print("saturation search:", json.dumps(search))  # what it measured, for the report
     # it stopped because the gain fell, before maxClients: the cap is a plateau
     assert search["stopped"] == "GainBelowThreshold", search
-    assert steps[-1]["clients"] < 32 and steps[-1]["gainPercent"] < 20
+    assert steps[-1]["clients"] < 64 and steps[-1]["gainPercent"] < 20
     assert all(s["gainPercent"] >= 20 for s in steps[1:-1])  # every step before grew enough
-    assert [s["clients"] for s in steps] == [1, 2, 4, 8, 16, 32][: len(steps)]
+    assert [s["clients"] for s in steps] == [1, 2, 4, 8, 16, 32, 64][: len(steps)]
     ran = [c for c in table["cells"] if c["state"] != "Skipped"]
     assert [c["state"] for c in ran] == ["Succeeded"] * len(steps)
     assert [c["tpmC"] for c in ran] == pytest.approx([s["throughput"] for s in steps])
