@@ -11,6 +11,7 @@
 # env: TPCC_DEMO_NAMESPACE (tpcc-demo)  TPCC_DEMO_TIMEOUT (1800 s for the run)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$ROOT/hack/k8s/env.sh"
 NS=${TPCC_DEMO_NAMESPACE:-tpcc-demo}
 if [ "${1:-}" = --clean ]; then
   eval "$("$ROOT/hack/local-k8s.sh" env)"
@@ -53,8 +54,10 @@ log "installing the operator (chart charts/tpcc-operator, namespace tpcc-system,
 kubectl create namespace "$NS" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 # helm does not upgrade CRDs: a cluster left by an older checkout gets the current ones
 kubectl apply -f "$ROOT/crds/" >/dev/null
+# the image's input hash as a pod annotation: an image rebuilt under the same tag rolls the operator
 helm upgrade --install tpcc-operator "$ROOT/charts/tpcc-operator" -n tpcc-system --create-namespace \
-  --set image.pullPolicy=Never --set watchNamespace="$NS" --wait --timeout 180s >/dev/null
+  --set image.pullPolicy=Never --set watchNamespace="$NS" --wait --timeout 180s \
+  --set-string "podAnnotations.tpcc\.dev/image-inputs=$(cat "$IMAGES/runner.inputs")" >/dev/null
 stage "operator installed"
 [ -z "$up_only" ] || exit 0
 name=$(kubectl create --dry-run=client -o jsonpath='{.metadata.name}' -f "$sample")
@@ -73,5 +76,10 @@ while :; do
   sleep 3
 done
 stage "run $phase"
-kubectl get br "$name" -n "$NS"
+# the verdict and the BenchmarkResult come on the operator's pass after the phase's end
+for _ in $(seq 20); do
+  [ -z "$(kubectl get br "$name" -n "$NS" -o jsonpath='{.status.verdict}')" ] || break
+  sleep 3
+done
+kubectl get br "$name" -n "$NS" -o wide
 kubectl get br "$name" -n "$NS" -o json | "$VENV/bin/python" "$ROOT/hack/k8s/run_summary.py"

@@ -1,7 +1,8 @@
 """Prints a BenchmarkRun's outcome from `kubectl get br NAME -o json` on stdin: throughput, the
-mix and latency percentiles per transaction, faults, durability, consistency, ACID tests and the verdict;
-exit 0 only if it Succeeded (hack/demo.sh). Every field but the phase may be missing: a run that
-failed early has no results, one without think time no efficiency, one without faults no faults.
+mix and latency percentiles per transaction (YCSB: per operation), the load, faults, durability,
+consistency, ACID tests and the verdict; exit 0 only if it Succeeded (hack/demo.sh). Every field but
+the phase may be missing: a run that failed early has no results, one without think time no
+efficiency, one without faults no faults.
 """
 
 from __future__ import annotations
@@ -45,6 +46,35 @@ def _results(results: dict) -> list[str]:
     return lines
 
 
+def _ycsb(ycsb: dict) -> list[str]:
+    """status.ycsb: what YCSB prints as [OVERALL] Throughput and, per operation, its count, errors
+    and percentiles."""
+    if not ycsb:
+        return []
+    loop = f" (client loop: {ycsb['clientLoop']})" if ycsb.get("clientLoop") else ""
+    lines = [
+        f"YCSB workload {ycsb.get('workload', '?')}: {ycsb.get('opsPerSecond')} operations/s from "
+        f"{ycsb.get('runnerPods', '?')} runner pods{loop}"
+    ]
+    operations = ycsb.get("operations") or {}
+    if operations:
+        lines.append(
+            f"  {'operation':<11}{'operations':>11}{'errors':>8}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'max ms':>9}"
+        )
+    for name, op in operations.items():
+        lat = op.get("latencyMs") or {}
+        cells = "".join(f"{lat[p]:>9.2f}" if p in lat else f"{'-':>9}" for p in ("p50", "p95", "p99", "max"))
+        lines.append(f"  {name:<11}{op.get('count', 0):>11}{op.get('errors', 0):>8}{cells}")
+    return lines
+
+
+def _load(load: dict) -> list[str]:
+    if not load:
+        return []
+    rate = load.get("rowsPerSecond", 0)
+    return [f"load: {load.get('rows', 0):,} rows in {load.get('seconds')} s ({rate:,.0f} rows/s)"]
+
+
 def _fault(f: dict) -> str:
     line = f"fault {f.get('number')} {f.get('action')} ({f.get('method', 'delete-pod')})"
     if f.get("target"):
@@ -57,14 +87,19 @@ def _fault(f: dict) -> str:
     return line
 
 
-def _durability(d: dict) -> list[str]:
+def _durability(d: dict, ycsb: bool) -> list[str]:
+    """TPC-C's acknowledged NewOrders, or YCSB's acknowledged writes (a record inserted or updated
+    counts once) and the record count against what the load and the inserts make."""
     if not d:
         return []
+    what = "acknowledged writes (records inserted or updated)" if ycsb else "acknowledged NewOrders"
     lines = [
-        f"durability: {d.get('acknowledged')} acknowledged NewOrders, {d.get('found')} found, "
+        f"durability: {d.get('acknowledged')} {what}, {d.get('found')} found, "
         f"{d.get('lost')} lost, {d.get('unknownOutcome', 0)} of unknown outcome"
         + ("" if d.get("durable", True) else ": NOT DURABLE")
     ]
+    if ycsb and "records" in d:
+        lines.append(f"  {d['records']} records in the database (expected {d.get('expectedRecords')})")
     lines += [f"  lost: {e}" for e in d.get("lostExamples") or []]
     return lines
 
@@ -120,8 +155,10 @@ def summary(run: dict) -> tuple[list[str], int]:
         + (f" ({status['reason']}: {status.get('message')})" if status.get("reason") else "")
     ]
     lines += _results(status.get("results") or {})
+    lines += _ycsb(status.get("ycsb") or {})
+    lines += _load(status.get("load") or {})
     lines += [_fault(f) for f in status.get("faults") or []]
-    lines += _durability(status.get("durability") or {})
+    lines += _durability(status.get("durability") or {}, "ycsb" in status)
     lines += _consistency(status.get("consistency") or {})
     lines += _acid(status.get("acid") or {})
     lines += _saturation((status.get("sweep") or {}).get("saturation") or [])

@@ -102,6 +102,11 @@ def test_healthy_message_carries_tpmc_and_a_failure_its_cause():
     failed = json.loads((FIXTURES / "failed-durability.json").read_text())
     _, message = argo_health("lua5.4", "BenchmarkRun", failed)
     assert message.startswith("DurabilityLost: 3 of 90 acknowledged NewOrders lost"), message
+    ycsb = json.loads((E2E_FIXTURES / "succeeded-voltdb-ycsb.json").read_text())
+    assert argo_health("lua5.4", "BenchmarkRun", ycsb) == (
+        "Healthy",
+        "Succeeded: YCSB a 26421.7 operations/s, verdict Pass",
+    )
     regressed = json.loads((FIXTURES / "regressed.json").read_text())
     assert argo_health("lua5.1", "BenchmarkRun", regressed) == (
         "Degraded",

@@ -38,6 +38,20 @@ def test_a_real_succeeded_run_prints_throughput_mix_percentiles_and_verdicts():
     assert "consistency: all 12 conditions hold" in text and "verdict: Pass" in text
 
 
+def test_a_real_ycsb_run_prints_operations_per_second_per_operation_and_its_writes_verified():
+    """crds/samples/voltdb-ycsb.yaml as hack/demo.sh ran it (2026-11-27): YCSB's figures, not TPC-C's."""
+    lines, code = run_summary.summary(fixture("e2e/succeeded-voltdb-ycsb.json"))
+    text = "\n".join(lines)
+    assert code == 0 and lines[0] == "BenchmarkRun voltdb-ycsb: Succeeded"
+    assert lines[1] == "YCSB workload a: 26421.7 operations/s from 2 runner pods (client loop: pipelined, compiled)"
+    read = next(line for line in lines if line.strip().startswith("READ"))
+    assert read.split() == ["READ", "859674", "0", "0.24", "0.67", "1.13", "126.08"]  # p50 p95 p99 max
+    assert "tpmC" not in text and "NewOrders" not in text
+    assert "load: 10,000 rows in 1.4 s (7,267 rows/s)" in lines
+    assert "durability: 10000 acknowledged writes (records inserted or updated), 10000 found, 0 lost" in text
+    assert "  10000 records in the database (expected 10000)" in lines and "verdict: Pass" in text
+
+
 def test_faults_are_listed_with_their_recovery_or_why_they_were_skipped():
     run = fixture("e2e/succeeded-voltdb-e2e.json")
     run["status"]["faults"] = [

@@ -176,6 +176,28 @@ def test_a_ycsb_run_succeeds_with_its_pods_results_merged_and_its_writes_verifie
     assert result.full_results["results"]["runnerPods"] == 2  # the merged document, histograms' figures
 
 
+def test_the_stages_name_the_records_a_ycsb_run_loads_not_warehouses(document_of):
+    from test_phases import Driver
+    from tpcc_operator.stages.machine import JobState, World
+
+    d = Driver(
+        document_of(
+            {
+                "database": {"type": "voltdb"},
+                "workload": {"kind": "ycsb", "clients": 8, "ycsb": {"workload": "a", "recordCount": 10000}},
+            }
+        )
+    )
+    assert d.tick().events[0].message.endswith("voltdb, 10,000 YCSB records, 8 clients on 1 runner pods")
+    d.tick(), d.tick()
+    d.tick(World(database_ready=1))
+    assert d.phase == "Loading" and d.status["message"] == "database ready; loading 10,000 YCSB records"
+    d.tick(World(load=JobState(exists=True)))
+    assert "waiting for load job bench-g2-loader to load 10,000 YCSB records (timeout" in d.status["message"]
+    d.tick(World(load=JobState(True, True), load_report={"rows": 10000, "seconds": 1.4, "rows_per_second": 7267.4}))
+    assert d.condition("Loaded")["message"] == "10,000 YCSB records loaded in 1.4 s (7,267 rows/s)"
+
+
 def test_pods_of_different_ycsb_runs_fail_the_run(document_of):
     from runner_docs import ycsb_pod_results
     from test_phases import Driver

@@ -123,6 +123,13 @@ class Workload:
         """ycsb; absent (kind: ycsb without the block), the CRD's defaults for it."""
         return self.ycsb or defaulted(Ycsb, "workload", "ycsb")
 
+    @property
+    def loaded(self) -> str:
+        """What the load Job writes, as the stage messages name it: TPC-C's warehouses or YCSB's records."""
+        if self.kind == "ycsb":
+            return f"{self.ycsb_or_defaults.record_count:,} YCSB records"
+        return f"{self.warehouses} warehouses"
+
 
 @dataclass(frozen=True)
 class Resources:

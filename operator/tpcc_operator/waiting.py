@@ -49,8 +49,8 @@ def _deploying(run: plan.Run, spec: RunSpec, status: dict, world) -> str:
 
 def _loading(run: plan.Run, spec: RunSpec, world) -> str:
     return _with(
-        f"waiting for load job {plan.job_name(run, 'loader')} to load {spec.workload.warehouses} "
-        f"warehouses (timeout {plan.load_timeout(spec)}s)",
+        f"waiting for load job {plan.job_name(run, 'loader')} to load {spec.workload.loaded} "
+        f"(timeout {plan.load_timeout(spec)}s)",
         pod_detail(world),
     )
 

@@ -69,6 +69,9 @@ if status.phase == "Succeeded" then
   hs.message = "Succeeded"
   if status.results ~= nil and status.results.tpmC ~= nil then
     hs.message = hs.message .. ": tpmC " .. string.format("%.1f", status.results.tpmC)
+  elseif status.ycsb ~= nil and status.ycsb.opsPerSecond ~= nil then
+    hs.message = hs.message .. ": YCSB " .. (status.ycsb.workload or "") .. " "
+      .. string.format("%.1f", status.ycsb.opsPerSecond) .. " operations/s"
   end
   if status.verdict ~= nil then
     hs.message = hs.message .. ", verdict " .. status.verdict

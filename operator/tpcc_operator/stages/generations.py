@@ -90,7 +90,7 @@ def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> S
         f"{sum(c.loads for c in cells)} loads"
         + (f" and {cells[-1].deployment + 1} deployments" if cells and cells[-1].deployment else "")
         if spec.sweep
-        else f"{w.warehouses} warehouses, {w.clients} clients"
+        else f"{w.loaded}, {w.clients} clients"
     )
     step.events.append(
         Event(

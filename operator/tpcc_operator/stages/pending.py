@@ -27,5 +27,5 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
         b.move(DEPLOYING, "Deploying", f"helm release {plan.release_name(run)}")
     else:
         b.condition("DatabaseReady", True, "External", "external database")
-        b.move(LOADING, "Loading", f"loading {spec.workload.warehouses} warehouses")
+        b.move(LOADING, "Loading", f"loading {spec.workload.loaded}")
     return None

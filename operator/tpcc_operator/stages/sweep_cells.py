@@ -8,12 +8,14 @@ Observes: status.sweep and the cell's results. Does: WriteResult/PruneResults pe
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import faults as fault_injection
 from .. import history, plan, regression, saturation, sweep
 from ..results import (
     error_budget_message,
 )
-from ..runspec import RunSpec
+from ..runspec import RunSpec, Workload
 from ..timestamps import rfc3339
 from .machine import DEPLOYING, FAILED, LOADING, RUNNING, SUCCEEDED, Builder, Step, World, patched
 from .recording import record
@@ -111,10 +113,12 @@ def next_cell_or_finish(
     cells: list[plan.Cell],
     search: saturation.Search | None,
     policy: regression.Policy | None,
+    workload: Workload,
 ) -> Step:
     """After a cell's verdict: the next cell (deploying first when its database.deploy values
     differ, loading first when its warehouse count or schema does; a saturation search that
-    stopped skips the rest of its warehouse count), or the sweep's end with the sweep's verdict."""
+    stopped skips the rest of its warehouse count), or the sweep's end with the sweep's verdict.
+    `workload`: the cell's, whose load the next cell's message names."""
     following, table = saturation.advance(b.current("sweep"), cells, search)
     b.step.status["sweep"] = table
     for entry in table.get("saturation") or []:
@@ -131,7 +135,8 @@ def next_cell_or_finish(
         if cell.deploys:
             _next_deployment(b, run, cell)
         elif cell.loads:
-            b.next_cell(LOADING, "Loading", f"cell {following}: loading {cell.warehouses} warehouses")
+            loaded = replace(workload, warehouses=cell.warehouses).loaded
+            b.next_cell(LOADING, "Loading", f"cell {following}: loading {loaded}")
         else:
             b.next_cell(RUNNING, "Running", f"cell {following}: {cell.clients} clients")
         return b.step
