@@ -20,7 +20,7 @@ from kubernetes.utils import parse_quantity
 from tpcc_runner.ycsb import properties
 
 from . import capacity, chart_policy
-from .runspec import CredentialsRef, RemotePercent, Resources, RunSpec, Saturation, crd_spec_schema
+from .runspec import YCSB, CredentialsRef, RemotePercent, Resources, RunSpec, Saturation, crd_spec_schema
 
 GROUP = "bench.tpcc.dev"
 VERSION = "v1alpha1"
@@ -744,9 +744,6 @@ def _job(run: Run, spec: RunSpec, role: str, pod: dict, deadline: int, **job_spe
             "template": {"metadata": {"labels": meta["labels"]}, "spec": pod},
         },
     }
-
-
-YCSB = "ycsb"
 
 
 YCSB_PHASES = ("load", "run", "verify")  # the `tpcc ycsb` commands of the load, runner and verifier Jobs

@@ -99,6 +99,9 @@ class Ycsb:
     properties: Mapping[str, str] | None = None
 
 
+YCSB = "ycsb"  # workload.kind of a YCSB run (TPC-C's is the default)
+
+
 @dataclass(frozen=True)
 class Workload:
     kind: str
@@ -126,7 +129,7 @@ class Workload:
     @property
     def loaded(self) -> str:
         """What the load Job writes, as the stage messages name it: TPC-C's warehouses or YCSB's records."""
-        if self.kind == "ycsb":
+        if self.kind == YCSB:
             return f"{self.ycsb_or_defaults.record_count:,} YCSB records"
         return f"{self.warehouses} warehouses"
 
@@ -294,7 +297,7 @@ class RunSpec:
     @property
     def checks_consistency(self) -> bool:
         """verify.enabled, for a workload that has TPC-C's consistency conditions (YCSB has none)."""
-        return self.verify.enabled and self.workload.kind != "ycsb"
+        return self.verify.enabled and self.workload.kind != YCSB
 
     @property
     def deploy(self) -> Deploy:
