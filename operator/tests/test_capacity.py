@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 from doc_examples import doc_manifests
 from tpcc_operator import capacity, chart_policy, plan
+from tpcc_operator.databases.mongodb import MONGODB
+from tpcc_operator.databases.voltdb import SERVER_BYTES, VOLTDB
+from tpcc_operator.runspec import Deploy
 
 RUN = plan.Run(name="bench", namespace="perf", uid="uid-1", generation=1)
 CHARTS = Path(__file__).resolve().parents[2] / "charts"
@@ -19,25 +22,33 @@ def chart_defaults(db: str) -> dict:
     return chart_policy.with_defaults(db, "", {}, CHARTS)
 
 
+def voltdb(replicas: int, k_safety: int, values: dict, unit: capacity.Unit = capacity.WAREHOUSES):
+    return VOLTDB.capacity(Deploy("", "", replicas, k_safety), values, unit)
+
+
+def mongodb(values: dict):
+    return MONGODB.capacity(Deploy("", "", 1, 0), values, capacity.WAREHOUSES)
+
+
 def test_the_figures_are_measured_ones():
     """bench/capacity.py printed them: a zero or absurd figure would make every bound meaningless."""
-    assert 20 * capacity.MIB <= capacity.VOLTDB_BYTES_PER_WAREHOUSE <= 400 * capacity.MIB
-    assert 10 * capacity.MIB <= capacity.MONGODB_BYTES_PER_WAREHOUSE <= 400 * capacity.MIB
-    assert 0 < capacity.VOLTDB_SERVER_BYTES < 1 * GI
+    assert 20 * capacity.MIB <= VOLTDB.costs.warehouse <= 400 * capacity.MIB
+    assert 10 * capacity.MIB <= MONGODB.costs.warehouse <= 400 * capacity.MIB
+    assert 0 < SERVER_BYTES < 1 * GI
 
 
 def test_voltdb_room_is_memory_less_heap_and_server_over_the_copies():
     values = chart_defaults("voltdb")
-    one = capacity.voltdb(1, 0, values)
-    room = (2 * GI - 512 * capacity.MIB - capacity.VOLTDB_SERVER_BYTES) * (1 - capacity.HEADROOM)
-    assert one.count == int(room) // capacity.VOLTDB_BYTES_PER_WAREHOUSE
+    one = voltdb(1, 0, values)
+    room = (2 * GI - 512 * capacity.MIB - SERVER_BYTES) * (1 - capacity.HEADROOM)
+    assert one.count == int(room) // VOLTDB.costs.warehouse
     assert one.count >= 2, "the charts' defaults must hold what the samples and tests load"
-    assert capacity.voltdb(3, 0, values).count == 3 * one.count
-    assert capacity.voltdb(3, 1, values).count == 3 * one.count // 2
+    assert voltdb(3, 0, values).count == 3 * one.count
+    assert voltdb(3, 1, values).count == 3 * one.count // 2
     bigger = {**values, "resources": {"limits": {"memory": "16Gi"}}, "heap": "2g"}
-    assert capacity.voltdb(1, 0, bigger).count > 8 * one.count
+    assert voltdb(1, 0, bigger).count > 8 * one.count
     # a larger heap leaves less room for the tables
-    assert capacity.voltdb(1, 0, {**values, "heap": "1g"}).count < one.count
+    assert voltdb(1, 0, {**values, "heap": "1g"}).count < one.count
 
 
 def test_voltdb_heap_sizes_are_read_as_the_jvm_reads_them():
@@ -50,12 +61,12 @@ def test_voltdb_heap_sizes_are_read_as_the_jvm_reads_them():
 
 def test_mongodb_room_is_the_data_volume_of_a_member_or_of_each_shard():
     values = chart_defaults("mongodb")
-    one = capacity.mongodb(values)
-    assert one.count == int(4 * GI * (1 - capacity.HEADROOM)) // capacity.MONGODB_BYTES_PER_WAREHOUSE
+    one = mongodb(values)
+    assert one.count == int(4 * GI * (1 - capacity.HEADROOM)) // MONGODB.costs.warehouse
     assert "persistence.size" in one.raise_
-    emptydir = capacity.mongodb({**values, "persistence": {"enabled": False}, "dataVolume": {"sizeLimit": "8Gi"}})
+    emptydir = mongodb({**values, "persistence": {"enabled": False}, "dataVolume": {"sizeLimit": "8Gi"}})
     assert emptydir.count > one.count and "dataVolume.sizeLimit" in emptydir.raise_
-    sharded = capacity.mongodb({**values, "topology": "sharded", "sharded": {"shards": 3}})
+    sharded = mongodb({**values, "topology": "sharded", "sharded": {"shards": 3}})
     assert sharded.count == 3 * one.count and "sharded.shards" in sharded.raise_
 
 
@@ -67,7 +78,7 @@ def test_a_run_beyond_the_bound_is_refused_before_helm_naming_field_bound_and_re
     spec = _spec(spec_of, {"type": "voltdb"}, warehouses=1000)
     with pytest.raises(chart_policy.DatabaseTooSmall) as refused:
         plan.helm_release(RUN, spec, SETTINGS)
-    bound = capacity.voltdb(1, 0, chart_defaults("voltdb")).count
+    bound = voltdb(1, 0, chart_defaults("voltdb")).count
     message = str(refused.value)
     assert message.startswith(f"spec.workload.warehouses = 1000: the deployed voltdb holds at most {bound} ")
     assert "2Gi memory - 512m heap" in message and "resources.limits.memory" in message
@@ -110,7 +121,7 @@ def test_a_sweeps_larger_load_later_on_the_same_deployment_is_refused_before_the
 
 
 def test_a_later_deployment_too_small_for_the_load_is_refused_before_the_first_install(spec_of):
-    one_node = capacity.voltdb(1, 0, chart_defaults("voltdb")).count
+    one_node = voltdb(1, 0, chart_defaults("voltdb")).count
     axis = {"field": "database.deploy.replicas", "values": ["3", "1"]}
     spec = spec_of(
         {"database": {"type": "voltdb"}, "workload": {"warehouses": one_node + 1}, "sweep": {"matrix": [axis]}}

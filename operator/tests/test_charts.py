@@ -14,7 +14,8 @@ import pytest
 import yaml
 from crd_schema import CRD_PATH, ROOT
 from jsonschema import SchemaError
-from tpcc_operator import chart_policy, plan
+from tpcc_operator import chart_policy, databases, plan
+from tpcc_operator.databases.mongodb import MONGODB
 from tpcc_operator.runspec import RunSpec
 
 CHARTS = ROOT / "charts"
@@ -179,7 +180,7 @@ def test_mongodb_test_server_profile_keeps_the_contract():
     sts = by_kind(docs, "StatefulSet")[0]
     pod = sts["spec"]["template"]["spec"]
     (member,) = pod["containers"]
-    assert member["name"] == plan.DATABASE_CONTAINERS["mongodb"] and member["image"] == "local/secantus:dev"
+    assert member["name"] == MONGODB.container and member["image"] == "local/secantus:dev"
     script = member["args"][0]
     assert '--replica-set "rs0"' in script and '--advertise "$POD_NAME.rel-hl.ns.svc.cluster.local"' in script
     assert script.startswith("echo $$$$ >/tmp/database.pid\nexec ")  # $$ once Kubernetes expanded it
@@ -205,7 +206,7 @@ def test_database_charts_keep_data_on_a_claim_unless_asked(chart):
     assert "data" not in {v["name"] for v in sts["template"]["spec"].get("volumes") or []}
     # the process the kill-process fault kills is named by a pid file, outside PID 1
     assert sts["template"]["spec"]["shareProcessNamespace"] is True
-    db = {c["name"]: c for c in sts["template"]["spec"]["containers"]}[plan.DATABASE_CONTAINERS[chart]]
+    db = {c["name"]: c for c in sts["template"]["spec"]["containers"]}[databases.named(chart).container]
     assert "echo $$$$ >/tmp/database.pid" in " ".join(db["command"] + db.get("args", []))  # $$ in the pod
     scratch = by_kind(render(chart, "--set", "persistence.enabled=false"), "StatefulSet")[0]["spec"]
     assert "volumeClaimTemplates" not in scratch
@@ -506,7 +507,7 @@ def test_every_keyword_of_the_operator_charts_schema_is_judged_as_helm_judges_it
 def test_a_schema_is_read_in_the_draft_it_declares():
     """The database charts name draft-07 by https (Helm reads either scheme); none is Draft 2020-12,
     a draft jsonschema does not know is refused rather than read as another."""
-    for chart in chart_policy.SHIPPED_CHARTS:
+    for chart in databases.shipped_charts():
         schema = json.loads((CHARTS / chart / "values.schema.json").read_text())
         assert schema["$schema"] == "https://json-schema.org/draft-07/schema#"
         assert type(chart_policy.validator(schema)).__name__ == "Draft7Validator"
@@ -525,7 +526,7 @@ def test_a_schema_is_read_in_the_draft_it_declares():
         chart_policy.validator({"$schema": "https://example.com/mine"})
 
 
-@pytest.mark.parametrize("chart", chart_policy.SHIPPED_CHARTS)
+@pytest.mark.parametrize("chart", databases.shipped_charts())
 def test_the_shipped_charts_defaults_satisfy_their_schema(chart):
     chart_policy.check_values(chart, "", {}, CHARTS)
 

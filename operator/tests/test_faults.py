@@ -9,6 +9,9 @@ import pytest
 from runner_docs import durability_report, pod_results
 from test_phases import kinds, the
 from tpcc_operator import faults, plan
+from tpcc_operator.databases import mongodb
+from tpcc_operator.databases.mongodb import MONGODB
+from tpcc_operator.databases.voltdb import VOLTDB
 from tpcc_operator.faults import DatabasePod, Injection
 from tpcc_operator.results import run_status
 from tpcc_operator.runspec import RunSpec
@@ -99,37 +102,35 @@ def test_injections_after_the_window_are_announced(spec, spec_of):
     ],
 )
 def test_primary_is_what_the_replica_set_says(hello, pod):
-    assert faults.primary_pod(hello) == pod
+    assert mongodb.primary_pod(hello) == pod
 
 
 def test_victims():
     inj = Injection(1, "kill-node", T0, 0, 2)
-    assert faults.choose_victim(inj, "voltdb", "bench-g2", ALL_READY, None, "s").name == "bench-g2-2"
+    assert faults.choose_victim(inj, VOLTDB, "bench-g2", ALL_READY, None, "s").name == "bench-g2-2"
     down = pods(("bench-g2-0", "a", True), ("bench-g2-2", "c", False))
-    assert faults.choose_victim(inj, "voltdb", "bench-g2", down, None, "s") == "pod bench-g2-2 is not running and ready"
+    assert faults.choose_victim(inj, VOLTDB, "bench-g2", down, None, "s") == "pod bench-g2-2 is not running and ready"
     primary = Injection(1, "kill-primary", T0, 0, 0)
-    assert faults.choose_victim(primary, "mongodb", "bench-g2", ALL_READY, "bench-g2-1", "s").name == "bench-g2-1"
+    assert faults.choose_victim(primary, MONGODB, "bench-g2", ALL_READY, "bench-g2-1", "s").name == "bench-g2-1"
     assert (
-        faults.choose_victim(primary, "mongodb", "bench-g2", ALL_READY, None, "s") == "the replica set names no primary"
+        faults.choose_victim(primary, MONGODB, "bench-g2", ALL_READY, None, "s") == "no mongodb member names a primary"
     )
     # VoltDB has no primary: a random ready member, the same one for the same seed and number
     chosen = {
-        faults.choose_victim(
-            Injection(n, "kill-primary", T0, 0, 0), "voltdb", "bench-g2", ALL_READY, None, "uid-1"
-        ).name
+        faults.choose_victim(Injection(n, "kill-primary", T0, 0, 0), VOLTDB, "bench-g2", ALL_READY, None, "uid-1").name
         for n in range(1, 30)
     }
     assert len(chosen) > 1 and chosen <= {p.name for p in ALL_READY}
     again = faults.choose_victim(
-        Injection(7, "kill-random-member", T0, 0, 0), "voltdb", "bench-g2", list(reversed(ALL_READY)), None, "uid-1"
+        Injection(7, "kill-random-member", T0, 0, 0), VOLTDB, "bench-g2", list(reversed(ALL_READY)), None, "uid-1"
     )
     assert again == faults.choose_victim(
-        Injection(7, "kill-random-member", T0, 0, 0), "voltdb", "bench-g2", ALL_READY, None, "uid-1"
+        Injection(7, "kill-random-member", T0, 0, 0), VOLTDB, "bench-g2", ALL_READY, None, "uid-1"
     )
     assert (
         faults.choose_victim(
             Injection(1, "kill-random-member", T0, 0, 0),
-            "voltdb",
+            VOLTDB,
             "bench-g2",
             pods(("bench-g2-0", "a", False)),
             None,

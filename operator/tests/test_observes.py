@@ -11,6 +11,8 @@ import typing
 import pytest
 from test_phases import RUN, T0
 from tpcc_operator import failures, kube, plan
+from tpcc_operator.databases.mongodb import MONGODB
+from tpcc_operator.databases.voltdb import VOLTDB
 from tpcc_operator.stages import reads
 from tpcc_operator.stages.dispatch import observes
 from tpcc_operator.stages.machine import JobState, World
@@ -36,7 +38,7 @@ from tpcc_operator.timestamps import rfc3339
 DB = plan.database_pod_selector(RUN)
 START = rfc3339(T0)
 # a deployed database's pods, read while the run loads, runs and is verified for their OOM kills
-MEMBERS = DatabasePods(DB, plan.DATABASE_CONTAINERS["voltdb"])
+MEMBERS = DatabasePods(DB, VOLTDB.container)
 
 
 def both(spec, status: dict, seen: World, now: dt.datetime = T0) -> tuple[list[reads.Read], list[reads.Read]]:
@@ -119,11 +121,11 @@ def test_faults_read_the_database_pods_and_the_primary_only_when_a_kill_primary_
         }
     )
     status = {"phase": "Running", "startAt": START}
-    members = DatabasePods(DB, plan.DATABASE_CONTAINERS["mongodb"])
+    members = DatabasePods(DB, MONGODB.container)
     before = observes(RUN, spec, status, T0 + dt.timedelta(seconds=29), None)
     assert members in before and not any(isinstance(r, Primary) for r in before)
     due = observes(RUN, spec, status, T0 + dt.timedelta(seconds=30), None)
-    assert members in due and Primary(tuple(plan.endpoints(RUN, spec))) in due
+    assert members in due and Primary("mongodb", tuple(plan.endpoints(RUN, spec))) in due
 
 
 def test_verifying_reads_the_job_of_the_check_under_way_then_what_it_needs(spec_of):

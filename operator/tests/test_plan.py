@@ -9,6 +9,7 @@ import pytest
 import yaml
 from specs import edited
 from tpcc_operator import plan
+from tpcc_operator.databases import mongodb
 
 RUN = plan.Run(name="bench", namespace="perf", uid="uid-1", generation=3)
 CHARTS = Path(__file__).resolve().parents[2] / "charts"
@@ -417,7 +418,7 @@ def test_a_sharded_mongodb_is_reached_through_every_mongos_by_name(sharded_mongo
     ]
     assert plan.database_pod_count(replica_set) == 3
     defaults = spec_of({"database": {"type": "mongodb", "deploy": {"values": {"topology": "sharded"}}}})
-    assert plan.mongodb_topology(defaults) == plan.MongoTopology(True, 1, 2, 3, 2)
+    assert mongodb.topology(defaults.deploy) == mongodb.Topology(True, 1, 2, 3, 2)
     assert len(plan.endpoints(RUN, defaults)) == 2 and plan.database_pod_count(defaults) == 3 + 2 + 2
 
 
@@ -433,7 +434,7 @@ def test_faults_on_a_sharded_mongodb_are_refused_before_the_install(sharded_mong
 
 def test_sharded_defaults_are_the_charts():
     values = yaml.safe_load((CHARTS / "mongodb" / "values.yaml").read_text())["sharded"]
-    assert plan.SHARDED_DEFAULTS == {
+    assert mongodb.SHARDED_DEFAULTS == {
         "shards": values["shards"],
         "configServers": values["configServers"],
         "mongos": values["mongos"]["replicas"],

@@ -14,6 +14,9 @@ from crd_schema import crd_schema, validate
 from test_fail_fast import failed_with
 from test_phases import RUN, Driver
 from tpcc_operator import capacity, chart_policy, plan
+from tpcc_operator.databases.mongodb import MONGODB
+from tpcc_operator.databases.voltdb import VOLTDB
+from tpcc_operator.runspec import Deploy
 from tpcc_operator.stages.actions import CreateLoadJob, CreateRunObjects, InstallDatabase
 from tpcc_runner.cli import build_parser
 from tpcc_runner.ycsb.command import properties_of
@@ -199,7 +202,9 @@ def test_records_beyond_what_the_deployed_database_holds_are_refused_before_helm
     spec = plan_spec({"recordCount": 1_000_000})
     with pytest.raises(chart_policy.DatabaseTooSmall) as refused:
         plan.helm_release(RUN, spec, SETTINGS)
-    bound = capacity.voltdb(1, 0, chart_policy.with_defaults("voltdb", "", {}, CHARTS), capacity.ycsb_records(10, 100))
+    bound = VOLTDB.capacity(
+        Deploy("", "", 1, 0), chart_policy.with_defaults("voltdb", "", {}, CHARTS), capacity.ycsb_records(10, 100)
+    )
     message = str(refused.value)
     assert message.startswith(
         f"spec.workload.ycsb.recordCount = 1000000: the deployed voltdb holds at most {bound.count} records"
@@ -227,8 +232,9 @@ def test_the_per_record_figures_are_measured_ones():
     """bench/capacity.py --ycsb printed them; YCSB's default record is about 9 KB in VoltDB
     (a row per field) and 2.6 KB in SecantusDB's WiredTiger files."""
     default = capacity.ycsb_records(10, 100)
-    assert 5_000 < default.voltdb_bytes < 15_000 and 1_000 < default.mongodb_bytes < 5_000
-    assert capacity.ycsb_records(1, 10).voltdb_bytes < capacity.ycsb_records(10, 10).voltdb_bytes < default.voltdb_bytes
+    assert 5_000 < default.bytes(VOLTDB.costs) < 15_000 and 1_000 < default.bytes(MONGODB.costs) < 5_000
+    voltdb_bytes = [capacity.ycsb_records(1, 10).bytes(VOLTDB.costs), capacity.ycsb_records(10, 10).bytes(VOLTDB.costs)]
+    assert voltdb_bytes[0] < voltdb_bytes[1] < default.bytes(VOLTDB.costs)
 
 
 # ---- TimeSeriesWorkload (workload tsa) -----------------------------------------------------------

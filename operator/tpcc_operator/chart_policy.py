@@ -1,7 +1,7 @@
 """Which Helm chart a BenchmarkRun may install and with which values, decided before Helm runs.
 
 Anyone allowed to create a BenchmarkRun shapes the database pods, so: the chart is the one the
-operator ships for database.type, or one the operator's administrator allowlisted (chart value
+operator ships for database.type (its Database.chart), or one the operator's administrator allowlisted (chart value
 allowedCharts); values for a shipped chart must satisfy its values.schema.json, which admits
 only what the chart exposes (no privileged container, hostPath, host network, service account
 or root user). The values are judged by the jsonschema library with every keyword of the draft
@@ -20,8 +20,6 @@ from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
-SHIPPED_CHARTS = ("voltdb", "mongodb")
-
 
 class ReleaseRefused(ValueError):
     """The spec asks for a chart or values the operator will not install (a one-line reason)."""
@@ -35,11 +33,11 @@ class DatabaseTooSmall(ReleaseRefused):
     reason = "DatabaseTooSmall"
 
 
-def chart_reference(db: str, chart: str, charts_dir: Path, allowed: tuple[str, ...]) -> str:
-    """What `helm` is given for database.deploy.chart: the shipped chart for "" (or its own
-    name), an allowlisted reference as written; anything else is refused."""
-    if chart in ("", db) and db in SHIPPED_CHARTS:
-        return str(charts_dir / db)
+def chart_reference(db: str, shipped: str | None, chart: str, charts_dir: Path, allowed: tuple[str, ...]) -> str:
+    """What `helm` is given for database.deploy.chart: the chart shipped for the database (None:
+    none) for "" or its own name, an allowlisted reference as written; anything else is refused."""
+    if shipped and chart in ("", shipped):
+        return str(charts_dir / shipped)
     if chart in allowed:
         return chart
     listed = ", ".join(allowed) if allowed else "none"
@@ -49,24 +47,24 @@ def chart_reference(db: str, chart: str, charts_dir: Path, allowed: tuple[str, .
     )
 
 
-def check_values(db: str, chart: str, values: dict, charts_dir: Path) -> None:
+def check_values(shipped: str | None, chart: str, values: dict, charts_dir: Path) -> None:
     """Values for a shipped chart, over its defaults as Helm merges them, must satisfy its
     values.schema.json; an allowlisted chart is trusted with its own schema."""
-    merged = with_defaults(db, chart, values, charts_dir)
-    if merged is None:
+    merged = with_defaults(shipped, chart, values, charts_dir)
+    if shipped is None or merged is None:
         return
-    schema = json.loads((charts_dir / db / "values.schema.json").read_text())
+    schema = json.loads((charts_dir / shipped / "values.schema.json").read_text())
     problems = schema_violations(schema, merged, "database.deploy.values")
     if problems:
         raise ReleaseRefused("; ".join(problems[:3]))
 
 
-def with_defaults(db: str, chart: str, values: dict, charts_dir: Path) -> dict | None:
+def with_defaults(shipped: str | None, chart: str, values: dict, charts_dir: Path) -> dict | None:
     """The values a shipped chart renders with (its defaults under them, merged as Helm does);
     None for an allowlisted chart, whose defaults the operator does not know."""
-    if chart not in ("", db):
+    if shipped is None or chart not in ("", shipped):
         return None
-    defaults = yaml.safe_load((charts_dir / db / "values.yaml").read_text()) or {}
+    defaults = yaml.safe_load((charts_dir / shipped / "values.yaml").read_text()) or {}
     return _merged(defaults, values)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import databases
 from .faults import DatabasePod
 from .runspec import Resources, RunSpec
 from .timestamps import parse_time
@@ -218,21 +219,17 @@ def oom_note(kills: list[dict]) -> str:
 def lost_with_a_node(spec: RunSpec, kills: list[dict], ready_since: str | None) -> str | None:
     """Why the run cannot go on, if the database it deployed lost its data with an OOM-killed
     node after it was ready (ready_since: when DatabaseReady last turned True; a kill before it
-    hit an empty database). VoltDB with kSafety 0 keeps one copy of each partition: a node lost
-    takes the cluster down, and VoltDB CE, without a command log, restarts it empty (seen on the
-    local cluster: every acknowledged NewOrder lost). Measuring on would only time errors
-    against an empty database until the duration ends; the verdict is known now. A k-safe
-    VoltDB's node rejoins with its rows (the kill-node faults measure exactly that), a MongoDB
-    member restarts on its volume: both go on."""
-    if spec.database.type != "voltdb" or not spec.database.deployed or spec.deploy.k_safety > 0 or not ready_since:
+    hit an empty database), as its Database.loses_data_with_a_node says (VoltDB with kSafety 0).
+    Measuring on would only time errors against an empty database until the duration ends; the
+    verdict is known now. A k-safe VoltDB's node rejoins with its rows (the kill-node faults
+    measure exactly that), a MongoDB member restarts on its volume: both go on."""
+    if not spec.database.deployed or not ready_since:
         return None
+    lost = databases.of(spec).loses_data_with_a_node(spec.deploy)
     since = parse_time(ready_since)
-    if not any(parse_time(k["finishedAt"]) >= since for k in kills):
+    if not lost or not any(parse_time(k["finishedAt"]) >= since for k in kills):
         return None
-    return (
-        "VoltDB with kSafety 0 keeps one copy of each partition: with a node killed the database restarted "
-        "without its data, so the run stops here instead of measuring errors to the end"
-    )
+    return lost
 
 
 def spec_problems(spec: RunSpec) -> list[str]:

@@ -27,9 +27,10 @@ must be ready to choose them; it has recovered when every one has come back. On 
 keeps its data in memory only (VoltDB CE: no command log) that loses everything acknowledged,
 which the durability verdict then counts: the finding, not a test failure.
 
-What "primary" means per database: MongoDB, the member the replica set names primary in
-`hello`; VoltDB has none (every node leads some partitions, k-safety keeps copies on the
-others), so kill-primary kills a random member, as kill-random-member does.
+What "primary" means is the database's (`Database.has_primary`, `primary`): MongoDB, the member
+the replica set names primary in `hello`; VoltDB has none (every node leads some partitions,
+k-safety keeps copies on the others), so kill-primary kills a random member, as
+kill-random-member does.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ import datetime as dt
 import random
 from dataclasses import dataclass, field
 
+from . import databases
+from .databases import Database
 from .runspec import RunSpec
 from .timestamps import parse_time, rfc3339
 
@@ -109,25 +112,12 @@ def outside_window(spec: RunSpec) -> list[int]:
     return [i.number for i in schedule(spec, zero) if i.due >= end]
 
 
-def primary_pod(hello: dict | None) -> str | None:
-    """The pod name of the replica set's primary from a `hello` reply: the first DNS label of
-    its `primary` host (the charts' members are <pod>.<headless service>...:port)."""
-    if not hello:
-        return None
-    host = hello.get("primary")
-    if not host and (hello.get("isWritablePrimary") or hello.get("ismaster")):
-        host = hello.get("me")
-    if not host:
-        return None
-    return host.rsplit(":", 1)[0].split(".", 1)[0] or None
-
-
 def choose_victims(
-    injection: Injection, db: str, release: str, pods: list[DatabasePod], primary: str | None, seed: str
+    injection: Injection, database: Database, release: str, pods: list[DatabasePod], primary: str | None, seed: str
 ) -> list[DatabasePod] | str:
     """The pods to kill (every one for kill-all, else one), or why there are none."""
     if injection.action != "kill-all":
-        victim = choose_victim(injection, db, release, pods, primary, seed)
+        victim = choose_victim(injection, database, release, pods, primary, seed)
         return victim if isinstance(victim, str) else [victim]
     down = sorted(p.name for p in pods if not p.ready)
     if not pods or down:
@@ -136,7 +126,7 @@ def choose_victims(
 
 
 def choose_victim(
-    injection: Injection, db: str, release: str, pods: list[DatabasePod], primary: str | None, seed: str
+    injection: Injection, database: Database, release: str, pods: list[DatabasePod], primary: str | None, seed: str
 ) -> DatabasePod | str:
     """The pod to kill, or why there is none. Deterministic for a given seed (the run's UID),
     so a repeated decision picks the same pod."""
@@ -146,9 +136,9 @@ def choose_victim(
         name = f"{release}-{injection.pod_index}"
         pod = by_name.get(name)
         return pod if pod and pod.ready else f"pod {name} is not running and ready"
-    if injection.action == "kill-primary" and db == "mongodb":
+    if injection.action == "kill-primary" and database.has_primary:
         if not primary:
-            return "the replica set names no primary"
+            return f"no {database.name} member names a primary"
         pod = by_name.get(primary)
         return pod if pod and pod.ready else f"primary {primary} is not a ready pod of {release}"
     if not ready:
@@ -183,7 +173,7 @@ def decide(
         nxt = next_due(spec, entries, start_at, now)
         if nxt is None:
             return d
-        entries.append(_due_entry(d, nxt, choose_victims(nxt, spec.database.type, release, pods, primary, seed)))
+        entries.append(_due_entry(d, nxt, choose_victims(nxt, databases.of(spec), release, pods, primary, seed)))
     d.faults = entries
     return d
 

@@ -22,7 +22,7 @@ import prometheus_client
 import urllib3
 from kubernetes.client.rest import ApiException
 
-from . import failures, faults, history, kube, plan, schedule
+from . import databases, failures, faults, history, kube, plan, schedule
 from .metrics import OperatorMetrics
 from .runspec import RunSpec, SpecError
 from .stages.actions import (
@@ -191,7 +191,9 @@ def _write_result(run: plan.Run, result: history.ResultRecord, cfg: plan.Setting
 
 def _kill(run: plan.Run, spec: RunSpec, kill: faults.Kill, logger: Logger) -> None:
     if kill.method == faults.KILL_PROCESS:
-        killed = kube.kill_process(run.namespace, kill, plan.DATABASE_CONTAINERS[spec.database.type])
+        container = databases.of(spec).container
+        assert container, "faults go into a deployed database only, which runs in its chart's container"
+        killed = kube.kill_process(run.namespace, kill, container)
         logger.info(
             "%s: database process of pod %s %s",
             run.prefix,

@@ -17,13 +17,15 @@ from typing import Any, assert_never
 import kubernetes
 from kubernetes.client.rest import ApiException
 
-from . import failures, faults, history, plan, schedule
+from . import databases, failures, faults, history, plan, schedule
 from .stages import reads
 from .stages.machine import JobState, World
 from .timestamps import rfc3339
 
 HELM = os.environ.get("TPCC_HELM", "helm")
 HELM_TIMEOUT_SECONDS = 180
+# How long a member may take to say which is the primary before the next is asked.
+PRIMARY_TIMEOUT_SECONDS = 5.0
 
 
 class HelmError(Exception):
@@ -473,28 +475,6 @@ def kill_process(namespace: str, kill: faults.Kill, container: str) -> bool:
     return True
 
 
-def replica_set_primary(endpoints: list[str], timeout_seconds: float = 5.0) -> str | None:
-    """The pod the MongoDB replica set names primary (`hello` on any member); None if no
-    member answers."""
-    import pymongo  # the runner's dependency, in the operator image too
-
-    for endpoint in endpoints:
-        try:
-            client: pymongo.MongoClient[dict[str, Any]]
-            with pymongo.MongoClient(
-                endpoint,
-                directConnection=True,
-                serverSelectionTimeoutMS=int(timeout_seconds * 1000),
-                connectTimeoutMS=int(timeout_seconds * 1000),
-            ) as client:
-                name = faults.primary_pod(client.admin.command("hello"))
-        except pymongo.errors.PyMongoError:
-            continue
-        if name:
-            return name
-    return None
-
-
 def error_line(message: str) -> str:
     """The runner's one-line error ("tpcc load: error: ...") from a termination message that
     may hold the tail of the log; else its last line."""
@@ -580,8 +560,8 @@ def _read(ns: str, now: dt.datetime, read: reads.Read, world: World) -> None:
             world.database_ready, world.database_waiting = database_pods(ns, labels)
         case reads.DatabasePods(labels, container):
             world.database_pods = pods_of(ns, labels, container)
-        case reads.Primary(endpoints):
-            world.primary = replica_set_primary(list(endpoints))
+        case reads.Primary(database, endpoints):
+            world.primary = databases.named(database).primary(list(endpoints), PRIMARY_TIMEOUT_SECONDS)
         case reads.DatabaseImages(labels):
             pods = core().list_namespaced_pod(ns, label_selector=_selector(labels)).items
             world.database_images = sorted({c.image for p in pods for c in p.spec.containers})

@@ -19,8 +19,8 @@ from typing import Any
 from kubernetes.utils import parse_quantity
 from tpcc_runner.ycsb import properties
 
-from . import capacity, chart_policy
-from .runspec import YCSB, CredentialsRef, RemotePercent, Resources, RunSpec, Saturation, crd_spec_schema
+from . import capacity, chart_policy, databases
+from .runspec import YCSB, RemotePercent, Resources, RunSpec, Saturation, crd_spec_schema
 
 GROUP = "bench.tpcc.dev"
 VERSION = "v1alpha1"
@@ -40,12 +40,8 @@ RUNNER_UID = 1000
 CLUSTER_DOMAIN = "cluster.local"
 # Where a runner pod serves its durability ledger to the verifier after its window.
 LEDGER_PORT = 9101
-# Port each chart's client Service and pods listen on.
-CLIENT_PORTS = {"voltdb": 21212, "mongodb": 27017}
-# The container running the database process in each chart's pods (the test-server profile of
-# charts/mongodb keeps the name), and how the kill-process fault kills that process in it:
+# How the kill-process fault kills the database process in its container (Database.container):
 # the charts write its pid to /tmp/database.pid.
-DATABASE_CONTAINERS = {"voltdb": "voltdb", "mongodb": "mongod"}
 KILL_PROCESS_COMMAND = ("sh", "-c", 'kill -KILL "$(cat /tmp/database.pid)"')
 
 
@@ -406,27 +402,22 @@ def _deep_merge(base: dict, top: dict) -> dict:
 def helm_release(run: Run, spec: RunSpec, settings: Settings) -> HelmRelease:
     """The release of the database: the user's values, then what the spec decides on top.
     Raises chart_policy.ReleaseRefused for a chart or values the operator will not install."""
-    db = spec.database.type
+    database = databases.of(spec)
     d = spec.deploy
-    chart = chart_policy.chart_reference(db, d.chart, settings.charts_dir, settings.allowed_charts)
+    shipped = database.chart
+    chart = chart_policy.chart_reference(database.name, shipped, d.chart, settings.charts_dir, settings.allowed_charts)
     decided: dict[str, Any] = {"replicas": d.replicas, "podLabels": labels(run, spec, "database")}
-    if db == "voltdb":
-        decided["kfactor"] = d.k_safety
-    values = _deep_merge(dict(d.values or {}), decided)
-    chart_policy.check_values(db, d.chart, values, settings.charts_dir)
-    rendered = chart_policy.with_defaults(db, d.chart, values, settings.charts_dir)
+    values = _deep_merge(dict(d.values or {}), {**decided, **database.decided_values(d)})
+    chart_policy.check_values(shipped, d.chart, values, settings.charts_dir)
+    rendered = chart_policy.with_defaults(shipped, d.chart, values, settings.charts_dir)
     if rendered is not None:
         field, wanted, unit = largest_load(spec)
-        problem = capacity.too_small(db, capacity.of(db, d.replicas, d.k_safety, rendered, unit), wanted, field)
+        problem = capacity.too_small(database.name, database.capacity(d, rendered, unit), wanted, field)
         if problem:
             raise chart_policy.DatabaseTooSmall(problem)
-    if spec.faults and db == "mongodb" and mongodb_topology(spec).sharded:
-        # refused before the install: kill-node counts the pods of one replica set, and a
-        # mongos pod has no mongod to kill (the schema cannot see inside deploy.values)
-        raise chart_policy.ReleaseRefused(
-            "spec.faults are not supported on a sharded mongodb (database.deploy.values.topology: "
-            "sharded): inject them into a replica set (topology: replicaset)"
-        )
+    refusal = database.refusal(spec)
+    if refusal:
+        raise chart_policy.ReleaseRefused(refusal)
     return HelmRelease(name=release_name(run), namespace=run.namespace, chart=chart, version=d.version, values=values)
 
 
@@ -483,47 +474,10 @@ def ycsb_records_held(spec: RunSpec) -> tuple[str, int, capacity.Unit]:
     return field, props.recordcount + inserts, capacity.ycsb_records(props.fieldcount, props.fieldlength)
 
 
-@dataclass(frozen=True)
-class MongoTopology:
-    """What charts/mongodb runs for a deploy: one replica set of `replicas` members, or
-    (sharded) a config-server set, `shards` sets of `replicas` members and `mongos` routers."""
-
-    sharded: bool
-    replicas: int
-    shards: int = 0
-    config_servers: int = 0
-    mongos: int = 0
-
-    @property
-    def pods(self) -> int:
-        return self.config_servers + self.shards * self.replicas + self.mongos if self.sharded else self.replicas
-
-
-# charts/mongodb's defaults for topology: sharded (a test keeps them equal to its values.yaml)
-SHARDED_DEFAULTS = {"shards": 2, "configServers": 3, "mongos": 2}
-
-
-def mongodb_topology(spec: RunSpec) -> MongoTopology:
-    d = spec.deploy
-    values = d.values or {}  # the chart's values: its schema, not the CRD's, says their shape
-    if values.get("topology", "replicaset") != "sharded":
-        return MongoTopology(False, d.replicas)
-    sharded = values.get("sharded") or {}
-    return MongoTopology(
-        True,
-        d.replicas,
-        sharded.get("shards", SHARDED_DEFAULTS["shards"]),
-        sharded.get("configServers", SHARDED_DEFAULTS["configServers"]),
-        (sharded.get("mongos") or {}).get("replicas", SHARDED_DEFAULTS["mongos"]),
-    )
-
-
 def database_pod_count(spec: RunSpec) -> int:
     """How many pods a deployed database runs when all are up (the readiness the operator
-    waits for): every member, and with a sharded mongodb the config servers and routers."""
-    if spec.database.type == "mongodb":
-        return mongodb_topology(spec).pods
-    return spec.deploy.replicas
+    waits for): its Database.pod_count."""
+    return databases.of(spec).pod_count(spec.deploy)
 
 
 def database_pod_selector(run: Run) -> dict[str, str]:
@@ -533,18 +487,15 @@ def database_pod_selector(run: Run) -> dict[str, str]:
 
 def endpoints(run: Run, spec: RunSpec) -> list[str]:
     """host:port of every database node: the pods' stable DNS names behind the chart's
-    headless Service `<release>-hl` (no Service VIP needed), or the external endpoints.
-    A sharded mongodb is reached through its routers only (StatefulSet `<release>-mongos`),
-    each by name: a transaction is pinned to one mongos, which a VIP balancing every
-    connection anew would not keep."""
+    headless Service `<release>-hl` (no Service VIP needed), or the external endpoints. The
+    pods are those the database's clients connect to (Database.client_pods: a sharded
+    mongodb's routers)."""
     if spec.database.external is not None:
         return list(spec.database.external.endpoints)
     rel = release_name(run)
-    db = spec.database.type
-    port = CLIENT_PORTS[db]
-    pods, count = rel, spec.deploy.replicas
-    if db == "mongodb" and (topology := mongodb_topology(spec)).sharded:
-        pods, count = f"{rel}-mongos", topology.mongos
+    database = databases.of(spec)
+    port = database.client_port
+    pods, count = database.client_pods(rel, spec.deploy)
     return [f"{pods}-{i}.{rel}-hl.{run.namespace}.svc.{CLUSTER_DOMAIN}:{port}" for i in range(count)]
 
 
@@ -624,17 +575,9 @@ def _common_flags(run: Run, spec: RunSpec, metrics: bool) -> list[str]:
 
 
 def _credentials_env(spec: RunSpec) -> list[dict]:
-    """The runner's database user: external.credentialsSecretRef, or for a deployed mongodb
-    with auth the chart's root user (auth.existingSecret and its keys, chart defaults
-    username/password)."""
-    external = spec.database.external
-    ref = external.credentials_secret_ref if external else None
-    if external is None and spec.database.type == "mongodb":
-        auth = (spec.deploy.values or {}).get("auth") or {}  # the chart's values
-        if auth.get("enabled"):
-            ref = CredentialsRef(
-                auth.get("existingSecret", ""), auth.get("usernameKey", "username"), auth.get("passwordKey", "password")
-            )
+    """The runner's database user from the Secret the database names (Database.credentials:
+    external.credentialsSecretRef, or a deployed mongodb's root user)."""
+    ref = databases.of(spec).credentials(spec)
     if not ref:
         return []
     return [

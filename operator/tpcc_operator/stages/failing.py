@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import failures, plan
+from .. import databases, failures, plan
 from ..runspec import RunSpec
 from . import reads
 from .actions import (
@@ -59,9 +59,7 @@ def observes(run: plan.Run, spec: RunSpec, status: dict, seen: World | None) -> 
     elif phase in (LOADING, RUNNING, VERIFYING):
         role = plan.verifying_role(spec, status) if phase == VERIFYING else JOB_ROLE[phase]
         if seen is None:
-            database = plan.database_pod_selector(run), plan.DATABASE_CONTAINERS[spec.database.type]
-            deployed = [reads.DatabasePods(*database)] if spec.database.deployed else []
-            return [reads.PodStates({"job-name": plan.job_name(run, role)}), *deployed]
+            return [reads.PodStates({"job-name": plan.job_name(run, role)}), *database_pods(run, spec)]
         missing = not seen.pods
     else:
         return []
@@ -71,6 +69,15 @@ def observes(run: plan.Run, spec: RunSpec, status: dict, seen: World | None) -> 
     if missing:
         wanted.append(reads.FailedCreates(run.prefix))
     return wanted
+
+
+def database_pods(run: plan.Run, spec: RunSpec) -> list[reads.Read]:
+    """The deployed database's pods, each with its database container's state (its OOM kills,
+    its restarts); nothing for an external database, whose pods are not the operator's."""
+    container = databases.of(spec).container
+    if not spec.database.deployed or container is None:
+        return []
+    return [reads.DatabasePods(plan.database_pod_selector(run), container)]
 
 
 def note_oom_kills(b: Builder, world: World) -> None:

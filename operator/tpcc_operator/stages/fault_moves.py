@@ -8,26 +8,26 @@ from __future__ import annotations
 
 import datetime as dt
 
+from .. import databases, plan
 from .. import faults as fault_injection
-from .. import plan
 from ..runspec import RunSpec
 from ..timestamps import parse_time
 from . import reads
 from .actions import KillPods
+from .failing import database_pods
 from .machine import Builder, Event, World
 
 
 def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime) -> list[reads.Read]:
     """With spec.faults on a deployed database: its pods, each with its container's restartCount;
-    a MongoDB replica set's primary only when a kill-primary victim is to be chosen now."""
+    the primary (a database that has one) only when a kill-primary victim is to be chosen now."""
     if not spec.faults or not spec.database.deployed:
         return []
-    labels = plan.database_pod_selector(run)
-    wanted: list[reads.Read] = [reads.DatabasePods(labels, plan.DATABASE_CONTAINERS[spec.database.type])]
+    wanted = database_pods(run, spec)
     start_at = status.get("startAt")
     due = start_at and fault_injection.next_due(spec, status.get("faults") or [], parse_time(start_at), now)
-    if due and due.action == "kill-primary" and spec.database.type == "mongodb":
-        wanted.append(reads.Primary(tuple(plan.endpoints(run, spec))))
+    if due and due.action == "kill-primary" and databases.of(spec).has_primary:
+        wanted.append(reads.Primary(spec.database.type, tuple(plan.endpoints(run, spec))))
     return wanted
 
 

@@ -90,8 +90,9 @@ class DatabasePods:
 
 @dataclass(frozen=True)
 class Primary:
-    """The pod a MongoDB replica set names primary (`hello` on its members) -> World.primary."""
+    """The pod the database names primary (Database.primary, asked of its members) -> World.primary."""
 
+    database: str  # database.type
     endpoints: tuple[str, ...]
 
 
