@@ -412,8 +412,23 @@ def test_delete_mid_run_removes_everything(namespace, operator):
     )
 
 
-def test_unreachable_external_database_fails_with_a_reason(namespace, operator):
-    name = "unreachable"
+# An external database of each type at an address routed nowhere (192.0.2.0/24 is TEST-NET-1, RFC
+# 5737); FoundationDB's runner has no client library here either, which it must say just as clearly.
+UNREACHABLE = {
+    "voltdb": {"endpoints": ["192.0.2.1:21212"]},
+    "mongodb": {"endpoints": ["192.0.2.1:27017"]},
+    "foundationdb": {"endpoints": ["192.0.2.1:4500"], "driverOptions": {"cluster_id": "bench:abc"}},
+}
+
+
+@pytest.mark.parametrize("db", list(UNREACHABLE))
+def test_unreachable_external_database_fails_with_a_reason(namespace, operator, db):
+    name = f"unreachable-{db}"
+    external = UNREACHABLE[db]
+    workload = {
+        "connectTimeoutSeconds": 5,
+        **({"driverOptions": external["driverOptions"]} if "driverOptions" in external else {}),
+    }
     kubectl(
         "apply",
         "-n",
@@ -421,10 +436,9 @@ def test_unreachable_external_database_fails_with_a_reason(namespace, operator):
         "-f",
         "-",
         input=manifest(
-            # 192.0.2.0/24 is TEST-NET-1 (RFC 5737): routed nowhere
             name,
-            database={"type": "voltdb", "external": {"endpoints": ["192.0.2.1:21212"]}},
-            workload={"connectTimeoutSeconds": 5},
+            database={"type": db, "external": {"endpoints": external["endpoints"]}},
+            workload=workload,
             runners={"imagePullPolicy": "Never"},
         ),
     )
