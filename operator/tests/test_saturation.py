@@ -12,6 +12,7 @@ from tpcc_operator import plan, saturation
 from tpcc_operator.saturation import Figure
 from tpcc_operator.stages.actions import CreateRunObjects, CreateVerifyJob, WriteResult, WriteStartAt
 from tpcc_operator.stages.machine import JobState, World
+from tpcc_operator.workloads.tpcc import P90_LIMITS_MS
 
 LADDER = (2, 4, 8, 16)
 SEARCH = {"startClients": 2, "factor": 2, "maxClients": 16, "minGainPercent": 5}
@@ -83,7 +84,7 @@ def test_a_count_is_its_repetitions_median_and_breaks_a_limit_if_any_repetition_
         {"warehouses": 1, "clients": 4, "state": "Succeeded", "tpmC": 510, "p90Ms": {"NEW_ORDER": 5200}},
         {"warehouses": 1, "clients": 8, "state": "Running"},
     ]
-    limits = saturation.TPCC_P90_LIMITS_MS
+    limits = P90_LIMITS_MS
     assert saturation.figures(cells, 1, limits, "tpmC") == [
         Figure(2, 120),
         Figure(4, 505, ("NEW_ORDER p90 5200 ms > 5000 ms",)),

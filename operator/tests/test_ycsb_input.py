@@ -18,6 +18,8 @@ from tpcc_operator.databases.mongodb import MONGODB
 from tpcc_operator.databases.voltdb import VOLTDB
 from tpcc_operator.runspec import Deploy
 from tpcc_operator.stages.actions import CreateLoadJob, CreateRunObjects, InstallDatabase
+from tpcc_operator.workloads import ycsb as ycsb_workload
+from tpcc_operator.workloads.ycsb import YCSB_WORKLOAD
 from tpcc_runner.cli import build_parser
 from tpcc_runner.ycsb.command import properties_of
 from tpcc_runner.ycsb.properties import PRESETS, PROPERTY_NAMES, TIMESERIES_PROPERTY_NAMES, PropertyError, resolve
@@ -67,7 +69,7 @@ def test_the_crd_refuses_in_properties_exactly_what_the_spec_sets_itself():
     threadcount, target and maxexecutiontime from the Jobs' flags: a property of the same name
     would be overridden by them (or override the bounded recordCount)."""
     spec = plan_spec({"targetOpsPerSecond": 100})
-    from_the_spec = {name for phase in plan.YCSB_PHASES for name in plan.ycsb_job_properties(spec, phase)}
+    from_the_spec = {name for phase in ycsb_workload.PHASES for name in ycsb_workload.job_properties(spec, phase)}
     reserved = next(r for r in property_rules() if r.startswith("!self.exists(k, k in ["))
     assert set(quoted(reserved)) == from_the_spec - {"operationcount"}  # a run's 0 the user may raise
 
@@ -163,7 +165,7 @@ def test_a_property_the_runner_refuses_fails_the_run_before_anything_is_created(
 
 def test_a_good_preset_based_workload_has_no_problem_and_goes_on_to_deploy():
     spec = plan_spec({"workload": "b", "properties": {"readproportion": "0.9", "updateproportion": "0.1"}})
-    assert plan.ycsb_input_problems(spec) == []
+    assert YCSB_WORKLOAD.input_problems(spec) == []
     d = Driver(spec)
     d.tick()
     d.tick()
@@ -192,7 +194,7 @@ def test_the_check_parses_what_each_job_gives_the_runner():
             a.replace("$(JOB_COMPLETION_INDEX)", "0") for a in job["spec"]["template"]["spec"]["containers"][0]["args"]
         ]
         parsed = properties_of(build_parser().parse_args(args))
-        assert parsed == resolve("d", plan.ycsb_job_properties(spec, phase)), phase
+        assert parsed == resolve("d", ycsb_workload.job_properties(spec, phase)), phase
 
 
 # ---- recordCount against the deployed database's capacity ------------------------------------
@@ -244,10 +246,11 @@ def test_the_timeseries_preset_is_accepted_and_plans_its_series_keys():
     ycsb = {"workload": "tsa", "recordCount": 20000, "properties": {"tagcardinality": "1,2", "tagcount": "2"}}
     assert validate(manifest(ycsb)) == []
     spec = plan_spec(ycsb, clients=8)
-    assert plan.ycsb_input_problems(spec) == []
-    field, records, _ = plan.largest_load(spec)
+    assert YCSB_WORKLOAD.input_problems(spec) == []
+    field, records, _ = YCSB_WORKLOAD.largest_load(spec)
     assert records == 64 and "fieldcount" in field  # one record per series key, not recordCount
-    assert "--workload" in (args := plan.ycsb_arguments(spec, "run")) and args[args.index("--workload") + 1] == "tsa"
+    args = ycsb_workload.arguments(spec, "run")
+    assert "--workload" in args and args[args.index("--workload") + 1] == "tsa"
 
 
 @pytest.mark.parametrize(

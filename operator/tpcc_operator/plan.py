@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes.utils import parse_quantity
-from tpcc_runner.ycsb import properties
 
-from . import capacity, chart_policy, databases
-from .runspec import YCSB, RemotePercent, Resources, RunSpec, Saturation, crd_spec_schema
+from . import capacity, chart_policy, databases, workloads
+from .runspec import Resources, RunSpec, Saturation, crd_spec_schema
 
 GROUP = "bench.tpcc.dev"
 VERSION = "v1alpha1"
@@ -411,7 +410,7 @@ def helm_release(run: Run, spec: RunSpec, settings: Settings) -> HelmRelease:
     chart_policy.check_values(shipped, d.chart, values, settings.charts_dir)
     rendered = chart_policy.with_defaults(shipped, d.chart, values, settings.charts_dir)
     if rendered is not None:
-        field, wanted, unit = largest_load(spec)
+        field, wanted, unit = workloads.of(spec).largest_load(spec)
         problem = capacity.too_small(database.name, database.capacity(d, rendered, unit), wanted, field)
         if problem:
             raise chart_policy.DatabaseTooSmall(problem)
@@ -433,7 +432,7 @@ def refuse_undeployable(run: Run, spec: RunSpec, settings: Settings) -> None:
         if cell.deployment in most and not cell.loads:
             continue  # the same data as the load before it
         measured = cell_spec(spec, cell)
-        wanted = largest_load(measured)[1]
+        wanted = workloads.of(measured).largest_load(measured)[1]
         if cell.deployment not in most or wanted > most[cell.deployment][0]:
             most[cell.deployment] = (wanted, cell, measured)
     for _, cell, measured in most.values():
@@ -443,35 +442,6 @@ def refuse_undeployable(run: Run, spec: RunSpec, settings: Settings) -> None:
             shape = " ".join(f"{f.rpartition('.')[2]}={v}" for f, v in cell.matrix if is_deployment_axis(f))
             where = f"sweep cell {cell.index} (deployment {cell.deployment}{': ' + shape if shape else ''})"
             raise type(e)(f"{where}: {e}") from None
-
-
-def largest_load(spec: RunSpec) -> tuple[str, int, capacity.Unit]:
-    """The most the run puts into its database (warehouses, or YCSB records), the field that
-    asks for it, and what one costs."""
-    if spec.workload.kind == YCSB:
-        return ycsb_records_held(spec)
-    if spec.sweep is not None and spec.sweep.warehouses:
-        return "spec.sweep.warehouses", max(spec.sweep.warehouses), capacity.WAREHOUSES
-    return "spec.workload.warehouses", spec.workload.warehouses, capacity.WAREHOUSES
-
-
-def ycsb_records_held(spec: RunSpec) -> tuple[str, int, capacity.Unit]:
-    """The records a YCSB run's database holds at most: recordCount, plus the inserts an
-    operationcount bounds (each runner pod runs operationcount operations, insertproportion of
-    them inserts; a run bounded by its duration alone has no such bound, and the headroom the
-    capacity keeps free is what its inserts have)."""
-    props = properties.resolve(spec.workload.ycsb_or_defaults.workload, ycsb_job_properties(spec, "run"))
-    if props.timeseries:  # one record per series key: tags, timestamp and value (timeseries.py)
-        field = "spec.workload.ycsb.properties.fieldcount (TimeSeries: one record per series key)"
-        return field, props.fieldcount, capacity.ycsb_records(props.tagcount + 2, max(props.tagvaluelength, 8))
-    field = "spec.workload.ycsb.recordCount"
-    inserts = int(spec.runners.parallelism * props.operationcount * props.insertproportion)
-    if inserts:
-        field += (
-            f" ({props.recordcount}) + inserts ({spec.runners.parallelism} pods x operationcount "
-            f"{props.operationcount} x insertproportion {props.insertproportion:g})"
-        )
-    return field, props.recordcount + inserts, capacity.ycsb_records(props.fieldcount, props.fieldlength)
 
 
 def database_pod_count(spec: RunSpec) -> int:
@@ -586,12 +556,6 @@ def _credentials_env(spec: RunSpec) -> list[dict]:
     ]
 
 
-def mix_argument(spec: RunSpec) -> str:
-    """The TPC-C mix as `tpcc run --mix` takes it: NewOrder, Payment, OrderStatus, Delivery, StockLevel."""
-    mix = spec.workload.mix
-    return ",".join(str(n) for n in (mix.new_order, mix.payment, mix.order_status, mix.delivery, mix.stock_level))
-
-
 def pod_resources(spec: RunSpec, settings: Settings) -> dict:
     """The operator's defaults, overridden value by value by runners.resources; a default
     limit below a request the user raised is raised to it (else the API server refuses the Job)."""
@@ -689,107 +653,14 @@ def _job(run: Run, spec: RunSpec, role: str, pod: dict, deadline: int, **job_spe
     }
 
 
-YCSB_PHASES = ("load", "run", "verify")  # the `tpcc ycsb` commands of the load, runner and verifier Jobs
-
-
-def ycsb_properties(spec: RunSpec, phase: str) -> dict[str, str]:
-    """workload.ycsb as the `-p` properties of `tpcc ycsb <phase>` (the spec's own properties
-    last, so they win). A run is bounded by its duration only."""
-    y = spec.workload.ycsb_or_defaults
-    props = {
-        "recordcount": y.record_count,
-        "batchsize": y.batch_size,
-        "operationspertransaction": y.operations_per_transaction,
-        **({"operationcount": 0} if phase == "run" else {}),
-        **(y.properties or {}),
-    }
-    return {name: str(value) for name, value in props.items()}
-
-
-def ycsb_arguments(spec: RunSpec, phase: str) -> list[str]:
-    """workload.ycsb as `tpcc ycsb load|run|verify` flags: the preset, then every property as `-p`."""
-    props = ycsb_properties(spec, phase)
-    return [
-        "ycsb",
-        phase,
-        "--workload",
-        spec.workload.ycsb_or_defaults.workload,
-        *[a for name, value in sorted(props.items()) for a in ("-p", f"{name}={value}")],
-    ]
-
-
-def ycsb_job_properties(spec: RunSpec, phase: str) -> dict[str, str]:
-    """Every property the phase's Job gives `tpcc ycsb`: the `-p` ones, then those its flags
-    set (--threads, --target, --duration: threadcount, target, maxexecutiontime), which the
-    runner applies last."""
-    w = spec.workload
-    flags: dict[str, Any] = {}
-    if phase == "load":
-        flags = {"threadcount": w.load_workers}
-    elif phase == "run":
-        target = w.ycsb_or_defaults.target_ops_per_second
-        flags = {
-            "threadcount": clients_per_pod(spec),
-            "maxexecutiontime": w.warmup_seconds + w.duration_seconds,
-            **({"target": target / spec.runners.parallelism} if target else {}),
-        }
-    return {**ycsb_properties(spec, phase), **{name: str(value) for name, value in flags.items()}}
-
-
-def ycsb_input_problems(spec: RunSpec) -> list[str]:
-    """What the runner would refuse in the properties its load, run or verify Job is given,
-    found with its own parser (tpcc_runner.ycsb.properties) before anything is deployed: the
-    property named, as the CRD's rules cannot check every value (a count that is no number,
-    minscanlength above maxscanlength, ...)."""
-    if spec.workload.kind != YCSB:
-        return []
-    for phase in YCSB_PHASES:
-        try:
-            properties.resolve(spec.workload.ycsb_or_defaults.workload, ycsb_job_properties(spec, phase))
-        except properties.PropertyError as refused:
-            return [f"spec.workload.ycsb: {refused} (the {phase} Job's `tpcc ycsb {phase}` would refuse it)"]
-    return timeseries_thread_problems(spec)
-
-
-def timeseries_thread_problems(spec: RunSpec) -> list[str]:
-    """TimeSeriesWorkload gives each client thread of every runner pod its own series keys: the
-    runner pods would fail at the barrier with more threads than keys."""
-    props = properties.resolve(spec.workload.ycsb_or_defaults.workload, ycsb_job_properties(spec, "run"))
-    threads = clients_per_pod(spec) * spec.runners.parallelism
-    if props.timeseries and threads > props.fieldcount:
-        return [
-            f"spec.workload.ycsb: property fieldcount ({props.fieldcount}: the series keys) must be >= "
-            f"workload.clients ({threads} client threads over the runner pods): each writes its own keys"
-        ]
-    return []
-
-
 def load_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
-    w = spec.workload
-    if w.kind == YCSB:
-        args = [
-            *ycsb_arguments(spec, "load"),
-            *_common_flags(run, spec, metrics=True),
-            "--threads",
-            str(w.load_workers),
-            "--seed",
-            str(run_seed(run, spec)),
-        ]
-    else:
-        args = [
-            "load",
-            *_common_flags(run, spec, metrics=True),
-            "--warehouses",
-            str(w.warehouses),
-            "--workers",
-            str(w.load_workers),
-            "--seed",
-            str(run_seed(run, spec)),
-        ]
+    workload = workloads.of(spec)
+    command, flags = workload.load_arguments(spec, run_seed(run, spec))
+    args = [*command, *_common_flags(run, spec, metrics=True), *flags]
     if reset_before_load(spec):
         args.append("--reset")
-    elif not spec.database.deployed and w.kind != YCSB:
-        args.append("--refuse-existing")  # never touch a user's own TPC-C data unasked
+    elif not spec.database.deployed and workload.refuses_existing_data:
+        args.append("--refuse-existing")
     # load.json (status.load), and with verify.afterLoad load-check.json, into the check ConfigMap
     args += ["--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
     if spec.verify.after_load:
@@ -826,42 +697,11 @@ def reset_before_load(spec: RunSpec) -> bool:
     return spec.database.deployed if reset is None else reset
 
 
-def clients_per_pod(spec: RunSpec) -> int:
-    return spec.workload.clients // spec.runners.parallelism
-
-
-def remote_arguments(spec: RunSpec) -> list[str]:
-    """workload.remotePercent as `tpcc run` flags; an absent key keeps the runner's clause value."""
-    remote = spec.workload.remote_percent or RemotePercent()
-    flags = (("--remote-line-percent", remote.new_order_lines), ("--remote-payment-percent", remote.payments))
-    return [arg for flag, percent in flags if percent is not None for arg in (flag, str(percent))]
-
-
 def run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
     """An Indexed Job of `parallelism` pods that all run at once; pod I is shard I/N and writes
     into results ConfigMap I. Each waits for startAt in the start ConfigMap (the barrier)."""
-    if spec.workload.kind == YCSB:
-        return _ycsb_run_job(run, spec, settings)
-    w = spec.workload
-    args = [
-        "run",
-        *_common_flags(run, spec, metrics=True),
-        "--warehouses",
-        str(w.warehouses),
-        "--clients",
-        str(clients_per_pod(spec)),
-        "--duration",
-        str(w.duration_seconds),
-        "--warmup",
-        str(w.warmup_seconds),
-        "--mix",
-        mix_argument(spec),
-        "--seed",
-        str(run_seed(run, spec)),
-        *(["--think-time"] if w.pacing == "spec" else []),
-        *remote_arguments(spec),
-        *_barrier_and_ledger_arguments(run, spec),
-    ]
+    command, flags = workloads.of(spec).run_arguments(spec, run_seed(run, spec))
+    args = [*command, *_common_flags(run, spec, metrics=True), *flags, *_barrier_and_ledger_arguments(run, spec)]
     return _runner_job(run, spec, settings, args)
 
 
@@ -913,26 +753,6 @@ def _runner_job(run: Run, spec: RunSpec, settings: Settings, args: list[str]) ->
     return _job(run, spec, "runner", pod, deadline, completionMode="Indexed", completions=n, parallelism=n)
 
 
-def _ycsb_run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
-    """The YCSB runner pods: the same barrier and results ConfigMaps as TPC-C's; pod I inserts
-    into its own slice of the key space (--shard), the target is shared out among the pods."""
-    w, n = spec.workload, spec.runners.parallelism
-    target = w.ycsb_or_defaults.target_ops_per_second
-    args = [
-        *ycsb_arguments(spec, "run"),
-        *_common_flags(run, spec, metrics=True),
-        "--threads",
-        str(clients_per_pod(spec)),
-        "--seed",
-        str(run_seed(run, spec)),
-        "--duration",
-        str(w.warmup_seconds + w.duration_seconds),
-        *(["--target", repr(target / n)] if target else []),
-        *_barrier_and_ledger_arguments(run, spec),
-    ]
-    return _runner_job(run, spec, settings, args)
-
-
 def ledger_hold_seconds(spec: RunSpec) -> int:
     """How long a runner pod holds its ledger after its window: the faults' recovery, then
     the verifier's deadline, then slack for the operator's ticks."""
@@ -947,9 +767,9 @@ def ledger_urls(pod_ips: dict[int, str]) -> list[str]:
 def verifier_job(run: Run, spec: RunSpec, settings: Settings, pod_ips: dict[int, str]) -> dict:
     """The durability verification: once per run, over the ledgers of all runner pods
     together (a key acknowledged by two pods is a lost order), after the faults are over;
-    durability.json goes into the check ConfigMap. YCSB's: every acknowledged write and the
-    record count (`tpcc ycsb verify`, with the workload's properties)."""
-    command = ycsb_arguments(spec, "verify") if spec.workload.kind == YCSB else ["verify-ledger"]
+    durability.json goes into the check ConfigMap (the workload's verify_command: YCSB's checks
+    every acknowledged write and the record count)."""
+    command = workloads.of(spec).verify_command(spec)
     args = [
         *command,
         *_common_flags(run, spec, metrics=False),
@@ -970,7 +790,7 @@ def verifying_role(spec: RunSpec, status: dict) -> str:
         return "midcheck"
     if "durability" not in status:
         return "verifier"
-    if spec.checks_consistency and "consistency" not in status:
+    if workloads.checks_consistency(spec) and "consistency" not in status:
         return "checker"
     return "acid"
 

@@ -99,9 +99,6 @@ class Ycsb:
     properties: Mapping[str, str] | None = None
 
 
-YCSB = "ycsb"  # workload.kind of a YCSB run (TPC-C's is the default)
-
-
 @dataclass(frozen=True)
 class Workload:
     kind: str
@@ -125,13 +122,6 @@ class Workload:
     def ycsb_or_defaults(self) -> Ycsb:
         """ycsb; absent (kind: ycsb without the block), the CRD's defaults for it."""
         return self.ycsb or defaulted(Ycsb, "workload", "ycsb")
-
-    @property
-    def loaded(self) -> str:
-        """What the load Job writes, as the stage messages name it: TPC-C's warehouses or YCSB's records."""
-        if self.kind == YCSB:
-            return f"{self.ycsb_or_defaults.record_count:,} YCSB records"
-        return f"{self.warehouses} warehouses"
 
 
 @dataclass(frozen=True)
@@ -293,11 +283,6 @@ class RunSpec:
         Raises SpecError naming the field for what the CRD's schema rules out by type."""
         document = apply_defaults(crd_spec_schema(charts_dir), copy.deepcopy(dict(spec)))
         return dataclasses.replace(_build(cls, document, "spec"), document=document)
-
-    @property
-    def checks_consistency(self) -> bool:
-        """verify.enabled, for a workload that has TPC-C's consistency conditions (YCSB has none)."""
-        return self.verify.enabled and self.workload.kind != YCSB
 
     @property
     def deploy(self) -> Deploy:

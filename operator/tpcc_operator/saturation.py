@@ -16,12 +16,9 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from tpcc_runner.workload import RESPONSE_TIME_LIMIT_SECONDS
-
-from . import plan, sweep
+from . import plan, sweep, workloads
 from .runspec import RunSpec
 
-TPCC_P90_LIMITS_MS = {t: s * 1000 for t, s in RESPONSE_TIME_LIMIT_SECONDS.items()}
 # why a search stopped (status.sweep.saturation[].stopped)
 GAIN_BELOW_THRESHOLD = "GainBelowThreshold"
 LIMIT_BROKEN = "LimitBroken"  # the count broke a p90 limit
@@ -46,9 +43,9 @@ class Search:
         search = spec.sweep.saturation if spec.sweep else None
         if search is None:
             return None
-        ycsb = spec.workload.kind == plan.YCSB
-        limits = {} if ycsb else {**TPCC_P90_LIMITS_MS, **dict(search.p90_limits_ms or {})}
-        return cls(plan.saturation_ladder(search), search.min_gain_percent, limits, "opsPerSecond" if ycsb else "tpmC")
+        workload = workloads.of(spec)
+        limits = workload.p90_limits(search.p90_limits_ms)
+        return cls(plan.saturation_ladder(search), search.min_gain_percent, limits, workload.throughput)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ wait that ends in a timeout has already named its cause in the status.
 
 from __future__ import annotations
 
-from . import failures, plan
+from . import failures, plan, workloads
 from . import faults as fault_injection
 from .runspec import RunSpec
 from .timestamps import parse_time, rfc3339
@@ -49,7 +49,7 @@ def _deploying(run: plan.Run, spec: RunSpec, status: dict, world) -> str:
 
 def _loading(run: plan.Run, spec: RunSpec, world) -> str:
     return _with(
-        f"waiting for load job {plan.job_name(run, 'loader')} to load {spec.workload.loaded} "
+        f"waiting for load job {plan.job_name(run, 'loader')} to load {workloads.loaded(spec.workload)} "
         f"(timeout {plan.load_timeout(spec)}s)",
         pod_detail(world),
     )

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What one TPC-C warehouse costs the database that holds it, the figures behind the operator's
-bound on a deployed database (operator/tpcc_operator/capacity.py):
+bound on a deployed database (each database's `costs` in operator/tpcc_operator/databases/):
 
 - VoltDB (a real 10.1.1 node, 512m heap as the chart's default): `@Statistics MEMORY` before and
   after `tpcc load` of N warehouses: resident memory (RSS) and its parts (Java heap in use, tuple

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import plan, waiting
+from .. import plan, waiting, workloads
 from ..runspec import RunSpec
 from . import reads
 from .actions import InstallDatabase, RetireDeployment
@@ -33,7 +33,7 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
     timeout = spec.database.ready_timeout_seconds
     if database.get("installed") and world.database_ready >= replicas:
         b.condition("DatabaseReady", True, "Ready", f"{replicas}/{replicas} pods ready")
-        b.move(LOADING, "Loading", f"database ready; loading {spec.workload.loaded}")
+        b.move(LOADING, "Loading", f"database ready; loading {workloads.loaded(spec.workload)}")
     elif b.elapsed() > timeout:
         detail = waiting.pod_detail(world) or world.database_waiting or _condition_message(status, "DatabaseReady")
         msg = f"database not ready after {timeout}s: {world.database_ready}/{replicas} pods ready"

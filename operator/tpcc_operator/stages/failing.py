@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import databases, failures, plan
+from .. import databases, failures, plan, workloads
 from ..runspec import RunSpec
 from . import reads
 from .actions import (
@@ -96,7 +96,7 @@ def fail_fast(b: Builder, spec: RunSpec, world: World) -> Step | None:
     YCSB properties, the runner) would refuse, a pod that will never start (bad image, missing
     Secret), a database that lost its data with a node (failures.lost_with_a_node)."""
     if b.phase == PENDING:
-        problems = [*failures.spec_problems(spec), *plan.ycsb_input_problems(spec)]
+        problems = [*failures.spec_problems(spec), *workloads.of(spec).input_problems(spec)]
         if problems:
             return b.fail("InvalidSpec", "; ".join(problems))
     if b.phase in (LOADING, RUNNING):

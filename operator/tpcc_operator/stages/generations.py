@@ -12,7 +12,7 @@ import hashlib
 import json
 
 from .. import faults as fault_injection
-from .. import plan, sweep, waiting
+from .. import plan, sweep, waiting, workloads
 from ..runspec import RunSpec
 from ..timestamps import rfc3339
 from .actions import RetireOldGenerations
@@ -90,7 +90,7 @@ def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> S
         f"{sum(c.loads for c in cells)} loads"
         + (f" and {cells[-1].deployment + 1} deployments" if cells and cells[-1].deployment else "")
         if spec.sweep
-        else f"{w.loaded}, {w.clients} clients"
+        else f"{workloads.loaded(w)}, {w.clients} clients"
     )
     step.events.append(
         Event(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import plan, waiting
+from .. import plan, waiting, workloads
 from ..results import (
     consistency_status,
     load_status,
@@ -54,7 +54,7 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
         held = "; consistency conditions hold" if spec.verify.after_load else ""
         load = b.step.status.get("load")
         took = f" in {load['seconds']:g} s ({load['rowsPerSecond']:,.0f} rows/s)" if load else ""
-        b.condition("Loaded", True, "Loaded", f"{spec.workload.loaded} loaded{took}{held}")
+        b.condition("Loaded", True, "Loaded", f"{workloads.loaded(spec.workload)} loaded{took}{held}")
         b.move(RUNNING, "Running", f"starting {spec.runners.parallelism} runner pods")
     elif b.elapsed() > plan.load_timeout(spec):
         msg = f"not loaded after {plan.load_timeout(spec)}s"

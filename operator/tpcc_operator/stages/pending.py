@@ -5,7 +5,7 @@ Observes: the spec. Does: CreateRunObjects; moves to Deploying or Loading.
 
 from __future__ import annotations
 
-from .. import plan, sweep
+from .. import plan, sweep, workloads
 from ..runspec import RunSpec
 from ..timestamps import rfc3339
 from .actions import CreateRunObjects
@@ -27,5 +27,5 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
         b.move(DEPLOYING, "Deploying", f"helm release {plan.release_name(run)}")
     else:
         b.condition("DatabaseReady", True, "External", "external database")
-        b.move(LOADING, "Loading", f"loading {spec.workload.loaded}")
+        b.move(LOADING, "Loading", f"loading {workloads.loaded(spec.workload)}")
     return None

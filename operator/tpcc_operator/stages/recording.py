@@ -9,10 +9,7 @@ Does: CreateAnalysisJob, WriteResult, PruneResults.
 
 from __future__ import annotations
 
-from tpcc_runner.results import merge_results
-from tpcc_runner.ycsb.results import merge as merge_ycsb
-
-from .. import history, plan, regression
+from .. import history, plan, regression, workloads
 from ..runspec import RunSpec
 from ..timestamps import rfc3339
 from . import reads
@@ -115,7 +112,7 @@ def record(
     on_regression = policy.on_regression if policy else "Fail"
     fields = {"verdict": verdict.outcome, "regression": verdict.to_status(chash, on_regression), "resultName": name}
     docs = [world.results[i] for i in sorted(world.results)]
-    merged = None if not docs else merge_ycsb(docs) if spec.workload.kind == plan.YCSB else merge_results(docs)
+    merged = workloads.of(spec).merge(docs) if docs else None
     result = history.record(
         run, spec, {**finished, **fields}, merged, world.git, world.database_images, matrix=dict(matrix)
     )

@@ -10,15 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from tpcc_runner.ycsb.results import merge as merge_ycsb
-
 from .. import faults as fault_injection
-from .. import plan, waiting
-from ..results import (
-    late_runners_message,
-    run_deliveries,
-    run_status,
-)
+from .. import plan, waiting, workloads
 from ..runspec import RunSpec
 from ..timestamps import parse_time, rfc3339
 from . import fault_moves, reads
@@ -56,8 +49,7 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
     missing = sorted(set(range(n)) - set(world.results))
     if b.status.get("startAt") and not missing:
         # Every pod's window is over; the pods now hold their ledgers for the verifier.
-        measured = _ycsb_measured if spec.workload.kind == plan.YCSB else _tpcc_measured
-        return measured(b, [world.results[i] for i in range(n)])
+        return _measured(b, spec, [world.results[i] for i in range(n)])
     if world.runner.succeeded:
         msg = f"runner pods {missing} wrote no results"
         b.condition("RunCompleted", False, "ResultsMissing", msg)
@@ -66,7 +58,7 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
         b.act(CreateRunJob())
         b.event(
             "RunJobCreated",
-            f"job {plan.job_name(run, 'runner')}: {n} pods, {plan.clients_per_pod(spec)} clients each",
+            f"job {plan.job_name(run, 'runner')}: {n} pods, {workloads.clients_per_pod(spec)} clients each",
         )
     if not b.status.get("startAt"):
         return _release_barrier(b, spec, world)
@@ -93,22 +85,23 @@ def _release_barrier(b: Builder, spec: RunSpec, world: World) -> Step | None:
     return None
 
 
-def _tpcc_measured(b: Builder, docs: list[dict]) -> Step | None:
-    """A TPC-C run's pods' results merged, with their Deliveries for the consistency check."""
+def _measured(b: Builder, spec: RunSpec, docs: list[dict]) -> Step | None:
+    """The pods' results merged as the workload records them (with TPC-C's Deliveries for the
+    consistency check); pods that disagree on what they ran, or that started late, fail the run."""
     try:
-        results = run_status(docs)
-        deliveries = run_deliveries(docs)
-    except ValueError as e:  # pods that disagree on seed, constants or window
+        measured = workloads.of(spec).measured(docs)
+    except ValueError as e:  # pods that disagree on seed, constants, window or workload
         msg = f"runner pods' results cannot be merged: {e}"
         b.condition("RunCompleted", False, "ResultsInconsistent", msg)
         return b.fail("ResultsInconsistent", msg)
-    b.step.status["results"] = results
-    b.act(WriteDeliveries(deliveries))
-    if late := late_runners_message(results):
-        b.condition("RunCompleted", False, "RunnerLate", late)
-        return b.fail("RunnerLate", late)
-    b.condition("RunCompleted", True, "Completed", f"tpmC {results['tpmC']:.1f} from {len(docs)} pods")
-    b.move(VERIFYING, "Verifying", f"tpmC {results['tpmC']:.1f}; verifying durability")
+    b.step.status[measured.field] = measured.value
+    if measured.deliveries is not None:
+        b.act(WriteDeliveries(measured.deliveries))
+    if measured.late:
+        b.condition("RunCompleted", False, "RunnerLate", measured.late)
+        return b.fail("RunnerLate", measured.late)
+    b.condition("RunCompleted", True, "Completed", measured.completed)
+    b.move(VERIFYING, "Verifying", measured.moving)
     return None
 
 
@@ -124,19 +117,3 @@ def _start_midcheck(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> N
             f"job {plan.job_name(run, 'midcheck')}: the consistency "
             f"conditions read while the runners' transactions commit",
         )
-
-
-def _ycsb_measured(b: Builder, docs: list[dict]) -> Step | None:
-    """A YCSB run's pods' results merged (tpcc_runner.ycsb.results); Verifying then checks every
-    acknowledged write of their ledgers (no consistency check: that is TPC-C's)."""
-    try:
-        merged = merge_ycsb(docs)  # already status.ycsb's shape (the CRD schema)
-    except ValueError as e:  # pods that disagree on the workload or its properties
-        msg = f"runner pods' results cannot be merged: {e}"
-        b.condition("RunCompleted", False, "ResultsInconsistent", msg)
-        return b.fail("ResultsInconsistent", msg)
-    b.step.status["ycsb"] = merged
-    text = f"{merged['opsPerSecond']:.1f} operations/s from {len(docs)} pods"
-    b.condition("RunCompleted", True, "Completed", text)
-    b.move(VERIFYING, "Verifying", f"YCSB workload {merged['workload']}, {text}; verifying durability")
-    return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import faults as fault_injection
-from .. import history, plan, regression, saturation, sweep
+from .. import history, plan, regression, saturation, sweep, workloads
 from ..results import (
     error_budget_message,
 )
@@ -135,7 +135,7 @@ def next_cell_or_finish(
         if cell.deploys:
             _next_deployment(b, run, cell)
         elif cell.loads:
-            loaded = replace(workload, warehouses=cell.warehouses).loaded
+            loaded = workloads.loaded(replace(workload, warehouses=cell.warehouses))
             b.next_cell(LOADING, "Loading", f"cell {following}: loading {loaded}")
         else:
             b.next_cell(RUNNING, "Running", f"cell {following}: {cell.clients} clients")

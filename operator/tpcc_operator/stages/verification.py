@@ -9,16 +9,11 @@ Does: CreateMidcheckJob, CreateVerifyJob, ReleaseRunners, CreateCheckJob, Create
 from __future__ import annotations
 
 from .. import faults as fault_injection
-from .. import plan
-from ..results import (
-    acid_status,
-    consistency_status,
-    durability_status,
-    during_run_status,
-    ycsb_durability_status,
-)
+from .. import plan, workloads
+from ..results import acid_status, consistency_status, during_run_status
 from ..runspec import RunSpec
 from ..timestamps import parse_time
+from ..workloads import Durability
 from .actions import CreateAcidJob, CreateCheckJob, CreateMidcheckJob, CreateVerifyJob, ReleaseRunners
 from .fault_moves import inject_faults
 from .machine import Builder, Step, World
@@ -110,52 +105,23 @@ def verify_durability(b: Builder, run: plan.Run, spec: RunSpec, world: World) ->
             msg = world.verifier.message or "the verifier wrote no report"
             b.condition("Durable", False, "VerificationFailed", msg)
             return b.fail("DurabilityUnverified", f"durability verification failed: {msg}")
-        if spec.workload.kind == plan.YCSB:
-            return _ycsb_durable(b, ycsb_durability_status(world.durability_report))
-        return _tpcc_durable(b, durability_status(world.durability_report))
+        return _durability_verdict(b, workloads.of(spec).durability(world.durability_report))
     if world.verifier.exists:
         return None
     return _start_verifier(b, run, spec, world)
 
 
-def _tpcc_durable(b: Builder, d: dict) -> Step | None:
-    lost = (
-        f"{d['lost']} of {d['acknowledged']} acknowledged NewOrders lost "
-        f"({d['missing']} missing, {d['replaced']} replaced by a later order under the same "
-        f"O_ID, {d['duplicates']} acknowledged twice)"
-    )
-    held = (
-        f"all {d['acknowledged']} acknowledged NewOrders found in {d['ledgers']} ledgers; "
-        f"{d['unknownOutcome']} of unknown outcome: {d['unknownCommitted']} committed"
-    )
-    return _durability_verdict(b, d, "TPC-C", lost, "AcknowledgedOrdersLost", held)
-
-
-def _ycsb_durable(b: Builder, d: dict) -> Step | None:
-    counted = f"{d['records']} records, {d['expectedRecords']} expected"
-    lost = (
-        f"{d['lost']} of {d['acknowledged']} acknowledged YCSB writes lost ({counted})"
-        if d["lost"]
-        # every acknowledged write is there, yet records vanished or appeared that no write explains
-        else f"the record count is off: {counted}, all {d['acknowledged']} acknowledged YCSB writes found"
-    )
-    held = (
-        f"all {d['acknowledged']} acknowledged YCSB writes found in {d['ledgers']} "
-        f"ledgers ({counted}); {d['unknownOutcome']} of unknown outcome"
-    )
-    return _durability_verdict(b, d, "YCSB", lost, "AcknowledgedWritesLost", held)
-
-
-def _durability_verdict(b: Builder, d: dict, workload: str, lost: str, reason: str, held: str) -> Step | None:
-    """status.durability and the Durable condition; a loss (`lost` says which, with an
-    example) fails the run DurabilityLost."""
+def _durability_verdict(b: Builder, verdict: Durability) -> Step | None:
+    """status.durability and the Durable condition; a loss (the workload's words say which, with
+    an example) fails the run DurabilityLost."""
+    d = verdict.status
     b.step.status["durability"] = d
     if d["durable"]:
-        b.condition("Durable", True, "NoLoss", held)
+        b.condition("Durable", True, "NoLoss", verdict.held)
         return None
-    msg = lost + (f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else "")
-    msg += f"; the database came back without its {workload} load" if d["databaseEmpty"] else ""
-    b.condition("Durable", False, reason, msg)
+    msg = verdict.lost + (f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else "")
+    msg += f"; the database came back without its {verdict.load} load" if d["databaseEmpty"] else ""
+    b.condition("Durable", False, verdict.reason, msg)
     return b.fail("DurabilityLost", msg)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import plan
+from .. import plan, workloads
 from ..runspec import RunSpec
 from . import fault_moves, reads
 from .machine import Builder, JobState, Step, World, patched
@@ -65,24 +65,14 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
     else:
         failed = None
     if not failed and _all_verified(spec, patched(b.status, b.step.status)):
-        cell_measured(b, run, spec, "run complete: " + ", ".join(_what_held(spec)))
+        cell_measured(b, run, spec, "run complete: " + ", ".join(workloads.of(spec).held(spec)))
     return failed
 
 
 def _all_verified(spec: RunSpec, status: dict) -> bool:
     return (
         "durability" in status
-        and ("consistency" in status or not spec.checks_consistency)
+        and ("consistency" in status or not workloads.checks_consistency(spec))
         and ("acid" in status or spec.verify.acid_tests is None)
         and ("consistencyDuringRun" in status or not spec.verify.during_run)
     )
-
-
-def _what_held(spec: RunSpec) -> list[str]:
-    if spec.workload.kind == plan.YCSB:
-        return ["no acknowledged write lost"]
-    held = ["consistency conditions held during the run"] if spec.verify.during_run else []
-    held += ["no acknowledged order lost"]
-    held += ["consistency conditions hold"] if spec.verify.enabled else ["consistency check disabled"]
-    held += ["ACID tests passed"] if spec.verify.acid_tests is not None else []
-    return held

@@ -1,0 +1,97 @@
+"""The one interface every workload implements on the operator's side: what its load writes, what
+its Jobs are told, how its runner pods' results merge into the status, how its durability report
+is judged and what a sweep's search measures it by. A workload's module (tpcc.py, ycsb.py) is the
+only place that knows these things of it; the runner's package (tpcc_runner, tpcc_runner.ycsb)
+does the work. The registry (`workloads.of`) is the only place that maps workload.kind to a module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..capacity import Unit
+from ..runspec import RunSpec
+from ..runspec import Workload as WorkloadSpec
+
+
+def clients_per_pod(spec: RunSpec) -> int:
+    """The client threads (TPC-C terminals) each runner pod runs."""
+    return spec.workload.clients // spec.runners.parallelism
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The runner pods' results merged, as the status records them."""
+
+    field: str  # the status field they go into
+    value: dict
+    completed: str  # what was measured, for RunCompleted and the move to Verifying
+    moving: str  # the move's message
+    deliveries: dict | None = None  # for the consistency check's independent count (TPC-C)
+    late: str | None = None  # why the pods' windows did not all start on time
+
+
+@dataclass(frozen=True)
+class Durability:
+    """The verifier's report as status.durability, and the words of its verdict."""
+
+    status: dict
+    load: str  # whose load a database that came back empty lost
+    lost: str  # what was lost (when status["durable"] is false)
+    reason: str  # the Durable condition's reason for a loss
+    held: str  # what held (when durable)
+
+
+class Workload:
+    kind: ClassVar[str]  # workload.kind
+    throughput: ClassVar[str]  # the status field a sweep's search and comparisons measure it by
+    consistency_conditions: ClassVar[bool]  # whether it has TPC-C's 12 (verify.enabled checks them)
+    # whether its load refuses data an external database already holds unless asked to reset it
+    refuses_existing_data: ClassVar[bool]
+
+    def loaded(self, workload: WorkloadSpec) -> str:
+        """What the load Job writes, as the stage messages name it."""
+        raise NotImplementedError
+
+    def largest_load(self, spec: RunSpec) -> tuple[str, int, Unit]:
+        """The most the run puts into its database, the field that asks for it, and its unit."""
+        raise NotImplementedError
+
+    def input_problems(self, spec: RunSpec) -> list[str]:
+        """What the runner would refuse in what its Jobs are told, found before anything is deployed."""
+        return []
+
+    def load_arguments(self, spec: RunSpec, seed: int) -> tuple[list[str], list[str]]:
+        """The load Job's `tpcc` command and its workload's flags (the connection's go between)."""
+        raise NotImplementedError
+
+    def run_arguments(self, spec: RunSpec, seed: int) -> tuple[list[str], list[str]]:
+        """The runner Job's command and its workload's flags (the barrier's and ledger's follow)."""
+        raise NotImplementedError
+
+    def verify_command(self, spec: RunSpec) -> list[str]:
+        """The verifier's command, which reads every runner pod's ledger."""
+        raise NotImplementedError
+
+    def merge(self, docs: list[dict]) -> dict:
+        """The runner pods' results.json merged as the runner merges them (the BenchmarkResult's
+        full results). Raises ValueError for pods that disagree on what they ran."""
+        raise NotImplementedError
+
+    def measured(self, docs: list[dict]) -> Measured:
+        """The pods' results as the status records them. Raises ValueError as merge does."""
+        raise NotImplementedError
+
+    def durability(self, report: dict) -> Durability:
+        """The verifier's durability.json judged."""
+        raise NotImplementedError
+
+    def held(self, spec: RunSpec) -> list[str]:
+        """What a succeeded run's message says held."""
+        raise NotImplementedError
+
+    def p90_limits(self, written: Mapping[str, float] | None) -> dict[str, float]:
+        """The 90th-percentile response-time limits a saturation search holds each count to."""
+        return {}

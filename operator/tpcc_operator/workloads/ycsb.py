@@ -1,0 +1,177 @@
+"""YCSB (workload.kind ycsb): records loaded by `tpcc ycsb load`, CoreWorkload's operations run by
+`tpcc ycsb run`, every acknowledged write and the record count verified by `tpcc ycsb verify`; the
+Jobs are told workload.ycsb as YCSB's own properties, judged by the runner's parser before anything
+is deployed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tpcc_runner.ycsb import properties as ycsb_properties
+from tpcc_runner.ycsb.results import merge as merge_ycsb
+
+from ..capacity import Unit, ycsb_records
+from ..results import ycsb_durability_status
+from ..runspec import RunSpec
+from ..runspec import Workload as WorkloadSpec
+from .base import Durability, Measured, Workload, clients_per_pod
+
+PHASES = ("load", "run", "verify")  # the `tpcc ycsb` commands of the load, runner and verifier Jobs
+
+
+def spec_properties(spec: RunSpec, phase: str) -> dict[str, str]:
+    """workload.ycsb as the `-p` properties of `tpcc ycsb <phase>` (the spec's own properties
+    last, so they win). A run is bounded by its duration only."""
+    y = spec.workload.ycsb_or_defaults
+    props = {
+        "recordcount": y.record_count,
+        "batchsize": y.batch_size,
+        "operationspertransaction": y.operations_per_transaction,
+        **({"operationcount": 0} if phase == "run" else {}),
+        **(y.properties or {}),
+    }
+    return {name: str(value) for name, value in props.items()}
+
+
+def arguments(spec: RunSpec, phase: str) -> list[str]:
+    """workload.ycsb as `tpcc ycsb load|run|verify` flags: the preset, then every property as `-p`."""
+    props = spec_properties(spec, phase)
+    return [
+        "ycsb",
+        phase,
+        "--workload",
+        spec.workload.ycsb_or_defaults.workload,
+        *[a for name, value in sorted(props.items()) for a in ("-p", f"{name}={value}")],
+    ]
+
+
+def job_properties(spec: RunSpec, phase: str) -> dict[str, str]:
+    """Every property the phase's Job gives `tpcc ycsb`: the `-p` ones, then those its flags
+    set (--threads, --target, --duration: threadcount, target, maxexecutiontime), which the
+    runner applies last."""
+    w = spec.workload
+    flags: dict[str, Any] = {}
+    if phase == "load":
+        flags = {"threadcount": w.load_workers}
+    elif phase == "run":
+        target = w.ycsb_or_defaults.target_ops_per_second
+        flags = {
+            "threadcount": clients_per_pod(spec),
+            "maxexecutiontime": w.warmup_seconds + w.duration_seconds,
+            **({"target": target / spec.runners.parallelism} if target else {}),
+        }
+    return {**spec_properties(spec, phase), **{name: str(value) for name, value in flags.items()}}
+
+
+def timeseries_thread_problems(spec: RunSpec) -> list[str]:
+    """TimeSeriesWorkload gives each client thread of every runner pod its own series keys: the
+    runner pods would fail at the barrier with more threads than keys."""
+    props = ycsb_properties.resolve(spec.workload.ycsb_or_defaults.workload, job_properties(spec, "run"))
+    threads = clients_per_pod(spec) * spec.runners.parallelism
+    if props.timeseries and threads > props.fieldcount:
+        return [
+            f"spec.workload.ycsb: property fieldcount ({props.fieldcount}: the series keys) must be >= "
+            f"workload.clients ({threads} client threads over the runner pods): each writes its own keys"
+        ]
+    return []
+
+
+def records_held(spec: RunSpec) -> tuple[str, int, Unit]:
+    """The records a YCSB run's database holds at most: recordCount, plus the inserts an
+    operationcount bounds (each runner pod runs operationcount operations, insertproportion of
+    them inserts; a run bounded by its duration alone has no such bound, and the headroom the
+    capacity keeps free is what its inserts have)."""
+    props = ycsb_properties.resolve(spec.workload.ycsb_or_defaults.workload, job_properties(spec, "run"))
+    if props.timeseries:  # one record per series key: tags, timestamp and value (timeseries.py)
+        field = "spec.workload.ycsb.properties.fieldcount (TimeSeries: one record per series key)"
+        return field, props.fieldcount, ycsb_records(props.tagcount + 2, max(props.tagvaluelength, 8))
+    field = "spec.workload.ycsb.recordCount"
+    inserts = int(spec.runners.parallelism * props.operationcount * props.insertproportion)
+    if inserts:
+        field += (
+            f" ({props.recordcount}) + inserts ({spec.runners.parallelism} pods x operationcount "
+            f"{props.operationcount} x insertproportion {props.insertproportion:g})"
+        )
+    return field, props.recordcount + inserts, ycsb_records(props.fieldcount, props.fieldlength)
+
+
+class YCSB(Workload):
+    kind = "ycsb"
+    throughput = "opsPerSecond"
+    consistency_conditions = False
+    refuses_existing_data = False  # its records live in their own table or collection
+
+    def loaded(self, workload: WorkloadSpec) -> str:
+        return f"{workload.ycsb_or_defaults.record_count:,} YCSB records"
+
+    def largest_load(self, spec: RunSpec) -> tuple[str, int, Unit]:
+        return records_held(spec)
+
+    def input_problems(self, spec: RunSpec) -> list[str]:
+        """What the runner would refuse in the properties its load, run or verify Job is given,
+        found with its own parser (tpcc_runner.ycsb.properties): the property named, as the
+        CRD's rules cannot check every value (a count that is no number, minscanlength above
+        maxscanlength, ...)."""
+        for phase in PHASES:
+            try:
+                ycsb_properties.resolve(spec.workload.ycsb_or_defaults.workload, job_properties(spec, phase))
+            except ycsb_properties.PropertyError as refused:
+                return [f"spec.workload.ycsb: {refused} (the {phase} Job's `tpcc ycsb {phase}` would refuse it)"]
+        return timeseries_thread_problems(spec)
+
+    def load_arguments(self, spec: RunSpec, seed: int) -> tuple[list[str], list[str]]:
+        return arguments(spec, "load"), ["--threads", str(spec.workload.load_workers), "--seed", str(seed)]
+
+    def run_arguments(self, spec: RunSpec, seed: int) -> tuple[list[str], list[str]]:
+        """Pod I inserts into its own slice of the key space (--shard), the target is shared out
+        among the pods."""
+        w, n = spec.workload, spec.runners.parallelism
+        target = w.ycsb_or_defaults.target_ops_per_second
+        flags = [
+            "--threads",
+            str(clients_per_pod(spec)),
+            "--seed",
+            str(seed),
+            "--duration",
+            str(w.warmup_seconds + w.duration_seconds),
+            *(["--target", repr(target / n)] if target else []),
+        ]
+        return arguments(spec, "run"), flags
+
+    def verify_command(self, spec: RunSpec) -> list[str]:
+        return arguments(spec, "verify")
+
+    def merge(self, docs: list[dict]) -> dict:
+        return merge_ycsb(docs)
+
+    def measured(self, docs: list[dict]) -> Measured:
+        merged = merge_ycsb(docs)  # already status.ycsb's shape (the CRD schema)
+        completed = f"{merged['opsPerSecond']:.1f} operations/s from {len(docs)} pods"
+        return Measured(
+            "ycsb", merged, completed, f"YCSB workload {merged['workload']}, {completed}; verifying durability"
+        )
+
+    def durability(self, report: dict) -> Durability:
+        d = ycsb_durability_status(report)
+        counted = f"{d['records']} records, {d['expectedRecords']} expected"
+        return Durability(
+            d,
+            "YCSB",
+            lost=(
+                f"{d['lost']} of {d['acknowledged']} acknowledged YCSB writes lost ({counted})"
+                if d["lost"]
+                # every acknowledged write is there, yet records vanished or appeared that no write explains
+                else f"the record count is off: {counted}, all {d['acknowledged']} acknowledged YCSB writes found"
+            ),
+            reason="AcknowledgedWritesLost",
+            held=(
+                f"all {d['acknowledged']} acknowledged YCSB writes found in {d['ledgers']} "
+                f"ledgers ({counted}); {d['unknownOutcome']} of unknown outcome"
+            ),
+        )
+
+    def held(self, spec: RunSpec) -> list[str]:
+        return ["no acknowledged write lost"]
+
+
+YCSB_WORKLOAD = YCSB()
