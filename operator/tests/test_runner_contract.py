@@ -1,0 +1,240 @@
+"""One contract between the operator and the runner, held in both directions: every command line the
+operator writes into a Job (load, run, verify, check, during-run check, ACID tests, change points;
+TPC-C and YCSB) is parsed by the runner's own parser (tpcc_runner.cli.build_parser) and carries
+the spec's values; and every option the runner offers for a command the operator uses is either
+written by the operator for some spec below or named in LEFT_TO_THE_RUNNER with why. A flag renamed
+on one side, or added to the runner without the operator deciding about it, fails here."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+from tpcc_operator import plan, workloads
+from tpcc_operator.runspec import RunSpec
+from tpcc_runner.cli import build_parser
+
+RUN = plan.Run("bench", "perf", "uid-7", 3)
+SETTINGS = plan.Settings(charts_dir=Path(__file__).resolve().parents[2] / "charts")
+POD_IPS = {0: "10.0.0.5", 1: "10.0.0.6"}
+
+# Options of the runner's commands the operator never writes: the runner's default is the one a
+# benchmark on Kubernetes wants, or the option serves a use outside a Job.
+LEFT_TO_THE_RUNNER: dict[str, dict[str, str]] = {
+    "common": {"verbose": "debug logging is for a user's own shell"},
+    "load": {
+        "items": "clause 4.3.3.1's 100,000 items (fewer is a test shortcut)",
+        "customers_per_district": "clause 4.3.3.1's 3,000 (fewer is a test shortcut)",
+    },
+    "run": {
+        "processes": "the runner's default spreads terminals over the pod's CPUs",
+        "max_retries": "py-tpcc's retry rule as the runner states it",
+        "start_at": "a Job is released by the start ConfigMap (--start-configmap), not a fixed time",
+        "start_file": "ditto: a file barrier is for runs outside Kubernetes",
+        "start_timeout": "the operator fails the run itself after runners.readyTimeoutSeconds",
+        "results": "results go into the pod's results ConfigMap (--results-configmap)",
+        "verify_ledger": "the verifier Job reads every pod's ledger together, after the faults",
+        "check": "the checker Job runs the 12 conditions after the durability verdict",
+    },
+    "check": {},
+    "verify-ledger": {"fetch_timeout": "the runner's default; the Job's deadline bounds the whole"},
+    "acid": {"results": "acid.json goes into the check ConfigMap (--results-configmap)"},
+    "changepoints": {},
+    "ycsb load": {
+        "property_file": "workload.ycsb is written as -p properties",
+        "processes": "the runner's default",
+        "target": "the load is not throttled",
+        "duration": "a load ends when its records are in",
+        "results": "load.json goes into the check ConfigMap (--results-configmap)",
+        "ledger": "a load's writes are verified by the record count, not a ledger",
+    },
+    "ycsb run": {
+        "property_file": "workload.ycsb is written as -p properties",
+        "processes": "the runner's default (one process: the compiled loop's measured best)",
+        "results": "results go into the pod's results ConfigMap (--results-configmap)",
+        "start_timeout": "the operator fails the run itself after runners.readyTimeoutSeconds",
+    },
+    "ycsb verify": {
+        "property_file": "workload.ycsb is written as -p properties",
+        "seed": "verify reads back what the ledgers hold; it draws nothing",
+        "fetch_timeout": "the runner's default; the Job's deadline bounds the whole",
+    },
+}
+
+# Specs that between them make the operator write every option it decides (a flag written only
+# for some specs: --reset, --refuse-existing, --check, --think-time, remote percentages, ...).
+SPECS = {
+    "tpcc-deployed": {
+        "database": {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}},
+        "workload": {
+            "warehouses": 2,
+            "clients": 8,
+            "durationSeconds": 120,
+            "warmupSeconds": 15,
+            "seed": 42,
+            "driverOptions": {"call_timeout": 30},
+        },
+        "runners": {"parallelism": 2},
+        "verify": {"afterLoad": True, "duringRun": True, "acid": {"enabled": True, "tests": ["atomicity"]}},
+    },
+    "tpcc-external": {
+        "database": {
+            "type": "mongodb",
+            "external": {
+                "endpoints": ["db-0.example:27017", "db-1.example:27017"],
+                "credentialsSecretRef": {"name": "mongo-user"},
+            },
+        },
+        "workload": {
+            "warehouses": 4,
+            "clients": 4,
+            "pacing": "spec",
+            "mix": {"newOrder": 50, "payment": 42, "orderStatus": 4, "delivery": 0, "stockLevel": 4},
+            "remotePercent": {"newOrderLines": 5, "payments": 20},
+            "driverOptions": {"write_concern": "majority"},
+            "connectTimeoutSeconds": 7,
+        },
+        "runners": {"parallelism": 1},
+    },
+    "ycsb-deployed": {
+        "database": {"type": "voltdb"},
+        "workload": {
+            "kind": "ycsb",
+            "clients": 6,
+            "loadWorkers": 3,
+            "ycsb": {
+                "workload": "b",
+                "recordCount": 5000,
+                "targetOpsPerSecond": 600,
+                "properties": {"fieldcount": "4"},
+            },
+        },
+        "runners": {"parallelism": 2},
+    },
+    "ycsb-external": {
+        "database": {"type": "foundationdb", "external": {"endpoints": ["10.0.0.9:4500"]}},
+        "workload": {
+            "kind": "ycsb",
+            "clients": 2,
+            "resetBeforeLoad": True,
+            "driverOptions": {"cluster_id": "bench:abc"},
+        },
+        "runners": {"parallelism": 1},
+    },
+}
+
+
+def jobs(spec: RunSpec) -> list[dict]:
+    """Every Job the operator would create for the spec."""
+    out = [plan.load_job(RUN, spec, SETTINGS), plan.run_job(RUN, spec, SETTINGS)]
+    out.append(plan.verifier_job(RUN, spec, SETTINGS, POD_IPS))
+    if workloads.checks_consistency(spec):
+        out.append(plan.check_job(RUN, spec, SETTINGS))
+    if spec.verify.during_run:
+        out.append(plan.midcheck_job(RUN, spec, SETTINGS))
+    if spec.verify.acid_tests is not None:
+        out.append(plan.acid_job(RUN, spec, SETTINGS))
+    out.append(plan.analyzer_job(RUN, spec, SETTINGS, 0.001))
+    return out
+
+
+def args_of(job: dict) -> list[str]:
+    """The container's arguments as the pod runs them (pod 0 of an Indexed Job)."""
+    args = job["spec"]["template"]["spec"]["containers"][0]["args"]
+    return [a.replace("$(JOB_COMPLETION_INDEX)", "0") for a in args]
+
+
+def command_parser(args: list[str]) -> tuple[str, argparse.ArgumentParser]:
+    """The runner's (sub)command a line runs, and the parser of its options."""
+    parser = build_parser()
+    name = []
+    for word in args:
+        (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        parser = sub.choices[word]
+        name.append(word)
+        if not any(isinstance(a, argparse._SubParsersAction) for a in parser._actions):
+            return " ".join(name), parser
+    raise AssertionError(f"no runner command in {args}")
+
+
+def written(args: list[str], parser: argparse.ArgumentParser) -> set[str]:
+    """The options (by dest) a command line writes."""
+    return {parser._option_string_actions[a].dest for a in args if a in parser._option_string_actions}
+
+
+COMMON = ("db", "endpoints", "driver_opt", "connect_timeout", "metrics_port")
+
+
+def offered(parser: argparse.ArgumentParser) -> set[str]:
+    return {a.dest for a in parser._actions if a.option_strings and a.dest != "help"}
+
+
+def test_every_line_parses_and_every_runner_option_is_decided():
+    seen: dict[str, set[str]] = {}
+    parsers: dict[str, argparse.ArgumentParser] = {}
+    for name, document in SPECS.items():
+        spec = RunSpec.parse(document)
+        for job in jobs(spec):
+            args = args_of(job)
+            build_parser().parse_args(args)  # exits (fails the test) on an option the runner lacks
+            command, parser = command_parser(args)
+            parsers[command] = parser
+            seen.setdefault(command, set()).update(written(args, parser))
+    assert set(parsers) == set(LEFT_TO_THE_RUNNER) - {"common"}, "a runner command the operator uses is not listed"
+    for command, parser in parsers.items():
+        left = set(LEFT_TO_THE_RUNNER[command])
+        if set(COMMON) <= offered(parser):
+            left |= set(LEFT_TO_THE_RUNNER["common"])
+        undecided = offered(parser) - seen[command] - left
+        assert not undecided, f"`tpcc {command}` offers {sorted(undecided)}: write it from the spec or say why not"
+        stale = left & seen[command]
+        assert not stale, f"`tpcc {command}`: the operator writes {sorted(stale)}, listed as left to the runner"
+        gone = left - offered(parser)
+        assert not gone, f"`tpcc {command}` no longer offers {sorted(gone)}"
+
+
+@pytest.mark.parametrize("name", SPECS)
+def test_each_line_carries_the_specs_values(name):
+    spec = RunSpec.parse(SPECS[name])
+    w, seed = spec.workload, plan.run_seed(RUN, spec)
+    endpoints = ",".join(plan.endpoints(RUN, spec))
+    for job in jobs(spec):
+        args = args_of(job)
+        command, _ = command_parser(args)
+        parsed = vars(build_parser().parse_args(args))
+        if command == "changepoints":
+            assert parsed["max_pvalue"] == 0.001
+            continue
+        assert (parsed["db"], parsed["endpoints"]) == (spec.database.type, endpoints), command
+        assert parsed["connect_timeout"] == w.connect_timeout_seconds
+        options = dict(o.split("=", 1) for o in parsed["driver_opt"] or [])
+        assert options == {k: str(v) for k, v in (w.driver_options or {}).items()}, command
+        if command in ("load", "run", "check"):
+            assert parsed["warehouses"] == w.warehouses
+        if command in ("load", "ycsb load"):
+            assert parsed["reset"] == plan.reset_before_load(spec)
+            assert (parsed["workers"] if command == "load" else parsed["threads"]) == w.load_workers
+        if command in ("load", "run", "acid", "ycsb load", "ycsb run"):
+            assert parsed["seed"] == seed, command
+        if command in ("run", "ycsb run"):
+            assert parsed["shard"] == (0, spec.runners.parallelism)
+            clients = parsed["clients"] if command == "run" else parsed["threads"]
+            assert clients == workloads.clients_per_pod(spec)
+        if command == "run":
+            mix = w.mix
+            assert parsed["mix"] == (mix.new_order, mix.payment, mix.order_status, mix.delivery, mix.stock_level)
+            assert (parsed["duration"], parsed["warmup"]) == (w.duration_seconds, w.warmup_seconds)
+            assert parsed["think_time"] == (w.pacing == "spec")
+            remote = w.remote_percent
+            if remote is not None:
+                assert (parsed["remote_line_percent"], parsed["remote_payment_percent"]) == (
+                    remote.new_order_lines,
+                    remote.payments,
+                )
+        if command == "ycsb run":
+            assert parsed["duration"] == w.warmup_seconds + w.duration_seconds
+            target = w.ycsb_or_defaults.target_ops_per_second
+            assert parsed["target"] == (target / spec.runners.parallelism if target else None)
+        if command.startswith("ycsb"):
+            assert parsed["workload"] == w.ycsb_or_defaults.workload
