@@ -29,7 +29,7 @@ from .report import add_parser as add_report_parser
 from .report import cmd_report
 from .results import PodWindow, run_results, server_results, summary
 from .server_stats import ClientCounts, DatabaseSize, ServerCounters
-from .usage import UsageError, at_least, connection_options, parse_time, positive
+from .usage import UsageError, at_least, connection_options, parse_time, positive, shard, share_of
 from .workload import TRANSACTIONS, RemotePercents, Scale, parse_mix, run_constants
 from .ycsb.command import add_parser as add_ycsb_parser
 from .ycsb.command import cmd_ycsb
@@ -88,17 +88,6 @@ def _probability(text: str) -> float:
     if not 0 < v < 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
     return v
-
-
-def _shard(text: str) -> tuple[int, int]:
-    i, sep, n = text.partition("/")
-    try:
-        index, count = int(i), int(n)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected INDEX/COUNT such as 0/2, got {text!r}") from None
-    if not sep or count < 1 or not 0 <= index < count:
-        raise argparse.ArgumentTypeError(f"expected 0 <= INDEX < COUNT, got {text!r}")
-    return index, count
 
 
 def _mix(text: str):
@@ -192,7 +181,16 @@ def _add_load_parser(sub, common: argparse.ArgumentParser) -> None:
 def _add_run_parser(sub, common: argparse.ArgumentParser) -> None:
     rn = sub.add_parser("run", parents=[common], help="run the five transactions and report tpmC")
     rn.add_argument("--warehouses", type=positive(int), required=True)
-    rn.add_argument("--clients", type=positive(int), default=10, help="terminals of this runner")
+    clients = rn.add_mutually_exclusive_group()
+    clients.add_argument("--clients", type=positive(int), default=10, help="terminals of this runner")
+    clients.add_argument(
+        "--total-clients",
+        type=positive(int),
+        default=None,
+        metavar="N",
+        help="terminals of all --shard runners together: this one runs its share (N // COUNT, one more "
+        "for the first N %% COUNT), so N need not be a multiple of COUNT",
+    )
     rn.add_argument(
         "--processes",
         type=positive(int),
@@ -227,7 +225,7 @@ def _add_run_parser(sub, common: argparse.ArgumentParser) -> None:
     rn.add_argument("--max-retries", type=int, default=10)
     rn.add_argument(
         "--shard",
-        type=_shard,
+        type=shard,
         default=(0, 1),
         metavar="INDEX/COUNT",
         help="this runner is INDEX of COUNT runners sharing the terminals",
@@ -546,7 +544,9 @@ def _loaded_database(args, options: ConnectionOptions) -> tuple[LoadMeta, dict[s
 
 def _run_plan(args, options: ConnectionOptions, meta: LoadMeta) -> RunPlan:
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
-    shard, shards = args.shard
+    index, shards = args.shard
+    total = args.total_clients or args.clients * shards
+    clients = share_of(total, args.shard, "--total-clients") if args.total_clients else args.clients
     return RunPlan(
         db=args.db,
         connection=options,
@@ -554,9 +554,10 @@ def _run_plan(args, options: ConnectionOptions, meta: LoadMeta) -> RunPlan:
         scale=scale_of(meta),
         constants=run_constants(random.Random(seed), constants_of(meta)),
         mix=args.mix,
-        clients=args.clients,
-        processes=min(args.clients, args.processes or usable_cpus()),
-        shard=shard,
+        clients=clients,
+        total_clients=total,
+        processes=min(clients, args.processes or usable_cpus()),
+        shard=index,
         shards=shards,
         warmup=args.warmup,
         duration=args.duration,

@@ -52,6 +52,7 @@ class RunPlan:
     processes: int
     shard: int = 0
     shards: int = 1
+    total_clients: int = 0  # of all shards together (0: clients on each)
     warmup: float = 0.0
     duration: float = 60.0
     think_time: bool = False
@@ -59,6 +60,11 @@ class RunPlan:
     seed: int = 0
     ledger: bool = False
     remote: RemotePercents = RemotePercents()
+
+    @property
+    def all_clients(self) -> int:
+        """The terminals of every shard together."""
+        return self.total_clients or self.clients * self.shards
 
     def client_ids(self) -> list[list[int]]:
         """Global terminal numbers of this runner, dealt over its processes. Terminals of
@@ -250,7 +256,7 @@ def _terminal(plan: RunPlan, global_client: int, driver, acc: _Accumulator, wind
         plan.constants,
         plan.scale,
         plan.warehouses,
-        plan.clients * plan.shards,
+        plan.all_clients,
         plan.mix,
         plan.think_time,
         plan.remote,

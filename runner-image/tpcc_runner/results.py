@@ -318,7 +318,7 @@ def run_description(
         "spec_deviations": spec_deviations(
             paced=plan.think_time,
             mix=plan.mix,
-            clients=plan.clients * plan.shards,
+            clients=plan.all_clients,
             warehouses=plan.warehouses,
             items=meta.items,
             customers_per_district=meta.customers_per_district,

@@ -39,6 +39,29 @@ def positive(kind: Callable[[str], int | float]) -> Callable[[str], int | float]
     return at_least(1, kind)
 
 
+def shard(text: str) -> tuple[int, int]:
+    """An argparse type: runner INDEX of COUNT, as INDEX/COUNT."""
+    i, sep, n = text.partition("/")
+    try:
+        index, count = int(i), int(n)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected INDEX/COUNT such as 0/2, got {text!r}") from None
+    if not sep or count < 1 or not 0 <= index < count:
+        raise argparse.ArgumentTypeError(f"expected 0 <= INDEX < COUNT, got {text!r}")
+    return index, count
+
+
+def share_of(total: int, shard: tuple[int, int], flag: str) -> int:
+    """Runner INDEX's share of `total` clients over COUNT runners: total // COUNT, one more for
+    the first total % COUNT runners, so any total can be asked for and the runners' client
+    numbers k*COUNT + INDEX (k below each one's share) are exactly 0 .. total-1."""
+    index, count = shard
+    share = total // count + (index < total % count)
+    if share < 1:
+        raise UsageError(f"{flag} {total} leaves runner {index} of {count} without a client")
+    return share
+
+
 def connection_options(args) -> ConnectionOptions:
     extra = {}
     for kv in args.driver_opt:

@@ -32,7 +32,7 @@ from .. import __version__, k8s
 from ..drivers.base import ConnectionOptions, NotLoaded, bounded
 from ..ledger import LedgerWriter, ended_when_released, hold_ledger, ledger_lines
 from ..redact import redact
-from ..usage import UsageError, connection_options, parse_time, positive
+from ..usage import UsageError, connection_options, parse_time, positive, shard, share_of
 from .executor import Outcome, Plan
 from .ledger import parse_ledgers, verify
 from .measurements import live_counts, overall, status_summary, ycsb_text
@@ -134,11 +134,19 @@ def _add_pod_arguments(ph: argparse.ArgumentParser) -> None:
     """What a runner pod of the operator is given: its shard, the barrier, its results ConfigMap."""
     ph.add_argument(
         "--shard",
-        type=_shard,
+        type=shard,
         default=(0, 1),
         metavar="I/N",
         help="runner I of N: its draws are seeded apart (seed + I) and its inserts take "
         "keynums recordcount + I + k*N (a slice of its own)",
+    )
+    ph.add_argument(
+        "--total-threads",
+        type=positive(int),
+        default=None,
+        metavar="N",
+        help="client threads of all --shard runners together: this one runs its share (N // COUNT, one "
+        "more for the first N %% COUNT; not --threads)",
     )
     ph.add_argument(
         "--start-configmap",
@@ -171,13 +179,6 @@ def _add_pod_arguments(ph: argparse.ArgumentParser) -> None:
     ph.add_argument("--hold-timeout", type=float, default=1800.0, metavar="SECONDS")
 
 
-def _shard(text: str) -> tuple[int, int]:
-    index, sep, count = text.partition("/")
-    if not (sep and index.isdigit() and count.isdigit() and 0 <= int(index) < int(count)):
-        raise argparse.ArgumentTypeError(f"expected I/N with 0 <= I < N, got {text!r}")
-    return int(index), int(count)
-
-
 def properties_of(args) -> Properties:
     given: dict[str, str] = {}
     if args.property_file:
@@ -192,7 +193,18 @@ def properties_of(args) -> Properties:
     for name, flag in (("threadcount", "threads"), ("target", "target"), ("maxexecutiontime", "duration")):
         if getattr(args, flag, None) is not None:
             given[name] = str(getattr(args, flag))
-    return resolve(args.workload, given)
+    if getattr(args, "total_threads", None) is not None:
+        if args.threads is not None:
+            raise UsageError("give --threads (this runner's) or --total-threads (all runners'), not both")
+        given["threadcount"] = str(share_of(args.total_threads, args.shard, "--total-threads"))
+    props = resolve(args.workload, given)
+    if getattr(args, "total_threads", None) and props.timeseries and args.total_threads % args.shard[1]:
+        # each pod's threads take series keys by the pod's number times its thread count
+        raise UsageError(
+            f"--total-threads {args.total_threads} is not a multiple of the {args.shard[1]} runners: "
+            "TimeSeriesWorkload gives every runner the same number of threads"
+        )
+    return props
 
 
 def connected_store(db: str, options: ConnectionOptions, props: Properties) -> KeyValueStore:
