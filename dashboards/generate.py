@@ -356,7 +356,7 @@ def dashboard() -> dict:
             [
                 target(
                     f"sum by ({BY_RUN}) (tpcc_load_units_done{{{SEL}}}) / "
-                    f"(sum by ({BY_RUN}) (tpcc_load_units_total{{{SEL}}}) > 0)",
+                    f"(sum by ({BY_RUN}) (tpcc_load_units_planned{{{SEL}}}) > 0)",
                     RUN_LEGEND,
                 )
             ],
@@ -381,10 +381,10 @@ def dashboard() -> dict:
         timeseries(
             "Fault injections",
             "Failovers the operator injected, cumulative, by action. The red "
-            "markers on every time series come from the same counter.",
+            "markers on every time series come from the same series.",
             [
                 target(
-                    f"sum by ({BY_RUN}, action) (tpcc_operator_fault_injections_total{{{SEL}}})",
+                    f"sum by ({BY_RUN}, action) (tpcc_operator_fault_injections{{{SEL}}})",
                     RUN_LEGEND + " {{action}}",
                 )
             ],
@@ -502,11 +502,11 @@ def dashboard() -> dict:
         ("Verdict", f"max by ({BY_RUN}, verdict) (tpcc_operator_run_verdict{{{SEL}}})"),
         (
             "tpmC vs baseline %",
-            f'max by ({BY_RUN}) (tpcc_operator_run_regression_delta_percent{{{SEL}, metric="tpmC"}})',
+            f'max by ({BY_RUN}) (tpcc_operator_run_regression_delta_ratio{{{SEL}, metric="tpmC"}})',
         ),
         (
             "NewOrder p99 vs baseline %",
-            f'max by ({BY_RUN}) (tpcc_operator_run_regression_delta_percent{{{SEL}, metric="p99Ms/NEW_ORDER"}})',
+            f'max by ({BY_RUN}) (tpcc_operator_run_regression_delta_ratio{{{SEL}, metric="p99Ms/NEW_ORDER"}})',
         ),
     ]
     L.add(
@@ -557,11 +557,11 @@ def dashboard() -> dict:
                     },
                     {
                         "matcher": {"id": "byName", "options": "tpmC vs baseline %"},
-                        "properties": [{"id": "decimals", "value": 1}],
+                        "properties": [{"id": "unit", "value": "percentunit"}, {"id": "decimals", "value": 1}],
                     },
                     {
                         "matcher": {"id": "byName", "options": "NewOrder p99 vs baseline %"},
-                        "properties": [{"id": "decimals", "value": 1}],
+                        "properties": [{"id": "unit", "value": "percentunit"}, {"id": "decimals", "value": 1}],
                     },
                 ],
             },
@@ -639,7 +639,7 @@ def dashboard() -> dict:
         h=5,
     )
 
-    fault = f"tpcc_operator_fault_injections_total{{{SEL}}}"
+    fault = f"tpcc_operator_fault_injections{{{SEL}}}"
     return {
         "uid": DASHBOARD_UID,
         "title": "TPC-C benchmark runs",
@@ -675,7 +675,7 @@ def dashboard() -> dict:
                     "enable": True,
                     "hide": False,
                     "iconColor": "red",
-                    # changes() misses a counter's first increment when the series is born at 1;
+                    # changes() misses a series' first increase when the series is born at 1;
                     # `unless ... offset` catches that.
                     "expr": f"sum by ({BY_RUN}, action) (changes({fault}[$__rate_interval]) > 0 "
                     f"or ({fault} unless {fault} offset $__rate_interval))",

@@ -139,11 +139,13 @@ def test_the_panels_the_brief_asks_for_exist():
     assert "tpcc_retries_total" in exprs["Retries/s by type"]
     assert "rollbacks|errors|unknown" in exprs["Rollbacks, errors, unknown outcomes /s"]
     assert "tpcc_load_units_done" in exprs["Load progress"]
+    assert "tpcc_load_units_planned" in exprs["Load progress"]
     assert "tpcc_operator_run_tpmc" in exprs["Final tpmC per run"]
     assert "tpcc_operator_run_verdict" in exprs["Regression verdicts"]
+    assert "tpcc_operator_run_regression_delta_ratio" in exprs["Regression verdicts"]
     annotation = [a for a in BOARD["annotations"]["list"] if a.get("expr")]
     assert len(annotation) == 1 and annotation[0]["datasource"] == DS
-    assert "changes(tpcc_operator_fault_injections_total" in annotation[0]["expr"]
+    assert "changes(tpcc_operator_fault_injections{" in annotation[0]["expr"]
 
 
 def test_every_runner_metric_is_on_the_dashboard():

@@ -60,14 +60,14 @@ def test_faults_and_durability_follow_the_status():
         {"number": 3, "action": "kill-random-member", "state": "Skipped"},
     ]
     m.observe("ns", "r", SPEC, {"phase": "Running", "faults": faults})
-    assert sample(m, "tpcc_operator_fault_injections_total", **labels, action="kill-node") == 2
-    assert sample(m, "tpcc_operator_fault_injections_total", **labels, action="kill-random-member") is None
+    assert sample(m, "tpcc_operator_fault_injections", **labels, action="kill-node") == 2
+    assert sample(m, "tpcc_operator_fault_injections", **labels, action="kill-random-member") is None
     assert sample(m, "tpcc_operator_fault_recovery_seconds", **labels) == 14.5
     assert sample(m, "tpcc_operator_run_durability_lost", **labels) is None
     m.observe("ns", "r", SPEC, {"phase": "Failed", "faults": faults, "durability": {"lost": 3}})
     assert sample(m, "tpcc_operator_run_durability_lost", **labels) == 3
     m.observe("ns", "r", SPEC, {"phase": "Pending"})  # a new generation
-    assert sample(m, "tpcc_operator_fault_injections_total", **labels, action="kill-node") is None
+    assert sample(m, "tpcc_operator_fault_injections", **labels, action="kill-node") is None
     assert sample(m, "tpcc_operator_fault_recovery_seconds", **labels) is None
 
 
@@ -83,16 +83,16 @@ def test_the_regression_verdict_and_its_deltas():
     }
     m.observe("ns", "r", SPEC, regressed)
     assert sample(m, "tpcc_operator_run_verdict", verdict="Regressed", **labels) == 1
-    assert sample(m, "tpcc_operator_run_regression_delta_percent", metric="tpmC", **labels) == -31.5
-    assert sample(m, "tpcc_operator_run_regression_delta_percent", metric="p99Ms/NEW_ORDER", **labels) is None
+    assert sample(m, "tpcc_operator_run_regression_delta_ratio", metric="tpmC", **labels) == -0.315
+    assert sample(m, "tpcc_operator_run_regression_delta_ratio", metric="p99Ms/NEW_ORDER", **labels) is None
     m.observe("ns", "r", SPEC, {"phase": "Pending"})  # a re-run: the old verdict goes
     assert sample(m, "tpcc_operator_run_verdict", verdict="Regressed", **labels) is None
-    assert sample(m, "tpcc_operator_run_regression_delta_percent", metric="tpmC", **labels) is None
+    assert sample(m, "tpcc_operator_run_regression_delta_ratio", metric="tpmC", **labels) is None
     m.observe("ns", "r", SPEC, {**regressed, "verdict": "Pass"})
     assert sample(m, "tpcc_operator_run_verdict", verdict="Pass", **labels) == 1
     m.forget("ns", "r")
     assert sample(m, "tpcc_operator_run_verdict", verdict="Pass", **labels) is None
-    assert sample(m, "tpcc_operator_run_regression_delta_percent", metric="tpmC", **labels) is None
+    assert sample(m, "tpcc_operator_run_regression_delta_ratio", metric="tpmC", **labels) is None
 
 
 def test_a_sweeps_measured_cells_are_its_curves():

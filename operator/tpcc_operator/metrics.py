@@ -46,10 +46,11 @@ class OperatorMetrics:
             RUN_LABELS,
             registry=r,
         )
-        # a gauge set from status.faults (it survives operator restarts), monotonic per run
+        # a gauge set from status.faults (it survives operator restarts), monotonic per run; not
+        # a counter (no _total): it is the run's count as its status has it, set, never incremented
         self.fault_injections = Gauge(
-            "tpcc_operator_fault_injections_total",
-            "Database pods the operator killed in this run, by action",
+            "tpcc_operator_fault_injections",
+            "Database pods the operator has killed in this run so far, by action",
             RUN_LABELS + ("action",),
             registry=r,
         )
@@ -67,8 +68,8 @@ class OperatorMetrics:
             registry=r,
         )
         self.delta = Gauge(
-            "tpcc_operator_run_regression_delta_percent",
-            "Each compared metric (tpmC, p99Ms/<TYPE>) against the run's baseline, in percent",
+            "tpcc_operator_run_regression_delta_ratio",
+            "Each compared metric (tpmC, p99Ms/<TYPE>) against the run's baseline: (value - baseline) / baseline",
             RUN_LABELS + ("metric",),
             registry=r,
         )
@@ -131,7 +132,7 @@ class OperatorMetrics:
             key,
             labels,
             {
-                (m["name"],): m["deltaPercent"]
+                (m["name"],): m["deltaPercent"] / 100
                 for m in (status.get("regression") or {}).get("metrics", [])
                 if "deltaPercent" in m
             },

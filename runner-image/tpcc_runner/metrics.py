@@ -139,7 +139,7 @@ class RunnerMetrics:
             ["db", "command", "warehouses", "clients", "shard", "version"],
             registry=r,
         )
-        self.load_units_total = Gauge("tpcc_load_units_total", "Load units to load", registry=r)
+        self.load_units_total = Gauge("tpcc_load_units_planned", "Load units to load, done or not", registry=r)
         self.load_units_done = Gauge("tpcc_load_units_done", "Load units loaded", registry=r)
         self.load_rows = Counter("tpcc_load_rows", "Rows loaded", ["table"], registry=r)
         self.consistency = Gauge(
