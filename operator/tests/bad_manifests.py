@@ -335,10 +335,16 @@ BAD = [
         "distinct values",
     ),
     Bad(
-        "sweep-clients-not-per-pod",
-        {"database": VOLTDB, "runners": {"parallelism": 2}, "sweep": {"clients": [2, 3]}},
-        "sweep.clients",
-        "multiple of runners.parallelism",
+        "sweep-clients-below-the-pods",
+        {"database": VOLTDB, "runners": {"parallelism": 4}, "workload": {"clients": 4}, "sweep": {"clients": [3, 8]}},
+        "spec",
+        "every sweep.clients value must be at least runners.parallelism",
+    ),
+    Bad(
+        "clients-below-the-pods",
+        {"database": VOLTDB, "runners": {"parallelism": 4}, "workload": {"clients": 3}},
+        "spec",
+        "workload.clients must be at least runners.parallelism",
     ),
     Bad(
         "sweep-too-many-cells",
@@ -567,24 +573,14 @@ BAD = [
         "sweep.saturation runs without sweep.matrix",
     ),
     Bad(
-        "saturation-step-not-per-pod",
-        {
-            "database": VOLTDB,
-            "runners": {"parallelism": 2},
-            "sweep": {"saturation": {"startClients": 2, "maxClients": 8, "step": 3}},
-        },
-        "spec",
-        "sweep.saturation.startClients and sweep.saturation.step must be multiples of runners.parallelism",
-    ),
-    Bad(
-        "saturation-start-not-per-pod",
+        "saturation-start-below-the-pods",
         {
             "database": VOLTDB,
             "runners": {"parallelism": 2},
             "sweep": {"saturation": {"startClients": 1, "maxClients": 8, "factor": 2}},
         },
         "spec",
-        "sweep.saturation.startClients and sweep.saturation.step must be multiples of runners.parallelism",
+        "sweep.saturation.startClients must be at least runners.parallelism",
     ),
     Bad(
         "saturation-limit-of-unknown-type",

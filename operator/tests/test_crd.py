@@ -117,7 +117,7 @@ def test_validation_rules_and_enums():
     assert schema["properties"]["spec"]["properties"]["workload"]["properties"]["warehouses"]["minimum"] == 1
     rules = [r["rule"] for _, n in walk(schema) for r in n.get("x-kubernetes-validations", [])]
     assert any("has(self.deploy) && has(self.external)" in r for r in rules)
-    assert any("clients % self.runners.parallelism" in r for r in rules)
+    assert any("clients >= self.runners.parallelism" in r for r in rules)
     assert any("== 100" in r for r in rules)
     # no password field anywhere in the spec: credentials come from a Secret reference
     assert not [p for p, _ in walk(schema["properties"]["spec"]) if p.lower().endswith("password")]

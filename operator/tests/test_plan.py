@@ -105,7 +105,7 @@ def test_run_job_is_an_indexed_barrier_job(voltdb):
     args = c["args"]
     assert c["command"] == ["tpcc"] and args[0] == "run"
     assert flag(args, "--db") == "voltdb"
-    assert flag(args, "--clients") == "4"  # 8 clients over 2 pods
+    assert flag(args, "--total-clients") == "8"  # shared out over the 2 pods by the runner
     assert flag(args, "--warehouses") == "2"
     assert flag(args, "--duration") == "60" and flag(args, "--warmup") == "5"
     assert flag(args, "--mix") == "45,43,4,4,4"

@@ -28,6 +28,7 @@ LEFT_TO_THE_RUNNER: dict[str, dict[str, str]] = {
         "customers_per_district": "clause 4.3.3.1's 3,000 (fewer is a test shortcut)",
     },
     "run": {
+        "clients": "each pod is told --total-clients and takes its share",
         "processes": "the runner's default spreads terminals over the pod's CPUs",
         "max_retries": "py-tpcc's retry rule as the runner states it",
         "start_at": "a Job is released by the start ConfigMap (--start-configmap), not a fixed time",
@@ -51,6 +52,7 @@ LEFT_TO_THE_RUNNER: dict[str, dict[str, str]] = {
     },
     "ycsb run": {
         "property_file": "workload.ycsb is written as -p properties",
+        "threads": "each pod is told --total-threads and takes its share",
         "processes": "the runner's default (one process: the compiled loop's measured best)",
         "results": "results go into the pod's results ConfigMap (--results-configmap)",
         "start_timeout": "the operator fails the run itself after runners.readyTimeoutSeconds",
@@ -219,8 +221,8 @@ def test_each_line_carries_the_specs_values(name):
             assert parsed["seed"] == seed, command
         if command in ("run", "ycsb run"):
             assert parsed["shard"] == (0, spec.runners.parallelism)
-            clients = parsed["clients"] if command == "run" else parsed["threads"]
-            assert clients == workloads.clients_per_pod(spec)
+            # every pod is told the total; each takes its share (test_total_clients.py in the runner)
+            assert parsed["total_clients" if command == "run" else "total_threads"] == w.clients
         if command == "run":
             mix = w.mix
             assert parsed["mix"] == (mix.new_order, mix.payment, mix.order_status, mix.delivery, mix.stock_level)
@@ -238,3 +240,29 @@ def test_each_line_carries_the_specs_values(name):
             assert parsed["target"] == (target / spec.runners.parallelism if target else None)
         if command.startswith("ycsb"):
             assert parsed["workload"] == w.ycsb_or_defaults.workload
+
+
+def test_clients_that_are_no_multiple_of_the_pods_are_shared_out_by_the_runner():
+    """94 terminals over 4 pods (the VLDB study's M80 ran 94 threads): every pod is told the
+    total, each runs its share, and the run's event says which."""
+    from test_phases import Driver
+    from tpcc_operator.stages.actions import CreateRunJob
+    from tpcc_operator.stages.machine import World
+
+    document = {"database": {"type": "voltdb"}, "workload": {"clients": 94}, "runners": {"parallelism": 4}}
+    spec = RunSpec.parse(document)
+    assert workloads.client_shares(spec) == [24, 24, 23, 23]
+    shares = []
+    for pod in range(4):
+        job_args = plan.run_job(RUN, spec, SETTINGS)["spec"]["template"]["spec"]["containers"][0]["args"]
+        args = [a.replace("$(JOB_COMPLETION_INDEX)", str(pod)) for a in job_args]
+        from tpcc_runner.cli import _run_plan
+        from tpcc_runner.drivers.base import ConnectionOptions, LoadMeta
+
+        meta = LoadMeta(1, 100_000, 10, 3_000, 3_000, 900, 1, 2, 3, "stored-procedures", "2026-01-01T00:00:00Z", True)
+        shares.append(_run_plan(build_parser().parse_args(args), ConnectionOptions(["db:21212"]), meta).clients)
+    assert shares == [24, 24, 23, 23]
+    d = Driver(document)
+    d.status = {"phase": "Running", "observedGeneration": 2, "conditions": []}
+    assert d.tick(World()).actions == [CreateRunJob()]
+    assert any(e.message.endswith("4 pods, 24, 24, 23, 23 clients") for e in d.events)

@@ -16,7 +16,7 @@ from test_phases import RUN, Driver
 from tpcc_operator import capacity, chart_policy, plan
 from tpcc_operator.databases.mongodb import MONGODB
 from tpcc_operator.databases.voltdb import VOLTDB
-from tpcc_operator.runspec import Deploy
+from tpcc_operator.runspec import Deploy, RunSpec
 from tpcc_operator.stages.actions import CreateLoadJob, CreateRunObjects, InstallDatabase
 from tpcc_operator.workloads import ycsb as ycsb_workload
 from tpcc_operator.workloads.ycsb import YCSB_WORKLOAD
@@ -290,3 +290,16 @@ def test_timeseries_input_the_crd_cannot_judge_fails_the_run_before_anything_is_
     d.tick()
     message = failed_with(d, "InvalidSpec")
     assert message.startswith("spec.workload.ycsb: ") and names in message, message
+
+
+def test_a_time_series_run_needs_as_many_threads_on_every_pod():
+    """TimeSeriesWorkload numbers a thread's series keys by its pod's number times the pod's
+    thread count: unequal shares would overlap, so the runner refuses them, and so does the
+    operator before anything is deployed."""
+    ycsb = {"workload": "tsa", "recordCount": 20000, "properties": {"tagcardinality": "1,2", "tagcount": "2"}}
+    spec = plan_spec(ycsb, clients=10)
+    spec = RunSpec.parse({**spec.document, "runners": {"parallelism": 4}})
+    assert YCSB_WORKLOAD.input_problems(spec) == [
+        "workload.clients (10) must be a multiple of runners.parallelism (4) for TimeSeriesWorkload: "
+        "every runner pod takes the same number of series keys per thread"
+    ]

@@ -69,7 +69,7 @@ def test_the_run_job_is_the_barrier_job_with_each_pods_shard(spec_of):
         "requestdistribution": "uniform",
         "fieldcount": "4",
     }
-    assert flag(args, "--threads") == "4" and flag(args, "--duration") == "65"
+    assert flag(args, "--total-threads") == "8" and flag(args, "--duration") == "65"
     assert flag(args, "--target") == "500.0"  # the whole run's target, shared by the two pods
     assert flag(args, "--shard") == "$(JOB_COMPLETION_INDEX)/2"
     assert flag(args, "--start-configmap") == "perf/bench-g3-start"

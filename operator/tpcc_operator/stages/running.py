@@ -58,13 +58,21 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
         b.act(CreateRunJob())
         b.event(
             "RunJobCreated",
-            f"job {plan.job_name(run, 'runner')}: {n} pods, {workloads.clients_per_pod(spec)} clients each",
+            f"job {plan.job_name(run, 'runner')}: {n} pods, {_clients_each(spec)}",
         )
     if not b.status.get("startAt"):
         return _release_barrier(b, spec, world)
     inject_faults(b, run, spec, world)
     _start_midcheck(b, run, spec, world)
     return None
+
+
+def _clients_each(spec: RunSpec) -> str:
+    """What each runner pod drives: "4 clients each", or "24, 24, 23, 23 clients"."""
+    shares = workloads.client_shares(spec)
+    if len(set(shares)) == 1:
+        return f"{shares[0]} clients each"
+    return f"{', '.join(map(str, shares))} clients"
 
 
 def _release_barrier(b: Builder, spec: RunSpec, world: World) -> Step | None:

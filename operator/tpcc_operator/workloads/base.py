@@ -16,9 +16,12 @@ from ..runspec import RunSpec
 from ..runspec import Workload as WorkloadSpec
 
 
-def clients_per_pod(spec: RunSpec) -> int:
-    """The client threads (TPC-C terminals) each runner pod runs."""
-    return spec.workload.clients // spec.runners.parallelism
+def client_shares(spec: RunSpec) -> list[int]:
+    """The client threads (TPC-C terminals) each runner pod runs, as the runner shares out
+    --total-clients / --total-threads: clients // parallelism, one more for the first
+    clients % parallelism pods."""
+    clients, pods = spec.workload.clients, spec.runners.parallelism
+    return [clients // pods + (pod < clients % pods) for pod in range(pods)]
 
 
 @dataclass(frozen=True)

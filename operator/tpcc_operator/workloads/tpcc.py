@@ -13,7 +13,7 @@ from ..capacity import WAREHOUSES, Unit
 from ..results import durability_status, late_runners_message, run_deliveries, run_status
 from ..runspec import RemotePercent, RunSpec
 from ..runspec import Workload as WorkloadSpec
-from .base import Durability, Measured, Workload, clients_per_pod
+from .base import Durability, Measured, Workload
 
 # clause 5.2.5.4's 90th-percentile response-time limits, in ms (Stock-Level 20 s, the others 5 s)
 P90_LIMITS_MS = {t: s * 1000 for t, s in RESPONSE_TIME_LIMIT_SECONDS.items()}
@@ -55,8 +55,8 @@ class TPCC(Workload):
         flags = [
             "--warehouses",
             str(w.warehouses),
-            "--clients",
-            str(clients_per_pod(spec)),
+            "--total-clients",
+            str(w.clients),
             "--duration",
             str(w.duration_seconds),
             "--warmup",

@@ -14,7 +14,7 @@ from ..capacity import Unit, ycsb_records
 from ..results import ycsb_durability_status
 from ..runspec import RunSpec
 from ..runspec import Workload as WorkloadSpec
-from .base import Durability, Measured, Workload, clients_per_pod
+from .base import Durability, Measured, Workload, client_shares
 
 PHASES = ("load", "run", "verify")  # the `tpcc ycsb` commands of the load, runner and verifier Jobs
 
@@ -56,7 +56,7 @@ def job_properties(spec: RunSpec, phase: str) -> dict[str, str]:
     elif phase == "run":
         target = w.ycsb_or_defaults.target_ops_per_second
         flags = {
-            "threadcount": clients_per_pod(spec),
+            "threadcount": client_shares(spec)[0],  # pod 0's: the most any pod runs
             "maxexecutiontime": w.warmup_seconds + w.duration_seconds,
             **({"target": target / spec.runners.parallelism} if target else {}),
         }
@@ -64,10 +64,16 @@ def job_properties(spec: RunSpec, phase: str) -> dict[str, str]:
 
 
 def timeseries_thread_problems(spec: RunSpec) -> list[str]:
-    """TimeSeriesWorkload gives each client thread of every runner pod its own series keys: the
-    runner pods would fail at the barrier with more threads than keys."""
+    """TimeSeriesWorkload gives each client thread of every runner pod its own series keys, by the
+    pod's number times its thread count: the runner pods would fail at the barrier with more
+    threads than keys, and refuse threads that are not shared out equally."""
     props = ycsb_properties.resolve(spec.workload.ycsb_or_defaults.workload, job_properties(spec, "run"))
-    threads = clients_per_pod(spec) * spec.runners.parallelism
+    threads, pods = spec.workload.clients, spec.runners.parallelism
+    if props.timeseries and threads % pods:
+        return [
+            f"workload.clients ({threads}) must be a multiple of runners.parallelism ({pods}) for "
+            "TimeSeriesWorkload: every runner pod takes the same number of series keys per thread"
+        ]
     if props.timeseries and threads > props.fieldcount:
         return [
             f"spec.workload.ycsb: property fieldcount ({props.fieldcount}: the series keys) must be >= "
@@ -128,8 +134,8 @@ class YCSB(Workload):
         w, n = spec.workload, spec.runners.parallelism
         target = w.ycsb_or_defaults.target_ops_per_second
         flags = [
-            "--threads",
-            str(clients_per_pod(spec)),
+            "--total-threads",
+            str(w.clients),
             "--seed",
             str(seed),
             "--duration",
