@@ -227,7 +227,8 @@ VOLTDB_RUN = dict(
         "deploy": {"replicas": 1, "values": {"image": {"pullPolicy": "Never"}}},
         "readyTimeoutSeconds": 300,
     },
-    workload={"warehouses": 1, "clients": 2, "durationSeconds": 20, "warmupSeconds": 5, "loadWorkers": 2},
+    # 3 terminals over 2 pods: the runner shares them out (2 and 1)
+    workload={"warehouses": 1, "clients": 3, "durationSeconds": 20, "warmupSeconds": 5, "loadWorkers": 2},
     runners={"parallelism": 2, "imagePullPolicy": "Never"},
     cleanup={"policy": "Never"},
 )
@@ -272,6 +273,7 @@ def test_voltdb_run(namespace, operator):
     results = status["results"]
     assert results["tpmC"] > 0 and results["runnerPods"] == 2
     assert sorted(p["shard"] for p in results["pods"]) == [0, 1]
+    assert [p["clients"] for p in sorted(results["pods"], key=lambda p: p["shard"])] == [2, 1]
     # the release the operator installed passes the chart's own `helm test`
     out = subprocess.run(
         ["helm", "test", status["database"]["release"], "-n", namespace, "--timeout", "120s"],
