@@ -71,7 +71,7 @@ def not_runnable(spec: dict) -> str | None:
     """Why a manifest cannot run on this machine's cluster (None: it can, scaled if need be)."""
     db = spec["database"]
     if db["type"] == "foundationdb":
-        return "no FoundationDB server here (README: FoundationDB)"
+        return "no FoundationDB server here (docs/foundationdb.md)"
     if "external" in db:
         return "an external database"
     values = (db.get("deploy") or {}).get("values") or {}
@@ -113,6 +113,12 @@ def scaled(manifest: dict) -> tuple[dict, list[str]]:
             if key in sweep and sweep[key] != _scaled_list(sweep[key], to):
                 notes.append(f"sweep.{key} {sweep[key]} -> {_scaled_list(sweep[key], to)}")
                 sweep[key] = _scaled_list(sweep[key], to)
+        search = sweep.get("saturation")
+        if search and (search.get("maxClients", 0) > 4 or search.get("startClients", 0) > 2):
+            small = {"startClients": 2, "step": 2, "maxClients": 4}
+            notes.append(f"sweep.saturation clients {search['startClients']}..{search['maxClients']} -> 2..4")
+            search.pop("factor", None)
+            search.update(small)
         if sweep.get("repetitions", 1) > 1:
             notes.append(f"sweep.repetitions {sweep['repetitions']} -> 1")
             sweep["repetitions"] = 1
@@ -140,6 +146,17 @@ def scaled(manifest: dict) -> tuple[dict, list[str]]:
     if db["type"] == "voltdb" and deploy.get("replicas", 1) > 1 and not spec.get("faults"):
         notes.append(f"{deploy['replicas']} VoltDB hosts, k={deploy.get('kSafety', 0)} -> 1 host, k=0")
         deploy["replicas"], deploy["kSafety"] = 1, 0
+    if db["type"] == "voltdb" and not spec.get("faults") and deploy.get("kSafety", 0) > 0:
+        notes.append(f"VoltDB k={deploy['kSafety']} -> k=0 (one host)")
+        deploy["kSafety"] = 0
+    values = deploy.get("values") or {}
+    if db["type"] == "voltdb" and "resources" in values:
+        # the studies' instance sizes (4-8 CPUs, 7.5-32 GiB a host) do not fit this machine's node
+        notes.append("VoltDB resources (the study's instance size) -> the chart's defaults")
+        values.pop("resources")
+    if db["type"] == "voltdb" and values.get("sitesPerHost", 2) > 2:
+        notes.append(f"VoltDB sitesPerHost {values['sitesPerHost']} -> 2 (the chart's default)")
+        values["sitesPerHost"] = 2
     return out, notes
 
 

@@ -1,7 +1,8 @@
-"""README.md's "## The runner on its own" block, run as a user runs it: its `tpcc` lines as
+"""docs/runner.md's "## The runner on its own" block (the README's until the docs moved to docs/),
+run as a user runs it: its `tpcc` lines as
 written, against a VoltDB of their own, in an empty directory. Only the run is shortened
 (--duration/--warmup), the endpoint is the test server's and --metrics-port 0 keeps the
-commands off port 9100 (another run or exporter may hold it). If the README's commands stop
+commands off port 9100 (another run or exporter may hold it). If the page's commands stop
 working, this fails.
 """
 
@@ -19,6 +20,7 @@ from voltdb_server import ROOT, VoltDBServer, start_voltdb
 
 pytestmark = pytest.mark.db
 
+DOC = ROOT / "docs" / "runner.md"
 HEADING = "## The runner on its own"
 README_ENDPOINT = "127.0.0.1:21212"
 SHORT = {"--duration": "5", "--warmup": "1"}
@@ -26,9 +28,9 @@ SHORT = {"--duration": "5", "--warmup": "1"}
 
 def readme_block() -> list[str]:
     """The first ```sh block under HEADING, one command per line (continuations joined)."""
-    text = (ROOT / "README.md").read_text()
+    text = DOC.read_text()
     section = text.split(f"\n{HEADING}\n", 1)
-    assert len(section) == 2, f"README.md has no {HEADING!r} section"
+    assert len(section) == 2, f"{DOC.name} has no {HEADING!r} section"
     section = re.split(r"\n## ", section[1], maxsplit=1)[0]
     block = re.search(r"^```sh\n(.*?)^```", section, re.S | re.M)
     assert block, f"no ```sh block under {HEADING!r}"

@@ -1,6 +1,7 @@
-"""README.md's "### YCSB" commands, run as written against a real VoltDB in an empty directory
+"""docs/workloads.md's "## YCSB" commands (the README's until the docs moved to docs/), run as
+written against a real VoltDB in an empty directory
 (only the endpoint, --duration and --metrics-port change, as in test_readme_runner.py). If the
-README's YCSB commands stop working, this fails."""
+page's YCSB commands stop working, this fails."""
 
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ from voltdb_server import ROOT, voltdb  # noqa: F401  (fixture)
 pytestmark = pytest.mark.db
 
 
-def ycsb_block(heading: str = "### YCSB") -> list[str]:
-    section = (ROOT / "README.md").read_text().split(f"\n{heading}\n", 1)
-    assert len(section) == 2, f"README.md has no {heading} section"
+DOC = ROOT / "docs" / "workloads.md"
+
+
+def ycsb_block(heading: str = "## YCSB") -> list[str]:
+    section = DOC.read_text().split(f"\n{heading}\n", 1)
+    assert len(section) == 2, f"{DOC.name} has no {heading} section"
     block = re.search(r"^```sh\n(.*?)^```", re.split(r"\n##+ ", section[1], maxsplit=1)[0], re.S | re.M)
     assert block, f"no ```sh block under {heading}"
     return [line for line in block.group(1).replace("\\\n", " ").splitlines() if line.strip()]
@@ -47,7 +51,7 @@ def test_readme_ycsb_commands_work(voltdb, tmp_path):  # noqa: F811
 
 
 def test_readme_ycsb_timeseries_commands_work(voltdb, tmp_path):  # noqa: F811
-    outputs = _run_block(ycsb_block("#### YCSB TimeSeries"), voltdb.endpoints[0], tmp_path)
+    outputs = _run_block(ycsb_block("### YCSB TimeSeries"), voltdb.endpoints[0], tmp_path)
     results = json.loads((tmp_path / "ts-a.json").read_text())
     assert results["errors"] == 0 and set(results["operations"]) == {"INSERT", "READ"}
     assert results["properties"]["workload"] == "site.ycsb.workloads.TimeSeriesWorkload"

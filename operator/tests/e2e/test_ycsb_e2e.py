@@ -145,7 +145,7 @@ def test_ycsb_timeseries_a_on_voltdb(namespace, operator):
     """YCSB's TimeSeries A (workload tsa, scaled: 8 series keys x 8 tag combinations, 10 data
     points each on load) through the same lifecycle: the load Job, two runner pods writing their
     own series keys, the verifier finding every series key written holding a data point written to
-    it. One record per series key, as YCSB's MongoDB binding keeps them (README "YCSB TimeSeries")."""
+    it. One record per series key, as YCSB's MongoDB binding keeps them (docs/workloads.md "YCSB TimeSeries")."""
     name = "ycsb-ts-e2e"
     spec = {
         **YCSB_RUN,
