@@ -4,7 +4,7 @@
 # built images), runs them, and stops what it started.
 #
 #   hack/test.sh            everything (what .ci/run calls)
-#   hack/test.sh unit       pure tests only (seconds)
+#   hack/test.sh unit       lint, types, the docs site, pure tests (seconds)
 #   hack/test.sh db         runner against real VoltDB and SecantusDB, Prometheus
 #   hack/test.sh k8s        the operator end to end on the local Kubernetes
 set -euo pipefail
@@ -35,6 +35,9 @@ unit_share() {
     log "lint and format (ruff check, ruff format --check: ruff.toml)"
     "$VENV/bin/ruff" check "$ROOT"
     "$VENV/bin/ruff" format --check "$ROOT"
+    log "docs site (mkdocs build --strict, mkdocs.yml: a broken link or anchor, a missing page fails)"
+    NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet --config-file "$ROOT/mkdocs.yml" \
+      --site-dir "$WORK/site"
   fi
   local package=$([ "$1" = a ] && echo runner-image || echo operator)
   log "types (mypy: [tool.mypy] of $package/pyproject.toml)"
