@@ -19,7 +19,7 @@ from typing import Any
 from kubernetes.utils import parse_quantity
 
 from . import capacity, chart_policy, databases, workloads
-from .runspec import Resources, RunSpec, Saturation, crd_spec_schema
+from .runspec import MatrixAxis, Resources, RunSpec, Saturation, crd_spec_schema
 
 GROUP = "bench.tpcc.dev"
 VERSION = "v1alpha1"
@@ -217,9 +217,19 @@ def sweep_cells(spec: RunSpec) -> list[Cell]:
     return cells
 
 
-def _combinations(axes: list) -> list[tuple[tuple[str, str], ...]]:
-    """Every combination of the axes' values, the first axis outer; one empty one without axes."""
-    return list(itertools.product(*[[(axis.field, v) for v in axis.values] for axis in axes]))
+def _combinations(axes: list[MatrixAxis]) -> list[tuple[tuple[str, str], ...]]:
+    """Every combination of the axes' values, the first axis outer, an axis paired with another
+    (pairedWith) taking its value with that one's; one empty combination without axes."""
+    paired = [a for a in axes if a.paired_with]
+    choices = [
+        [
+            ((axis.field, value), *((p.field, p.values[i]) for p in paired if p.paired_with == axis.field))
+            for i, value in enumerate(axis.values)
+        ]
+        for axis in axes
+        if not axis.paired_with
+    ]
+    return [tuple(pair for group in combination for pair in group) for combination in itertools.product(*choices)]
 
 
 def valid_deployments(spec: RunSpec) -> list[tuple[tuple[str, str], ...]]:

@@ -172,10 +172,12 @@ class Cleanup:
 @dataclass(frozen=True)
 class MatrixAxis:
     """One axis of sweep.matrix: a spec field (a path under spec) and the values it takes, as
-    strings (the CRD allows only fields that leave the database's shape alone)."""
+    strings (the CRD allows only fields that leave the database's shape alone); paired with
+    another axis, it takes its i-th value with that axis's i-th and adds no combinations."""
 
     field: str
     values: tuple[str, ...]
+    paired_with: str | None = None
 
 
 @dataclass(frozen=True)

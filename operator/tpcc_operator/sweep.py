@@ -117,7 +117,8 @@ def comparisons(sweep: dict) -> list[dict[str, Any]]:
     """status.sweep.comparisons, where both sides were repeated (one value each says nothing
     about spread): each configuration against the next client count at the same warehouses and
     matrix values; and, per matrix axis, each configuration against the same one with the axis
-    at its first value ("snapshot against majority", the rest alike)."""
+    at its first value ("snapshot against majority", the rest alike). Axes paired with it change
+    with it (and are not compared on their own)."""
     measured = _measured(sweep)
     out = []
     for this, values in measured.items():
@@ -135,15 +136,21 @@ def comparisons(sweep: dict) -> list[dict[str, Any]]:
         if other is not None and (test := _compared(values, other)):
             out.append({**this.to_status(), "clients": [this.clients, following], **test})
     for base, values in measured.items():
-        for axis, (field, first) in enumerate(base.matrix):
+        paired: set[str] = set()
+        for field, first in base.matrix:
+            if field in paired:
+                continue  # changed with the axis it is paired with
             order = _axis_values(sweep, field)
+            partners = _partners(sweep, field)
+            paired |= set(partners)
             if first != order[0]:
                 continue  # compared from the configuration with the axis's first value
             for value in order[1:]:
-                changed = base.matrix[:axis] + ((field, value),) + base.matrix[axis + 1 :]
+                now = {field: value, **{f: taken[value] for f, taken in partners.items()}}
+                changed = tuple((f, now.get(f, v)) for f, v in base.matrix)
                 other = measured.get(Configuration(base.warehouses, base.clients, changed))
                 if other is not None and (test := _compared(values, other)):
-                    rest = {f: v for f, v in base.matrix if f != field}
+                    rest = {f: v for f, v in base.matrix if f != field and f not in partners}
                     out.append(
                         {
                             "warehouses": base.warehouses,
@@ -164,6 +171,21 @@ def _compared(values: list[float], other: list[float]) -> dict[str, float] | Non
     _, p = sweep_stats.mann_whitney_u(values, other)
     change = (sweep_stats.summary(other).median / sweep_stats.summary(values).median - 1) * 100
     return {"medianChangePercent": round(change, 2), "pValue": round(p, 6)}
+
+
+def _partners(sweep: dict, field: str) -> dict[str, dict[str, str]]:
+    """The axes paired with `field` (sweep.matrix pairedWith), each as field's value -> its own:
+    those whose value every cell takes one for one with field's."""
+    matrices = [c.get("matrix") or {} for c in sweep["cells"] if field in (c.get("matrix") or {})]
+    out = {}
+    for other in dict.fromkeys(f for m in matrices for f in m if f != field):
+        taken: dict[str, set[str]] = {}
+        for m in matrices:
+            taken.setdefault(m[field], set()).add(m.get(other, ""))
+        values = [next(iter(v)) for v in taken.values() if len(v) == 1]
+        if len(taken) > 1 and len(values) == len(taken) == len(set(values)):
+            out[other] = {mine: next(iter(theirs)) for mine, theirs in taken.items()}
+    return out
 
 
 def _axis_values(sweep: dict, field: str) -> list[str]:

@@ -1,0 +1,128 @@
+"""Paired sweep.matrix axes (pairedWith): values that change together, the i-th of one with the
+i-th of the other, as the studies varied them: the cpu and memory of an instance type (the VLDB
+study's M50/M60/M80), hosts and kSafety at a constant count of unique partitions (the VoltDB
+study's Fig. 10). A paired axis adds no combinations; its cells, deployments and comparisons
+take both values together; bad pairings are refused at apply with the field named."""
+
+from __future__ import annotations
+
+import pytest
+from crd_schema import validate
+from tpcc_operator import plan, sweep
+from tpcc_operator.runspec import RunSpec
+
+CPU = "database.deploy.values.resources.limits.cpu"
+MEMORY = "database.deploy.values.resources.limits.memory"
+REPLICAS = "database.deploy.replicas"
+K_SAFETY = "database.deploy.kSafety"
+
+
+def manifest(spec: dict) -> dict:
+    return {"apiVersion": "bench.tpcc.dev/v1alpha1", "kind": "BenchmarkRun", "metadata": {"name": "p"}, "spec": spec}
+
+
+def instance_types(**sweep_more) -> dict:
+    return {
+        "database": {"type": "mongodb", "deploy": {"replicas": 3}},
+        "sweep": {
+            "clients": [10, 20],
+            "matrix": [
+                {"field": CPU, "values": ["2", "4", "8"]},
+                {"field": MEMORY, "values": ["8Gi", "16Gi", "32Gi"], "pairedWith": CPU},
+            ],
+            **sweep_more,
+        },
+    }
+
+
+def test_a_paired_axis_adds_no_combinations_and_each_deployment_takes_both_values():
+    spec = instance_types()
+    assert validate(manifest(spec)) == []
+    cells = plan.sweep_cells(RunSpec.parse(spec))
+    assert [(dict(c.matrix)[CPU], dict(c.matrix)[MEMORY], c.clients) for c in cells] == [
+        ("2", "8Gi", 10),
+        ("2", "8Gi", 20),
+        ("4", "16Gi", 10),
+        ("4", "16Gi", 20),
+        ("8", "32Gi", 10),
+        ("8", "32Gi", 20),
+    ]
+    assert [c.deployment for c in cells] == [0, 0, 1, 1, 2, 2]
+    typed = RunSpec.parse(spec)
+    third = plan.cell_spec(typed, cells[4])
+    assert third.deploy.values["resources"]["limits"] == {"cpu": "8", "memory": "32Gi"}
+
+
+def test_hosts_and_k_safety_at_constant_unique_partitions():
+    """VoltDB Fig. 10's shape: (hosts, k) = (2, 1), (3, 2), (4, 3): as many copies as hosts, so
+    the unique partitions stay those of one host."""
+    spec = {
+        "database": {"type": "voltdb"},
+        "sweep": {
+            "clients": [4],
+            "matrix": [
+                {"field": REPLICAS, "values": ["2", "3", "4"]},
+                {"field": K_SAFETY, "values": ["1", "2", "3"], "pairedWith": REPLICAS},
+            ],
+        },
+    }
+    assert validate(manifest(spec)) == []
+    typed = RunSpec.parse(spec)
+    assert plan.valid_deployments(typed) == [
+        ((REPLICAS, "2"), (K_SAFETY, "1")),
+        ((REPLICAS, "3"), (K_SAFETY, "2")),
+        ((REPLICAS, "4"), (K_SAFETY, "3")),
+    ]
+    assert len(plan.sweep_cells(typed)) == 3
+
+
+def test_the_comparison_changes_paired_values_together():
+    spec = RunSpec.parse(instance_types(repetitions=2, clients=[10]))
+    cells = plan.sweep_cells(spec)
+    table = sweep.initial(cells, plan.sweep_plan(spec, cells))
+    for i, c in enumerate(cells):
+        tpmc = {"2": 100.0, "4": 180.0, "8": 300.0}[dict(c.matrix)[CPU]] + c.repetition
+        table = sweep.with_cell(table, i, state="Succeeded", tpmC=tpmc)
+    by_axis = [c for c in sweep.comparisons(table) if "axis" in c]
+    assert [(c["axis"], c["values"]) for c in by_axis] == [(CPU, ["2", "4"]), (CPU, ["2", "8"])]
+    assert all("matrix" not in c for c in by_axis)  # memory changed with cpu: nothing held alike
+    assert [c["medianChangePercent"] for c in by_axis] == [
+        pytest.approx(78.82, abs=0.01),
+        pytest.approx(197.04, abs=0.01),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("matrix", "says"),
+    [
+        (
+            [{"field": CPU, "values": ["2", "4"]}, {"field": MEMORY, "values": ["8Gi"], "pairedWith": CPU}],
+            "with as many values",
+        ),
+        (
+            [
+                {"field": CPU, "values": ["2", "4"]},
+                {"field": MEMORY, "values": ["8Gi", "16Gi"], "pairedWith": REPLICAS},
+            ],
+            "sweep.matrix pairedWith names another axis",
+        ),
+        (
+            [
+                {"field": CPU, "values": ["2", "4"]},
+                {"field": "workload.driverOptions.read_concern", "values": ["local", "majority"], "pairedWith": CPU},
+            ],
+            "of the same kind",
+        ),
+        (
+            [
+                {"field": CPU, "values": ["2", "4"], "pairedWith": MEMORY},
+                {"field": MEMORY, "values": ["8Gi", "16Gi"], "pairedWith": CPU},
+            ],
+            "itself paired with none",
+        ),
+    ],
+)
+def test_bad_pairings_are_refused_at_apply(matrix, says):
+    spec = {"database": {"type": "mongodb"}, "sweep": {"matrix": matrix}}
+    problems = validate(manifest(spec))
+    assert any(says in p for p in problems), problems
