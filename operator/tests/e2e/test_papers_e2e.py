@@ -32,7 +32,8 @@ def test_one_experiment_of_each_study_runs_scaled(namespace, operator):
         scaled, _ = papers.scaled(manifest)
         kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(scaled))
         running[manifest["metadata"]["name"]] = study
-    assert set(running.values()) == {"vldb2019", "voltdb", "fdb-ycsb"} and set(skipped) == {"sharded"}
+    # the sharded study's runnable one is its unsharded replica set (Fig. 10), scaled
+    assert set(running.values()) == {"vldb2019", "sharded", "voltdb", "fdb-ycsb"} and not skipped
     outcomes, deadline = {}, time.time() + 1200
     while len(outcomes) < len(running) and time.time() < deadline:
         for name in set(running) - set(outcomes):
