@@ -561,18 +561,6 @@ BAD = [
         "sweep.saturation chooses the clients itself; leave sweep.clients out",
     ),
     Bad(
-        "saturation-with-matrix",
-        {
-            "database": VOLTDB,
-            "sweep": {
-                "saturation": {"startClients": 1, "maxClients": 8, "factor": 2},
-                "matrix": [{"field": "workload.pacing", "values": ["none", "spec"]}],
-            },
-        },
-        "spec.sweep",
-        "sweep.saturation runs without sweep.matrix",
-    ),
-    Bad(
         "saturation-start-below-the-pods",
         {
             "database": VOLTDB,

@@ -85,13 +85,13 @@ def test_a_count_is_its_repetitions_median_and_breaks_a_limit_if_any_repetition_
         {"warehouses": 1, "clients": 8, "state": "Running"},
     ]
     limits = P90_LIMITS_MS
-    assert saturation.figures(cells, 1, limits, "tpmC") == [
+    assert saturation.figures(cells, (1, ()), limits, "tpmC") == [
         Figure(2, 120),
         Figure(4, 505, ("NEW_ORDER p90 5200 ms > 5000 ms",)),
     ]
     # a limit of the spec's over TPC-C's
-    assert saturation.figures(cells[:3], 1, {**limits, "NEW_ORDER": 20}, "tpmC")[0].broken == ()
-    assert saturation.figures(cells[:3], 1, {**limits, "NEW_ORDER": 5}, "tpmC")[0].broken == (
+    assert saturation.figures(cells[:3], (1, ()), {**limits, "NEW_ORDER": 20}, "tpmC")[0].broken == ()
+    assert saturation.figures(cells[:3], (1, ()), {**limits, "NEW_ORDER": 5}, "tpmC")[0].broken == (
         "NEW_ORDER p90 10 ms > 5 ms",
     )
 
@@ -292,3 +292,49 @@ def test_a_ycsb_search_is_judged_on_operations_per_second(spec_of):
         205,
     )
     assert [c["opsPerSecond"]["median"] for c in table["configurations"]] == [100, 200, 205]
+
+
+def test_one_search_per_matrix_combination_each_from_start_clients(spec_of):
+    """The sharded study raised the clients to saturation per configuration: with sweep.matrix,
+    each combination climbs its own ladder on the same load, and a stop skips only its own rest."""
+    spec = spec_of(
+        {
+            "database": {"type": "voltdb"},
+            "runners": {"parallelism": 2},
+            "sweep": {
+                "saturation": {**SEARCH, "maxClients": 8},
+                "matrix": [{"field": "workload.remotePercent.newOrderLines", "values": ["1", "10"]}],
+            },
+        }
+    )
+    remote = "workload.remotePercent.newOrderLines"
+    cells = plan.sweep_cells(spec)
+    assert [(dict(c.matrix)[remote], c.clients) for c in cells] == [
+        ("1", 2),
+        ("1", 4),
+        ("1", 8),
+        ("10", 2),
+        ("10", 4),
+        ("10", 8),
+    ]
+    assert [c.loads for c in cells] == [True, False, False, False, False, False]  # one load for both
+    d = _deployed_and_loaded(spec)
+    _measure(d, 100)
+    _next_cell(d)
+    _measure(d, 101)  # remote 1 %: 2 -> 4 clients +1 %: saturated at 4, 8 skipped
+    _next_cell(d)
+    assert d.status["sweep"]["current"] == 3 and d.phase == "Running"  # remote 10 % starts at 2 clients
+    for i, tpmc in enumerate((50, 100, 200)):
+        if i:
+            _next_cell(d)
+        _measure(d, tpmc)
+    table = d.status["sweep"]
+    assert [c["state"] for c in table["cells"]] == ["Succeeded", "Succeeded", "Skipped"] + ["Succeeded"] * 3
+    searches = {s["matrix"][remote]: s for s in table["saturation"]}
+    assert (searches["1"]["stopped"], searches["1"]["saturationClients"]) == ("GainBelowThreshold", 4)
+    assert (searches["10"]["stopped"], searches["10"]["saturationClients"]) == ("MaxClients", 8)
+    assert "1 warehouses, newOrderLines=10 saturate at 8 clients" in d.status["regression"]["message"]
+    found = [e.message for e in d.events if e.reason == "SaturationFound"]
+    assert found[0].startswith("1 warehouses, newOrderLines=1: ") and found[1].startswith(
+        "1 warehouses, newOrderLines=10: "
+    )

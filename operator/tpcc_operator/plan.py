@@ -182,7 +182,8 @@ def sweep_cells(spec: RunSpec) -> list[Cell]:
     """spec.sweep's cells in the order they run, so that each shape is deployed once and loaded
     once: the deployments (the matrix's database.deploy axes) outer, then the loads (its schema
     axis, then warehouses), then clients, then the matrix's other combinations (its first axis
-    outer), then repetitions. A list the sweep leaves out is the workload's one value; a
+    outer; with a saturation search the other way round: each combination's ladder of clients),
+    then repetitions. A list the sweep leaves out is the workload's one value; a
     deployment with kSafety not below replicas is left out (plan.invalid_deployments)."""
     sweep, w = spec.sweep, spec.workload
     if not sweep:
@@ -196,24 +197,32 @@ def sweep_cells(spec: RunSpec) -> list[Cell]:
         for loaded in _combinations(load_axes):
             for warehouses in sweep.warehouses or [w.warehouses]:
                 first_of_load = True
-                for clients in sweep.clients or saturation_ladder(sweep.saturation) or [w.clients]:
-                    for values in _combinations(cell_axes):
-                        matrix = dict((*shape, *loaded, *values))
-                        for repetition in range(1, sweep.repetitions + 1):
-                            deploys = deployment > 0 and (not cells or cells[-1].deployment != deployment)
-                            cells.append(
-                                Cell(
-                                    len(cells),
-                                    warehouses,
-                                    clients,
-                                    repetition,
-                                    loads=first_of_load,
-                                    matrix=tuple((a.field, matrix[a.field]) for a in axes),
-                                    deployment=deployment,
-                                    deploys=deploys,
-                                )
+                # a saturation search raises the clients within each matrix combination; a list
+                # of clients runs every combination at each count
+                counts = sweep.clients or saturation_ladder(sweep.saturation) or [w.clients]
+                combinations = _combinations(cell_axes)
+                order = (
+                    [(c, v) for v in combinations for c in counts]
+                    if sweep.saturation
+                    else [(c, v) for c in counts for v in combinations]
+                )
+                for clients, values in order:
+                    matrix = dict((*shape, *loaded, *values))
+                    for repetition in range(1, sweep.repetitions + 1):
+                        deploys = deployment > 0 and (not cells or cells[-1].deployment != deployment)
+                        cells.append(
+                            Cell(
+                                len(cells),
+                                warehouses,
+                                clients,
+                                repetition,
+                                loads=first_of_load,
+                                matrix=tuple((a.field, matrix[a.field]) for a in axes),
+                                deployment=deployment,
+                                deploys=deploys,
                             )
-                            first_of_load = False
+                        )
+                        first_of_load = False
     return cells
 
 

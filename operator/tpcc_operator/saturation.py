@@ -3,11 +3,12 @@ studies did by hand ("raise clients until throughput stops growing"; "not more t
 clients"). Pure.
 
 The client counts are a ladder known at apply (startClients, then + step or x factor, up to
-maxClients), so the sweep's cells are planned as for any sweep; after the last repetition of each
-client count, `decide` says whether the next count runs or the search of that warehouse count
-stops, and the cells it leaves are Skipped. A step whose 90th-percentile response time breaks a
-limit (TPC-C clause 5.2.5.4: 5 s, Stock-Level 20 s) ends the search and does not count: the
-saturation point is the highest throughput that met the limits.
+maxClients), so the sweep's cells are planned as for any sweep; one search runs per warehouse
+count and sweep.matrix combination (a `Key`: the sharded study raised the clients to saturation
+per configuration). After the last repetition of each client count, `decide` says whether the
+next count runs or that search stops, and the cells it leaves are Skipped. A step whose
+90th-percentile response time breaks a limit (TPC-C clause 5.2.5.4: 5 s, Stock-Level 20 s) ends
+the search and does not count: the saturation point is the highest throughput that met the limits.
 """
 
 from __future__ import annotations
@@ -24,6 +25,28 @@ GAIN_BELOW_THRESHOLD = "GainBelowThreshold"
 LIMIT_BROKEN = "LimitBroken"  # the count broke a p90 limit
 MAX_CLIENTS = "MaxClients"
 CELL_FAILED = "CellFailed"  # the sweep failed in the search's cell
+
+
+# One search: a warehouse count and the sweep.matrix values, (field, value) in the matrix's order.
+Key = tuple[int, tuple[tuple[str, str], ...]]
+
+
+def key_of(cell: plan.Cell | dict) -> Key:
+    """The search a cell (planned, or its row in status.sweep.cells) belongs to."""
+    if isinstance(cell, plan.Cell):
+        return cell.warehouses, cell.matrix
+    return cell["warehouses"], tuple((cell.get("matrix") or {}).items())
+
+
+def entry_key(entry: dict) -> Key:
+    """The search an entry of status.sweep.saturation is of."""
+    return entry["warehouses"], tuple((entry.get("matrix") or {}).items())
+
+
+def label(key: Key) -> str:
+    """A search in words: "4 warehouses" or "4 warehouses, cpu=8, memory=32Gi"."""
+    warehouses, matrix = key
+    return f"{warehouses} warehouses{sweep.matrix_text(dict(matrix))}"
 
 
 @dataclass(frozen=True)
@@ -111,12 +134,12 @@ def gain_percent(figures: list[Figure], index: int) -> float | None:
     return (figures[index].throughput / figures[index - 1].throughput - 1) * 100
 
 
-def figures(cells: list[dict], warehouses: int, limits: dict[str, float], metric: str) -> list[Figure]:
-    """The figure of every client count at `warehouses` whose repetitions all finished and some
+def figures(cells: list[dict], key: Key, limits: dict[str, float], metric: str) -> list[Figure]:
+    """The figure of every client count of search `key` whose repetitions all finished and some
     succeeded, in the order they ran."""
     by_clients: dict[int, list[dict]] = {}
     for c in cells:
-        if c["warehouses"] == warehouses and c["state"] != sweep.SKIPPED:
+        if key_of(c) == key and c["state"] != sweep.SKIPPED:
             by_clients.setdefault(c["clients"], []).append(c)
     out = []
     for clients, rows in by_clients.items():
@@ -140,11 +163,17 @@ def _broken(transaction: str, p90_ms: dict[str, float], limit: float) -> str:
 FAILED_CELL = Decision(None, CELL_FAILED, "a cell failed: the search ended with it", None)
 
 
-def search_status(warehouses: int, found: list[Figure], decision: Decision, metric: str) -> dict[str, Any]:
-    """One warehouse count's entry of status.sweep.saturation: every step's figure, the
-    saturation point so far and, once over, why the search stopped."""
+def search_status(key: Key, found: list[Figure], decision: Decision, metric: str) -> dict[str, Any]:
+    """One search's entry of status.sweep.saturation: every step's figure, the saturation point
+    so far and, once over, why the search stopped."""
     steps = [f.to_status(gain_percent(found, i)) for i, f in enumerate(found)]
-    entry: dict[str, Any] = {"warehouses": warehouses, "metric": metric, "steps": steps}
+    warehouses, matrix = key
+    entry: dict[str, Any] = {
+        "warehouses": warehouses,
+        **({"matrix": dict(matrix)} if matrix else {}),
+        "metric": metric,
+        "steps": steps,
+    }
     if decision.next_clients is None:
         entry.update(stopped=decision.stopped, reason=decision.reason)
     best = saturation_point(found)
@@ -158,39 +187,39 @@ def advance(table: dict, cells: list[plan.Cell], search: Search | None) -> tuple
     sweep is over) and the table, with the search's figures and the cells it skips. Without a
     saturation search, simply the next cell."""
     current = cells[table["current"]]
+    key = key_of(current)
     following = current.index + 1
-    same_count = following < len(cells) and (cells[following].warehouses, cells[following].clients) == (
-        current.warehouses,
-        current.clients,
+    same_count = (
+        following < len(cells) and key_of(cells[following]) == key and cells[following].clients == current.clients
     )
     if search is None or same_count:  # repetitions of a count run before it is judged
         return (following if following < len(cells) else None), table
-    found = figures(table["cells"], current.warehouses, search.limits_ms, search.metric)
+    found = figures(table["cells"], key, search.limits_ms, search.metric)
     if not found or found[-1].clients != current.clients:  # no repetition measured: nothing to judge
-        table = with_search(table, search_status(current.warehouses, found, FAILED_CELL, search.metric))
+        table = with_search(table, search_status(key, found, FAILED_CELL, search.metric))
         over = True
     else:
         decision = decide(search.counts, found, search.min_gain_percent)
-        table = with_search(table, search_status(current.warehouses, found, decision, search.metric))
+        table = with_search(table, search_status(key, found, decision, search.metric))
         over = decision.next_clients is None
     if over:
-        while following < len(cells) and cells[following].warehouses == current.warehouses:
+        while following < len(cells) and key_of(cells[following]) == key:
             table = sweep.with_cell(table, following, state=sweep.SKIPPED)
             following += 1
     return (following if following < len(cells) else None), table
 
 
 def after_failure(table: dict, cells: list[plan.Cell], search: Search | None) -> dict:
-    """A sweep that failed in its current cell: the search of that warehouse count ends there
-    (what it measured before stays in status)."""
+    """A sweep that failed in its current cell: the search of that cell ends there (what it
+    measured before stays in status)."""
     if search is None:
         return table
-    warehouses = cells[table["current"]].warehouses
-    found = figures(table["cells"], warehouses, search.limits_ms, search.metric)
-    return with_search(table, search_status(warehouses, found, FAILED_CELL, search.metric))
+    key = key_of(cells[table["current"]])
+    found = figures(table["cells"], key, search.limits_ms, search.metric)
+    return with_search(table, search_status(key, found, FAILED_CELL, search.metric))
 
 
 def with_search(table: dict, entry: dict) -> dict:
-    """status.sweep.saturation with the entry of entry's warehouse count replaced."""
-    others = [e for e in table.get("saturation") or [] if e["warehouses"] != entry["warehouses"]]
+    """status.sweep.saturation with the entry of entry's search replaced."""
+    others = [e for e in table.get("saturation") or [] if entry_key(e) != entry_key(entry)]
     return {**table, "saturation": [*others, entry]}

@@ -67,8 +67,13 @@ def awaiting_judgement(sweep: dict | None) -> bool:
     return cell["state"] in FINISHED and "verdict" not in cell
 
 
+def matrix_text(matrix: dict[str, str] | None) -> str:
+    """sweep.matrix values as a label's tail: ", replicas=3, read_concern=majority"."""
+    return "".join(f", {field.rpartition('.')[2]}={value}" for field, value in (matrix or {}).items())
+
+
 def label(cell: dict) -> str:
-    values = "".join(f", {field.rpartition('.')[2]}={value}" for field, value in (cell.get("matrix") or {}).items())
+    values = matrix_text(cell.get("matrix"))
     return f"{cell['warehouses']} warehouses x {cell['clients']} clients{values} #{cell['repetition']}"
 
 
@@ -215,7 +220,7 @@ def message(sweep: dict) -> str:
     unrun = sum(c["state"] == PENDING for c in sweep["cells"])
     skipped = sum(c["state"] == SKIPPED for c in sweep["cells"])
     searches = "".join(
-        f"; {s['warehouses']} warehouses saturate at {s['saturationClients']} clients "
+        f"; {s['warehouses']} warehouses{matrix_text(s.get('matrix'))} saturate at {s['saturationClients']} clients "
         f"({s['throughput']:g} {s['metric']}; {s.get('reason', 'search not over')})"
         for s in sweep.get("saturation") or []
         if "saturationClients" in s

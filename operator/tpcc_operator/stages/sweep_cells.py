@@ -122,10 +122,11 @@ def next_cell_or_finish(
     following, table = saturation.advance(b.current("sweep"), cells, search)
     b.step.status["sweep"] = table
     for entry in table.get("saturation") or []:
-        if entry["warehouses"] == cells[table["current"]].warehouses and "stopped" in entry:
+        key = saturation.entry_key(entry)
+        if key == saturation.key_of(cells[table["current"]]) and "stopped" in entry:
             b.event(
                 "SaturationFound",
-                f"{entry['warehouses']} warehouses: {entry['reason']}; saturation at "
+                f"{saturation.label(key)}: {entry['reason']}; saturation at "
                 f"{entry.get('saturationClients', 'no')} clients",
             )
     if following is not None:
