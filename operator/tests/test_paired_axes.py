@@ -6,11 +6,14 @@ take both values together; bad pairings are refused at apply with the field name
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from crd_schema import validate
 from tpcc_operator import plan, sweep
 from tpcc_operator.runspec import RunSpec
 
+SETTINGS = plan.Settings(charts_dir=Path(__file__).resolve().parents[2] / "charts")
 CPU = "database.deploy.values.resources.limits.cpu"
 MEMORY = "database.deploy.values.resources.limits.memory"
 REPLICAS = "database.deploy.replicas"
@@ -126,3 +129,44 @@ def test_bad_pairings_are_refused_at_apply(matrix, says):
     spec = {"database": {"type": "mongodb"}, "sweep": {"matrix": matrix}}
     problems = validate(manifest(spec))
     assert any(says in p for p in problems), problems
+
+
+def test_the_studies_shape_axes_sites_per_host_shards_and_delivery():
+    """VoltDB's sites per host and MongoDB's shard count are deployments of their own, typed as
+    the chart's values schema types them (integers); VoltDB's Delivery form is a cell axis."""
+    voltdb = {
+        "database": {"type": "voltdb"},
+        "sweep": {
+            "clients": [4],
+            "matrix": [
+                {"field": "database.deploy.values.sitesPerHost", "values": ["2", "4"]},
+                {"field": "workload.driverOptions.delivery", "values": ["per-warehouse", "per-district"]},
+            ],
+        },
+    }
+    assert validate(manifest(voltdb)) == []
+    typed = RunSpec.parse(voltdb)
+    cells = plan.sweep_cells(typed)
+    assert [c.deployment for c in cells] == [0, 0, 1, 1]
+    last = plan.cell_spec(typed, cells[3])
+    assert last.deploy.values["sitesPerHost"] == 4 and last.workload.driver_options["delivery"] == "per-district"
+    assert (
+        plan.helm_release(plan.cell_run(plan.Run("p", "ns", "u", 1), cells[3]), last, SETTINGS).values["sitesPerHost"]
+        == 4
+    )
+    sharded = {
+        "database": {"type": "mongodb", "deploy": {"values": {"topology": "sharded"}}},
+        "sweep": {"clients": [4], "matrix": [{"field": "database.deploy.values.sharded.shards", "values": ["1", "3"]}]},
+    }
+    assert validate(manifest(sharded)) == []
+    typed = RunSpec.parse(sharded)
+    three = plan.cell_spec(typed, plan.sweep_cells(typed)[1])
+    assert three.deploy.values == {"topology": "sharded", "sharded": {"shards": 3}}
+    assert plan.database_pod_count(three) == 3 + 3 * 1 + 2  # config servers, 3 shards of 1, routers
+    wrong = {**sharded, "database": {"type": "voltdb"}}
+    assert any("sharded.shards a mongodb one" in p for p in validate(manifest(wrong)))
+    bad = {
+        **voltdb,
+        "sweep": {"clients": [4], "matrix": [{"field": "database.deploy.values.sitesPerHost", "values": ["0"]}]},
+    }
+    assert any("sitesPerHost: values are whole numbers 1-64" in p for p in validate(manifest(bad)))

@@ -53,10 +53,15 @@ def check_values(shipped: str | None, chart: str, values: dict, charts_dir: Path
     merged = with_defaults(shipped, chart, values, charts_dir)
     if shipped is None or merged is None:
         return
-    schema = json.loads((charts_dir / shipped / "values.schema.json").read_text())
+    schema = values_schema(shipped, charts_dir)
     problems = schema_violations(schema, merged, "database.deploy.values")
     if problems:
         raise ReleaseRefused("; ".join(problems[:3]))
+
+
+def values_schema(shipped: str, charts_dir: Path) -> dict:
+    """A shipped chart's values.schema.json."""
+    return json.loads((charts_dir / shipped / "values.schema.json").read_text())
 
 
 def with_defaults(shipped: str | None, chart: str, values: dict, charts_dir: Path) -> dict | None:

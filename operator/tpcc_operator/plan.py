@@ -19,7 +19,7 @@ from typing import Any
 from kubernetes.utils import parse_quantity
 
 from . import capacity, chart_policy, databases, workloads
-from .runspec import MatrixAxis, Resources, RunSpec, Saturation, crd_spec_schema
+from .runspec import MatrixAxis, Resources, RunSpec, Saturation, charts_dir_of_image, crd_spec_schema
 
 GROUP = "bench.tpcc.dev"
 VERSION = "v1alpha1"
@@ -336,18 +336,25 @@ def cell_spec(spec: RunSpec, cell: Cell | None) -> RunSpec:
         workload["resetBeforeLoad"] = True
     document.pop("sweep")
     document["workload"] = workload
+    chart = databases.of(spec).chart
+    values_schema = chart_policy.values_schema(chart, charts_dir_of_image()) if chart else {}
     for path, value in cell.matrix:
-        _set_field(document, path, value)
+        _set_field(document, path, value, values_schema)
     return RunSpec.parse(document)
 
 
-def _set_field(document: dict, path: str, text: str) -> None:
+def _set_field(document: dict, path: str, text: str, values_schema: dict) -> None:
     """Sets spec field `path` (dotted, under spec) to a sweep.matrix value, converted to the
-    type the CRD gives the field (a percent is an integer; driver options are strings)."""
+    type the CRD gives the field (a percent is an integer; driver options are strings), or under
+    database.deploy.values, which the CRD leaves to the chart, the type the chart's values
+    schema gives it (sitesPerHost, sharded.shards: integers)."""
     *parents, leaf = path.split(".")
     schema, node = crd_spec_schema(), document
-    for key in parents:
-        schema = (schema.get("properties") or {}).get(key) or schema.get("additionalProperties") or {}
+    for depth, key in enumerate(parents):
+        if parents[: depth + 1] == ["database", "deploy", "values"]:
+            schema = values_schema
+        else:
+            schema = (schema.get("properties") or {}).get(key) or schema.get("additionalProperties") or {}
         node = node.setdefault(key, {})
     leaf_schema = (schema.get("properties") or {}).get(leaf) or schema.get("additionalProperties") or {}
     if leaf_schema.get("type") == "object":  # workload.mix: its properties' values in order, "45/43/4/4/4"

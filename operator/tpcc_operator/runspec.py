@@ -307,10 +307,11 @@ def _crd_spec_schema(path: Path) -> dict:
 
 def crd_spec_schema(charts_dir: Path | None = None, crd: str = "benchmarkrun.yaml") -> dict:
     """The schema of `spec` in one of the operator's CRDs."""
-    return _crd_spec_schema((charts_dir or _charts_dir()) / CRDS / crd)
+    return _crd_spec_schema((charts_dir or charts_dir_of_image()) / CRDS / crd)
 
 
-def _charts_dir() -> Path:
+def charts_dir_of_image() -> Path:
+    """Where the operator's charts are: TPCC_CHARTS_DIR in the image, else the repository's."""
     return Path(os.environ.get("TPCC_CHARTS_DIR", _REPO_CHARTS))
 
 
