@@ -276,3 +276,10 @@ def test_the_registry_is_every_database_the_crds_and_the_admission_policy_name()
     gen_admission = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(gen_admission)
     assert tuple(gen_admission.CHARTS) == shipped
+
+
+def test_the_runner_has_a_tpcc_driver_and_a_ycsb_store_for_every_database():
+    from tpcc_runner.drivers import DRIVERS
+    from tpcc_runner.ycsb.store import STORES
+
+    assert set(DRIVERS) == set(STORES) == set(databases.REGISTRY)
