@@ -8,18 +8,22 @@ from tpcc_operator.cost import cost_status
 from tpcc_operator.runspec import Cost
 from tpcc_operator.stages.actions import WriteResult
 from tpcc_operator.stages.generations import spec_hash
+from tpcc_operator.workloads.tpcc import TPCC_WORKLOAD
+from tpcc_operator.workloads.ycsb import YCSB_WORKLOAD
 
 
 def test_the_figure_divides_tpmc_or_a_ycsb_runs_operations_per_second():
-    assert cost_status(None, {"results": {"tpmC": 100.0}}) is None
-    assert cost_status(Cost(2.5, "EUR"), {"results": {"tpmC": 1000.0}}) == {
+    assert cost_status(None, TPCC_WORKLOAD.figures({"results": {"tpmC": 100.0}})) is None
+    assert cost_status(Cost(2.5, "EUR"), TPCC_WORKLOAD.figures({"results": {"tpmC": 1000.0}})) == {
         "pricePerHour": 2.5,
         "currency": "EUR",
         "throughputMetric": "tpmC",
         "throughputPerPricePerHour": 400.0,
     }
-    assert cost_status(Cost(0.3, "USD"), {"ycsb": {"opsPerSecond": 622.0}})["throughputPerPricePerHour"] == 2073.333
-    assert cost_status(Cost(0.3, "USD"), {"phase": "Running"}) == {"pricePerHour": 0.3, "currency": "USD"}
+    ycsb = YCSB_WORKLOAD.figures({"ycsb": {"opsPerSecond": 622.0}})
+    assert cost_status(Cost(0.3, "USD"), ycsb)["throughputPerPricePerHour"] == 2073.333
+    running = TPCC_WORKLOAD.figures({"phase": "Running"})
+    assert cost_status(Cost(0.3, "USD"), running) == {"pricePerHour": 0.3, "currency": "USD"}
 
 
 def test_a_finished_run_shows_its_cost_and_an_edit_of_the_price_only_moves_the_figure(spec_of):

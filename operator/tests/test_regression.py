@@ -23,6 +23,7 @@ from tpcc_operator.stages.dispatch import next_step
 from tpcc_operator.stages.generations import spec_hash
 from tpcc_operator.stages.machine import JobState, Step, World
 from tpcc_operator.timestamps import rfc3339
+from tpcc_operator.workloads.tpcc import TPCC_WORKLOAD
 
 HASH = "h"
 
@@ -303,7 +304,7 @@ def test_a_status_that_hides_a_loss_is_still_failed():
         "consistency": consistency_status(CHECK_OK),
     }
     fixed = regression_policy(fixed=regression.FixedBaseline(1.0))
-    assert judge(Summary.of_status("x", HASH, status), [], fixed).outcome == "Failed"
+    assert judge(Summary.of_status("x", HASH, status, TPCC_WORKLOAD.figures(status)), [], fixed).outcome == "Failed"
 
 
 def test_history_is_pruned_to_its_limit(guarded):
@@ -483,10 +484,11 @@ def test_the_regression_spec_is_validated_at_apply(guarded):
 def test_a_loss_counts_even_when_the_durable_flag_is_missing():
     """The API server prunes status fields its schema lacks: the count of lost orders decides."""
     status = {"phase": "Succeeded", "results": {"tpmC": 5000.0}, "durability": {"acknowledged": 90, "lost": 2}}
-    this = Summary.of_status("x", HASH, status)
+    this = Summary.of_status("x", HASH, status, TPCC_WORKLOAD.figures(status))
     assert this.durable is False and judge(this, HISTORY, POLICY).outcome == "Failed"
-    assert Summary.of_status("x", HASH, {**status, "durability": {"lost": 0}}).durable is True
-    assert Summary.of_status("x", HASH, {**status, "durability": {}}).durable is None
+    figures = TPCC_WORKLOAD.figures(status)
+    assert Summary.of_status("x", HASH, {**status, "durability": {"lost": 0}}, figures).durable is True
+    assert Summary.of_status("x", HASH, {**status, "durability": {}}, figures).durable is None
 
 
 def test_the_runs_of_a_schedule_share_one_history():

@@ -8,6 +8,7 @@ from test_phases import kinds, the
 from test_plan import RUN, SETTINGS
 from tpcc_operator import plan
 from tpcc_operator.stages.actions import CreateVerifyJob, KillPods, WriteResult
+from tpcc_operator.workloads.ycsb import YCSB_WORKLOAD
 
 
 def args_of(job: dict) -> list[str]:
@@ -268,7 +269,8 @@ def test_a_ycsb_run_is_judged_on_its_operations_per_second_and_operation_p99(spe
         rec = history.record(RUN, spec, st, None, None, [])
         assert rec.spec["opsPerSecond"] == ops and rec.spec["p99Ms"] == {"READ": 2.0, "UPDATE": 9.0}
         earlier.append(history.summary_of({"metadata": {"name": f"r{i}"}, "spec": rec.spec}).summary)
-    run = Summary.of_status("now", "c0ffee", status(800.0, 2.1, ""))
+    now = status(800.0, 2.1, "")
+    run = Summary.of_status("now", "c0ffee", now, YCSB_WORKLOAD.figures(now))
     assert run.throughput_metric == "opsPerSecond" and earlier[0].throughput_metric == "opsPerSecond"
     verdict = judge(
         run, earlier, regression_policy(max_tpmc_drop_percent=10.0, max_p99_increase_percent={"READ": 50.0})

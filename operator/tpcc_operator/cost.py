@@ -5,18 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from .regression import Figures
 from .runspec import Cost
 
 
-def cost_status(cost: Cost | None, status: dict[str, Any]) -> dict[str, Any] | None:
+def cost_status(cost: Cost | None, figures: Figures) -> dict[str, Any] | None:
     """The price and, once the run has a throughput, throughput / price per hour; None without
-    spec.cost. A YCSB run divides its operations per second, a TPC-C run its tpmC."""
+    spec.cost. The throughput is the workload's (tpmC; a YCSB run's operations per second)."""
     if cost is None:
         return None
     out: dict[str, Any] = {"pricePerHour": cost.price_per_hour, "currency": cost.currency}
-    ops = (status.get("ycsb") or {}).get("opsPerSecond")
-    tpmc = (status.get("results") or {}).get("tpmC")
-    metric, value = ("opsPerSecond", ops) if ops is not None else ("tpmC", tpmc)
-    if value is not None:
-        out.update(throughputMetric=metric, throughputPerPricePerHour=round(value / cost.price_per_hour, 3))
+    if figures.throughput is not None:
+        per_hour = round(figures.throughput / cost.price_per_hour, 3)
+        out.update(throughputMetric=figures.metric, throughputPerPricePerHour=per_hour)
     return out

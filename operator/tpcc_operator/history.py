@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import plan, regression
+from . import plan, regression, workloads
 from .cost import cost_status
 from .runspec import RunSpec
 
@@ -84,14 +84,6 @@ class ResultRecord:
     labels: dict[str, str] = field(default_factory=dict)
 
 
-def p99_by_type(results: dict) -> dict[str, float]:
-    return {
-        t: v["latencyMs"]["p99"]
-        for t, v in (results.get("transactions") or {}).items()
-        if (v.get("latencyMs") or {}).get("p99") is not None
-    }
-
-
 def record(
     run: plan.Run,
     spec: RunSpec,
@@ -104,87 +96,19 @@ def record(
     """The record of a finished run from its final status (verdict included) and the merged
     results of its runner pods (None when the run never measured); a sweep cell's with its
     sweep.matrix values."""
-    results = status.get("results") or {}
     durability = status.get("durability") or {}
     consistency = status.get("consistency") or {}
     acid = status.get("acid") or {}
-    options = (merged or {}).get("options") or {}
     name = result_name(run)
     body: dict[str, Any] = {
-        "run": run.name,
-        "runUID": run.uid,
-        "runGeneration": run.generation,
-        **({"runToken": spec.run_token} if spec.run_token else {}),
-        "phase": status.get("phase"),
-        **({"reason": status["reason"]} if status.get("reason") else {}),
-        "verdict": status["verdict"],
-        "regression": status["regression"],
-        "comparisonHash": status["regression"]["comparisonHash"],
-        "specHash": status.get("specHash", ""),
-        **({"matrix": dict(matrix)} if matrix else {}),
-        **{k: status[k] for k in ("startTime", "completionTime") if status.get(k)},
-        **{f"measure{k.title()}": results[k] for k in ("start", "end") if results.get(k)},
-        **({"tpmC": results["tpmC"]} if results.get("tpmC") is not None else {}),
-        **({"opsPerSecond": status["ycsb"]["opsPerSecond"]} if status.get("ycsb") else {}),
-        **{
-            k: results[k]
-            for k in (
-                "efficiency",
-                "efficiencyReason",
-                "measuredSeconds",
-                "seed",
-                "transactionsPerSecond",
-                "databaseBytes",
-            )
-            if k in results
-        },
-        **({"serverAgreement": results["serverAgreement"]["verdict"]} if results.get("serverAgreement") else {}),
-        **({"cost": figure} if (figure := cost_status(spec.cost, status)) else {}),
-        "p99Ms": regression.p99_of(status["ycsb"].get("operations") or {}, "count")
-        if status.get("ycsb")
-        else p99_by_type(results),
-        "latencyMs": {t: v.get("latencyMs") or {} for t, v in (results.get("transactions") or {}).items()},
-        **(
-            {"durable": regression.durable_of(durability), "lost": durability.get("lost", 0)}
-            if regression.durable_of(durability) is not None
-            else {}
-        ),
-        **(
-            {"consistent": consistency["passed"], "violated": consistency.get("violated", [])}
-            if "passed" in consistency
-            else {}
-        ),
-        **({"load": status["load"]} if status.get("load") else {}),
-        **{
-            f"consistent{when}": status[f"consistency{when}"]["passed"]
-            for when in ("AfterLoad", "DuringRun")
-            if status.get(f"consistency{when}")
-        },
-        **(
-            {
-                "acid": {
-                    "passed": acid["passed"],
-                    "counts": acid["counts"],
-                    "failed": [t["test"] for t in acid["tests"] if t["status"] in ("failed", "error")],
-                }
-            }
-            if acid
-            else {}
-        ),
+        **_identity(run, spec, status, matrix),
+        **_measured(spec, status),
+        **_verified(status),
         "faults": [
             {k: f[k] for k in ("action", "state", "target", "injectedTime", "recoverySeconds") if k in f}
             for f in status.get("faults") or []
         ],
-        "database": {
-            "type": spec.database.type,
-            "images": sorted(database_images),
-            **(
-                {"version": str(options["driver"]["server_version"])}
-                if (options.get("driver") or {}).get("server_version")
-                else {}
-            ),
-            "release": (status.get("database") or {}).get("release", ""),
-        },
+        "database": _database(spec, status, merged, database_images),
         **({"git": git.to_spec()} if git else {}),
         "runSpec": dict(spec.document),
         "resultsConfigMap": name,
@@ -217,6 +141,79 @@ def record(
         owner={**plan.owner_reference(run), "controller": False} if keep else None,
         labels=labels,
     )
+
+
+def _identity(run: plan.Run, spec: RunSpec, status: dict, matrix: dict[str, str] | None) -> dict[str, Any]:
+    """Which run, generation and cell this is, how it ended and how it is compared."""
+    return {
+        "run": run.name,
+        "runUID": run.uid,
+        "runGeneration": run.generation,
+        **({"runToken": spec.run_token} if spec.run_token else {}),
+        "phase": status.get("phase"),
+        **({"reason": status["reason"]} if status.get("reason") else {}),
+        "verdict": status["verdict"],
+        "regression": status["regression"],
+        "comparisonHash": status["regression"]["comparisonHash"],
+        "specHash": status.get("specHash", ""),
+        **({"matrix": dict(matrix)} if matrix else {}),
+        **{k: status[k] for k in ("startTime", "completionTime") if status.get(k)},
+    }
+
+
+# status.results fields a BenchmarkResult keeps as they are
+KEPT_RESULTS = ("efficiency", "efficiencyReason", "measuredSeconds", "seed", "transactionsPerSecond", "databaseBytes")
+
+
+def _measured(spec: RunSpec, status: dict) -> dict[str, Any]:
+    """What the run measured: its workload's throughput and p99s, the measured window, what it
+    cost, the load."""
+    results = status.get("results") or {}
+    figures = workloads.of(spec).figures(status)
+    return {
+        **{f"measure{k.title()}": results[k] for k in ("start", "end") if results.get(k)},
+        **({figures.metric: figures.throughput} if figures.throughput is not None else {}),
+        **{k: results[k] for k in KEPT_RESULTS if k in results},
+        **({"serverAgreement": results["serverAgreement"]["verdict"]} if results.get("serverAgreement") else {}),
+        **({"cost": figure} if (figure := cost_status(spec.cost, figures)) else {}),
+        "p99Ms": figures.p99_ms,
+        "latencyMs": {t: v.get("latencyMs") or {} for t, v in (results.get("transactions") or {}).items()},
+        **({"load": status["load"]} if status.get("load") else {}),
+    }
+
+
+def _verified(status: dict) -> dict[str, Any]:
+    """The durability, consistency and ACID verdicts."""
+    durability = status.get("durability") or {}
+    consistency = status.get("consistency") or {}
+    acid = status.get("acid") or {}
+    durable = regression.durable_of(durability)
+    failed_acid = [t["test"] for t in acid.get("tests", []) if t["status"] in ("failed", "error")]
+    return {
+        **({"durable": durable, "lost": durability.get("lost", 0)} if durable is not None else {}),
+        **(
+            {"consistent": consistency["passed"], "violated": consistency.get("violated", [])}
+            if "passed" in consistency
+            else {}
+        ),
+        **{
+            f"consistent{when}": status[f"consistency{when}"]["passed"]
+            for when in ("AfterLoad", "DuringRun")
+            if status.get(f"consistency{when}")
+        },
+        **({"acid": {"passed": acid["passed"], "counts": acid["counts"], "failed": failed_acid}} if acid else {}),
+    }
+
+
+def _database(spec: RunSpec, status: dict, merged: dict | None, images: list[str]) -> dict[str, Any]:
+    """The database measured: its type, images, the server version its driver saw, the release."""
+    driver = ((merged or {}).get("options") or {}).get("driver") or {}
+    return {
+        "type": spec.database.type,
+        "images": sorted(images),
+        **({"version": str(driver["server_version"])} if driver.get("server_version") else {}),
+        "release": (status.get("database") or {}).get("release", ""),
+    }
 
 
 def result_object(rec: ResultRecord, runner_image: str) -> dict:

@@ -117,6 +117,16 @@ class Policy:
 
 
 @dataclass(frozen=True)
+class Figures:
+    """A run's measured figures as its workload reads them from the status
+    (workloads.Workload.figures): its throughput and each type's p99."""
+
+    throughput: float | None
+    metric: str  # what throughput is: tpmC | opsPerSecond
+    p99_ms: dict[str, float] = field(default_factory=dict)  # transaction (YCSB: operation) type -> p99
+
+
+@dataclass(frozen=True)
 class Summary:
     """The comparable figures of one run (the run judged, or a BenchmarkResult of the history)."""
 
@@ -132,28 +142,20 @@ class Summary:
     throughput_metric: str = TPMC  # what throughput is: tpmC | opsPerSecond
 
     @classmethod
-    def of_status(cls, name: str, comparison_hash_: str, status: dict) -> Summary:
-        """This run's figures from its BenchmarkRun status (status.ycsb for a YCSB run)."""
+    def of_status(cls, name: str, comparison_hash_: str, status: dict, figures: Figures) -> Summary:
+        """This run's figures (its workload's reading of its status) and verdicts."""
         durability = status.get("durability") or {}
         consistency = status.get("consistency") or {}
-        if status.get("ycsb"):
-            ycsb = status["ycsb"]
-            throughput, metric = ycsb.get("opsPerSecond"), OPS_PER_SECOND
-            p99 = p99_of(ycsb.get("operations") or {}, "count")
-        else:
-            results = status.get("results") or {}
-            throughput, metric = results.get("tpmC"), TPMC
-            p99 = p99_of(results.get("transactions") or {}, "executed")
         return cls(
             name=name,
             comparison_hash=comparison_hash_,
-            throughput=throughput,
-            p99_ms=p99,
+            throughput=figures.throughput,
+            p99_ms=figures.p99_ms,
             failed=status.get("phase") == "Failed",
             durable=durable_of(durability),
             consistent=consistency["passed"] if "passed" in consistency else None,
             completed=status.get("completionTime", ""),
-            throughput_metric=metric,
+            throughput_metric=figures.metric,
         )
 
 

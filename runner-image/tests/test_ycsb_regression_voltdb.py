@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import tpcc
 from tpcc_operator.regression import IMPROVED, PASS, REGRESSED, Policy, Summary, judge
+from tpcc_operator.workloads.ycsb import YCSB_WORKLOAD
 from tpcc_runner.ycsb.results import merge
 from voltdb_server import voltdb  # noqa: F401  (fixture)
 
@@ -125,7 +126,8 @@ def _run(common: list[str], n: int, tmp: Path) -> Summary:
         "durability": {"durable": True, "lost": 0},
         "ycsb": merge([json.loads(results.read_text())]),
     }
-    return dataclasses.replace(Summary.of_status(f"run{n}", "same", status), completed=f"2026-01-01T00:00:0{n}Z")
+    summary = Summary.of_status(f"run{n}", "same", status, YCSB_WORKLOAD.figures(status))
+    return dataclasses.replace(summary, completed=f"2026-01-01T00:00:0{n}Z")
 
 
 def _common(endpoint: str) -> list[str]:

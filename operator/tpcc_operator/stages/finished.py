@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import plan, saturation
+from .. import plan, saturation, workloads
 from ..cost import cost_status
 from ..runspec import RunSpec
 from ..timestamps import parse_time
@@ -41,7 +41,8 @@ def tick(
         judge_and_record(b, run, spec, world)
         if "verdict" not in b.step.status:  # the change-point analysis first; cleanup after
             return b.step
-    figure = cost_status(spec.cost, patched(status, b.step.status))  # spec.cost may be edited later
+    after = patched(status, b.step.status)
+    figure = cost_status(spec.cost, workloads.of(spec).figures(after))  # spec.cost may be edited later
     if figure != status.get("cost"):
         b.step.status["cost"] = figure
     if not status.get("cleanedUp"):

@@ -103,7 +103,7 @@ def record(
     except ValueError as e:  # the CRD refuses this at apply; an older CRD may not have
         policy, verdict = None, regression.Verdict(regression.INCONCLUSIVE, str(e))
     else:
-        this = regression.Summary.of_status(name, chash, finished)
+        this = regression.Summary.of_status(name, chash, finished, workloads.of(spec).figures(finished))
         earlier = [e.summary for e in world.history]
         analysed, analysis = _change_point_analysis(b, run, world, this, earlier, policy)
         if not analysed:

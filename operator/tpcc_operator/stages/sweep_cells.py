@@ -81,7 +81,7 @@ def judge_cell(
         return False, None
     verdict, fields, policy = recorded
     results = after.get("results") or {}
-    p99 = history.p99_by_type(results).get("NEW_ORDER")
+    figures = workloads.of(spec).figures(after)
     p90 = {
         t: v["latencyMs"]["p90"]
         for t, v in (results.get("transactions") or {}).items()
@@ -93,9 +93,8 @@ def judge_cell(
         state=state,
         verdict=verdict.outcome,
         result=fields["resultName"],
-        tpmC=results.get("tpmC"),
-        opsPerSecond=(after.get("ycsb") or {}).get("opsPerSecond"),
-        p99NewOrderMs=p99,
+        **{figures.metric: figures.throughput},
+        p99NewOrderMs=figures.p99_ms.get("NEW_ORDER"),
         p90Ms=p90 or None,
         reason=after.get("reason") if state == sweep.FAILED else None,
     )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..capacity import Unit
+from ..regression import Figures
 from ..runspec import RunSpec
 from ..runspec import Workload as WorkloadSpec
 
@@ -85,6 +86,11 @@ class Workload:
 
     def measured(self, docs: list[dict]) -> Measured:
         """The pods' results as the status records them. Raises ValueError as merge does."""
+        raise NotImplementedError
+
+    def figures(self, status: dict) -> Figures:
+        """The run's throughput and each type's p99 from its status (what regression, cost and
+        the BenchmarkResult compare), none before it measured."""
         raise NotImplementedError
 
     def durability(self, report: dict) -> Durability:

@@ -10,6 +10,7 @@ from tpcc_runner.results import merge_results
 from tpcc_runner.workload import RESPONSE_TIME_LIMIT_SECONDS
 
 from ..capacity import WAREHOUSES, Unit
+from ..regression import TPMC, Figures, p99_of
 from ..results import durability_status, late_runners_message, run_deliveries, run_status
 from ..runspec import RemotePercent, RunSpec
 from ..runspec import Workload as WorkloadSpec
@@ -88,6 +89,10 @@ class TPCC(Workload):
             deliveries=run_deliveries(docs),
             late=late_runners_message(results),
         )
+
+    def figures(self, status: dict) -> Figures:
+        results = status.get("results") or {}
+        return Figures(results.get("tpmC"), TPMC, p99_of(results.get("transactions") or {}, "executed"))
 
     def durability(self, report: dict) -> Durability:
         d = durability_status(report)

@@ -11,6 +11,7 @@ from tpcc_runner.ycsb import properties as ycsb_properties
 from tpcc_runner.ycsb.results import merge as merge_ycsb
 
 from ..capacity import Unit, ycsb_records
+from ..regression import OPS_PER_SECOND, Figures, p99_of
 from ..results import ycsb_durability_status
 from ..runspec import RunSpec
 from ..runspec import Workload as WorkloadSpec
@@ -156,6 +157,10 @@ class YCSB(Workload):
         return Measured(
             "ycsb", merged, completed, f"YCSB workload {merged['workload']}, {completed}; verifying durability"
         )
+
+    def figures(self, status: dict) -> Figures:
+        ycsb = status.get("ycsb") or {}
+        return Figures(ycsb.get("opsPerSecond"), OPS_PER_SECOND, p99_of(ycsb.get("operations") or {}, "count"))
 
     def durability(self, report: dict) -> Durability:
         d = ycsb_durability_status(report)
