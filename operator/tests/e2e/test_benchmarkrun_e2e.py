@@ -174,8 +174,8 @@ def operator_pod(op_ns: str) -> str:
         ),
         ({"database": {"type": "oracle"}}, 'spec.database.type: Unsupported value: "oracle"'),
         (
-            {"database": {"type": "voltdb"}, "workload": {"clients": 5}, "runners": {"parallelism": 2}},
-            "workload.clients must be a multiple of runners.parallelism",
+            {"database": {"type": "voltdb"}, "workload": {"clients": 1}, "runners": {"parallelism": 2}},
+            "workload.clients must be at least runners.parallelism",
         ),
         (
             {"database": {"type": "mongodb", "deploy": {}, "external": {"endpoints": ["db:27017"]}}},
