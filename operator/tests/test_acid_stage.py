@@ -7,7 +7,7 @@ import pytest
 from runner_docs import acid_report, durability_report, pod_results
 from test_phases import CHECK_OK, RUN, Driver, kinds
 from test_plan import SETTINGS
-from tpcc_operator import history, plan
+from tpcc_operator import history, plan, runner_jobs
 from tpcc_operator.runspec import RunSpec
 from tpcc_operator.stages.actions import CreateAcidJob, WriteResult
 from tpcc_operator.stages.machine import JobState, World
@@ -88,7 +88,7 @@ def test_without_acid_the_check_ends_the_run_as_before(document_of):
 )
 def test_the_job_verifying_is_at(verify, status, role):
     spec = RunSpec.parse({"database": {"type": "voltdb"}, "verify": {**verify, "acid": {"enabled": True}}})
-    assert plan.verifying_role(spec, status) == role
+    assert runner_jobs.verifying_role(spec, status) == role
 
 
 def test_the_acid_job_on_the_runners_cli(spec_of):
@@ -98,15 +98,15 @@ def test_the_acid_job_on_the_runners_cli(spec_of):
             "verify": {"acid": {"enabled": True, "tests": ["atomicity", "isolation7"]}},
         }
     )
-    job = plan.acid_job(RUN, spec, SETTINGS)
+    job = runner_jobs.acid_job(RUN, spec, SETTINGS)
     pod = job["spec"]["template"]["spec"]
     args = pod["containers"][0]["args"]
     assert args[0] == "acid" and args[args.index("--tests") + 1] == "atomicity,isolation7"
-    assert args[args.index("--seed") + 1] == str(plan.run_seed(RUN, spec))
+    assert args[args.index("--seed") + 1] == str(runner_jobs.run_seed(RUN, spec))
     assert args[args.index("--results-configmap") + 1] == "perf/bench-g2-check"
     assert job["metadata"]["name"] == "bench-g2-acid" and job["metadata"]["labels"][plan.LABEL_ROLE] == "acid"
     assert pod["containers"][0]["resources"]["limits"] and pod["automountServiceAccountToken"] is True
-    everything = plan.acid_job(
+    everything = runner_jobs.acid_job(
         RUN, spec_of({"database": {"type": "voltdb"}, "verify": {"acid": {"enabled": True}}}), SETTINGS
     )
     assert "--tests" not in everything["spec"]["template"]["spec"]["containers"][0]["args"]  # all of them

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from doc_examples import doc_manifests
-from tpcc_operator import capacity, chart_policy, plan
+from tpcc_operator import capacity, chart_policy, plan, sweep_layout
 from tpcc_operator.databases.mongodb import MONGODB
 from tpcc_operator.databases.voltdb import SERVER_BYTES, VOLTDB
 from tpcc_operator.runspec import Deploy
@@ -112,12 +112,12 @@ def test_a_sweeps_larger_load_later_on_the_same_deployment_is_refused_before_the
     """The install of cell 0 (1 warehouse) passes on its own; the run must not wait for cell 1
     to find that its 1000 warehouses do not fit."""
     spec = spec_of({"database": {"type": "voltdb"}, "sweep": {"warehouses": [1, 1000]}})
-    first = plan.sweep_cells(spec)[0]
-    plan.helm_release(plan.cell_run(RUN, first), plan.cell_spec(spec, first), SETTINGS)
+    first = sweep_layout.sweep_cells(spec)[0]
+    plan.helm_release(sweep_layout.cell_run(RUN, first), sweep_layout.cell_spec(spec, first), SETTINGS)
     with pytest.raises(
         chart_policy.DatabaseTooSmall, match=r"^sweep cell 1 \(deployment 0\): spec.workload.warehouses = 1000: "
     ):
-        plan.refuse_undeployable(plan.cell_run(RUN, first), spec, SETTINGS)
+        sweep_layout.refuse_undeployable(sweep_layout.cell_run(RUN, first), spec, SETTINGS)
 
 
 def test_a_later_deployment_too_small_for_the_load_is_refused_before_the_first_install(spec_of):
@@ -126,15 +126,15 @@ def test_a_later_deployment_too_small_for_the_load_is_refused_before_the_first_i
     spec = spec_of(
         {"database": {"type": "voltdb"}, "workload": {"warehouses": one_node + 1}, "sweep": {"matrix": [axis]}}
     )
-    cells = plan.sweep_cells(spec)
+    cells = sweep_layout.sweep_cells(spec)
     assert [c.deployment for c in cells] == [0, 1]
-    plan.helm_release(plan.cell_run(RUN, cells[0]), plan.cell_spec(spec, cells[0]), SETTINGS)
+    plan.helm_release(sweep_layout.cell_run(RUN, cells[0]), sweep_layout.cell_spec(spec, cells[0]), SETTINGS)
     with pytest.raises(
         chart_policy.DatabaseTooSmall, match=rf"^sweep cell 1 \(deployment 1: replicas=1\): .* = {one_node + 1}: "
     ):
-        plan.refuse_undeployable(plan.cell_run(RUN, cells[0]), spec, SETTINGS)
+        sweep_layout.refuse_undeployable(sweep_layout.cell_run(RUN, cells[0]), spec, SETTINGS)
     fits = spec_of({"database": {"type": "voltdb"}, "workload": {"warehouses": one_node}, "sweep": {"matrix": [axis]}})
-    plan.refuse_undeployable(RUN, fits, SETTINGS)
+    sweep_layout.refuse_undeployable(RUN, fits, SETTINGS)
 
 
 def test_what_the_operator_cannot_size_is_not_bounded(spec_of):

@@ -10,7 +10,7 @@ import pytest
 from runner_docs import durability_report, pod_results
 from test_phases import CHECK_OK, RUN, Driver
 from test_plan import SETTINGS
-from tpcc_operator import history, plan, regression
+from tpcc_operator import history, regression, runner_jobs
 from tpcc_operator.stages.actions import CreateMidcheckJob
 from tpcc_operator.stages.machine import JobState, World
 from tpcc_operator.timestamps import rfc3339
@@ -58,12 +58,12 @@ def loading(d: Driver) -> None:
 
 
 def test_the_load_job_checks_what_it_loaded(checked_run, spec_of):
-    job = plan.load_job(RUN, spec_of(checked_run), SETTINGS)
+    job = runner_jobs.load_job(RUN, spec_of(checked_run), SETTINGS)
     pod = job["spec"]["template"]["spec"]
     args = pod["containers"][0]["args"]
     assert "--check" in args and args[args.index("--results-configmap") + 1] == "perf/bench-g2-check"
     assert pod["automountServiceAccountToken"] is True  # it writes load.json and load-check.json
-    plain = plan.load_job(RUN, spec_of({"database": {"type": "voltdb"}}), SETTINGS)["spec"]["template"]["spec"]
+    plain = runner_jobs.load_job(RUN, spec_of({"database": {"type": "voltdb"}}), SETTINGS)["spec"]["template"]["spec"]
     assert "--check" not in plain["containers"][0]["args"]
 
 
@@ -142,7 +142,7 @@ def test_a_consistent_read_during_the_run_comes_first_in_verifying(checked_run):
     d.tick(World(midcheck=JobState(True, True), midcheck_report=report))
     during_run = d.status["consistencyDuringRun"]
     assert during_run["passed"] and during_run["whileRunning"] and during_run["startedAt"] == report["started_at"]
-    assert plan.verifying_role(d.typed, d.status) == "verifier"
+    assert runner_jobs.verifying_role(d.typed, d.status) == "verifier"
     d.tick(World(verifier=JobState(True, True), durability_report=durability_report(10, ledgers=1)))
     d.tick(World(checker=JobState(True, True), check_report=CHECK_OK))
     assert d.phase == "Succeeded"
@@ -189,10 +189,10 @@ def test_a_run_that_ended_before_half_way_still_gets_its_check_late(checked_run)
 
 
 def test_the_midcheck_job_reads_in_snapshots_into_its_own_key(checked_run, spec_of):
-    job = plan.midcheck_job(RUN, spec_of(checked_run), SETTINGS)
+    job = runner_jobs.midcheck_job(RUN, spec_of(checked_run), SETTINGS)
     args = job["spec"]["template"]["spec"]["containers"][0]["args"]
     assert args[:2] == ["check", "--snapshot"] and "--deliveries" not in args
-    assert args[args.index("--results-key") + 1] == plan.MIDCHECK_KEY != "check.json"
+    assert args[args.index("--results-key") + 1] == runner_jobs.MIDCHECK_KEY != "check.json"
     assert job["metadata"]["name"] == "bench-g2-midcheck" and len(job["metadata"]["name"]) - len(RUN.prefix) <= 9
 
 

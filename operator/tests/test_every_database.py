@@ -15,7 +15,7 @@ import pytest
 from crd_schema import defaulted_spec, validate
 from runner_docs import durability_report, pod_results, ycsb_pod_results
 from test_phases import CHECK_OK
-from tpcc_operator import databases, plan
+from tpcc_operator import databases, plan, sweep_layout
 from tpcc_operator.faults import DatabasePod, measured_end
 from tpcc_operator.runspec import RunSpec
 from tpcc_operator.stages import actions, reads
@@ -190,8 +190,8 @@ def drive(document: dict, cluster: Cluster, ticks: int = 40) -> dict:
         active = active_run(RUN, spec, status)
         world = World()
         if active:
-            cell = plan.current_cell(spec, status)
-            under_way, measured = plan.cell_run(active, cell), plan.cell_spec(spec, cell)
+            cell = sweep_layout.current_cell(spec, status)
+            under_way, measured = sweep_layout.cell_run(active, cell), sweep_layout.cell_spec(spec, cell)
             for read in observes(under_way, measured, status, now, None):
                 cluster.read(read, world)
             for read in observes(under_way, measured, status, now, world):

@@ -10,7 +10,7 @@ import stat
 
 import pytest
 from test_phases import RUN, Driver
-from tpcc_operator import failures, kube, plan
+from tpcc_operator import failures, kube, runner_jobs
 from tpcc_operator.failures import PodState
 from tpcc_operator.stages.actions import (
     CleanUp,
@@ -144,9 +144,9 @@ def test_pods_that_start_or_finish_are_not_stuck(voltdb):
 def test_loading_has_a_timeout_from_the_workload_size(spec_of):
     small = spec_of({"database": {"type": "voltdb"}, "workload": {"warehouses": 1, "loadWorkers": 4}})
     big = spec_of({"database": {"type": "voltdb"}, "workload": {"warehouses": 40, "loadWorkers": 4}})
-    assert plan.load_timeout(small) == 900 and plan.load_timeout(big) == 600 + 300 * 10
+    assert runner_jobs.load_timeout(small) == 900 and runner_jobs.load_timeout(big) == 600 + 300 * 10
     set_ = spec_of({"database": {"type": "voltdb"}, "workload": {"loadTimeoutSeconds": 120}})
-    assert plan.load_timeout(set_) == 120
+    assert runner_jobs.load_timeout(set_) == 120
     d = in_phase(small, "Loading")
     d.tick(World(load=JobState(exists=True)), after=899)
     assert d.phase == "Loading"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from crd_schema import validate
-from tpcc_operator import plan, sweep
+from tpcc_operator import plan, sweep, sweep_layout
 from tpcc_operator.runspec import RunSpec
 
 SETTINGS = plan.Settings(charts_dir=Path(__file__).resolve().parents[2] / "charts")
@@ -41,7 +41,7 @@ def instance_types(**sweep_more) -> dict:
 def test_a_paired_axis_adds_no_combinations_and_each_deployment_takes_both_values():
     spec = instance_types()
     assert validate(manifest(spec)) == []
-    cells = plan.sweep_cells(RunSpec.parse(spec))
+    cells = sweep_layout.sweep_cells(RunSpec.parse(spec))
     assert [(dict(c.matrix)[CPU], dict(c.matrix)[MEMORY], c.clients) for c in cells] == [
         ("2", "8Gi", 10),
         ("2", "8Gi", 20),
@@ -52,7 +52,7 @@ def test_a_paired_axis_adds_no_combinations_and_each_deployment_takes_both_value
     ]
     assert [c.deployment for c in cells] == [0, 0, 1, 1, 2, 2]
     typed = RunSpec.parse(spec)
-    third = plan.cell_spec(typed, cells[4])
+    third = sweep_layout.cell_spec(typed, cells[4])
     assert third.deploy.values["resources"]["limits"] == {"cpu": "8", "memory": "32Gi"}
 
 
@@ -71,18 +71,18 @@ def test_hosts_and_k_safety_at_constant_unique_partitions():
     }
     assert validate(manifest(spec)) == []
     typed = RunSpec.parse(spec)
-    assert plan.valid_deployments(typed) == [
+    assert sweep_layout.valid_deployments(typed) == [
         ((REPLICAS, "2"), (K_SAFETY, "1")),
         ((REPLICAS, "3"), (K_SAFETY, "2")),
         ((REPLICAS, "4"), (K_SAFETY, "3")),
     ]
-    assert len(plan.sweep_cells(typed)) == 3
+    assert len(sweep_layout.sweep_cells(typed)) == 3
 
 
 def test_the_comparison_changes_paired_values_together():
     spec = RunSpec.parse(instance_types(repetitions=2, clients=[10]))
-    cells = plan.sweep_cells(spec)
-    table = sweep.initial(cells, plan.sweep_plan(spec, cells))
+    cells = sweep_layout.sweep_cells(spec)
+    table = sweep.initial(cells, sweep_layout.sweep_plan(spec, cells))
     for i, c in enumerate(cells):
         tpmc = {"2": 100.0, "4": 180.0, "8": 300.0}[dict(c.matrix)[CPU]] + c.repetition
         table = sweep.with_cell(table, i, state="Succeeded", tpmC=tpmc)
@@ -146,12 +146,14 @@ def test_the_studies_shape_axes_sites_per_host_shards_and_delivery():
     }
     assert validate(manifest(voltdb)) == []
     typed = RunSpec.parse(voltdb)
-    cells = plan.sweep_cells(typed)
+    cells = sweep_layout.sweep_cells(typed)
     assert [c.deployment for c in cells] == [0, 0, 1, 1]
-    last = plan.cell_spec(typed, cells[3])
+    last = sweep_layout.cell_spec(typed, cells[3])
     assert last.deploy.values["sitesPerHost"] == 4 and last.workload.driver_options["delivery"] == "per-district"
     assert (
-        plan.helm_release(plan.cell_run(plan.Run("p", "ns", "u", 1), cells[3]), last, SETTINGS).values["sitesPerHost"]
+        plan.helm_release(sweep_layout.cell_run(plan.Run("p", "ns", "u", 1), cells[3]), last, SETTINGS).values[
+            "sitesPerHost"
+        ]
         == 4
     )
     sharded = {
@@ -160,7 +162,7 @@ def test_the_studies_shape_axes_sites_per_host_shards_and_delivery():
     }
     assert validate(manifest(sharded)) == []
     typed = RunSpec.parse(sharded)
-    three = plan.cell_spec(typed, plan.sweep_cells(typed)[1])
+    three = sweep_layout.cell_spec(typed, sweep_layout.sweep_cells(typed)[1])
     assert three.deploy.values == {"topology": "sharded", "sharded": {"shards": 3}}
     assert plan.database_pod_count(three) == 3 + 3 * 1 + 2  # config servers, 3 shards of 1, routers
     wrong = {**sharded, "database": {"type": "voltdb"}}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 from specs import edited
-from tpcc_operator import plan
+from tpcc_operator import plan, runner_jobs
 from tpcc_operator.databases import mongodb
 
 RUN = plan.Run(name="bench", namespace="perf", uid="uid-1", generation=3)
@@ -97,7 +97,7 @@ def test_custom_chart_reference(spec_of):
 
 
 def test_run_job_is_an_indexed_barrier_job(voltdb):
-    job = plan.run_job(RUN, voltdb, SETTINGS)
+    job = runner_jobs.run_job(RUN, voltdb, SETTINGS)
     s = job["spec"]
     assert s["completionMode"] == "Indexed" and s["completions"] == 2 and s["parallelism"] == 2
     assert s["backoffLimit"] == 0 and s["activeDeadlineSeconds"] > 60 + 5
@@ -123,11 +123,11 @@ def test_run_job_is_an_indexed_barrier_job(voltdb):
     assert flag(args, "--hold-ledger") == "perf/bench-g3-start"
     assert flag(args, "--ledger-port") == str(plan.LEDGER_PORT)
     hold = int(flag(args, "--hold-timeout"))
-    assert hold == plan.ledger_hold_seconds(voltdb) > voltdb.verify.timeout_seconds
+    assert hold == runner_jobs.ledger_hold_seconds(voltdb) > voltdb.verify.timeout_seconds
     assert s["activeDeadlineSeconds"] > hold + 60 + 5
     # Ready = all its terminals connected (the runner's /ready), not merely the server up
     assert c["readinessProbe"]["httpGet"] == {"path": "/ready", "port": "metrics"}
-    assert flag(args, "--seed") == str(plan.run_seed(RUN, voltdb)) and "--think-time" not in args
+    assert flag(args, "--seed") == str(runner_jobs.run_seed(RUN, voltdb)) and "--think-time" not in args
     labels = s["template"]["metadata"]["labels"]
     assert labels[plan.LABEL_ROLE] == "runner" and labels[plan.LABEL_DB] == "voltdb"
     assert labels[plan.LABEL_RUN] == "bench" and labels[plan.LABEL_MANAGED_BY] == "tpcc-operator"
@@ -135,32 +135,32 @@ def test_run_job_is_an_indexed_barrier_job(voltdb):
 
 
 def test_one_seed_for_the_loader_and_every_runner_pod(voltdb, spec_of):
-    seed = plan.run_seed(RUN, voltdb)
-    assert flag(container(plan.load_job(RUN, voltdb, SETTINGS))["args"], "--seed") == str(seed)
+    seed = runner_jobs.run_seed(RUN, voltdb)
+    assert flag(container(runner_jobs.load_job(RUN, voltdb, SETTINGS))["args"], "--seed") == str(seed)
     # stable across operator restarts (a function of UID and generation), new per run
-    assert plan.run_seed(plan.Run("bench", "perf", "uid-1", 3), voltdb) == seed
-    assert plan.run_seed(plan.Run("bench", "perf", "uid-1", 4), voltdb) != seed
-    assert plan.run_seed(plan.Run("bench", "perf", "uid-2", 3), voltdb) != seed
+    assert runner_jobs.run_seed(plan.Run("bench", "perf", "uid-1", 3), voltdb) == seed
+    assert runner_jobs.run_seed(plan.Run("bench", "perf", "uid-1", 4), voltdb) != seed
+    assert runner_jobs.run_seed(plan.Run("bench", "perf", "uid-2", 3), voltdb) != seed
     assert 0 <= seed < 2**31
     chosen = spec_of({"database": {"type": "voltdb"}, "workload": {"seed": 1234, "pacing": "spec"}})
-    assert plan.run_seed(RUN, chosen) == 1234
-    args = container(plan.run_job(RUN, chosen, SETTINGS))["args"]
+    assert runner_jobs.run_seed(RUN, chosen) == 1234
+    args = container(runner_jobs.run_job(RUN, chosen, SETTINGS))["args"]
     assert flag(args, "--seed") == "1234" and "--think-time" in args
-    assert flag(container(plan.load_job(RUN, chosen, SETTINGS))["args"], "--seed") == "1234"
+    assert flag(container(runner_jobs.load_job(RUN, chosen, SETTINGS))["args"], "--seed") == "1234"
 
 
 def test_remote_percents_reach_the_runners_only_when_given(voltdb, spec_of):
-    assert "--remote-line-percent" not in container(plan.run_job(RUN, voltdb, SETTINGS))["args"]
+    assert "--remote-line-percent" not in container(runner_jobs.run_job(RUN, voltdb, SETTINGS))["args"]
     study = spec_of({"database": {"type": "voltdb"}, "workload": {"remotePercent": {"newOrderLines": 0}}})
-    args = container(plan.run_job(RUN, study, SETTINGS))["args"]
+    args = container(runner_jobs.run_job(RUN, study, SETTINGS))["args"]
     assert flag(args, "--remote-line-percent") == "0" and "--remote-payment-percent" not in args
 
 
 def test_pods_run_as_non_root(voltdb):
     for job in (
-        plan.load_job(RUN, voltdb, SETTINGS),
-        plan.run_job(RUN, voltdb, SETTINGS),
-        plan.check_job(RUN, voltdb, SETTINGS),
+        runner_jobs.load_job(RUN, voltdb, SETTINGS),
+        runner_jobs.run_job(RUN, voltdb, SETTINGS),
+        runner_jobs.check_job(RUN, voltdb, SETTINGS),
     ):
         pod = job["spec"]["template"]["spec"]
         assert pod["securityContext"]["runAsNonRoot"] is True
@@ -172,7 +172,7 @@ def test_pods_run_as_non_root(voltdb):
 
 
 def test_loader_resets_and_writes_what_it_loaded_into_the_check_configmap(voltdb):
-    job = plan.load_job(RUN, voltdb, SETTINGS)
+    job = runner_jobs.load_job(RUN, voltdb, SETTINGS)
     args = container(job)["args"]
     assert args[0] == "load" and "--reset" in args and flag(args, "--workers") == "4"
     # load.json for status.load: the token of the runner service account, which may patch only
@@ -181,17 +181,17 @@ def test_loader_resets_and_writes_what_it_loaded_into_the_check_configmap(voltdb
     assert job["spec"]["template"]["spec"]["automountServiceAccountToken"] is True
     assert job["spec"]["activeDeadlineSeconds"] == 900  # from the size: 1 warehouse
     voltdb = edited(voltdb, "workload.resetBeforeLoad", False)
-    assert "--reset" not in container(plan.load_job(RUN, voltdb, SETTINGS))["args"]
+    assert "--reset" not in container(runner_jobs.load_job(RUN, voltdb, SETTINGS))["args"]
 
 
 def test_check_job_writes_its_configmap(voltdb):
-    args = container(plan.check_job(RUN, voltdb, SETTINGS))["args"]
+    args = container(runner_jobs.check_job(RUN, voltdb, SETTINGS))["args"]
     assert args[0] == "check" and flag(args, "--results-configmap") == "perf/bench-g3-check"
     assert flag(args, "--metrics-port") == "0"
 
 
 def test_external_credentials_come_from_the_secret(external_mongo):
-    c = container(plan.run_job(RUN, external_mongo, SETTINGS))
+    c = container(runner_jobs.run_job(RUN, external_mongo, SETTINGS))
     env = {e["name"]: e for e in c["env"]}
     assert env["TPCC_DB_USERNAME"]["valueFrom"]["secretKeyRef"] == {"name": "mongo-creds", "key": "username"}
     assert env["TPCC_DB_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "mongo-creds", "key": "password"}
@@ -306,9 +306,9 @@ def test_an_allowlisted_chart_is_installed_as_written(spec_of):
 
 def test_every_pod_gets_default_requests_and_limits(voltdb):
     for job in (
-        plan.load_job(RUN, voltdb, SETTINGS),
-        plan.run_job(RUN, voltdb, SETTINGS),
-        plan.check_job(RUN, voltdb, SETTINGS),
+        runner_jobs.load_job(RUN, voltdb, SETTINGS),
+        runner_jobs.run_job(RUN, voltdb, SETTINGS),
+        runner_jobs.check_job(RUN, voltdb, SETTINGS),
     ):
         resources = container(job)["resources"]
         assert resources == {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
@@ -322,7 +322,7 @@ def test_spec_resources_override_the_defaults_value_by_value(voltdb):
             '{"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}}'
         ),
     )
-    resources = container(plan.run_job(RUN, voltdb, settings))["resources"]
+    resources = container(runner_jobs.run_job(RUN, voltdb, settings))["resources"]
     # the default memory limit (1Gi) is below the 3Gi request: raised to it, never a Job the API refuses
     assert resources == {"requests": {"cpu": "100m", "memory": "3Gi"}, "limits": {"cpu": "4", "memory": "3Gi"}}
 
@@ -331,37 +331,43 @@ def test_the_pods_beside_held_runners_ask_for_little_cpu(voltdb):
     """The runners hold their requests until the verifier has read their ledgers: a verifier
     asking for as much could not be scheduled on a node they fill, and both would wait."""
     voltdb = edited(voltdb, "verify.duringRun", True)
-    for job in (plan.verifier_job(RUN, voltdb, SETTINGS, {0: "10.0.0.6"}), plan.midcheck_job(RUN, voltdb, SETTINGS)):
+    for job in (
+        runner_jobs.verifier_job(RUN, voltdb, SETTINGS, {0: "10.0.0.6"}),
+        runner_jobs.midcheck_job(RUN, voltdb, SETTINGS),
+    ):
         resources = container(job)["resources"]
         assert resources == {"requests": {"cpu": "50m", "memory": "256Mi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
     # a user's memory and limits are theirs; a CPU request already below 50m is kept
     voltdb = edited(voltdb, "runners.resources", {"requests": {"cpu": "20m", "memory": "1Gi"}, "limits": {"cpu": "1"}})
-    resources = container(plan.verifier_job(RUN, voltdb, SETTINGS, {0: "10.0.0.6"}))["resources"]
+    resources = container(runner_jobs.verifier_job(RUN, voltdb, SETTINGS, {0: "10.0.0.6"}))["resources"]
     assert resources == {"requests": {"cpu": "20m", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "2Gi"}}
     voltdb = edited(voltdb, "runners.resources", {"requests": {"cpu": "2"}})
-    assert container(plan.verifier_job(RUN, voltdb, SETTINGS, {0: "10.0.0.6"}))["resources"]["requests"]["cpu"] == "50m"
+    assert (
+        container(runner_jobs.verifier_job(RUN, voltdb, SETTINGS, {0: "10.0.0.6"}))["resources"]["requests"]["cpu"]
+        == "50m"
+    )
 
 
 def test_an_external_database_is_never_reset_unless_asked(external_mongo):
-    args = container(plan.load_job(RUN, external_mongo, SETTINGS))["args"]
+    args = container(runner_jobs.load_job(RUN, external_mongo, SETTINGS))["args"]
     assert "--reset" not in args and "--refuse-existing" in args
     external_mongo = edited(external_mongo, "workload.resetBeforeLoad", False)
-    args = container(plan.load_job(RUN, external_mongo, SETTINGS))["args"]
+    args = container(runner_jobs.load_job(RUN, external_mongo, SETTINGS))["args"]
     assert "--reset" not in args and "--refuse-existing" in args
     external_mongo = edited(external_mongo, "workload.resetBeforeLoad", True)
-    args = container(plan.load_job(RUN, external_mongo, SETTINGS))["args"]
+    args = container(runner_jobs.load_job(RUN, external_mongo, SETTINGS))["args"]
     assert "--reset" in args and "--refuse-existing" not in args
 
 
 def test_a_deployed_database_is_reset_unless_told_to_resume(voltdb):
-    assert "--reset" in container(plan.load_job(RUN, voltdb, SETTINGS))["args"]
+    assert "--reset" in container(runner_jobs.load_job(RUN, voltdb, SETTINGS))["args"]
     voltdb = edited(voltdb, "workload.resetBeforeLoad", False)
-    args = container(plan.load_job(RUN, voltdb, SETTINGS))["args"]
+    args = container(runner_jobs.load_job(RUN, voltdb, SETTINGS))["args"]
     assert "--reset" not in args and "--refuse-existing" not in args
 
 
 def test_the_verifier_reads_every_runner_pods_ledger(voltdb):
-    job = plan.verifier_job(RUN, voltdb, SETTINGS, {1: "10.0.0.7", 0: "10.0.0.6"})
+    job = runner_jobs.verifier_job(RUN, voltdb, SETTINGS, {1: "10.0.0.7", 0: "10.0.0.6"})
     c = container(job)
     args = c["args"]
     assert args[0] == "verify-ledger" and flag(args, "--db") == "voltdb"
@@ -374,15 +380,15 @@ def test_the_verifier_reads_every_runner_pods_ledger(voltdb):
 
 
 def test_the_checker_counts_deliveries_from_the_runners(voltdb):
-    job = plan.check_job(RUN, voltdb, SETTINGS)
+    job = runner_jobs.check_job(RUN, voltdb, SETTINGS)
     c = container(job)
-    assert flag(c["args"], "--deliveries") == f"{plan.CHECK_INPUT_DIR}/deliveries.json"
+    assert flag(c["args"], "--deliveries") == f"{runner_jobs.CHECK_INPUT_DIR}/deliveries.json"
     volume = next(v for v in job["spec"]["template"]["spec"]["volumes"] if v["name"] == "check-input")
     assert volume["configMap"] == {
         "name": "bench-g3-check",
         "items": [{"key": "deliveries.json", "path": "deliveries.json"}],
     }
-    assert {"name": "check-input", "mountPath": plan.CHECK_INPUT_DIR, "readOnly": True} in c["volumeMounts"]
+    assert {"name": "check-input", "mountPath": runner_jobs.CHECK_INPUT_DIR, "readOnly": True} in c["volumeMounts"]
 
 
 @pytest.fixture
@@ -442,11 +448,11 @@ def test_sharded_defaults_are_the_charts():
 
 
 def test_a_deployed_mongodb_with_auth_gives_the_runners_the_charts_root_user(sharded_mongo, spec_of):
-    env = {e["name"]: e for e in container(plan.run_job(RUN, sharded_mongo, SETTINGS))["env"]}
+    env = {e["name"]: e for e in container(runner_jobs.run_job(RUN, sharded_mongo, SETTINGS))["env"]}
     assert env["TPCC_DB_USERNAME"]["valueFrom"]["secretKeyRef"] == {"name": "mongo-root", "key": "user"}
     assert env["TPCC_DB_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "mongo-root", "key": "password"}
     no_auth = spec_of({"database": {"type": "mongodb", "deploy": {"replicas": 3}}})
-    assert "TPCC_DB_USERNAME" not in {e["name"] for e in container(plan.run_job(RUN, no_auth, SETTINGS))["env"]}
+    assert "TPCC_DB_USERNAME" not in {e["name"] for e in container(runner_jobs.run_job(RUN, no_auth, SETTINGS))["env"]}
     # the values the operator installs pass the chart's schema
     release = plan.helm_release(RUN, sharded_mongo, SETTINGS)
     assert release.values["topology"] == "sharded" and release.values["replicas"] == 3

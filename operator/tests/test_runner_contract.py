@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 import pytest
-from tpcc_operator import plan, workloads
+from tpcc_operator import plan, runner_jobs, workloads
 from tpcc_operator.runspec import RunSpec
 from tpcc_runner.cli import build_parser
 
@@ -129,15 +129,15 @@ SPECS = {
 
 def jobs(spec: RunSpec) -> list[dict]:
     """Every Job the operator would create for the spec."""
-    out = [plan.load_job(RUN, spec, SETTINGS), plan.run_job(RUN, spec, SETTINGS)]
-    out.append(plan.verifier_job(RUN, spec, SETTINGS, POD_IPS))
+    out = [runner_jobs.load_job(RUN, spec, SETTINGS), runner_jobs.run_job(RUN, spec, SETTINGS)]
+    out.append(runner_jobs.verifier_job(RUN, spec, SETTINGS, POD_IPS))
     if workloads.checks_consistency(spec):
-        out.append(plan.check_job(RUN, spec, SETTINGS))
+        out.append(runner_jobs.check_job(RUN, spec, SETTINGS))
     if spec.verify.during_run:
-        out.append(plan.midcheck_job(RUN, spec, SETTINGS))
+        out.append(runner_jobs.midcheck_job(RUN, spec, SETTINGS))
     if spec.verify.acid_tests is not None:
-        out.append(plan.acid_job(RUN, spec, SETTINGS))
-    out.append(plan.analyzer_job(RUN, spec, SETTINGS, 0.001))
+        out.append(runner_jobs.acid_job(RUN, spec, SETTINGS))
+    out.append(runner_jobs.analyzer_job(RUN, spec, SETTINGS, 0.001))
     return out
 
 
@@ -199,7 +199,7 @@ def test_every_line_parses_and_every_runner_option_is_decided():
 @pytest.mark.parametrize("name", SPECS)
 def test_each_line_carries_the_specs_values(name):
     spec = RunSpec.parse(SPECS[name])
-    w, seed = spec.workload, plan.run_seed(RUN, spec)
+    w, seed = spec.workload, runner_jobs.run_seed(RUN, spec)
     endpoints = ",".join(plan.endpoints(RUN, spec))
     for job in jobs(spec):
         args = args_of(job)
@@ -215,7 +215,7 @@ def test_each_line_carries_the_specs_values(name):
         if command in ("load", "run", "check"):
             assert parsed["warehouses"] == w.warehouses
         if command in ("load", "ycsb load"):
-            assert parsed["reset"] == plan.reset_before_load(spec)
+            assert parsed["reset"] == runner_jobs.reset_before_load(spec)
             assert (parsed["workers"] if command == "load" else parsed["threads"]) == w.load_workers
         if command in ("load", "run", "acid", "ycsb load", "ycsb run"):
             assert parsed["seed"] == seed, command
@@ -254,7 +254,7 @@ def test_clients_that_are_no_multiple_of_the_pods_are_shared_out_by_the_runner()
     assert workloads.client_shares(spec) == [24, 24, 23, 23]
     shares = []
     for pod in range(4):
-        job_args = plan.run_job(RUN, spec, SETTINGS)["spec"]["template"]["spec"]["containers"][0]["args"]
+        job_args = runner_jobs.run_job(RUN, spec, SETTINGS)["spec"]["template"]["spec"]["containers"][0]["args"]
         args = [a.replace("$(JOB_COMPLETION_INDEX)", str(pod)) for a in job_args]
         from tpcc_runner.cli import _run_plan
         from tpcc_runner.drivers.base import ConnectionOptions, LoadMeta

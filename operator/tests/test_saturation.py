@@ -8,7 +8,7 @@ import pytest
 from crd_schema import validate
 from runner_docs import durability_report, pod_results
 from test_phases import CHECK_OK, IPS, Driver, the
-from tpcc_operator import plan, saturation
+from tpcc_operator import saturation, sweep_layout
 from tpcc_operator.saturation import Figure
 from tpcc_operator.stages.actions import CreateRunObjects, CreateVerifyJob, WriteResult, WriteStartAt
 from tpcc_operator.stages.machine import JobState, World
@@ -32,7 +32,7 @@ def search_spec(spec_of):
 
 def test_the_ladder_adds_a_step_or_multiplies_by_a_factor_within_max_clients(spec_of):
     assert (
-        plan.saturation_ladder(
+        sweep_layout.saturation_ladder(
             spec_of({"database": {"type": "voltdb"}, "sweep": {"saturation": SEARCH}}).sweep.saturation
         )
         == LADDER
@@ -40,7 +40,7 @@ def test_the_ladder_adds_a_step_or_multiplies_by_a_factor_within_max_clients(spe
     stepped = spec_of(
         {"database": {"type": "voltdb"}, "sweep": {"saturation": {"startClients": 10, "step": 20, "maxClients": 75}}}
     ).sweep.saturation
-    assert plan.saturation_ladder(stepped) == (10, 30, 50, 70)
+    assert sweep_layout.saturation_ladder(stepped) == (10, 30, 50, 70)
     assert stepped.min_gain_percent == 3  # the CRD's default: the studies' "not more than 3 %"
 
 
@@ -122,9 +122,9 @@ def test_the_crd_takes_a_search_and_plans_its_whole_ladder(search_spec):
         "spec": search_spec.document,
     }
     assert validate(manifest) == []
-    cells = plan.sweep_cells(search_spec)
+    cells = sweep_layout.sweep_cells(search_spec)
     assert [(c.warehouses, c.clients) for c in cells] == [(1, c) for c in LADDER]
-    assert plan.sweep_plan(search_spec, cells).cells == 4  # at most: the search may stop before
+    assert sweep_layout.sweep_plan(search_spec, cells).cells == 4  # at most: the search may stop before
 
 
 def _measure(d: Driver, tpmc_pod: int, latency_s: float = 0.01) -> dict:
@@ -308,7 +308,7 @@ def test_one_search_per_matrix_combination_each_from_start_clients(spec_of):
         }
     )
     remote = "workload.remotePercent.newOrderLines"
-    cells = plan.sweep_cells(spec)
+    cells = sweep_layout.sweep_cells(spec)
     assert [(dict(c.matrix)[remote], c.clients) for c in cells] == [
         ("1", 2),
         ("1", 4),

@@ -14,7 +14,7 @@ import pytest
 import studies
 import yaml
 from crd_schema import defaulted_spec, validate
-from tpcc_operator import plan
+from tpcc_operator import plan, sweep_layout
 from tpcc_operator.runspec import RunSpec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,8 +95,8 @@ def test_it_is_valid_as_written_and_each_deployment_holds_its_data(where, manife
     if spec.sweep is None:
         plan.helm_release(RUN, spec, SETTINGS)  # DatabaseTooSmall would raise
         return
-    for cell in (c for c in plan.sweep_cells(spec) if c.loads):
-        plan.helm_release(plan.cell_run(RUN, cell), plan.cell_spec(spec, cell), SETTINGS)
+    for cell in (c for c in sweep_layout.sweep_cells(spec) if c.loads):
+        plan.helm_release(sweep_layout.cell_run(RUN, cell), sweep_layout.cell_spec(spec, cell), SETTINGS)
 
 
 @pytest.mark.parametrize("row", studies.RUNS, ids=[r.name for r in studies.RUNS])

@@ -8,7 +8,7 @@ from crd_schema import validate
 from runner_docs import durability_report, pod_results
 from specs import edited
 from test_phases import CHECK_OK, IPS, RUN, Driver, kinds, the
-from tpcc_operator import history, plan, regression, runspec, sweep
+from tpcc_operator import history, plan, regression, runner_jobs, runspec, sweep, sweep_layout
 from tpcc_operator.runspec import RunSpec
 from tpcc_operator.stages.actions import (
     CleanUp,
@@ -40,7 +40,7 @@ def sweep_spec(spec_of):
 
 
 def test_cells_run_warehouses_outer_and_load_once_per_size(sweep_spec):
-    cells = plan.sweep_cells(edited(sweep_spec, "sweep.repetitions", 2))
+    cells = sweep_layout.sweep_cells(edited(sweep_spec, "sweep.repetitions", 2))
     assert [(c.warehouses, c.clients, c.repetition) for c in cells] == [
         (2, 2, 1),
         (2, 2, 2),
@@ -52,37 +52,40 @@ def test_cells_run_warehouses_outer_and_load_once_per_size(sweep_spec):
         (1, 4, 2),
     ]
     assert [c.index for c in cells if c.loads] == [0, 4]
-    assert plan.load_cells(cells, cells[6]) == cells[4:7]
+    assert sweep_layout.load_cells(cells, cells[6]) == cells[4:7]
     # a list left out is the workload's one value
-    only_clients = plan.sweep_cells(edited(sweep_spec, "sweep", {"clients": [2, 4]}))
+    only_clients = sweep_layout.sweep_cells(edited(sweep_spec, "sweep", {"clients": [2, 4]}))
     assert [(c.warehouses, c.clients) for c in only_clients] == [(1, 2), (1, 4)]
-    assert plan.sweep_cells(edited(sweep_spec, "sweep", None)) == []
+    assert sweep_layout.sweep_cells(edited(sweep_spec, "sweep", None)) == []
 
 
 def test_a_cell_measures_its_own_workload_under_its_own_names(sweep_spec):
-    cells = plan.sweep_cells(sweep_spec)
-    third = plan.cell_spec(sweep_spec, cells[2])
+    cells = sweep_layout.sweep_cells(sweep_spec)
+    third = sweep_layout.cell_spec(sweep_spec, cells[2])
     assert third.sweep is None and (third.workload.warehouses, third.workload.clients) == (1, 2)
     assert third.workload.reset_before_load  # the sweep's own earlier load is replaced
-    assert plan.cell_spec(sweep_spec, cells[1]).workload.reset_before_load is None
+    assert sweep_layout.cell_spec(sweep_spec, cells[1]).workload.reset_before_load is None
 
-    run = plan.cell_run(RUN, cells[2])
+    run = sweep_layout.cell_run(RUN, cells[2])
     assert plan.release_name(run) == plan.release_name(RUN) == "bench-g2"  # one database
     assert plan.job_name(run, "runner") == "bench-g2-c2-runner"
     assert plan.start_configmap_name(run) == "bench-g2-c2-start"
-    job = plan.load_job(run, third, SETTINGS)
+    job = runner_jobs.load_job(run, third, SETTINGS)
     assert (
         job["metadata"]["name"] == "bench-g2-c2-loader"
         and "--reset" in job["spec"]["template"]["spec"]["containers"][0]["args"]
     )
     # every cell draws its own inputs (a repetition is not the same stream again)
-    assert len({plan.run_seed(plan.cell_run(RUN, c), plan.cell_spec(sweep_spec, c)) for c in cells}) == 4
+    assert (
+        len({runner_jobs.run_seed(sweep_layout.cell_run(RUN, c), sweep_layout.cell_spec(sweep_spec, c)) for c in cells})
+        == 4
+    )
 
 
 def test_the_check_of_a_cell_counts_the_deliveries_of_every_cell_on_its_load(sweep_spec):
-    cells = plan.sweep_cells(sweep_spec)
-    run = plan.cell_run(RUN, cells[3])
-    job = plan.check_job(run, plan.cell_spec(sweep_spec, cells[3]), SETTINGS, earlier_cells=(2,))
+    cells = sweep_layout.sweep_cells(sweep_spec)
+    run = sweep_layout.cell_run(RUN, cells[3])
+    job = runner_jobs.check_job(run, sweep_layout.cell_spec(sweep_spec, cells[3]), SETTINGS, earlier_cells=(2,))
     pod = job["spec"]["template"]["spec"]
     args = pod["containers"][0]["args"]
     paths = [args[i + 1] for i, a in enumerate(args) if a == "--deliveries"]
@@ -92,8 +95,8 @@ def test_the_check_of_a_cell_counts_the_deliveries_of_every_cell_on_its_load(swe
 
 
 def _initial(spec: RunSpec) -> dict:
-    cells = plan.sweep_cells(spec)
-    return sweep.initial(cells, plan.sweep_plan(spec, cells))
+    cells = sweep_layout.sweep_cells(spec)
+    return sweep.initial(cells, sweep_layout.sweep_plan(spec, cells))
 
 
 def _measure_cell(d: Driver, tpmc_pod: int, check=CHECK_OK) -> tuple[int, ...]:
@@ -138,7 +141,7 @@ def test_a_two_by_two_sweep_runs_four_cells_on_one_database(sweep_spec):
         step = d.tick(World(results={0: pod_results(0, 2, 100 + index, 0.01)}))
         result = the(step, WriteResult).result
         assert result.name == f"bench-g2-c{index}-uid"
-        assert result.spec["runSpec"]["workload"]["clients"] == plan.sweep_cells(sweep_spec)[index].clients
+        assert result.spec["runSpec"]["workload"]["clients"] == sweep_layout.sweep_cells(sweep_spec)[index].clients
         results.append(result)
         row = d.status["sweep"]["cells"][index]
         assert row["verdict"] == "Inconclusive" and row["result"] == result.name and row["tpmC"] > 0
@@ -251,7 +254,7 @@ def matrix_spec(spec_of):
 
 
 def test_matrix_cells_are_every_combination_after_clients_and_before_repetitions(matrix_spec):
-    cells = plan.sweep_cells(matrix_spec)
+    cells = sweep_layout.sweep_cells(matrix_spec)
     assert [(c.warehouses, dict(c.matrix), c.repetition) for c in cells[:8]] == [
         (2, {"workload.remotePercent.newOrderLines": line, "workload.driverOptions.call_timeout": timeout}, rep)
         for line in ("0", "1")
@@ -261,36 +264,38 @@ def test_matrix_cells_are_every_combination_after_clients_and_before_repetitions
     assert len(cells) == 16 and cells[8].warehouses == 1 and cells[8].matrix == cells[0].matrix
     # one load per warehouse count, whatever the matrix: the plan says so before anything runs
     assert [c.index for c in cells if c.loads] == [0, 8]
-    assert plan.sweep_plan(matrix_spec, cells) == plan.SweepPlan(
+    assert sweep_layout.sweep_plan(matrix_spec, cells) == sweep_layout.SweepPlan(
         cells=16, loads=2, deployments=1, estimated_seconds=16 * (5 + 30 + 300)
     )
     external = edited(matrix_spec, "database", {"type": "voltdb", "external": {"endpoints": ["db:21212"]}})
-    assert plan.sweep_plan(external, plan.sweep_cells(external)).deployments == 0
+    assert sweep_layout.sweep_plan(external, sweep_layout.sweep_cells(external)).deployments == 0
 
 
 def test_a_matrix_cell_runs_with_its_own_values(matrix_spec):
-    cells = plan.sweep_cells(matrix_spec)
+    cells = sweep_layout.sweep_cells(matrix_spec)
     cell = cells[6]  # 2 warehouses, 1 % remote lines, call_timeout 60, repetition 1
-    measured = plan.cell_spec(matrix_spec, cell)
+    measured = sweep_layout.cell_spec(matrix_spec, cell)
     assert measured.workload.remote_percent == runspec.RemotePercent(new_order_lines=1)  # typed: an int
     assert measured.workload.driver_options == {"load_timeout": "900", "call_timeout": "60"}
-    args = _args(plan.run_job(plan.cell_run(RUN, cell), measured, SETTINGS))
+    args = _args(runner_jobs.run_job(sweep_layout.cell_run(RUN, cell), measured, SETTINGS))
     assert args[args.index("--remote-line-percent") + 1] == "1" and "--remote-payment-percent" not in args
     assert "call_timeout=60" in args and "load_timeout=900" in args
-    first = plan.cell_spec(matrix_spec, cells[0])
+    first = sweep_layout.cell_spec(matrix_spec, cells[0])
     assert first.workload.remote_percent.new_order_lines == 0 and first.workload.driver_options["call_timeout"] == "30"
     assert matrix_spec.workload.driver_options == {"load_timeout": "900"}  # the sweep's own spec untouched
     paced = edited(matrix_spec, "sweep.matrix", [{"field": "workload.pacing", "values": ["none", "spec"]}])
     think = [
-        "--think-time" in _args(plan.run_job(RUN, plan.cell_spec(paced, c), SETTINGS))
-        for c in plan.sweep_cells(paced)[:4]
+        "--think-time" in _args(runner_jobs.run_job(RUN, sweep_layout.cell_spec(paced, c), SETTINGS))
+        for c in sweep_layout.sweep_cells(paced)[:4]
     ]
     assert think == [False, False, True, True]
 
 
 def test_a_matrix_cell_compares_with_the_same_values_only(matrix_spec):
-    cells = plan.sweep_cells(matrix_spec)
-    hashes = {c.matrix: regression.comparison_hash(plan.cell_spec(matrix_spec, c)) for c in cells if c.warehouses == 2}
+    cells = sweep_layout.sweep_cells(matrix_spec)
+    hashes = {
+        c.matrix: regression.comparison_hash(sweep_layout.cell_spec(matrix_spec, c)) for c in cells if c.warehouses == 2
+    }
     assert len(set(hashes.values())) == 4  # each combination its own history
     # the same configuration written out as a run of its own is the same history
     plain = RunSpec.parse(
@@ -322,8 +327,8 @@ def two_value_sweep(spec_of):
 
 
 def test_a_matrix_sweep_loads_once_and_judges_each_cell_against_its_own_values(two_value_sweep):
-    cells = plan.sweep_cells(two_value_sweep)
-    earlier = {c.matrix: regression.comparison_hash(plan.cell_spec(two_value_sweep, c)) for c in cells}
+    cells = sweep_layout.sweep_cells(two_value_sweep)
+    earlier = {c.matrix: regression.comparison_hash(sweep_layout.cell_spec(two_value_sweep, c)) for c in cells}
     # an earlier run measured far less with no remote lines and far more with 1 %: matched by
     # values, this run's cells improved and regressed (the other way round, if they were swapped)
     history_ = [
@@ -416,7 +421,7 @@ def test_change_points_are_analysed_in_a_job_before_the_verdict_and_the_cleanup(
     analysis = the(step, CreateAnalysisJob)
     assert [p["name"] for p in analysis.analysis_input] == [f"earlier-g{i}-uid" for i in range(3)] + ["bench-g2-uid"]
     assert analysis.max_pvalue == 0.001 and d.condition("Ready")["reason"] == "Judging"
-    job = plan.analyzer_job(plan.cell_run(RUN, None), change_point_run, SETTINGS, analysis.max_pvalue)
+    job = runner_jobs.analyzer_job(sweep_layout.cell_run(RUN, None), change_point_run, SETTINGS, analysis.max_pvalue)
     assert job["metadata"]["name"] == "bench-g2-analyzer"
     assert job["spec"]["template"]["spec"]["containers"][0]["args"][:3] == [
         "changepoints",
@@ -468,13 +473,18 @@ def test_a_mix_axis_runs_each_cell_with_its_own_mix_on_one_load(spec_of):
         == []
     )
     spec = spec_of(document)
-    cells = plan.sweep_cells(spec)
+    cells = sweep_layout.sweep_cells(spec)
     assert [c.loads for c in cells] == [True, False, False, False]  # the mix leaves the data alone: one load
-    mixes = [plan.cell_spec(spec, c).workload.mix for c in cells]
+    mixes = [sweep_layout.cell_spec(spec, c).workload.mix for c in cells]
     assert mixes[2] == runspec.Mix(new_order=100, payment=0, order_status=0, delivery=0, stock_level=0)
-    args = [_args(plan.run_job(plan.cell_run(RUN, c), plan.cell_spec(spec, c), SETTINGS)) for c in cells]
+    args = [
+        _args(runner_jobs.run_job(sweep_layout.cell_run(RUN, c), sweep_layout.cell_spec(spec, c), SETTINGS))
+        for c in cells
+    ]
     assert [a[a.index("--mix") + 1] for a in args] == ["45,43,4,4,4"] * 2 + ["100,0,0,0,0"] * 2
-    assert len({regression.comparison_hash(plan.cell_spec(spec, c)) for c in cells}) == 2  # each mix its history
+    assert (
+        len({regression.comparison_hash(sweep_layout.cell_spec(spec, c)) for c in cells}) == 2
+    )  # each mix its history
     # the two mixes compared like any matrix axis: NewOrder-only against the standard mix
     table = _initial(spec)
     for i, tpmc in enumerate((100, 102, 300, 310)):

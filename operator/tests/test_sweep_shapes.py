@@ -10,7 +10,7 @@ from crd_schema import crd_schema, defaulted_spec, validate
 from runner_docs import pod_results
 from test_phases import RUN, Driver
 from test_sweep import SETTINGS, _measure_cell
-from tpcc_operator import failures, plan, sweep
+from tpcc_operator import failures, plan, sweep, sweep_layout
 from tpcc_operator.runspec import RunSpec
 from tpcc_operator.stages.actions import CreateLoadJob, CreateRunObjects, InstallDatabase, RetireDeployment
 from tpcc_operator.stages.machine import JobState, World
@@ -38,13 +38,13 @@ def hosts_by_k(spec_of):
     )
 
 
-def _shape(cell: plan.Cell) -> tuple[str, str]:
+def _shape(cell: sweep_layout.Cell) -> tuple[str, str]:
     values = dict(cell.matrix)
     return values[REPLICAS], values[K_SAFETY]
 
 
 def test_each_shape_is_deployed_once_its_cells_together(hosts_by_k):
-    cells = plan.sweep_cells(hosts_by_k)
+    cells = sweep_layout.sweep_cells(hosts_by_k)
     # replicas=1 kSafety=1 cannot be deployed: left out, so 3 deployments x 2 sizes x 2 timeouts
     assert len(cells) == 12
     assert [_shape(c) for c in cells[::4]] == [("1", "0"), ("2", "0"), ("2", "1")]
@@ -60,20 +60,20 @@ def test_each_shape_is_deployed_once_its_cells_together(hosts_by_k):
     ]
     # a cell's matrix keeps the spec's axis order (configurations and labels are keyed by it)
     assert [f for f, _ in cells[5].matrix] == ["workload.driverOptions.call_timeout", REPLICAS, K_SAFETY]
-    assert plan.load_cells(cells, cells[5]) == cells[4:6]  # a new deployment starts a new load
+    assert sweep_layout.load_cells(cells, cells[5]) == cells[4:6]  # a new deployment starts a new load
 
 
 def test_the_plan_counts_deployments_loads_and_the_time_of_each_redeploy(hosts_by_k):
-    cells = plan.sweep_cells(hosts_by_k)
+    cells = sweep_layout.sweep_cells(hosts_by_k)
     measured = 5 + 30 + 300  # startDelaySeconds + warmupSeconds + durationSeconds
-    assert plan.sweep_plan(hosts_by_k, cells) == plan.SweepPlan(
+    assert sweep_layout.sweep_plan(hosts_by_k, cells) == sweep_layout.SweepPlan(
         cells=12,
         loads=6,
         deployments=3,
-        estimated_seconds=12 * measured + 2 * plan.REDEPLOY_ESTIMATE_SECONDS,
+        estimated_seconds=12 * measured + 2 * sweep_layout.REDEPLOY_ESTIMATE_SECONDS,
         left_out=("replicas=1 kSafety=1",),
     )
-    table = sweep.initial(cells, plan.sweep_plan(hosts_by_k, cells))
+    table = sweep.initial(cells, sweep_layout.sweep_plan(hosts_by_k, cells))
     assert table["plan"] == {
         "cells": 12,
         "loads": 6,
@@ -83,22 +83,24 @@ def test_the_plan_counts_deployments_loads_and_the_time_of_each_redeploy(hosts_b
     }
     assert [r["deployment"] for r in table["cells"]] == [c.deployment for c in cells]
     # without shape axes nothing changes: one deployment, no deployment column
-    plain = plan.sweep_cells(hosts_by_k.__class__.parse({**hosts_by_k.document, "sweep": {"clients": [2, 4]}}))
+    plain = sweep_layout.sweep_cells(hosts_by_k.__class__.parse({**hosts_by_k.document, "sweep": {"clients": [2, 4]}}))
     assert {c.deployment for c in plain} == {0} and not any(c.deploys for c in plain)
 
 
 def test_a_cell_deploys_its_own_shape_under_a_release_of_its_own(hosts_by_k):
-    cells = plan.sweep_cells(hosts_by_k)
+    cells = sweep_layout.sweep_cells(hosts_by_k)
     last = cells[9]  # replicas 2, kSafety 1: its deployment's second cell (1 warehouse, call_timeout 60)
-    measured = plan.cell_spec(hosts_by_k, last)
+    measured = sweep_layout.cell_spec(hosts_by_k, last)
     assert (measured.deploy.replicas, measured.deploy.k_safety) == (2, 1)  # typed: integers
-    run = plan.cell_run(RUN, last)
+    run = sweep_layout.cell_run(RUN, last)
     release = plan.helm_release(run, measured, SETTINGS)
     assert release.name == "bench-g2-d2" and (release.values["replicas"], release.values["kfactor"]) == (2, 1)
     assert plan.endpoints(run, measured) == [
         f"bench-g2-d2-{i}.bench-g2-d2-hl.perf.svc.cluster.local:21212" for i in range(2)
     ]
-    assert plan.release_name(plan.cell_run(RUN, cells[3])) == "bench-g2"  # the first deployment's name is the run's
+    assert (
+        plan.release_name(sweep_layout.cell_run(RUN, cells[3])) == "bench-g2"
+    )  # the first deployment's name is the run's
     assert plan.is_release_of("bench", "bench-g2-d2") and not plan.is_release_of("bench", "bench-g2-x2")
     # the job names stay per cell
     assert plan.job_name(run, "loader") == "bench-g2-c9-loader"
@@ -115,9 +117,11 @@ def test_resources_are_a_deployment_axis_set_in_the_chart_values(spec_of):
             },
         }
     )
-    cells = plan.sweep_cells(spec)
+    cells = sweep_layout.sweep_cells(spec)
     assert [(c.deployment, c.deploys) for c in cells] == [(0, False), (1, True)]
-    values = plan.helm_release(plan.cell_run(RUN, cells[1]), plan.cell_spec(spec, cells[1]), SETTINGS).values
+    values = plan.helm_release(
+        sweep_layout.cell_run(RUN, cells[1]), sweep_layout.cell_spec(spec, cells[1]), SETTINGS
+    ).values
     assert values["resources"]["limits"]["cpu"] == "2" and values["heap"] == "1g"
 
 
@@ -131,15 +135,15 @@ def test_a_schema_is_a_load_of_its_own_on_the_one_deployment(spec_of):
             },
         }
     )
-    cells = plan.sweep_cells(spec)
+    cells = sweep_layout.sweep_cells(spec)
     assert [(dict(c.matrix)["workload.driverOptions.schema"], c.clients, c.loads) for c in cells] == [
         ("normalized", 1, True),
         ("normalized", 2, False),
         ("embedded", 1, True),
         ("embedded", 2, False),
     ]
-    assert plan.sweep_plan(spec, cells).deployments == 1 and plan.sweep_plan(spec, cells).loads == 2
-    second = plan.cell_spec(spec, cells[2])
+    assert sweep_layout.sweep_plan(spec, cells).deployments == 1 and sweep_layout.sweep_plan(spec, cells).loads == 2
+    second = sweep_layout.cell_spec(spec, cells[2])
     # the reload drops every schema's collections first (the loader's reset)
     assert second.workload.driver_options == {"schema": "embedded"} and second.workload.reset_before_load
 
@@ -231,7 +235,7 @@ def test_the_voltdb_studys_hosts_by_k_safety_is_one_sweep_whose_every_deployment
     manifest = yaml.safe_load(sample.read_text())
     assert validate(manifest) == []
     spec = RunSpec.parse(defaulted_spec(manifest["spec"]))
-    cells = plan.sweep_cells(spec)
+    cells = sweep_layout.sweep_cells(spec)
     shapes = {c.deployment: _shape(c) for c in cells}
     assert list(shapes.values()) == [
         ("1", "0"),
@@ -245,7 +249,7 @@ def test_the_voltdb_studys_hosts_by_k_safety_is_one_sweep_whose_every_deployment
         ("4", "2"),
     ]
     left_out = ("replicas=1 kSafety=1", "replicas=1 kSafety=2", "replicas=2 kSafety=2")
-    assert plan.sweep_plan(spec, cells).left_out == left_out
+    assert sweep_layout.sweep_plan(spec, cells).left_out == left_out
     charts = plan.Settings(charts_dir=sample.parents[4] / "charts")
     for cell in (c for c in cells if c.loads):  # DatabaseTooSmall would raise
-        plan.helm_release(plan.cell_run(RUN, cell), plan.cell_spec(spec, cell), charts)
+        plan.helm_release(sweep_layout.cell_run(RUN, cell), sweep_layout.cell_spec(spec, cell), charts)

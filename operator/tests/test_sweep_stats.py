@@ -6,6 +6,7 @@ import random
 
 import pytest
 from scipy import stats
+from tpcc_operator import sweep_layout
 from tpcc_operator import sweep_stats as statistics
 from tpcc_operator.runspec import RunSpec
 
@@ -50,7 +51,7 @@ def test_the_confidence_interval_is_students():
 
 
 def test_a_sweeps_configurations_and_the_next_client_counts_comparison():
-    from tpcc_operator import plan, sweep
+    from tpcc_operator import sweep
 
     spec = RunSpec.parse(
         {
@@ -59,8 +60,8 @@ def test_a_sweeps_configurations_and_the_next_client_counts_comparison():
             "sweep": {"warehouses": [1], "clients": [2, 4, 8], "repetitions": 3},
         }
     )
-    cells = plan.sweep_cells(spec)
-    table = sweep.initial(cells, plan.sweep_plan(spec, cells))
+    cells = sweep_layout.sweep_cells(spec)
+    table = sweep.initial(cells, sweep_layout.sweep_plan(spec, cells))
     tpmc = {2: [500.0, 510.0, 505.0], 4: [900.0, 880.0, 910.0], 8: [905.0, 890.0]}
     for i, cell in enumerate(table["cells"]):
         values = tpmc[cell["clients"]]
@@ -85,7 +86,7 @@ def test_a_sweeps_configurations_and_the_next_client_counts_comparison():
 def test_configurations_and_comparisons_keep_matrix_values_apart():
     """Two read concerns at the same clients are two configurations, not one of six values; the
     next-client-count comparison stays within one read concern."""
-    from tpcc_operator import plan, sweep
+    from tpcc_operator import sweep
 
     spec = RunSpec.parse(
         {
@@ -97,8 +98,8 @@ def test_configurations_and_comparisons_keep_matrix_values_apart():
             },
         }
     )
-    cells = plan.sweep_cells(spec)
-    table = sweep.initial(cells, plan.sweep_plan(spec, cells))
+    cells = sweep_layout.sweep_cells(spec)
+    table = sweep.initial(cells, sweep_layout.sweep_plan(spec, cells))
     tpmc = {(2, "local"): 100.0, (2, "snapshot"): 50.0, (4, "local"): 200.0, (4, "snapshot"): 60.0}
     for i, c in enumerate(cells):
         concern = dict(c.matrix)["workload.driverOptions.read_concern"]
@@ -131,7 +132,7 @@ def test_configurations_and_comparisons_keep_matrix_values_apart():
 
 
 def test_a_matrix_comparison_holds_the_other_axes_alike():
-    from tpcc_operator import plan, sweep
+    from tpcc_operator import sweep
 
     spec = RunSpec.parse(
         {
@@ -146,8 +147,8 @@ def test_a_matrix_comparison_holds_the_other_axes_alike():
             },
         }
     )
-    cells = plan.sweep_cells(spec)
-    table = sweep.initial(cells, plan.sweep_plan(spec, cells))
+    cells = sweep_layout.sweep_cells(spec)
+    table = sweep.initial(cells, sweep_layout.sweep_plan(spec, cells))
     for i, c in enumerate(cells):
         values = dict(c.matrix)
         tpmc = (100.0 if values["workload.driverOptions.read_concern"] == "majority" else 200.0) * (

@@ -13,7 +13,7 @@ import pytest
 from crd_schema import crd_schema, validate
 from test_fail_fast import failed_with
 from test_phases import RUN, Driver
-from tpcc_operator import capacity, chart_policy, plan
+from tpcc_operator import capacity, chart_policy, plan, runner_jobs, sweep_layout
 from tpcc_operator.databases.mongodb import MONGODB
 from tpcc_operator.databases.voltdb import VOLTDB
 from tpcc_operator.runspec import Deploy, RunSpec
@@ -182,11 +182,11 @@ def test_the_check_parses_what_each_job_gives_the_runner():
         durationSeconds=20,
         warmupSeconds=5,
     )
-    spec = plan.cell_spec(spec, None)
+    spec = sweep_layout.cell_spec(spec, None)
     jobs = {
-        "load": plan.load_job(RUN, spec, SETTINGS),
-        "run": plan.run_job(RUN, spec, SETTINGS),
-        "verify": plan.verifier_job(RUN, spec, SETTINGS, {0: "10.0.0.1"}),
+        "load": runner_jobs.load_job(RUN, spec, SETTINGS),
+        "run": runner_jobs.run_job(RUN, spec, SETTINGS),
+        "verify": runner_jobs.verifier_job(RUN, spec, SETTINGS, {0: "10.0.0.1"}),
     }
     for phase, job in jobs.items():
         # the Job's $(JOB_COMPLETION_INDEX) as Kubernetes expands it for pod 0

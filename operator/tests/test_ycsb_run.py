@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from test_phases import kinds, the
 from test_plan import RUN, SETTINGS
-from tpcc_operator import plan
+from tpcc_operator import plan, runner_jobs
 from tpcc_operator.stages.actions import CreateVerifyJob, KillPods, WriteResult
 from tpcc_operator.workloads.ycsb import YCSB_WORKLOAD
 
@@ -34,7 +34,7 @@ def test_the_load_job_loads_the_records_with_the_load_workers(spec_of):
             },
         }
     )
-    args = args_of(plan.load_job(RUN, spec, SETTINGS))
+    args = args_of(runner_jobs.load_job(RUN, spec, SETTINGS))
     assert args[:4] == ["ycsb", "load", "--workload", "b"] and flag(args, "--threads") == "6"
     assert properties(args) == {"recordcount": "50000", "batchsize": "100", "operationspertransaction": "1"}
     assert "--reset" in args and "--warehouses" not in args  # a deployed database: a fresh load
@@ -59,7 +59,7 @@ def test_the_run_job_is_the_barrier_job_with_each_pods_shard(spec_of):
             "runners": {"parallelism": 2},
         }
     )
-    job = plan.run_job(RUN, spec, SETTINGS)
+    job = runner_jobs.run_job(RUN, spec, SETTINGS)
     args = args_of(job)
     assert args[:4] == ["ycsb", "run", "--workload", "d"]
     assert properties(args) == {
@@ -87,7 +87,7 @@ def test_the_verifier_checks_the_pods_ledgers_with_the_workloads_properties(spec
     spec = spec_of(
         {"database": {"type": "voltdb"}, "workload": {"kind": "ycsb", "ycsb": {"workload": "d", "recordCount": 5000}}}
     )
-    args = args_of(plan.verifier_job(RUN, spec, SETTINGS, {0: "10.0.0.7", 1: "10.0.0.8"}))
+    args = args_of(runner_jobs.verifier_job(RUN, spec, SETTINGS, {0: "10.0.0.7", 1: "10.0.0.8"}))
     assert args[:4] == ["ycsb", "verify", "--workload", "d"] and properties(args)["recordcount"] == "5000"
     assert [args[i + 1] for i, a in enumerate(args) if a == "--ledger"] == [
         f"http://10.0.0.7:{plan.LEDGER_PORT}/ledger",
@@ -103,13 +103,13 @@ def test_a_spec_property_overrides_what_the_operator_passes(spec_of):
             "workload": {"kind": "ycsb", "ycsb": {"properties": {"operationcount": "5000"}}},
         }
     )
-    assert properties(args_of(plan.run_job(RUN, spec, SETTINGS)))["operationcount"] == "5000"
+    assert properties(args_of(runner_jobs.run_job(RUN, spec, SETTINGS)))["operationcount"] == "5000"
 
 
 def test_kind_ycsb_without_its_block_runs_the_crds_defaults(spec_of):
     spec = spec_of({"database": {"type": "voltdb"}, "workload": {"kind": "ycsb"}})
     assert spec.workload.ycsb is None and spec.workload.ycsb_or_defaults.workload == "a"
-    assert args_of(plan.load_job(RUN, spec, SETTINGS))[:4] == ["ycsb", "load", "--workload", "a"]
+    assert args_of(runner_jobs.load_job(RUN, spec, SETTINGS))[:4] == ["ycsb", "load", "--workload", "a"]
 
 
 YCSB_VERIFIED = {

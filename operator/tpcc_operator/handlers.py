@@ -22,7 +22,7 @@ import prometheus_client
 import urllib3
 from kubernetes.client.rest import ApiException
 
-from . import databases, failures, faults, history, kube, plan, schedule
+from . import databases, failures, faults, history, kube, plan, runner_jobs, schedule, sweep_layout
 from .metrics import OperatorMetrics
 from .runspec import RunSpec, SpecError
 from .stages.actions import (
@@ -138,31 +138,31 @@ def _perform_one(
                 kube.create(obj)
         case InstallDatabase():
             if run.deployment == 0:  # before anything is installed: every deployment of a sweep
-                plan.refuse_undeployable(run, whole, cfg)
+                sweep_layout.refuse_undeployable(run, whole, cfg)
             kube.helm_install(plan.helm_release(run, spec, cfg))
         case RetireDeployment():  # the sweep's earlier deployment (the current one is not made yet)
             kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
         case CreateLoadJob():
-            kube.create(plan.load_job(run, spec, cfg))
+            kube.create(runner_jobs.load_job(run, spec, cfg))
         case CreateRunJob():
-            kube.create(plan.run_job(run, spec, cfg))
+            kube.create(runner_jobs.run_job(run, spec, cfg))
         case CreateMidcheckJob():
-            kube.create(plan.midcheck_job(run, spec, cfg))
+            kube.create(runner_jobs.midcheck_job(run, spec, cfg))
         case WriteStartAt(start_at):
             kube.write_start_at(run, start_at)
         case CreateVerifyJob(ledger_pods):
-            kube.create(plan.verifier_job(run, spec, cfg, ledger_pods))
+            kube.create(runner_jobs.verifier_job(run, spec, cfg, ledger_pods))
         case ReleaseRunners():
             kube.release_runners(run)
         case WriteDeliveries(deliveries):
             kube.write_check_input(run, "deliveries.json", json.dumps(deliveries))
         case CreateAnalysisJob(analysis_input, max_pvalue):
             kube.write_check_input(run, "history.json", json.dumps(analysis_input))
-            kube.create(plan.analyzer_job(run, spec, cfg, max_pvalue))
+            kube.create(runner_jobs.analyzer_job(run, spec, cfg, max_pvalue))
         case CreateCheckJob(earlier_cells):
-            kube.create(plan.check_job(run, spec, cfg, earlier_cells))
+            kube.create(runner_jobs.check_job(run, spec, cfg, earlier_cells))
         case CreateAcidJob():
-            kube.create(plan.acid_job(run, spec, cfg))
+            kube.create(runner_jobs.acid_job(run, spec, cfg))
         case KillPods(kills):
             for kill in kills:  # kill-all: every pod at once, as close together as the API allows
                 _kill(run, spec, kill, logger)
@@ -224,8 +224,8 @@ def drive(name: str, namespace: str | None, logger: Logger, retry: int = 0, **_)
         return
     active = active_run(run, spec, status)  # None: this tick starts a new run
     # in a sweep: the cell under way, with the workload it measures
-    cell = plan.current_cell(spec, status) if active else None
-    active, measured = plan.cell_run(active, cell) if active else None, plan.cell_spec(spec, cell)
+    cell = sweep_layout.current_cell(spec, status) if active else None
+    active, measured = sweep_layout.cell_run(active, cell) if active else None, sweep_layout.cell_spec(spec, cell)
     try:
         world = (
             kube.observe(run.namespace, now, lambda seen: observes(active, measured, status, now, seen))

@@ -17,7 +17,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from . import plan, sweep, workloads
+from . import sweep, sweep_layout, workloads
 from .runspec import RunSpec
 
 # why a search stopped (status.sweep.saturation[].stopped)
@@ -31,9 +31,9 @@ CELL_FAILED = "CellFailed"  # the sweep failed in the search's cell
 Key = tuple[int, tuple[tuple[str, str], ...]]
 
 
-def key_of(cell: plan.Cell | dict) -> Key:
+def key_of(cell: sweep_layout.Cell | dict) -> Key:
     """The search a cell (planned, or its row in status.sweep.cells) belongs to."""
-    if isinstance(cell, plan.Cell):
+    if isinstance(cell, sweep_layout.Cell):
         return cell.warehouses, cell.matrix
     return cell["warehouses"], tuple((cell.get("matrix") or {}).items())
 
@@ -68,7 +68,7 @@ class Search:
             return None
         workload = workloads.of(spec)
         limits = workload.p90_limits(search.p90_limits_ms)
-        return cls(plan.saturation_ladder(search), search.min_gain_percent, limits, workload.throughput)
+        return cls(sweep_layout.saturation_ladder(search), search.min_gain_percent, limits, workload.throughput)
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def search_status(key: Key, found: list[Figure], decision: Decision, metric: str
     return entry
 
 
-def advance(table: dict, cells: list[plan.Cell], search: Search | None) -> tuple[int | None, dict]:
+def advance(table: dict, cells: list[sweep_layout.Cell], search: Search | None) -> tuple[int | None, dict]:
     """After cell table["current"] was judged: the index of the cell to run next (None: the
     sweep is over) and the table, with the search's figures and the cells it skips. Without a
     saturation search, simply the next cell."""
@@ -209,7 +209,7 @@ def advance(table: dict, cells: list[plan.Cell], search: Search | None) -> tuple
     return (following if following < len(cells) else None), table
 
 
-def after_failure(table: dict, cells: list[plan.Cell], search: Search | None) -> dict:
+def after_failure(table: dict, cells: list[sweep_layout.Cell], search: Search | None) -> dict:
     """A sweep that failed in its current cell: the search of that cell ends there (what it
     measured before stays in status)."""
     if search is None:

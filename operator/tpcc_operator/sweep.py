@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import plan, regression, sweep_stats
+from . import regression, sweep_layout, sweep_stats
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
 SKIPPED = "Skipped"  # left out by a saturation search that stopped before it
@@ -21,7 +21,7 @@ THROUGHPUTS = ("tpmC", "opsPerSecond")
 SEVERITY = (regression.FAILED, regression.REGRESSED, regression.INCONCLUSIVE, regression.IMPROVED, regression.PASS)
 
 
-def initial(cells: list[plan.Cell], sweep_plan: plan.SweepPlan) -> dict[str, Any]:
+def initial(cells: list[sweep_layout.Cell], sweep_plan: sweep_layout.SweepPlan) -> dict[str, Any]:
     """The table before anything starts: every cell Pending, and the plan."""
     table = [
         {

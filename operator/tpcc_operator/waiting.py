@@ -8,7 +8,7 @@ wait that ends in a timeout has already named its cause in the status.
 
 from __future__ import annotations
 
-from . import failures, plan, workloads
+from . import failures, plan, runner_jobs, workloads
 from . import faults as fault_injection
 from .runspec import RunSpec
 from .timestamps import parse_time, rfc3339
@@ -50,7 +50,7 @@ def _deploying(run: plan.Run, spec: RunSpec, status: dict, world) -> str:
 def _loading(run: plan.Run, spec: RunSpec, world) -> str:
     return _with(
         f"waiting for load job {plan.job_name(run, 'loader')} to load {workloads.loaded(spec.workload)} "
-        f"(timeout {plan.load_timeout(spec)}s)",
+        f"(timeout {runner_jobs.load_timeout(spec)}s)",
         pod_detail(world),
     )
 
@@ -78,7 +78,7 @@ def _running(run: plan.Run, spec: RunSpec, status: dict, world) -> str:
 
 
 def _verifying(run: plan.Run, spec: RunSpec, status: dict, world) -> str:
-    job = plan.verifying_role(spec, status)
+    job = runner_jobs.verifying_role(spec, status)
     if job == "checker":
         return _with(f"waiting for consistency check job {plan.job_name(run, 'checker')}", pod_detail(world))
     if job == "acid":

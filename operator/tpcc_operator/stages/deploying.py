@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import plan, waiting, workloads
+from .. import plan, sweep_layout, waiting, workloads
 from ..runspec import RunSpec
 from . import reads
 from .actions import InstallDatabase, RetireDeployment
@@ -25,7 +25,7 @@ def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen:
     return [reads.DatabaseReadiness(labels), reads.PodStates(labels)] if seen is None else []
 
 
-def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
+def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[sweep_layout.Cell]) -> Step | None:
     """Install the release, then wait for its pods (readyTimeoutSeconds)."""
     status = b.status
     database = status.get("database") or {}

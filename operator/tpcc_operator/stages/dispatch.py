@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import plan, saturation, sweep, waiting
+from .. import plan, saturation, sweep, sweep_layout, waiting
 from ..runspec import RunSpec
 from ..timestamps import rfc3339
 from . import deploying, failing, finished, loading, pending, recording, running, verifying
@@ -70,10 +70,10 @@ def next_step(run: plan.Run, spec: RunSpec, status: dict, world: World, now: dt.
         b = Builder(status, run.generation, now)
         if status.get("observedGeneration") != run.generation:
             _apply_in_place(b)
-        cells = plan.sweep_cells(spec)
-        cell = plan.current_cell(spec, status)
-        measured = plan.cell_spec(spec, cell)  # a sweep's cell measures its own workload
-        under_way = plan.cell_run(run_under_way(run, status), cell)
+        cells = sweep_layout.sweep_cells(spec)
+        cell = sweep_layout.current_cell(spec, status)
+        measured = sweep_layout.cell_spec(spec, cell)  # a sweep's cell measures its own workload
+        under_way = sweep_layout.cell_run(run_under_way(run, status), cell)
         search = saturation.Search.of(spec)  # the sweep's, which the cell's own spec has not
         note_oom_kills(b, world)
         step = fail_fast(b, measured, world) or _advance(b, under_way, measured, world, cells, search)
@@ -120,7 +120,12 @@ PHASE_STEPS = {
 
 
 def _advance(
-    b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell], search: saturation.Search | None
+    b: Builder,
+    run: plan.Run,
+    spec: RunSpec,
+    world: World,
+    cells: list[sweep_layout.Cell],
+    search: saturation.Search | None,
 ) -> Step:
     """The phase's own logic for the run under way (`run` names its objects; in a sweep, those
     of the cell under way, whose workload `spec` has; `search`: the sweep's saturation search)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import databases, failures, plan, workloads
+from .. import databases, failures, plan, runner_jobs, workloads
 from ..runspec import RunSpec
 from . import reads
 from .actions import (
@@ -42,7 +42,7 @@ PHASE_CONDITION = {
 
 
 # The Job whose pods a phase watches for a start that will never happen (Verifying: the Job of
-# the check under way, plan.verifying_role).
+# the check under way, runner_jobs.verifying_role).
 JOB_ROLE = {LOADING: "loader", RUNNING: "runner"}
 
 
@@ -57,7 +57,7 @@ def observes(run: plan.Run, spec: RunSpec, status: dict, seen: World | None) -> 
             return [reads.DatabaseReadiness(labels), reads.PodStates(labels)]
         missing = not seen.database_ready
     elif phase in (LOADING, RUNNING, VERIFYING):
-        role = plan.verifying_role(spec, status) if phase == VERIFYING else JOB_ROLE[phase]
+        role = runner_jobs.verifying_role(spec, status) if phase == VERIFYING else JOB_ROLE[phase]
         if seen is None:
             return [reads.PodStates({"job-name": plan.job_name(run, role)}), *database_pods(run, spec)]
         missing = not seen.pods

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import plan, saturation, workloads
+from .. import plan, saturation, sweep_layout, workloads
 from ..cost import cost_status
 from ..runspec import RunSpec
 from ..timestamps import parse_time
@@ -27,7 +27,12 @@ def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen:
 
 
 def tick(
-    b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell], search: saturation.Search | None
+    b: Builder,
+    run: plan.Run,
+    spec: RunSpec,
+    world: World,
+    cells: list[sweep_layout.Cell],
+    search: saturation.Search | None,
 ) -> Step | None:
     """The verdict and BenchmarkResult once, the cleanup policy once, the ttl."""
     status, now = b.status, b.now

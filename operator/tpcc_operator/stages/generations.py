@@ -12,7 +12,7 @@ import hashlib
 import json
 
 from .. import faults as fault_injection
-from .. import plan, sweep, waiting, workloads
+from .. import plan, sweep, sweep_layout, waiting, workloads
 from ..runspec import RunSpec
 from ..timestamps import rfc3339
 from .actions import RetireOldGenerations
@@ -69,7 +69,7 @@ def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> S
     if status.get("observedGeneration") is not None:
         step.actions.append(RetireOldGenerations())
     cleared = {k: None for k in status if k not in ("phase",)}
-    cells = plan.sweep_cells(spec)
+    cells = sweep_layout.sweep_cells(spec)
     step.status = {
         **cleared,
         "phase": PENDING,
@@ -80,7 +80,7 @@ def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> S
         "stageStartTime": rfc3339(now),
         "conditions": [],
         "message": waiting.message("creating the run's objects", rfc3339(now)),
-        **({"sweep": sweep.initial(cells, plan.sweep_plan(spec, cells))} if cells else {}),
+        **({"sweep": sweep.initial(cells, sweep_layout.sweep_plan(spec, cells))} if cells else {}),
     }
     w = spec.workload
     axes = "".join(f" x {len(a.values)} {a.field}" for a in ((spec.sweep and spec.sweep.matrix) or ()))

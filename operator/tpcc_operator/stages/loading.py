@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import plan, waiting, workloads
+from .. import plan, runner_jobs, sweep_layout, waiting, workloads
 from ..results import (
     consistency_status,
     load_status,
@@ -31,7 +31,7 @@ def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen:
     return wanted
 
 
-def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
+def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[sweep_layout.Cell]) -> Step | None:
     """One load Job (with verify.afterLoad, checking what it loaded); the run moves on when it
     succeeded."""
     if world.load_check_report is not None and (world.load.failed or world.load.succeeded):
@@ -56,8 +56,8 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[pla
         took = f" in {load['seconds']:g} s ({load['rowsPerSecond']:,.0f} rows/s)" if load else ""
         b.condition("Loaded", True, "Loaded", f"{workloads.loaded(spec.workload)} loaded{took}{held}")
         b.move(RUNNING, "Running", f"starting {spec.runners.parallelism} runner pods")
-    elif b.elapsed() > plan.load_timeout(spec):
-        msg = f"not loaded after {plan.load_timeout(spec)}s"
+    elif b.elapsed() > runner_jobs.load_timeout(spec):
+        msg = f"not loaded after {runner_jobs.load_timeout(spec)}s"
         msg += f" ({detail})" if (detail := waiting.pod_detail(world)) else ""
         b.condition("Loaded", False, "LoadTimedOut", msg)
         return b.fail("LoadTimedOut", msg)

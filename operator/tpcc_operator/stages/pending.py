@@ -5,14 +5,14 @@ Observes: the spec. Does: CreateRunObjects; moves to Deploying or Loading.
 
 from __future__ import annotations
 
-from .. import plan, sweep, workloads
+from .. import plan, sweep, sweep_layout, workloads
 from ..runspec import RunSpec
 from ..timestamps import rfc3339
 from .actions import CreateRunObjects
 from .machine import DEPLOYING, LOADING, Builder, Step, World
 
 
-def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
+def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[sweep_layout.Cell]) -> Step | None:
     """Create the run's objects; deploy the database, or load an external one."""
     now = b.now
     table = b.status.get("sweep")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 
 from .. import faults as fault_injection
-from .. import plan, waiting, workloads
+from .. import plan, sweep_layout, waiting, workloads
 from ..runspec import RunSpec
 from ..timestamps import parse_time, rfc3339
 from . import fault_moves, reads
@@ -40,7 +40,7 @@ def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen:
     return [reads.Results(i, plan.results_configmap_name(run, i)) for i in range(spec.runners.parallelism)]
 
 
-def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
+def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[sweep_layout.Cell]) -> Step | None:
     """The runner Job, the barrier, faults while measuring, the merged results."""
     n = spec.runners.parallelism
     if world.runner.failed:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import faults as fault_injection
-from .. import history, plan, regression, saturation, sweep, workloads
+from .. import history, plan, regression, saturation, sweep, sweep_layout, workloads
 from ..results import (
     error_budget_message,
 )
@@ -58,7 +58,7 @@ def cell_measured(b: Builder, run: plan.Run, spec: RunSpec, message: str) -> Non
 
 
 def judge_cell(
-    b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]
+    b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[sweep_layout.Cell]
 ) -> tuple[bool, regression.Policy | None]:
     """A finished cell's verdict against the same cell of earlier runs, its BenchmarkResult
     and its row in status.sweep. A cell the run failed in (not yet finished) is Failed.
@@ -109,7 +109,7 @@ def judge_cell(
 def next_cell_or_finish(
     b: Builder,
     run: plan.Run,
-    cells: list[plan.Cell],
+    cells: list[sweep_layout.Cell],
     search: saturation.Search | None,
     policy: regression.Policy | None,
     workload: Workload,
@@ -145,13 +145,13 @@ def next_cell_or_finish(
     return b.step
 
 
-def _next_deployment(b: Builder, run: plan.Run, cell: plan.Cell) -> None:
+def _next_deployment(b: Builder, run: plan.Run, cell: sweep_layout.Cell) -> None:
     """The next cell runs on a database of another shape: Deploying again, under the release of
     its deployment (a merge patch keeps what it does not name: installed and retired are reset;
     the install writes the new endpoints)."""
-    release = plan.release_name(plan.cell_run(run, cell))
+    release = plan.release_name(sweep_layout.cell_run(run, cell))
     b.step.status["database"] = {"release": release, "installed": False, "retired": False}
-    shape = ", ".join(f"{f.rpartition('.')[2]}={v}" for f, v in cell.matrix if plan.is_deployment_axis(f))
+    shape = ", ".join(f"{f.rpartition('.')[2]}={v}" for f, v in cell.matrix if sweep_layout.is_deployment_axis(f))
     b.condition("DatabaseReady", False, "Redeploying", f"cell {cell.index}: deployment {cell.deployment} ({shape})")
     b.next_cell(DEPLOYING, "Deploying", f"cell {cell.index}: deploying {shape} as helm release {release}")
 

@@ -9,7 +9,7 @@ Does: CreateMidcheckJob, CreateVerifyJob, ReleaseRunners, CreateCheckJob, Create
 from __future__ import annotations
 
 from .. import faults as fault_injection
-from .. import plan, workloads
+from .. import plan, sweep_layout, workloads
 from ..results import acid_status, consistency_status, during_run_status
 from ..runspec import RunSpec
 from ..timestamps import parse_time
@@ -19,7 +19,7 @@ from .fault_moves import inject_faults
 from .machine import Builder, Step, World
 
 
-def check_consistency(b: Builder, run: plan.Run, world: World, cells: list[plan.Cell]) -> Step | None:
+def check_consistency(b: Builder, run: plan.Run, world: World, cells: list[sweep_layout.Cell]) -> Step | None:
     """The consistency check after the run (the checker Job; in a sweep, it also reads the
     Deliveries of the cells measured earlier on the same load)."""
     if world.check_report is not None and (world.checker.succeeded or world.checker.failed):
@@ -35,7 +35,9 @@ def check_consistency(b: Builder, run: plan.Run, world: World, cells: list[plan.
         b.condition("ConsistencyVerified", False, "CheckFailed", msg)
         return b.fail("CheckFailed", f"consistency check failed: {msg}")
     elif not world.checker.exists:
-        earlier = () if run.cell is None else tuple(c.index for c in plan.load_cells(cells, cells[run.cell])[:-1])
+        earlier = (
+            () if run.cell is None else tuple(c.index for c in sweep_layout.load_cells(cells, cells[run.cell])[:-1])
+        )
         b.act(CreateCheckJob(earlier))
         b.event("CheckJobCreated", f"job {plan.job_name(run, 'checker')}")
     return None

@@ -1,4 +1,4 @@
-"""Stage Verifying: the checks of verification.py in order (plan.verifying_role); the run (or the
+"""Stage Verifying: the checks of verification.py in order (runner_jobs.verifying_role); the run (or the
 sweep's cell) is measured when the last of them has passed.
 
 Observes: the Job of the check under way and its report (CHECKS), the database's readiness and
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import plan, workloads
+from .. import plan, runner_jobs, sweep_layout, workloads
 from ..runspec import RunSpec
 from . import fault_moves, reads
 from .machine import Builder, JobState, Step, World, patched
@@ -19,7 +19,7 @@ from .verification import check_consistency, check_during_run, run_acid_tests, v
 
 # Each check's Job: the World fields of its state and of its report, and the report's file.
 CHECKS: dict[str, tuple[reads.JobField, reads.ReportField, str]] = {
-    "midcheck": ("midcheck", "midcheck_report", plan.MIDCHECK_KEY),
+    "midcheck": ("midcheck", "midcheck_report", runner_jobs.MIDCHECK_KEY),
     "verifier": ("verifier", "durability_report", "durability.json"),
     "checker": ("checker", "check_report", "check.json"),
     "acid": ("acid", "acid_report", "acid.json"),
@@ -31,7 +31,7 @@ def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen:
     it finished, or before the verifier starts, the database's readiness and the runner pods'
     IPs (whose ledgers it reads)."""
     faults = fault_moves.observes(run, spec, status, now) if seen is None else []
-    role = plan.verifying_role(spec, status)
+    role = runner_jobs.verifying_role(spec, status)
     if role == "acid" and (spec.verify.acid_tests is None or "acid" in status):
         return faults  # every check done
     job, report, key = CHECKS[role]
@@ -50,10 +50,10 @@ def _job_state(seen: World, role: str) -> JobState:
     return {"midcheck": seen.midcheck, "verifier": seen.verifier, "checker": seen.checker, "acid": seen.acid}[role]
 
 
-def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[plan.Cell]) -> Step | None:
+def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[sweep_layout.Cell]) -> Step | None:
     """Durability (the verifier Job over every ledger), consistency (the checker Job), then the
     ACID tests (their Job); the run (or cell) is measured when the last of them has passed."""
-    job = plan.verifying_role(spec, b.status)
+    job = runner_jobs.verifying_role(spec, b.status)
     if job == "midcheck":
         failed = check_during_run(b, run, spec, world)
     elif job == "verifier":
