@@ -10,6 +10,7 @@ from .runspec import RunSpec
 from .stages.machine import FAILED, SUCCEEDED
 
 RUN_LABELS = ("namespace", "run", "db")
+SWEEP_CELL_LABELS = ("warehouses", "clients", "matrix", "repetition")
 
 
 class OperatorMetrics:
@@ -21,76 +22,53 @@ class OperatorMetrics:
         self.runs = Gauge(
             "tpcc_operator_runs", "BenchmarkRuns by phase (1 per run)", RUN_LABELS + ("phase",), registry=r
         )
+        errors = "Ticks that failed (API or Helm errors); retried"
         self.reconcile_errors = Counter(
-            "tpcc_operator_reconcile_errors_total",
-            "Ticks that failed (API or Helm errors); retried",
-            ("namespace", "run"),
-            registry=r,
+            "tpcc_operator_reconcile_errors_total", errors, ("namespace", "run"), registry=r
         )
-        self.tpmc = Gauge("tpcc_operator_run_tpmc", "Final tpmC of the run, all runner pods", RUN_LABELS, registry=r)
-        self.baseline_tpmc = Gauge(
-            "tpcc_operator_run_baseline_tpmc", "spec.baselineTpmC of the run", RUN_LABELS, registry=r
+
+        def run_gauge(name: str, text: str, *labels: str) -> Gauge:
+            return Gauge(name, text, RUN_LABELS + labels, registry=r)  # and per `labels` beyond the run's
+
+        self.tpmc = run_gauge("tpcc_operator_run_tpmc", "Final tpmC of the run, all runner pods")
+        self.baseline_tpmc = run_gauge("tpcc_operator_run_baseline_tpmc", "spec.baselineTpmC of the run")
+        self.failed = run_gauge("tpcc_operator_run_failed", "1 if the run ended Failed, 0 if Succeeded")
+        self.consistency_passed = run_gauge(
+            "tpcc_operator_run_consistency_passed", "1 if every TPC-C consistency condition held after the run"
         )
-        self.failed = Gauge(
-            "tpcc_operator_run_failed", "1 if the run ended Failed, 0 if Succeeded", RUN_LABELS, registry=r
-        )
-        self.consistency_passed = Gauge(
-            "tpcc_operator_run_consistency_passed",
-            "1 if every TPC-C consistency condition held after the run",
-            RUN_LABELS,
-            registry=r,
-        )
-        self.durability_lost = Gauge(
-            "tpcc_operator_run_durability_lost",
-            "Acknowledged NewOrders missing from the database after the run",
-            RUN_LABELS,
-            registry=r,
+        self.durability_lost = run_gauge(
+            "tpcc_operator_run_durability_lost", "Acknowledged NewOrders missing from the database after the run"
         )
         # a gauge set from status.faults (it survives operator restarts), monotonic per run; not
         # a counter (no _total): it is the run's count as its status has it, set, never incremented
-        self.fault_injections = Gauge(
+        self.fault_injections = run_gauge(
             "tpcc_operator_fault_injections",
             "Database pods the operator has killed in this run so far, by action",
-            RUN_LABELS + ("action",),
-            registry=r,
+            "action",
         )
-        self.fault_recovery = Gauge(
-            "tpcc_operator_fault_recovery_seconds",
-            "Seconds from the last kill until the database was whole and ready",
-            RUN_LABELS,
-            registry=r,
+        self.fault_recovery = run_gauge(
+            "tpcc_operator_fault_recovery_seconds", "Seconds from the last kill until the database was whole and ready"
         )
         # the regression verdict: one series per run, labelled with the verdict (status.verdict)
-        self.verdict = Gauge(
+        self.verdict = run_gauge(
             "tpcc_operator_run_verdict",
             "1 for the run's regression verdict (Pass, Regressed, Improved, Inconclusive, Failed)",
-            RUN_LABELS + ("verdict",),
-            registry=r,
+            "verdict",
         )
-        self.delta = Gauge(
+        self.delta = run_gauge(
             "tpcc_operator_run_regression_delta_ratio",
             "Each compared metric (tpmC, p99Ms/<TYPE>) against the run's baseline: (value - baseline) / baseline",
-            RUN_LABELS + ("metric",),
-            registry=r,
+            "metric",
         )
         # a sweep's curves: one series per finished cell (status.sweep.cells), as its BenchmarkResults
-        self.sweep_cell_tpmc = Gauge(
-            "tpcc_operator_sweep_cell_tpmc",
-            "tpmC of each measured cell of a sweep",
-            RUN_LABELS + ("warehouses", "clients", "matrix", "repetition"),
-            registry=r,
+        self.sweep_cell_tpmc = run_gauge(
+            "tpcc_operator_sweep_cell_tpmc", "tpmC of each measured cell of a sweep", *SWEEP_CELL_LABELS
         )
         self._phase: dict[tuple[str, str], tuple[str, str]] = {}  # (ns, run) -> (db, phase)
         # (ns, run) -> gauge -> the label values beyond RUN_LABELS of the run's series in it
         self._series: dict[tuple[str, str], dict[Gauge, set[tuple[str, ...]]]] = {}
-        self._run_gauges = (
-            self.tpmc,
-            self.baseline_tpmc,
-            self.failed,
-            self.consistency_passed,
-            self.durability_lost,
-            self.fault_recovery,
-        )
+        self._run_gauges: tuple[Gauge, ...] = (self.tpmc, self.baseline_tpmc, self.failed, self.consistency_passed)
+        self._run_gauges += (self.durability_lost, self.fault_recovery)
 
     def observe(self, namespace: str, name: str, spec: RunSpec, status: dict) -> None:
         """Set the run's series from its spec and (fresh) status."""

@@ -33,7 +33,6 @@ def run_status(docs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _results(merged: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, Any]:
     totals = merged["totals"]
-    windows = {w["shard"]: w for w in merged["pod_windows"]}
     return {
         "tpmC": merged["tpmC"],
         **({"transactionsPerSecond": merged["transactions_per_second"]} if "transactions_per_second" in merged else {}),
@@ -48,14 +47,7 @@ def _results(merged: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, An
         "pacing": merged["pacing"],
         "seed": merged["options"]["seed"],
         "cConstants": merged["c_constants"],
-        "responseTimes": {
-            name: {
-                "limitSeconds": v["limit_seconds"],
-                **({"p90Seconds": v["p90_seconds"], "passed": v["passed"]} if v["passed"] is not None else {}),
-            }
-            for name, v in merged["response_times"].items()
-        },
-        "responseTimesPassed": merged["response_times_passed"],
+        **_response_times(merged),
         "specDeviations": merged["spec_deviations"],
         "lateRunners": [{"shard": p["shard"], "lateSeconds": p["late_seconds"]} for p in merged["late_runners"]],
         "start": merged["start"],
@@ -66,38 +58,58 @@ def _results(merged: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, An
         "aborts": totals["rollbacks"],
         "errors": totals["errors"],
         "unknown": totals["unknown"],
-        "transactions": {
-            name: {
-                "committed": t["committed"],
-                "rollbacks": t["rollbacks"],
-                "errors": t["errors"],
-                "unknown": t["unknown"],
-                "retries": t["retries"],
-                "executed": t["executed"],
-                "mixPercent": t["mix_percent"],
-                "latencyMs": t["latency_ms"],
-            }
-            for name, t in merged["transactions"].items()
-        },
+        "transactions": {name: _transaction(t) for name, t in merged["transactions"].items()},
         # NewOrders per minute in 10 s steps from the start of the measured interval
         # (negative t: warmup), so a fault's dip and the recovery show
         "timeline": merged["timeline"],
-        "pods": sorted(
-            (
-                {
-                    "shard": _shard_index(d),
-                    "clients": d["clients"],
-                    "tpmC": d["tpmC"],
-                    "committed": d["totals"]["committed"],
-                    "lateSeconds": windows[_shard_index(d)]["late_seconds"],
-                    "measureStart": d["start"],
-                    "measureEnd": d["end"],
-                }
-                for d in docs
-            ),
-            key=lambda p: p["shard"],
-        ),
+        "pods": _pods(merged, docs),
     }
+
+
+def _response_times(merged: dict[str, Any]) -> dict[str, Any]:
+    """Clause 5.2.5.3's 90th-percentile response times against their limits."""
+    return {
+        "responseTimes": {
+            name: {
+                "limitSeconds": v["limit_seconds"],
+                **({"p90Seconds": v["p90_seconds"], "passed": v["passed"]} if v["passed"] is not None else {}),
+            }
+            for name, v in merged["response_times"].items()
+        },
+        "responseTimesPassed": merged["response_times_passed"],
+    }
+
+
+def _transaction(t: dict[str, Any]) -> dict[str, Any]:
+    """One transaction type's counts, share of the mix and latencies."""
+    return {
+        "committed": t["committed"],
+        "rollbacks": t["rollbacks"],
+        "errors": t["errors"],
+        "unknown": t["unknown"],
+        "retries": t["retries"],
+        "executed": t["executed"],
+        "mixPercent": t["mix_percent"],
+        "latencyMs": t["latency_ms"],
+    }
+
+
+def _pods(merged: dict[str, Any], docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each runner pod's share: its clients, tpmC, commits and measured window, by shard."""
+    windows = {w["shard"]: w for w in merged["pod_windows"]}
+    pods = [
+        {
+            "shard": _shard_index(d),
+            "clients": d["clients"],
+            "tpmC": d["tpmC"],
+            "committed": d["totals"]["committed"],
+            "lateSeconds": windows[_shard_index(d)]["late_seconds"],
+            "measureStart": d["start"],
+            "measureEnd": d["end"],
+        }
+        for d in docs
+    ]
+    return sorted(pods, key=lambda p: p["shard"])
 
 
 def server_status(merged: dict[str, Any]) -> dict[str, Any]:
