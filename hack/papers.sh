@@ -6,7 +6,8 @@
 #
 #   hack/papers.sh [--scaled] [--only-dry-run] [STUDY ...]    studies: vldb2019 sharded voltdb fdb-ycsb
 #
-# --scaled: each run shrunk to a minute or two (30 s measured, 1-2 warehouses, SecantusDB in place
+# --scaled: each run shrunk to a minute or two (30 s measured, 1-2 warehouses, a sweep's shape axes
+# to one small deployment: 1 host, k=0, at most 2 sites, no instance sizes or shard counts; SecantusDB in place
 # of mongod; what was changed is printed with it): what CI runs. Without it the manifests run as
 # written, which takes hours and a cluster the size of the papers' (mongod images included).
 # env: TPCC_PAPERS_NAMESPACE (tpcc-papers)  TPCC_PAPERS_TIMEOUT (per manifest, 3600 s)

@@ -48,12 +48,24 @@ def manifests(studies: list[str]) -> list[tuple[str, dict]]:
 
 
 def cells(spec: dict) -> int:
-    """How many runs a manifest makes: its sweep's cells, or one."""
+    """How many runs a manifest makes at most: its sweep's cells (a saturation search counts its
+    ladder's steps, once per matrix combination; a paired axis adds no combinations), or one."""
     sweep = spec.get("sweep") or {}
-    n = len(sweep.get("warehouses", [1])) * len(sweep.get("clients", [1])) * sweep.get("repetitions", 1)
+    search = sweep.get("saturation")
+    n = len(sweep.get("warehouses", [1])) * sweep.get("repetitions", 1)
+    n *= _steps(search) if search else len(sweep.get("clients", [1]))
     for axis in sweep.get("matrix", []):
-        n *= len(axis["values"])
+        n *= 1 if axis.get("pairedWith") else len(axis["values"])
     return n
+
+
+def _steps(search: dict) -> int:
+    """The client counts a saturation search's ladder holds (start, then + step or x factor, up to max)."""
+    count, clients = 0, search["startClients"]
+    while clients <= search["maxClients"]:
+        count += 1
+        clients = clients + search["step"] if "step" in search else clients * search["factor"]
+    return count
 
 
 def smallest_of_each_study() -> list[tuple[str, dict]]:
@@ -82,6 +94,55 @@ def not_runnable(spec: dict) -> str | None:
 
 def _scaled_list(values: list[int], to: list[int]) -> list[int]:
     return to[: max(1, min(len(values), len(to)))]
+
+
+def _scaled_axis_value(field: str, value: str, test_server: bool) -> str | None:
+    """An axis value shrunk to one small node (None: the axis goes). The MongoDB test server is
+    one node of one shape: every database.deploy axis goes (replicas, shards, resources). VoltDB:
+    one host, k=0, at most 2 sites a host, the chart's resources (the studies' instance sizes do
+    not fit a 2-core node)."""
+    if field.startswith("database.deploy.") and test_server:
+        return None
+    if field.startswith("database.deploy.values.resources."):
+        return None
+    shrink = {
+        "database.deploy.replicas": lambda v: "1",
+        "database.deploy.kSafety": lambda v: "0",
+        "database.deploy.values.sitesPerHost": lambda v: str(min(int(v), 2)),
+        "database.deploy.values.sharded.shards": lambda v: str(min(int(v), 2)),
+    }.get(field)
+    return shrink(value) if shrink else value
+
+
+def _scaled_matrix(matrix: list[dict], test_server: bool, notes: list[str]) -> list[dict]:
+    """sweep.matrix shrunk axis group by axis group (an axis and those paired with it, taken as rows
+    of values): each value shrunk, the rows that became equal merged, a field left with one value
+    in several rows (or none) dropped, the first field left the one the others pair with."""
+    out = []
+    for first in (a for a in matrix if not a.get("pairedWith")):
+        group = [first, *(a for a in matrix if a.get("pairedWith") == first["field"])]
+        kept = [a["field"] for a in group if _scaled_axis_value(a["field"], a["values"][0], test_server) is not None]
+        rows = []
+        for row in zip(*(a["values"] for a in group)):
+            small = tuple(_scaled_axis_value(a["field"], v, test_server) for a, v in zip(group, row))
+            small = tuple(v for v in small if v is not None)
+            if small not in rows:
+                rows.append(small)
+        columns = {f: [r[i] for r in rows] for i, f in enumerate(kept)}
+        # a paired field whose values now repeat (sitesPerHost 2, 2 beside distinct others) cannot stay
+        columns = {f: v for f, v in columns.items() if len(set(v)) == len(v)}
+        if rows and not columns and kept:  # every field constant over several rows: keep the first, once
+            columns = {kept[0]: [rows[0][0]]}
+        axes = [
+            {"field": f, "values": v, **({"pairedWith": next(iter(columns))} if f != next(iter(columns)) else {})}
+            for f, v in columns.items()
+        ]
+        before = " + ".join(f"{a['field']} {a['values']}" for a in group)
+        after = " + ".join(f"{a['field']} {a['values']}" for a in axes) or "dropped"
+        if before != after:
+            notes.append(f"sweep.matrix {before} -> {after}")
+        out += axes
+    return out
 
 
 def scaled(manifest: dict) -> tuple[dict, list[str]]:
@@ -122,12 +183,11 @@ def scaled(manifest: dict) -> tuple[dict, list[str]]:
         if sweep.get("repetitions", 1) > 1:
             notes.append(f"sweep.repetitions {sweep['repetitions']} -> 1")
             sweep["repetitions"] = 1
-        # one node here: a sweep over the database's shape keeps its smallest, one host and k=0
-        for axis in sweep.get("matrix", []):
-            one = {"database.deploy.replicas": "1", "database.deploy.kSafety": "0"}.get(axis["field"])
-            if one is not None and axis["values"] != [one]:
-                notes.append(f"sweep.matrix {axis['field']} {axis['values']} -> [{one}]")
-                axis["values"] = [one]
+        if sweep.get("matrix"):
+            test_server = spec["database"]["type"] == "mongodb" and "deploy" in spec["database"]
+            sweep["matrix"] = _scaled_matrix(sweep["matrix"], test_server, notes)
+            if not sweep["matrix"]:
+                del sweep["matrix"]
     db = spec["database"]
     if db["type"] == "mongodb" and "deploy" in db:
         notes.append("mongod replica set -> SecantusDB, one member (no mongod here)")

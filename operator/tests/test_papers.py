@@ -89,4 +89,57 @@ def test_ci_runs_the_smallest_experiment_of_each_study():
     # the study's unsharded replica set (Fig. 10) runs here, its saturation search scaled to 2..4 clients
     assert picks["sharded"] == "fig10-fig11-warehouses.yaml#sharded-fig10-unsharded"
     a2 = yaml.safe_load((papers.PAPERS / "vldb2019" / "app-a2-batch-and-findandmodify.yaml").read_text())
-    assert papers.cells(a2["spec"]) == 2 * 3 * 2 * 2 and papers.cells(papers.scaled(a2)[0]["spec"]) == 2 * 2 * 2
+    # 2 clients x 3 repetitions x the 2 printed pairs (find_and_modify paired with batch_writes)
+    assert papers.cells(a2["spec"]) == 2 * 3 * 2 and papers.cells(papers.scaled(a2)[0]["spec"]) == 2 * 2
+
+
+def _load(study: str, name: str) -> dict:
+    return yaml.safe_load((papers.PAPERS / study / name).read_text())
+
+
+def test_a_saturation_search_counts_its_ladder_in_each_matrix_combination():
+    fig8 = _load("sharded", "fig8-consistency-by-shards.yaml")
+    assert papers.cells(fig8["spec"]) == 10 * 4 * 2 * 2  # 50..500 by 50, 4 shard counts x 2 x 2 concerns
+    small, notes = papers.scaled(fig8)
+    # the test server is one node: the shards axis goes, the concern axes stay, each a 2..4 ladder
+    assert [a["field"] for a in small["spec"]["sweep"]["matrix"]] == [
+        "workload.driverOptions.read_concern",
+        "workload.driverOptions.write_concern",
+    ]
+    assert papers.cells(small["spec"]) == 2 * 2 * 2 and any("sharded.shards" in n for n in notes)
+    assert papers.cells({"sweep": {"saturation": {"startClients": 2, "factor": 2, "maxClients": 64}}}) == 6
+
+
+def test_scaled_paired_shape_axes_shrink_to_one_small_deployment():
+    fig6 = _load("voltdb", "fig6-vertical-scaling.yaml")
+    small, _ = papers.scaled(fig6)
+    # the instance types' cpu and memory go (the chart's defaults), sites per host 2, 4, 8 -> 2
+    assert small["spec"]["sweep"]["matrix"] == [{"field": "database.deploy.values.sitesPerHost", "values": ["2"]}]
+    fig10 = _load("voltdb", "fig10-k-factor.yaml")
+    assert papers.scaled(fig10)[0]["spec"]["sweep"]["matrix"] == [
+        {"field": "database.deploy.replicas", "values": ["1"]},
+        {"field": "database.deploy.kSafety", "values": ["0"], "pairedWith": "database.deploy.replicas"},
+    ]
+    fig4 = _load("vldb2019", "fig4-instance-types.yaml")
+    small, _ = papers.scaled(fig4)
+    assert "matrix" not in small["spec"]["sweep"] and papers.cells(small["spec"]) == 2  # the test server, 2 and 4
+    # sites per host 1, 2, 4 paired with hosts 3, 6, 9: 1 and 2 stay, paired with one host each (values repeat: gone)
+    grown = {
+        "spec": {
+            "database": {"type": "voltdb"},
+            "sweep": {
+                "clients": [4],
+                "matrix": [
+                    {"field": "database.deploy.values.sitesPerHost", "values": ["1", "2", "4"]},
+                    {
+                        "field": "database.deploy.replicas",
+                        "values": ["3", "6", "9"],
+                        "pairedWith": "database.deploy.values.sitesPerHost",
+                    },
+                ],
+            },
+        }
+    }
+    assert papers.scaled(grown)[0]["spec"]["sweep"]["matrix"] == [
+        {"field": "database.deploy.values.sitesPerHost", "values": ["1", "2"]}
+    ]
