@@ -286,9 +286,7 @@ def observed(voltdb, tmp_path_factory):  # noqa: F811  (fixture)
         # The operator kills a node twice during the measured window (sample fault injections).
         for n, at in ((1, 15), (2, 27)):
             time.sleep(max(0.0, started + at - time.time()))
-            operator.set(
-                "tpcc_operator_fault_injections", n, namespace=NAMESPACE, run=RUN, db=DB, action="kill-node"
-            )
+            operator.set("tpcc_operator_fault_injections", n, namespace=NAMESPACE, run=RUN, db=DB, action="kill-node")
             operator.set("tpcc_operator_fault_recovery_seconds", 2.5 * n, namespace=NAMESPACE, run=RUN, db=DB)
             operator.push()
             obs.fault_pushes.append(time.time())
