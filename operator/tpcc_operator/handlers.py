@@ -14,7 +14,6 @@ import datetime as dt
 import json
 import logging
 import os
-from pathlib import Path
 from typing import assert_never
 
 import kopf
@@ -24,7 +23,7 @@ from kubernetes.client.rest import ApiException
 
 from . import databases, failures, faults, history, kube, plan, runner_jobs, schedule, sweep_layout
 from .metrics import OperatorMetrics
-from .runspec import RunSpec, SpecError
+from .runspec import RunSpec, SpecError, charts_dir_of_image
 from .stages.actions import (
     Action,
     CleanUp,
@@ -59,14 +58,12 @@ METRICS_PORT = int(os.environ.get("TPCC_METRICS_PORT", "9090"))
 METRICS = OperatorMetrics()
 # What kopf passes its handlers as `logger`
 Logger = logging.Logger | logging.LoggerAdapter
-# In the repository the charts sit two levels above this package; the image sets TPCC_CHARTS_DIR.
-_REPO_CHARTS = Path(__file__).resolve().parents[2] / "charts"
 
 
 def settings() -> plan.Settings:
     resources = os.environ.get("TPCC_POD_RESOURCES")  # JSON, the chart's podResources
     return plan.Settings(
-        charts_dir=Path(os.environ.get("TPCC_CHARTS_DIR", _REPO_CHARTS)),
+        charts_dir=charts_dir_of_image(),
         runner_image=os.environ.get("TPCC_RUNNER_IMAGE", "local/tpcc-runner:dev"),
         pod_resources=plan.PodResources.parse(resources) if resources else plan.PodResources(),
         allowed_charts=tuple(os.environ.get("TPCC_ALLOWED_CHARTS", "").split()),
