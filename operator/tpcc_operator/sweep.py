@@ -140,13 +140,15 @@ def comparisons(sweep: dict) -> list[dict[str, Any]]:
         other = measured.get(Configuration(this.warehouses, following, this.matrix))
         if other is not None and (test := _compared(values, other)):
             out.append({**this.to_status(), "clients": [this.clients, following], **test})
+    fields = dict.fromkeys(f for c in measured for f, _ in c.matrix)
+    orders = {f: _axis_values(sweep, f) for f in fields}
+    partners_of = {f: _partners(sweep, f) for f in fields}
     for base, values in measured.items():
         paired: set[str] = set()
         for field, first in base.matrix:
             if field in paired:
                 continue  # changed with the axis it is paired with
-            order = _axis_values(sweep, field)
-            partners = _partners(sweep, field)
+            order, partners = orders[field], partners_of[field]
             paired |= set(partners)
             if first != order[0]:
                 continue  # compared from the configuration with the axis's first value
