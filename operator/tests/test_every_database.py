@@ -15,6 +15,7 @@ import pytest
 from crd_schema import defaulted_spec, validate
 from runner_docs import durability_report, pod_results, ycsb_pod_results
 from test_phases import CHECK_OK
+from test_ycsb_run import YCSB_VERIFIED
 from tpcc_operator import databases, plan, sweep_layout
 from tpcc_operator.faults import DatabasePod, measured_end
 from tpcc_operator.runspec import RunSpec
@@ -31,17 +32,6 @@ WORKLOADS = {
     "ycsb": {"kind": "ycsb", "clients": 4, "durationSeconds": 60, "ycsb": {"workload": "a", "recordCount": 1000}},
 }
 ENDPOINTS = {"voltdb": "db.example:21212", "mongodb": "db.example:27017", "foundationdb": "10.0.0.9:4500"}
-YCSB_DURABLE = {
-    "durable": True,
-    "records": 1000,
-    "expected_records": [1000, 1000],
-    "acknowledged_inserts": 0,
-    "acknowledged_updates": 140,
-    "unknown_outcome": {},
-    "lost": 0,
-    "lost_examples": [],
-    "ledgers": 2,
-}
 # The Job each create action makes, by the World field its state fills.
 JOB_ACTIONS = {
     actions.CreateLoadJob: "load",
@@ -116,7 +106,7 @@ class Cluster:
             ycsb = self.spec.workload.kind == "ycsb"
             return {
                 "load_report": {"rows": 1000, "seconds": 1.0, "rows_per_second": 1000.0},
-                "durability_report": YCSB_DURABLE if ycsb else durability_report(90),
+                "durability_report": YCSB_VERIFIED if ycsb else durability_report(90),
                 "check_report": CHECK_OK,
             }.get(into)
         return None
