@@ -1058,6 +1058,14 @@ class VoltDBDriver(Driver):
         tables = self._catalog("TABLES", 2)
         procedures = self._catalog("PROCEDURES", 2)
         ours = [*TABLES, *BOOKKEEPING_TABLES]
+        if not reset and "tpcc_meta" in tables:
+            meta = self.read_meta()
+            if meta is not None and meta.schema_variant != SCHEMA_VARIANTS[self.partitioning]:
+                # loaded with another layout: its tables are partitioned otherwise, and this
+                # layout's procedures may not even plan against them (a single-partition Payment
+                # writing the replicated DISTRICT of the d_id layout): create nothing, the loader
+                # refuses the load (its schema_variant differs) and names --reset
+                return
         if reset:
             drops = [f"DROP PROCEDURE {p};" for p in (*PROCEDURES, *RETIRED_PROCEDURES) if p.lower() in procedures]
             drops += [f"DROP TABLE {t};" for t in ours if t in tables]
