@@ -149,7 +149,7 @@ BAD = [
         "voltdb-partitioning-value",
         _driver(VOLTDB, partitioning="w_id"),
         "workload.driverOptions for voltdb",
-        "partitioning is warehouse or district",
+        "partitioning is warehouse, district or d_id",
     ),
     Bad(
         "mongodb-partitioning-option",

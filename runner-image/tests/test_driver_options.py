@@ -47,7 +47,7 @@ def test_an_unknown_option_is_refused_by_every_driver_and_store_in_the_same_word
         ("tpcc driver", "voltdb", "load_timeout", "0", "seconds > 0"),
         ("tpcc driver", "voltdb", "delivery", "per-order", "one of per-warehouse|per-district"),
         ("tpcc driver", "voltdb", "delivery", "PER-DISTRICT", "one of per-warehouse|per-district"),
-        ("tpcc driver", "voltdb", "partitioning", "d_id", "one of warehouse|district"),
+        ("tpcc driver", "voltdb", "partitioning", "w_id", "one of warehouse|district|d_id"),
         ("tpcc driver", "mongodb", "txn_timeout", "-1", "seconds > 0"),
         ("tpcc driver", "mongodb", "commit_retries", "2.5", "a whole number >= 0"),
         ("tpcc driver", "mongodb", "causal", "maybe", "true or false"),
@@ -73,6 +73,7 @@ def test_values_arrive_parsed_and_defaults_fill_the_rest():
     assert v.partitioning == "warehouse"
     split = make("voltdb", delivery="per-district", partitioning="district")
     assert (split.delivery_mode, split.partitioning) == ("per-district", "district")
+    assert make("voltdb", partitioning="d_id").partitioning == "d_id"
     m = make("mongodb", causal="yes", write_concern="2", commit_retries="5")
     assert (m.causal, m.write_concern, m.commit_retries, m.retry_writes, m.txn_timeout) == (True, 2, 5, True, 60.0)
     f = make("foundationdb", directory="bench/tpcc", api_version="630")

@@ -5,6 +5,7 @@ district (orders 1-3 delivered, 4-5 in NEW-ORDER), 20 items."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import socket
 import time
@@ -233,6 +234,19 @@ def by_district(voltdb):
     d.close()
 
 
+@pytest.fixture
+def on_d_id(voltdb):
+    """The tiny database loaded with the VoltDB study's District ID layout (partitioning=d_id)."""
+    d = VoltDBDriver(ConnectionOptions(endpoints=voltdb.endpoints, connect_timeout=10, extra={"partitioning": "d_id"}))
+    d.connect()
+    d.create_schema(reset=True)
+    for key, tables in units().items():
+        d.load_unit(key, tables)
+    d.write_meta(LoadMeta.from_dict({**meta().to_dict(), "schema_variant": d.describe()["schema_variant"]}))
+    yield d
+    d.close()
+
+
 def consistency(driver):
     return {r.number: r for r in driver.check_consistency(range(1, WAREHOUSES + 1))}
 
@@ -315,6 +329,133 @@ def test_the_two_partitioning_layouts_partition_and_declare_what_the_readme_says
     ]
     with pytest.raises(ValueError, match="unknown VoltDB partitioning layout 'item'"):
         volt.ddl_statements("item")
+
+
+def test_the_d_id_layout_is_the_studys_district_id_strategy():
+    """partitioning=d_id, the VoltDB study's section 5.1: "For the District ID partition key, the
+    Warehouse table and the District table are replicated across all partitions. If a table has a
+    column associated with the District ID in the table, it is partitioned on that column. If a
+    table does not have a column associated with the District ID, it is partitioned on a column
+    associated with the Item ID." """
+    by_d_id = volt.ddl_statements("d_id")
+    assert partitioned_on(by_d_id) == {  # WAREHOUSE and DISTRICT: no PARTITION line, so replicated
+        "customer": "c_d_id",
+        "history": "h_d_id",  # the home (paying) district, where Payment writes it
+        "new_order": "no_d_id",
+        "orders": "o_d_id",
+        "order_line": "ol_d_id",
+        "item": "i_id",  # "Both the Item table and the Stock table are partitioned on ... the Item ID"
+        "stock": "s_i_id",
+        "tpcc_load_unit": "w_id",  # the runner's bookkeeping
+    }
+    # single-partition: OrderStatus ("guaranteed to be a one shot transaction") and the per-district
+    # Delivery ("guaranteed to be a single partition transaction"), on D_ID; the rest multi-partition
+    assert procedures(by_d_id) == {
+        "NewOrderMP": "multi",
+        "PaymentMP": "multi",
+        "OrderStatus": "customer.c_d_id 0",
+        "Delivery": "multi",
+        "DeliveryDistrict": "new_order.no_d_id 0",
+        "StockLevel": "multi",
+        "ConsistencyRead": "multi",
+        "LoadWarehouse": "multi",
+        "LoadStock": "multi",
+        "LoadDistrict": "multi",
+        "LoadItemRows": "multi",
+    }
+    # the tables (columns, keys, indexes) are the other layouts'; every partition column is NOT NULL
+    tables = [s for s in by_d_id if not s.startswith(("PARTITION", "CREATE PROCEDURE"))]
+    assert tables == [
+        s for s in volt.ddl_statements("warehouse") if not s.startswith(("PARTITION", "CREATE PROCEDURE"))
+    ]
+    for table, column in partitioned_on(by_d_id).items():
+        create = next(s for s in tables if s.startswith(f"CREATE TABLE {table} "))
+        assert re.search(rf"\b{column} INTEGER NOT NULL\b", create), (table, column)
+    assert set(procedures(by_d_id)) <= set(volt.PROCEDURES)
+    assert volt.SCHEMA_VARIANTS["d_id"] == "stored-procedures, partitioned on D_ID"
+    assert len(set(volt.SCHEMA_VARIANTS.values())) == len(volt.LAYOUTS)
+
+
+class Answers:
+    """A stand-in for VoltDBDriver._call: records (procedure, first parameter's value) and answers
+    with result tables of the shape each transaction procedure returns."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+
+    def __call__(self, procedure, params, *, writes, timeout=None):
+        from types import SimpleNamespace
+
+        self.calls.append((procedure, params[0][1]))
+        tables = {
+            "NewOrder": [[[7, 1.0]]],
+            "Payment": [[[3, *[None] * 10, "GC", None, None, 1.5]]],
+            "OrderStatus": [[[3, "f", "OE", "BAR", 1.5]], [], []],
+            "Delivery": [[[1, 5], [2, 5]]],
+            "DeliveryDistrict": [[[params[2][1], 5]]],
+            "StockLevel": [[[4]]],
+        }[procedure.removesuffix("MP")]
+        return SimpleNamespace(tables=[SimpleNamespace(tuples=t) for t in tables])
+
+
+def routed(layout: str) -> list[tuple[str, object]]:
+    """Which procedure each transaction calls in a layout, with its first parameter: a local and a
+    remote NewOrder and Payment, OrderStatus, both Deliveries, StockLevel, all of warehouse 3,
+    district 7."""
+    driver = VoltDBDriver(ConnectionOptions(endpoints=["127.0.0.1:1"], extra={"partitioning": layout}))
+    driver._call = answers = Answers()  # type: ignore[method-assign]
+    local, remote = (OrderLineInput(1, 3, 1),), (OrderLineInput(1, 3, 1), OrderLineInput(2, 4, 1))
+    for items in (local, remote):
+        driver.new_order(NewOrderInput(w_id=3, d_id=7, c_id=1, o_entry_d=T0, items=items))
+    for c_w_id in (3, 4):
+        driver.payment(
+            PaymentInput(w_id=3, d_id=7, c_w_id=c_w_id, c_d_id=7, c_id=1, c_last=None, h_amount=1.0, h_date=T0)
+        )
+    driver.order_status(OrderStatusInput(w_id=3, d_id=7, c_id=1, c_last=None))
+    driver.delivery(DeliveryInput(w_id=3, o_carrier_id=1, ol_delivery_d=T0))
+    driver.deliver_district(3, 7, 1, T0)
+    driver.stock_level(StockLevelInput(w_id=3, d_id=7, threshold=15))
+    return answers.calls
+
+
+def test_each_layout_routes_the_transactions_to_its_single_and_multi_partition_procedures():
+    """warehouse: single-partition on W_ID unless a remote warehouse is touched; district: NewOrder
+    and Payment always multi-partition, OrderStatus and DeliveryDistrict on W_ID*10+D_ID; d_id: the
+    same procedures as district, OrderStatus and DeliveryDistrict on D_ID itself."""
+    assert routed("warehouse") == [
+        ("NewOrder", 3),
+        ("NewOrderMP", 3),
+        ("Payment", 3),
+        ("PaymentMP", 3),
+        ("OrderStatus", 3),
+        ("Delivery", 3),
+        ("DeliveryDistrict", 3),
+        ("StockLevel", 3),
+    ]
+    multi = [("NewOrderMP", 3), ("NewOrderMP", 3), ("PaymentMP", 3), ("PaymentMP", 3)]
+    assert routed("district") == [
+        *multi,
+        ("OrderStatus", 37),
+        ("Delivery", 3),
+        ("DeliveryDistrict", 37),
+        ("StockLevel", 3),
+    ]
+    assert routed("d_id") == [*multi, ("OrderStatus", 7), ("Delivery", 3), ("DeliveryDistrict", 7), ("StockLevel", 3)]
+
+
+def test_a_layout_tag_naming_no_known_layout_is_an_error(monkeypatch):
+    text = "CREATE TABLE t (a INTEGER NOT NULL);\n-- layout: warehouse dist\nPARTITION TABLE t ON COLUMN a;\n"
+
+    class Sql:
+        def joinpath(self, _):
+            return self
+
+        def read_text(self):
+            return text
+
+    monkeypatch.setattr(volt.resources, "files", lambda _: Sql())
+    with pytest.raises(ValueError, match=r"unknown layout\(s\) \['dist'\]"):
+        volt.ddl_statements("warehouse")
 
 
 def test_rows_of_district_keyed_tables_get_their_district_key():
@@ -1054,6 +1195,116 @@ def test_partitioned_by_district_the_transactions_keep_all_twelve_conditions(by_
     results = consistency(by_district)
     assert all(r.passed for r in results.values()), [r for r in results.values() if not r.passed]
     assert results[5].checked == WAREHOUSES * DISTRICTS * ORDERS + 13
+
+
+# -- partitioned on D_ID (the VoltDB study's District ID strategy) ---------------------------
+
+
+def test_on_d_id_the_server_replicates_warehouse_and_district_and_partitions_the_rest_as_the_study(on_d_id):
+    partition = server_partition_columns(on_d_id)
+    assert {t: partition.get(t) for t in TABLES} == {
+        "warehouse": None,
+        "district": None,
+        "customer": "c_d_id",
+        "history": "h_d_id",
+        "new_order": "no_d_id",
+        "orders": "o_d_id",
+        "order_line": "ol_d_id",
+        "item": "i_id",
+        "stock": "s_i_id",
+    }
+    assert {"WAREHOUSE", "DISTRICT"} <= on_d_id._replicated_tables()
+    # every unit loaded whole, ITEM by LoadItemRows (@LoadMultipartitionTable refuses a partitioned table)
+    for table in TABLES:
+        assert count(on_d_id, table) == sum(len(u.get(table, [])) for u in units().values()), table
+    assert on_d_id.done_units() == set(units())
+    assert on_d_id.describe()["schema_variant"] == "stored-procedures, partitioned on D_ID"
+
+
+def test_on_d_id_the_transactions_keep_all_twelve_conditions(on_d_id):
+    placed = on_d_id.new_order(
+        NewOrderInput(w_id=2, d_id=1, c_id=4, o_entry_d=T0, items=(OrderLineInput(1, 2, 3), OrderLineInput(2, 1, 1)))
+    )
+    assert placed.o_id == ORDERS + 1
+    assert one(on_d_id, "SELECT d_next_o_id FROM district WHERE d_w_id = 2 AND d_id = 1;") == [ORDERS + 2]
+    status = on_d_id.order_status(OrderStatusInput(w_id=2, d_id=1, c_id=4, c_last=None))
+    assert (status.o_id, status.lines) == (placed.o_id, 2)
+    paid = on_d_id.payment(
+        PaymentInput(w_id=1, d_id=2, c_w_id=1, c_d_id=2, c_id=None, c_last="BARBARBAR", h_amount=12.5, h_date=T0)
+    )
+    assert paid.c_id == 3  # the middle of three by c_first, as in the other layouts
+    remote = on_d_id.payment(
+        PaymentInput(w_id=1, d_id=1, c_w_id=2, c_d_id=2, c_id=5, c_last=None, h_amount=2.0, h_date=T0)
+    )
+    assert remote.c_id == 5
+    # STOCK on the item id, ORDER-LINE on D_ID: the multi-partition StockLevel reads both
+    items = {ol_i_id(1, 2, o, n) for o in range(1, ORDERS + 1) for n in range(1, ol_cnt(1, 2, o) + 1)}
+    low = len({i for i in items if STOCK_QUANTITY.get(i, 30 + i) < 45})
+    assert on_d_id.stock_level(StockLevelInput(w_id=1, d_id=2, threshold=45)).low_stock == low > 0
+    run_some_transactions(on_d_id)
+    split = per_district(on_d_id)
+    try:
+        assert split.delivery(DeliveryInput(w_id=1, o_carrier_id=2, ol_delivery_d=T0)).skipped < 10
+    finally:
+        split.close()
+    results = consistency(on_d_id)
+    assert all(r.passed for r in results.values()), [r for r in results.values() if not r.passed]
+
+
+def test_on_d_id_load_run_and_check_from_the_command_line_and_refuse_another_layout(voltdb, tmp_path):
+    """`tpcc load`, `tpcc run --check` and `tpcc check` with partitioning=d_id: 2 warehouses (scaled
+    down), 4 clients for 15 s; the 12 conditions hold; NewOrder, Payment and StockLevel ran only
+    multi-partition, OrderStatus and the per-district Delivery single-partition on D_ID; a run or a
+    load naming another layout is refused (the load's schema_variant)."""
+    from cli_helpers import tpcc
+
+    base = ["--db", "voltdb", "--endpoints", voltdb.endpoints[0], "--metrics-port", "0"]
+    d_id = [*base, "--driver-opt", "partitioning=d_id", "--driver-opt", "delivery=per-district"]
+    scale = ["--items", "1000", "--customers-per-district", "30"]
+    done = tpcc("load", *d_id, "--warehouses", "2", "--workers", "1", "--reset", *scale)
+    assert done.code == 0, done.stderr
+    before = _invocations(voltdb)  # the module's server: earlier tests called procedures too
+    results = tmp_path / "results.json"
+    args = ["--warehouses", "2", "--clients", "4", "--duration", "15", "--warmup", "1", "--results", str(results)]
+    done = tpcc("run", *d_id, *args, "--check", timeout=300)
+    assert done.code == 0, done.stderr
+    doc = json.loads(results.read_text())
+    assert doc["options"]["driver"]["partitioning"] == "d_id", doc["options"]
+    assert doc["options"]["driver"]["schema_variant"] == "stored-procedures, partitioned on D_ID"
+    assert doc["consistency"]["passed"], doc["consistency"]
+    assert doc["server_agreement"]["verdict"] == "agree", doc["server_agreement"]
+    tx = doc["transactions"]
+    assert all(t["committed"] > 0 and t["errors"] == 0 for t in tx.values()), tx
+    after = _invocations(voltdb)
+    calls = {p: n - before.get(p, 0) for p, n in after.items()}
+    assert calls.get("NewOrder", 0) == calls.get("Payment", 0) == 0, calls
+    assert calls["NewOrderMP"] >= tx["NEW_ORDER"]["executed"] and calls["PaymentMP"] >= tx["PAYMENT"]["executed"]
+    assert calls["DeliveryDistrict"] >= 10 * tx["DELIVERY"]["committed"] and calls.get("Delivery", 0) == 0
+    checked = tpcc("check", *d_id, "--warehouses", "2", "--deliveries", str(results))
+    assert checked.code == 0, checked.stdout + checked.stderr
+    assert all(c["passed"] for c in checked.json()["conditions"]), checked.stdout
+    for other in ("warehouse", "district"):
+        one_client = ["--warehouses", "2", "--clients", "1", "--duration", "2"]
+        refused = tpcc("run", *base, "--driver-opt", f"partitioning={other}", *one_client)
+        assert refused.code != 0, refused.stdout
+        assert "the database was loaded with schema 'stored-procedures, partitioned on D_ID'" in refused.stderr
+    refused = tpcc("load", *base, "--warehouses", "2", "--workers", "1", *scale)  # the default layout, no --reset
+    assert refused.code != 0 and "partitioned on D_ID" in refused.stderr, refused.stderr
+
+
+def _invocations(server) -> dict[str, int]:
+    """@Statistics PROCEDUREPROFILE: each procedure's invocations since the server started."""
+    driver = VoltDBDriver(ConnectionOptions(endpoints=server.endpoints, connect_timeout=10))
+    driver.connect()
+    try:
+        rows = driver._statistics("PROCEDUREPROFILE")
+    finally:
+        driver.close()
+    out: dict[str, int] = {}
+    for row in rows:
+        name = str(row["PROCEDURE"]).rsplit(".", 1)[-1]
+        out[name] = out.get(name, 0) + int(row["INVOCATIONS"])
+    return out
 
 
 # -- decoding ---------------------------------------------------------------------------

@@ -3,8 +3,12 @@ built into tpcc_runner/voltdb/tpcc-procs.jar by `hack/voltdb.sh procs`), every t
 ITEM is partitioned on its warehouse id, and a transaction touching a remote warehouse
 (a remote supply warehouse in New-Order, a remote customer in Payment) runs the same code
 as one multi-partition procedure (NewOrderMP, PaymentMP). With partitioning=district the
-district-keyed tables are partitioned on W_ID * 10 + D_ID instead (tpcc.sql says which
-procedures are then single- and which multi-partition). `create_schema` loads the jar
+district-keyed tables are partitioned on W_ID * 10 + D_ID instead; partitioning=d_id is the VoltDB
+study's District ID strategy (its section 5.1: "the Warehouse table and the District table are
+replicated across all partitions. If a table has a column associated with the District ID in the
+table, it is partitioned on that column. If a table does not have a column associated with the
+District ID, it is partitioned on a column associated with the Item ID"). tpcc.sql says which
+procedures are single- and which multi-partition in each layout. `create_schema` loads the jar
 (@UpdateClasses) and the DDL (tpcc_runner/voltdb/tpcc.sql, @AdHoc), so the runner works
 against any empty VoltDB.
 
@@ -105,6 +109,7 @@ PROCEDURES = (
     "LoadWarehouse",
     "LoadStock",
     "LoadDistrict",
+    "LoadItemRows",
 )
 # Procedures older runners created: a reset drops them too (LoadItems wrote ITEM, which a
 # reset drops, and a procedure left reading a dropped table fails the DDL).
@@ -129,7 +134,10 @@ CALLS_PER_TRANSACTION = {"DeliveryDistrict": DISTRICTS}
 # dict of the 18 columns per Payment cost the runner ~3 us a transaction (issue 23)
 PAYMENT_C_ID, PAYMENT_C_CREDIT, PAYMENT_C_BALANCE = 0, 11, 14
 ORDER_STATUS_C_ID, ORDER_STATUS_C_BALANCE = 0, 4  # OrderStatus.java: c_id, c_first, c_middle, c_last, c_balance
-LAYOUTS = ("warehouse", "district")  # the driver option partitioning: what tpcc.sql partitions on
+# The driver option partitioning: what tpcc.sql partitions on. warehouse: W_ID; district:
+# W_ID * 10 + D_ID; d_id: the study's "partitioning on the District ID" (WAREHOUSE and DISTRICT
+# replicated, the district tables on their D_ID column, ITEM and STOCK on the item id).
+LAYOUTS = ("warehouse", "district", "d_id")
 # The district key column (W_ID * 10 + D_ID) of each district-keyed table, last in its rows, and
 # the warehouse and district columns it is made of (a HISTORY row's: its home district).
 DISTRICT_KEYS = {
@@ -622,20 +630,24 @@ def _recv_some(sock: socket.socket, n: int) -> bytes:
 
 
 def ddl_statements(layout: str = "warehouse") -> list[str]:
-    """tpcc.sql's statements of the partitioning layout ("warehouse" or "district"), comments
-    removed: a statement after a line "-- layout: X" belongs to layout X only."""
+    """tpcc.sql's statements of the partitioning layout (one of LAYOUTS), comments removed: a
+    statement after a line "-- layout: X [Y ...]" belongs to the layouts named there only."""
     if layout not in LAYOUTS:
         raise ValueError(f"unknown VoltDB partitioning layout {layout!r} (known: {', '.join(LAYOUTS)})")
     text = resources.files("tpcc_runner").joinpath("voltdb/tpcc.sql").read_text()
-    statements, lines, only = [], [], None
+    statements, lines = [], []
+    only: list[str] | None = None
     for line in text.splitlines():
-        tag = re.fullmatch(r"\s*-- layout: (\w+)\s*", line)
+        tag = re.fullmatch(r"\s*-- layout: (\w+(?: \w+)*)\s*", line)
         if tag:
-            only = tag.group(1)
+            only = tag.group(1).split()
+            unknown = set(only) - set(LAYOUTS)
+            if unknown:
+                raise ValueError(f"tpcc.sql: unknown layout(s) {sorted(unknown)} in {line.strip()!r}")
         elif not line.lstrip().startswith("--"):
             lines.append(line)
             if line.rstrip().endswith(";"):
-                if only in (None, layout):
+                if only is None or layout in only:
                     statements.append("\n".join(lines).strip())
                 lines, only = [], None
     return statements
@@ -748,12 +760,18 @@ OPTIONS = (
         "warehouse",
         options.choice(*LAYOUTS),
         "warehouse: every table but ITEM on its warehouse id; district: the district-keyed "
-        "tables on W_ID*10+D_ID; fixed at load (schema_variant)",
+        "tables on W_ID*10+D_ID; d_id: the VoltDB study's District ID strategy, WAREHOUSE and "
+        "DISTRICT replicated, the district tables on D_ID, ITEM and STOCK on the item id; "
+        "fixed at load (schema_variant)",
     ),
 )
 # LoadMeta.schema_variant of each layout: a run whose partitioning differs from the load's is
 # refused (loader.check_loaded), as a load onto the other layout without --reset.
-SCHEMA_VARIANTS = {"warehouse": SCHEMA_VARIANT, "district": SCHEMA_VARIANT + ", partitioned by district"}
+SCHEMA_VARIANTS = {
+    "warehouse": SCHEMA_VARIANT,
+    "district": SCHEMA_VARIANT + ", partitioned by district",
+    "d_id": SCHEMA_VARIANT + ", partitioned on D_ID",
+}
 
 
 @dataclass
@@ -1040,6 +1058,14 @@ class VoltDBDriver(Driver):
         tables = self._catalog("TABLES", 2)
         procedures = self._catalog("PROCEDURES", 2)
         ours = [*TABLES, *BOOKKEEPING_TABLES]
+        if not reset and "tpcc_meta" in tables:
+            meta = self.read_meta()
+            if meta is not None and meta.schema_variant != SCHEMA_VARIANTS[self.partitioning]:
+                # loaded with another layout: its tables are partitioned otherwise, and this
+                # layout's procedures may not even plan against them (a single-partition Payment
+                # writing the replicated DISTRICT of the d_id layout): create nothing, the loader
+                # refuses the load (its schema_variant differs) and names --reset
+                return
         if reset:
             drops = [f"DROP PROCEDURE {p};" for p in (*PROCEDURES, *RETIRED_PROCEDURES) if p.lower() in procedures]
             drops += [f"DROP TABLE {t};" for t in ours if t in tables]
@@ -1115,8 +1141,14 @@ class VoltDBDriver(Driver):
         row by row, 100 times slower) in three transactions: delete the unit's item range (rows
         an attempt interrupted before its marker left), load the rows whole with
         @LoadMultipartitionTable (one transaction), mark the unit. The marker comes last, so a
-        marked unit holds all its rows and an unmarked one is loaded again from the delete."""
+        marked unit holds all its rows and an unmarked one is loaded again from the delete.
+        Partitioned on D_ID, ITEM is partitioned on i_id, which @LoadMultipartitionTable refuses
+        ("no longer supports loading partitioned tables"): LoadItemRows, one multi-partition
+        transaction with the marker, row by row."""
         table = encode_table(self._columns["item"], rows)  # a bad row fails before any write
+        if self.partitioning == "d_id":
+            self._call("LoadItemRows", [(STRING, key), (VOLTTABLE, table)], writes=True, timeout=self.load_timeout)
+            return
         if rows:
             ids = [row[0] for row in rows]
             first, last = (INTEGER, min(ids)), (INTEGER, max(ids))
@@ -1131,14 +1163,18 @@ class VoltDBDriver(Driver):
 
     # -- the five transactions ----------------------------------------------------------
     def new_order(self, p: NewOrderInput) -> NewOrderOutput:
-        # partitioned by district, WAREHOUSE and STOCK are never in the district's partition
-        multi = p.remote or self.partitioning == "district"
+        # partitioned by district, WAREHOUSE and STOCK are never in the district's partition;
+        # on D_ID, D_NEXT_O_ID is a row of the replicated DISTRICT (written only by a
+        # multi-partition transaction) and STOCK and ITEM are partitioned on the item id
+        multi = p.remote or self.partitioning != "warehouse"
         r = self._call("NewOrderMP" if multi else "NewOrder", new_order_params(p), writes=True)
         o_id, total = r.tables[0].tuples[0][:2]
         return NewOrderOutput(o_id, total)
 
     def payment(self, p: PaymentInput) -> PaymentOutput:
-        multi = p.remote or self.partitioning == "district"  # W_YTD is in the warehouse's partition
+        # by district, W_YTD is in the warehouse's partition; on D_ID, W_YTD and D_YTD are rows of
+        # the replicated WAREHOUSE and DISTRICT ("guaranteed to be a multi partitioned transaction")
+        multi = p.remote or self.partitioning != "warehouse"
         r = self._call(
             "PaymentMP" if multi else "Payment",
             [
@@ -1220,8 +1256,11 @@ class VoltDBDriver(Driver):
 
     def _partition_key(self, w_id: int, d_id: int) -> int:
         """The first parameter of OrderStatus and DeliveryDistrict, which tpcc.sql partitions
-        them on: the warehouse id, or the district key when partitioned by district."""
-        return district_key(w_id, d_id) if self.partitioning == "district" else w_id
+        them on: the warehouse id, the district key when partitioned by district, the district
+        id when partitioned on D_ID (both single-partition in every layout)."""
+        if self.partitioning == "district":
+            return district_key(w_id, d_id)
+        return d_id if self.partitioning == "d_id" else w_id
 
     def stock_level(self, p: StockLevelInput) -> StockLevelOutput:
         r = self._call("StockLevel", [(INTEGER, p.w_id), (INTEGER, p.d_id), (INTEGER, p.threshold)], writes=False)

@@ -5,8 +5,8 @@ import org.voltdb.types.TimestampType;
 
 /**
  * One district's part of the Delivery business transaction (DeliveryBase), single-partition on
- * its first parameter (the warehouse id, or the district key W_ID * 10 + D_ID when partitioned
- * by district): the driver's `delivery=per-district` calls it once per district, ten
+ * its first parameter (the warehouse id, the district key W_ID * 10 + D_ID when partitioned
+ * by district, or D_ID when partitioned on D_ID): the driver's `delivery=per-district` calls it once per district, ten
  * transactions per Delivery (clause 2.7.4.1's comment allows up to ten database transactions).
  */
 public class DeliveryDistrict extends DeliveryBase {

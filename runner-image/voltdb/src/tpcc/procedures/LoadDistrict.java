@@ -6,7 +6,7 @@ import org.voltdb.VoltTable;
 /**
  * Loads one district's CUSTOMER, HISTORY, ORDERS, ORDER-LINE and NEW-ORDER rows (each with
  * its district key *_wd last, from the driver), single-partition on w_id (multi-partition when
- * partitioned by district: the load marker is per warehouse). The district's rows are deleted
+ * partitioned by district or on D_ID: the load marker is per warehouse). The district's rows are deleted
  * first: HISTORY has no key to upsert on.
  */
 public class LoadDistrict extends Loader {

@@ -5,7 +5,8 @@ import org.voltdb.VoltTable;
 
 /**
  * Loads one WAREHOUSE row and its DISTRICT rows (district key d_wd last, from the driver):
- * single-partition on w_id, multi-partition when partitioned by district.
+ * single-partition on w_id, multi-partition when partitioned by district or on D_ID (WAREHOUSE
+ * and DISTRICT replicated).
  */
 public class LoadWarehouse extends Loader {
     public final SQLStmt deleteWarehouse = new SQLStmt("DELETE FROM warehouse WHERE w_id = ?;");

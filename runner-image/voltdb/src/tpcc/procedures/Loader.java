@@ -18,7 +18,7 @@ import org.voltdb.jni.ExecutionEngine;
  * rows are inserted under the transaction's undo token, so they commit or roll back with the
  * unit's marker, and with none of a SQL statement's per-row planning, parameter and JNI work
  * (most of the server's load CPU). A multi-partition one (ITEM, replicated; the district
- * layout's district units) runs on the coordinator, which holds no partition's rows: it
+ * layout's warehouse and district units; the D_ID layout's warehouse, stock and district units) runs on the coordinator, which holds no partition's rows: it
  * inserts row by row with SQL, which VoltDB routes.
  */
 public abstract class Loader extends VoltProcedure {

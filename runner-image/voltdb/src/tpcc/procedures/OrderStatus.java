@@ -7,8 +7,9 @@ import org.voltdb.VoltType;
 
 /**
  * The Order-Status transaction, clause 2.6.2.2 (read-only, single-partition on its first
- * parameter: the warehouse id, or the district key W_ID * 10 + D_ID when partitioned by
- * district): the customer (by id, or by last name at position ceil(n/2) sorted by c_first),
+ * parameter: the warehouse id, the district key W_ID * 10 + D_ID when partitioned by
+ * district, or D_ID when partitioned on D_ID, the VoltDB study's "one shot transaction"):
+ * the customer (by id, or by last name at position ceil(n/2) sorted by c_first),
  * the customer's most recent order and its lines.
  */
 public class OrderStatus extends VoltProcedure {

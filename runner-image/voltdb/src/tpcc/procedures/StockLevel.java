@@ -6,10 +6,10 @@ import org.voltdb.VoltTable;
 
 /**
  * The Stock-Level transaction, clause 2.8.2.2 (read-only; single-partition on w_id, or
- * multi-partition when partitioned by district): the number of distinct items of the
+ * multi-partition when partitioned by district or on D_ID): the number of distinct items of the
  * district's last 20 orders whose home stock is below the threshold. Two reads, not a join of
- * ORDER-LINE and STOCK: partitioned by district the two tables are partitioned on different
- * keys, and VoltDB does not plan a join of partitioned tables that is not on their partition
+ * ORDER-LINE and STOCK: partitioned by district (or on D_ID) the two tables are partitioned on
+ * different keys, and VoltDB does not plan a join of partitioned tables that is not on their partition
  * columns.
  */
 public class StockLevel extends VoltProcedure {
