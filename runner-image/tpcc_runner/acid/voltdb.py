@@ -167,9 +167,11 @@ class VoltDBAcid:
             driver.connect()
         present = self.reader._catalog("PROCEDURES", 2)
         missing = [name for name in PROCEDURES if name.lower() not in present]
-        # partitioned on D_ID (the VoltDB study's layout) WAREHOUSE is replicated: no w_id
-        # partition to run in, so the test procedures are multi-partition, as NewOrderMP is there
-        by_warehouse = self.reader.partitioning != "d_id"
+        # Only the warehouse layout keeps a home warehouse's rows in its w_id partition: under
+        # district (W_ID*10+D_ID) and d_id (WAREHOUSE replicated) a procedure single-partition on
+        # w_id would see only the rows that happen to live there, so the test procedures are
+        # multi-partition, as the driver's NewOrder is under those layouts
+        by_warehouse = self.reader.partitioning == "warehouse"
         partition = "PARTITION ON TABLE warehouse COLUMN w_id PARAMETER 0 " if by_warehouse else ""
         if missing:
             self.reader._call(
