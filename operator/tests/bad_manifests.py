@@ -437,6 +437,18 @@ BAD = [
         "workload.driverOptions.schema: values are denormalized, embedded or normalized",
     ),
     Bad(
+        "sweep-matrix-partitioning-unknown",
+        _matrix(VOLTDB, ("workload.driverOptions.partitioning", ["warehouse", "item"])),
+        "spec.sweep.matrix[0]",
+        "workload.driverOptions.partitioning: values are warehouse, district or d_id",
+    ),
+    Bad(
+        "sweep-matrix-partitioning-on-mongodb",
+        _matrix(MONGO_RS, ("workload.driverOptions.partitioning", ["warehouse", "d_id"])),
+        "spec",
+        "must be a driver option of the run's database.type that a sweep varies",
+    ),
+    Bad(
         "sweep-matrix-over-warehouses",
         _matrix(VOLTDB, ("workload.warehouses", ["1", "2"])),
         "spec.sweep.matrix[0]",

@@ -148,6 +148,33 @@ def test_a_schema_is_a_load_of_its_own_on_the_one_deployment(spec_of):
     assert second.workload.driver_options == {"schema": "embedded"} and second.workload.reset_before_load
 
 
+def test_a_voltdb_partitioning_is_a_load_of_its_own_and_a_delivery_form_is_not(spec_of):
+    """The VoltDB study's Figs 4 and 5: Warehouse ID against District ID partitioning on one
+    deployment, each layout loaded once (its tables differ), the Delivery forms sharing a load."""
+    spec = spec_of(
+        {
+            "database": {"type": "voltdb", "deploy": {"replicas": 3}},
+            "sweep": {
+                "clients": [2],
+                "matrix": [
+                    {"field": "workload.driverOptions.partitioning", "values": ["warehouse", "d_id"]},
+                    {"field": "workload.driverOptions.delivery", "values": ["per-warehouse", "per-district"]},
+                ],
+            },
+        }
+    )
+    cells = sweep_layout.sweep_cells(spec)
+    assert [tuple(v for _, v in c.matrix) + (c.loads,) for c in cells] == [
+        ("warehouse", "per-warehouse", True),
+        ("warehouse", "per-district", False),
+        ("d_id", "per-warehouse", True),
+        ("d_id", "per-district", False),
+    ]
+    assert sweep_layout.sweep_plan(spec, cells).loads == 2
+    reload = sweep_layout.cell_spec(spec, cells[2])
+    assert reload.workload.driver_options["partitioning"] == "d_id" and reload.workload.reset_before_load
+
+
 def _kept_by_the_api_server(status: dict) -> None:
     """What the stages write under status.database and status.sweep is in the CRD's status schema
     (the API server prunes the rest: a `retired` pruned would retire the deployment every tick)."""

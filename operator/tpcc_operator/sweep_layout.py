@@ -32,14 +32,19 @@ class Cell:
 
 
 # sweep.matrix fields that change the database's shape: a value of one of these is a deployment
-# of its own (every database.deploy field), or a load of its own (the MongoDB schema: the load's
-# reset drops every schema's collections, so the one deployment serves them all)
+# of its own (every database.deploy field), or a load of its own (the database's load_options, such
+# as MongoDB's schema or VoltDB's partitioning: the load's reset drops the previous value's tables,
+# so the one deployment serves them all)
 DEPLOYMENT_AXIS_PREFIX = "database.deploy."
-LOAD_AXES = ("workload.driverOptions.schema",)
 
 
 def is_deployment_axis(field: str) -> bool:
     return field.startswith(DEPLOYMENT_AXIS_PREFIX)
+
+
+def is_load_axis(spec: RunSpec, field: str) -> bool:
+    option = field.removeprefix("workload.driverOptions.")
+    return option != field and option in databases.of(spec).load_options
 
 
 def sweep_cells(spec: RunSpec) -> list[Cell]:
@@ -54,7 +59,7 @@ def sweep_cells(spec: RunSpec) -> list[Cell]:
         return []
     axes = sweep.matrix or ()
     deployment_axes = [a for a in axes if is_deployment_axis(a.field)]
-    load_axes = [a for a in axes if a.field in LOAD_AXES]
+    load_axes = [a for a in axes if is_load_axis(spec, a.field)]
     cell_axes = [a for a in axes if a not in deployment_axes and a not in load_axes]
     cells: list[Cell] = []
     for deployment, shape in enumerate(valid_deployments(spec)):

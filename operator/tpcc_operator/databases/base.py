@@ -26,6 +26,9 @@ class Database:
     # whether kill-primary takes the member the database names primary (else: a random ready member)
     has_primary: ClassVar[bool] = False
     costs: ClassVar[Costs | None] = None  # None: the operator does not deploy it, so never sizes it
+    # driver options that shape what the load writes (a run must name the load's value): a sweep
+    # axis over one loads the database again for each value, the load's reset dropping the last
+    load_options: ClassVar[tuple[str, ...]] = ()
 
     def pod_count(self, deploy: Deploy) -> int:
         """How many pods a deploy runs when all are up (the readiness the operator waits for)."""

@@ -67,6 +67,7 @@ class MongoDB(Database):
     client_port = 27017
     container = "mongod"  # the test-server profile of charts/mongodb keeps the name
     has_primary = True
+    load_options = ("schema",)  # normalized, denormalized, embedded: different collections
     # Printed by runner-image/bench/capacity.py on SecantusDB, the MongoDB wire server on
     # WiredTiger (mongod's storage engine): its data directory after a clean stop (checkpointed)
     # grew 238 MiB per warehouse; one document per YCSB record, 2,672 bytes for 10 x 100 (786 for

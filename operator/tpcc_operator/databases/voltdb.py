@@ -25,6 +25,7 @@ class VoltDB(Database):
     chart = "voltdb"
     client_port = 21212
     container = "voltdb"
+    load_options = ("partitioning",)  # warehouse, district, d_id: different PARTITION lines
     costs = Costs(warehouse=276 * MIB, record=(1233.4, 650.9, 1.36))  # resident memory of one copy
 
     def decided_values(self, deploy: Deploy) -> dict[str, Any]:
