@@ -119,7 +119,7 @@ def test_the_benchmark_result_records_the_acid_verdicts(spec_of):
     status = {
         "phase": "Failed",
         "verdict": "Failed",
-        "acid": acid,
+        "acid": acid.to_json(),
         "regression": {"comparisonHash": "c0ffee", "message": "failed"},
     }
     rec = history.record(RUN, spec_of({"database": {"type": "voltdb"}}), status, None, None, [])

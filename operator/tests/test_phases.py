@@ -9,6 +9,7 @@ from typing import TypeVar
 
 import pytest
 from runner_docs import WARMUP, durability_report, pod_results
+from status_parts import changed_by_types
 from tpcc_operator import plan
 from tpcc_operator.runspec import RunSpec
 from tpcc_operator.stages.actions import (
@@ -72,6 +73,7 @@ class Driver:
         self.now += dt.timedelta(seconds=after)
         step = next_step(self.run, self.typed, self.status, world or World(), self.now)
         self.status = apply(self.status, step)
+        assert changed_by_types(self.status) == []
         self.actions += step.actions
         self.events += step.events
         return step

@@ -116,10 +116,10 @@ def test_acid_tests_are_counted_and_the_failed_ones_named():
     from tpcc_operator.results import acid_status
 
     run = fixture("e2e/succeeded-voltdb-e2e.json")
-    run["status"]["acid"] = acid_status(acid_report(not_applicable={"consistency": "no snapshot read"}))
+    run["status"]["acid"] = acid_status(acid_report(not_applicable={"consistency": "no snapshot read"})).to_json()
     text = "\n".join(run_summary.summary(run)[0])
     assert "ACID tests: 10 passed, 1 not-applicable" in text and "consistency not-applicable: no snapshot" in text
-    run["status"]["acid"] = acid_status(acid_report(failed={"isolation1": "dirty read of O_ID 3001"}))
+    run["status"]["acid"] = acid_status(acid_report(failed={"isolation1": "dirty read of O_ID 3001"})).to_json()
     text = "\n".join(run_summary.summary(run)[0])
     assert "ACID tests: 10 passed, 1 failed: FAILED" in text and "isolation1 failed: dirty read of O_ID 3001" in text
 

@@ -17,6 +17,7 @@ from typing import Any
 from . import plan, regression, workloads
 from .cost import cost_status
 from .runspec import RunSpec
+from .runstatus import Acid
 
 RESULT_PLURAL = "benchmarkresults"
 RESULT_KIND = "BenchmarkResult"
@@ -98,7 +99,7 @@ def record(
     sweep.matrix values."""
     durability = status.get("durability") or {}
     consistency = status.get("consistency") or {}
-    acid = status.get("acid") or {}
+    acid = Acid.in_status(status, "acid")
     name = result_name(run)
     body: dict[str, Any] = {
         **_identity(run, spec, status, matrix),
@@ -119,7 +120,7 @@ def record(
         "consistency": consistency or None,
         "consistencyAfterLoad": status.get("consistencyAfterLoad"),
         "consistencyDuringRun": status.get("consistencyDuringRun"),
-        "acid": acid or None,
+        "acid": acid.to_json() if acid else None,
         "faults": status.get("faults") or [],
     }
     keep = spec.history.delete_with_run
@@ -186,9 +187,8 @@ def _verified(status: dict) -> dict[str, Any]:
     """The durability, consistency and ACID verdicts."""
     durability = status.get("durability") or {}
     consistency = status.get("consistency") or {}
-    acid = status.get("acid") or {}
+    acid = Acid.in_status(status, "acid")
     durable = regression.durable_of(durability)
-    failed_acid = [t["test"] for t in acid.get("tests", []) if t["status"] in ("failed", "error")]
     return {
         **({"durable": durable, "lost": durability.get("lost", 0)} if durable is not None else {}),
         **(
@@ -201,7 +201,11 @@ def _verified(status: dict) -> dict[str, Any]:
             for when in ("AfterLoad", "DuringRun")
             if status.get(f"consistency{when}")
         },
-        **({"acid": {"passed": acid["passed"], "counts": acid["counts"], "failed": failed_acid}} if acid else {}),
+        **(
+            {"acid": {"passed": acid.passed, "counts": dict(acid.counts), "failed": [t.test for t in acid.failed]}}
+            if acid
+            else {}
+        ),
     }
 
 

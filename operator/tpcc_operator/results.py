@@ -13,6 +13,7 @@ from typing import Any
 
 from tpcc_runner.results import LATE_START_SECONDS, merge_deliveries, merge_results
 
+from .runstatus import ACID_ERROR, ACID_FAILED, Acid, AcidTest
 from .timestamps import parse_time
 
 
@@ -189,25 +190,25 @@ def durability_status(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def acid_status(report: dict[str, Any]) -> dict[str, Any]:
+def acid_status(report: dict[str, Any]) -> Acid:
     """status.acid from acid.json: each test's verdict and reason (the observed values stay in
     the BenchmarkResult's ConfigMap); passed only when no test failed or could not run."""
-    tests = [
-        {
-            "test": str(t["test"]),
-            "clause": str(t.get("clause", "")),
-            "status": str(t["status"]),
-            "reason": str(t.get("reason", ""))[:1000],
-        }
+    tests = tuple(
+        AcidTest(
+            test=str(t["test"]),
+            clause=str(t.get("clause", "")),
+            status=str(t["status"]),
+            reason=str(t.get("reason", ""))[:1000],
+        )
         for t in report.get("tests", [])
-    ]
-    counts = {s: sum(t["status"] == s for t in tests) for s in ("passed", "failed", "not-applicable", "error")}
-    return {
-        "passed": bool(report.get("passed")) and not (counts["failed"] or counts["error"]),
-        "seed": int(report.get("seed", 0)),
-        "counts": counts,
-        "tests": tests,
-    }
+    )
+    counts = {s: sum(t.status == s for t in tests) for s in ("passed", ACID_FAILED, "not-applicable", ACID_ERROR)}
+    return Acid(
+        passed=bool(report.get("passed")) and not (counts[ACID_FAILED] or counts[ACID_ERROR]),
+        seed=int(report.get("seed", 0)),
+        counts=counts,
+        tests=tests,
+    )
 
 
 def consistency_status(report: dict[str, Any]) -> dict[str, Any]:

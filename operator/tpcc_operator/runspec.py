@@ -16,7 +16,6 @@ import copy
 import dataclasses
 import functools
 import os
-import re
 import types
 import typing
 from collections.abc import Mapping
@@ -26,6 +25,8 @@ from typing import Any
 
 import yaml
 
+from .jsonmodel import json_name, named
+
 # the operator chart carries the CRDs (and the image carries the charts: TPCC_CHARTS_DIR)
 CRDS = Path("tpcc-operator") / "crds"
 _REPO_CHARTS = Path(__file__).resolve().parents[2] / "charts"
@@ -33,11 +34,6 @@ _REPO_CHARTS = Path(__file__).resolve().parents[2] / "charts"
 
 class SpecError(ValueError):
     """A spec the CRD's schema would not have admitted; the message names the field."""
-
-
-def _json(name: str) -> dict:
-    """Field metadata: the JSON name, where camelCase of the Python name is not it."""
-    return {"json": name}
 
 
 @dataclass(frozen=True)
@@ -190,7 +186,7 @@ class Saturation:
     min_gain_percent: float
     step: int | None = None
     factor: int | None = None
-    p90_limits_ms: Mapping[str, float] | None = field(default=None, metadata=_json("p90LimitsMs"))
+    p90_limits_ms: Mapping[str, float] | None = field(default=None, metadata=named("p90LimitsMs"))
 
 
 @dataclass(frozen=True)
@@ -210,7 +206,7 @@ class History:
 
 @dataclass(frozen=True)
 class FixedBaseline:
-    tpm_c: float | None = field(default=None, metadata=_json("tpmC"))
+    tpm_c: float | None = field(default=None, metadata=named("tpmC"))
     p99_ms: Mapping[str, float] | None = None
 
 
@@ -226,13 +222,13 @@ class Baseline:
 class ChangePoints:
     enabled: bool
     min_history: int
-    max_p_value: float = field(metadata=_json("maxPValue"))
+    max_p_value: float = field(metadata=named("maxPValue"))
     recent_results: int
 
 
 @dataclass(frozen=True)
 class Regression:
-    max_tpm_c_drop_percent: float = field(metadata=_json("maxTpmCDropPercent"))
+    max_tpm_c_drop_percent: float = field(metadata=named("maxTpmCDropPercent"))
     max_p99_increase_percent: Mapping[str, float]
     on_regression: str
     baseline: Baseline | None = None
@@ -273,7 +269,7 @@ class RunSpec:
     faults: tuple[Fault, ...] | None = None
     sweep: Sweep | None = None
     regression: Regression | None = None
-    baseline_tpm_c: float | None = field(default=None, metadata=_json("baselineTpmC"))
+    baseline_tpm_c: float | None = field(default=None, metadata=named("baselineTpmC"))
     cost: Cost | None = None
     run_token: str | None = None
     # the defaulted JSON document this was parsed from (not a field of the CRD)
@@ -342,10 +338,6 @@ def apply_defaults(schema: Mapping[str, Any], value: Any) -> Any:
 
 
 # ---- JSON -> dataclasses -----------------------------------------------------------------------
-
-
-def json_name(f: dataclasses.Field) -> str:
-    return f.metadata.get("json") or re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), f.name)
 
 
 def spec_fields(cls: type) -> list[dataclasses.Field]:

@@ -78,11 +78,10 @@ def run_acid_tests(b: Builder, run: plan.Run, world: World) -> Step | None:
     """The ACID tests' Job; a test that failed or could not run fails the run with its reason."""
     if world.acid_report is not None and (world.acid.succeeded or world.acid.failed):
         acid = acid_status(world.acid_report)
-        b.step.status["acid"] = acid
-        counts = ", ".join(f"{n} {s}" for s, n in acid["counts"].items() if n)
-        if not acid["passed"]:
-            bad = [t for t in acid["tests"] if t["status"] in ("failed", "error")]
-            msg = f"ACID tests: {counts}; " + "; ".join(f"{t['test']} {t['status']}: {t['reason']}" for t in bad)
+        b.step.status["acid"] = acid.to_json()
+        counts = ", ".join(f"{n} {s}" for s, n in acid.counts.items() if n)
+        if not acid.passed:
+            msg = f"ACID tests: {counts}; " + "; ".join(f"{t.test} {t.status}: {t.reason}" for t in acid.failed)
             b.condition("ACIDVerified", False, "ACIDTestFailed", msg[:1000])
             return b.fail("ACIDTestFailed", msg[:1000])
         b.condition("ACIDVerified", True, "Passed", f"ACID tests: {counts}")
