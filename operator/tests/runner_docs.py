@@ -62,6 +62,13 @@ def pod_results(
     )
 
 
+def results_status(tpmc: float) -> dict:
+    """A status.results as the operator writes it from one runner pod's document, with this tpmC."""
+    from tpcc_operator.results import run_status
+
+    return {**run_status([pod_results(0, 1, 10, 0.01)]).to_json(), "tpmC": tpmc}
+
+
 def durability_report(acknowledged: int, lost: int = 0, ledgers: int = 2) -> dict:
     """The verifier's durability.json, made with the runner's own judge: `lost` of the
     acknowledged orders have had their O_ID reused by another order."""
@@ -114,3 +121,10 @@ def ycsb_pod_results(shard: int, shards: int, reads: int, updates: int, latency_
         "shard": f"{shard}/{shards}",
         "window": {"start": START_AT, "end": START_AT + 20},
     }
+
+
+def ycsb_status(ops_per_second: float) -> dict:
+    """A status.ycsb as the runner merges one pod's document, with these operations per second."""
+    from tpcc_runner.ycsb.results import merge
+
+    return {**merge([ycsb_pod_results(0, 1, 10, 10, 0.001)]), "opsPerSecond": ops_per_second}

@@ -4,10 +4,12 @@ it on every status a stage test produces, test_status_types on the captured ones
 
 from __future__ import annotations
 
-from tpcc_operator.runstatus import Acid
+from tpcc_operator.runstatus import Acid, Results, YcsbResults
 
 PARTS: dict[str, type] = {
     "acid": Acid,
+    "results": Results,
+    "ycsb": YcsbResults,
 }
 
 

@@ -3,6 +3,7 @@ edit of the price changes the figure and never starts a new run."""
 
 from __future__ import annotations
 
+from runner_docs import results_status, ycsb_status
 from test_phases import Driver, the
 from tpcc_operator.cost import cost_status
 from tpcc_operator.runspec import Cost
@@ -13,14 +14,14 @@ from tpcc_operator.workloads.ycsb import YCSB_WORKLOAD
 
 
 def test_the_figure_divides_tpmc_or_a_ycsb_runs_operations_per_second():
-    assert cost_status(None, TPCC_WORKLOAD.figures({"results": {"tpmC": 100.0}})) is None
-    assert cost_status(Cost(2.5, "EUR"), TPCC_WORKLOAD.figures({"results": {"tpmC": 1000.0}})) == {
+    assert cost_status(None, TPCC_WORKLOAD.figures({"results": results_status(100.0)})) is None
+    assert cost_status(Cost(2.5, "EUR"), TPCC_WORKLOAD.figures({"results": results_status(1000.0)})) == {
         "pricePerHour": 2.5,
         "currency": "EUR",
         "throughputMetric": "tpmC",
         "throughputPerPricePerHour": 400.0,
     }
-    ycsb = YCSB_WORKLOAD.figures({"ycsb": {"opsPerSecond": 622.0}})
+    ycsb = YCSB_WORKLOAD.figures({"ycsb": ycsb_status(622.0)})
     assert cost_status(Cost(0.3, "USD"), ycsb)["throughputPerPricePerHour"] == 2073.333
     running = TPCC_WORKLOAD.figures({"phase": "Running"})
     assert cost_status(Cost(0.3, "USD"), running) == {"pricePerHour": 0.3, "currency": "USD"}
@@ -33,7 +34,7 @@ def test_a_finished_run_shows_its_cost_and_an_edit_of_the_price_only_moves_the_f
         "phase": "Succeeded",
         "observedGeneration": 2,
         "specHash": measured,
-        "results": {"tpmC": 800.0},
+        "results": results_status(800.0),
         "verdict": "Pass",
         "cleanedUp": True,
     }
@@ -59,7 +60,7 @@ def test_the_benchmarkresult_records_the_cost_of_what_it_measured(spec_of):
         "phase": "Succeeded",
         "observedGeneration": 2,
         "specHash": spec_hash(d.typed),
-        "results": {"tpmC": 900.0},
+        "results": results_status(900.0),
         "completionTime": "2026-11-25T12:00:00Z",
     }
     step = d.tick()

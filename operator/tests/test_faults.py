@@ -309,7 +309,7 @@ def test_a_database_that_refuses_one_transaction_type_fails_the_run_however_good
     world = World(checker=JobState(True, True), check_report={"passed": True, "conditions": []})
 
     def finish(docs: dict) -> dict:
-        results = run_status([docs[0], docs[1]])
+        results = run_status([docs[0], docs[1]]).to_json()
         return step_of(spec, {**verifying, "results": results}, world, at(300)).status
 
     assert finish(good)["phase"] == "Succeeded"  # 3 of 103 Deliveries: 2.9%, under the default 10%

@@ -111,7 +111,7 @@ except ImportError:
 sys.path.insert(0, "tests")
 from runner_docs import pod_results
 from tpcc_operator.results import run_status
-assert run_status([pod_results(0, 2, 100, 0.01), pod_results(1, 2, 80, 0.01)])["tpmC"] == 180.0
+assert run_status([pod_results(0, 2, 100, 0.01), pod_results(1, 2, 80, 0.01)]).tpm_c == 180.0
 print("ok")
 """
     out = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True, cwd=ROOT / "operator")

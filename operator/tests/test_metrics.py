@@ -1,6 +1,7 @@
 """Operator metrics follow the run's status: phase series move, results appear, deletion clears."""
 
 from prometheus_client import generate_latest
+from runner_docs import results_status
 from tpcc_operator.metrics import OperatorMetrics
 from tpcc_operator.runspec import RunSpec
 
@@ -24,7 +25,9 @@ def test_phase_series_moves_with_the_run():
 
 def test_final_results_and_verdicts():
     m = OperatorMetrics()
-    m.observe("ns", "r", SPEC, {"phase": "Succeeded", "results": {"tpmC": 812.5}, "consistency": {"passed": True}})
+    m.observe(
+        "ns", "r", SPEC, {"phase": "Succeeded", "results": results_status(812.5), "consistency": {"passed": True}}
+    )
     labels = dict(namespace="ns", run="r", db="voltdb")
     assert sample(m, "tpcc_operator_run_tpmc", **labels) == 812.5
     assert sample(m, "tpcc_operator_run_failed", **labels) == 0
@@ -36,7 +39,7 @@ def test_final_results_and_verdicts():
 
 def test_a_new_generation_clears_the_old_results():
     m = OperatorMetrics()
-    m.observe("ns", "r", SPEC, {"phase": "Succeeded", "results": {"tpmC": 5.0}})
+    m.observe("ns", "r", SPEC, {"phase": "Succeeded", "results": results_status(5.0)})
     m.observe("ns", "r", SPEC, {"phase": "Pending"})
     assert sample(m, "tpcc_operator_run_tpmc", namespace="ns", run="r", db="voltdb") is None
     assert sample(m, "tpcc_operator_run_failed", namespace="ns", run="r", db="voltdb") is None
@@ -44,7 +47,7 @@ def test_a_new_generation_clears_the_old_results():
 
 def test_forget_removes_every_series_of_the_run():
     m = OperatorMetrics()
-    m.observe("ns", "r", SPEC, {"phase": "Succeeded", "results": {"tpmC": 5.0}})
+    m.observe("ns", "r", SPEC, {"phase": "Succeeded", "results": results_status(5.0)})
     m.reconcile_errors.labels("ns", "r").inc()
     m.forget("ns", "r")
     lines = [ln for ln in generate_latest(m.registry).decode().splitlines() if 'run="r"' in ln]

@@ -10,7 +10,7 @@ import datetime as dt
 import crd_schema
 import pytest
 import yaml
-from runner_docs import durability_report, pod_results
+from runner_docs import durability_report, pod_results, results_status
 from specs import _regression, regression_policy
 from test_phases import CHECK_OK, T0, Driver
 from test_spec_edits_and_kstatus import kstatus
@@ -299,7 +299,7 @@ def test_a_status_that_hides_a_loss_is_still_failed():
     docs = [pod_results(0, 1, 500, 0.001)]
     status = {
         "phase": "Succeeded",
-        "results": run_status(docs),
+        "results": run_status(docs).to_json(),
         "durability": durability_status(durability_report(90, lost=1)),
         "consistency": consistency_status(CHECK_OK),
     }
@@ -327,7 +327,7 @@ def test_the_record_and_its_configmap():
     docs = [pod_results(0, 1, 100, 0.01)]
     status = {
         "phase": "Succeeded",
-        "results": run_status(docs),
+        "results": run_status(docs).to_json(),
         "verdict": "Pass",
         "completionTime": "t",
         "regression": regression.Verdict("Pass", "ok").to_status("abc", "Fail"),
@@ -483,7 +483,7 @@ def test_the_regression_spec_is_validated_at_apply(guarded):
 
 def test_a_loss_counts_even_when_the_durable_flag_is_missing():
     """The API server prunes status fields its schema lacks: the count of lost orders decides."""
-    status = {"phase": "Succeeded", "results": {"tpmC": 5000.0}, "durability": {"acknowledged": 90, "lost": 2}}
+    status = {"phase": "Succeeded", "results": results_status(5000.0), "durability": {"acknowledged": 90, "lost": 2}}
     this = Summary.of_status("x", HASH, status, TPCC_WORKLOAD.figures(status))
     assert this.durable is False and judge(this, HISTORY, POLICY).outcome == "Failed"
     figures = TPCC_WORKLOAD.figures(status)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+from runner_docs import results_status
 from test_phases import Driver
 from tpcc_operator import plan
 from tpcc_operator.stages.actions import CleanUp, CreateRunJob, RetireOldGenerations
@@ -94,7 +95,7 @@ def finished(spec: dict) -> Driver:
     d.status.update(
         phase="Succeeded",
         completionTime=rfc3339(d.now),
-        results={"tpmC": 100.0},
+        results=results_status(100.0),
         consistency={"passed": True},
         cleanedUp=True,
     )
@@ -117,7 +118,7 @@ def test_edits_that_measure_nothing_apply_in_place(voltdb, edit):
     d.run = plan.Run("bench", "perf", "uid", 3)
     step = d.tick()
     assert RetireOldGenerations() not in step.actions
-    assert d.phase == "Succeeded" and d.status["results"] == {"tpmC": 100.0}
+    assert d.phase == "Succeeded" and d.status["results"] == results_status(100.0)
     assert d.status["observedGeneration"] == 3 and d.status["runGeneration"] == 2
     assert every_condition_observes(d, 3) and kstatus(3, d.status) == "Current"
     assert [e.reason for e in step.events] == ["SpecUpdated"]

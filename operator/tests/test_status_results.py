@@ -12,7 +12,8 @@ from tpcc_operator.results import consistency_status, durability_status, late_ru
 def test_merge_of_two_pods():
     fast = pod_results(0, 2, new_orders=120, latency_s=0.002)
     slow = pod_results(1, 2, new_orders=60, latency_s=0.100)
-    r = run_status([fast, slow])
+    typed = run_status([fast, slow])
+    r = typed.to_json()
     assert r["tpmC"] == fast["tpmC"] + slow["tpmC"] == 180.0
     assert r["runnerPods"] == 2 and r["measuredSeconds"] == 60
     assert r["start"] == "2025-01-01T00:00:10Z" and r["end"] == "2025-01-01T00:01:10Z"
@@ -37,19 +38,20 @@ def test_merge_of_two_pods():
     }
     assert r["responseTimesPassed"] and r["lateRunners"] == []
     assert [p["lateSeconds"] for p in r["pods"]] == [0.01, 0.01]
-    assert late_runners_message(r) is None
+    assert late_runners_message(typed) is None
 
 
 def test_a_late_runner_pod_is_named_and_the_common_window_is_shorter():
     on_time = pod_results(0, 2, new_orders=600, latency_s=0.01)
     late = pod_results(1, 2, new_orders=570, latency_s=0.01, late_seconds=WARMUP + 3.4)
-    r = run_status([on_time, late])
+    typed = run_status([on_time, late])
+    r = typed.to_json()
     # only the 56 seconds both pods measured count: 10 + ~10 NewOrders a second
     assert r["measuredSeconds"] == 56 and r["start"] == "2025-01-01T00:00:14Z"
     assert r["lateRunners"] == [{"shard": 1, "lateSeconds": 13.4}]
     assert [p["measureStart"] for p in r["pods"]] == ["2025-01-01T00:00:10Z", "2025-01-01T00:00:13.400000Z"]
     assert r["tpmC"] == round(60 * (560 + 570) / 56, 2)  # not the on-time pod's 60 s
-    msg = late_runners_message(r)
+    msg = late_runners_message(typed)
     assert "shard 1 (13.4 s after startAt)" in msg and "shard 0" not in msg
 
 
@@ -111,7 +113,7 @@ def test_status_has_transactions_per_second_the_database_size_and_the_server_agr
                 pods=2,
             )
         )
-    r = run_status(pods)
+    r = run_status(pods).to_json()
     assert r["transactionsPerSecond"] > 0
     assert r["databaseBytes"] == {"data": 5 << 20, "index": 1 << 20, "memory": 300 << 20}
     assert r["serverAgreement"]["verdict"] == "disagree"  # the server counted 1007, the clients 1000
@@ -125,4 +127,4 @@ def test_status_has_transactions_per_second_the_database_size_and_the_server_agr
         "allowed": 5,
         "agrees": False,
     }
-    assert "serverAgreement" not in run_status([pod_results(0, 1, 10, 0.01)])  # an older runner's
+    assert "serverAgreement" not in run_status([pod_results(0, 1, 10, 0.01)]).to_json()  # an older runner's

@@ -7,6 +7,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollecto
 
 from .faults import INJECTED, RECOVERED
 from .runspec import RunSpec
+from .runstatus import Results
 from .stages.machine import FAILED, SUCCEEDED
 
 RUN_LABELS = ("namespace", "run", "db")
@@ -82,8 +83,8 @@ class OperatorMetrics:
             self.runs.labels(namespace, name, db, phase).set(1)
             self._phase[key] = (db, phase)
         labels = (namespace, name, db)
-        results = status.get("results") or {}
-        self._set_or_clear(self.tpmc, labels, results.get("tpmC"))
+        results = Results.in_status(status, "results")
+        self._set_or_clear(self.tpmc, labels, results.tpm_c if results else None)
         self._set_or_clear(self.baseline_tpmc, labels, spec.baseline_tpm_c)
         ended = {SUCCEEDED: 0, FAILED: 1}.get(phase or "")
         self._set_or_clear(self.failed, labels, ended)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -159,13 +160,9 @@ class Summary:
         )
 
 
-def p99_of(types: dict[str, dict], counted: str) -> dict[str, float]:
-    """type -> p99 latency (ms) of the transaction or operation types that ran (`counted` > 0)."""
-    return {
-        t: float(v["latencyMs"]["p99"])
-        for t, v in types.items()
-        if (v.get("latencyMs") or {}).get("p99") is not None and v.get(counted, 1) > 0
-    }
+def p99_of(latencies: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """type -> p99 latency (ms) of the transaction or operation types given (those that ran)."""
+    return {t: float(ms["p99"]) for t, ms in latencies.items() if ms.get("p99") is not None}
 
 
 def durable_of(durability: dict) -> bool | None:

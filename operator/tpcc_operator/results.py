@@ -13,7 +13,20 @@ from typing import Any
 
 from tpcc_runner.results import LATE_START_SECONDS, merge_deliveries, merge_results
 
-from .runstatus import ACID_ERROR, ACID_FAILED, Acid, AcidTest
+from .runstatus import (
+    ACID_ERROR,
+    ACID_FAILED,
+    Acid,
+    AcidTest,
+    CounterComparison,
+    LateRunner,
+    PodResults,
+    ResponseTime,
+    Results,
+    ServerAgreement,
+    TimelineStep,
+    TransactionResults,
+)
 from .timestamps import parse_time
 
 
@@ -27,95 +40,92 @@ def run_deliveries(docs: list[dict[str, Any]]) -> dict[str, Any]:
     return merge_deliveries(docs).to_json()
 
 
-def run_status(docs: list[dict[str, Any]]) -> dict[str, Any]:
+def run_status(docs: list[dict[str, Any]]) -> Results:
     """status.results from the results.json of every runner pod, merged once."""
     return _results(merge_results(docs), docs)
 
 
-def _results(merged: dict[str, Any], docs: list[dict[str, Any]]) -> dict[str, Any]:
+def _results(merged: dict[str, Any], docs: list[dict[str, Any]]) -> Results:
     totals = merged["totals"]
-    return {
-        "tpmC": merged["tpmC"],
-        **({"transactionsPerSecond": merged["transactions_per_second"]} if "transactions_per_second" in merged else {}),
-        **server_status(merged),
-        # null in a merge patch would delete the field: absent, with the reason, instead
-        **(
-            {"efficiency": merged["efficiency"]}
-            if merged["efficiency"] is not None
-            else {"efficiencyReason": merged["efficiency_reason"]}
+    return Results(
+        tpm_c=merged["tpmC"],
+        transactions_per_second=merged.get("transactions_per_second"),
+        **_server(merged),
+        # absent (None) when it means nothing, with the reason instead
+        efficiency=merged["efficiency"],
+        efficiency_reason=merged["efficiency_reason"] if merged["efficiency"] is None else None,
+        measured_seconds=merged["measured_seconds"],
+        pacing=merged["pacing"],
+        seed=merged["options"]["seed"],
+        c_constants=merged["c_constants"],
+        response_times=_response_times(merged),
+        response_times_passed=merged["response_times_passed"],
+        spec_deviations=tuple(merged["spec_deviations"]),
+        late_runners=tuple(
+            LateRunner(shard=p["shard"], late_seconds=p["late_seconds"]) for p in merged["late_runners"]
         ),
-        "measuredSeconds": merged["measured_seconds"],
-        "pacing": merged["pacing"],
-        "seed": merged["options"]["seed"],
-        "cConstants": merged["c_constants"],
-        **_response_times(merged),
-        "specDeviations": merged["spec_deviations"],
-        "lateRunners": [{"shard": p["shard"], "lateSeconds": p["late_seconds"]} for p in merged["late_runners"]],
-        "start": merged["start"],
-        "end": merged["end"],
-        "runnerPods": merged["pods"],
-        "committed": totals["committed"],
-        "retries": totals["retries"],
-        "aborts": totals["rollbacks"],
-        "errors": totals["errors"],
-        "unknown": totals["unknown"],
-        "transactions": {name: _transaction(t) for name, t in merged["transactions"].items()},
-        # NewOrders per minute in 10 s steps from the start of the measured interval
-        # (negative t: warmup), so a fault's dip and the recovery show
-        "timeline": merged["timeline"],
-        "pods": _pods(merged, docs),
-    }
+        start=merged["start"],
+        end=merged["end"],
+        runner_pods=merged["pods"],
+        committed=totals["committed"],
+        retries=totals["retries"],
+        aborts=totals["rollbacks"],
+        errors=totals["errors"],
+        unknown=totals["unknown"],
+        transactions={name: _transaction(t) for name, t in merged["transactions"].items()},
+        timeline=tuple(TimelineStep(t=s["t"], tpm_c=s["tpmC"]) for s in merged["timeline"]),
+        pods=_pods(merged, docs),
+    )
 
 
-def _response_times(merged: dict[str, Any]) -> dict[str, Any]:
-    """Clause 5.2.5.3's 90th-percentile response times against their limits."""
+def _response_times(merged: dict[str, Any]) -> dict[str, ResponseTime]:
+    """Clause 5.2.5.3's 90th-percentile response times against their limits (a type that did
+    not run has no percentile and no verdict)."""
     return {
-        "responseTimes": {
-            name: {
-                "limitSeconds": v["limit_seconds"],
-                **({"p90Seconds": v["p90_seconds"], "passed": v["passed"]} if v["passed"] is not None else {}),
-            }
-            for name, v in merged["response_times"].items()
-        },
-        "responseTimesPassed": merged["response_times_passed"],
+        name: ResponseTime(
+            limit_seconds=v["limit_seconds"],
+            p90_seconds=v["p90_seconds"] if v["passed"] is not None else None,
+            passed=v["passed"],
+        )
+        for name, v in merged["response_times"].items()
     }
 
 
-def _transaction(t: dict[str, Any]) -> dict[str, Any]:
+def _transaction(t: dict[str, Any]) -> TransactionResults:
     """One transaction type's counts, share of the mix and latencies."""
-    return {
-        "committed": t["committed"],
-        "rollbacks": t["rollbacks"],
-        "errors": t["errors"],
-        "unknown": t["unknown"],
-        "retries": t["retries"],
-        "executed": t["executed"],
-        "mixPercent": t["mix_percent"],
-        "latencyMs": t["latency_ms"],
-    }
+    return TransactionResults(
+        committed=t["committed"],
+        rollbacks=t["rollbacks"],
+        errors=t["errors"],
+        unknown=t["unknown"],
+        retries=t["retries"],
+        executed=t["executed"],
+        mix_percent=t["mix_percent"],
+        latency_ms=t["latency_ms"],
+    )
 
 
-def _pods(merged: dict[str, Any], docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _pods(merged: dict[str, Any], docs: list[dict[str, Any]]) -> tuple[PodResults, ...]:
     """Each runner pod's share: its clients, tpmC, commits and measured window, by shard."""
     windows = {w["shard"]: w for w in merged["pod_windows"]}
-    pods = [
-        {
-            "shard": _shard_index(d),
-            "clients": d["clients"],
-            "tpmC": d["tpmC"],
-            "committed": d["totals"]["committed"],
-            "lateSeconds": windows[_shard_index(d)]["late_seconds"],
-            "measureStart": d["start"],
-            "measureEnd": d["end"],
-        }
+    pods = (
+        PodResults(
+            shard=_shard_index(d),
+            clients=d["clients"],
+            tpm_c=d["tpmC"],
+            committed=d["totals"]["committed"],
+            late_seconds=windows[_shard_index(d)]["late_seconds"],
+            measure_start=d["start"],
+            measure_end=d["end"],
+        )
         for d in docs
-    ]
-    return sorted(pods, key=lambda p: p["shard"])
+    )
+    return tuple(sorted(pods, key=lambda p: p.shard))
 
 
-def server_status(merged: dict[str, Any]) -> dict[str, Any]:
-    """databaseBytes and serverAgreement from the merged document's `server` section (absent
-    figures left out: null in a merge patch would delete the field)."""
+def _server(merged: dict[str, Any]) -> dict[str, Any]:
+    """database_bytes and server_agreement from the merged document's `server` section (absent
+    figures left out)."""
     if "server_agreement" not in merged:
         return {}
     size, agreement = merged["server"]["size"], merged["server_agreement"]
@@ -123,52 +133,50 @@ def server_status(merged: dict[str, Any]) -> dict[str, Any]:
         k: size[f"{k}_bytes"] for k in ("data", "index", "storage", "memory") if size.get(f"{k}_bytes") is not None
     }
     return {
-        **({"databaseBytes": sizes} if sizes else {}),
-        "serverAgreement": {
-            "verdict": agreement["verdict"],
-            "tolerance": agreement["tolerance"],
-            **({"reason": agreement["reason"]} if agreement.get("reason") else {}),
-            "comparisons": [
-                {
-                    "counter": c["counter"],
-                    "what": c["what"],
-                    "transactions": c["transactions"],
-                    "client": c["client"],
-                    "server": c["server"],
-                    "allowed": c["allowed"],
-                    "agrees": c["agrees"],
-                }
+        "database_bytes": sizes or None,
+        "server_agreement": ServerAgreement(
+            verdict=agreement["verdict"],
+            tolerance=agreement["tolerance"],
+            reason=agreement.get("reason") or None,
+            comparisons=tuple(
+                CounterComparison(
+                    counter=c["counter"],
+                    what=c["what"],
+                    transactions=tuple(c["transactions"]),
+                    client=c["client"],
+                    server=c["server"],
+                    allowed=c["allowed"],
+                    agrees=c["agrees"],
+                )
                 for c in agreement["comparisons"]
-            ],
-        },
+            ),
+        ),
     }
 
 
-def late_runners_message(results: dict[str, Any]) -> str | None:
+def late_runners_message(results: Results) -> str | None:
     """Why the run fails with reason RunnerLate, or None: a runner pod whose terminals were all
     running only more than LATE_START_SECONDS into the measured interval (startAt + warmup)
     missed part of what the others measured."""
-    late = results.get("lateRunners") or []
-    if not late:
+    if not results.late_runners:
         return None
-    pods = ", ".join(f"shard {p['shard']} ({p['lateSeconds']:.1f} s after startAt)" for p in late)
+    pods = ", ".join(f"shard {p.shard} ({p.late_seconds:.1f} s after startAt)" for p in results.late_runners)
     return (
         f"runner pods started their terminals more than {LATE_START_SECONDS:g} s into the measured "
         f"interval (startAt + warmup): {pods}"
     )
 
 
-def error_budget_message(results: dict[str, Any], max_percent: float) -> str | None:
+def error_budget_message(results: Results, max_percent: float) -> str | None:
     """Why the run fails with reason TooManyErrors, or None: a transaction type more of whose
     attempts than workload.maxErrorPercent ended in an error. Rollbacks are the spec's and
     unknown outcomes are the durability verifier's; errors are the database (or the driver)
     refusing work, which the runner counts and goes on from, so tpmC alone would not show it."""
     over = []
-    for name, t in sorted((results.get("transactions") or {}).items()):
-        attempts = t["executed"] + t["errors"] + t["unknown"]
-        percent = 100.0 * t["errors"] / attempts if attempts else 0.0
+    for name, t in sorted(results.transactions.items()):
+        percent = 100.0 * t.errors / t.attempts if t.attempts else 0.0
         if percent > max_percent:
-            over.append(f"{name} {t['errors']} of {attempts} attempts ({percent:.1f}%)")
+            over.append(f"{name} {t.errors} of {t.attempts} attempts ({percent:.1f}%)")
     if not over:
         return None
     return f"errors above workload.maxErrorPercent ({max_percent:g}%): " + ", ".join(over)

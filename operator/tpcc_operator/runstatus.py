@@ -39,3 +39,131 @@ class Acid(JsonModel):
     def failed(self) -> tuple[AcidTest, ...]:
         """The tests that failed or could not run."""
         return tuple(t for t in self.tests if t.status in (ACID_FAILED, ACID_ERROR))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResponseTime(JsonModel):
+    """Clause 5.2.5.3: a transaction type's 90th-percentile response time against its limit."""
+
+    limit_seconds: float
+    p90_seconds: float | None = None  # None (and passed): the type did not run
+    passed: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LateRunner(JsonModel):
+    shard: int
+    late_seconds: float  # after the measured interval began
+
+
+@dataclass(frozen=True, kw_only=True)
+class TransactionResults(JsonModel):
+    """One transaction type's counts, share of the mix and latencies."""
+
+    committed: int
+    rollbacks: int
+    errors: int
+    unknown: int
+    retries: int
+    executed: int
+    mix_percent: float
+    latency_ms: Mapping[str, float]  # p50, p90, p99, max, ...
+
+    @property
+    def attempts(self) -> int:
+        return self.executed + self.errors + self.unknown
+
+
+@dataclass(frozen=True, kw_only=True)
+class PodResults(JsonModel):
+    """One runner pod's share of the run."""
+
+    shard: int
+    clients: int
+    tpm_c: float
+    committed: int
+    late_seconds: float | None = None
+    measure_start: str | None = None
+    measure_end: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CounterComparison(JsonModel):
+    """One of the database's own counters against what the clients counted."""
+
+    counter: str
+    what: str
+    transactions: tuple[str, ...]
+    client: int
+    server: int
+    allowed: int
+    agrees: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerAgreement(JsonModel):
+    verdict: str
+    tolerance: str
+    reason: str | None = None
+    comparisons: tuple[CounterComparison, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TimelineStep(JsonModel):
+    t: int  # seconds from the start of the measured interval (negative: warmup)
+    tpm_c: float  # NewOrders per minute in this step
+
+
+@dataclass(frozen=True, kw_only=True)
+class Results(JsonModel):
+    """status.results: a TPC-C run's merged results (no histograms: their percentiles)."""
+
+    tpm_c: float
+    transactions_per_second: float | None = None
+    database_bytes: Mapping[str, int] | None = None  # data, index, storage, memory: what the database reports
+    server_agreement: ServerAgreement | None = None
+    efficiency: float | None = None  # None: efficiency_reason says why it means nothing
+    efficiency_reason: str | None = None
+    measured_seconds: float
+    pacing: str | None = None
+    seed: int | None = None
+    c_constants: Mapping[str, Mapping[str, int]] | None = None
+    response_times: Mapping[str, ResponseTime] | None = None
+    response_times_passed: bool | None = None
+    spec_deviations: tuple[str, ...] | None = None
+    late_runners: tuple[LateRunner, ...] | None = None
+    start: str
+    end: str
+    runner_pods: int
+    committed: int
+    retries: int
+    aborts: int
+    errors: int
+    unknown: int
+    transactions: Mapping[str, TransactionResults]
+    # NewOrders per minute in 10 s steps from the start of the measured interval (negative t:
+    # warmup), so a fault's dip and the recovery show
+    timeline: tuple[TimelineStep, ...] | None = None
+    pods: tuple[PodResults, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class OperationResults(JsonModel):
+    count: int
+    errors: int
+    latency_ms: Mapping[str, float]
+
+
+@dataclass(frozen=True, kw_only=True)
+class YcsbResults(JsonModel):
+    """status.ycsb: a YCSB run's merged results, as the runner merges them."""
+
+    kind: str
+    workload: str
+    ops_per_second: float
+    runner_pods: int
+    client_loop: str | None = None
+    start: str
+    end: str
+    properties: Mapping[str, str]
+    operations: Mapping[str, OperationResults]

@@ -39,9 +39,9 @@ def test_a_database_refusing_every_payment_fails_the_error_budget(voltdb):  # no
         _adhoc(endpoint, PAYMENT_DDL)  # the session's other tests need it back
     assert run.code == 0, run.stderr
     results = run_status([run.json()])
-    payment = results["transactions"]["PAYMENT"]
-    assert payment["committed"] == 0 and payment["errors"] > 0
-    assert results["tpmC"] > 0  # NewOrders went on committing: tpmC alone would pass
+    payment = results.transactions["PAYMENT"]
+    assert payment.committed == 0 and payment.errors > 0
+    assert results.tpm_c > 0  # NewOrders went on committing: tpmC alone would pass
     message = error_budget_message(results, 10)
     assert message is not None and message.startswith("errors above workload.maxErrorPercent (10%): PAYMENT ")
     assert "NEW_ORDER" not in message and "DELIVERY" not in message, message

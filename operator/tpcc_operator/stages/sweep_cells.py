@@ -12,10 +12,9 @@ from dataclasses import replace
 
 from .. import faults as fault_injection
 from .. import history, plan, regression, saturation, sweep, sweep_layout, workloads
-from ..results import (
-    error_budget_message,
-)
+from ..results import error_budget_message
 from ..runspec import RunSpec, Workload
+from ..runstatus import Results
 from ..timestamps import rfc3339
 from .machine import DEPLOYING, FAILED, LOADING, RUNNING, SUCCEEDED, Builder, Step, World, patched
 from .recording import record
@@ -46,7 +45,8 @@ def cell_measured(b: Builder, run: plan.Run, spec: RunSpec, message: str) -> Non
             + "; the durability verdict covers only the faults injected",
         )
         return
-    if errors := error_budget_message(b.current("results") or {}, spec.workload.max_error_percent):
+    results = Results.in_status(patched(b.status, b.step.status), "results")
+    if results and (errors := error_budget_message(results, spec.workload.max_error_percent)):
         b.fail("TooManyErrors", errors)
         return
     table = b.current("sweep")
@@ -80,13 +80,10 @@ def judge_cell(
     if recorded is None:
         return False, None
     verdict, fields, policy = recorded
-    results = after.get("results") or {}
+    results = Results.in_status(after, "results")
     figures = workloads.of(spec).figures(after)
-    p90 = {
-        t: v["latencyMs"]["p90"]
-        for t, v in (results.get("transactions") or {}).items()
-        if (v.get("latencyMs") or {}).get("p90") is not None
-    }
+    transactions = results.transactions if results else {}
+    p90 = {t: v.latency_ms["p90"] for t, v in transactions.items() if v.latency_ms.get("p90") is not None}
     b.step.status["sweep"] = sweep.with_cell(
         table,
         run.sweep_cell,

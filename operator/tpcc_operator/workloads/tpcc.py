@@ -14,6 +14,7 @@ from ..regression import TPMC, Figures, p99_of
 from ..results import durability_status, late_runners_message, run_deliveries, run_status
 from ..runspec import RemotePercent, RunSpec
 from ..runspec import Workload as WorkloadSpec
+from ..runstatus import Results
 from .base import Durability, Measured, Workload
 
 # clause 5.2.5.4's 90th-percentile response-time limits, in ms (Stock-Level 20 s, the others 5 s)
@@ -80,10 +81,10 @@ class TPCC(Workload):
     def measured(self, docs: list[dict]) -> Measured:
         """With their Deliveries for the consistency check's independent count (condition 11)."""
         results = run_status(docs)
-        completed = f"tpmC {results['tpmC']:.1f}"
+        completed = f"tpmC {results.tpm_c:.1f}"
         return Measured(
             "results",
-            results,
+            results.to_json(),
             f"{completed} from {len(docs)} pods",
             f"{completed}; verifying durability",
             deliveries=run_deliveries(docs),
@@ -91,8 +92,11 @@ class TPCC(Workload):
         )
 
     def figures(self, status: dict) -> Figures:
-        results = status.get("results") or {}
-        return Figures(results.get("tpmC"), TPMC, p99_of(results.get("transactions") or {}, "executed"))
+        results = Results.in_status(status, "results")
+        if results is None:
+            return Figures(None, TPMC)
+        ran = {t: v.latency_ms for t, v in results.transactions.items() if v.executed > 0}
+        return Figures(results.tpm_c, TPMC, p99_of(ran))
 
     def durability(self, report: dict) -> Durability:
         d = durability_status(report)

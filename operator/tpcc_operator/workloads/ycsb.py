@@ -15,6 +15,7 @@ from ..regression import OPS_PER_SECOND, Figures, p99_of
 from ..results import ycsb_durability_status
 from ..runspec import RunSpec
 from ..runspec import Workload as WorkloadSpec
+from ..runstatus import YcsbResults
 from .base import Durability, Measured, Workload, client_shares
 
 PHASES = ("load", "run", "verify")  # the `tpcc ycsb` commands of the load, runner and verifier Jobs
@@ -159,8 +160,11 @@ class YCSB(Workload):
         )
 
     def figures(self, status: dict) -> Figures:
-        ycsb = status.get("ycsb") or {}
-        return Figures(ycsb.get("opsPerSecond"), OPS_PER_SECOND, p99_of(ycsb.get("operations") or {}, "count"))
+        ycsb = YcsbResults.in_status(status, "ycsb")
+        if ycsb is None:
+            return Figures(None, OPS_PER_SECOND)
+        ran = {name: op.latency_ms for name, op in ycsb.operations.items() if op.count > 0}
+        return Figures(ycsb.ops_per_second, OPS_PER_SECOND, p99_of(ran))
 
     def durability(self, report: dict) -> Durability:
         d = ycsb_durability_status(report)
