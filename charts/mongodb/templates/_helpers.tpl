@@ -128,3 +128,11 @@ volumeClaimTemplates:
 - name: MONGO_ROOT_PASSWORD
   valueFrom: {secretKeyRef: {name: {{ .Values.auth.existingSecret | quote }}, key: {{ .Values.auth.passwordKey | quote }}}}
 {{- end }}
+
+{{/* The pods' securityContext: podSecurityContext, confined by the runtime's default seccomp
+     filter unless it names a profile (the restricted Pod Security Standard needs one). */}}
+{{- define "mongodb.podSecurityContext" -}}
+{{- $sc := deepCopy .Values.podSecurityContext -}}
+{{- if not $sc.seccompProfile }}{{ $_ := set $sc "seccompProfile" (dict "type" "RuntimeDefault") }}{{ end -}}
+{{ toYaml $sc }}
+{{- end }}

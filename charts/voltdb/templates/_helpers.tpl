@@ -18,3 +18,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 {{- join "," $hosts -}}
 {{- end }}
+
+{{/* The pods' securityContext: podSecurityContext, confined by the runtime's default seccomp
+     filter unless it names a profile (the restricted Pod Security Standard needs one). */}}
+{{- define "voltdb.podSecurityContext" -}}
+{{- $sc := deepCopy .Values.podSecurityContext -}}
+{{- if not $sc.seccompProfile }}{{ $_ := set $sc "seccompProfile" (dict "type" "RuntimeDefault") }}{{ end -}}
+{{ toYaml $sc }}
+{{- end }}

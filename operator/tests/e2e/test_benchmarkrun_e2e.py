@@ -143,9 +143,15 @@ def helm_releases(ns: str) -> list[str]:
     return out.stdout.split()
 
 
+# Every e2e namespace enforces the `restricted` Pod Security Standard: a pod the operator or a
+# chart makes that breaks it is refused by the API server and its test fails.
+POD_SECURITY = ("pod-security.kubernetes.io/enforce=restricted", "pod-security.kubernetes.io/enforce-version=latest")
+
+
 def _namespace(prefix: str):
     ns = f"{prefix}-{secrets.token_hex(3)}"
     kubectl("create", "namespace", ns)
+    kubectl("label", "namespace", ns, *POD_SECURITY)
     return ns
 
 

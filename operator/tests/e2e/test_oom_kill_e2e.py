@@ -24,12 +24,15 @@ def test_a_container_killed_at_its_memory_limit_is_read_as_oom_killed(namespace,
         "metadata": {"name": "oom-e2e", "labels": LABELS},
         "spec": {
             "restartPolicy": "Always",  # restarted in place, as a database's StatefulSet pod is
+            # the namespace enforces the restricted Pod Security Standard
+            "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "seccompProfile": {"type": "RuntimeDefault"}},
             "containers": [
                 {
                     "name": "database",
                     "image": RUNNER_IMAGE,
                     "imagePullPolicy": "Never",
                     "command": ["python3", "-c", HOG],
+                    "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
                     "resources": {
                         "requests": {"cpu": "10m", "memory": "64Mi"},
                         "limits": {"cpu": "200m", "memory": "64Mi"},
