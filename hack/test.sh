@@ -86,13 +86,14 @@ timed_shares() {
   return $rc
 }
 
-# The two long builds of a fresh machine (Kubernetes from the Go module proxy, the Debian
-# rootfs of the images: ~20 min together) need no cluster: in `all` they run while the unit
-# and db tests do, and the k8s stage waits for them. Cached, they take seconds.
+# The long builds of a fresh machine (Kubernetes and Flux from the Go module proxy, the Debian
+# rootfs of the images) need no cluster: in `all` they run while the unit and db tests do, and
+# the k8s stage waits for them. Cached, they take seconds.
 prebuild_start() {
   "$ROOT/hack/local-k8s.sh" deps  # apt first: nothing else may hold the dpkg lock meanwhile
-  log "building Kubernetes and the base image in the background (log: $WORK/prebuild.log)"
-  ( "$ROOT/hack/local-k8s.sh" build && "$ROOT/hack/images.sh" pause base ) >"$WORK/prebuild.log" 2>&1 &
+  log "building Kubernetes, the base image and Flux in the background (log: $WORK/prebuild.log)"
+  ( "$ROOT/hack/local-k8s.sh" build && "$ROOT/hack/images.sh" pause base && "$ROOT/hack/flux.sh" build ) \
+    >"$WORK/prebuild.log" 2>&1 &
   PREBUILD=$!
 }
 
@@ -105,11 +106,14 @@ prebuild_wait() {
 
 k8s() {
   log "operator end to end on a real local Kubernetes"
-  trap '"$ROOT/hack/local-k8s.sh" down >/dev/null 2>&1 || true' EXIT
+  trap '"$ROOT/hack/flux.sh" stop >/dev/null 2>&1; "$ROOT/hack/local-k8s.sh" down >/dev/null 2>&1 || true' EXIT
   prebuild_wait
   "$ROOT/hack/local-k8s.sh" all
   "$ROOT/hack/images.sh"
+  # Flux and its git server for test_gitops_flux_e2e (built once, cached in $TPCC_CACHE/flux)
+  "$ROOT/hack/flux.sh" up
   eval "$("$ROOT/hack/local-k8s.sh" env)"
+  eval "$("$ROOT/hack/flux.sh" env)"
   # two pytest sessions at once, each its share of the modules, namespace and operator release
   # (operator/tests/e2e/conftest.py says why and which)
   timed_shares "$WORK/e2e" e2e_share

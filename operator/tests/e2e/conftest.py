@@ -49,6 +49,7 @@ SHARES = {
     "test_benchmarkrun_e2e.py": "b",
     "test_schedule_e2e.py": "b",
     "test_fail_fast_e2e.py": "b",
+    "test_gitops_flux_e2e.py": "b",
 }
 
 
