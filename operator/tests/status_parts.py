@@ -1,15 +1,22 @@
 """The typed parts of a BenchmarkRun's status, by the status field each is written to, and the
-check that a status reads back as them and writes again the same JSON: test_phases' Driver makes
-it on every status a stage test produces, test_status_types on the captured ones."""
+check that a status (and a BenchmarkResult's spec) reads back as them and writes again the same
+JSON: test_phases' Driver makes it on every status and result a stage test produces,
+test_status_types on the captured ones."""
 
 from __future__ import annotations
 
-from tpcc_operator.runstatus import Acid, Results, YcsbResults
+from tpcc_operator.history import ResultRecord, ResultSpec, result_object
+from tpcc_operator.runstatus import Acid, Consistency, ConsistencyDuringRun, Durability, Load, Results, YcsbResults
 
 PARTS: dict[str, type] = {
     "acid": Acid,
     "results": Results,
     "ycsb": YcsbResults,
+    "load": Load,
+    "durability": Durability,
+    "consistency": Consistency,
+    "consistencyAfterLoad": Consistency,
+    "consistencyDuringRun": ConsistencyDuringRun,
 }
 
 
@@ -18,3 +25,9 @@ def changed_by_types(status: dict) -> list[str]:
     return [
         key for key, cls in PARTS.items() if status.get(key) and cls.from_json(status[key]).to_json() != status[key]
     ]
+
+
+def result_changed_by_types(record: ResultRecord) -> bool:
+    """Whether the BenchmarkResult's spec, read back as its type, writes another JSON."""
+    written = result_object(record, "local/tpcc-runner:dev")["spec"]
+    return ResultSpec.from_json(written).to_json() != written

@@ -123,7 +123,7 @@ def test_the_benchmark_result_records_the_acid_verdicts(spec_of):
         "regression": {"comparisonHash": "c0ffee", "message": "failed"},
     }
     rec = history.record(RUN, spec_of({"database": {"type": "voltdb"}}), status, None, None, [])
-    assert rec.spec["acid"] == {
+    assert rec.spec.to_json()["acid"] == {
         "passed": False,
         "failed": ["isolation5"],
         "counts": {"passed": 10, "failed": 1, "not-applicable": 0, "error": 0},

@@ -212,10 +212,10 @@ def test_the_benchmark_result_records_each_check(checked_run, spec_of):
     status = {
         "phase": "Failed",
         "verdict": "Failed",
-        "consistencyAfterLoad": consistency_status(CHECK_OK),
-        "consistencyDuringRun": {**consistency_status(VIOLATED_9), "whileRunning": True},
+        "consistencyAfterLoad": consistency_status(CHECK_OK).to_json(),
+        "consistencyDuringRun": {**consistency_status(VIOLATED_9).to_json(), "whileRunning": True},
         "regression": {"comparisonHash": "c0ffee", "message": "failed"},
     }
     rec = history.record(RUN, spec_of(checked_run), status, None, None, [])
-    assert rec.spec["consistentAfterLoad"] is True and rec.spec["consistentDuringRun"] is False
+    assert rec.spec.consistent_after_load is True and rec.spec.consistent_during_run is False
     assert rec.full_results["consistencyDuringRun"]["violated"] == [9]

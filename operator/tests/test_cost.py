@@ -64,7 +64,7 @@ def test_the_benchmarkresult_records_the_cost_of_what_it_measured(spec_of):
         "completionTime": "2026-11-25T12:00:00Z",
     }
     step = d.tick()
-    assert the(step, WriteResult).result.spec["cost"] == {
+    assert the(step, WriteResult).result.spec.cost == {
         "pricePerHour": 2.0,
         "currency": "USD",
         "throughputMetric": "tpmC",

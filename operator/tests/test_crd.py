@@ -277,7 +277,7 @@ def test_the_status_schema_keeps_every_field_the_operator_writes():
     from tpcc_operator.results import consistency_status, durability_status
 
     status = crd_schema()["properties"]["status"]["properties"]
-    durability = durability_status(durability_report(10, lost=2))
+    durability = durability_status(durability_report(10, lost=2)).to_json()
     assert set(durability) <= set(status["durability"]["properties"])
     assert status["durability"]["properties"]["lostExamples"]["items"]["type"] == "string"
     assert all(isinstance(e, str) for e in durability["lostExamples"])
@@ -288,7 +288,7 @@ def test_the_status_schema_keeps_every_field_the_operator_writes():
                 {"number": 11, "passed": True, "checked": 2, "violations": 0, "example": "x", "note": "from deliveries"}
             ],
         }
-    )
+    ).to_json()
     assert set(condition["conditions"][0]) <= set(
         status["consistency"]["properties"]["conditions"]["items"]["properties"]
     )

@@ -5,6 +5,8 @@ from runner_docs import results_status
 from tpcc_operator.metrics import OperatorMetrics
 from tpcc_operator.runspec import RunSpec
 
+# status.consistency of a check whose report listed no conditions
+CONSISTENT = {"passed": True, "violated": [], "conditions": []}
 SPEC = RunSpec.parse({"database": {"type": "voltdb"}, "baselineTpmC": 1000.0})
 
 
@@ -25,14 +27,12 @@ def test_phase_series_moves_with_the_run():
 
 def test_final_results_and_verdicts():
     m = OperatorMetrics()
-    m.observe(
-        "ns", "r", SPEC, {"phase": "Succeeded", "results": results_status(812.5), "consistency": {"passed": True}}
-    )
+    m.observe("ns", "r", SPEC, {"phase": "Succeeded", "results": results_status(812.5), "consistency": CONSISTENT})
     labels = dict(namespace="ns", run="r", db="voltdb")
     assert sample(m, "tpcc_operator_run_tpmc", **labels) == 812.5
     assert sample(m, "tpcc_operator_run_failed", **labels) == 0
     assert sample(m, "tpcc_operator_run_consistency_passed", **labels) == 1
-    m.observe("ns", "f", SPEC, {"phase": "Failed", "consistency": {"passed": False}})
+    m.observe("ns", "f", SPEC, {"phase": "Failed", "consistency": {**CONSISTENT, "passed": False, "violated": [3]}})
     assert sample(m, "tpcc_operator_run_failed", namespace="ns", run="f", db="voltdb") == 1
     assert sample(m, "tpcc_operator_run_consistency_passed", namespace="ns", run="f", db="voltdb") == 0
 

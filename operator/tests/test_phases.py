@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import pytest
 from runner_docs import WARMUP, durability_report, pod_results
-from status_parts import changed_by_types
+from status_parts import changed_by_types, result_changed_by_types
 from tpcc_operator import plan
 from tpcc_operator.runspec import RunSpec
 from tpcc_operator.stages.actions import (
@@ -74,6 +74,7 @@ class Driver:
         step = next_step(self.run, self.typed, self.status, world or World(), self.now)
         self.status = apply(self.status, step)
         assert changed_by_types(self.status) == []
+        assert not any(result_changed_by_types(a.result) for a in step.actions if isinstance(a, WriteResult))
         self.actions += step.actions
         self.events += step.events
         return step

@@ -300,8 +300,8 @@ def test_a_status_that_hides_a_loss_is_still_failed():
     status = {
         "phase": "Succeeded",
         "results": run_status(docs).to_json(),
-        "durability": durability_status(durability_report(90, lost=1)),
-        "consistency": consistency_status(CHECK_OK),
+        "durability": durability_status(durability_report(90, lost=1)).to_json(),
+        "consistency": consistency_status(CHECK_OK).to_json(),
     }
     fixed = regression_policy(fixed=regression.FixedBaseline(1.0))
     assert judge(Summary.of_status("x", HASH, status, TPCC_WORKLOAD.figures(status)), [], fixed).outcome == "Failed"
@@ -331,8 +331,8 @@ def test_the_record_and_its_configmap():
         "verdict": "Pass",
         "completionTime": "t",
         "regression": regression.Verdict("Pass", "ok").to_status("abc", "Fail"),
-        "durability": durability_status(durability_report(9)),
-        "consistency": consistency_status(CHECK_OK),
+        "durability": durability_status(durability_report(9)).to_json(),
+        "consistency": consistency_status(CHECK_OK).to_json(),
     }
     git = history.GitSource.from_metadata(
         {
@@ -373,7 +373,7 @@ def test_the_record_and_its_configmap():
             }
         }
     )
-    assert flux == history.GitSource("Flux", "flux-system/bench", "")
+    assert flux == history.GitSource("Flux", "flux-system/bench", None)
     assert history.GitSource.from_metadata({"labels": {"app": "x"}}) is None
 
 

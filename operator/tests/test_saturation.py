@@ -280,7 +280,7 @@ def test_a_ycsb_search_is_judged_on_operations_per_second(spec_of):
         assert d.tick(World(runner_pod_ips=IPS, database_ready=1)).actions == [CreateVerifyJob(IPS)]
         d.tick(World(verifier=JobState(exists=True, succeeded=True), durability_report=YCSB_VERIFIED))
         step = d.tick(World(results=docs))
-        assert the(step, WriteResult).result.spec["opsPerSecond"] == d.status["sweep"]["cells"][i]["opsPerSecond"]
+        assert the(step, WriteResult).result.spec.ops_per_second == d.status["sweep"]["cells"][i]["opsPerSecond"]
     table = d.status["sweep"]
     assert d.phase == "Succeeded" and [c["state"] for c in table["cells"]] == ["Succeeded"] * 3
     assert [c["opsPerSecond"] for c in table["cells"]] == [100, 200, 205] and "tpmC" not in table["cells"][0]

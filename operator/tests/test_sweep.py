@@ -141,7 +141,7 @@ def test_a_two_by_two_sweep_runs_four_cells_on_one_database(sweep_spec):
         step = d.tick(World(results={0: pod_results(0, 2, 100 + index, 0.01)}))
         result = the(step, WriteResult).result
         assert result.name == f"bench-g2-c{index}-uid"
-        assert result.spec["runSpec"]["workload"]["clients"] == sweep_layout.sweep_cells(sweep_spec)[index].clients
+        assert result.spec.run_spec["workload"]["clients"] == sweep_layout.sweep_cells(sweep_spec)[index].clients
         results.append(result)
         row = d.status["sweep"]["cells"][index]
         assert row["verdict"] == "Inconclusive" and row["result"] == result.name and row["tpmC"] > 0
@@ -167,7 +167,7 @@ def test_a_two_by_two_sweep_runs_four_cells_on_one_database(sweep_spec):
     assert "sweep of 4 cells: 4 Inconclusive" in d.status["regression"]["message"]
     assert d.condition("Ready")["status"] == "True"
     # every cell compares only with itself: four comparison hashes
-    assert len({r.spec["comparisonHash"] for r in results}) == 4
+    assert len({r.spec.comparison_hash for r in results}) == 4
     step = d.tick()
     assert CleanUp() in step.actions and WriteResult not in kinds(step.actions)
 
@@ -356,7 +356,7 @@ def test_a_matrix_sweep_loads_once_and_judges_each_cell_against_its_own_values(t
             assert d.tick(World()).actions == [CreateRunObjects()] and d.phase == "Running"
         _measure_cell(d, 100)
         step = d.tick(World(results={0: pod_results(0, 2, 100, 0.01)}, history=history_))
-        recorded.append(the(step, WriteResult).result.spec)
+        recorded.append(the(step, WriteResult).result.spec.to_json())
     assert d.actions.count(CreateLoadJob()) == 1 and d.phase == "Succeeded"
     rows = d.status["sweep"]["cells"]
     values = [{"workload.remotePercent.newOrderLines": v} for v in ("0", "1")]
@@ -409,7 +409,7 @@ def _finished(spec) -> Driver:
         "completionTime": "2025-01-01T12:05:00Z",
         "results": results_status(100.0),
         "durability": {"durable": True},
-        "consistency": {"passed": True},
+        "consistency": {"passed": True, "violated": [], "conditions": []},
     }
     return d
 

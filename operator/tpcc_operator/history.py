@@ -11,13 +11,16 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import plan, regression, workloads
 from .cost import cost_status
+from .jsonmodel import JsonModel, named
+from .regression import OPS_PER_SECOND, TPMC, Figures
 from .runspec import RunSpec
-from .runstatus import Acid
+from .runstatus import Acid, Consistency, Durability, Load, Results
 
 RESULT_PLURAL = "benchmarkresults"
 RESULT_KIND = "BenchmarkResult"
@@ -36,17 +39,18 @@ def result_name(run: plan.Run) -> str:
 
 
 @dataclass(frozen=True)
-class GitSource:
-    """Which GitOps tool applied the BenchmarkRun, from its labels and annotations."""
+class GitSource(JsonModel):
+    """Which GitOps tool applied the BenchmarkRun, from its labels and annotations (a
+    BenchmarkResult's spec.git)."""
 
     tool: str  # ArgoCD | Flux
     source: str  # Argo CD tracking id, or the Flux Kustomization/HelmRelease namespace/name
-    revision: str  # bench.tpcc.dev/git-revision, "" when not given
+    revision: str | None = None  # bench.tpcc.dev/git-revision, when given
 
     @classmethod
     def from_metadata(cls, metadata: dict) -> GitSource | None:
         labels, annotations = metadata.get("labels") or {}, metadata.get("annotations") or {}
-        revision = annotations.get(ANNOTATION_REVISION, "")
+        revision = annotations.get(ANNOTATION_REVISION) or None
         if "argocd.argoproj.io/tracking-id" in annotations:
             return cls("ArgoCD", annotations["argocd.argoproj.io/tracking-id"], revision)
         if "argocd.argoproj.io/instance" in labels:
@@ -57,8 +61,81 @@ class GitSource:
                 return cls("Flux", f"{labels.get(f'{kind}.toolkit.fluxcd.io/namespace', '')}/{name}", revision)
         return None
 
-    def to_spec(self) -> dict[str, str]:
-        return {"tool": self.tool, "source": self.source, **({"revision": self.revision} if self.revision else {})}
+
+@dataclass(frozen=True, kw_only=True)
+class ResultAcid(JsonModel):
+    """The ACID tests' verdict as a BenchmarkResult keeps it."""
+
+    passed: bool
+    counts: Mapping[str, int]
+    failed: tuple[str, ...]  # the tests that failed or could not run
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResultDatabase(JsonModel):
+    """The database measured."""
+
+    type: str
+    images: tuple[str, ...]
+    version: str | None = None  # the server version its driver saw
+    release: str | None = None  # its Helm release ("" for an external database)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResultSpec(JsonModel):
+    """A BenchmarkResult's spec: one finished run (or sweep cell), its verdict and figures.
+    The CRD requires only run and verdict, and results an older operator stored lack later
+    fields: every other field may be absent."""
+
+    run: str
+    run_uid: str | None = field(default=None, metadata=named("runUID"))
+    run_generation: int | None = None
+    run_token: str | None = None
+    phase: str | None = None
+    reason: str | None = None
+    verdict: str
+    regression: Mapping[str, Any] | None = None  # status.regression as the run reported it
+    comparison_hash: str | None = None
+    spec_hash: str | None = None
+    matrix: Mapping[str, str] | None = None  # a sweep cell's sweep.matrix values
+    start_time: str | None = None
+    completion_time: str | None = None
+    measure_start: str | None = None
+    measure_end: str | None = None
+    tpm_c: float | None = None
+    ops_per_second: float | None = None  # a YCSB run's throughput
+    efficiency: float | None = None
+    efficiency_reason: str | None = None
+    measured_seconds: float | None = None
+    seed: int | None = None
+    transactions_per_second: float | None = None
+    database_bytes: Mapping[str, int] | None = None
+    server_agreement: str | None = None  # its verdict
+    cost: Mapping[str, Any] | None = None  # status.cost
+    p99_ms: Mapping[str, float] | None = None
+    latency_ms: Mapping[str, Mapping[str, float]] | None = None
+    load: Load | None = None
+    durable: bool | None = None
+    lost: int | None = None
+    consistent: bool | None = None
+    violated: tuple[int, ...] | None = None
+    consistent_after_load: bool | None = None
+    consistent_during_run: bool | None = None
+    acid: ResultAcid | None = None
+    faults: tuple[Mapping[str, Any], ...] | None = None  # each fault's action, state, target, times
+    database: ResultDatabase | None = None
+    git: GitSource | None = None
+    run_spec: Mapping[str, Any] | None = None  # the spec measured, as the API server stored it
+    results_config_map: str | None = None
+    runner_image: str | None = None
+
+    @property
+    def figures(self) -> Figures:
+        """Its throughput (tpmC, or a YCSB run's operations per second) and p99s."""
+        p99 = {k: float(v) for k, v in (self.p99_ms or {}).items()}
+        if self.ops_per_second is not None:
+            return Figures(self.ops_per_second, OPS_PER_SECOND, p99)
+        return Figures(self.tpm_c, TPMC, p99)
 
 
 @dataclass(frozen=True)
@@ -79,10 +156,16 @@ class ResultRecord:
     run: str
     db: str
     verdict: str
-    spec: dict[str, Any]
+    spec: ResultSpec
     full_results: dict[str, Any]
     owner: dict | None = None  # the BenchmarkRun's owner reference when spec.history.deleteWithRun
     labels: dict[str, str] = field(default_factory=dict)
+
+
+# The status fields the full results keep as they are, besides the runner pods' merged results.
+VERIFICATIONS = ("durability", "consistency", "consistencyAfterLoad", "consistencyDuringRun", "acid")
+# What of each status.faults entry a BenchmarkResult keeps.
+FAULT_FIELDS = ("action", "state", "target", "injectedTime", "recoverySeconds")
 
 
 def record(
@@ -97,30 +180,19 @@ def record(
     """The record of a finished run from its final status (verdict included) and the merged
     results of its runner pods (None when the run never measured); a sweep cell's with its
     sweep.matrix values."""
-    durability = status.get("durability") or {}
-    consistency = status.get("consistency") or {}
-    acid = Acid.in_status(status, "acid")
     name = result_name(run)
-    body: dict[str, Any] = {
-        **_identity(run, spec, status, matrix),
-        **_measured(spec, status),
-        **_verified(status),
-        "faults": [
-            {k: f[k] for k in ("action", "state", "target", "injectedTime", "recoverySeconds") if k in f}
-            for f in status.get("faults") or []
-        ],
-        "database": _database(spec, status, merged, database_images),
-        **({"git": git.to_spec()} if git else {}),
-        "runSpec": dict(spec.document),
-        "resultsConfigMap": name,
-    }
+    result = _verified(_measured(_identity(run, spec, status, matrix), spec, status), status)
+    result = replace(
+        result,
+        faults=tuple({k: f[k] for k in FAULT_FIELDS if k in f} for f in status.get("faults") or []),
+        database=_database(spec, status, merged, database_images),
+        git=git,
+        run_spec=dict(spec.document),
+        results_config_map=name,
+    )
     full = {
         "results": merged,
-        "durability": durability or None,
-        "consistency": consistency or None,
-        "consistencyAfterLoad": status.get("consistencyAfterLoad"),
-        "consistencyDuringRun": status.get("consistencyDuringRun"),
-        "acid": acid.to_json() if acid else None,
+        **{k: status.get(k) or None for k in VERIFICATIONS},
         "faults": status.get("faults") or [],
     }
     keep = spec.history.delete_with_run
@@ -129,95 +201,101 @@ def record(
         plan.LABEL_RUN: run.name,
         plan.LABEL_SERIES: run.history_series,
         plan.LABEL_DB: spec.database.type,
-        LABEL_VERDICT: status["verdict"],
+        LABEL_VERDICT: result.verdict,
     }
     return ResultRecord(
         name,
         run.namespace,
         run.name,
         spec.database.type,
-        status["verdict"],
-        body,
+        result.verdict,
+        result,
         full,
         owner={**plan.owner_reference(run), "controller": False} if keep else None,
         labels=labels,
     )
 
 
-def _identity(run: plan.Run, spec: RunSpec, status: dict, matrix: dict[str, str] | None) -> dict[str, Any]:
+def _identity(run: plan.Run, spec: RunSpec, status: dict, matrix: dict[str, str] | None) -> ResultSpec:
     """Which run, generation and cell this is, how it ended and how it is compared."""
-    return {
-        "run": run.name,
-        "runUID": run.uid,
-        "runGeneration": run.generation,
-        **({"runToken": spec.run_token} if spec.run_token else {}),
-        "phase": status.get("phase"),
-        **({"reason": status["reason"]} if status.get("reason") else {}),
-        "verdict": status["verdict"],
-        "regression": status["regression"],
-        "comparisonHash": status["regression"]["comparisonHash"],
-        "specHash": status.get("specHash", ""),
-        **({"matrix": dict(matrix)} if matrix else {}),
-        **{k: status[k] for k in ("startTime", "completionTime") if status.get(k)},
-    }
+    return ResultSpec(
+        run=run.name,
+        run_uid=run.uid,
+        run_generation=run.generation,
+        run_token=spec.run_token or None,
+        phase=status.get("phase"),
+        reason=status.get("reason") or None,
+        verdict=status["verdict"],
+        regression=status["regression"],
+        comparison_hash=status["regression"]["comparisonHash"],
+        spec_hash=status.get("specHash", ""),
+        matrix=dict(matrix) if matrix else None,
+        start_time=status.get("startTime") or None,
+        completion_time=status.get("completionTime") or None,
+    )
 
 
-# status.results fields a BenchmarkResult keeps as they are
-KEPT_RESULTS = ("efficiency", "efficiencyReason", "measuredSeconds", "seed", "transactionsPerSecond", "databaseBytes")
-
-
-def _measured(spec: RunSpec, status: dict) -> dict[str, Any]:
+def _measured(result: ResultSpec, spec: RunSpec, status: dict) -> ResultSpec:
     """What the run measured: its workload's throughput and p99s, the measured window, what it
     cost, the load."""
-    results = status.get("results") or {}
+    results = Results.in_status(status, "results")
     figures = workloads.of(spec).figures(status)
-    return {
-        **{f"measure{k.title()}": results[k] for k in ("start", "end") if results.get(k)},
-        **({figures.metric: figures.throughput} if figures.throughput is not None else {}),
-        **{k: results[k] for k in KEPT_RESULTS if k in results},
-        **({"serverAgreement": results["serverAgreement"]["verdict"]} if results.get("serverAgreement") else {}),
-        **({"cost": figure} if (figure := cost_status(spec.cost, figures)) else {}),
-        "p99Ms": figures.p99_ms,
-        "latencyMs": {t: v.get("latencyMs") or {} for t, v in (results.get("transactions") or {}).items()},
-        **({"load": status["load"]} if status.get("load") else {}),
-    }
+    result = replace(
+        result,
+        tpm_c=figures.throughput if figures.metric == TPMC else None,
+        ops_per_second=figures.throughput if figures.metric == OPS_PER_SECOND else None,
+        cost=cost_status(spec.cost, figures),
+        p99_ms=figures.p99_ms,
+        latency_ms={t: v.latency_ms for t, v in results.transactions.items()} if results else {},
+        load=Load.in_status(status, "load"),
+    )
+    if results is None:
+        return result
+    return replace(
+        result,
+        measure_start=results.start or None,
+        measure_end=results.end or None,
+        efficiency=results.efficiency,
+        efficiency_reason=results.efficiency_reason,
+        measured_seconds=results.measured_seconds,
+        seed=results.seed,
+        transactions_per_second=results.transactions_per_second,
+        database_bytes=results.database_bytes,
+        server_agreement=results.server_agreement.verdict if results.server_agreement else None,
+    )
 
 
-def _verified(status: dict) -> dict[str, Any]:
+def _verified(result: ResultSpec, status: dict) -> ResultSpec:
     """The durability, consistency and ACID verdicts."""
-    durability = status.get("durability") or {}
-    consistency = status.get("consistency") or {}
+    durability = Durability.in_status(status, "durability")
+    durable = durability.verdict if durability else None
+    consistency = Consistency.in_status(status, "consistency")
+    after_load = Consistency.in_status(status, "consistencyAfterLoad")
+    during_run = Consistency.in_status(status, "consistencyDuringRun")
     acid = Acid.in_status(status, "acid")
-    durable = regression.durable_of(durability)
-    return {
-        **({"durable": durable, "lost": durability.get("lost", 0)} if durable is not None else {}),
-        **(
-            {"consistent": consistency["passed"], "violated": consistency.get("violated", [])}
-            if "passed" in consistency
-            else {}
-        ),
-        **{
-            f"consistent{when}": status[f"consistency{when}"]["passed"]
-            for when in ("AfterLoad", "DuringRun")
-            if status.get(f"consistency{when}")
-        },
-        **(
-            {"acid": {"passed": acid.passed, "counts": dict(acid.counts), "failed": [t.test for t in acid.failed]}}
-            if acid
-            else {}
-        ),
-    }
+    return replace(
+        result,
+        durable=durable,
+        lost=(durability.lost or 0) if durability and durable is not None else None,
+        consistent=consistency.passed if consistency else None,
+        violated=consistency.violated if consistency else None,
+        consistent_after_load=after_load.passed if after_load else None,
+        consistent_during_run=during_run.passed if during_run else None,
+        acid=ResultAcid(passed=acid.passed, counts=acid.counts, failed=tuple(t.test for t in acid.failed))
+        if acid
+        else None,
+    )
 
 
-def _database(spec: RunSpec, status: dict, merged: dict | None, images: list[str]) -> dict[str, Any]:
+def _database(spec: RunSpec, status: dict, merged: dict | None, images: list[str]) -> ResultDatabase:
     """The database measured: its type, images, the server version its driver saw, the release."""
     driver = ((merged or {}).get("options") or {}).get("driver") or {}
-    return {
-        "type": spec.database.type,
-        "images": sorted(images),
-        **({"version": str(driver["server_version"])} if driver.get("server_version") else {}),
-        "release": (status.get("database") or {}).get("release", ""),
-    }
+    return ResultDatabase(
+        type=spec.database.type,
+        images=tuple(sorted(images)),
+        version=str(driver["server_version"]) if driver.get("server_version") else None,
+        release=(status.get("database") or {}).get("release", ""),
+    )
 
 
 def result_object(rec: ResultRecord, runner_image: str) -> dict:
@@ -225,8 +303,8 @@ def result_object(rec: ResultRecord, runner_image: str) -> dict:
     meta: dict[str, Any] = {"name": rec.name, "namespace": rec.namespace, "labels": dict(rec.labels)}
     if rec.owner:
         meta["ownerReferences"] = [rec.owner]
-    spec = dict(rec.spec)
-    spec["runnerImage"] = (rec.spec.get("runSpec") or {}).get("runners", {}).get("image") or runner_image
+    measured_by = (rec.spec.run_spec or {}).get("runners", {}).get("image") or runner_image
+    spec = replace(rec.spec, runner_image=measured_by).to_json()
     return {"apiVersion": f"{plan.GROUP}/{plan.VERSION}", "kind": RESULT_KIND, "metadata": meta, "spec": spec}
 
 
@@ -277,21 +355,22 @@ def result_configmap(rec: ResultRecord, owner_uid: str) -> dict:
 
 def summary_of(obj: dict) -> Entry:
     """A listed BenchmarkResult -> what the judge and the pruning need."""
-    spec = obj.get("spec") or {}
+    result = ResultSpec.from_json(obj.get("spec") or {})
+    figures = result.figures
     return Entry(
         regression.Summary(
             name=obj["metadata"]["name"],
-            comparison_hash=spec.get("comparisonHash", ""),
-            throughput=spec["opsPerSecond"] if "opsPerSecond" in spec else spec.get("tpmC"),
-            throughput_metric=regression.OPS_PER_SECOND if "opsPerSecond" in spec else regression.TPMC,
-            p99_ms={k: float(v) for k, v in (spec.get("p99Ms") or {}).items()},
-            failed=spec.get("phase") == "Failed",
-            durable=spec.get("durable"),
-            consistent=spec.get("consistent"),
-            verdict=spec.get("verdict", ""),
-            completed=spec.get("completionTime", ""),
+            comparison_hash=result.comparison_hash or "",
+            throughput=figures.throughput,
+            throughput_metric=figures.metric,
+            p99_ms=figures.p99_ms,
+            failed=result.phase == "Failed",
+            durable=result.durable,
+            consistent=result.consistent,
+            verdict=result.verdict,
+            completed=result.completion_time or "",
         ),
-        spec.get("runUID", ""),
+        result.run_uid or "",
     )
 
 

@@ -7,7 +7,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollecto
 
 from .faults import INJECTED, RECOVERED
 from .runspec import RunSpec
-from .runstatus import Results
+from .runstatus import Consistency, Durability, Results
 from .stages.machine import FAILED, SUCCEEDED
 
 RUN_LABELS = ("namespace", "run", "db")
@@ -88,10 +88,10 @@ class OperatorMetrics:
         self._set_or_clear(self.baseline_tpmc, labels, spec.baseline_tpm_c)
         ended = {SUCCEEDED: 0, FAILED: 1}.get(phase or "")
         self._set_or_clear(self.failed, labels, ended)
-        consistency = status.get("consistency") or {}
-        passed = consistency.get("passed")
-        self._set_or_clear(self.consistency_passed, labels, None if passed is None else int(passed))
-        self._set_or_clear(self.durability_lost, labels, (status.get("durability") or {}).get("lost"))
+        consistency = Consistency.in_status(status, "consistency")
+        self._set_or_clear(self.consistency_passed, labels, int(consistency.passed) if consistency else None)
+        durability = Durability.in_status(status, "durability")
+        self._set_or_clear(self.durability_lost, labels, durability.lost if durability else None)
         faults = status.get("faults") or []
         killed: dict[str, int] = {}
         for f in faults:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import runspec
+from .runstatus import Consistency, Durability
 
 PASS, REGRESSED, IMPROVED, INCONCLUSIVE, FAILED = "Pass", "Regressed", "Improved", "Inconclusive", "Failed"
 VERDICTS = (PASS, REGRESSED, IMPROVED, INCONCLUSIVE, FAILED)
@@ -145,16 +146,16 @@ class Summary:
     @classmethod
     def of_status(cls, name: str, comparison_hash_: str, status: dict, figures: Figures) -> Summary:
         """This run's figures (its workload's reading of its status) and verdicts."""
-        durability = status.get("durability") or {}
-        consistency = status.get("consistency") or {}
+        durability = Durability.in_status(status, "durability")
+        consistency = Consistency.in_status(status, "consistency")
         return cls(
             name=name,
             comparison_hash=comparison_hash_,
             throughput=figures.throughput,
             p99_ms=figures.p99_ms,
             failed=status.get("phase") == "Failed",
-            durable=durable_of(durability),
-            consistent=consistency["passed"] if "passed" in consistency else None,
+            durable=durability.verdict if durability else None,
+            consistent=consistency.passed if consistency else None,
             completed=status.get("completionTime", ""),
             throughput_metric=figures.metric,
         )
@@ -163,14 +164,6 @@ class Summary:
 def p99_of(latencies: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
     """type -> p99 latency (ms) of the transaction or operation types given (those that ran)."""
     return {t: float(ms["p99"]) for t, ms in latencies.items() if ms.get("p99") is not None}
-
-
-def durable_of(durability: dict) -> bool | None:
-    """status.durability's verdict; a count of lost orders decides even without `durable` (a
-    status schema that prunes the flag must not turn a loss into "not verified")."""
-    if durability.get("lost"):
-        return False
-    return durability.get("durable", True if "lost" in durability else None)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,13 @@ from .runstatus import (
     ACID_FAILED,
     Acid,
     AcidTest,
+    Condition,
+    Consistency,
+    ConsistencyDuringRun,
     CounterComparison,
+    Durability,
     LateRunner,
+    Load,
     PodResults,
     ResponseTime,
     Results,
@@ -182,20 +187,26 @@ def error_budget_message(results: Results, max_percent: float) -> str | None:
     return f"errors above workload.maxErrorPercent ({max_percent:g}%): " + ", ".join(over)
 
 
-def durability_status(report: dict[str, Any]) -> dict[str, Any]:
+def durability_status(report: dict[str, Any]) -> Durability:
     """status.durability from the verifier's durability.json (the judge is the runner's
     durability.judge, over the ledgers of all runner pods at once)."""
-    counts = ("acknowledged", "found", "lost", "missing", "replaced", "duplicates")
-    out: dict[str, Any] = {k: int(report.get(k, 0)) for k in counts}
-    out["unknownOutcome"] = int(report.get("unknown_outcome", 0))
-    out["unknownCommitted"] = int(report.get("unknown_committed", 0))
-    out["unknownNotCommitted"] = int(report.get("unknown_not_committed", 0))
-    out["ledgers"] = int(report.get("ledgers", 0))
-    out["lostExamples"] = [str(e) for e in report.get("lost_examples", [])][:10]
-    out["databaseEmpty"] = bool(report.get("database_empty"))
-    # a report that claims durable with a loss in its counts is not durable
-    out["durable"] = bool(report.get("durable")) and out["lost"] == 0
-    return out
+    lost = int(report.get("lost", 0))
+    return Durability(
+        acknowledged=int(report.get("acknowledged", 0)),
+        found=int(report.get("found", 0)),
+        lost=lost,
+        missing=int(report.get("missing", 0)),
+        replaced=int(report.get("replaced", 0)),
+        duplicates=int(report.get("duplicates", 0)),
+        unknown_outcome=int(report.get("unknown_outcome", 0)),
+        unknown_committed=int(report.get("unknown_committed", 0)),
+        unknown_not_committed=int(report.get("unknown_not_committed", 0)),
+        ledgers=int(report.get("ledgers", 0)),
+        lost_examples=tuple(str(e) for e in report.get("lost_examples", []))[:10],
+        database_empty=bool(report.get("database_empty")),
+        # a report that claims durable with a loss in its counts is not durable
+        durable=bool(report.get("durable")) and lost == 0,
+    )
 
 
 def acid_status(report: dict[str, Any]) -> Acid:
@@ -219,38 +230,42 @@ def acid_status(report: dict[str, Any]) -> Acid:
     )
 
 
-def consistency_status(report: dict[str, Any]) -> dict[str, Any]:
+def consistency_status(report: dict[str, Any]) -> Consistency:
     """status.consistency from check.json."""
-    conditions = [
-        {
-            "number": c["number"],
-            "passed": bool(c["passed"]),
-            "checked": c.get("checked", 0),
-            "violations": c.get("violations", 0),
-            **({"example": str(c["example"])} if c.get("example") else {}),
-            **({"note": str(c["note"])} if c.get("note") else {}),
-        }
+    conditions = tuple(
+        Condition(
+            number=c["number"],
+            passed=bool(c["passed"]),
+            checked=c.get("checked", 0),
+            violations=c.get("violations", 0),
+            example=str(c["example"]) if c.get("example") else None,
+            note=str(c["note"]) if c.get("note") else None,
+        )
         for c in report.get("conditions", [])
-    ]
-    violated = sorted(c["number"] for c in conditions if not c["passed"])
-    return {"passed": bool(report.get("passed")) and not violated, "violated": violated, "conditions": conditions}
+    )
+    violated = tuple(sorted(c.number for c in conditions if not c.passed))
+    return Consistency(passed=bool(report.get("passed")) and not violated, violated=violated, conditions=conditions)
 
 
-def during_run_status(report: dict[str, Any], runners_from: dt.datetime, runners_to: dt.datetime) -> dict[str, Any]:
+def during_run_status(
+    report: dict[str, Any], runners_from: dt.datetime, runners_to: dt.datetime
+) -> ConsistencyDuringRun:
     """status.consistencyDuringRun from the check's report: the conditions, when it read, and
     whether it began reading while the runners' transactions committed (from startAt to the end
     of the measured interval)."""
-    out = consistency_status(report)
+    consistency = consistency_status(report)
     started, finished = str(report.get("started_at", "")), str(report.get("finished_at", ""))
-    out.update(
-        startedAt=started,
-        finishedAt=finished,
-        whileRunning=bool(started) and runners_from <= parse_time(started) < runners_to,
+    return ConsistencyDuringRun(
+        passed=consistency.passed,
+        violated=consistency.violated,
+        conditions=consistency.conditions,
+        started_at=started,
+        finished_at=finished,
+        while_running=bool(started) and runners_from <= parse_time(started) < runners_to,
     )
-    return out
 
 
-def ycsb_durability_status(report: dict[str, Any]) -> dict[str, Any]:
+def ycsb_durability_status(report: dict[str, Any]) -> Durability:
     """status.durability from `tpcc ycsb verify`'s verdict over the runner pods' ledgers: the
     acknowledged writes (inserts, and records updated) and the record count against the load's
     keys plus the acknowledged inserts (a range when some inserts' outcome is unknown)."""
@@ -259,25 +274,25 @@ def ycsb_durability_status(report: dict[str, Any]) -> dict[str, Any]:
     unknown = report.get("unknown_outcome") or {}
     acknowledged = int(report.get("acknowledged_inserts", 0)) + int(report.get("acknowledged_updates", 0))
     lost, records = int(report.get("lost", 0)), int(report.get("records", 0))
-    return {
-        "acknowledged": acknowledged,
-        "found": acknowledged - lost,
-        "lost": lost,
-        "unknownOutcome": int(unknown.get("inserts", 0)) + int(unknown.get("updates", 0)),
-        "ledgers": int(report.get("ledgers", 0)),
-        "records": records,
-        "expectedRecords": str(low) if low == high else f"{low}-{high}",
-        "lostExamples": [str(e) for e in report.get("lost_examples", [])][:10],
-        "databaseEmpty": records == 0 and int(low) > 0,
+    return Durability(
+        acknowledged=acknowledged,
+        found=acknowledged - lost,
+        lost=lost,
+        unknown_outcome=int(unknown.get("inserts", 0)) + int(unknown.get("updates", 0)),
+        ledgers=int(report.get("ledgers", 0)),
+        records=records,
+        expected_records=str(low) if low == high else f"{low}-{high}",
+        lost_examples=tuple(str(e) for e in report.get("lost_examples", []))[:10],
+        database_empty=records == 0 and int(low) > 0,
         # a report that claims durable with a loss in its counts is not durable
-        "durable": bool(report.get("durable")) and lost == 0,
-    }
+        durable=bool(report.get("durable")) and lost == 0,
+    )
 
 
-def load_status(report: dict[str, Any]) -> dict[str, Any]:
+def load_status(report: dict[str, Any]) -> Load:
     """status.load from the load Job's load.json (TPC-C rows of every table; YCSB records)."""
-    return {
-        "rows": int(report.get("rows", 0)),
-        "seconds": float(report.get("seconds", 0.0)),
-        "rowsPerSecond": float(report.get("rows_per_second", 0.0)),
-    }
+    return Load(
+        rows=int(report.get("rows", 0)),
+        seconds=float(report.get("seconds", 0.0)),
+        rows_per_second=float(report.get("rows_per_second", 0.0)),
+    )

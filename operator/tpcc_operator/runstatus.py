@@ -167,3 +167,75 @@ class YcsbResults(JsonModel):
     end: str
     properties: Mapping[str, str]
     operations: Mapping[str, OperationResults]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Load(JsonModel):
+    """status.load: what the load Job wrote (TPC-C: rows of every table; YCSB: records)."""
+
+    rows: int
+    seconds: float
+    rows_per_second: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Durability(JsonModel):
+    """status.durability: the verifier's counts over every runner pod's ledger. TPC-C's count
+    NewOrders (missing, replaced, duplicates, unknown outcomes resolved), YCSB's writes and
+    records; a status schema that pruned a count leaves it None, and a loss decides whatever
+    `durable` says (`verdict`)."""
+
+    acknowledged: int | None = None
+    found: int | None = None
+    lost: int | None = None
+    missing: int | None = None
+    replaced: int | None = None
+    duplicates: int | None = None
+    unknown_outcome: int | None = None
+    unknown_committed: int | None = None
+    unknown_not_committed: int | None = None
+    ledgers: int | None = None
+    records: int | None = None
+    expected_records: str | None = None  # "N", or "LOW-HIGH" with inserts of unknown outcome
+    durable: bool | None = None
+    database_empty: bool | None = None
+    lost_examples: tuple[str, ...] | None = None
+
+    @property
+    def verdict(self) -> bool | None:
+        """Durable or not; None: not verified. A count of lost writes decides even without
+        `durable` (a status schema that prunes the flag must not turn a loss into "not verified")."""
+        if self.lost:
+            return False
+        return self.durable if self.durable is not None else (True if self.lost is not None else None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Condition(JsonModel):
+    """One of clause 3.3.2's consistency conditions as the check found it."""
+
+    number: int
+    passed: bool
+    checked: int
+    violations: int
+    example: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Consistency(JsonModel):
+    """status.consistency (after the run) and status.consistencyAfterLoad."""
+
+    passed: bool
+    violated: tuple[int, ...]
+    conditions: tuple[Condition, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConsistencyDuringRun(Consistency):
+    """status.consistencyDuringRun: the check that read while the runners' transactions
+    committed, and when it read."""
+
+    started_at: str
+    finished_at: str
+    while_running: bool

@@ -8,10 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 from .. import plan, runner_jobs, sweep_layout, waiting, workloads
-from ..results import (
-    consistency_status,
-    load_status,
-)
+from ..results import consistency_status, load_status
 from ..runspec import RunSpec
 from . import reads
 from .actions import CreateLoadJob
@@ -36,24 +33,24 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[swe
     succeeded."""
     if world.load_check_report is not None and (world.load.failed or world.load.succeeded):
         consistency = consistency_status(world.load_check_report)
-        b.step.status["consistencyAfterLoad"] = consistency
-        if not consistency["passed"]:
-            msg = "the loaded database violates consistency conditions " + ", ".join(map(str, consistency["violated"]))
+        b.step.status["consistencyAfterLoad"] = consistency.to_json()
+        if not consistency.passed:
+            msg = "the loaded database violates consistency conditions " + ", ".join(map(str, consistency.violated))
             b.condition("Loaded", False, "LoadInconsistent", msg)
             return b.fail("LoadInconsistent", msg)
     if world.load.failed:
         b.condition("Loaded", False, "LoadFailed", world.load.message)
         return b.fail("LoadFailed", f"load failed: {world.load.message}")
-    if world.load_report is not None and world.load.succeeded:
-        b.step.status["load"] = load_status(world.load_report)
+    load = load_status(world.load_report) if world.load_report is not None and world.load.succeeded else None
+    if load is not None:
+        b.step.status["load"] = load.to_json()
     if world.load.succeeded and spec.verify.after_load and world.load_check_report is None:
         msg = "the load Job succeeded but wrote no consistency report (load-check.json)"
         b.condition("Loaded", False, "LoadFailed", msg)
         return b.fail("LoadFailed", msg)
     if world.load.succeeded:
         held = "; consistency conditions hold" if spec.verify.after_load else ""
-        load = b.step.status.get("load")
-        took = f" in {load['seconds']:g} s ({load['rowsPerSecond']:,.0f} rows/s)" if load else ""
+        took = f" in {load.seconds:g} s ({load.rows_per_second:,.0f} rows/s)" if load is not None else ""
         b.condition("Loaded", True, "Loaded", f"{workloads.loaded(spec.workload)} loaded{took}{held}")
         b.move(RUNNING, "Running", f"starting {spec.runners.parallelism} runner pods")
     elif b.elapsed() > runner_jobs.load_timeout(spec):

@@ -13,7 +13,7 @@ from .. import plan, sweep_layout, workloads
 from ..results import acid_status, consistency_status, during_run_status
 from ..runspec import RunSpec
 from ..timestamps import parse_time
-from ..workloads import Durability
+from ..workloads import DurabilityVerdict
 from .actions import CreateAcidJob, CreateCheckJob, CreateMidcheckJob, CreateVerifyJob, ReleaseRunners
 from .fault_moves import inject_faults
 from .machine import Builder, Step, World
@@ -24,9 +24,9 @@ def check_consistency(b: Builder, run: plan.Run, world: World, cells: list[sweep
     Deliveries of the cells measured earlier on the same load)."""
     if world.check_report is not None and (world.checker.succeeded or world.checker.failed):
         consistency = consistency_status(world.check_report)
-        b.step.status["consistency"] = consistency
-        if not consistency["passed"]:
-            msg = "violated consistency conditions " + ", ".join(map(str, consistency["violated"]))
+        b.step.status["consistency"] = consistency.to_json()
+        if not consistency.passed:
+            msg = "violated consistency conditions " + ", ".join(map(str, consistency.violated))
             b.condition("ConsistencyVerified", False, "Violated", msg)
             return b.fail("ConsistencyViolated", msg)
         b.condition("ConsistencyVerified", True, "Passed", "all consistency conditions hold")
@@ -49,16 +49,14 @@ def check_during_run(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> 
     if world.midcheck_report is not None and (world.midcheck.succeeded or world.midcheck.failed):
         start_at = parse_time(b.status["startAt"])
         consistency = during_run_status(world.midcheck_report, start_at, fault_injection.measured_end(spec, start_at))
-        b.step.status["consistencyDuringRun"] = consistency
-        if not consistency["passed"]:
-            msg = "violated consistency conditions while transactions ran: " + ", ".join(
-                map(str, consistency["violated"])
-            )
+        b.step.status["consistencyDuringRun"] = consistency.to_json()
+        if not consistency.passed:
+            msg = "violated consistency conditions while transactions ran: " + ", ".join(map(str, consistency.violated))
             b.condition("ConsistencyVerified", False, "ViolatedDuringRun", msg)
             return b.fail("ConsistencyViolatedDuringRun", msg)
         b.event(
             "ConsistentDuringRun",
-            f"the consistency conditions held in a read from {consistency['startedAt']} to {consistency['finishedAt']}",
+            f"the consistency conditions held in a read from {consistency.started_at} to {consistency.finished_at}",
         )
     elif world.midcheck.failed or world.midcheck.succeeded:
         msg = world.midcheck.message or "the check wrote no report"
@@ -112,16 +110,16 @@ def verify_durability(b: Builder, run: plan.Run, spec: RunSpec, world: World) ->
     return _start_verifier(b, run, spec, world)
 
 
-def _durability_verdict(b: Builder, verdict: Durability) -> Step | None:
+def _durability_verdict(b: Builder, verdict: DurabilityVerdict) -> Step | None:
     """status.durability and the Durable condition; a loss (the workload's words say which, with
     an example) fails the run DurabilityLost."""
     d = verdict.status
-    b.step.status["durability"] = d
-    if d["durable"]:
+    b.step.status["durability"] = d.to_json()
+    if d.durable:
         b.condition("Durable", True, "NoLoss", verdict.held)
         return None
-    msg = verdict.lost + (f", e.g. {d['lostExamples'][0]}" if d["lostExamples"] else "")
-    msg += f"; the database came back without its {verdict.load} load" if d["databaseEmpty"] else ""
+    msg = verdict.lost + (f", e.g. {d.lost_examples[0]}" if d.lost_examples else "")
+    msg += f"; the database came back without its {verdict.load} load" if d.database_empty else ""
     b.condition("Durable", False, verdict.reason, msg)
     return b.fail("DurabilityLost", msg)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..runspec import RunSpec
 from ..runspec import Workload as WorkloadSpec
-from .base import Durability, Measured, Workload, client_shares
+from .base import DurabilityVerdict, Measured, Workload, client_shares
 from .tpcc import TPCC_WORKLOAD
 from .ycsb import YCSB_WORKLOAD
 
@@ -29,4 +29,13 @@ def checks_consistency(spec: RunSpec) -> bool:
     return spec.verify.enabled and of(spec).consistency_conditions
 
 
-__all__ = ["REGISTRY", "Durability", "Measured", "Workload", "checks_consistency", "client_shares", "loaded", "of"]
+__all__ = [
+    "REGISTRY",
+    "DurabilityVerdict",
+    "Measured",
+    "Workload",
+    "checks_consistency",
+    "client_shares",
+    "loaded",
+    "of",
+]

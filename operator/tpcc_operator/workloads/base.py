@@ -15,6 +15,7 @@ from ..capacity import Unit
 from ..regression import Figures
 from ..runspec import RunSpec
 from ..runspec import Workload as WorkloadSpec
+from ..runstatus import Durability
 
 
 def client_shares(spec: RunSpec) -> list[int]:
@@ -38,12 +39,12 @@ class Measured:
 
 
 @dataclass(frozen=True)
-class Durability:
+class DurabilityVerdict:
     """The verifier's report as status.durability, and the words of its verdict."""
 
-    status: dict
+    status: Durability
     load: str  # whose load a database that came back empty lost
-    lost: str  # what was lost (when status["durable"] is false)
+    lost: str  # what was lost (when status.durable is false)
     reason: str  # the Durable condition's reason for a loss
     held: str  # what held (when durable)
 
@@ -93,7 +94,7 @@ class Workload:
         the BenchmarkResult compare), none before it measured."""
         raise NotImplementedError
 
-    def durability(self, report: dict) -> Durability:
+    def durability(self, report: dict) -> DurabilityVerdict:
         """The verifier's durability.json judged."""
         raise NotImplementedError
 

@@ -15,7 +15,7 @@ from ..results import durability_status, late_runners_message, run_deliveries, r
 from ..runspec import RemotePercent, RunSpec
 from ..runspec import Workload as WorkloadSpec
 from ..runstatus import Results
-from .base import Durability, Measured, Workload
+from .base import DurabilityVerdict, Measured, Workload
 
 # clause 5.2.5.4's 90th-percentile response-time limits, in ms (Stock-Level 20 s, the others 5 s)
 P90_LIMITS_MS = {t: s * 1000 for t, s in RESPONSE_TIME_LIMIT_SECONDS.items()}
@@ -98,20 +98,20 @@ class TPCC(Workload):
         ran = {t: v.latency_ms for t, v in results.transactions.items() if v.executed > 0}
         return Figures(results.tpm_c, TPMC, p99_of(ran))
 
-    def durability(self, report: dict) -> Durability:
+    def durability(self, report: dict) -> DurabilityVerdict:
         d = durability_status(report)
-        return Durability(
+        return DurabilityVerdict(
             d,
             "TPC-C",
             lost=(
-                f"{d['lost']} of {d['acknowledged']} acknowledged NewOrders lost "
-                f"({d['missing']} missing, {d['replaced']} replaced by a later order under the same "
-                f"O_ID, {d['duplicates']} acknowledged twice)"
+                f"{d.lost} of {d.acknowledged} acknowledged NewOrders lost "
+                f"({d.missing} missing, {d.replaced} replaced by a later order under the same "
+                f"O_ID, {d.duplicates} acknowledged twice)"
             ),
             reason="AcknowledgedOrdersLost",
             held=(
-                f"all {d['acknowledged']} acknowledged NewOrders found in {d['ledgers']} ledgers; "
-                f"{d['unknownOutcome']} of unknown outcome: {d['unknownCommitted']} committed"
+                f"all {d.acknowledged} acknowledged NewOrders found in {d.ledgers} ledgers; "
+                f"{d.unknown_outcome} of unknown outcome: {d.unknown_committed} committed"
             ),
         )
 

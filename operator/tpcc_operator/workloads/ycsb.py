@@ -16,7 +16,7 @@ from ..results import ycsb_durability_status
 from ..runspec import RunSpec
 from ..runspec import Workload as WorkloadSpec
 from ..runstatus import YcsbResults
-from .base import Durability, Measured, Workload, client_shares
+from .base import DurabilityVerdict, Measured, Workload, client_shares
 
 PHASES = ("load", "run", "verify")  # the `tpcc ycsb` commands of the load, runner and verifier Jobs
 
@@ -166,22 +166,22 @@ class YCSB(Workload):
         ran = {name: op.latency_ms for name, op in ycsb.operations.items() if op.count > 0}
         return Figures(ycsb.ops_per_second, OPS_PER_SECOND, p99_of(ran))
 
-    def durability(self, report: dict) -> Durability:
+    def durability(self, report: dict) -> DurabilityVerdict:
         d = ycsb_durability_status(report)
-        counted = f"{d['records']} records, {d['expectedRecords']} expected"
-        return Durability(
+        counted = f"{d.records} records, {d.expected_records} expected"
+        return DurabilityVerdict(
             d,
             "YCSB",
             lost=(
-                f"{d['lost']} of {d['acknowledged']} acknowledged YCSB writes lost ({counted})"
-                if d["lost"]
+                f"{d.lost} of {d.acknowledged} acknowledged YCSB writes lost ({counted})"
+                if d.lost
                 # every acknowledged write is there, yet records vanished or appeared that no write explains
-                else f"the record count is off: {counted}, all {d['acknowledged']} acknowledged YCSB writes found"
+                else f"the record count is off: {counted}, all {d.acknowledged} acknowledged YCSB writes found"
             ),
             reason="AcknowledgedWritesLost",
             held=(
-                f"all {d['acknowledged']} acknowledged YCSB writes found in {d['ledgers']} "
-                f"ledgers ({counted}); {d['unknownOutcome']} of unknown outcome"
+                f"all {d.acknowledged} acknowledged YCSB writes found in {d.ledgers} "
+                f"ledgers ({counted}); {d.unknown_outcome} of unknown outcome"
             ),
         )
 
