@@ -2,7 +2,9 @@
 # The four studies' experiments (crds/samples/papers/<study>/), as docs/papers.md reports them:
 # brings up the local cluster and the operator (hack/demo.sh --up), has the API server dry-run
 # every manifest as written, runs those this cluster can run and prints, per manifest, the
-# figure it reproduces, the paper's number and ours (one JSON line each; exit 1 if one failed).
+# figure it reproduces, the paper's number and ours, and per value the study prints for it
+# (bench.tpcc.dev/paper-values) the paper's, ours at that point and the ratio (one JSON line
+# each; exit 1 if one failed).
 #
 #   hack/papers.sh [--scaled] [--only-dry-run] [STUDY ...]    studies: vldb2019 sharded voltdb fdb-ycsb
 #

@@ -4,8 +4,12 @@ each is dry-run by the API server as written; those that can run on this cluster
 followed to the end; a table prints each one's figure, the paper's number and ours.
 
 A manifest names what it reproduces in annotations: bench.tpcc.dev/paper (the study),
-bench.tpcc.dev/figure (its figure or table) and bench.tpcc.dev/paper-result (the paper's number,
-with where it is printed). The deciding parts (scaled, not_runnable, ours) are pure.
+bench.tpcc.dev/figure (its figure or table), bench.tpcc.dev/paper-result (the paper's number,
+with where it is printed) and bench.tpcc.dev/paper-values (those numbers as data, point by point:
+tpcc_runner.paper_values). Each manifest's line lists, per printed value, the paper's, ours at the
+same point and ours over the paper's. A run shrunk with --scaled is marked so
+(bench.tpcc.dev/scaled), for `tpcc report` too: its ratios compare nothing. The deciding parts
+(scaled, not_runnable, ours, beside_paper) are pure.
 
     python hack/k8s/papers.py [--scaled] [--namespace NS] [--timeout S] [--only-dry-run] [STUDY ...]
 """
@@ -21,6 +25,7 @@ import time
 from pathlib import Path
 
 import yaml
+from tpcc_runner import paper_values
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPERS = ROOT / "crds" / "samples" / "papers"
@@ -243,6 +248,40 @@ def _configuration(c: dict) -> str:
     return f"{where}: median {tpmc['median']:,.0f} tpmC" + (f" (n={tpmc['n']})" if "n" in tpmc else "")
 
 
+def marked_scaled(manifest: dict, notes: list[str]) -> dict:
+    """The manifest with what --scaled changed in its bench.tpcc.dev/scaled annotation (as is
+    when nothing was), so that `tpcc report` knows its numbers are not the study's scale."""
+    if not notes:
+        return manifest
+    out = copy.deepcopy(manifest)
+    out["metadata"].setdefault("annotations", {})[paper_values.SCALED] = "; ".join(notes)
+    return out
+
+
+def beside_paper(manifest: dict, status: dict | None, scaled_notes: list[str]) -> list[dict]:
+    """Per value the study prints for the manifest (bench.tpcc.dev/paper-values): the point, the
+    paper's value as printed, ours at that point (status None: not run) and ours over the paper's,
+    said to compare nothing when the run was scaled."""
+    figure = paper_values.figure_of(manifest["metadata"])
+    if figure is None:
+        return []
+    measured = paper_values.measured(manifest["spec"], status) if status is not None else []
+    rows = []
+    for c in paper_values.compare(figure.values, measured):
+        unit = paper_values.METRICS[c.value.metric]
+        row = {
+            "point": c.value.label(),
+            "paper": f"{c.value.printed}{' in' if c.value.change else ''} {unit} ({c.value.where})",
+            "ours": c.ours_text() if status is not None else "not run",
+        }
+        if c.configuration and c.configuration != c.value.label():
+            row["ours"] += f" at {c.configuration}"
+        if c.ratio is not None:
+            row["ratio"] = f"{c.ratio:.3g}" + (" (scaled run: not comparable with the study's)" if scaled_notes else "")
+        rows.append(row)
+    return rows
+
+
 def kubectl(*args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["kubectl", *args], input=stdin, capture_output=True, text=True, check=check)
 
@@ -293,14 +332,22 @@ def main() -> int:
         reason = "refused by the API server: " + refused if refused else not_runnable(manifest["spec"])
         if reason or a.only_dry_run:
             failed += bool(refused)
-            rows.append({**row, "ours": f"not run here: {reason}" if reason else "dry run only"})
+            ours_text = f"not run here: {reason}" if reason else "dry run only"
+            rows.append({**row, "ours": ours_text, "values": beside_paper(manifest, None, [])})
             continue
         run, notes = scaled(manifest) if a.scaled else (manifest, [])
-        status = follow(run, a.namespace, a.timeout)
+        status = follow(marked_scaled(run, notes), a.namespace, a.timeout)
         failed += status.get("phase") != "Succeeded"
-        rows.append({**row, "ours": f"{status.get('phase')}: {ours(status)}", "scaled": "; ".join(notes)})
+        rows.append(
+            {
+                **row,
+                "ours": f"{status.get('phase')}: {ours(status)}",
+                "scaled": "; ".join(notes),
+                "values": beside_paper(run, status, notes),
+            }
+        )
     for row in rows:
-        print(json.dumps(row))
+        print(json.dumps(row, ensure_ascii=False))
     return 1 if failed else 0
 
 

@@ -83,6 +83,96 @@ def test_ours_reads_the_sweep_medians_or_the_runs_throughput():
     assert papers.ours({"reason": "DatabaseNotReady", "message": "pods"}) == "no result (DatabaseNotReady: pods)"
 
 
+def _configuration(tpmc: float, clients: int, warehouses: int = 100, **matrix: str) -> dict:
+    """One entry of status.sweep.configurations, as the operator writes it."""
+    return {
+        "warehouses": warehouses,
+        "clients": clients,
+        **({"matrix": matrix} if matrix else {}),
+        "tpmC": {"n": 1, "median": tpmc, "min": tpmc, "max": tpmc},
+    }
+
+
+def test_a_single_run_is_beside_every_number_the_study_prints_for_it():
+    fig7 = _load("voltdb", "fig7-sample-run.yaml")
+    # what the VoltDB study's Fig. 7 measured here at full size (docs/papers.md)
+    status = {
+        "phase": "Succeeded",
+        "results": {
+            "tpmC": 86696.5,
+            "aborts": 8864,
+            "transactions": {"NEW_ORDER": {"executed": 875829}, "PAYMENT": {"executed": 1061656}},
+        },
+    }
+    rows = {r["paper"].split()[1]: r for r in papers.beside_paper(fig7, status, [])}
+    assert rows["tpmC"] == {
+        "point": "the run",
+        "paper": "17226.21565209026 tpmC (Fig. 7 (§5.4))",
+        "ours": "86,696 at 30 warehouses, 300 clients",
+        "ratio": "5.03",
+    }
+    assert rows["NewOrders"]["ours"].startswith("875,829") and rows["NewOrders"]["ratio"] == "5.08"
+    assert rows["transactions"]["ours"].startswith("1,937,485")
+    assert rows["NewOrder"]["paper"].startswith("1738 NewOrder rollbacks") and rows["NewOrder"]["ratio"] == "5.1"
+
+
+NOT_COMPARABLE = "(scaled run: not comparable with the study's)"
+
+
+def test_a_sweeps_points_are_matched_to_its_configurations_and_a_scaled_ratio_says_so():
+    fig1 = _load("vldb2019", "fig1-threads-by-warehouses.yaml")
+    preference = "workload.driverOptions.read_preference"
+    status = {
+        "sweep": {
+            "cells": [{}],
+            "configurations": [
+                _configuration(2668, 4, **{preference: "primary"}),
+                _configuration(5336, 4, **{preference: "nearest"}),
+            ],
+        }
+    }
+    rows = papers.beside_paper(fig1, status, ["100 warehouses -> 1"])
+    assert len(rows) == 28 + 1  # A.1 prints 28 points; the one measured, once per read preference
+    measured = [r for r in rows if r["point"] == "100 warehouses, 4 clients"]
+    assert [(r["ours"], r["ratio"]) for r in measured] == [
+        ("2,668 at 100 warehouses, 4 clients, read_preference=primary", f"0.5 {NOT_COMPARABLE}"),
+        ("5,336 at 100 warehouses, 4 clients, read_preference=nearest", f"1 {NOT_COMPARABLE}"),
+    ]
+    assert all(r["ours"] == "not measured" and "ratio" not in r for r in rows if r not in measured)
+    assert papers.beside_paper(fig1, None, [])[0]["ours"] == "not run"
+
+
+def test_a_relation_the_study_prints_is_ours_said_the_same_way():
+    fig11 = _load("voltdb", "fig11-clients.yaml")
+    status = {
+        "sweep": {
+            "cells": [{}],
+            "configurations": [_configuration(t, c, warehouses=20) for c, t in ((20, 1000), (300, 1500), (1000, 1530))],
+        }
+    }
+    assert papers.beside_paper(fig11, status, []) == [
+        {
+            "point": "300 clients against 20 clients",
+            "paper": "47.87% in tpmC (§5.8)",
+            "ours": "+50.00% at 20 warehouses, 300 clients against 20 warehouses, 20 clients",
+        },
+        {
+            "point": "1000 clients against 300 clients",
+            "paper": "5.07% in tpmC (§5.8)",
+            "ours": "+2.00% at 20 warehouses, 1000 clients against 20 warehouses, 300 clients",
+        },
+    ]
+
+
+def test_a_scaled_run_is_marked_so_for_the_report():
+    fig7 = _load("voltdb", "fig7-sample-run.yaml")
+    small, notes = papers.scaled(fig7)
+    marked = papers.marked_scaled(small, notes)
+    assert marked["metadata"]["annotations"]["bench.tpcc.dev/scaled"] == "; ".join(notes)
+    assert "bench.tpcc.dev/scaled" not in small["metadata"]["annotations"], "a copy"
+    assert papers.marked_scaled(fig7, []) is fig7
+
+
 def test_ci_runs_the_smallest_experiment_of_each_study():
     picks = {where.split("/")[3]: where.split("/")[4] for where, _ in papers.smallest_of_each_study()}
     assert picks["vldb2019"] == "app-d-sample-run.yaml"  # one cell (the first of the one-cell ones); A.2 scaled has 8
