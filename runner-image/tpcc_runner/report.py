@@ -6,8 +6,9 @@ it, or a list of them (`kubectl get br -o json`); or straight from the cluster t
 One run: tpmC over time with the warmup and every fault marked, latency percentiles per
 transaction, the durability and consistency verdicts. Several: also the tpmC trend with the
 baseline and the change points (tpcc_runner.changepoints), and, where runs differ only in
-clients, the sweep curves. Reading the documents (`read_runs`) is pure; drawing is string
-building.
+clients, the sweep curves. A BenchmarkRun that reproduces a study's figure (its
+bench.tpcc.dev/paper-values) also gets the study's printed values beside ours (report_papers).
+Reading the documents (`read_runs`) is pure; drawing is string building.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from . import changepoints, report_experiments
+from . import changepoints, report_experiments, report_papers
 from .changepoints import HistoryPoint
 from .report_runs import PERCENTILES, Acid, Run, distinct, matrix_label, read_runs
 from .report_svg import BOTTOM, LEFT, PALETTE, RIGHT, TOP, H, Plot, W, num
@@ -394,6 +395,7 @@ def render(runs: list[Run], title: str = "TPC-C report", baseline: float | None 
             body.append(f"<h2>Sweeps</h2>{sweeps}")
 
         body.append(report_experiments.section(runs))
+    body.append(report_papers.section(runs))
     body.append(_run_section(latest))
     body.append(appendix)
     return page(title, body)

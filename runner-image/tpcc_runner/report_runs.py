@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .paper_values import Measured, PaperFigure, figure_of, measured
+
 PERCENTILES = ("p50", "p90", "p95", "p99", "max")
 
 
@@ -130,6 +132,10 @@ class Run:
     matrix: dict[str, str] = field(default_factory=dict)  # a sweep cell's spec.sweep.matrix values
     hosts: int = 0  # database.deploy.replicas (0: not deployed, or unknown)
     k_safety: int = 0  # database.deploy.kSafety
+    # a BenchmarkRun reproducing a study's figure (bench.tpcc.dev/paper-values): the numbers it
+    # prints, and ours at each configuration (a sweep's, or the run's) to put beside them
+    paper: PaperFigure | None = None
+    configurations: list[Measured] = field(default_factory=list)
 
 
 def _deploy_shape(spec: dict) -> tuple[int, int]:
@@ -226,6 +232,7 @@ def _from_benchmarkrun(obj: dict) -> Run:
         )
     baseline = status.get("baselineTpmC", spec.get("baselineTpmC"))
     hosts, k_safety = _deploy_shape(spec)
+    paper = figure_of(obj.get("metadata") or {})
     return Run(
         name=obj["metadata"]["name"],
         database=str((spec.get("database") or {}).get("type", "?")),
@@ -250,6 +257,8 @@ def _from_benchmarkrun(obj: dict) -> Run:
         server=_server_from_status(results),
         hosts=hosts,
         k_safety=k_safety,
+        paper=paper,
+        configurations=measured(spec, status) if paper else [],
     )
 
 

@@ -64,17 +64,29 @@ class Plot:
     def y(self, v: float) -> float:
         return H - BOTTOM - (v - self.y0) / (self.y1 - self.y0) * (H - TOP - BOTTOM)
 
-    def line(self, points: Sequence[tuple[float, float]], color: str, name: str, dots: bool = True) -> None:
+    def line(
+        self, points: Sequence[tuple[float, float]], color: str, name: str, dots: bool = True, dashed: bool = False
+    ) -> None:
+        """A series; dashed with square markers for values quoted from elsewhere (a study's), so
+        they read apart from ours in the same colour."""
         path = " ".join(
             f"{'M' if i == 0 else 'L'}{self.x(px):.1f},{self.y(py):.1f}" for i, (px, py) in enumerate(points)
         )
-        self.parts.append(f'<path class="series" d="{path}" stroke="{color}"><title>{html.escape(name)}</title></path>')
+        dash = ' stroke-dasharray="6 4"' if dashed else ""
+        self.parts.append(
+            f'<path class="series" d="{path}" stroke="{color}"{dash}><title>{html.escape(name)}</title></path>'
+        )
         if dots:
-            self.parts += [
-                f'<circle cx="{self.x(px):.1f}" cy="{self.y(py):.1f}" r="3" fill="{color}">'
-                f"<title>{html.escape(name)}: {num(px)} → {num(py)}</title></circle>"
-                for px, py in points
-            ]
+            self.parts += [self._marker(px, py, color, f"{name}: {num(px)} → {num(py)}", dashed) for px, py in points]
+
+    def _marker(self, px: float, py: float, color: str, title: str, square: bool) -> str:
+        x, y, tip = self.x(px), self.y(py), f"<title>{html.escape(title)}</title>"
+        if square:
+            return (
+                f'<rect class="quoted" x="{x - 4:.1f}" y="{y - 4:.1f}" width="8" height="8" fill="#fff" '
+                f'stroke="{color}" stroke-width="2">{tip}</rect>'
+            )
+        return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{color}">{tip}</circle>'
 
     def band(self, a: float, b: float, css: str, title: str) -> None:
         a, b = max(a, self.x0), min(b, self.x1)
