@@ -34,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from flux_health import HEALTH_CHECK_EXPRS
 from test_benchmarkrun_e2e import ROOT, _unavailable, get_run, kubectl, wait_for
 
 pytestmark = pytest.mark.k8s
@@ -56,21 +57,10 @@ RUN_SPEC = {
     "cleanup": {"policy": "Always"},
     "runToken": "1",
 }
-# Without these, kustomize-controller reads a BenchmarkRun with kstatus's generic rules, and a new
-# run has no status yet when Flux first polls it (right after applying it): kstatus says Current,
-# and the Kustomization turned Ready=True with the run still Pending (observed here, before the
-# operator's first tick). With them a run is healthy only once its Ready condition is True, and
-# one without status is Unknown (the expression cannot be evaluated yet), which Flux waits on.
-# Flux checks status.observedGeneration against metadata.generation before these.
-HEALTH_CHECK_EXPRS = [
-    {
-        "apiVersion": "bench.tpcc.dev/v1alpha1",
-        "kind": "BenchmarkRun",
-        "inProgress": "status.conditions.exists(c, c.type == 'Reconciling' && c.status == 'True')",
-        "failed": "status.conditions.exists(c, c.type == 'Stalled' && c.status == 'True')",
-        "current": "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')",
-    }
-]
+# HEALTH_CHECK_EXPRS (flux_health.py, docs/gitops.md): without them kustomize-controller reads a
+# BenchmarkRun with kstatus's generic rules, and a new run has no status yet when Flux first
+# polls it (right after applying it): kstatus says Current, and the Kustomization turned
+# Ready=True with the run still Pending (observed here, before the operator's first tick).
 SLOW_VALUES = {"sitesPerHost": 1, "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}}
 
 
@@ -287,6 +277,10 @@ def test_flux_applies_runs_and_turns_red_on_a_regression(namespace, operator, fl
     history = results_of(namespace)
     assert [r["spec"]["verdict"] for r in history] == ["Inconclusive", "Regressed", status["verdict"]]
     tpmcs = [r["spec"]["tpmC"] for r in history]
+    # each result names the Kustomization that applied its run (no revision: none was annotated)
+    assert all(r["spec"]["git"] == {"tool": "Flux", "source": f"{namespace}/nightly-tpcc"} for r in history), [
+        r["spec"].get("git") for r in history
+    ]
 
     # commit 4: the run deleted from git: pruned, its results stay
     repo.write({f"{PATH_IN_REPO}/run.yaml": None, f"{PATH_IN_REPO}/kustomization.yaml": kustomization_yaml([])})
@@ -325,7 +319,7 @@ def test_flux_applies_runs_and_turns_red_on_a_regression(namespace, operator, fl
     assert get_run(namespace, RUN_NAME) is None
     print("commit 5: the Kustomization says:", message)
 
-    print("tpmC of the three runs:", tpmcs)
+    print("tpmC and verdict of the three runs:", list(zip(tpmcs, [r["spec"]["verdict"] for r in history])))
     for line in timings:
         print(line)
     kubectl("delete", "kustomization,gitrepository", "--all", "-n", namespace, "--timeout=180s", check=False)
