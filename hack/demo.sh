@@ -56,7 +56,7 @@ kubectl create namespace "$NS" --dry-run=client -o yaml | kubectl apply -f - >/d
 kubectl apply -f "$ROOT/crds/" >/dev/null
 # the image's input hash as a pod annotation: an image rebuilt under the same tag rolls the operator
 helm upgrade --install tpcc-operator "$ROOT/charts/tpcc-operator" -n tpcc-system --create-namespace \
-  --set image.pullPolicy=Never --set watchNamespace="$NS" --wait --timeout 180s \
+  --set image.tag=dev --set image.pullPolicy=Never --set watchNamespace="$NS" --wait --timeout 180s \
   --set-string "podAnnotations.tpcc\.dev/image-inputs=$(cat "$IMAGES/runner.inputs")" >/dev/null
 stage "operator installed"
 [ -z "$up_only" ] || exit 0

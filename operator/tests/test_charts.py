@@ -101,6 +101,7 @@ def test_operator_chart(tmp_path):
         "Service",
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
+        "Pod",  # the helm test's (templates/tests/)
     }
     dep = by_kind(docs, "Deployment")[0]["spec"]
     assert dep["replicas"] == 1 and dep["strategy"] == {"type": "Recreate"}
@@ -110,7 +111,7 @@ def test_operator_chart(tmp_path):
     assert "--namespace=ns" in c["command"] and "--all-namespaces" not in c["command"]
     assert pod["securityContext"]["runAsNonRoot"] and c["securityContext"]["readOnlyRootFilesystem"]
     env = {e["name"]: e["value"] for e in c["env"]}
-    assert env["TPCC_RUNNER_IMAGE"] == "local/tpcc-runner:dev"
+    assert env["TPCC_RUNNER_IMAGE"] == c["image"] == "local/tpcc-runner:0.1.0"  # image.tag empty: appVersion
     # /metrics: the container port and the Service port the ServiceMonitor names
     assert {"name": "metrics", "containerPort": 9090} in c["ports"] and env["TPCC_METRICS_PORT"] == "9090"
     svc = by_kind(docs, "Service")[0]

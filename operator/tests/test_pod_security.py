@@ -6,6 +6,7 @@ plugin judges the same pods there."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,16 @@ OPERATOR_IDS = [
     f"tpcc-operator-{Path(args[1]).name.removesuffix('-values.yaml') if args else 'defaults'}"
     for _, args in OPERATOR_VALUE_SETS
 ]
+
+
+@cache
+def _rendered(chart: str, values: tuple[str, ...]) -> list[dict]:
+    return render(chart, *values)
+
+
+def rendered(chart: str, *values: str) -> list[dict]:
+    """render(), once per chart and values in a session (the callers only read it)."""
+    return _rendered(chart, values)
 
 
 def test_the_check_knows_a_restricted_pod_from_others():
@@ -74,7 +85,7 @@ def test_the_check_knows_a_restricted_pod_from_others():
 @pytest.mark.parametrize("chart, values", VALUE_SETS + OPERATOR_VALUE_SETS, ids=VALUE_SET_IDS + OPERATOR_IDS)
 def test_every_chart_pod_is_restricted(chart, values):
     """Helm test pods included: a user runs them in the same namespace."""
-    pods = dict(pod_specs(render(chart, *values)))
+    pods = dict(pod_specs(rendered(chart, *values)))
     assert pods, f"{chart} renders no pod"
     for name, pod in pods.items():
         assert violations(pod) == [], f"{chart} {name}"

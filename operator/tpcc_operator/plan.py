@@ -9,6 +9,7 @@ that answers 409 means "already done") and a new generation never collides with 
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import re
 from dataclasses import dataclass, field
@@ -24,6 +25,11 @@ PLURAL = "benchmarkruns"
 KIND = "BenchmarkRun"
 
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+LABEL_NAME = "app.kubernetes.io/name"
+LABEL_INSTANCE = "app.kubernetes.io/instance"
+LABEL_VERSION = "app.kubernetes.io/version"
+LABEL_COMPONENT = "app.kubernetes.io/component"
+LABEL_PART_OF = "app.kubernetes.io/part-of"
 LABEL_RUN = f"{GROUP}/run"
 LABEL_GENERATION = f"{GROUP}/generation"
 LABEL_DB = f"{GROUP}/db"
@@ -31,6 +37,11 @@ LABEL_ROLE = f"{GROUP}/role"
 LABEL_SCHEDULE = f"{GROUP}/schedule"  # on a run a BenchmarkSchedule made: the schedule's name
 LABEL_SERIES = f"{GROUP}/series"  # on a BenchmarkResult: the history it is compared within
 MANAGER = "tpcc-operator"
+APP_NAME = "tpcc-benchmark"  # app.kubernetes.io/name of a run's Jobs, ConfigMaps and RBAC
+try:
+    OPERATOR_VERSION = importlib.metadata.version("tpcc-operator")
+except importlib.metadata.PackageNotFoundError:  # the source tree on sys.path, not installed
+    OPERATOR_VERSION = "unknown"
 
 RUNNER_UID = 1000
 CLUSTER_DOMAIN = "cluster.local"
@@ -149,7 +160,20 @@ def job_name(run: Run, role: str) -> str:
 
 
 def labels(run: Run, spec: RunSpec | None = None, role: str | None = None) -> dict[str, str]:
+    """The bench.tpcc.dev labels the operator selects by, and the recommended app.kubernetes.io
+    ones: a run's objects are one instance (run.prefix) of the application tpcc-benchmark, its
+    roles the components. The database's pods (role "database", the chart's podLabels) keep
+    their chart's name, instance, component and version."""
     out = {LABEL_MANAGED_BY: MANAGER, LABEL_RUN: run.name, LABEL_GENERATION: str(run.generation)}
+    if role != "database":
+        out |= {
+            LABEL_NAME: APP_NAME,
+            LABEL_INSTANCE: run.prefix,
+            LABEL_VERSION: OPERATOR_VERSION,
+            LABEL_PART_OF: MANAGER,
+        }
+        if role is not None:
+            out[LABEL_COMPONENT] = role
     if spec is not None:
         out[LABEL_DB] = spec.database.type
     if role is not None:

@@ -1,8 +1,32 @@
+{{/* The recommended labels (app.kubernetes.io/*) of every object the chart makes; component
+     "database" (the objects every member shares). */}}
 {{- define "mongodb.labels" -}}
-app.kubernetes.io/name: mongodb
-app.kubernetes.io/instance: {{ .Release.Name }}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
-helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
+{{ include "mongodb.labelsOf" (dict "root" . "component" "") }}
+{{- end }}
+
+{{/* The same for one workload's objects: a sharded topology's configsvr, shard<i> or mongos.
+     dict: root, component ("" for database) */}}
+{{- define "mongodb.labelsOf" -}}
+{{ include "mongodb.selector" .root }}
+app.kubernetes.io/version: {{ include "mongodb.tag" .root | quote }}
+app.kubernetes.io/component: {{ .component | default "database" }}
+app.kubernetes.io/part-of: tpcc-operator
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ .root.Chart.Name }}-{{ .root.Chart.Version }}
+{{- end }}
+
+{{/* A workload's pod labels: its selector's (unchanged across upgrades), the other recommended
+     ones but helm.sh/chart (a chart version bump alone does not roll the pods), then podLabels,
+     which win (the operator's app.kubernetes.io/managed-by). dict: root, component */}}
+{{- define "mongodb.podLabels" -}}
+{{- $labels := include "mongodb.labelsOf" . | fromYaml -}}
+{{- $_ := unset $labels "helm.sh/chart" -}}
+{{ toYaml (mergeOverwrite $labels (deepCopy (.root.Values.podLabels | default dict))) }}
+{{- end }}
+
+{{/* image.tag, or the chart's appVersion when empty */}}
+{{- define "mongodb.tag" -}}
+{{- .Values.image.tag | default .Chart.AppVersion -}}
 {{- end }}
 
 {{- define "mongodb.selector" -}}
@@ -24,7 +48,7 @@ app.kubernetes.io/component: {{ . }}
 {{- end }}
 
 {{- define "mongodb.image" -}}
-{{ printf "%s:%s" .Values.image.repository .Values.image.tag | quote }}
+{{ printf "%s:%s" .Values.image.repository (include "mongodb.tag" .) | quote }}
 {{- end }}
 
 {{/* The replica sets the release runs, as YAML {sets: [...]}: one (StatefulSet <release>,

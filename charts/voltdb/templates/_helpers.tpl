@@ -1,8 +1,29 @@
+{{/* The recommended labels (app.kubernetes.io/*) of every object the chart makes. */}}
 {{- define "voltdb.labels" -}}
-app.kubernetes.io/name: voltdb
-app.kubernetes.io/instance: {{ .Release.Name }}
+{{ include "voltdb.selector" . }}
+app.kubernetes.io/version: {{ include "voltdb.tag" . | quote }}
+app.kubernetes.io/component: database
+app.kubernetes.io/part-of: tpcc-operator
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
+{{- end }}
+
+{{/* A pod's labels: the selector's (unchanged across upgrades), the other recommended ones but
+     helm.sh/chart (a chart version bump alone does not roll the pods), then podLabels, which win
+     (the operator's app.kubernetes.io/managed-by). */}}
+{{- define "voltdb.podLabels" -}}
+{{- $labels := include "voltdb.labels" . | fromYaml -}}
+{{- $_ := unset $labels "helm.sh/chart" -}}
+{{ toYaml (mergeOverwrite $labels (deepCopy (.Values.podLabels | default dict))) }}
+{{- end }}
+
+{{/* image.tag, or the chart's appVersion when empty */}}
+{{- define "voltdb.tag" -}}
+{{- .Values.image.tag | default .Chart.AppVersion -}}
+{{- end }}
+
+{{- define "voltdb.image" -}}
+{{ printf "%s:%s" .Values.image.repository (include "voltdb.tag" .) | quote }}
 {{- end }}
 
 {{- define "voltdb.selector" -}}

@@ -141,6 +141,8 @@ def operator(namespace, images):
             "-n",
             op_ns,
             "--set",
+            "image.tag=dev",  # the local images' tag (the chart's default is its appVersion)
+            "--set",
             "image.pullPolicy=Never",
             "--set",
             f"watchNamespace={namespace}",
