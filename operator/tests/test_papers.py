@@ -75,6 +75,28 @@ def test_a_mongodb_replica_set_runs_scaled_on_the_test_server_without_its_faults
     assert small["spec"]["workload"]["warehouses"] == 1 and manifest["spec"]["workload"]["warehouses"] == 10
 
 
+@pytest.mark.parametrize(
+    "partitioning, matrix, limit",
+    [("warehouse", [], None), ("d_id", [], "3Gi"), ("warehouse", ["warehouse", "d_id"], "3Gi")],
+)
+def test_a_scaled_voltdb_run_of_the_d_id_layout_gets_the_memory_its_load_needs(partitioning, matrix, limit):
+    """At one warehouse the D_ID layout's multi-partition loads peaked at 2,220 MiB: the chart's
+    2Gi limit OOM-killed VoltDB in the load, so a scaled run of it keeps 3Gi."""
+    spec = {
+        "database": {"type": "voltdb", "deploy": {"values": {"resources": {"limits": {"memory": "7680Mi"}}}}},
+        "workload": {"driverOptions": {"partitioning": partitioning}},
+    }
+    if matrix:
+        spec["sweep"] = {
+            "clients": [300],
+            "matrix": [{"field": "workload.driverOptions.partitioning", "values": matrix}],
+        }
+    small, notes = papers.scaled({"metadata": {"name": "x"}, "spec": spec})
+    resources = small["spec"]["database"]["deploy"]["values"].get("resources")
+    assert (resources and resources["limits"]["memory"]) == limit
+    assert any("3Gi" in n for n in notes) == bool(limit)
+
+
 def test_ours_reads_the_sweep_medians_or_the_runs_throughput():
     sweep = {"sweep": {"configurations": [{"warehouses": 1, "clients": 2, "tpmC": {"n": 2, "median": 1234.5}}]}}
     assert papers.ours(sweep) == "warehouses 1, clients 2: median 1,234 tpmC (n=2)"
