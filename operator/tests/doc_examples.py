@@ -22,8 +22,9 @@ def doc_manifests() -> list[tuple[str, dict]]:
     out = []
     for path in doc_files():
         text = path.read_text()
-        for n, block in enumerate(YAML_BLOCK.findall(text), 1):
-            doc = yaml.safe_load(block)
+        # a block may hold several documents (docs/gitops.md: a Kustomization beside the run)
+        blocks = enumerate(YAML_BLOCK.findall(text), 1)
+        for n, doc in ((n, doc) for n, block in blocks for doc in yaml.safe_load_all(block)):
             where = f"{path.relative_to(ROOT)}#{n}"
             if not isinstance(doc, dict):
                 continue
