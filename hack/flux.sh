@@ -10,11 +10,11 @@
 #   git      a git server for the pods: `git http-backend` behind a small Python HTTP server
 #            (hack/k8s/git_server.py) on http://10.244.0.1:$FLUX_GIT_PORT/NAME.git, a host process like
 #            CoreDNS; pushing to a new NAME.git creates it; repositories under $WORK/k8s/flux-git
-#   install  the CRDs (the modules' config/crd/bases), their RBAC (config/rbac, roles renamed per
-#            controller) and both controllers in namespace flux-system; waits until they are Ready
+#   install  the modules' own config/crd, config/rbac (upstream's source-/kustomize- name prefixes) and
+#            config/manager, in namespace flux-system; waits until both controllers are Ready
 #   up       build images git install (idempotent: what is current is left alone)
 #   stop     stop the git server (hack/test.sh does, with the cluster)
-#   down     delete flux-system (the CRDs stay) and stop the git server
+#   down     delete flux-system (the CRDs and cluster roles stay) and stop the git server
 #   env      the export lines for eval (the git server's URL)
 #
 # usage: flux.sh [build|images|git|install|up|stop|down|env]...   (default: up)
