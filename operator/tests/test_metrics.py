@@ -2,6 +2,7 @@
 
 from prometheus_client import generate_latest
 from runner_docs import results_status
+from status_parts import sweep_status
 from tpcc_operator.metrics import OperatorMetrics
 from tpcc_operator.runspec import RunSpec
 
@@ -104,7 +105,7 @@ def test_a_sweeps_measured_cells_are_its_curves():
         {"warehouses": 2, "clients": 4, "repetition": 1, "state": "Succeeded", "tpmC": 900.0},
         {"warehouses": 2, "clients": 8, "repetition": 1, "state": "Running"},
     ]
-    m.observe("ns", "s", SPEC, {"phase": "Running", "sweep": {"cells": cells}})
+    m.observe("ns", "s", SPEC, {"phase": "Running", "sweep": sweep_status(cells)})
     cell = dict(namespace="ns", run="s", db="voltdb", warehouses="2", matrix="", repetition="1")
     assert sample(m, "tpcc_operator_sweep_cell_tpmc", clients="4", **cell) == 900.0
     assert sample(m, "tpcc_operator_sweep_cell_tpmc", clients="8", **cell) is None  # not measured yet
@@ -113,16 +114,16 @@ def test_a_sweeps_measured_cells_are_its_curves():
         {**cells[0], "matrix": {"workload.pacing": p, "workload.remotePercent.payments": "0"}, "tpmC": t}
         for p, t in (("none", 900.0), ("spec", 25.0))
     ]
-    m.observe("ns", "m", SPEC, {"phase": "Running", "sweep": {"cells": two}})
+    m.observe("ns", "m", SPEC, {"phase": "Running", "sweep": sweep_status(two)})
     paced = dict(cell, run="m", clients="4", matrix="workload.pacing=spec,workload.remotePercent.payments=0")
     assert sample(m, "tpcc_operator_sweep_cell_tpmc", **paced) == 25.0
     m.observe(
         "ns",
         "s",
         SPEC,
-        {"phase": "Pending", "sweep": {"cells": [{**c, "state": "Pending", "tpmC": None} for c in cells]}},
+        {"phase": "Pending", "sweep": sweep_status([{**c, "state": "Pending", "tpmC": None} for c in cells])},
     )
     assert sample(m, "tpcc_operator_sweep_cell_tpmc", clients="4", **cell) is None  # a new generation
-    m.observe("ns", "s", SPEC, {"phase": "Running", "sweep": {"cells": cells}})
+    m.observe("ns", "s", SPEC, {"phase": "Running", "sweep": sweep_status(cells)})
     m.forget("ns", "s")
     assert sample(m, "tpcc_operator_sweep_cell_tpmc", clients="4", **cell) is None

@@ -9,6 +9,7 @@ import datetime as dt
 import typing
 
 import pytest
+from status_parts import sweep_status
 from test_phases import RUN, T0
 from tpcc_operator import failures, kube, plan
 from tpcc_operator.databases.mongodb import MONGODB
@@ -171,7 +172,7 @@ def test_a_finished_run_reads_what_its_verdict_needs_once(spec_of):
 
 def test_a_sweep_cell_awaiting_its_verdict_reads_for_it_besides_its_phase(spec_of):
     spec = spec_of({"database": {"type": "voltdb"}})
-    cells = {"current": 0, "cells": [{"state": "Succeeded"}]}
+    cells = sweep_status([{"warehouses": 1, "clients": 1, "repetition": 1, "state": "Succeeded"}])
     wanted = observes(RUN, spec, {"phase": "Verifying", "durability": {}, "sweep": cells}, T0, None)
     assert History("bench") in wanted and Results(0, "bench-g2-results-0") in wanted
     assert len(wanted) == len(set(map(repr, wanted)))  # each read once

@@ -85,8 +85,8 @@ def test_the_comparison_changes_paired_values_together():
     table = sweep.initial(cells, sweep_layout.sweep_plan(spec, cells))
     for i, c in enumerate(cells):
         tpmc = {"2": 100.0, "4": 180.0, "8": 300.0}[dict(c.matrix)[CPU]] + c.repetition
-        table = sweep.with_cell(table, i, state="Succeeded", tpmC=tpmc)
-    by_axis = [c for c in sweep.comparisons(table) if "axis" in c]
+        table = sweep.with_cell(table, i, state="Succeeded", tpm_c=tpmc)
+    by_axis = [c.to_json() for c in sweep.comparisons(table) if c.axis]
     assert [(c["axis"], c["values"]) for c in by_axis] == [(CPU, ["2", "4"]), (CPU, ["2", "8"])]
     assert all("matrix" not in c for c in by_axis)  # memory changed with cpu: nothing held alike
     assert [c["medianChangePercent"] for c in by_axis] == [

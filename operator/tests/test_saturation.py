@@ -8,7 +8,7 @@ import pytest
 from crd_schema import validate
 from runner_docs import durability_report, pod_results
 from test_phases import CHECK_OK, IPS, Driver, the
-from tpcc_operator import saturation, sweep_layout
+from tpcc_operator import saturation, sweep, sweep_layout
 from tpcc_operator.saturation import Figure
 from tpcc_operator.stages.actions import CreateRunObjects, CreateVerifyJob, WriteResult, WriteStartAt
 from tpcc_operator.stages.machine import JobState, World
@@ -76,14 +76,22 @@ def test_max_clients_ends_a_search_whose_throughput_still_grew():
 
 def test_a_count_is_its_repetitions_median_and_breaks_a_limit_if_any_repetition_does():
     cells = [
-        {"warehouses": 1, "clients": 2, "state": "Succeeded", "tpmC": t, "p90Ms": {"NEW_ORDER": p}}
-        for t, p in ((100, 10), (300, 10), (120, 10))
+        {"warehouses": 1, "clients": 2, "repetition": r, "state": "Succeeded", "tpmC": t, "p90Ms": {"NEW_ORDER": p}}
+        for r, (t, p) in enumerate(((100, 10), (300, 10), (120, 10)), 1)
     ]
     cells += [
-        {"warehouses": 1, "clients": 4, "state": "Succeeded", "tpmC": 500, "p90Ms": {"NEW_ORDER": 10}},
-        {"warehouses": 1, "clients": 4, "state": "Succeeded", "tpmC": 510, "p90Ms": {"NEW_ORDER": 5200}},
-        {"warehouses": 1, "clients": 8, "state": "Running"},
+        {"warehouses": 1, "clients": 4, "repetition": 1, "state": "Succeeded", "tpmC": 500, "p90Ms": {"NEW_ORDER": 10}},
+        {
+            "warehouses": 1,
+            "clients": 4,
+            "repetition": 2,
+            "state": "Succeeded",
+            "tpmC": 510,
+            "p90Ms": {"NEW_ORDER": 5200},
+        },
+        {"warehouses": 1, "clients": 8, "repetition": 1, "state": "Running"},
     ]
+    cells = [sweep.Cell.from_json(c) for c in cells]
     limits = P90_LIMITS_MS
     assert saturation.figures(cells, (1, ()), limits, "tpmC") == [
         Figure(2, 120),

@@ -94,7 +94,7 @@ def test_the_check_of_a_cell_counts_the_deliveries_of_every_cell_on_its_load(swe
     assert mounted == {"bench-g2-c3-check", "bench-g2-c2-check"}
 
 
-def _initial(spec: RunSpec) -> dict:
+def _initial(spec: RunSpec) -> sweep.Table:
     cells = sweep_layout.sweep_cells(spec)
     return sweep.initial(cells, sweep_layout.sweep_plan(spec, cells))
 
@@ -180,9 +180,9 @@ def test_check_jobs_name_the_earlier_cells_of_their_load(sweep_spec):
         "specHash": spec_hash(sweep_spec),
         "observedGeneration": 2,
         "runGeneration": 2,
-        "sweep": {**_initial(sweep_spec), "current": 3},
+        "sweep": {**_initial(sweep_spec).to_json(), "current": 3},
     }
-    status["sweep"] = sweep.with_cell(status["sweep"], 3, state="Running")
+    status["sweep"] = sweep.with_cell(sweep.Table.from_json(status["sweep"]), 3, state="Running").to_json()
     d.status = status
     step = d.tick(World())
     assert step.actions == [CreateCheckJob((2,))]
@@ -216,7 +216,7 @@ def test_a_regressed_cell_does_not_stop_the_sweep_but_fails_its_verdict(sweep_sp
     table = _initial(sweep_spec)
     for i, v in enumerate(["Pass", "Regressed", "Improved", "Pass"]):
         table = sweep.with_cell(table, i, state="Succeeded", verdict=v, result=f"r{i}")
-    assert sweep.verdict(table) == "Regressed" and table["regressed"] == 1
+    assert sweep.verdict(table) == "Regressed" and table.regressed == 1
     assert "1 Regressed" in sweep.message(table) and "2 warehouses x 4 clients #1 (r1)" in sweep.message(table)
     status = {"phase": "Succeeded", "verdict": sweep.verdict(table), "regression": {"onRegression": "Fail"}}
     assert regression_fails(status)
@@ -488,7 +488,7 @@ def test_a_mix_axis_runs_each_cell_with_its_own_mix_on_one_load(spec_of):
     # the two mixes compared like any matrix axis: NewOrder-only against the standard mix
     table = _initial(spec)
     for i, tpmc in enumerate((100, 102, 300, 310)):
-        table = sweep.with_cell(table, i, state="Succeeded", tpmC=tpmc)
-    [compared] = sweep.comparisons(table)
+        table = sweep.with_cell(table, i, state="Succeeded", tpm_c=tpmc)
+    [compared] = [c.to_json() for c in sweep.comparisons(table)]
     assert (compared["axis"], compared["values"]) == ("workload.mix", ["45/43/4/4/4", "100/0/0/0/0"])
     assert compared["medianChangePercent"] == pytest.approx(201.98, abs=0.01)  # medians 305 over 101

@@ -73,7 +73,7 @@ def test_the_plan_counts_deployments_loads_and_the_time_of_each_redeploy(hosts_b
         estimated_seconds=12 * measured + 2 * sweep_layout.REDEPLOY_ESTIMATE_SECONDS,
         left_out=("replicas=1 kSafety=1",),
     )
-    table = sweep.initial(cells, sweep_layout.sweep_plan(hosts_by_k, cells))
+    table = sweep.initial(cells, sweep_layout.sweep_plan(hosts_by_k, cells)).to_json()
     assert table["plan"] == {
         "cells": 12,
         "loads": 6,

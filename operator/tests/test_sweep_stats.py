@@ -46,8 +46,13 @@ def test_the_confidence_interval_is_students():
     low, high = stats.t.interval(0.95, len(values) - 1, loc=mean, scale=sem)
     assert s.ci95 == pytest.approx((low, high), rel=1e-4)
     assert (s.median, s.minimum, s.maximum, s.n) == (100.0, 97.0, 103.0, 5)
-    assert statistics.summary([5.0]).ci95 is None and statistics.summary([5.0]).to_status()["best"] == 5.0
+    assert statistics.summary([5.0]).ci95 is None and statistics.summary([5.0]).maximum == 5.0
     assert all(statistics.T_975[df - 1] == pytest.approx(stats.t.ppf(0.975, df), abs=5e-4) for df in range(1, 31))
+
+
+def as_json(parts) -> list[dict]:
+    """status.sweep.configurations or comparisons as the status has them."""
+    return [p.to_json() for p in parts]
 
 
 def test_a_sweeps_configurations_and_the_next_client_counts_comparison():
@@ -63,20 +68,20 @@ def test_a_sweeps_configurations_and_the_next_client_counts_comparison():
     cells = sweep_layout.sweep_cells(spec)
     table = sweep.initial(cells, sweep_layout.sweep_plan(spec, cells))
     tpmc = {2: [500.0, 510.0, 505.0], 4: [900.0, 880.0, 910.0], 8: [905.0, 890.0]}
-    for i, cell in enumerate(table["cells"]):
-        values = tpmc[cell["clients"]]
-        if cell["repetition"] <= len(values):
-            table = sweep.with_cell(table, i, state="Succeeded", tpmC=values[cell["repetition"] - 1])
+    for i, cell in enumerate(table.cells):
+        values = tpmc[cell.clients]
+        if cell.repetition <= len(values):
+            table = sweep.with_cell(table, i, state="Succeeded", tpm_c=values[cell.repetition - 1])
         else:
             table = sweep.with_cell(table, i, state="Failed")  # not counted
-    configurations = sweep.configurations(table)
+    configurations = as_json(sweep.configurations(table))
     assert [(c["clients"], c["tpmC"]["n"], c["tpmC"]["median"], c["tpmC"]["best"]) for c in configurations] == [
         (2, 3, 505.0, 510.0),
         (4, 3, 900.0, 910.0),
         (8, 2, 897.5, 905.0),
     ]
     assert configurations[0]["tpmC"]["ci95"][0] < 505.0 < configurations[0]["tpmC"]["ci95"][1]
-    first, second = sweep.comparisons(table)
+    first, second = as_json(sweep.comparisons(table))
     assert first["clients"] == [2, 4] and first["medianChangePercent"] == pytest.approx(78.22, abs=0.01)
     # 3 against 3, all of one above all of the other: the smallest exact p-value there is, 2/20
     assert first["pValue"] == pytest.approx(0.1)
@@ -103,15 +108,15 @@ def test_configurations_and_comparisons_keep_matrix_values_apart():
     tpmc = {(2, "local"): 100.0, (2, "snapshot"): 50.0, (4, "local"): 200.0, (4, "snapshot"): 60.0}
     for i, c in enumerate(cells):
         concern = dict(c.matrix)["workload.driverOptions.read_concern"]
-        table = sweep.with_cell(table, i, state="Succeeded", tpmC=tpmc[c.clients, concern] + c.repetition)
-    rows = sweep.configurations(table)
+        table = sweep.with_cell(table, i, state="Succeeded", tpm_c=tpmc[c.clients, concern] + c.repetition)
+    rows = as_json(sweep.configurations(table))
     assert [
         (r["clients"], r["matrix"]["workload.driverOptions.read_concern"], r["tpmC"]["n"], r["tpmC"]["median"])
         for r in rows
     ] == [(2, "local", 3, 102.0), (2, "snapshot", 3, 52.0), (4, "local", 3, 202.0), (4, "snapshot", 3, 62.0)]
     by_clients = {
         (c["matrix"]["workload.driverOptions.read_concern"], tuple(c["clients"])): c["medianChangePercent"]
-        for c in sweep.comparisons(table)
+        for c in as_json(sweep.comparisons(table))
         if "axis" not in c
     }
     assert by_clients == {
@@ -119,7 +124,7 @@ def test_configurations_and_comparisons_keep_matrix_values_apart():
         ("snapshot", (2, 4)): pytest.approx(19.23, abs=0.01),
     }
     # and the axis itself: snapshot against local (the first value), at each client count
-    by_axis = [c for c in sweep.comparisons(table) if "axis" in c]
+    by_axis = [c for c in as_json(sweep.comparisons(table)) if "axis" in c]
     assert [(c["clients"], c["axis"], c["values"], c["pValue"]) for c in by_axis] == [
         ([2, 2], "workload.driverOptions.read_concern", ["local", "snapshot"], pytest.approx(0.1)),
         ([4, 4], "workload.driverOptions.read_concern", ["local", "snapshot"], pytest.approx(0.1)),
@@ -154,10 +159,10 @@ def test_a_matrix_comparison_holds_the_other_axes_alike():
         tpmc = (100.0 if values["workload.driverOptions.read_concern"] == "majority" else 200.0) * (
             1 if values["workload.driverOptions.causal"] == "true" else 3
         )
-        table = sweep.with_cell(table, i, state="Succeeded", tpmC=tpmc + c.repetition)
+        table = sweep.with_cell(table, i, state="Succeeded", tpm_c=tpmc + c.repetition)
     rows = {
         (c["axis"], tuple(sorted(c["matrix"].items()))): c["medianChangePercent"]
-        for c in sweep.comparisons(table)
+        for c in as_json(sweep.comparisons(table))
         if "axis" in c
     }
     concern, causal = "workload.driverOptions.read_concern", "workload.driverOptions.causal"

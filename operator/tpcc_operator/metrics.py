@@ -3,12 +3,15 @@ operator restart rebuilds them). Names and labels are what dashboards/generate.p
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector
 
 from .faults import INJECTED, RECOVERED
 from .runspec import RunSpec
 from .runstatus import Consistency, Durability, Results
 from .stages.machine import FAILED, SUCCEEDED
+from .sweep import Table
 
 RUN_LABELS = ("namespace", "run", "db")
 SWEEP_CELL_LABELS = ("warehouses", "clients", "matrix", "repetition")
@@ -118,16 +121,15 @@ class OperatorMetrics:
         )
 
     def _observe_sweep(self, key: tuple[str, str], labels: tuple[str, ...], status: dict) -> None:
+        table = Table.in_status(status, "sweep")
         self._set_series(
             self.sweep_cell_tpmc,
             key,
             labels,
             {
-                (str(c["warehouses"]), str(c["clients"]), matrix_label(c.get("matrix")), str(c["repetition"])): c[
-                    "tpmC"
-                ]
-                for c in (status.get("sweep") or {}).get("cells", [])
-                if c.get("tpmC") is not None
+                (str(c.warehouses), str(c.clients), matrix_label(c.matrix), str(c.repetition)): c.tpm_c
+                for c in (table.cells if table else ())
+                if c.tpm_c is not None
             },
         )
 
@@ -165,6 +167,6 @@ class OperatorMetrics:
             gauge.labels(*labels).set(value)
 
 
-def matrix_label(matrix: dict[str, str] | None) -> str:
+def matrix_label(matrix: Mapping[str, str] | None) -> str:
     """A sweep cell's matrix values as one label value, field=value joined by commas ("" without)."""
     return ",".join(f"{field}={value}" for field, value in (matrix or {}).items())

@@ -14,8 +14,8 @@ the search and does not count: the saturation point is the highest throughput th
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from . import sweep, sweep_layout, workloads
 from .runspec import RunSpec
@@ -31,16 +31,12 @@ CELL_FAILED = "CellFailed"  # the sweep failed in the search's cell
 Key = tuple[int, tuple[tuple[str, str], ...]]
 
 
-def key_of(cell: sweep_layout.Cell | dict) -> Key:
-    """The search a cell (planned, or its row in status.sweep.cells) belongs to."""
+def key_of(cell: sweep_layout.Cell | sweep.Cell | sweep.SaturationSearch) -> Key:
+    """The search a cell (planned, or its row in status.sweep.cells) belongs to, or an entry of
+    status.sweep.saturation is of."""
     if isinstance(cell, sweep_layout.Cell):
         return cell.warehouses, cell.matrix
-    return cell["warehouses"], tuple((cell.get("matrix") or {}).items())
-
-
-def entry_key(entry: dict) -> Key:
-    """The search an entry of status.sweep.saturation is of."""
-    return entry["warehouses"], tuple((entry.get("matrix") or {}).items())
+    return cell.warehouses, tuple((cell.matrix or {}).items())
 
 
 def label(key: Key) -> str:
@@ -80,13 +76,13 @@ class Figure:
     throughput: float
     broken: tuple[str, ...] = ()  # e.g. "NEW_ORDER p90 6100 ms > 5000 ms"
 
-    def to_status(self, gain: float | None) -> dict[str, Any]:
-        return {
-            "clients": self.clients,
-            "throughput": round(self.throughput, 2),
-            **({"gainPercent": round(gain, 2)} if gain is not None else {}),
-            **({"limitsBroken": list(self.broken)} if self.broken else {}),
-        }
+    def to_status(self, gain: float | None) -> sweep.SaturationStep:
+        return sweep.SaturationStep(
+            clients=self.clients,
+            throughput=round(self.throughput, 2),
+            gain_percent=round(gain, 2) if gain is not None else None,
+            limits_broken=self.broken or None,
+        )
 
 
 @dataclass(frozen=True)
@@ -134,28 +130,26 @@ def gain_percent(figures: list[Figure], index: int) -> float | None:
     return (figures[index].throughput / figures[index - 1].throughput - 1) * 100
 
 
-def figures(cells: list[dict], key: Key, limits: dict[str, float], metric: str) -> list[Figure]:
+def figures(cells: Sequence[sweep.Cell], key: Key, limits: dict[str, float], metric: str) -> list[Figure]:
     """The figure of every client count of search `key` whose repetitions all finished and some
     succeeded, in the order they ran."""
-    by_clients: dict[int, list[dict]] = {}
+    by_clients: dict[int, list[sweep.Cell]] = {}
     for c in cells:
-        if key_of(c) == key and c["state"] != sweep.SKIPPED:
-            by_clients.setdefault(c["clients"], []).append(c)
+        if key_of(c) == key and c.state != sweep.SKIPPED:
+            by_clients.setdefault(c.clients, []).append(c)
     out = []
     for clients, rows in by_clients.items():
-        measured = [r for r in rows if r["state"] == sweep.SUCCEEDED and r.get(metric) is not None]
-        if not measured or any(r["state"] in (sweep.PENDING, sweep.RUNNING) for r in rows):
+        # the succeeded repetitions, each with its throughput
+        measured = [(r, t) for r in rows if r.state == sweep.SUCCEEDED and (t := r.throughput(metric)) is not None]
+        if not measured or any(r.state in (sweep.PENDING, sweep.RUNNING) for r in rows):
             break
-        broken = {_broken(t, r.get("p90Ms") or {}, limit) for r in measured for t, limit in limits.items()}
-        out.append(
-            Figure(
-                clients, statistics.median(float(r[metric]) for r in measured), tuple(sorted(b for b in broken if b))
-            )
-        )
+        broken = {_broken(t, r.p90_ms or {}, limit) for r, _ in measured for t, limit in limits.items()}
+        median = statistics.median(float(t) for _, t in measured)
+        out.append(Figure(clients, median, tuple(sorted(b for b in broken if b))))
     return out
 
 
-def _broken(transaction: str, p90_ms: dict[str, float], limit: float) -> str:
+def _broken(transaction: str, p90_ms: Mapping[str, float], limit: float) -> str:
     p90 = p90_ms.get(transaction)
     return f"{transaction} p90 {p90:g} ms > {limit:g} ms" if p90 is not None and p90 > limit else ""
 
@@ -163,30 +157,30 @@ def _broken(transaction: str, p90_ms: dict[str, float], limit: float) -> str:
 FAILED_CELL = Decision(None, CELL_FAILED, "a cell failed: the search ended with it", None)
 
 
-def search_status(key: Key, found: list[Figure], decision: Decision, metric: str) -> dict[str, Any]:
+def search_status(key: Key, found: list[Figure], decision: Decision, metric: str) -> sweep.SaturationSearch:
     """One search's entry of status.sweep.saturation: every step's figure, the saturation point
     so far and, once over, why the search stopped."""
-    steps = [f.to_status(gain_percent(found, i)) for i, f in enumerate(found)]
     warehouses, matrix = key
-    entry: dict[str, Any] = {
-        "warehouses": warehouses,
-        **({"matrix": dict(matrix)} if matrix else {}),
-        "metric": metric,
-        "steps": steps,
-    }
-    if decision.next_clients is None:
-        entry.update(stopped=decision.stopped, reason=decision.reason)
-    best = saturation_point(found)
-    if best is not None:
-        entry.update(saturationClients=best.clients, throughput=round(best.throughput, 2))
-    return entry
+    over, best = decision.next_clients is None, saturation_point(found)
+    return sweep.SaturationSearch(
+        warehouses=warehouses,
+        matrix=dict(matrix) if matrix else None,
+        metric=metric,
+        steps=tuple(f.to_status(gain_percent(found, i)) for i, f in enumerate(found)),
+        stopped=decision.stopped if over else None,
+        reason=decision.reason if over else None,
+        saturation_clients=best.clients if best is not None else None,
+        throughput=round(best.throughput, 2) if best is not None else None,
+    )
 
 
-def advance(table: dict, cells: list[sweep_layout.Cell], search: Search | None) -> tuple[int | None, dict]:
-    """After cell table["current"] was judged: the index of the cell to run next (None: the
-    sweep is over) and the table, with the search's figures and the cells it skips. Without a
-    saturation search, simply the next cell."""
-    current = cells[table["current"]]
+def advance(
+    table: sweep.Table, cells: list[sweep_layout.Cell], search: Search | None
+) -> tuple[int | None, sweep.Table]:
+    """After the current cell was judged: the index of the cell to run next (None: the sweep is
+    over) and the table, with the search's figures and the cells it skips. Without a saturation
+    search, simply the next cell."""
+    current = cells[table.current]
     key = key_of(current)
     following = current.index + 1
     same_count = (
@@ -194,7 +188,7 @@ def advance(table: dict, cells: list[sweep_layout.Cell], search: Search | None) 
     )
     if search is None or same_count:  # repetitions of a count run before it is judged
         return (following if following < len(cells) else None), table
-    found = figures(table["cells"], key, search.limits_ms, search.metric)
+    found = figures(table.cells, key, search.limits_ms, search.metric)
     if not found or found[-1].clients != current.clients:  # no repetition measured: nothing to judge
         table = with_search(table, search_status(key, found, FAILED_CELL, search.metric))
         over = True
@@ -209,17 +203,17 @@ def advance(table: dict, cells: list[sweep_layout.Cell], search: Search | None) 
     return (following if following < len(cells) else None), table
 
 
-def after_failure(table: dict, cells: list[sweep_layout.Cell], search: Search | None) -> dict:
+def after_failure(table: sweep.Table, cells: list[sweep_layout.Cell], search: Search | None) -> sweep.Table:
     """A sweep that failed in its current cell: the search of that cell ends there (what it
     measured before stays in status)."""
     if search is None:
         return table
-    key = key_of(cells[table["current"]])
-    found = figures(table["cells"], key, search.limits_ms, search.metric)
+    key = key_of(cells[table.current])
+    found = figures(table.cells, key, search.limits_ms, search.metric)
     return with_search(table, search_status(key, found, FAILED_CELL, search.metric))
 
 
-def with_search(table: dict, entry: dict) -> dict:
+def with_search(table: sweep.Table, entry: sweep.SaturationSearch) -> sweep.Table:
     """status.sweep.saturation with the entry of entry's search replaced."""
-    others = [e for e in table.get("saturation") or [] if entry_key(e) != entry_key(entry)]
-    return {**table, "saturation": [*others, entry]}
+    others = tuple(e for e in table.saturation or () if key_of(e) != key_of(entry))
+    return replace(table, saturation=(*others, entry))

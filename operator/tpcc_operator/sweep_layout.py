@@ -8,9 +8,9 @@ from __future__ import annotations
 import copy
 import itertools
 from dataclasses import dataclass, replace
-from typing import Any
 
 from . import chart_policy, databases, workloads
+from .jsonmodel import JsonModel
 from .plan import Run, Settings, helm_release
 from .runspec import MatrixAxis, RunSpec, Saturation, charts_dir_of_image, crd_spec_schema
 
@@ -155,7 +155,7 @@ REDEPLOY_ESTIMATE_SECONDS = 90
 
 
 @dataclass(frozen=True)
-class SweepPlan:
+class SweepPlan(JsonModel):
     """What a sweep will do, known before anything starts (status.sweep.plan)."""
 
     cells: int
@@ -164,16 +164,7 @@ class SweepPlan:
     # the cells' measuring, plus each later deployment's REDEPLOY_ESTIMATE_SECONDS (a
     # saturation search: all its steps); the first deployment, the loads and checks come on top
     estimated_seconds: int
-    left_out: tuple[str, ...] = ()  # database.deploy combinations not deployed (kSafety >= replicas)
-
-    def to_status(self) -> dict[str, Any]:
-        return {
-            "cells": self.cells,
-            "loads": self.loads,
-            "deployments": self.deployments,
-            "estimatedSeconds": self.estimated_seconds,
-            **({"leftOut": list(self.left_out)} if self.left_out else {}),
-        }
+    left_out: tuple[str, ...] | None = None  # database.deploy combinations not deployed (kSafety >= replicas)
 
 
 def sweep_plan(spec: RunSpec, cells: list[Cell]) -> SweepPlan:
@@ -188,7 +179,7 @@ def sweep_plan(spec: RunSpec, cells: list[Cell]) -> SweepPlan:
         loads=sum(c.loads for c in cells),
         deployments=deployments,
         estimated_seconds=per_cell * len(cells) + REDEPLOY_ESTIMATE_SECONDS * max(deployments - 1, 0),
-        left_out=tuple(invalid_deployments(spec)),
+        left_out=tuple(invalid_deployments(spec)) or None,
     )
 
 

@@ -13,7 +13,6 @@ import math
 import statistics
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 # Student's t, two-sided 95 % (the 0.975 quantile), for 1..30 degrees of freedom; beyond, 1.96
 # is within 2 % of it (3 % at 30).
@@ -60,23 +59,6 @@ class Summary:
     maximum: float
     mean: float
     ci95: tuple[float, float] | None  # None with one value: no spread to estimate
-
-    def to_status(self) -> dict:
-        out: dict[str, Any] = {
-            "n": self.n,
-            "median": _round(self.median),
-            "min": _round(self.minimum),
-            "max": _round(self.maximum),
-            "best": _round(self.maximum),
-            "mean": _round(self.mean),
-        }
-        if self.ci95 is not None:
-            out["ci95"] = [_round(self.ci95[0]), _round(self.ci95[1])]
-        return out
-
-
-def _round(x: float) -> float:
-    return round(x, 3)
 
 
 def summary(values: list[float]) -> Summary:

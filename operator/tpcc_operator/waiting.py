@@ -8,7 +8,7 @@ wait that ends in a timeout has already named its cause in the status.
 
 from __future__ import annotations
 
-from . import failures, plan, runner_jobs, workloads
+from . import failures, plan, runner_jobs, sweep, workloads
 from . import faults as fault_injection
 from .runspec import RunSpec
 from .timestamps import parse_time, rfc3339
@@ -117,9 +117,9 @@ def describe(phase: str, run: plan.Run, spec: RunSpec, status: dict, world) -> s
         text = _verifying(run, spec, status, world)
     else:
         return ""
-    table = status.get("sweep")
+    table = sweep.Table.in_status(status, "sweep")
     if table and run.cell is not None:
-        text = f"cell {run.cell + 1}/{table['total']}: {text}"
+        text = f"cell {run.cell + 1}/{table.total}: {text}"
     return text[:1000]
 
 

@@ -57,7 +57,7 @@ def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen:
     wanted = failing.observes(run, spec, status, seen)
     if phase in PHASE_READS:
         wanted += PHASE_READS[phase](run, spec, status, now, seen)
-    if sweep.awaiting_judgement(status.get("sweep")):
+    if sweep.awaiting_judgement(sweep.Table.in_status(status, "sweep")):
         wanted += recording.observes(run, spec, seen)
     return once(wanted)
 
@@ -131,15 +131,16 @@ def _advance(
     of the cell under way, whose workload `spec` has; `search`: the sweep's saturation search)."""
     status, now = b.status, b.now
     phase = status["phase"]
-    table = status.get("sweep")
+    table = sweep.Table.in_status(status, "sweep")
     if table and phase not in TERMINAL:
         if sweep.awaiting_judgement(table):
             judged, policy = judge_cell(b, run, spec, world, cells)
             return next_cell_or_finish(b, run, cells, search, policy, spec.workload) if judged else b.step
-        if run.cell and table["cells"][run.cell]["state"] == sweep.PENDING:
+        if run.cell and table.cells[run.cell].state == sweep.PENDING:
             b.act(CreateRunObjects())  # the cell's own ConfigMaps and runner RBAC
-            b.step.status["sweep"] = sweep.with_cell(table, run.cell, state=sweep.RUNNING, startTime=rfc3339(now))
-            b.event("CellStarted", f"cell {run.cell}: {sweep.label(table['cells'][run.cell])}")
+            started = sweep.with_cell(table, run.cell, state=sweep.RUNNING, start_time=rfc3339(now))
+            b.step.status["sweep"] = started.to_json()
+            b.event("CellStarted", f"cell {run.cell}: {sweep.label(table.cells[run.cell])}")
             return b.step
 
     if phase in TERMINAL:

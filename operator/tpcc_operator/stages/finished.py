@@ -18,7 +18,7 @@ from .actions import CleanUp, DeleteRun, ReleaseRunners
 from .kstatus import regression_fails
 from .machine import SUCCEEDED, Builder, Step, World, patched
 from .recording import judge_and_record
-from .sweep_cells import judge_cell, sweep_verdict
+from .sweep_cells import judge_cell, sweep_table, sweep_verdict
 
 
 def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime, seen: World | None) -> list[reads.Read]:
@@ -40,7 +40,7 @@ def tick(
     table = b.status.get("sweep")
     if "verdict" not in status and table:  # a sweep that failed in its current cell
         _, policy = judge_cell(b, run, spec, world, cells)
-        b.step.status["sweep"] = saturation.after_failure(b.current("sweep"), cells, search)
+        b.step.status["sweep"] = saturation.after_failure(sweep_table(b), cells, search).to_json()
         sweep_verdict(b, policy)
     elif "verdict" not in status:
         judge_and_record(b, run, spec, world)

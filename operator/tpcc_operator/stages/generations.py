@@ -80,7 +80,7 @@ def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> S
         "stageStartTime": rfc3339(now),
         "conditions": [],
         "message": waiting.message("creating the run's objects", rfc3339(now)),
-        **({"sweep": sweep.initial(cells, sweep_layout.sweep_plan(spec, cells))} if cells else {}),
+        **({"sweep": sweep.initial(cells, sweep_layout.sweep_plan(spec, cells)).to_json()} if cells else {}),
     }
     w = spec.workload
     axes = "".join(f" x {len(a.values)} {a.field}" for a in ((spec.sweep and spec.sweep.matrix) or ()))

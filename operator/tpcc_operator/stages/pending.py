@@ -15,10 +15,10 @@ from .machine import DEPLOYING, LOADING, Builder, Step, World
 def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[sweep_layout.Cell]) -> Step | None:
     """Create the run's objects; deploy the database, or load an external one."""
     now = b.now
-    table = b.status.get("sweep")
+    table = sweep.Table.in_status(b.status, "sweep")
     b.act(CreateRunObjects())
     if table:
-        b.step.status["sweep"] = sweep.with_cell(table, 0, state=sweep.RUNNING, startTime=rfc3339(now))
+        b.step.status["sweep"] = sweep.with_cell(table, 0, state=sweep.RUNNING, start_time=rfc3339(now)).to_json()
     b.step.status["database"] = {
         "endpoints": plan.endpoints(run, spec),
         "release": plan.release_name(run) if spec.database.deployed else "",

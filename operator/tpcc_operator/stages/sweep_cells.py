@@ -49,12 +49,19 @@ def cell_measured(b: Builder, run: plan.Run, spec: RunSpec, message: str) -> Non
     if results and (errors := error_budget_message(results, spec.workload.max_error_percent)):
         b.fail("TooManyErrors", errors)
         return
-    table = b.current("sweep")
-    if not table:
+    if b.current("sweep") is None:
         b.move(SUCCEEDED, "Succeeded", message)
         return
-    b.step.status["sweep"] = sweep.with_cell(table, run.sweep_cell, state=sweep.SUCCEEDED)
-    b.event("CellMeasured", f"cell {run.cell} ({sweep.label(table['cells'][run.cell])}): {message}")
+    table = sweep_table(b)
+    b.step.status["sweep"] = sweep.with_cell(table, run.sweep_cell, state=sweep.SUCCEEDED).to_json()
+    b.event("CellMeasured", f"cell {run.cell} ({sweep.label(table.cells[run.sweep_cell])}): {message}")
+
+
+def sweep_table(b: Builder) -> sweep.Table:
+    """status.sweep as the step leaves it (a sweep's status has one from its first tick)."""
+    table = sweep.Table.in_status(patched(b.status, b.step.status), "sweep")
+    assert table is not None, "a sweep's status has its table"
+    return table
 
 
 def judge_cell(
@@ -63,14 +70,14 @@ def judge_cell(
     """A finished cell's verdict against the same cell of earlier runs, its BenchmarkResult
     and its row in status.sweep. A cell the run failed in (not yet finished) is Failed.
     Returns (judged: False while its change points are analysed, the regression policy)."""
-    table = b.current("sweep")
-    row = table["cells"][run.sweep_cell]
-    state = row["state"] if row["state"] in sweep.FINISHED else sweep.FAILED
+    table = sweep_table(b)
+    row = table.cells[run.sweep_cell]
+    state = row.state if row.state in sweep.FINISHED else sweep.FAILED
     after = patched(b.status, b.step.status)
     finished = {
         **after,
         "phase": SUCCEEDED if state == sweep.SUCCEEDED else FAILED,
-        "startTime": row.get("startTime", after.get("startTime")),
+        "startTime": row.start_time or after.get("startTime"),
         "completionTime": rfc3339(b.now),
     }
     # history.limit counts runs: each run of a sweep writes one result per cell
@@ -84,17 +91,18 @@ def judge_cell(
     figures = workloads.of(spec).figures(after)
     transactions = results.transactions if results else {}
     p90 = {t: v.latency_ms["p90"] for t, v in transactions.items() if v.latency_ms.get("p90") is not None}
-    b.step.status["sweep"] = sweep.with_cell(
-        table,
-        run.sweep_cell,
+    judged = replace(
+        row,
         state=state,
         verdict=verdict.outcome,
         result=fields["resultName"],
-        **{figures.metric: figures.throughput},
-        p99NewOrderMs=figures.p99_ms.get("NEW_ORDER"),
-        p90Ms=p90 or None,
+        p99_new_order_ms=figures.p99_ms.get("NEW_ORDER"),
+        p90_ms=p90 or None,
         reason=after.get("reason") if state == sweep.FAILED else None,
     )
+    b.step.status["sweep"] = sweep.with_row(
+        table, run.sweep_cell, judged.measured(figures.metric, figures.throughput)
+    ).to_json()
     b.event(
         verdict.outcome,
         f"cell {run.cell} ({sweep.label(row)}): {verdict.message}; recorded as BenchmarkResult {fields['resultName']}",
@@ -115,19 +123,16 @@ def next_cell_or_finish(
     differ, loading first when its warehouse count or schema does; a saturation search that
     stopped skips the rest of its warehouse count), or the sweep's end with the sweep's verdict.
     `workload`: the cell's, whose load the next cell's message names."""
-    following, table = saturation.advance(b.current("sweep"), cells, search)
-    b.step.status["sweep"] = table
-    for entry in table.get("saturation") or []:
-        key = saturation.entry_key(entry)
-        if key == saturation.key_of(cells[table["current"]]) and "stopped" in entry:
-            b.event(
-                "SaturationFound",
-                f"{saturation.label(key)}: {entry['reason']}; saturation at "
-                f"{entry.get('saturationClients', 'no')} clients",
-            )
+    following, table = saturation.advance(sweep_table(b), cells, search)
+    b.step.status["sweep"] = table.to_json()
+    for entry in table.saturation or ():
+        key = saturation.key_of(entry)
+        if key == saturation.key_of(cells[table.current]) and entry.stopped is not None:
+            found = entry.saturation_clients if entry.saturation_clients is not None else "no"
+            b.event("SaturationFound", f"{saturation.label(key)}: {entry.reason}; saturation at {found} clients")
     if following is not None:
         cell = cells[following]
-        b.step.status["sweep"] = {**table, "current": following}
+        b.step.status["sweep"] = replace(table, current=following).to_json()
         b.step.status.update({k: None for k in CELL_STATUS})
         if cell.deploys:
             _next_deployment(b, run, cell)
@@ -138,7 +143,7 @@ def next_cell_or_finish(
             b.next_cell(RUNNING, "Running", f"cell {following}: {cell.clients} clients")
         return b.step
     sweep_verdict(b, policy)
-    b.move(SUCCEEDED, "Succeeded", sweep.message(b.current("sweep")))
+    b.move(SUCCEEDED, "Succeeded", sweep.message(sweep_table(b)))
     return b.step
 
 
@@ -155,12 +160,9 @@ def _next_deployment(b: Builder, run: plan.Run, cell: sweep_layout.Cell) -> None
 
 def sweep_verdict(b: Builder, policy: regression.Policy | None) -> None:
     """status.verdict of a sweep: the worst of its cells'; the statistics of its configurations."""
-    table = b.current("sweep")
-    b.step.status["sweep"] = table = {
-        **table,
-        "configurations": sweep.configurations(table),
-        "comparisons": sweep.comparisons(table),
-    }
+    table = sweep_table(b)
+    table = replace(table, configurations=sweep.configurations(table), comparisons=sweep.comparisons(table))
+    b.step.status["sweep"] = table.to_json()
     outcome, text = sweep.verdict(table), sweep.message(table)
     b.step.status.update(
         verdict=outcome, regression={"message": text, "onRegression": policy.on_regression if policy else "Fail"}
