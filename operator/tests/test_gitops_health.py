@@ -224,7 +224,8 @@ def test_schedule_statuses_the_operator_writes(spec, want_argo, want_kstatus):
 
     now = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.timezone.utc)
     runs = [schedule.OwnedRun("nightly-1", now - dt.timedelta(days=1), "Succeeded")]
-    decision = schedule.decide("nightly", spec, 3, {}, now - dt.timedelta(days=2), runs, now)
+    template = {"runTemplate": {"spec": {"database": {"type": "voltdb"}}}}  # the CRD requires one
+    decision = schedule.decide("nightly", {**spec, **template}, 3, {}, now - dt.timedelta(days=2), runs, now)
     obj = {**SCHEDULE, "metadata": {"name": "nightly", "generation": 3}, "spec": spec, "status": decision.status}
     for interpreter in INTERPRETERS:
         assert argo_health(interpreter, "BenchmarkSchedule", obj)[0] == want_argo

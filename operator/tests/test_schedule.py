@@ -272,6 +272,7 @@ def test_the_run_object_carries_the_template_label_and_owner():
             },
         },
         "spec": {
+            "schedule": "0 3 * * *",
             "runTemplate": {
                 "metadata": {"labels": {"team": "db"}, "annotations": {"note": "n"}},
                 "spec": {"database": {"type": "voltdb"}},

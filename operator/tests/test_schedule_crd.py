@@ -13,6 +13,8 @@ import yaml
 from crd_schema import ROOT, apply_defaults, crd_schema, violations
 from doc_examples import YAML_BLOCK
 from test_crd import SCHEMA_KEYS, walk
+from test_runspec import mismatches
+from tpcc_operator.schedule import ScheduleSpec
 
 PATH = ROOT / "crds" / "benchmarkschedule.yaml"
 
@@ -24,6 +26,15 @@ def schedule_schema() -> dict:
 def validate(manifest: dict) -> list[str]:
     schema = schedule_schema()
     return violations(schema, apply_defaults(schema, copy.deepcopy(manifest)))
+
+
+def test_the_typed_spec_and_the_crd_agree_field_by_field():
+    """As the BenchmarkRun's (test_runspec): every field a property, optional exactly when the
+    CRD neither requires nor defaults it; the run template's spec is the run's, read as written."""
+    assert mismatches(ScheduleSpec, schedule_schema()["properties"]["spec"]) == []
+    spec = ScheduleSpec.parse({"schedule": "@daily", "runTemplate": {"spec": {"database": {"type": "voltdb"}}}})
+    assert (spec.time_zone, spec.concurrency_policy, spec.successful_runs_history_limit) == ("UTC", "Forbid", 3)
+    assert spec.run_template.spec == {"database": {"type": "voltdb"}} and spec.starting_deadline_seconds is None
 
 
 def _generator():

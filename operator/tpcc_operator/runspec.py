@@ -21,7 +21,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -30,6 +30,9 @@ from .jsonmodel import json_name, named
 # the operator chart carries the CRDs (and the image carries the charts: TPCC_CHARTS_DIR)
 CRDS = Path("tpcc-operator") / "crds"
 _REPO_CHARTS = Path(__file__).resolve().parents[2] / "charts"
+
+
+T = TypeVar("T")
 
 
 class SpecError(ValueError):
@@ -346,6 +349,12 @@ def spec_fields(cls: type) -> list[dataclasses.Field]:
 
 
 _type_hints = functools.cache(typing.get_type_hints)
+
+
+def build(cls: type[T], document: Mapping[str, Any]) -> T:
+    """The spec dataclass `cls` of a defaulted spec document (another CRD's: the schedule's).
+    Raises SpecError naming the field for what the CRD's schema rules out by type."""
+    return _build(cls, document, "spec")
 
 
 def _build(cls: type, data: Any, path: str) -> Any:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from . import plan, runspec
@@ -159,45 +160,56 @@ class Cron:
 
 
 @dataclass(frozen=True)
+class TemplateMetadata:
+    labels: Mapping[str, str] | None = None
+    annotations: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class RunTemplate:
+    # the BenchmarkRun's spec as written: the API server defaults each run made from it
+    spec: Mapping[str, Any]
+    metadata: TemplateMetadata | None = None  # what each run carries besides the schedule's label
+
+
+@dataclass(frozen=True)
 class ScheduleSpec:
-    cron: Cron
-    tz: ZoneInfo
+    """A BenchmarkSchedule's spec as types, read once with the CRD's defaults (as runspec reads
+    a BenchmarkRun's); a field is `X | None` exactly when the CRD neither requires nor defaults
+    it (test_schedule_crd holds the two to each other)."""
+
+    schedule: str  # cron, 5 fields or a macro: Timing.of reads it
+    time_zone: str
     suspend: bool
-    concurrency_policy: str
-    starting_deadline_seconds: int | None
-    successful_limit: int
-    failed_limit: int
+    concurrency_policy: str  # Forbid | Replace
+    successful_runs_history_limit: int
+    failed_runs_history_limit: int
+    run_template: RunTemplate
+    starting_deadline_seconds: int | None = None
 
     @classmethod
-    def parse(cls, spec: dict) -> ScheduleSpec:
-        """The schema already checked types and bounds (and holds the defaults, applied here as
-        the API server applies them); the cron text and the zone name are ours to check."""
-        spec = defaulted(spec)
-        zone = spec["timeZone"]
+    def parse(cls, spec: Mapping[str, Any]) -> ScheduleSpec:
+        """The schema already checked types and bounds; its defaults are applied here as the API
+        server applies them, to the schedule's own fields (the run template stays as written)."""
+        schema = runspec.crd_spec_schema(crd="benchmarkschedule.yaml")
+        own = {**schema, "properties": {k: v for k, v in schema["properties"].items() if k != "runTemplate"}}
+        return runspec.build(cls, runspec.apply_defaults(own, copy.deepcopy(dict(spec))))
+
+
+@dataclass(frozen=True)
+class Timing:
+    """When a schedule's runs start: its cron in its time zone (the schema cannot check either)."""
+
+    cron: Cron
+    tz: ZoneInfo
+
+    @classmethod
+    def of(cls, spec: ScheduleSpec) -> Timing:
         try:
-            tz = ZoneInfo(zone)
+            tz = ZoneInfo(spec.time_zone)
         except (ZoneInfoNotFoundError, ValueError) as e:
-            raise InvalidSchedule(f"timeZone {zone!r} is not an IANA time zone") from e
-        return cls(
-            Cron.parse(spec["schedule"]),
-            tz,
-            spec["suspend"],
-            spec["concurrencyPolicy"],
-            spec.get("startingDeadlineSeconds"),
-            *history_limits(spec),
-        )
-
-
-def defaulted(spec: dict) -> dict:
-    """A BenchmarkSchedule's spec with the CRD's defaults."""
-    return runspec.apply_defaults(runspec.crd_spec_schema(crd="benchmarkschedule.yaml"), copy.deepcopy(spec))
-
-
-def history_limits(spec: dict) -> tuple[int, int]:
-    """(successfulRunsHistoryLimit, failedRunsHistoryLimit), defaulted: these apply even to a
-    schedule whose cron text is invalid."""
-    spec = defaulted(spec)
-    return spec["successfulRunsHistoryLimit"], spec["failedRunsHistoryLimit"]
+            raise InvalidSchedule(f"timeZone {spec.time_zone!r} is not an IANA time zone") from e
+        return cls(Cron.parse(spec.schedule), tz)
 
 
 @dataclass(frozen=True)
@@ -261,6 +273,7 @@ def _pruned(runs: list[OwnedRun], successful_limit: int, failed_limit: int) -> l
 def decide(
     name: str, spec: dict, generation: int, status: dict, created: dt.datetime, runs: list[OwnedRun], now: dt.datetime
 ) -> Decision:
+    """What the schedule `name` does now: the run to create, the runs to delete, its status."""
     d = Decision()
     live = sorted((r for r in runs if not r.deleting), key=lambda r: (r.created, r.name))
     active = [r.name for r in live if not r.finished]
@@ -271,25 +284,26 @@ def decide(
         "lastScheduleTime": status.get("lastScheduleTime"),
         "lastSuccessfulTime": rfc3339(last_success) if last_success else None,
     }
+    sched = ScheduleSpec.parse(spec)
+    # the history limits apply even to a schedule whose cron text is invalid
+    d.delete = _pruned(live, sched.successful_runs_history_limit, sched.failed_runs_history_limit)
     try:
-        sched = ScheduleSpec.parse(spec)
+        timing = Timing.of(sched)
     except InvalidSchedule as e:
         d.status["conditions"] = _conditions(status, generation, now, False, "InvalidSchedule", str(e))
-        d.delete = _pruned(live, *history_limits(spec))
         return d
-    d.delete = _pruned(live, sched.successful_limit, sched.failed_limit)
 
     last = status.get("lastScheduleTime")
     earliest = parse_time(last) if last else created
     if sched.starting_deadline_seconds is not None:
         earliest = max(earliest, now - dt.timedelta(seconds=sched.starting_deadline_seconds))
-    missed = [] if sched.suspend else _take(sched.cron.times_back(sched.tz, earliest, now), TOO_MANY_MISSED + 1)
+    missed = [] if sched.suspend else _take(timing.cron.times_back(timing.tz, earliest, now), TOO_MANY_MISSED + 1)
     # A refused template stays Ready=False until the next start time or a new generation.
     refused = _refused(status, generation)
     if not missed and refused:
         d.status["conditions"] = status["conditions"]
         return d
-    upcoming = sched.cron.next_after(sched.tz, now)
+    upcoming = timing.cron.next_after(timing.tz, now)
     ready_message = (
         "suspended"
         if sched.suspend
@@ -392,16 +406,16 @@ def run_object(schedule: dict, run: str, scheduled: dt.datetime) -> dict:
     """The BenchmarkRun of one start time: the template's labels, annotations and spec, the
     schedule's label and owner reference (deleting the schedule deletes its runs). Nothing of the
     schedule's own metadata: Argo CD would take its tracking id for a run it should prune."""
-    meta, template = schedule["metadata"], schedule["spec"]["runTemplate"]
-    tmeta = template.get("metadata") or {}
-    annotations = {**(tmeta.get("annotations") or {}), ANNOTATION_SCHEDULED_TIME: rfc3339(scheduled)}
+    meta, template = schedule["metadata"], ScheduleSpec.parse(schedule["spec"]).run_template
+    tmeta = template.metadata or TemplateMetadata()
+    annotations = {**(tmeta.annotations or {}), ANNOTATION_SCHEDULED_TIME: rfc3339(scheduled)}
     return {
         "apiVersion": f"{plan.GROUP}/{plan.VERSION}",
         "kind": plan.KIND,
         "metadata": {
             "name": run,
             "namespace": meta["namespace"],
-            "labels": {**(tmeta.get("labels") or {}), LABEL_SCHEDULE: meta["name"]},
+            "labels": {**(tmeta.labels or {}), LABEL_SCHEDULE: meta["name"]},
             "annotations": annotations,
             "ownerReferences": [
                 {
@@ -414,5 +428,5 @@ def run_object(schedule: dict, run: str, scheduled: dt.datetime) -> dict:
                 }
             ],
         },
-        "spec": template["spec"],
+        "spec": dict(template.spec),
     }
