@@ -286,6 +286,37 @@ BAD = [
         "spec.faults[0].method",
         "Unsupported value",
     ),
+    # a pause lasts durationSeconds, inside the measured interval
+    Bad(
+        "pause-without-duration",
+        _faults(VOLTDB_K1, {"action": "pause"}),
+        "durationSeconds",
+        "a pause needs durationSeconds",
+    ),
+    Bad(
+        "pause-outlasts-run",
+        _faults(VOLTDB_K1, {"action": "pause", "afterSeconds": 60, "durationSeconds": 300}, durationSeconds=300),
+        "workload.durationSeconds",
+        "a pause must be over before the measured interval ends",
+    ),
+    Bad(
+        "kill-with-duration",
+        _faults(VOLTDB_K1, {"action": "kill-node", "durationSeconds": 30}),
+        "durationSeconds",
+        "the kill actions take none",
+    ),
+    Bad(
+        "pause-victim-index-outside",
+        _faults(VOLTDB_K1, {"action": "pause", "victim": "pod-index", "podIndex": 3, "durationSeconds": 30}),
+        "podIndex",
+        "victim pod-index",
+    ),
+    Bad(
+        "pause-voltdb-k0",
+        _faults({"type": "voltdb", "deploy": {"replicas": 3}}, {"action": "pause", "durationSeconds": 30}),
+        "kSafety >= 1",
+        "allowDataLoss: true",
+    ),
     Bad(
         "fault-external",
         _faults({"type": "voltdb", "external": {"endpoints": ["db:21212"]}}, {"action": "kill-node"}),

@@ -27,6 +27,19 @@ must be ready to choose them; it has recovered when every one has come back. On 
 keeps its data in memory only (VoltDB CE: no command log) that loses everything acknowledged,
 which the durability verdict then counts: the finding, not a test failure.
 
+pause (a gray failure: the member stops, nothing crashes) lives one state longer:
+  Injected   its database process got SIGSTOP inside its container (pods/exec, the pid the
+             charts write to /tmp/database.pid, as kill-process): it takes no CPU time and
+             answers nothing, while its sockets stay open and the kernel still accepts
+             connections on them;
+  Healed     durationSeconds after injectedTime the process got SIGCONT (healedTime);
+  Recovered  SETTLE_SECONDS after the heal, every database pod is Ready: what the database did
+             about the stopped member shows by then (VoltDB with a heartbeat timeout shorter
+             than the pause dropped it; the resumed node finds itself cut off, stops itself and
+             its container restarts and rejoins: restartCount above targetRestarts).
+A pause still in force when the run ends any other way (failed) is healed by the finished
+stage (`unhealed`), and by the deletion finalizer.
+
 What "primary" means is the database's (`Database.has_primary`, `primary`): MongoDB, the member
 the replica set names primary in `hello`; VoltDB has none (every node leads some partitions,
 k-safety keeps copies on the others), so kill-primary kills a random member, as
@@ -44,8 +57,14 @@ from .databases import Database
 from .runspec import RunSpec
 from .timestamps import parse_time, rfc3339
 
-INJECTING, INJECTED, RECOVERED, SKIPPED = "Injecting", "Injected", "Recovered", "Skipped"
+INJECTING, INJECTED, HEALED, RECOVERED, SKIPPED = "Injecting", "Injected", "Healed", "Recovered", "Skipped"
 DELETE_POD, KILL_PROCESS = "delete-pod", "kill-process"
+PAUSE = "pause"
+SIGSTOP = "sigstop"  # a pause's method: SIGSTOP, then SIGCONT
+# faults that last durationSeconds and are then undone (healed), each with its method
+TIMED = {PAUSE: SIGSTOP}
+# how long after a heal the database has to show what it did about it before recovery is judged
+SETTLE_SECONDS = 10
 
 
 @dataclass(frozen=True)
@@ -56,6 +75,8 @@ class Injection:
     grace_seconds: int
     pod_index: int  # kill-node's victim ordinal
     method: str = DELETE_POD
+    duration_seconds: int = 0  # pause: how long it lasts
+    victim: str = "random-member"  # pause: random-member | primary | pod-index
 
 
 @dataclass(frozen=True)
@@ -76,13 +97,14 @@ class Kill:
     uid: str
     grace_seconds: int
     method: str = DELETE_POD
-    restarts: int = 0  # kill-process: the restartCount the container must still have
+    restarts: int = 0  # kill-process, pause: the restartCount the container must still have
 
 
 @dataclass
 class Decision:
     faults: list[dict] | None = None  # the new status.faults (None: unchanged)
     kills: list[Kill] = field(default_factory=list)  # one victim, or every pod (kill-all)
+    heals: list[Kill] = field(default_factory=list)  # pause: the victim to resume
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
 
 
@@ -99,9 +121,10 @@ def schedule(spec: RunSpec, start_at: dt.datetime) -> list[Injection]:
     for f in spec.faults or ():
         for k in range(f.count):
             due = measure + dt.timedelta(seconds=f.after_seconds + k * f.every_seconds)
-            out.append((due, f.action, f.grace_period_seconds, f.pod_index, f.method))
+            method = TIMED.get(f.action, f.method)
+            out.append((due, f.action, f.grace_period_seconds, f.pod_index, method, f.duration_seconds or 0, f.victim))
     out.sort(key=lambda x: x[0])
-    return [Injection(i + 1, a, due, g, p, m) for i, (due, a, g, p, m) in enumerate(out)]
+    return [Injection(i + 1, a, due, g, p, m, t, v) for i, (due, a, g, p, m, t, v) in enumerate(out)]
 
 
 def outside_window(spec: RunSpec) -> list[int]:
@@ -128,15 +151,16 @@ def choose_victims(
 def choose_victim(
     injection: Injection, database: Database, release: str, pods: list[DatabasePod], primary: str | None, seed: str
 ) -> DatabasePod | str:
-    """The pod to kill, or why there is none. Deterministic for a given seed (the run's UID),
-    so a repeated decision picks the same pod."""
+    """The pod to kill (or pause), or why there is none. Deterministic for a given seed (the
+    run's UID), so a repeated decision picks the same pod."""
     by_name = {p.name: p for p in pods}
     ready = sorted((p for p in pods if p.ready), key=lambda p: p.name)
-    if injection.action == "kill-node":
+    which = injection.victim if injection.action in TIMED else injection.action
+    if which in ("kill-node", "pod-index"):
         name = f"{release}-{injection.pod_index}"
         pod = by_name.get(name)
         return pod if pod and pod.ready else f"pod {name} is not running and ready"
-    if injection.action == "kill-primary" and database.has_primary:
+    if which in ("kill-primary", "primary") and database.has_primary:
         if not primary:
             return f"no {database.name} member names a primary"
         pod = by_name.get(primary)
@@ -166,6 +190,13 @@ def decide(
         d.events.append(("Warning", "FaultSkipped", f"fault {last['number']}: {last['message']}"))
     elif last and last["state"] == INJECTING:
         _inject(d, last, now)
+    elif last and last["state"] == INJECTED and last["action"] in TIMED:
+        if now < parse_time(last["injectedTime"]) + dt.timedelta(seconds=last["durationSeconds"]):
+            return d
+        _heal(d, last, now, f"after {last['durationSeconds']}s")
+    elif last and last["state"] == HEALED:
+        if not _settled(d, last, pods, now):
+            return d
     elif last and last["state"] == INJECTED:
         if not _recovered(d, last, pods, now):
             return d
@@ -184,11 +215,12 @@ def _inject(d: Decision, entry: dict, now: dt.datetime) -> None:
     method = entry.get("method", DELETE_POD)
     d.kills = [Kill(t["pod"], t["uid"], entry["gracePeriodSeconds"], method, t["restarts"]) for t in victims_of(entry)]
     who = entry["target"] if "targets" in entry else f"pod {entry['target']}"
-    what = (
-        f"killed the database process of {who} (SIGKILL)"
-        if method == KILL_PROCESS
-        else f"deleted {who} with grace period {entry['gracePeriodSeconds']}s"
-    )
+    if method == SIGSTOP:
+        what = f"stopped the database process of {who} (SIGSTOP) for {entry['durationSeconds']}s"
+    elif method == KILL_PROCESS:
+        what = f"killed the database process of {who} (SIGKILL)"
+    else:
+        what = f"deleted {who} with grace period {entry['gracePeriodSeconds']}s"
     d.events.append(("Warning", "FaultInjected", f"fault {entry['number']} ({entry['action']}): {what}"))
 
 
@@ -208,6 +240,63 @@ def _recovered(d: Decision, entry: dict, pods: list[DatabasePod], now: dt.dateti
         ("Normal", "FaultRecovered", f"fault {entry['number']}: {entry['target']} is back and ready after {seconds}s")
     )
     return True
+
+
+def _heal(d: Decision, entry: dict, now: dt.datetime, when: str) -> None:
+    """Undo an INJECTED timed fault (a pause: SIGCONT): its victim into d.heals, the entry HEALED."""
+    entry.update(state=HEALED, healedTime=rfc3339(now))
+    d.heals = [Kill(t["pod"], t["uid"], 0, entry["method"], t["restarts"]) for t in victims_of(entry)]
+    d.events.append(
+        (
+            "Normal",
+            "FaultHealed",
+            f"fault {entry['number']} ({entry['action']}): resumed the database process of pod {entry['target']} "
+            f"(SIGCONT) {when}",
+        )
+    )
+
+
+def _settled(d: Decision, entry: dict, pods: list[DatabasePod], now: dt.datetime) -> bool:
+    """Whether a HEALED entry's database is whole again: SETTLE_SECONDS after the heal (what the
+    database does about the resumed member shows by then), its victim and every other pod
+    Ready; if so the entry is RECOVERED, with the victim's restartCount (above targetRestarts:
+    the database restarted it)."""
+    if now < parse_time(entry["healedTime"]) + dt.timedelta(seconds=SETTLE_SECONDS):
+        return False
+    victim = next((p for p in pods if p.name == entry["target"]), None)
+    if victim is None or not all(p.ready for p in pods):
+        return False
+    seconds = round((now - parse_time(entry["injectedTime"])).total_seconds(), 1)
+    entry.update(state=RECOVERED, recoveredTime=rfc3339(now), recoverySeconds=seconds)
+    restarted = ""
+    if victim.uid != entry["targetUID"]:
+        restarted = " (a new pod)"
+    else:
+        entry["restartCount"] = victim.restarts
+        before = entry.get("targetRestarts", 0)
+        if victim.restarts > before:
+            restarted = f" (its container restarted: restartCount {before} -> {victim.restarts})"
+    d.events.append(
+        (
+            "Normal",
+            "FaultRecovered",
+            f"fault {entry['number']}: {entry['target']} is back and ready after {seconds}s{restarted}",
+        )
+    )
+    return True
+
+
+def unhealed(faults: list[dict], now: dt.datetime) -> tuple[list[dict] | None, list[Kill]]:
+    """A timed fault still in force (a pause INJECTED, or INJECTING: its kill may have been
+    sent) when the run ends otherwise: the entries with it HEALED, and the victims to resume;
+    (None, []) when there is none."""
+    entries = [dict(e) for e in faults]
+    last = entries[-1] if entries else None
+    if not last or last["action"] not in TIMED or last["state"] not in (INJECTING, INJECTED):
+        return None, []
+    d = Decision()
+    _heal(d, last, now, "at the end of the run")
+    return entries, d.heals
 
 
 def _due_entry(d: Decision, nxt: Injection, chosen: list[DatabasePod] | str) -> dict:
@@ -231,8 +320,10 @@ def _due_entry(d: Decision, nxt: Injection, chosen: list[DatabasePod] | str) -> 
         )
     else:
         entry.update(state=INJECTING, target=chosen[0].name, targetUID=chosen[0].uid)
-        if nxt.method == KILL_PROCESS:
+        if nxt.method in (KILL_PROCESS, SIGSTOP):
             entry["targetRestarts"] = chosen[0].restarts
+        if nxt.action in TIMED:
+            entry["durationSeconds"] = nxt.duration_seconds
     return entry
 
 
@@ -262,5 +353,5 @@ def next_due(spec: RunSpec, faults: list[dict], start_at: dt.datetime, now: dt.d
 
 
 def in_progress(faults: list[dict]) -> bool:
-    """Whether a pod was chosen or killed and has not come back yet."""
-    return bool(faults) and faults[-1]["state"] in (INJECTING, INJECTED)
+    """Whether a pod was chosen or killed (or paused) and has not come back yet."""
+    return bool(faults) and faults[-1]["state"] in (INJECTING, INJECTED, HEALED)

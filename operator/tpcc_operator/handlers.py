@@ -36,6 +36,7 @@ from .stages.actions import (
     CreateRunObjects,
     CreateVerifyJob,
     DeleteRun,
+    HealFaults,
     InstallDatabase,
     KillPods,
     PruneResults,
@@ -163,6 +164,9 @@ def _perform_one(
         case KillPods(kills):
             for kill in kills:  # kill-all: every pod at once, as close together as the API allows
                 _kill(run, spec, kill, logger)
+        case HealFaults(heals):
+            for heal in heals:
+                _heal(run.namespace, run.prefix, databases.of(spec).container, heal, logger)
         case WriteResult(result):
             _write_result(run, result, cfg, logger)
         case PruneResults(names):
@@ -186,8 +190,19 @@ def _write_result(run: plan.Run, result: history.ResultRecord, cfg: plan.Setting
         )
 
 
+def _heal(namespace: str, prefix: str, container: str | None, heal: faults.Kill, logger: Logger) -> None:
+    assert container, "faults go into a deployed database only, which runs in its chart's container"
+    resumed = kube.resume_process(namespace, heal, container)
+    logger.info("%s: database process of pod %s %s", prefix, heal.pod, "resumed" if resumed else "restarted or gone")
+
+
 def _kill(run: plan.Run, spec: RunSpec, kill: faults.Kill, logger: Logger) -> None:
-    if kill.method == faults.KILL_PROCESS:
+    if kill.method == faults.SIGSTOP:
+        container = databases.of(spec).container
+        assert container, "faults go into a deployed database only, which runs in its chart's container"
+        paused = kube.kill_process(run.namespace, kill, container, plan.PAUSE_PROCESS_COMMAND)
+        logger.info("%s: database process of pod %s %s", run.prefix, kill.pod, "stopped" if paused else "gone")
+    elif kill.method == faults.KILL_PROCESS:
         container = databases.of(spec).container
         assert container, "faults go into a deployed database only, which runs in its chart's container"
         killed = kube.kill_process(run.namespace, kill, container)
@@ -262,6 +277,7 @@ def remove(name: str, namespace: str | None, body: kopf.Body, logger: Logger, re
     is retried with backoff for failures.DELETION_GIVE_UP_SECONDS, then the finalizer goes
     with a Warning naming what was left behind: deletion never hangs."""
     assert namespace, "BenchmarkRun is a namespaced resource"
+    _heal_on_delete(namespace, name, body, logger)
     try:
         released = kube.uninstall_releases(namespace, name)
     except kube.HelmError as e:
@@ -284,6 +300,22 @@ def remove(name: str, namespace: str | None, body: kopf.Body, logger: Logger, re
         logger.warning("deleting the objects of %s: %s (left to the garbage collector)", name, e)
     METRICS.forget(namespace, name)
     logger.info("removed releases %s and %d objects of %s", released, n, name)
+
+
+def _heal_on_delete(namespace: str, name: str, body: kopf.Body, logger: Logger) -> None:
+    """A pause still in force when its run is deleted: its process resumed before the release
+    goes (a stopped process ignores the pod's SIGTERM until its grace period ends), and a kept
+    database (cleanup policy) is not left frozen. Best effort: the run is going either way."""
+    status = body.get("status") or {}
+    _, heals = faults.unhealed(list(status.get("faults") or []), dt.datetime.now(dt.timezone.utc))
+    if not heals:
+        return
+    container = databases.named(body["spec"]["database"]["type"]).container
+    for heal in heals:
+        try:
+            _heal(namespace, name, container, heal, logger)
+        except (kube.CallFailed, ApiException, urllib3.exceptions.HTTPError) as e:
+            logger.warning("%s: resuming the database process of pod %s: %s", name, heal.pod, e)
 
 
 @kopf.timer(plan.GROUP, plan.VERSION, schedule.PLURAL, interval=SCHEDULE_TICK_SECONDS)

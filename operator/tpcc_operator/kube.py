@@ -431,13 +431,23 @@ def kill_pod(namespace: str, kill: faults.Kill) -> bool:
         raise
 
 
-def kill_process(namespace: str, kill: faults.Kill, container: str) -> bool:
+def kill_process(
+    namespace: str, kill: faults.Kill, container: str, command: tuple[str, ...] = plan.KILL_PROCESS_COMMAND
+) -> bool:
     """SIGKILL the database process inside its container (pods/exec), if the pod is still the
     one chosen (UID) and its container has not restarted since (restartCount): a repeat after an
     operator restart kills nothing more. The charts write the process's pid to /tmp/database.pid
-    and share the pod's PID namespace, so it is not PID 1 (which ignores SIGKILL from inside)."""
+    and share the pod's PID namespace, so it is not PID 1 (which ignores SIGKILL from inside).
+    With another command, the same for another signal (a pause's SIGSTOP, its SIGCONT)."""
     from kubernetes.stream import stream  # patches the client it is given: use one of its own
 
+    what = (
+        "pause"
+        if command == plan.PAUSE_PROCESS_COMMAND
+        else "resume"
+        if command == plan.RESUME_PROCESS_COMMAND
+        else "kill-process"
+    )
     try:
         pod = core().read_namespaced_pod(kill.pod, namespace)
     except ApiException as e:
@@ -453,7 +463,7 @@ def kill_process(namespace: str, kill: faults.Kill, container: str) -> bool:
             kill.pod,
             namespace,
             container=container,
-            command=list(plan.KILL_PROCESS_COMMAND),
+            command=list(command),
             stderr=True,
             stdout=True,
             stdin=False,
@@ -464,15 +474,18 @@ def kill_process(namespace: str, kill: faults.Kill, container: str) -> bool:
         # a refused websocket upgrade comes as status 0 with "Handshake status 403 ..." in the reason
         status = e.status or int((re.search(r"Handshake status (\d+)", str(e.reason)) or [0, 0])[1])
         raise CallFailed(
-            failures.api_error(
-                status, "ExecFailed", error_line(str(e.body or e.reason)), f"kill-process in pod {kill.pod}"
-            )
+            failures.api_error(status, "ExecFailed", error_line(str(e.body or e.reason)), f"{what} in pod {kill.pod}")
         ) from None
     if out.strip():  # kill prints only when it could not kill: the fault asked for did not happen
-        raise CallFailed(
-            failures.ActionError(True, "FaultNotInjected", f"kill-process in {kill.pod}/{container}: {error_line(out)}")
-        )
+        reason = "FaultNotHealed" if command == plan.RESUME_PROCESS_COMMAND else "FaultNotInjected"
+        raise CallFailed(failures.ActionError(True, reason, f"{what} in {kill.pod}/{container}: {error_line(out)}"))
     return True
+
+
+def resume_process(namespace: str, heal: faults.Kill, container: str) -> bool:
+    """SIGCONT to a paused database process, if its pod and container are still the ones
+    paused (a restarted container's new process was never stopped)."""
+    return kill_process(namespace, heal, container, plan.RESUME_PROCESS_COMMAND)
 
 
 def error_line(message: str) -> str:

@@ -50,6 +50,10 @@ LEDGER_PORT = 9101
 # How the kill-process fault kills the database process in its container (Database.container):
 # the charts write its pid to /tmp/database.pid.
 KILL_PROCESS_COMMAND = ("sh", "-c", 'kill -KILL "$(cat /tmp/database.pid)"')
+# a pause: the same process stopped, then resumed (signals to it are allowed to the container's
+# own user; a stopped process's state is T in /proc/<pid>/stat)
+PAUSE_PROCESS_COMMAND = ("sh", "-c", 'kill -STOP "$(cat /tmp/database.pid)"')
+RESUME_PROCESS_COMMAND = ("sh", "-c", 'kill -CONT "$(cat /tmp/database.pid)"')
 
 
 @dataclass(frozen=True)

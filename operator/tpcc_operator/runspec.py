@@ -253,6 +253,8 @@ class Fault:
     count: int
     grace_period_seconds: int
     allow_data_loss: bool
+    victim: str
+    duration_seconds: int | None = None
 
 
 @dataclass(frozen=True)

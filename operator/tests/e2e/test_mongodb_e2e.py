@@ -4,7 +4,8 @@ set, data on a PersistentVolumeClaim), w:majority, its primary's process SIGKILL
 measured interval (kill-primary, method kill-process: a crash-restart on the same volume) and then
 every member's at once (kill-all: the whole system), then 0 acknowledged NewOrders lost or
 replaced and 12/12 consistency; and a 3-node k=1 VoltDB
-whose node 2 is killed the same way and rejoins on its own voltdbroot.
+whose node 2 is killed the same way and rejoins on its own voltdbroot, and whose node 2 is paused
+(SIGSTOP, then SIGCONT) past the cluster's heartbeat timeout.
 
 Needs the images local/tpcc-runner:dev (with this operator), local/voltdb:10.1.1 and
 local/secantus:dev (hack/images.sh secantus) and a default StorageClass that provisions
@@ -14,10 +15,12 @@ local/secantus:dev (hack/images.sh secantus) and a default StorageClass that pro
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from conftest import SECANTUS_IMAGE
 from test_benchmarkrun_e2e import kubectl, manifest, wait_for, wait_phase
+from tpcc_operator.timestamps import parse_time
 
 pytestmark = pytest.mark.k8s
 
@@ -140,4 +143,100 @@ def test_voltdb_node_process_killed_rejoins_on_its_own_volume(namespace, operato
     assert_crash_restarts(status, 1, victim, uid)
     assert status["durability"]["lost"] == 0 and status["durability"]["acknowledged"] > 0
     assert status["consistency"]["passed"]
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
+
+
+# ---- a pause (a gray failure) longer than VoltDB's heartbeat timeout ---------------------------
+
+PAUSE_SECONDS = 25
+VOLTDB_PAUSE_RUN = dict(
+    database={
+        "type": "voltdb",
+        "readyTimeoutSeconds": 300,
+        # the chart's heartbeat timeout (VoltDB's default 90 s) shortened so that a 25 s pause
+        # outlasts it inside a 60 s run
+        "deploy": {
+            "replicas": 3,
+            "kSafety": 1,
+            "values": {"image": {"pullPolicy": "Never"}, "heartbeatTimeoutSeconds": 10},
+        },
+    },
+    workload={"warehouses": 1, "clients": 2, "durationSeconds": 60, "warmupSeconds": 5, "loadWorkers": 2},
+    runners={"parallelism": 1, "imagePullPolicy": "Never"},
+    faults=[
+        {"action": "pause", "victim": "pod-index", "podIndex": 2, "afterSeconds": 15, "durationSeconds": PAUSE_SECONDS}
+    ],
+    cleanup={"policy": "Never"},
+)
+
+
+def process_cpu(ns: str, name: str) -> tuple[str, int]:
+    """The database process's state (T: stopped) and CPU time (utime + stime, in clock ticks),
+    from /proc/<pid>/stat in its container."""
+    out = kubectl(
+        "exec",
+        "-n",
+        ns,
+        name,
+        "-c",
+        "voltdb",
+        "--",
+        "sh",
+        "-c",
+        'cut -d" " -f3,14,15 "/proc/$(cat /tmp/database.pid)/stat"',
+    ).stdout.split()
+    return out[0], int(out[1]) + int(out[2])
+
+
+def fault_state(ns: str, name: str) -> str:
+    faults = (json.loads(kubectl("get", "br", name, "-n", ns, "-o", "json").stdout).get("status") or {}).get("faults")
+    return faults[0]["state"] if faults else ""
+
+
+def test_voltdb_node_paused_past_its_heartbeat_timeout(namespace, operator):
+    """pause: node 2's VoltDB process is stopped (SIGSTOP) for 25 s, past the cluster's 10 s
+    heartbeat timeout, during a TPC-C run. While stopped its CPU time does not advance; then it is
+    resumed (SIGCONT), finds the others dropped it, stops itself (VoltDB's partition detection)
+    and rejoins as a restarted container; nothing acknowledged is lost and the 12 conditions
+    hold."""
+    name = "voltdb-pause"
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **VOLTDB_PAUSE_RUN))
+    wait_phase(namespace, name, ("Running",), timeout=900)
+    victim = f"{name}-g1-2"
+    uid = pod(namespace, victim)["metadata"]["uid"]
+    wait_for("the pause", lambda: fault_state(namespace, name) == "Injected", 120, every=0.5)
+    state, cpu = process_cpu(namespace, victim)
+    time.sleep(3)
+    state2, cpu2 = process_cpu(namespace, victim)
+    print("paused:", state, cpu, state2, cpu2)
+    assert (state, state2) == ("T", "T") and cpu2 == cpu  # stopped: no CPU time in 3 s
+    wait_for("the heal", lambda: fault_state(namespace, name) in ("Healed", "Recovered"), PAUSE_SECONDS + 30, every=0.5)
+    br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=1200)
+    status = br["status"]
+    assert status["phase"] == "Succeeded", f"{status.get('reason')}: {status.get('message')}"
+    (fault,) = status["faults"]
+    print("fault:", json.dumps(fault), "durability:", status["durability"])
+    assert (fault["action"], fault["method"], fault["state"], fault["target"]) == (
+        "pause",
+        "sigstop",
+        "Recovered",
+        victim,
+    )
+    paused = (parse_time(fault["healedTime"]) - parse_time(fault["injectedTime"])).total_seconds()
+    assert PAUSE_SECONDS <= paused < PAUSE_SECONDS + 5 and fault["recoverySeconds"] > paused
+    # VoltDB's reaction: the others dropped the silent node; resumed, it stopped itself and its
+    # container came back and rejoined in the same pod
+    assert fault["targetUID"] == uid and fault["restartCount"] > fault["targetRestarts"]
+    state, _ = process_cpu(namespace, victim)
+    assert state != "T"  # nothing left stopped
+    logs = kubectl("logs", "-n", namespace, victim, "-c", "voltdb", "--previous").stdout
+    assert "Partition detection" in logs or "partition" in logs.lower(), logs[-2000:]
+    assert status["durability"]["lost"] == 0 and status["durability"]["acknowledged"] > 0
+    assert status["consistency"]["passed"] and len(status["consistency"]["conditions"]) == 12
+    events = json.loads(
+        kubectl(
+            "get", "events", "-n", namespace, "-o", "json", "--field-selector", f"involvedObject.name={name}"
+        ).stdout
+    )["items"]
+    assert {"FaultInjected", "FaultHealed", "FaultRecovered"} <= {e["reason"] for e in events["items"]}
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")

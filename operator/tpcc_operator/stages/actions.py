@@ -124,6 +124,15 @@ class KillPods(_Named):
 
 
 @dataclass(frozen=True)
+class HealFaults(_Named):
+    """The end of a timed fault (a pause: SIGCONT to the stopped process), at the end of its
+    duration or of the run."""
+
+    name = "heal-faults"
+    heals: tuple[faults.Kill, ...]
+
+
+@dataclass(frozen=True)
 class WriteResult(_Named):
     """The finished run's (or sweep cell's) BenchmarkResult and its ConfigMap."""
 
@@ -169,6 +178,7 @@ Action = (
     | CreateAcidJob
     | CreateAnalysisJob
     | KillPods
+    | HealFaults
     | WriteResult
     | PruneResults
     | CleanUp

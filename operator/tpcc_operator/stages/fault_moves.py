@@ -1,7 +1,8 @@
 """Fault injection's moves (the decisions are faults.decide): while the runners measure and, for
 recovery only, before the durability verifier starts.
 
-Observes: status.startAt and status.faults, the database pods and the primary. Does: KillPods.
+Observes: status.startAt and status.faults, the database pods and the primary. Does: KillPods,
+HealFaults.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from .. import faults as fault_injection
 from ..runspec import RunSpec
 from ..timestamps import parse_time
 from . import reads
-from .actions import KillPods
+from .actions import HealFaults, KillPods
 from .failing import database_pods
 from .machine import Builder, Event, World
 
@@ -51,5 +52,18 @@ def inject_faults(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> Non
         b.step.status["faults"] = d.faults
     if d.kills:
         b.act(KillPods(tuple(d.kills)))
+    if d.heals:
+        b.act(HealFaults(tuple(d.heals)))
     for type_, reason, message in d.events:
         b.step.events.append(Event(type_, reason, message))
+
+
+def heal_at_the_end(b: Builder) -> None:
+    """A timed fault (a pause) still in force when the run ended otherwise (failed while it
+    lasted): undone now, its entry Healed "at the end of the run"."""
+    entries, heals = fault_injection.unhealed(b.current("faults") or [], b.now)
+    if entries is None:
+        return
+    b.step.status["faults"] = entries
+    b.act(HealFaults(tuple(heals)))
+    b.event("FaultHealed", f"fault {entries[-1]['number']} ({entries[-1]['action']}): healed at the end of the run")

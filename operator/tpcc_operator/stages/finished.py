@@ -2,7 +2,8 @@
 policy once, the ttl.
 
 Observes: the status, the spec's cleanup and cost, and until judged what recording.py reads.
-Does: ReleaseRunners, CleanUp, DeleteRun (and what recording.py does).
+Does: HealFaults (a pause the run ended in), ReleaseRunners, CleanUp, DeleteRun (and what
+recording.py does).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..runspec import RunSpec
 from ..timestamps import parse_time
 from . import reads, recording
 from .actions import CleanUp, DeleteRun, ReleaseRunners
+from .fault_moves import heal_at_the_end
 from .kstatus import regression_fails
 from .machine import SUCCEEDED, Builder, Step, World, patched
 from .recording import judge_and_record
@@ -51,6 +53,7 @@ def tick(
     if figure != status.get("cost"):
         b.step.status["cost"] = figure
     if not status.get("cleanedUp"):
+        heal_at_the_end(b)
         if status.get("startAt"):
             b.act(ReleaseRunners())  # runner pods holding their ledgers exit now
         cleanup = spec.cleanup.policy
