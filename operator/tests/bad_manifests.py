@@ -291,13 +291,13 @@ BAD = [
         "pause-without-duration",
         _faults(VOLTDB_K1, {"action": "pause"}),
         "durationSeconds",
-        "a pause needs durationSeconds",
+        "a pause or partition needs durationSeconds",
     ),
     Bad(
         "pause-outlasts-run",
         _faults(VOLTDB_K1, {"action": "pause", "afterSeconds": 60, "durationSeconds": 300}, durationSeconds=300),
         "workload.durationSeconds",
-        "a pause must be over before the measured interval ends",
+        "a pause or partition must be over before the measured interval ends",
     ),
     Bad(
         "kill-with-duration",
@@ -316,6 +316,22 @@ BAD = [
         _faults({"type": "voltdb", "deploy": {"replicas": 3}}, {"action": "pause", "durationSeconds": 30}),
         "kSafety >= 1",
         "allowDataLoss: true",
+    ),
+    # a partition needs others to be cut off from
+    Bad(
+        "partition-single-node",
+        _faults(
+            {"type": "mongodb", "deploy": {"replicas": 1}},
+            {"action": "partition", "durationSeconds": 20, "allowDataLoss": True},
+        ),
+        "database.deploy.replicas >= 2",
+        "a partition cuts a member off from the others",
+    ),
+    Bad(
+        "partition-without-duration",
+        _faults(VOLTDB_K1, {"action": "partition"}),
+        "durationSeconds",
+        "a pause or partition needs durationSeconds",
     ),
     Bad(
         "fault-external",

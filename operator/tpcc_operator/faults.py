@@ -40,6 +40,12 @@ pause (a gray failure: the member stops, nothing crashes) lives one state longer
 A pause still in force when the run ends any other way (failed) is healed by the finished
 stage (`unhealed`), and by the deletion finalizer.
 
+partition lives through the same states: Injected when the victim is cut off from the other
+database members in both directions (iptables DROP rules, tagged with the victim pod's UID, in its
+network namespace, put there by the operator's privileged fault helper on its node: see kube.py),
+Healed when the rules are deleted, Recovered as a pause. Its clients (the runners) still reach it:
+Jepsen's "isolate one node".
+
 What "primary" means is the database's (`Database.has_primary`, `primary`): MongoDB, the member
 the replica set names primary in `hello`; VoltDB has none (every node leads some partitions,
 k-safety keeps copies on the others), so kill-primary kills a random member, as
@@ -59,10 +65,11 @@ from .timestamps import parse_time, rfc3339
 
 INJECTING, INJECTED, HEALED, RECOVERED, SKIPPED = "Injecting", "Injected", "Healed", "Recovered", "Skipped"
 DELETE_POD, KILL_PROCESS = "delete-pod", "kill-process"
-PAUSE = "pause"
+PAUSE, PARTITION = "pause", "partition"
 SIGSTOP = "sigstop"  # a pause's method: SIGSTOP, then SIGCONT
+IPTABLES = "iptables"  # a partition's: DROP rules in the victim's network namespace, then deleted
 # faults that last durationSeconds and are then undone (healed), each with its method
-TIMED = {PAUSE: SIGSTOP}
+TIMED = {PAUSE: SIGSTOP, PARTITION: IPTABLES}
 # how long after a heal the database has to show what it did about it before recovery is judged
 SETTLE_SECONDS = 10
 
@@ -217,6 +224,8 @@ def _inject(d: Decision, entry: dict, now: dt.datetime) -> None:
     who = entry["target"] if "targets" in entry else f"pod {entry['target']}"
     if method == SIGSTOP:
         what = f"stopped the database process of {who} (SIGSTOP) for {entry['durationSeconds']}s"
+    elif method == IPTABLES:
+        what = f"cut {who} off from the other members, both ways (iptables DROP), for {entry['durationSeconds']}s"
     elif method == KILL_PROCESS:
         what = f"killed the database process of {who} (SIGKILL)"
     else:
@@ -246,14 +255,12 @@ def _heal(d: Decision, entry: dict, now: dt.datetime, when: str) -> None:
     """Undo an INJECTED timed fault (a pause: SIGCONT): its victim into d.heals, the entry HEALED."""
     entry.update(state=HEALED, healedTime=rfc3339(now))
     d.heals = [Kill(t["pod"], t["uid"], 0, entry["method"], t["restarts"]) for t in victims_of(entry)]
-    d.events.append(
-        (
-            "Normal",
-            "FaultHealed",
-            f"fault {entry['number']} ({entry['action']}): resumed the database process of pod {entry['target']} "
-            f"(SIGCONT) {when}",
-        )
+    what = (
+        f"rejoined pod {entry['target']} to the other members (its iptables rules deleted)"
+        if entry["method"] == IPTABLES
+        else f"resumed the database process of pod {entry['target']} (SIGCONT)"
     )
+    d.events.append(("Normal", "FaultHealed", f"fault {entry['number']} ({entry['action']}): {what} {when}"))
 
 
 def _settled(d: Decision, entry: dict, pods: list[DatabasePod], now: dt.datetime) -> bool:

@@ -68,6 +68,7 @@ def settings() -> plan.Settings:
         runner_image=os.environ.get("TPCC_RUNNER_IMAGE", "local/tpcc-runner:dev"),
         pod_resources=plan.PodResources.parse(resources) if resources else plan.PodResources(),
         allowed_charts=tuple(os.environ.get("TPCC_ALLOWED_CHARTS", "").split()),
+        fault_helper_namespace=os.environ.get("TPCC_FAULT_HELPER_NAMESPACE", ""),
     )
 
 
@@ -137,6 +138,7 @@ def _perform_one(
         case InstallDatabase():
             if run.deployment == 0:  # before anything is installed: every deployment of a sweep
                 sweep_layout.refuse_undeployable(run, whole, cfg)
+                _refuse_partition_without_helper(whole, cfg)
             kube.helm_install(plan.helm_release(run, spec, cfg))
         case RetireDeployment():  # the sweep's earlier deployment (the current one is not made yet)
             kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
@@ -166,7 +168,7 @@ def _perform_one(
                 _kill(run, spec, kill, logger)
         case HealFaults(heals):
             for heal in heals:
-                _heal(run.namespace, run.prefix, databases.of(spec).container, heal, logger)
+                _heal(run.namespace, run.prefix, databases.of(spec).container, heal, logger, cfg.fault_helper_namespace)
         case WriteResult(result):
             _write_result(run, result, cfg, logger)
         case PruneResults(names):
@@ -190,14 +192,36 @@ def _write_result(run: plan.Run, result: history.ResultRecord, cfg: plan.Setting
         )
 
 
-def _heal(namespace: str, prefix: str, container: str | None, heal: faults.Kill, logger: Logger) -> None:
+def _refuse_partition_without_helper(spec: RunSpec, cfg: plan.Settings) -> None:
+    """A partition needs the privileged fault helper, which only the operator chart installs
+    (opt-in): without it the run fails before anything is installed, not at the fault."""
+    asked = [i for i, f in enumerate(spec.faults or ()) if f.action == faults.PARTITION]
+    if asked and not cfg.fault_helper_namespace:
+        raise plan.chart_policy.ReleaseRefused(
+            f"spec.faults[{asked[0]}].action: partition needs the operator's fault helper, a privileged pod "
+            "per node that puts iptables rules into the victim's network namespace; install the operator "
+            "chart with faultHelper.enabled=true (docs/faults-and-durability.md)"
+        )
+
+
+def _heal(
+    namespace: str, prefix: str, container: str | None, heal: faults.Kill, logger: Logger, helper_namespace: str
+) -> None:
+    if heal.method == faults.IPTABLES:
+        healed = kube.heal_partition(namespace, helper_namespace, heal)
+        logger.info("%s: partition of pod %s %s", prefix, heal.pod, "healed" if healed else "gone with its pod")
+        return
     assert container, "faults go into a deployed database only, which runs in its chart's container"
     resumed = kube.resume_process(namespace, heal, container)
     logger.info("%s: database process of pod %s %s", prefix, heal.pod, "resumed" if resumed else "restarted or gone")
 
 
 def _kill(run: plan.Run, spec: RunSpec, kill: faults.Kill, logger: Logger) -> None:
-    if kill.method == faults.SIGSTOP:
+    if kill.method == faults.IPTABLES:
+        members = plan.database_pod_selector(run)
+        cut = kube.partition(run.namespace, settings().fault_helper_namespace, kill, members)
+        logger.info("%s: pod %s %s", run.prefix, kill.pod, "cut off from the other members" if cut else "gone")
+    elif kill.method == faults.SIGSTOP:
         container = databases.of(spec).container
         assert container, "faults go into a deployed database only, which runs in its chart's container"
         paused = kube.kill_process(run.namespace, kill, container, plan.PAUSE_PROCESS_COMMAND)
@@ -303,9 +327,10 @@ def remove(name: str, namespace: str | None, body: kopf.Body, logger: Logger, re
 
 
 def _heal_on_delete(namespace: str, name: str, body: kopf.Body, logger: Logger) -> None:
-    """A pause still in force when its run is deleted: its process resumed before the release
-    goes (a stopped process ignores the pod's SIGTERM until its grace period ends), and a kept
-    database (cleanup policy) is not left frozen. Best effort: the run is going either way."""
+    """A pause or partition still in force when its run is deleted: undone before the release
+    goes (a stopped process ignores the pod's SIGTERM until its grace period ends), so that a kept
+    database (cleanup policy) is not left frozen or cut off. Best effort: the run is going either
+    way (a pod that goes takes its process and network namespace, and the rules, with it)."""
     status = body.get("status") or {}
     _, heals = faults.unhealed(list(status.get("faults") or []), dt.datetime.now(dt.timezone.utc))
     if not heals:
@@ -313,7 +338,7 @@ def _heal_on_delete(namespace: str, name: str, body: kopf.Body, logger: Logger) 
     container = databases.named(body["spec"]["database"]["type"]).container
     for heal in heals:
         try:
-            _heal(namespace, name, container, heal, logger)
+            _heal(namespace, name, container, heal, logger, settings().fault_helper_namespace)
         except (kube.CallFailed, ApiException, urllib3.exceptions.HTTPError) as e:
             logger.warning("%s: resuming the database process of pod %s: %s", name, heal.pod, e)
 

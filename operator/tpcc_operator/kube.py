@@ -488,6 +488,100 @@ def resume_process(namespace: str, heal: faults.Kill, container: str) -> bool:
     return kill_process(namespace, heal, container, plan.RESUME_PROCESS_COMMAND)
 
 
+def _exec(namespace: str, pod: str, container: str, command: list[str], what: str) -> str:
+    """pods/exec: the command's stdout and stderr (a refused exec: CallFailed)."""
+    from kubernetes.stream import stream  # patches the client it is given: use one of its own
+
+    api = kubernetes.client.CoreV1Api(kubernetes.client.ApiClient(_api_client().configuration))
+    try:
+        return stream(
+            api.connect_get_namespaced_pod_exec,
+            pod,
+            namespace,
+            container=container,
+            command=command,
+            stderr=True,
+            stdout=True,
+            stdin=False,
+            tty=False,
+            _request_timeout=60,
+        )
+    except ApiException as e:
+        status = e.status or int((re.search(r"Handshake status (\d+)", str(e.reason)) or [0, 0])[1])
+        raise CallFailed(failures.api_error(status, "ExecFailed", error_line(str(e.body or e.reason)), what)) from None
+
+
+def _fault_helper(helper_namespace: str, node: str, what: str) -> str:
+    """The fault helper's pod on the node (the operator chart's faultHelper DaemonSet)."""
+    if not helper_namespace:
+        raise CallFailed(
+            failures.ActionError(
+                True,
+                "FaultNotInjected",
+                f"{what}: the operator has no fault helper (install its chart with faultHelper.enabled=true)",
+            )
+        )
+    pods = (
+        core()
+        .list_namespaced_pod(
+            helper_namespace, label_selector=_selector(plan.FAULT_HELPER_LABELS), field_selector=f"spec.nodeName={node}"
+        )
+        .items
+    )
+    running = [p.metadata.name for p in pods if p.status.phase == "Running" and _ready(p)]
+    if not running:
+        raise CallFailed(
+            failures.ActionError(False, "FaultHelperNotReady", f"{what}: no ready fault helper pod on node {node}")
+        )
+    return running[0]
+
+
+def partition(namespace: str, helper_namespace: str, target: faults.Kill, members: dict[str, str]) -> bool:
+    """Cut the target pod off from the other database members (members: the run's database pods'
+    labels), both ways, if it is still the pod chosen: the fault helper on its node puts DROP rules
+    for each other member's IP into its network namespace (plan.PARTITION_SCRIPT)."""
+    try:
+        pod = core().read_namespaced_pod(target.pod, namespace)
+    except ApiException as e:
+        if e.status == 404:
+            return False
+        raise
+    if pod.metadata.uid != target.uid:
+        return False
+    peers = [
+        p.status.pod_ip
+        for p in core().list_namespaced_pod(namespace, label_selector=_selector(members)).items
+        if p.metadata.uid != target.uid and p.status.pod_ip
+    ]
+    what = f"partition of pod {target.pod}"
+    helper = _fault_helper(helper_namespace, pod.spec.node_name, what)
+    script = ["sh", "-c", plan.PARTITION_SCRIPT, "sh", target.uid, plan.partition_tag(target.uid), *peers]
+    out = _exec(helper_namespace, helper, "helper", script, what)
+    if out.strip().splitlines()[-1:] != [f"ok {2 * len(peers)}"]:
+        raise CallFailed(failures.ActionError(True, "FaultNotInjected", f"{what}: {error_line(out)}"))
+    return True
+
+
+def heal_partition(namespace: str, helper_namespace: str, target: faults.Kill) -> bool:
+    """Delete a partition's rules (by their tag) from the target pod's network namespace; a pod
+    gone or replaced took its network namespace, and the rules, with it."""
+    try:
+        pod = core().read_namespaced_pod(target.pod, namespace)
+    except ApiException as e:
+        if e.status == 404:
+            return False
+        raise
+    if pod.metadata.uid != target.uid:
+        return False
+    what = f"healing the partition of pod {target.pod}"
+    helper = _fault_helper(helper_namespace, pod.spec.node_name, what)
+    script = ["sh", "-c", plan.HEAL_PARTITION_SCRIPT, "sh", target.uid, plan.partition_tag(target.uid)]
+    out = _exec(helper_namespace, helper, "helper", script, what)
+    if out.strip().splitlines()[-1:] != ["ok 0"]:
+        raise CallFailed(failures.ActionError(True, "FaultNotHealed", f"{what}: {error_line(out)}"))
+    return True
+
+
 def error_line(message: str) -> str:
     """The runner's one-line error ("tpcc load: error: ...") from a termination message that
     may hold the tail of the log; else its last line."""

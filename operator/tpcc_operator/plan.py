@@ -55,6 +55,47 @@ KILL_PROCESS_COMMAND = ("sh", "-c", 'kill -KILL "$(cat /tmp/database.pid)"')
 PAUSE_PROCESS_COMMAND = ("sh", "-c", 'kill -STOP "$(cat /tmp/database.pid)"')
 RESUME_PROCESS_COMMAND = ("sh", "-c", 'kill -CONT "$(cat /tmp/database.pid)"')
 
+# A partition, run by the fault helper (a privileged pod with the host's PID namespace on the
+# victim's node: the operator chart's faultHelper) as `sh -c SCRIPT sh POD_UID TAG [PEER_IP...]`.
+# It finds a process of the victim pod by the pod UID in its cgroup path (any of them: all share
+# the pod's network namespace, which outlives a restarted container), and runs the node's own
+# iptables (entering the kubelet's mount namespace) inside that network namespace: DROP from and
+# to each peer, every rule commented with TAG, so that healing deletes exactly those. Prints
+# "ok N" (the rules with TAG now there) on success.
+_IN_POD_NETNS = r"""set -e
+U=$1; TAG=$2; shift 2
+HOST=""
+for p in /proc/[0-9]*; do [ "$(cat "$p/comm" 2>/dev/null)" = kubelet ] && HOST=${p#/proc/} && break; done
+[ -n "$HOST" ] || { echo "no kubelet process on this node (is the helper's hostPID on?)"; exit 1; }
+PID=$(grep -l -e "pod$U" -e "pod$(echo "$U" | tr - _)" /proc/[0-9]*/cgroup 2>/dev/null | head -n1 | cut -d/ -f3)
+in_pod() { nsenter -t "$HOST" -m -- env PATH=/usr/sbin:/usr/bin:/sbin:/bin nsenter -t "$PID" -n -- sh -c "$1"; }
+"""
+PARTITION_SCRIPT = (
+    _IN_POD_NETNS
+    + r"""[ -n "$PID" ] || { echo "no process of pod $U on this node"; exit 1; }
+in_pod "for ip in $*; do
+  iptables -w -I INPUT -s \$ip -m comment --comment $TAG -j DROP
+  iptables -w -I OUTPUT -d \$ip -m comment --comment $TAG -j DROP
+done"
+echo "ok $(in_pod "iptables -w -S" | grep -c -e "--comment $TAG ")"
+"""
+)
+HEAL_PARTITION_SCRIPT = (
+    _IN_POD_NETNS
+    + r"""[ -n "$PID" ] || { echo "ok 0"; exit 0; }
+in_pod "iptables -w -S | grep -e '--comment $TAG ' | sed 's/^-A/-D/' | while read -r r; do iptables -w \$r; done"
+echo "ok $(in_pod "iptables -w -S" | grep -c -e "--comment $TAG " || true)"
+"""
+)
+# every rule in the pod's network namespace (what a test or a user looks at afterwards)
+LIST_RULES_SCRIPT = _IN_POD_NETNS + '[ -n "$PID" ] && in_pod "iptables -w -S"\n'
+FAULT_HELPER_LABELS = {"app.kubernetes.io/component": "fault-helper"}
+
+
+def partition_tag(pod_uid: str) -> str:
+    """The comment on a partition's iptables rules: which pod's partition they are."""
+    return f"tpcc-partition-{pod_uid}"
+
 
 @dataclass(frozen=True)
 class Run:
@@ -112,6 +153,9 @@ class Settings:
     pod_resources: PodResources = field(default_factory=PodResources)
     # chart references database.deploy.chart may name besides the shipped charts
     allowed_charts: tuple[str, ...] = ()
+    # where the privileged fault helper's pods run (the operator chart's faultHelper.enabled);
+    # empty: no helper, so no partition
+    fault_helper_namespace: str = ""
 
 
 @dataclass(frozen=True)

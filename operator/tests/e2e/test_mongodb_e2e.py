@@ -15,11 +15,13 @@ local/secantus:dev (hack/images.sh secantus) and a default StorageClass that pro
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 
 import pytest
 from conftest import SECANTUS_IMAGE
-from test_benchmarkrun_e2e import kubectl, manifest, wait_for, wait_phase
+from test_benchmarkrun_e2e import ROOT, kubectl, manifest, wait_for, wait_phase
+from tpcc_operator.plan import LIST_RULES_SCRIPT
 from tpcc_operator.timestamps import parse_time
 
 pytestmark = pytest.mark.k8s
@@ -239,4 +241,101 @@ def test_voltdb_node_paused_past_its_heartbeat_timeout(namespace, operator):
         ).stdout
     )["items"]
     assert {"FaultInjected", "FaultHealed", "FaultRecovered"} <= {e["reason"] for e in events["items"]}
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
+
+
+# ---- a partition isolating one VoltDB node, through the operator's fault helper ---------------
+
+PARTITION_SECONDS = 25
+VOLTDB_PARTITION_RUN = {
+    **VOLTDB_PAUSE_RUN,
+    "faults": [
+        {
+            "action": "partition",
+            "victim": "pod-index",
+            "podIndex": 2,
+            "afterSeconds": 15,
+            "durationSeconds": PARTITION_SECONDS,
+        }
+    ],
+}
+
+REACH = """
+import socket, sys
+s = socket.socket()
+s.settimeout(3)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+    print("arrived: connected")
+except ConnectionRefusedError:
+    print("arrived: refused")
+except OSError as e:
+    print("lost:", e)
+"""
+
+
+def reach(ns: str, src: str, dst_ip: str, port: int = 3021) -> str:
+    """Whether a TCP SYN from pod src gets to dst_ip:port (the VoltDB internal port): an answer
+    (connected, or refused by a node that is down) means the packets arrive both ways."""
+    out = kubectl("exec", "-n", ns, src, "-c", "voltdb", "--", "python3", "-c", REACH, dst_ip, str(port), check=False)
+    return out.stdout.strip() if out.returncode == 0 else f"no exec: {out.stderr.strip()}"
+
+
+def test_voltdb_node_partitioned_from_the_others(namespace, operator):
+    """partition: node 2 is cut off from nodes 0 and 1 (both ways) for 25 s during a TPC-C run,
+    through the fault helper (the operator chart's faultHelper, opt-in). While it lasts a SYN
+    from node 2 to node 0 and from node 0 to node 2 gets no answer; the rules are then deleted
+    and both get one again; nothing acknowledged is lost, the 12 conditions hold, and no rule is
+    left behind."""
+    release = f"op-{operator[-6:]}"
+    kubectl("label", "namespace", operator, "pod-security.kubernetes.io/enforce=privileged", "--overwrite")
+    subprocess.run(
+        ["helm", "upgrade", release, str(ROOT / "charts" / "tpcc-operator"), "-n", operator, "--reuse-values"]
+        + ["--set", "faultHelper.enabled=true", "--wait", "--timeout", "180s"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    name = "voltdb-partition"
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **VOLTDB_PARTITION_RUN))
+    wait_phase(namespace, name, ("Running",), timeout=900)
+    victim, peer = f"{name}-g1-2", f"{name}-g1-0"
+    victim_ip, peer_ip = pod(namespace, victim)["status"]["podIP"], pod(namespace, peer)["status"]["podIP"]
+    assert reach(namespace, victim, peer_ip).startswith("arrived") and reach(namespace, peer, victim_ip).startswith(
+        "arrived"
+    )
+    wait_for("the partition", lambda: fault_state(namespace, name) == "Injected", 120, every=0.5)
+    out, back = reach(namespace, victim, peer_ip), reach(namespace, peer, victim_ip)
+    print("partitioned:", out, "|", back)
+    assert out.startswith("lost") and back.startswith("lost")
+    wait_for("the heal", lambda: fault_state(namespace, name) in ("Healed", "Recovered"), PARTITION_SECONDS + 30)
+    # the peer's SYN to node 2 gets an answer again (node 2 may be restarting: refused), and
+    # node 2's, once its container runs again, to the peer
+    both = wait_for(
+        "packets arriving again",
+        lambda: (lambda a, b: (a, b) if a.startswith("arrived") and b.startswith("arrived") else None)(
+            reach(namespace, peer, victim_ip), reach(namespace, victim, peer_ip)
+        ),
+        180,
+    )
+    print("healed:", both)
+    br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=1200)
+    status = br["status"]
+    assert status["phase"] == "Succeeded", f"{status.get('reason')}: {status.get('message')}"
+    (fault,) = status["faults"]
+    print("fault:", json.dumps(fault), "durability:", status["durability"])
+    what = (fault["action"], fault["method"], fault["state"], fault["target"])
+    assert what == ("partition", "iptables", "Recovered", victim)
+    cut = (parse_time(fault["healedTime"]) - parse_time(fault["injectedTime"])).total_seconds()
+    assert PARTITION_SECONDS <= cut < PARTITION_SECONDS + 5
+    assert status["durability"]["lost"] == 0 and status["durability"]["acknowledged"] > 0
+    assert status["consistency"]["passed"] and len(status["consistency"]["conditions"]) == 12
+    # nothing left: no rule tagged with the victim's UID in its network namespace
+    helper = kubectl(
+        "get", "pods", "-n", operator, "-l", "app.kubernetes.io/component=fault-helper", "-o", "name"
+    ).stdout.split()[0]
+    script = ("sh", "-c", LIST_RULES_SCRIPT, "sh", fault["targetUID"], "-")
+    rules = kubectl("exec", "-n", operator, helper, "--", *script).stdout
+    print("rules after the run:", rules)
+    assert "-P INPUT ACCEPT" in rules and "tpcc-partition" not in rules
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
