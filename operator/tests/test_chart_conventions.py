@@ -163,3 +163,15 @@ def test_every_chart_has_ci_values_and_a_test_pod():
         docs = rendered(chart)
         assert [d for d in docs if d["metadata"].get("annotations", {}).get("helm.sh/hook") == "test"], chart
     assert by_kind(rendered("tpcc-operator"), "Deployment")
+
+
+def test_the_operator_logs_json_lines_when_asked():
+    def command(*args: str) -> list[str]:
+        return by_kind(render("tpcc-operator", *args), "Deployment")[0]["spec"]["template"]["spec"]["containers"][0][
+            "command"
+        ]
+
+    assert "--log-format=plain" in command()
+    assert "--log-format=json" in command("--set", "logFormat=json")
+    bad = helm("template", "rel", str(CHARTS / "tpcc-operator"), "--set", "logFormat=xml")
+    assert bad.returncode != 0 and "logFormat" in bad.stderr

@@ -1,7 +1,9 @@
 """No secret leaves the runner: a URI's password is redacted in results, logs and errors."""
 
 import logging
+import re
 import subprocess
+import sys
 
 from cli_helpers import TPCC
 from tpcc_runner.redact import RedactingFilter, redact
@@ -47,3 +49,15 @@ def test_the_error_line_of_a_failed_run_holds_no_password():
     )
     assert p.returncode == 1, p.stderr
     assert "hunter2" not in p.stderr + p.stdout and p.stderr.strip()
+
+
+def test_each_log_line_names_its_level():
+    """setup_logging's lines: time, level, message (a log pipeline filters on the level)."""
+    code = (
+        "import logging; from tpcc_runner.redact import setup_logging; setup_logging(logging.INFO); "
+        "logging.getLogger('tpcc').warning('cannot reach mongodb://u:hunter2@db-0/'); logging.info('loaded')"
+    )
+    err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr
+    warning, info = err.splitlines()
+    assert re.fullmatch(r"\d\d:\d\d:\d\d WARNING cannot reach mongodb://u:\*\*\*@db-0/", warning), warning
+    assert re.fullmatch(r"\d\d:\d\d:\d\d INFO loaded", info), info

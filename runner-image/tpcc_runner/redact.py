@@ -23,8 +23,12 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+# e.g. "12:00:01 INFO loaded 10 warehouses"
+LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
+
+
 def setup_logging(level: int) -> None:
-    """The runner's log: to stderr with the time, redacted (also a client process's)."""
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    """The runner's log: to stderr with the time and level, redacted (also a client process's)."""
+    logging.basicConfig(level=level, stream=sys.stderr, format=LOG_FORMAT, datefmt="%H:%M:%S")
     for handler in logging.getLogger().handlers:
         handler.addFilter(RedactingFilter())
