@@ -58,7 +58,7 @@ def _type_mismatches(hint, prop: dict, where: str) -> list[str]:
         return _type_mismatches(args[1], extra, f"{where}{{}}") if isinstance(extra, dict) else []
     if hint is typing.Any:
         return []
-    if SCHEMA_TYPES.get(hint) != prop.get("type") and not (hint is float and prop.get("type") == "integer"):
+    if SCHEMA_TYPES.get(hint) != prop.get("type"):
         return [f"{where}: {hint}, the CRD says {prop.get('type')}"]
     return []
 

@@ -1,9 +1,11 @@
 """Runner documents -> the BenchmarkRun's status.results; the verifier's durability.json ->
-status.durability; the checker's check.json -> status.consistency.
+status.durability; the checker's check.json -> status.consistency; acid.json -> status.acid;
+load.json -> status.load.
 
 The merge itself (sum counts and histograms, percentiles from the merged histograms) is the
-runner's `merge_results`; this module picks what belongs in a status (no histograms, no
-timelines) and names it the Kubernetes way.
+runner's `merge_results`; this module picks what belongs in a status (no histograms) and builds
+it as runstatus's types, which jsonmodel writes the Kubernetes way. The runner's documents are
+read by their own (snake_case) keys: they are the runner's contract, not the resource's.
 """
 
 from __future__ import annotations
