@@ -73,6 +73,36 @@ def test_every_third_party_import_is_declared_in_its_package(tree):
     assert undeclared == {}
 
 
+# The two packages of this repository: each tree's tests may import the other, which
+# hack/python-env.sh installs from its directory (never by name from PyPI).
+OWN = {canonicalize_name("tpcc-runner"), canonicalize_name("tpcc-operator")}
+
+
+@pytest.mark.parametrize("tree", PACKAGES)
+def test_every_third_party_import_of_the_tests_is_declared_in_the_test_extras(tree):
+    """scipy, PyYAML, packaging, ...: a test's import is its package's dependency or in an extra
+    hack/python-env.sh installs; the tests' own helper modules (files beside them) are not."""
+    names = {canonicalize_name(r.name) for r in declared(tree, PACKAGES[tree][1])}
+    tests = ROOT / tree / "tests"
+    by_module = metadata.packages_distributions()
+    helpers = {p.stem for p in (ROOT / tree).rglob("*.py")} | {p.name for p in (ROOT / tree).rglob("*") if p.is_dir()}
+    undeclared = {
+        m: by_module.get(m)
+        for m in _imports(tests) - helpers
+        if not {canonicalize_name(d) for d in by_module.get(m, [])} & (names | OWN)
+    }
+    assert undeclared == {}
+
+
+@pytest.mark.parametrize("tree", PACKAGES)
+def test_each_package_says_it_is_typed(tree):
+    """PEP 561: py.typed in the package, and in its package data so an install keeps it."""
+    package = PACKAGES[tree][0]
+    assert (ROOT / tree / package / "py.typed").is_file()
+    data = tomllib.loads((ROOT / tree / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert "py.typed" in data[package]
+
+
 def _closure() -> dict[str, list[Requirement]]:
     """Every distribution the env installs (pip's resolution as the installed metadata records it),
     each with the requirements that asked for it."""
