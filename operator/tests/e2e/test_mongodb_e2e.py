@@ -240,7 +240,7 @@ def test_voltdb_node_paused_past_its_heartbeat_timeout(namespace, operator):
             "get", "events", "-n", namespace, "-o", "json", "--field-selector", f"involvedObject.name={name}"
         ).stdout
     )["items"]
-    assert {"FaultInjected", "FaultHealed", "FaultRecovered"} <= {e["reason"] for e in events["items"]}
+    assert {"FaultInjected", "FaultHealed", "FaultRecovered"} <= {e["reason"] for e in events}
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
 
 
