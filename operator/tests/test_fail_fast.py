@@ -10,7 +10,7 @@ import stat
 
 import pytest
 from test_phases import RUN, Driver
-from tpcc_operator import failures, kube, runner_jobs
+from tpcc_operator import failures, kube_actions, runner_jobs
 from tpcc_operator.failures import PodState
 from tpcc_operator.stages.actions import (
     CleanUp,
@@ -235,9 +235,9 @@ def test_a_failing_helm_cli_raises_a_one_line_error(tmp_path, monkeypatch):
         "connect: connection refused' >&2\nexit 1\n"
     )
     helm.chmod(helm.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setattr(kube, "HELM", os.fspath(helm))
-    with pytest.raises(kube.HelmError) as e:
-        kube.uninstall_releases("perf", "bench")
+    monkeypatch.setattr(kube_actions, "HELM", os.fspath(helm))
+    with pytest.raises(kube_actions.HelmError) as e:
+        kube_actions.uninstall_releases("perf", "bench")
     assert str(e.value) == (
         "helm list: Error: Kubernetes cluster unreachable: dial tcp 10.0.0.1:6443: connect: connection refused"
     )

@@ -232,7 +232,7 @@ def test_kill_process_counts_a_replaced_pod_as_back():
 
 def test_a_restart_between_kill_and_status_kills_the_same_pod_only(spec):
     """The kill is repeated with the same pod UID as precondition: a replacement pod is never
-    killed by the repeat (kube.kill_pod's 409)."""
+    killed by the repeat (kube_actions.kill_pod's 409)."""
     r = Run(spec)
     r.tick(30, ALL_READY)
     before = dict(r.status)

@@ -21,7 +21,7 @@ import prometheus_client
 import urllib3
 from kubernetes.client.rest import ApiException
 
-from . import databases, failures, faults, history, kube, plan, runner_jobs, schedule, sweep_layout
+from . import databases, failures, faults, history, kube, kube_actions, plan, runner_jobs, schedule, sweep_layout
 from .metrics import OperatorMetrics
 from .runspec import RunSpec, SpecError, charts_dir_of_image
 from .stages.actions import (
@@ -113,14 +113,14 @@ def perform(step: Step, run: plan.Run, spec: RunSpec, whole: RunSpec, logger: Lo
         logger.info("%s: %s", run.prefix, action.name)
         try:
             _perform_one(action, run, spec, whole, cfg, logger)
-        except kube.HelmError as e:
+        except kube_actions.HelmError as e:
             raise ActionFailed(action, failures.helm_error(str(e))) from e
         except plan.chart_policy.ReleaseRefused as e:
             raise ActionFailed(action, failures.ActionError(True, e.reason, str(e))) from e
-        except kube.CallFailed as e:
+        except kube_actions.CallFailed as e:
             raise ActionFailed(action, e.error) from e
         except ApiException as e:
-            raise ActionFailed(action, kube.api_failure(e, action.name)) from e
+            raise ActionFailed(action, kube_actions.api_failure(e, action.name)) from e
         except urllib3.exceptions.HTTPError as e:  # no answer: connection refused, reset
             raise ActionFailed(action, failures.ActionError(False, "Unreachable", str(e)[:500])) from e
 
@@ -130,39 +130,39 @@ def _perform_one(
 ) -> None:
     match action:
         case RetireOldGenerations():
-            kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
-            kube.delete_generations(run, keep_current=True)
+            kube_actions.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
+            kube_actions.delete_generations(run, keep_current=True)
         case CreateRunObjects():
             for obj in plan.run_objects(run, spec):
-                kube.create(obj)
+                kube_actions.create(obj)
         case InstallDatabase():
             if run.deployment == 0:  # before anything is installed: every deployment of a sweep
                 sweep_layout.refuse_undeployable(run, whole, cfg)
                 _refuse_partition_without_helper(whole, cfg)
-            kube.helm_install(plan.helm_release(run, spec, cfg))
+            kube_actions.helm_install(plan.helm_release(run, spec, cfg))
         case RetireDeployment():  # the sweep's earlier deployment (the current one is not made yet)
-            kube.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
+            kube_actions.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
         case CreateLoadJob():
-            kube.create(runner_jobs.load_job(run, spec, cfg))
+            kube_actions.create(runner_jobs.load_job(run, spec, cfg))
         case CreateRunJob():
-            kube.create(runner_jobs.run_job(run, spec, cfg))
+            kube_actions.create(runner_jobs.run_job(run, spec, cfg))
         case CreateMidcheckJob():
-            kube.create(runner_jobs.midcheck_job(run, spec, cfg))
+            kube_actions.create(runner_jobs.midcheck_job(run, spec, cfg))
         case WriteStartAt(start_at):
-            kube.write_start_at(run, start_at)
+            kube_actions.write_start_at(run, start_at)
         case CreateVerifyJob(ledger_pods):
-            kube.create(runner_jobs.verifier_job(run, spec, cfg, ledger_pods))
+            kube_actions.create(runner_jobs.verifier_job(run, spec, cfg, ledger_pods))
         case ReleaseRunners():
-            kube.release_runners(run)
+            kube_actions.release_runners(run)
         case WriteDeliveries(deliveries):
-            kube.write_check_input(run, "deliveries.json", json.dumps(deliveries))
+            kube_actions.write_check_input(run, "deliveries.json", json.dumps(deliveries))
         case CreateAnalysisJob(analysis_input, max_pvalue):
-            kube.write_check_input(run, "history.json", json.dumps(analysis_input))
-            kube.create(runner_jobs.analyzer_job(run, spec, cfg, max_pvalue))
+            kube_actions.write_check_input(run, "history.json", json.dumps(analysis_input))
+            kube_actions.create(runner_jobs.analyzer_job(run, spec, cfg, max_pvalue))
         case CreateCheckJob(earlier_cells):
-            kube.create(runner_jobs.check_job(run, spec, cfg, earlier_cells))
+            kube_actions.create(runner_jobs.check_job(run, spec, cfg, earlier_cells))
         case CreateAcidJob():
-            kube.create(runner_jobs.acid_job(run, spec, cfg))
+            kube_actions.create(runner_jobs.acid_job(run, spec, cfg))
         case KillPods(kills):
             for kill in kills:  # kill-all: every pod at once, as close together as the API allows
                 _kill(run, spec, kill, logger)
@@ -172,19 +172,19 @@ def _perform_one(
         case WriteResult(result):
             _write_result(run, result, cfg, logger)
         case PruneResults(names):
-            kube.delete_results(run.namespace, names)
+            kube_actions.delete_results(run.namespace, names)
         case CleanUp():
             if spec.database.deployed:
-                kube.helm_uninstall(run.namespace, plan.release_name(run))
-            kube.delete_after_run(run)
+                kube_actions.helm_uninstall(run.namespace, plan.release_name(run))
+            kube_actions.delete_after_run(run)
         case DeleteRun():
-            kube.delete_run(run.namespace, run.name)
+            kube_actions.delete_run(run.namespace, run.name)
         case _:
             assert_never(action)
 
 
 def _write_result(run: plan.Run, result: history.ResultRecord, cfg: plan.Settings, logger: Logger) -> None:
-    if not kube.write_result(result, cfg.runner_image):
+    if not kube_actions.write_result(result, cfg.runner_image):
         logger.warning(
             "%s: BenchmarkResult %s not written: its CRD is not installed (kubectl apply -f crds/benchmarkresult.yaml)",
             run.prefix,
@@ -208,28 +208,28 @@ def _heal(
     namespace: str, prefix: str, container: str | None, heal: faults.Kill, logger: Logger, helper_namespace: str
 ) -> None:
     if heal.method == faults.IPTABLES:
-        healed = kube.heal_partition(namespace, helper_namespace, heal)
+        healed = kube_actions.heal_partition(namespace, helper_namespace, heal)
         logger.info("%s: partition of pod %s %s", prefix, heal.pod, "healed" if healed else "gone with its pod")
         return
     assert container, "faults go into a deployed database only, which runs in its chart's container"
-    resumed = kube.resume_process(namespace, heal, container)
+    resumed = kube_actions.resume_process(namespace, heal, container)
     logger.info("%s: database process of pod %s %s", prefix, heal.pod, "resumed" if resumed else "restarted or gone")
 
 
 def _kill(run: plan.Run, spec: RunSpec, kill: faults.Kill, logger: Logger) -> None:
     if kill.method == faults.IPTABLES:
         members = plan.database_pod_selector(run)
-        cut = kube.partition(run.namespace, settings().fault_helper_namespace, kill, members)
+        cut = kube_actions.partition(run.namespace, settings().fault_helper_namespace, kill, members)
         logger.info("%s: pod %s %s", run.prefix, kill.pod, "cut off from the other members" if cut else "gone")
     elif kill.method == faults.SIGSTOP:
         container = databases.of(spec).container
         assert container, "faults go into a deployed database only, which runs in its chart's container"
-        paused = kube.kill_process(run.namespace, kill, container, plan.PAUSE_PROCESS_COMMAND)
+        paused = kube_actions.kill_process(run.namespace, kill, container, plan.PAUSE_PROCESS_COMMAND)
         logger.info("%s: database process of pod %s %s", run.prefix, kill.pod, "stopped" if paused else "gone")
     elif kill.method == faults.KILL_PROCESS:
         container = databases.of(spec).container
         assert container, "faults go into a deployed database only, which runs in its chart's container"
-        killed = kube.kill_process(run.namespace, kill, container)
+        killed = kube_actions.kill_process(run.namespace, kill, container)
         logger.info(
             "%s: database process of pod %s %s",
             run.prefix,
@@ -237,7 +237,7 @@ def _kill(run: plan.Run, spec: RunSpec, kill: faults.Kill, logger: Logger) -> No
             "killed" if killed else "already restarted or gone",
         )
     else:
-        killed = kube.kill_pod(run.namespace, kill)
+        killed = kube_actions.kill_pod(run.namespace, kill)
         logger.info("%s: pod %s %s", run.prefix, kill.pod, "deleted" if killed else "already gone")
 
 
@@ -289,7 +289,7 @@ def drive(name: str, namespace: str | None, logger: Logger, retry: int = 0, **_)
 
 def _record(body: dict, namespace: str, name: str, status: dict, step: Step) -> None:
     if step.status:
-        kube.patch_status(namespace, name, step.status)
+        kube_actions.patch_status(namespace, name, step.status)
     for e in step.events:
         kopf.event(body, type=e.type, reason=e.reason, message=e.message)
 
@@ -303,8 +303,8 @@ def remove(name: str, namespace: str | None, body: kopf.Body, logger: Logger, re
     assert namespace, "BenchmarkRun is a namespaced resource"
     _heal_on_delete(namespace, name, body, logger)
     try:
-        released = kube.uninstall_releases(namespace, name)
-    except kube.HelmError as e:
+        released = kube_actions.uninstall_releases(namespace, name)
+    except kube_actions.HelmError as e:
         delay = failures.deletion_retry(runtime.total_seconds(), retry)
         if delay is not None:
             kopf.warn(body, reason="UninstallRetrying", message=f"{e} (retrying in {delay:.0f}s)")
@@ -318,7 +318,7 @@ def remove(name: str, namespace: str | None, body: kopf.Body, logger: Logger, re
         )
         released = []
     try:
-        n = kube.delete_generations(plan.Run(name, namespace, "", 0), keep_current=False)
+        n = kube_actions.delete_generations(plan.Run(name, namespace, "", 0), keep_current=False)
     except (ApiException, urllib3.exceptions.HTTPError) as e:
         n = 0  # owned by the run: the garbage collector removes them anyway
         logger.warning("deleting the objects of %s: %s (left to the garbage collector)", name, e)
@@ -339,7 +339,7 @@ def _heal_on_delete(namespace: str, name: str, body: kopf.Body, logger: Logger) 
     for heal in heals:
         try:
             _heal(namespace, name, container, heal, logger, settings().fault_helper_namespace)
-        except (kube.CallFailed, ApiException, urllib3.exceptions.HTTPError) as e:
+        except (kube_actions.CallFailed, ApiException, urllib3.exceptions.HTTPError) as e:
             logger.warning("%s: resuming the database process of pod %s: %s", name, heal.pod, e)
 
 
@@ -360,23 +360,23 @@ def keep_schedule(name: str, namespace: str | None, logger: Logger, retry: int =
         )
         for run in decision.delete:
             logger.info("schedule %s: deleting BenchmarkRun %s", name, run)
-            kube.delete_run(namespace, run)
+            kube_actions.delete_run(namespace, run)
         if decision.create:
             assert decision.scheduled_time is not None, "a run to create has its scheduled time"
-            if kube.create_run(schedule.run_object(body, decision.create, decision.scheduled_time)):
+            if kube_actions.create_run(schedule.run_object(body, decision.create, decision.scheduled_time)):
                 kopf.event(
                     body,
                     type="Normal",
                     reason="RunCreated",
                     message=f"BenchmarkRun {decision.create} for {rfc3339(decision.scheduled_time)}",
                 )
-    except kube.CallFailed as e:
+    except kube_actions.CallFailed as e:
         if not e.error.permanent:
             raise kopf.TemporaryError(e.error.message, delay=failures.retry_delay(retry)) from e
         decision = schedule.template_refused(decision, meta["generation"], status, e.error.message, now)
     except (ApiException, urllib3.exceptions.HTTPError) as e:
         raise kopf.TemporaryError(f"schedule {name}: {e}", delay=failures.retry_delay(retry)) from e
     if any(status.get(k) != v for k, v in decision.status.items()):
-        kube.patch_schedule_status(namespace, name, decision.status)
+        kube_actions.patch_schedule_status(namespace, name, decision.status)
     for event in decision.events:
         kopf.event(body, type=event.type, reason=event.reason, message=event.message)
