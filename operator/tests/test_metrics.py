@@ -62,9 +62,11 @@ def test_faults_and_durability_follow_the_status():
         {"number": 1, "action": "kill-node", "state": "Recovered", "recoverySeconds": 14.5},
         {"number": 2, "action": "kill-node", "state": "Injected"},
         {"number": 3, "action": "kill-random-member", "state": "Skipped"},
+        {"number": 4, "action": "pause", "state": "Healed"},  # resumed, not yet recovered: injected
     ]
     m.observe("ns", "r", SPEC, {"phase": "Running", "faults": faults})
     assert sample(m, "tpcc_operator_fault_injections", **labels, action="kill-node") == 2
+    assert sample(m, "tpcc_operator_fault_injections", **labels, action="pause") == 1
     assert sample(m, "tpcc_operator_fault_injections", **labels, action="kill-random-member") is None
     assert sample(m, "tpcc_operator_fault_recovery_seconds", **labels) == 14.5
     assert sample(m, "tpcc_operator_run_durability_lost", **labels) is None

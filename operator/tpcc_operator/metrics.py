@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector
 
-from .faults import INJECTED, RECOVERED
+from .faults import HEALED, INJECTED, RECOVERED
 from .runspec import RunSpec
 from .runstatus import Consistency, Durability, Results
 from .stages.machine import FAILED, SUCCEEDED
@@ -98,7 +98,7 @@ class OperatorMetrics:
         faults = status.get("faults") or []
         killed: dict[str, int] = {}
         for f in faults:
-            if f.get("state") in (INJECTED, RECOVERED):
+            if f.get("state") in (INJECTED, HEALED, RECOVERED):  # HEALED: a pause or partition undone
                 killed[f["action"]] = killed.get(f["action"], 0) + 1
         self._set_series(self.fault_injections, key, labels, {(action,): n for action, n in killed.items()})
         recovered = [f["recoverySeconds"] for f in faults if f.get("state") == RECOVERED]
