@@ -186,3 +186,37 @@ def test_no_pods_while_stopped_is_still_waiting(pause):
     r.tick(30, ALL_READY), r.tick(33, ALL_READY), r.tick(63, ALL_READY)
     assert r.tick(80, pods(("bench-g2-0", "a", True), ("bench-g2-1", "b", True))).status == {}  # victim gone
     assert START  # the run's startAt the ticks count from
+
+
+def test_throughput_recovery_is_the_first_step_back_within_ten_percent(pause):
+    spec = RunSpec.parse(pause)  # warmup 10 s: the measured interval starts at T0 + 10 s
+    timeline = [
+        {"t": -10, "tpmC": 10.0},  # warmup: not the level
+        {"t": 0, "tpmC": 100.0},
+        {"t": 10, "tpmC": 110.0},  # level: 105 (the steps that ended before the fault)
+        {"t": 20, "tpmC": 40.0},  # the fault at t=23 falls in this step
+        {"t": 30, "tpmC": 0.0},
+        {"t": 40, "tpmC": 90.0},  # below 94.5
+        {"t": 50, "tpmC": 95.0},  # back
+    ]
+    fault = T0 + dt.timedelta(seconds=33)
+    assert faults.throughput_recovery(spec, T0, fault, timeline) == 27.0  # t=50 - t=23
+    assert faults.throughput_recovery(spec, T0, fault, timeline[:-1]) is None  # never back
+    assert faults.throughput_recovery(spec, T0, T0 + dt.timedelta(seconds=15), timeline) is None  # no level yet
+    recovered = {"number": 1, "action": "pause", "state": "Recovered", "injectedTime": "2025-01-01T12:00:33Z"}
+    entries = faults.with_throughput_recovery(spec, [recovered, {**recovered, "state": "Skipped"}], T0, timeline)
+    assert entries is not None and entries[0]["throughputRecoverySeconds"] == 27.0
+    assert "throughputRecoverySeconds" not in entries[1]
+    assert faults.with_throughput_recovery(spec, entries, T0, timeline) is None  # once
+
+
+def test_the_verifying_stage_records_the_throughput_recovery_once_the_results_are_in(pause):
+    r = Run(pause)
+    r.tick(30, ALL_READY), r.tick(33, ALL_READY), r.tick(63, ALL_READY), r.tick(73, ALL_READY)
+    assert r.faults[0]["state"] == "Recovered" and "throughputRecoverySeconds" not in r.faults[0]
+    timeline = [{"t": t, "tpmC": 100.0 if t < 23 or t >= 40 else 0.0} for t in range(0, 120, 10)]
+    verifying = {**r.status, "phase": "Verifying", "stageStartTime": "2025-01-01T12:02:11Z"}
+    verifying["results"] = {"tpmC": 90.0, "timeline": timeline}
+    world = World(database_pods=ALL_READY, database_ready=3, start_at=START)
+    step = next_step(RUN, RunSpec.parse(pause), verifying, world, at(131))
+    assert step.status["faults"][0]["throughputRecoverySeconds"] == 17.0  # injected at t=23, back at t=40

@@ -293,6 +293,38 @@ def _settled(d: Decision, entry: dict, pods: list[DatabasePod], now: dt.datetime
     return True
 
 
+def throughput_recovery(
+    spec: RunSpec, start_at: dt.datetime, injected: dt.datetime, timeline: list[dict]
+) -> float | None:
+    """Seconds from a fault to the start of the first 10-second step of the results' timeline
+    (t: seconds from the start of the measured interval, tpmC) that begins at or after it with
+    throughput back within 10 % of before: the mean tpmC of the measured steps that ended before
+    the fault. None without such steps before it (no level to come back to) or when it never came
+    back within the measured interval."""
+    at = (injected - start_at).total_seconds() - spec.workload.warmup_seconds
+    before = [s["tpmC"] for s in timeline if s["t"] >= 0 and s["t"] + 10 <= at]
+    if not before:
+        return None
+    level = sum(before) / len(before)
+    back = next((s["t"] for s in timeline if s["t"] >= at and s["tpmC"] >= 0.9 * level), None)
+    return None if back is None else round(back - at, 1)
+
+
+def with_throughput_recovery(
+    spec: RunSpec, faults: list[dict], start_at: dt.datetime, timeline: list[dict]
+) -> list[dict] | None:
+    """status.faults with throughputRecoverySeconds on every Recovered entry that has none yet
+    and has a figure (see throughput_recovery); None when nothing is added."""
+    entries, added = [dict(e) for e in faults], False
+    for e in entries:
+        if e["state"] != RECOVERED or "throughputRecoverySeconds" in e or "injectedTime" not in e:
+            continue
+        seconds = throughput_recovery(spec, start_at, parse_time(e["injectedTime"]), timeline)
+        if seconds is not None:
+            e["throughputRecoverySeconds"], added = seconds, True
+    return entries if added else None
+
+
 def unhealed(faults: list[dict], now: dt.datetime) -> tuple[list[dict] | None, list[Kill]]:
     """A timed fault still in force (a pause INJECTED, or INJECTING: its kill may have been
     sent) when the run ends otherwise: the entries with it HEALED, and the victims to resume;

@@ -50,6 +50,11 @@ def inject_faults(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> Non
     )
     if d.faults is not None:
         b.step.status["faults"] = d.faults
+    timeline = (b.current("results") or {}).get("timeline")
+    if timeline:  # the results are in: how long each recovered fault took throughput to come back
+        more = fault_injection.with_throughput_recovery(spec, b.current("faults") or [], parse_time(start_at), timeline)
+        if more is not None:
+            b.step.status["faults"] = more
     if d.kills:
         b.act(KillPods(tuple(d.kills)))
     if d.heals:
