@@ -276,7 +276,7 @@ def test_the_run_object_carries_the_template_label_and_owner():
             "runTemplate": {
                 "metadata": {"labels": {"team": "db"}, "annotations": {"note": "n"}},
                 "spec": {"database": {"type": "voltdb"}},
-            }
+            },
         },
     }
     obj = run_object(body, "nightly-29000000", t("2026-03-02T03:00"))
