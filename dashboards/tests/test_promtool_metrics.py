@@ -33,17 +33,41 @@ def promtool_check_metrics(exposition: bytes) -> subprocess.CompletedProcess:
 def operator_exposition() -> bytes:
     from tpcc_operator.metrics import OperatorMetrics
     from tpcc_operator.runspec import RunSpec
+    from tpcc_operator.runstatus import Results
 
     m = OperatorMetrics()
+    # the typed status parts the operator reads back whole (runstatus), the least each holds
+    results = Results(
+        tpm_c=812.5,
+        measured_seconds=60.0,
+        start="2026-11-28T10:00:00Z",
+        end="2026-11-28T10:01:00Z",
+        runner_pods=1,
+        committed=1800,
+        retries=0,
+        aborts=8,
+        errors=0,
+        unknown=0,
+        transactions={},
+        pods=(),
+    )
     status = {
         "phase": "Succeeded",
-        "results": {"tpmC": 812.5},
-        "consistency": {"passed": True},
+        "results": results.to_json(),
+        "consistency": {"passed": True, "violated": [], "conditions": []},
         "durability": {"lost": 0},
         "faults": [{"number": 1, "action": "kill-node", "state": "Recovered", "recoverySeconds": 14.5}],
         "verdict": "Regressed",
         "regression": {"metrics": [{"name": "tpmC", "deltaPercent": -31.5}]},
-        "sweep": {"cells": [{"warehouses": 1, "clients": 2, "repetition": 1, "tpmC": 700.0}]},
+        "sweep": {
+            "current": 0,
+            "cells": [{"warehouses": 1, "clients": 2, "repetition": 1, "state": "Succeeded", "tpmC": 700.0}],
+            "total": 1,
+            "progress": "1/1",
+            "succeeded": 1,
+            "failed": 0,
+            "regressed": 0,
+        },
     }
     m.observe("ns", "r", RunSpec.parse({"database": {"type": "voltdb"}, "baselineTpmC": 1000.0}), status)
     m.reconcile_errors.labels("ns", "r").inc()

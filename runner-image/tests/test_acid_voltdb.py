@@ -75,6 +75,58 @@ def test_every_acid_test_passes_with_the_second_transaction_waiting(loaded, tmp_
     assert not {name.lower() for name in PROCEDURES} & procedures(loaded)
 
 
+def load(server, *options: str) -> None:
+    done = tpcc(
+        "load",
+        "--db",
+        "voltdb",
+        "--endpoints",
+        server.endpoints[0],
+        *options,
+        *SCALE,
+        "--workers",
+        "1",
+        "--reset",
+        "--seed",
+        "3",
+        "--metrics-port",
+        "0",
+    )
+    assert done.code == 0, done.stderr
+
+
+@pytest.mark.parametrize("partitioning", ["district", "d_id"])
+def test_every_acid_test_passes_under_the_other_partitioning_layouts(loaded, tmp_path, partitioning):
+    """Under district and d_id a home warehouse's rows are not in one w_id partition, so the test
+    procedures run multi-partition: still serial, still all eleven tests passing (declared
+    single-partition on w_id they would read only the rows that partition holds). Before the
+    weakened tests: their procedures stay in the catalog until the module ends, and a reload
+    that drops the tables cannot replan them."""
+    option = ["--driver-opt", f"partitioning={partitioning}"]
+    load(loaded, *option)
+    try:
+        done = tpcc(
+            "acid",
+            "--db",
+            "voltdb",
+            "--endpoints",
+            loaded.endpoints[0],
+            *option,
+            "--results",
+            str(tmp_path / "acid.json"),
+            "--seed",
+            "5",
+            "--metrics-port",
+            "0",
+        )
+        doc = done.json()
+        failed = [(t["test"], t["reason"]) for t in doc["tests"] if t["status"] != "passed"]
+        assert done.code == 0, failed
+        assert doc["counts"] == {"passed": 11, "failed": 0, "not-applicable": 0, "error": 0}
+    finally:
+        load(loaded)  # the default layout again, for the module's other tests
+
+
 @pytest.fixture(scope="module")
 def weakened(loaded):
     adapter = make_adapter("voltdb", ConnectionOptions(endpoints=loaded.endpoints), weaken="separate-calls")
@@ -176,53 +228,3 @@ def test_a_user_who_may_not_add_the_test_procedures_gets_not_applicable_with_the
         env=as_admin,
     )
     assert done.code == 0 and done.json()["counts"]["passed"] == 1, done.stderr
-
-
-def load(server, *options: str) -> None:
-    done = tpcc(
-        "load",
-        "--db",
-        "voltdb",
-        "--endpoints",
-        server.endpoints[0],
-        *options,
-        *SCALE,
-        "--workers",
-        "1",
-        "--reset",
-        "--seed",
-        "3",
-        "--metrics-port",
-        "0",
-    )
-    assert done.code == 0, done.stderr
-
-
-@pytest.mark.parametrize("partitioning", ["district", "d_id"])
-def test_every_acid_test_passes_under_the_other_partitioning_layouts(loaded, tmp_path, partitioning):
-    """Under district and d_id a home warehouse's rows are not in one w_id partition, so the test
-    procedures run multi-partition: still serial, still all eleven tests passing (declared
-    single-partition on w_id they would read only the rows that partition holds)."""
-    option = ["--driver-opt", f"partitioning={partitioning}"]
-    load(loaded, *option)
-    try:
-        done = tpcc(
-            "acid",
-            "--db",
-            "voltdb",
-            "--endpoints",
-            loaded.endpoints[0],
-            *option,
-            "--results",
-            str(tmp_path / "acid.json"),
-            "--seed",
-            "5",
-            "--metrics-port",
-            "0",
-        )
-        doc = done.json()
-        failed = [(t["test"], t["reason"]) for t in doc["tests"] if t["status"] != "passed"]
-        assert done.code == 0, failed
-        assert doc["counts"] == {"passed": 11, "failed": 0, "not-applicable": 0, "error": 0}
-    finally:
-        load(loaded)  # the default layout again, for the module's other tests
