@@ -19,22 +19,7 @@ SCALE = ["--warehouses", "1", "--items", "200", "--customers-per-district", "60"
 
 @pytest.fixture(scope="module")
 def loaded(voltdb):
-    done = tpcc(
-        "load",
-        "--db",
-        "voltdb",
-        "--endpoints",
-        voltdb.endpoints[0],
-        *SCALE,
-        "--workers",
-        "1",
-        "--reset",
-        "--seed",
-        "3",
-        "--metrics-port",
-        "0",
-    )
-    assert done.code == 0, done.stderr
+    load(voltdb)
     return voltdb
 
 
