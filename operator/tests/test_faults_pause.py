@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 from test_faults import ALL_READY, RUN, START, Run, at, pods
 from test_phases import kinds, the
-from tpcc_operator import faults
+from tpcc_operator import faults, kube_actions, plan
 from tpcc_operator.databases.mongodb import MONGODB
 from tpcc_operator.databases.voltdb import VOLTDB
 from tpcc_operator.faults import DatabasePod, Injection
@@ -220,3 +220,35 @@ def test_the_verifying_stage_records_the_throughput_recovery_once_the_results_ar
     world = World(database_pods=ALL_READY, database_ready=3, start_at=START)
     step = next_step(RUN, RunSpec.parse(pause), verifying, world, at(131))
     assert step.status["faults"][0]["throughputRecoverySeconds"] == 17.0  # injected at t=23, back at t=40
+
+
+class _Pod:
+    """What kill_process reads of the victim pod: its UID and its container's restartCount."""
+
+    def __init__(self, uid: str, restarts: int):
+        self.metadata = type("M", (), {"uid": uid})()
+        self.status = type(
+            "S", (), {"container_statuses": [type("C", (), {"name": "voltdb", "restart_count": restarts})()]}
+        )()
+
+
+def test_a_signal_goes_through_the_one_exec_with_its_short_timeout(monkeypatch):
+    calls = []
+
+    def exec_(namespace, pod, container, command, what, timeout_seconds=60):
+        calls.append((namespace, pod, container, command, what, timeout_seconds))
+        return outputs.pop(0)
+
+    outputs = ["", "sh: kill: No such process\n"]
+    api = type("Core", (), {"read_namespaced_pod": lambda self, name, ns: _Pod("u2", 1)})()
+    monkeypatch.setattr(kube_actions, "core", lambda: api)
+    monkeypatch.setattr(kube_actions, "_exec", exec_)
+    stop = faults.Kill("p-2", "u2", 0, "sigstop", 1)
+    assert kube_actions.kill_process("ns", stop, "voltdb", plan.PAUSE_PROCESS_COMMAND)
+    assert calls == [("ns", "p-2", "voltdb", list(plan.PAUSE_PROCESS_COMMAND), "pause in pod p-2", 30)]
+    with pytest.raises(kube_actions.CallFailed) as e:  # kill printed: nothing was stopped
+        kube_actions.kill_process("ns", stop, "voltdb", plan.PAUSE_PROCESS_COMMAND)
+    assert (e.value.error.reason, e.value.error.permanent) == ("FaultNotInjected", True)
+    # the container restarted since the victim was chosen: no exec at all
+    assert not kube_actions.kill_process("ns", faults.Kill("p-2", "u2", 0, "sigstop", 0), "voltdb")
+    assert len(calls) == 2

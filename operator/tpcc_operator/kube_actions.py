@@ -174,8 +174,6 @@ def kill_process(
     operator restart kills nothing more. The charts write the process's pid to /tmp/database.pid
     and share the pod's PID namespace, so it is not PID 1 (which ignores SIGKILL from inside).
     With another command, the same for another signal (a pause's SIGSTOP, its SIGCONT)."""
-    from kubernetes.stream import stream  # patches the client it is given: use one of its own
-
     what = (
         "pause"
         if command == plan.PAUSE_PROCESS_COMMAND
@@ -191,26 +189,7 @@ def kill_process(
         raise
     if pod.metadata.uid != kill.uid or restarts(pod, container) != kill.restarts:
         return False
-    api = kubernetes.client.CoreV1Api(kubernetes.client.ApiClient(api_client().configuration))
-    try:
-        out = stream(
-            api.connect_get_namespaced_pod_exec,
-            kill.pod,
-            namespace,
-            container=container,
-            command=list(command),
-            stderr=True,
-            stdout=True,
-            stdin=False,
-            tty=False,
-            _request_timeout=30,
-        )
-    except ApiException as e:
-        # a refused websocket upgrade comes as status 0 with "Handshake status 403 ..." in the reason
-        status = e.status or int((re.search(r"Handshake status (\d+)", str(e.reason)) or [0, 0])[1])
-        raise CallFailed(
-            failures.api_error(status, "ExecFailed", error_line(str(e.body or e.reason)), f"{what} in pod {kill.pod}")
-        ) from None
+    out = _exec(namespace, kill.pod, container, list(command), f"{what} in pod {kill.pod}", timeout_seconds=30)
     if out.strip():  # kill prints only when it could not kill: the fault asked for did not happen
         reason = "FaultNotHealed" if command == plan.RESUME_PROCESS_COMMAND else "FaultNotInjected"
         raise CallFailed(failures.ActionError(True, reason, f"{what} in {kill.pod}/{container}: {error_line(out)}"))
@@ -223,8 +202,10 @@ def resume_process(namespace: str, heal: faults.Kill, container: str) -> bool:
     return kill_process(namespace, heal, container, plan.RESUME_PROCESS_COMMAND)
 
 
-def _exec(namespace: str, pod: str, container: str, command: list[str], what: str) -> str:
-    """pods/exec: the command's stdout and stderr (a refused exec: CallFailed)."""
+def _exec(namespace: str, pod: str, container: str, command: list[str], what: str, timeout_seconds: int = 60) -> str:
+    """pods/exec: the command's stdout and stderr (a refused exec: CallFailed). A signal to a
+    process returns at once (30 s is ample); the fault helper's scripts enter namespaces and run
+    iptables or tc on a busy node (60 s)."""
     from kubernetes.stream import stream  # patches the client it is given: use one of its own
 
     api = kubernetes.client.CoreV1Api(kubernetes.client.ApiClient(api_client().configuration))
@@ -239,9 +220,10 @@ def _exec(namespace: str, pod: str, container: str, command: list[str], what: st
             stdout=True,
             stdin=False,
             tty=False,
-            _request_timeout=60,
+            _request_timeout=timeout_seconds,
         )
     except ApiException as e:
+        # a refused websocket upgrade comes as status 0 with "Handshake status 403 ..." in the reason
         status = e.status or int((re.search(r"Handshake status (\d+)", str(e.reason)) or [0, 0])[1])
         raise CallFailed(failures.api_error(status, "ExecFailed", error_line(str(e.body or e.reason)), what)) from None
 
