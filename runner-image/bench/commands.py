@@ -273,8 +273,10 @@ def load_pytpcc(endpoint: str, options: OptionSet, work: Path) -> None:
 
 def run_measure(tool: str, endpoint: str, options: OptionSet, transactions: int, work: Path) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "measure", tool, endpoint, options.name, str(transactions)]
-    out = subprocess.run(cmd, cwd=work, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    done = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{tool}, {options.name}: exit {done.returncode}: {done.stderr.strip()[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def per_txn(counts: dict, key: str) -> float | None:
