@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import importlib
 import json
 import logging
 import random
@@ -14,9 +15,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import __version__, changepoints, k8s
-from .acid.command import add_parser as add_acid_parser
-from .acid.command import cmd_acid
+from . import __version__, k8s
 from .consistency import RunDeliveries, failed, read_deliveries, report
 from .drivers import DRIVERS, driver_class, make_driver, options
 from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta, bounded
@@ -25,20 +24,19 @@ from .ledger import LedgerWriter, Released, ended_when_released, hold_ledger, re
 from .loader import constants_of, load, require_loaded, scale_of
 from .processes import Terminated, terminated_by_sigterm, usable_cpus
 from .redact import redact, setup_logging
-from .report import add_parser as add_report_parser
-from .report import cmd_report
 from .results import PodWindow, run_results, server_results, summary
 from .server_stats import ClientCounts, DatabaseSize, ServerCounters
 from .usage import UsageError, at_least, connection_options, parse_time, positive, shard, share_of
 from .workload import TRANSACTIONS, RemotePercents, Scale, parse_mix, run_constants
-from .ycsb.command import add_parser as add_ycsb_parser
-from .ycsb.command import cmd_ycsb
-from .ycsb.store import store_class
 
 if TYPE_CHECKING:
     # imported by main() only: the fork server the clients start from imports this module,
     # and they need neither the Prometheus client nor its HTTP server (about 45 ms of CPU)
     from .metrics import RunnerMetrics
+
+# The modules of the commands a run never calls (report, acid, ycsb, changepoints) are
+# imported where they are used, not here: the fork server a run's clients (and a load's
+# workers) start from imports this module, and paid about 70 ms of CPU for them.
 
 log = logging.getLogger("tpcc")
 PROGRESS_SECONDS = 10.0
@@ -61,6 +59,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _option_tables(ycsb: bool):
     """(database, its option table) for every database: a YCSB store's or a TPC-C driver's."""
+    from .ycsb.store import store_class
+
     for db in sorted(DRIVERS):
         try:
             cls = store_class(db) if ycsb else driver_class(db)
@@ -98,6 +98,10 @@ def _mix(text: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .acid.command import add_parser as add_acid_parser
+    from .report import add_parser as add_report_parser
+    from .ycsb.command import add_parser as add_ycsb_parser
+
     common = _database_options()
     p = _Parser(prog="tpcc", description=__doc__)
     p.add_argument("--version", action="version", version=f"tpcc {__version__}")
@@ -347,6 +351,8 @@ def _add_verify_ledger_parser(sub, common: argparse.ArgumentParser) -> None:
 
 
 def _add_changepoints_parser(sub) -> None:
+    from . import changepoints
+
     cp = sub.add_parser("changepoints", help="E-Divisive change points of a run history (Apache Otava)")
     cp.add_argument(
         "--history",
@@ -756,6 +762,8 @@ def cmd_verify_ledger(args, metrics: RunnerMetrics) -> int:
 
 def cmd_changepoints(args, metrics: RunnerMetrics) -> int:
     """The analysis is reported, not judged: the operator's regression judge reads it."""
+    from . import changepoints
+
     source = sys.stdin if args.history == "-" else open(args.history)
     with source:
         try:
@@ -776,15 +784,24 @@ def cmd_changepoints(args, metrics: RunnerMetrics) -> int:
     return 0
 
 
+def _imported_when_called(module: str, name: str) -> Callable[..., int]:
+    """The command `name` of `module` (relative to this package), imported when it runs."""
+
+    def command(args, metrics: RunnerMetrics) -> int:
+        return getattr(importlib.import_module(module, __package__), name)(args, metrics)
+
+    return command
+
+
 COMMANDS = {
     "load": cmd_load,
     "run": cmd_run,
     "check": cmd_check,
     "verify-ledger": cmd_verify_ledger,
-    "report": cmd_report,
+    "report": _imported_when_called(".report", "cmd_report"),
     "changepoints": cmd_changepoints,
-    "acid": cmd_acid,
-    "ycsb": cmd_ycsb,
+    "acid": _imported_when_called(".acid.command", "cmd_acid"),
+    "ycsb": _imported_when_called(".ycsb.command", "cmd_ycsb"),
 }
 
 
