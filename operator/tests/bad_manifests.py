@@ -10,6 +10,7 @@ from dataclasses import dataclass
 VOLTDB = {"type": "voltdb"}
 VOLTDB_K1 = {"type": "voltdb", "deploy": {"replicas": 3, "kSafety": 1}}
 MONGO_RS = {"type": "mongodb", "deploy": {"replicas": 3}}
+FOUNDATIONDB = {"type": "foundationdb", "external": {"endpoints": ["fdb:4500"]}}
 
 
 @dataclass(frozen=True)
@@ -213,9 +214,21 @@ BAD = [
     ),
     Bad(
         "foundationdb-cluster-file",
-        _driver({"type": "foundationdb", "external": {"endpoints": ["fdb:4500"]}}, cluster_file="/etc/fdb.cluster"),
+        _driver(FOUNDATIONDB, cluster_id="bench:abc", cluster_file="/etc/fdb.cluster"),
         "workload.driverOptions for foundationdb",
         "only api_version",
+    ),
+    Bad(
+        "foundationdb-without-cluster-id",
+        {"database": FOUNDATIONDB},
+        "workload.driverOptions.cluster_id",
+        "is required for foundationdb",
+    ),
+    Bad(
+        "foundationdb-cluster-id-not-description-colon-id",
+        _driver(FOUNDATIONDB, cluster_id="abc@10.0.0.1:4500"),
+        "workload.driverOptions.cluster_id",
+        "DESCRIPTION:ID",
     ),
     Bad(
         "driver-option-not-string",

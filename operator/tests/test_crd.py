@@ -42,6 +42,18 @@ def test_identity_and_columns():
     ]
 
 
+@pytest.mark.parametrize("kind", ["benchmarkrun", "benchmarkschedule", "benchmarkresult"])
+def test_the_crds_carry_the_recommended_labels_with_the_charts_app_version(kind):
+    labels = yaml.safe_load((ROOT / "crds" / f"{kind}.yaml").read_text())["metadata"]["labels"]
+    chart = yaml.safe_load((ROOT / "charts" / "tpcc-operator" / "Chart.yaml").read_text())
+    assert labels == {
+        "app.kubernetes.io/name": "tpcc-operator",
+        "app.kubernetes.io/component": "crd",
+        "app.kubernetes.io/part-of": "tpcc-operator",
+        "app.kubernetes.io/version": chart["appVersion"],
+    }
+
+
 def test_structural():
     """Every node has a type (or is int-or-string / preserved), properties and
     additionalProperties never meet, and defaults satisfy their own enum and minimum."""
@@ -229,6 +241,7 @@ def test_every_documented_example_is_valid(where, manifest):
         },
         {
             "database": {"type": "foundationdb", "external": {"endpoints": ["fdb:4500"]}},
+            "workload": {"driverOptions": {"cluster_id": "bench:abc"}},
             "sweep": {
                 "clients": [10],
                 "matrix": [{"field": "workload.driverOptions.txn_timeout", "values": ["5", "10"]}],
