@@ -28,6 +28,11 @@ from .config import READ_PREFERENCES
 from .documents import EMBEDDED_FIELDS, _cents, embedded_rows
 from .sessions import Sessions, _InvalidItem
 
+# The most order lines StockLevel's last 20 orders can have (5 to 15 lines an order, clause
+# 2.4.1.3): the batch size of its reads of them, so that one reply holds them all (a cursor's
+# first batch is otherwise 101 documents, and the rest costs a getMore, another round trip).
+LAST_20_ORDERS_LINES = 20 * 15
+
 
 class Transactions(Sessions):
     def _customer(
@@ -463,7 +468,10 @@ class Transactions(Sessions):
             i_ids = {
                 ol["ol_i_id"]
                 for ol in self._stock_reader("order_line").find(
-                    {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": last20}, {"_id": 0, "ol_i_id": 1}, session=s
+                    {"ol_w_id": w_id, "ol_d_id": d_id, "ol_o_id": last20},
+                    {"_id": 0, "ol_i_id": 1},
+                    batch_size=LAST_20_ORDERS_LINES,
+                    session=s,
                 )
             }
         if not i_ids:
@@ -491,6 +499,7 @@ class Transactions(Sessions):
             {"$unwind": "$order_line"},
             {"$group": {"_id": "$order_line.ol_i_id"}},
         ]
-        return {r["_id"] for r in self._stock_reader("customer").aggregate(pipeline, session=s)}
+        customers = self._stock_reader("customer")
+        return {r["_id"] for r in customers.aggregate(pipeline, batchSize=LAST_20_ORDERS_LINES, session=s)}
 
     # -- verification ------------------------------------------------------------------
