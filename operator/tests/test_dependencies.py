@@ -1,6 +1,8 @@
 """Every third-party import declared in its package's pyproject.toml, and every package the env and
-the images install pinned once, in constraints.txt: hack/python-env.sh, hack/images.sh and both
-Dockerfiles install with `pip install -c constraints.txt`, so two fresh machines get the same versions."""
+the images install pinned once, in requirements.lock (with hashes) and constraints.txt (its pins
+without them), both written by hack/lock.sh: hack/python-env.sh installs the lock with
+--require-hashes, hack/images.sh and both Dockerfiles with `pip install -c constraints.txt`, so two
+fresh machines get the same versions."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from packaging.utils import canonicalize_name
 
 CONSTRAINTS = ROOT / "constraints.txt"
 NO_DEPS = ROOT / "runner-image" / "requirements-no-deps.txt"
+LOCK_IN = ROOT / "hack" / "lock.in"
 # What each tree installs: the env's extras (hack/python-env.sh), a superset of the images'.
 PACKAGES = {
     "operator": ("tpcc_operator", {"test"}),
@@ -29,11 +32,15 @@ def _lines(path) -> list[str]:
 
 
 def pins() -> dict[str, str]:
+    """constraints.txt's pins for this Python (a marker where the version differs by Python)."""
     out = {}
     for line in _lines(CONSTRAINTS):
-        name, _, version = line.partition("==")
-        assert version and canonicalize_name(name) not in out, f"constraints.txt: {line!r} is not one name==version"
-        out[canonicalize_name(name)] = version
+        req = Requirement(line)
+        name, specs = canonicalize_name(req.name), list(req.specifier)
+        assert len(specs) == 1 and specs[0].operator == "==", f"constraints.txt: {line!r} is not name==version"
+        if req.marker is None or req.marker.evaluate():
+            assert name not in out, f"constraints.txt: {name} pinned twice for this Python"
+            out[name] = specs[0].version
     return out
 
 
@@ -108,6 +115,8 @@ def _closure() -> dict[str, list[Requirement]]:
     each with the requirements that asked for it."""
     asked: dict[str, list[Requirement]] = {}
     todo = [(r, set(r.extras)) for tree, (_, extras) in PACKAGES.items() for r in declared(tree, extras)]
+    # and what hack/lock.in adds by name: the editable installs' build backend, pip itself
+    todo += [(Requirement(r), set()) for r in _lines(LOCK_IN) if not r.startswith("-e ")]
     no_deps = {canonicalize_name(Requirement(r).name) for r in _lines(NO_DEPS)}
     while todo:
         req, extras = todo.pop()
@@ -125,8 +134,8 @@ def _closure() -> dict[str, list[Requirement]]:
 
 def test_the_constraints_pin_exactly_what_the_env_installs_at_versions_its_packages_allow():
     pinned, closure = pins(), _closure()
-    assert sorted(set(closure) - set(pinned)) == [], "unpinned: run hack/update-constraints.sh"
-    assert sorted(set(pinned) - set(closure)) == [], "pinned but installed by nothing: run hack/update-constraints.sh"
+    assert sorted(set(closure) - set(pinned)) == [], "unpinned: run hack/lock.sh"
+    assert sorted(set(pinned) - set(closure)) == [], "pinned but installed by nothing: run hack/lock.sh"
     refused = [
         f"{name}=={pinned[name]} against {r}"
         for name, reqs in closure.items()
@@ -137,7 +146,7 @@ def test_the_constraints_pin_exactly_what_the_env_installs_at_versions_its_packa
 
 
 def test_the_env_has_the_pinned_versions():
-    """hack/python-env.sh installs with the constraints: a venv that differs was installed otherwise."""
+    """hack/python-env.sh installs the lock: a venv that differs was installed otherwise."""
     installed = {name: metadata.version(name) for name in pins()}
     assert {n: v for n, v in installed.items() if v != pins()[n]} == {}
 
@@ -150,5 +159,12 @@ def test_every_install_is_constrained(path):
     installs = [
         line for line in text.splitlines() if re.search(r"\bpip\"? install\b", line) and "--upgrade pip" not in line
     ]
-    assert installs and all(re.search(r" -c \S*constraints", line, re.IGNORECASE) for line in installs), installs
+    # the lock, hashed; or the repository's own packages, editable, whose dependencies are the lock's
+    pinned = re.compile(
+        r" -c \S*constraints"
+        r'|--require-hashes --no-deps -r "\$LOCK"$'
+        r'|--no-deps --no-build-isolation( -e "\$ROOT/[^"]+")+$',
+        re.IGNORECASE,
+    )
+    assert installs and all(pinned.search(line.rstrip()) for line in installs), installs
     assert "apache-otava==" not in text  # its version is the constraints'
