@@ -364,6 +364,11 @@ def test_the_record_and_its_configmap():
     cm = history.result_configmap(rec, "result-uid")
     assert cm["metadata"]["ownerReferences"][0]["uid"] == "result-uid"
     assert plan.LABEL_RUN not in cm["metadata"]["labels"]  # retiring generations must not take it
+    # the recommended labels, as on the run's Jobs: its instance of tpcc-benchmark, component "result"
+    recommended = {k: v for k, v in plan.labels(run, role="result").items() if k.startswith("app.kubernetes.io/")}
+    assert len(recommended) == 6 and recommended[plan.LABEL_COMPONENT] == "result"
+    assert obj["metadata"]["labels"].items() >= recommended.items()
+    assert {k: v for k, v in cm["metadata"]["labels"].items() if k.startswith("app.kubernetes.io/")} == recommended
     assert '"tpmC":100.0' in cm["data"]["results.json"]
     flux = history.GitSource.from_metadata(
         {

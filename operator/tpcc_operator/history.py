@@ -197,7 +197,7 @@ def record(
     }
     keep = spec.history.delete_with_run
     labels = {
-        plan.LABEL_MANAGED_BY: plan.MANAGER,
+        **recommended_labels(run),
         plan.LABEL_RUN: run.name,
         plan.LABEL_SERIES: run.history_series,
         plan.LABEL_DB: spec.database.type,
@@ -214,6 +214,20 @@ def record(
         owner={**plan.owner_reference(run), "controller": False} if keep else None,
         labels=labels,
     )
+
+
+def recommended_labels(run: plan.Run) -> dict[str, str]:
+    """The app.kubernetes.io labels of a run's BenchmarkResult and its ConfigMap: like the run's
+    other objects, its instance (run.prefix) of the application tpcc-benchmark, as the component
+    "result"."""
+    return {
+        plan.LABEL_MANAGED_BY: plan.MANAGER,
+        plan.LABEL_NAME: plan.APP_NAME,
+        plan.LABEL_INSTANCE: run.prefix,
+        plan.LABEL_VERSION: plan.OPERATOR_VERSION,
+        plan.LABEL_COMPONENT: "result",
+        plan.LABEL_PART_OF: plan.MANAGER,
+    }
 
 
 def _identity(run: plan.Run, spec: RunSpec, status: dict, matrix: dict[str, str] | None) -> ResultSpec:
@@ -342,7 +356,12 @@ def result_configmap(rec: ResultRecord, owner_uid: str) -> dict:
         "metadata": {
             "name": rec.name,
             "namespace": rec.namespace,
-            "labels": {plan.LABEL_MANAGED_BY: plan.MANAGER, LABEL_RESULT: rec.name},
+            # the record's app.kubernetes.io labels, not its bench.tpcc.dev ones: a run's own
+            # ConfigMaps are found by its run label, and this one outlives the run
+            "labels": {
+                **{k: v for k, v in rec.labels.items() if k.startswith("app.kubernetes.io/")},
+                LABEL_RESULT: rec.name,
+            },
             "ownerReferences": [owner],
         },
     }
