@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector
+from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector, disable_created_metrics
 
 from .faults import HEALED, INJECTED, RECOVERED
 from .runspec import RunSpec
 from .runstatus import Consistency, Durability, Results
 from .stages.machine import FAILED, SUCCEEDED
 from .sweep import Table
+
+# No `_created` series: prometheus_client's creation timestamp of every counter child, which
+# nothing reads and which doubles each counter's series (process-wide, so set where it is imported).
+disable_created_metrics()
 
 RUN_LABELS = ("namespace", "run", "db")
 SWEEP_CELL_LABELS = ("warehouses", "clients", "matrix", "repetition")
