@@ -443,7 +443,10 @@ class Transactions(Sessions):
     def _stock_reader(self, name: str):
         """A collection for StockLevel (inside a transaction pymongo reads the primary
         whatever this says)."""
-        return self._coll(name).with_options(read_preference=READ_PREFERENCES[self.read_preference])
+        coll = self._coll(name)
+        if self.read_preference == "primary":
+            return coll  # the database's own read preference
+        return coll.with_options(read_preference=READ_PREFERENCES[self.read_preference])
 
     def _stock_level(self, s, p: StockLevelInput) -> StockLevelOutput:
         w_id, d_id = p.w_id, p.d_id
