@@ -9,7 +9,7 @@ import pytest
 from doc_examples import doc_manifests
 from tpcc_operator import capacity, chart_policy, plan, sweep_layout
 from tpcc_operator.databases.mongodb import MONGODB
-from tpcc_operator.databases.voltdb import SERVER_BYTES, VOLTDB
+from tpcc_operator.databases.voltdb import D_ID_WAREHOUSE_BYTES, SERVER_BYTES, VOLTDB
 from tpcc_operator.runspec import Deploy
 
 RUN = plan.Run(name="bench", namespace="perf", uid="uid-1", generation=1)
@@ -49,6 +49,31 @@ def test_voltdb_room_is_memory_less_heap_and_server_over_the_copies():
     assert voltdb(1, 0, bigger).count > 8 * one.count
     # a larger heap leaves less room for the tables
     assert voltdb(1, 0, {**values, "heap": "1g"}).count < one.count
+
+
+def test_the_d_id_layout_is_bounded_by_what_its_load_took_where_it_ran_and_where_it_was_killed(spec_of):
+    """At one warehouse the d_id load was OOM-killed at the chart's 2Gi and ran at 3Gi
+    (docs/papers.md): the bound must refuse the first and admit the second; the warehouse
+    layout keeps its own, larger bound."""
+    defaults = chart_defaults("voltdb")
+    three_gi = {**defaults, "resources": {"limits": {"memory": "3Gi"}}}
+    d_id = frozenset({"d_id"})
+    assert VOLTDB.capacity(Deploy("", "", 1, 0), defaults, capacity.WAREHOUSES, d_id).count == 0
+    assert VOLTDB.capacity(Deploy("", "", 1, 0), three_gi, capacity.WAREHOUSES, d_id).count >= 1
+    assert (
+        voltdb(1, 0, defaults).count > VOLTDB.capacity(Deploy("", "", 1, 0), three_gi, capacity.WAREHOUSES, d_id).count
+    )
+    assert D_ID_WAREHOUSE_BYTES > VOLTDB.costs.warehouse
+    # from the spec: the driver option, or a sweep axis that loads it in one of its cells
+    one = {"database": {"type": "voltdb"}, "workload": {"warehouses": 1}}
+    plan.helm_release(RUN, spec_of(one), SETTINGS)
+    with pytest.raises(chart_policy.DatabaseTooSmall, match=r"warehouses = 1: .* holds at most 0 .*partitioning d_id"):
+        plan.helm_release(
+            RUN, spec_of({**one, "workload": {"warehouses": 1, "driverOptions": {"partitioning": "d_id"}}}), SETTINGS
+        )
+    axis = {"field": "workload.driverOptions.partitioning", "values": ["warehouse", "d_id"]}
+    with pytest.raises(chart_policy.DatabaseTooSmall, match="partitioning d_id"):
+        plan.helm_release(RUN, spec_of({**one, "sweep": {"clients": [4], "matrix": [axis]}}), SETTINGS)
 
 
 def test_voltdb_heap_sizes_are_read_as_the_jvm_reads_them():

@@ -272,7 +272,8 @@ def helm_release(run: Run, spec: RunSpec, settings: Settings) -> HelmRelease:
     rendered = chart_policy.with_defaults(shipped, d.chart, values, settings.charts_dir)
     if rendered is not None:
         field, wanted, unit = workloads.of(spec).largest_load(spec)
-        problem = capacity.too_small(database.name, database.capacity(d, rendered, unit), wanted, field)
+        bound = database.capacity(d, rendered, unit, database.load_values(spec))
+        problem = capacity.too_small(database.name, bound, wanted, field)
         if problem:
             raise chart_policy.DatabaseTooSmall(problem)
     refusal = database.refusal(spec)

@@ -46,9 +46,20 @@ class Database:
         """Why the operator will not deploy this spec (checked before Helm runs)."""
         return None
 
-    def capacity(self, deploy: Deploy, values: Mapping[str, Any], unit: Unit) -> Capacity | None:
-        """The most `unit`s a deploy holds, from its chart values over the chart's defaults; None
-        when the values bound nothing."""
+    def load_values(self, spec: RunSpec) -> frozenset[str]:
+        """The values a run gives the load_options: the driver option's, and each one a
+        sweep.matrix axis over it loads (a sweep's capacity is its largest load's)."""
+        options = spec.workload.driver_options or {}
+        fields = {f"workload.driverOptions.{option}" for option in self.load_options}
+        given = {str(options[option]) for option in self.load_options if option in options}
+        axes = (spec.sweep.matrix if spec.sweep else None) or ()
+        return frozenset(given | {v for axis in axes if axis.field in fields for v in axis.values})
+
+    def capacity(
+        self, deploy: Deploy, values: Mapping[str, Any], unit: Unit, load_values: frozenset[str] = frozenset()
+    ) -> Capacity | None:
+        """The most `unit`s a deploy holds, from its chart values over the chart's defaults, for
+        a load with these load_values (load_values(spec)); None when the values bound nothing."""
         return None
 
     def credentials(self, spec: RunSpec) -> CredentialsRef | None:

@@ -95,7 +95,9 @@ class MongoDB(Database):
             )
         return None
 
-    def capacity(self, deploy: Deploy, values: Mapping[str, Any], unit: Unit) -> Capacity | None:
+    def capacity(
+        self, deploy: Deploy, values: Mapping[str, Any], unit: Unit, load_values: frozenset[str] = frozenset()
+    ) -> Capacity | None:
         """Each member of a replica set holds every warehouse in its data volume; a sharded
         deploy spreads them over its shards (hashed on the warehouse id). None when the data
         volume has no size."""
