@@ -5,7 +5,7 @@
 #
 #   pause                 local/pause:1               pod sandbox (static C binary)
 #   base                  local/debian-python:bookworm   Debian bookworm minbase + python3 (uid 1000 "app")
-#   runner                local/tpcc-runner:dev       base + venv /opt/tpcc with runner-image (+ operator)
+#   runner                local/tpcc-runner:dev       base + venv /opt/tpcc with runner-image, its contract (+ operator)
 #   voltdb                local/voltdb:10.1.1         base + openjdk-17-jre-headless + VoltDB jars in /opt/voltdb
 #   secantus              local/secantus:dev          base + venv /opt/secantus with the SecantusDB the tests pin
 #                                                     (runner-image/pyproject.toml) + hack/secantus/member.py
@@ -160,6 +160,7 @@ runner() { # the runner (and the operator, when it exists) installed in a venv: 
       names+=("/tmp/src/$(basename "$s")")
     done
     names[0]+="[changepoints]"  # the runner with `tpcc changepoints`; Otava itself without its dependencies
+    names+=(/tmp/src/runner-image/contract)  # what runner and operator share, never by name from PyPI
     install -m 644 "$ROOT/constraints.txt" "$r/tmp/src/constraints.txt"  # every package at the venv's version
     in_root "$r" python3 -m venv /opt/tpcc >"$LOGS/image-runner.log" 2>&1
     { in_root "$r" /opt/tpcc/bin/pip install -q --disable-pip-version-check -c /tmp/src/constraints.txt "${names[@]}" &&

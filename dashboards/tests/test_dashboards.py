@@ -149,8 +149,8 @@ def test_the_panels_the_brief_asks_for_exist():
 
 
 def test_every_runner_metric_is_on_the_dashboard():
+    from tpcc_contract.ycsb.measurements import OK, Measurements
     from tpcc_runner.metrics import RunnerMetrics
-    from tpcc_runner.ycsb.measurements import OK, Measurements
 
     text = " ".join(e for _, e in generate.queries(BOARD))
     metrics, measured = RunnerMetrics(), Measurements()

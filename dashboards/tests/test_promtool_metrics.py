@@ -75,8 +75,8 @@ def operator_exposition() -> bytes:
 
 
 def runner_exposition() -> bytes:
+    from tpcc_contract.ycsb.measurements import OK, Measurements
     from tpcc_runner.metrics import RunnerMetrics
-    from tpcc_runner.ycsb.measurements import OK, Measurements
 
     m = RunnerMetrics()
     m.info.labels("voltdb", "run", "1", "4", "0/1", "test").set(1)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from tpcc_runner.results import PodWindow, TypeStats, build_results, record_latency
-from tpcc_runner.workload import TRANSACTIONS
+from tpcc_contract.histograms import record_latency
+from tpcc_contract.results import PodWindow, TypeStats, build_results
+from tpcc_contract.tpcc import TRANSACTIONS
 
 START_AT = 1_735_689_600.0  # 2025-01-01T00:00:00Z, the barrier of these runs
 WARMUP = 10.0
@@ -104,8 +105,8 @@ def acid_report(failed: dict[str, str] | None = None, not_applicable: dict[str, 
 def ycsb_pod_results(shard: int, shards: int, reads: int, updates: int, latency_s: float) -> dict:
     """One YCSB runner pod's results.json (workload A) with its operations measured by the
     runner's own Measurements, released at START_AT for 20 s."""
-    from tpcc_runner.ycsb.measurements import OK, Measurements
-    from tpcc_runner.ycsb.properties import resolve
+    from tpcc_contract.ycsb.measurements import OK, Measurements
+    from tpcc_contract.ycsb.properties import resolve
 
     ms = Measurements()
     for name, n in (("READ", reads), ("UPDATE", updates)):
@@ -125,6 +126,6 @@ def ycsb_pod_results(shard: int, shards: int, reads: int, updates: int, latency_
 
 def ycsb_status(ops_per_second: float) -> dict:
     """A status.ycsb as the runner merges one pod's document, with these operations per second."""
-    from tpcc_runner.ycsb.results import merge
+    from tpcc_contract.ycsb.results import merge
 
     return {**merge([ycsb_pod_results(0, 1, 10, 10, 0.001)]), "opsPerSecond": ops_per_second}

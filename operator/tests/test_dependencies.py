@@ -24,6 +24,7 @@ LOCK_IN = ROOT / "hack" / "lock.in"
 PACKAGES = {
     "operator": ("tpcc_operator", {"test"}),
     "runner-image": ("tpcc_runner", {"test", "foundationdb", "changepoints"}),
+    "runner-image/contract": ("tpcc_contract", set()),
 }
 
 
@@ -68,9 +69,10 @@ def _imports(package_dir) -> set[str]:
 def test_every_third_party_import_is_declared_in_its_package(tree):
     package, extras = PACKAGES[tree]
     names = {canonicalize_name(r.name) for r in declared(tree, extras)}
-    # The operator imports the runner's own code (the result documents' merge): it is installed from
-    # runner-image/ beside it by every build; declared by name, pip would fetch whatever PyPI has.
-    own = {canonicalize_name("tpcc-runner")} if tree == "operator" else set()
+    # The operator and the runner import the contract they share (the result documents' merge, the
+    # command lines): it is installed from runner-image/contract beside them by every build;
+    # declared by name, pip would fetch whatever PyPI has.
+    own = {canonicalize_name("tpcc-contract")}
     by_module = metadata.packages_distributions()
     undeclared = {
         m: by_module.get(m)
@@ -80,9 +82,9 @@ def test_every_third_party_import_is_declared_in_its_package(tree):
     assert undeclared == {}
 
 
-# The two packages of this repository: each tree's tests may import the other, which
-# hack/python-env.sh installs from its directory (never by name from PyPI).
-OWN = {canonicalize_name("tpcc-runner"), canonicalize_name("tpcc-operator")}
+# The packages of this repository: each tree's tests may import the others, which
+# hack/python-env.sh installs from their directories (never by name from PyPI).
+OWN = {canonicalize_name("tpcc-runner"), canonicalize_name("tpcc-operator"), canonicalize_name("tpcc-contract")}
 
 
 @pytest.mark.parametrize("tree", PACKAGES)

@@ -11,17 +11,20 @@ import sys
 from pathlib import Path
 
 import yaml
+from test_runner_contract import SPECS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = (ROOT / "operator" / "Dockerfile").read_text()
 IMAGES_SH = (ROOT / "hack" / "images.sh").read_text()
 
 
-def test_the_dockerfile_copies_what_exists_and_installs_both_packages():
-    for src in re.findall(r"^COPY (?!--from)(\S+) ", DOCKERFILE, re.MULTILINE):
+def test_the_dockerfile_copies_what_exists_and_installs_the_operator_and_the_contract_only():
+    copied = re.findall(r"^COPY (?!--from)(\S+) ", DOCKERFILE, re.MULTILINE)
+    for src in copied:
         assert (ROOT / src).exists(), src
-    assert re.search(r"pip install [^\n]*-c /src/constraints.txt /src/operator", DOCKERFILE)
-    assert re.search(r"pip install [^\n]*--no-deps /src/runner-image", DOCKERFILE)
+    assert "runner-image" not in copied and not any(src.startswith("runner-image/tpcc_runner") for src in copied)
+    assert re.search(r"pip install [^\n]*-c /src/constraints.txt /src/contract /src/operator", DOCKERFILE)
+    assert "runner-image/contract /src/contract" in DOCKERFILE
     assert 'ENTRYPOINT ["kopf", "run", "--module=tpcc_operator.handlers"' in DOCKERFILE
     assert "USER 1000" in DOCKERFILE
 
@@ -29,6 +32,7 @@ def test_the_dockerfile_copies_what_exists_and_installs_both_packages():
 def test_the_local_image_has_the_same_contents():
     runner = IMAGES_SH[IMAGES_SH.index("runner() {") :]
     assert 'srcs=("$ROOT/runner-image")' in runner and 'srcs+=("$ROOT/operator")' in runner
+    assert "names+=(/tmp/src/runner-image/contract)" in runner
     assert 'cp -r "$ROOT/charts" "$r/opt/tpcc/charts"' in runner
     values = yaml.safe_load((ROOT / "charts" / "tpcc-operator" / "values.yaml").read_text())
     assert f"COPY charts {values['chartsDir']}" in DOCKERFILE
@@ -86,13 +90,15 @@ def test_every_image_gets_hash_based_pycs():
     assert '"$HASH_PYCS"' in IMAGES_SH[IMAGES_SH.index("script_hash() {") :].splitlines()[0]
 
 
-# What the operator image leaves out (operator/Dockerfile installs the runner without its dependencies)
-NOT_IN_THE_OPERATOR_IMAGE = ("voltdbclient", "numpy", "fdb", "scipy", "otava", "secantusdb")
+# What the operator image leaves out (operator/Dockerfile installs the operator and tpcc_contract):
+# the runner itself and its dependencies
+NOT_IN_THE_OPERATOR_IMAGE = ("tpcc_runner", "voltdbclient", "numpy", "fdb", "scipy", "otava", "secantusdb")
 
 
-def test_the_operator_runs_without_the_runners_database_clients():
-    """Imports every operator module with the runner's own dependencies made unimportable, and
-    merges a results document, as the operator image (no voltdbclient, numpy, ...) must."""
+def test_the_operator_runs_without_the_runner():
+    """Imports every operator module with the runner (tpcc_runner) and its own dependencies made
+    unimportable, merges a TPC-C and a YCSB results document and builds every Job's command line,
+    as the operator image (no runner package, no voltdbclient, numpy, ...) must."""
     blocker = f"""
 import importlib.abc, sys
 class Missing(importlib.abc.MetaPathFinder):
@@ -103,15 +109,31 @@ sys.meta_path.insert(0, Missing())
 import pkgutil, tpcc_operator
 for m in pkgutil.iter_modules(tpcc_operator.__path__):
     __import__("tpcc_operator." + m.name)
-try:
-    import numpy
-    raise SystemExit("the blocker let numpy in")
-except ImportError:
-    pass
+for absent in ("numpy", "tpcc_runner"):
+    try:
+        __import__(absent)
+        raise SystemExit(f"the blocker let {{absent}} in")
+    except ImportError:
+        pass
 sys.path.insert(0, "tests")
-from runner_docs import pod_results
+from pathlib import Path
+from runner_docs import pod_results, ycsb_pod_results
+from tpcc_operator import plan, runner_jobs, workloads
 from tpcc_operator.results import run_status
+from tpcc_operator.runspec import RunSpec
 assert run_status([pod_results(0, 2, 100, 0.01), pod_results(1, 2, 80, 0.01)]).tpm_c == 180.0
+ycsb = [ycsb_pod_results(0, 2, 30, 10, 0.001), ycsb_pod_results(1, 2, 10, 10, 0.001)]
+assert workloads.of(RunSpec.parse({SPECS["ycsb-deployed"]!r})).merge(ycsb)["opsPerSecond"] == 3.0
+run, settings = plan.Run("bench", "perf", "uid-7", 3), plan.Settings(charts_dir=Path("../charts"))
+for document in {list(SPECS.values())!r}:
+    spec = RunSpec.parse(document)
+    for job in (runner_jobs.load_job(run, spec, settings), runner_jobs.run_job(run, spec, settings),
+                runner_jobs.verifier_job(run, spec, settings, {{0: "10.0.0.5"}}),
+                runner_jobs.check_job(run, spec, settings), runner_jobs.midcheck_job(run, spec, settings),
+                runner_jobs.acid_job(run, spec, settings), runner_jobs.analyzer_job(run, spec, settings, 0.001)):
+        assert job["spec"]["template"]["spec"]["containers"][0]["args"]
+leaked = sorted(m for m in sys.modules if m.split(".")[0] in {NOT_IN_THE_OPERATOR_IMAGE!r})
+assert not leaked, leaked
 print("ok")
 """
     out = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True, cwd=ROOT / "operator")

@@ -342,7 +342,7 @@ def test_the_record_and_its_configmap():
             }
         }
     )
-    from tpcc_runner.results import merge_results
+    from tpcc_contract.results import merge_results
 
     rec = history.record(run, RunSpec.parse(spec), status, merge_results(docs), git, ["local/voltdb:10.1.1"])
     obj = history.result_object(rec, "local/tpcc-runner:dev")

@@ -1,16 +1,20 @@
 """One contract between the operator and the runner, held in both directions: every command line the
 operator writes into a Job (load, run, verify, check, during-run check, ACID tests, change points;
-TPC-C and YCSB) is parsed by the runner's own parser (tpcc_runner.cli.build_parser) and carries
-the spec's values; and every option the runner offers for a command the operator uses is either
-written by the operator for some spec below or named in LEFT_TO_THE_RUNNER with why. A flag renamed
-on one side, or added to the runner without the operator deciding about it, fails here."""
+TPC-C and YCSB) is a typed command of tpcc_contract.commands, and the runner's own parser
+(tpcc_runner.cli.build_parser) parses its line back into the command's fields: each field is an
+option of the command under the same name (its dest) and parses back to the field's value; and every
+option the runner offers for a command the operator uses is either a field of the operator's command
+(written for some spec below) or named in LEFT_TO_THE_RUNNER with why. A flag renamed on one side,
+or added to the runner without the operator deciding about it, fails here."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 import pytest
+from tpcc_contract.commands import RunnerCommand
 from tpcc_operator import plan, runner_jobs, workloads
 from tpcc_operator.runspec import RunSpec
 from tpcc_runner.cli import build_parser
@@ -141,59 +145,115 @@ def jobs(spec: RunSpec) -> list[dict]:
     return out
 
 
-def args_of(job: dict) -> list[str]:
-    """The container's arguments as the pod runs them (pod 0 of an Indexed Job)."""
-    args = job["spec"]["template"]["spec"]["containers"][0]["args"]
+def commands(spec: RunSpec) -> list[RunnerCommand]:
+    """The typed command of each of jobs(spec), in the same order."""
+    out = [runner_jobs.load_command(RUN, spec), runner_jobs.run_command(RUN, spec)]
+    out.append(runner_jobs.verifier_command(RUN, spec, POD_IPS))
+    if workloads.checks_consistency(spec):
+        out.append(runner_jobs.check_command(RUN, spec))
+    if spec.verify.during_run:
+        out.append(runner_jobs.midcheck_command(RUN, spec))
+    if spec.verify.acid_tests is not None:
+        out.append(runner_jobs.acid_command(RUN, spec))
+    out.append(runner_jobs.analyzer_command(RUN, 0.001))
+    return out
+
+
+def pod_zero(args: list[str]) -> list[str]:
+    """The arguments as pod 0 of an Indexed Job runs them."""
     return [a.replace("$(JOB_COMPLETION_INDEX)", "0") for a in args]
 
 
-def command_parser(args: list[str]) -> tuple[str, argparse.ArgumentParser]:
-    """The runner's (sub)command a line runs, and the parser of its options."""
+def args_of(job: dict) -> list[str]:
+    return pod_zero(job["spec"]["template"]["spec"]["containers"][0]["args"])
+
+
+def command_parser(words: tuple[str, ...]) -> argparse.ArgumentParser:
+    """The runner's parser of a (sub)command's options."""
     parser = build_parser()
-    name = []
-    for word in args:
+    for word in words:
         (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
         parser = sub.choices[word]
-        name.append(word)
-        if not any(isinstance(a, argparse._SubParsersAction) for a in parser._actions):
-            return " ".join(name), parser
-    raise AssertionError(f"no runner command in {args}")
+    assert not any(isinstance(a, argparse._SubParsersAction) for a in parser._actions), words
+    return parser
 
 
-def written(args: list[str], parser: argparse.ArgumentParser) -> set[str]:
-    """The options (by dest) a command line writes."""
-    return {parser._option_string_actions[a].dest for a in args if a in parser._option_string_actions}
+def fields(command: object) -> dict[str, object]:
+    """A command's option fields by name, those of its parts (connection, pod, ycsb) inlined."""
+    out: dict[str, object] = {}
+    for f in dataclasses.fields(command):
+        value = getattr(command, f.name)
+        out.update(fields(value) if dataclasses.is_dataclass(value) else {f.name: value})
+    return out
 
 
-COMMON = ("db", "endpoints", "driver_opt", "connect_timeout", "metrics_port")
+def parsed_back(action: argparse.Action, value: object) -> object:
+    """What the runner's parser makes of a field's value as the line writes it: a repeated option
+    as a list (of values the field holds already parsed, as -p's (name, value)), a tuple of one
+    option joined by commas (--mix, --tests), a text through the option's type (pod 0's shard)."""
+
+    def text(written: str) -> object:
+        (written,) = pod_zero([written])
+        return written if action.type is None else action.type(written)
+
+    if isinstance(value, tuple) and isinstance(action, argparse._AppendAction):
+        return [text(v) if isinstance(v, str) else v for v in value]
+    if isinstance(value, tuple):
+        return text(",".join(str(v) for v in value))
+    return text(value) if isinstance(value, str) else value
 
 
 def offered(parser: argparse.ArgumentParser) -> set[str]:
     return {a.dest for a in parser._actions if a.option_strings and a.dest != "help"}
 
 
-def test_every_line_parses_and_every_runner_option_is_decided():
-    seen: dict[str, set[str]] = {}
-    parsers: dict[str, argparse.ArgumentParser] = {}
+def test_each_command_parses_back_into_its_fields():
+    """Runner -> operator: each field of each command the operator writes is an option of the
+    runner's command under the same dest, and the runner reads the line back as the field's value."""
     for name, document in SPECS.items():
         spec = RunSpec.parse(document)
-        for job in jobs(spec):
-            args = args_of(job)
-            build_parser().parse_args(args)  # exits (fails the test) on an option the runner lacks
-            command, parser = command_parser(args)
-            parsers[command] = parser
-            seen.setdefault(command, set()).update(written(args, parser))
-    assert set(parsers) == set(LEFT_TO_THE_RUNNER) - {"common"}, "a runner command the operator uses is not listed"
-    for command, parser in parsers.items():
+        built = commands(spec)
+        assert [args_of(job) for job in jobs(spec)] == [pod_zero(c.to_argv()) for c in built], name
+        for command in built:
+            parser = command_parser(command.words)
+            actions = {a.dest: a for a in parser._actions}
+            parsed = vars(build_parser().parse_args(pod_zero(command.to_argv())))
+            for field, value in fields(command).items():
+                assert field in offered(parser), f"`tpcc {' '.join(command.words)}` has no option {field}"
+                if value in (None, ()):  # not written: the runner's default
+                    assert parsed[field] == actions[field].default, (name, field)
+                else:
+                    assert parsed[field] == parsed_back(actions[field], value), (name, field)
+
+
+def test_every_runner_option_is_a_field_or_left_to_the_runner():
+    """Operator -> runner: every option of a runner command the operator uses is a field of its
+    command, written for some spec here, or named in LEFT_TO_THE_RUNNER with why."""
+    written: dict[tuple[str, ...], set[str]] = {}
+    for document in SPECS.values():
+        for command in commands(RunSpec.parse(document)):
+            parser = command_parser(command.words)
+            args = command.to_argv()
+            seen = {parser._option_string_actions[a].dest for a in args if a in parser._option_string_actions}
+            written.setdefault(command.words, set()).update(seen)
+            unwritten = {f for f, v in fields(command).items() if v not in (None, False, ())} - seen
+            assert not unwritten, f"`tpcc {' '.join(command.words)}` fields {sorted(unwritten)} not on its line"
+    names = {" ".join(words) for words in written}
+    assert names == set(LEFT_TO_THE_RUNNER) - {"common"}, "a runner command the operator uses is not listed"
+    for words, seen in written.items():
+        parser, command = command_parser(words), " ".join(words)
         left = set(LEFT_TO_THE_RUNNER[command])
         if set(COMMON) <= offered(parser):
             left |= set(LEFT_TO_THE_RUNNER["common"])
-        undecided = offered(parser) - seen[command] - left
+        undecided = offered(parser) - seen - left
         assert not undecided, f"`tpcc {command}` offers {sorted(undecided)}: write it from the spec or say why not"
-        stale = left & seen[command]
+        stale = left & seen
         assert not stale, f"`tpcc {command}`: the operator writes {sorted(stale)}, listed as left to the runner"
         gone = left - offered(parser)
         assert not gone, f"`tpcc {command}` no longer offers {sorted(gone)}"
+
+
+COMMON = ("db", "endpoints", "driver_opt", "connect_timeout", "metrics_port")
 
 
 @pytest.mark.parametrize("name", SPECS)
@@ -201,10 +261,9 @@ def test_each_line_carries_the_specs_values(name):
     spec = RunSpec.parse(SPECS[name])
     w, seed = spec.workload, runner_jobs.run_seed(RUN, spec)
     endpoints = ",".join(plan.endpoints(RUN, spec))
-    for job in jobs(spec):
-        args = args_of(job)
-        command, _ = command_parser(args)
-        parsed = vars(build_parser().parse_args(args))
+    for typed in commands(spec):
+        command = " ".join(typed.words)
+        parsed = vars(build_parser().parse_args(pod_zero(typed.to_argv())))
         if command == "changepoints":
             assert parsed["max_pvalue"] == 0.001
             continue

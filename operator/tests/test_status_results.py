@@ -95,8 +95,8 @@ def test_a_durability_report_that_claims_durable_with_a_loss_is_not_durable():
 
 
 def test_status_has_transactions_per_second_the_database_size_and_the_server_agreement():
-    from tpcc_runner.results import server_results
-    from tpcc_runner.server_stats import ClientCounts, CounterGroup, DatabaseSize, ServerCounters
+    from tpcc_contract.results import server_results
+    from tpcc_contract.server_stats import ClientCounts, CounterGroup, DatabaseSize, ServerCounters
 
     def counters(t: float, committed: int) -> ServerCounters:
         return ServerCounters(t, (CounterGroup("NewOrder+NewOrderMP", ("NEW_ORDER",), committed, 0),))

@@ -13,6 +13,7 @@ import pytest
 from crd_schema import crd_schema, validate
 from test_fail_fast import failed_with
 from test_phases import RUN, Driver
+from tpcc_contract.ycsb.properties import PRESETS, PROPERTY_NAMES, TIMESERIES_PROPERTY_NAMES, PropertyError, resolve
 from tpcc_operator import capacity, chart_policy, plan, runner_jobs, sweep_layout
 from tpcc_operator.databases.mongodb import MONGODB
 from tpcc_operator.databases.voltdb import VOLTDB
@@ -22,7 +23,6 @@ from tpcc_operator.workloads import ycsb as ycsb_workload
 from tpcc_operator.workloads.ycsb import YCSB_WORKLOAD
 from tpcc_runner.cli import build_parser
 from tpcc_runner.ycsb.command import properties_of
-from tpcc_runner.ycsb.properties import PRESETS, PROPERTY_NAMES, TIMESERIES_PROPERTY_NAMES, PropertyError, resolve
 
 CHARTS = Path(__file__).resolve().parents[2] / "charts"
 SETTINGS = plan.Settings(charts_dir=CHARTS, runner_image="local/tpcc-runner:dev")
@@ -249,8 +249,7 @@ def test_the_timeseries_preset_is_accepted_and_plans_its_series_keys():
     assert YCSB_WORKLOAD.input_problems(spec) == []
     field, records, _ = YCSB_WORKLOAD.largest_load(spec)
     assert records == 64 and "fieldcount" in field  # one record per series key, not recordCount
-    args = ycsb_workload.arguments(spec, "run")
-    assert "--workload" in args and args[args.index("--workload") + 1] == "tsa"
+    assert ycsb_workload.workload_options(spec, "run").to_argv()[:2] == ["--workload", "tsa"]
 
 
 @pytest.mark.parametrize(

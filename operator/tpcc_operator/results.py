@@ -3,9 +3,10 @@ status.durability; the checker's check.json -> status.consistency; acid.json -> 
 load.json -> status.load.
 
 The merge itself (sum counts and histograms, percentiles from the merged histograms) is the
-runner's `merge_results`; this module picks what belongs in a status (no histograms) and builds
-it as runstatus's types, which jsonmodel writes the Kubernetes way. The runner's documents are
-read by their own (snake_case) keys: they are the runner's contract, not the resource's.
+contract's `merge_results` (tpcc_contract.results, which the runner builds its documents with);
+this module picks what belongs in a status (no histograms) and builds it as runstatus's types,
+which jsonmodel writes the Kubernetes way. The runner's documents are read by their own
+(snake_case) keys: they are the runner's contract, not the resource's.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from tpcc_runner.results import LATE_START_SECONDS, merge_deliveries, merge_results
+from tpcc_contract.results import LATE_START_SECONDS, merge_deliveries, merge_results
 
 from .runstatus import (
     ACID_ERROR,

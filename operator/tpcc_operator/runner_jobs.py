@@ -1,8 +1,9 @@
 """The Jobs of a run, each running the runner image's `tpcc` with a command line built here from the
-spec (the contract with the runner's parser: operator/tests/test_runner_contract.py): the load, the
-runner pods behind the barrier, the durability verifier, the consistency check (after the run and
-during it), the ACID tests and the change-point analysis; their pods' resources and security
-context. Pure functions of (the run's identity, its typed spec, operator settings)."""
+spec as the contract's typed command (tpcc_contract.commands, held to the runner's parser by
+operator/tests/test_runner_contract.py): the load, the runner pods behind the barrier, the
+durability verifier, the consistency check (after the run and during it), the ACID tests and the
+change-point analysis; their pods' resources and security context. Pure functions of (the run's
+identity, its typed spec, operator settings)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from kubernetes.utils import parse_quantity
+from tpcc_contract.commands import Acid, Changepoints, Check, Connection, RunnerCommand, RunnerPod
 
 from . import databases, workloads
 from .plan import (
@@ -28,21 +30,16 @@ from .plan import (
 from .runspec import Resources, RunSpec
 
 
-def _common_flags(run: Run, spec: RunSpec, metrics: bool) -> list[str]:
+def connection(run: Run, spec: RunSpec, metrics: bool) -> Connection:
+    """The database every command of the run talks to; `metrics`: the pod serves /metrics."""
     w = spec.workload
-    flags = [
-        "--db",
-        spec.database.type,
-        "--endpoints",
-        ",".join(endpoints(run, spec)),
-        "--connect-timeout",
-        str(w.connect_timeout_seconds),
-        "--metrics-port",
-        str(spec.runners.metrics_port if metrics else 0),
-    ]
-    for key, value in sorted((w.driver_options or {}).items()):
-        flags += ["--driver-opt", f"{key}={value}"]
-    return flags
+    return Connection(
+        db=spec.database.type,
+        endpoints=",".join(endpoints(run, spec)),
+        connect_timeout=w.connect_timeout_seconds,
+        metrics_port=spec.runners.metrics_port if metrics else 0,
+        driver_opt=tuple(f"{key}={value}" for key, value in sorted((w.driver_options or {}).items())),
+    )
 
 
 def _credentials_env(spec: RunSpec) -> list[dict]:
@@ -154,19 +151,19 @@ def _job(run: Run, spec: RunSpec, role: str, pod: dict, deadline: int, **job_spe
     }
 
 
+def load_command(run: Run, spec: RunSpec) -> RunnerCommand:
+    """load.json (status.load), and with verify.afterLoad load-check.json, into the check ConfigMap."""
+    return workloads.of(spec).load_command(
+        spec,
+        run_seed(run, spec),
+        connection(run, spec, metrics=True),
+        reset=reset_before_load(spec),
+        results_configmap=f"{run.namespace}/{check_configmap_name(run)}",
+    )
+
+
 def load_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
-    workload = workloads.of(spec)
-    command, flags = workload.load_arguments(spec, run_seed(run, spec))
-    args = [*command, *_common_flags(run, spec, metrics=True), *flags]
-    if reset_before_load(spec):
-        args.append("--reset")
-    elif not spec.database.deployed and workload.refuses_existing_data:
-        args.append("--refuse-existing")
-    # load.json (status.load), and with verify.afterLoad load-check.json, into the check ConfigMap
-    args += ["--results-configmap", f"{run.namespace}/{check_configmap_name(run)}"]
-    if spec.verify.after_load:
-        args.append("--check")
-    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=True)
+    pod = _pod_spec(run, spec, settings, load_command(run, spec).to_argv(), api_token=True, metrics=True)
     return _job(run, spec, "loader", pod, load_timeout(spec))
 
 
@@ -198,36 +195,26 @@ def reset_before_load(spec: RunSpec) -> bool:
     return spec.database.deployed if reset is None else reset
 
 
+def run_command(run: Run, spec: RunSpec) -> RunnerCommand:
+    """Each pod of the runner Job: shard I/N, writing into results ConfigMap I, waiting for startAt
+    in the start ConfigMap (the barrier), holding its ledger after the run until the verifier has
+    read the ledgers of all pods (ledgersVerified in the start ConfigMap)."""
+    ns, start = run.namespace, f"{run.namespace}/{start_configmap_name(run)}"
+    pod = RunnerPod(
+        shard=f"$(JOB_COMPLETION_INDEX)/{spec.runners.parallelism}",
+        start_configmap=start,
+        results_configmap=f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)",
+        ledger="/tmp/ledger.log",
+        hold_ledger=start,
+        ledger_port=LEDGER_PORT,
+        hold_timeout=ledger_hold_seconds(spec),
+    )
+    return workloads.of(spec).run_command(spec, run_seed(run, spec), connection(run, spec, metrics=True), pod)
+
+
 def run_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
-    """An Indexed Job of `parallelism` pods that all run at once; pod I is shard I/N and writes
-    into results ConfigMap I. Each waits for startAt in the start ConfigMap (the barrier)."""
-    command, flags = workloads.of(spec).run_arguments(spec, run_seed(run, spec))
-    args = [*command, *_common_flags(run, spec, metrics=True), *flags, *_barrier_and_ledger_arguments(run, spec)]
-    return _runner_job(run, spec, settings, args)
-
-
-def _barrier_and_ledger_arguments(run: Run, spec: RunSpec) -> list[str]:
-    """What each pod of a runner Job is told: its shard (pod I of N), the start ConfigMap whose
-    startAt is the barrier, its results ConfigMap, and the ledger of every acknowledged write it
-    holds after the run until the verifier has read the ledgers of all pods (ledgersVerified in
-    the start ConfigMap)."""
-    ns = run.namespace
-    return [
-        "--shard",
-        f"$(JOB_COMPLETION_INDEX)/{spec.runners.parallelism}",
-        "--start-configmap",
-        f"{ns}/{start_configmap_name(run)}",
-        "--results-configmap",
-        f"{ns}/{run.prefix}-results-$(JOB_COMPLETION_INDEX)",
-        "--ledger",
-        "/tmp/ledger.log",
-        "--hold-ledger",
-        f"{ns}/{start_configmap_name(run)}",
-        "--ledger-port",
-        str(LEDGER_PORT),
-        "--hold-timeout",
-        str(ledger_hold_seconds(spec)),
-    ]
+    """An Indexed Job of `parallelism` pods that all run at once (run_command)."""
+    return _runner_job(run, spec, settings, run_command(run, spec).to_argv())
 
 
 def _runner_job(run: Run, spec: RunSpec, settings: Settings, args: list[str]) -> dict:
@@ -265,19 +252,22 @@ def ledger_urls(pod_ips: dict[int, str]) -> list[str]:
     return [f"http://{pod_ips[shard]}:{LEDGER_PORT}/ledger" for shard in sorted(pod_ips)]
 
 
+def verifier_command(run: Run, spec: RunSpec, pod_ips: dict[int, str]) -> RunnerCommand:
+    """The workload's verification of every runner pod's ledger together; durability.json into the
+    check ConfigMap."""
+    return workloads.of(spec).verify_command(
+        spec,
+        connection(run, spec, metrics=False),
+        tuple(ledger_urls(pod_ips)),
+        f"{run.namespace}/{check_configmap_name(run)}",
+    )
+
+
 def verifier_job(run: Run, spec: RunSpec, settings: Settings, pod_ips: dict[int, str]) -> dict:
     """The durability verification: once per run, over the ledgers of all runner pods
-    together (a key acknowledged by two pods is a lost order), after the faults are over;
-    durability.json goes into the check ConfigMap (the workload's verify_command: YCSB's checks
-    every acknowledged write and the record count)."""
-    command = workloads.of(spec).verify_command(spec)
-    args = [
-        *command,
-        *_common_flags(run, spec, metrics=False),
-        *[a for url in ledger_urls(pod_ips) for a in ("--ledger", url)],
-        "--results-configmap",
-        f"{run.namespace}/{check_configmap_name(run)}",
-    ]
+    together (a key acknowledged by two pods is a lost order), after the faults are over
+    (the workload's verify_command: YCSB's checks every acknowledged write and the record count)."""
+    args = verifier_command(run, spec, pod_ips).to_argv()
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False, beside_runners=True)
     return _job(run, spec, "verifier", pod, spec.verify.timeout_seconds)
 
@@ -299,24 +289,30 @@ def verifying_role(spec: RunSpec, status: dict) -> str:
 CHECK_INPUT_DIR = "/etc/tpcc/check"
 
 
+def _check_sources(run: Run, earlier_cells: tuple[int, ...]) -> list[tuple[Run, str]]:
+    """Whose deliveries.json the check counts, each where its ConfigMap is mounted: the run's, and
+    in a sweep those of the earlier cells on the shared load."""
+    sources = [(run, f"{CHECK_INPUT_DIR}/deliveries.json")]
+    return sources + [(replace(run, cell=i), f"{CHECK_INPUT_DIR}-c{i}/deliveries.json") for i in earlier_cells]
+
+
+def check_command(run: Run, spec: RunSpec, earlier_cells: tuple[int, ...] = ()) -> Check:
+    return Check(
+        connection(run, spec, metrics=False),
+        warehouses=spec.workload.warehouses,
+        results_configmap=f"{run.namespace}/{check_configmap_name(run)}",
+        deliveries=tuple(path for _, path in _check_sources(run, earlier_cells)),
+    )
+
+
 def check_job(run: Run, spec: RunSpec, settings: Settings, earlier_cells: tuple[int, ...] = ()) -> dict:
     """The 12 conditions; condition 11 counts the orders delivered since the load from the
     runner pods' acknowledged Deliveries (deliveries.json, which the operator wrote into the
     check ConfigMap before creating this Job), not from ORDERS itself. In a sweep the load is
     shared: the deliveries of the earlier cells on it (their check ConfigMaps) count too."""
-    sources = [(run, f"{CHECK_INPUT_DIR}/deliveries.json")]
-    sources += [(replace(run, cell=i), f"{CHECK_INPUT_DIR}-c{i}/deliveries.json") for i in earlier_cells]
-    args = [
-        "check",
-        *_common_flags(run, spec, metrics=False),
-        "--warehouses",
-        str(spec.workload.warehouses),
-        *[a for _, path in sources for a in ("--deliveries", path)],
-        "--results-configmap",
-        f"{run.namespace}/{check_configmap_name(run)}",
-    ]
+    args = check_command(run, spec, earlier_cells).to_argv()
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
-    for n, (source, path) in enumerate(sources):
+    for n, (source, path) in enumerate(_check_sources(run, earlier_cells)):
         volume = "check-input" if n == 0 else f"check-input-c{source.cell}"
         pod["volumes"].append(
             {
@@ -336,58 +332,59 @@ def check_job(run: Run, spec: RunSpec, settings: Settings, earlier_cells: tuple[
 MIDCHECK_KEY = "midcheck.json"
 
 
+def midcheck_command(run: Run, spec: RunSpec) -> Check:
+    return Check(
+        connection(run, spec, metrics=False),
+        warehouses=spec.workload.warehouses,
+        results_configmap=f"{run.namespace}/{check_configmap_name(run)}",
+        snapshot=True,
+        results_key=MIDCHECK_KEY,
+    )
+
+
 def midcheck_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
     """verify.duringRun: the 12 conditions read while the runners' transactions commit, each
     warehouse in one snapshot (`tpcc check --snapshot`); condition 11 counts from ORDERS, as the
     runners' Deliveries are not known yet."""
-    args = [
-        "check",
-        "--snapshot",
-        *_common_flags(run, spec, metrics=False),
-        "--warehouses",
-        str(spec.workload.warehouses),
-        "--results-configmap",
-        f"{run.namespace}/{check_configmap_name(run)}",
-        "--results-key",
-        MIDCHECK_KEY,
-    ]
+    args = midcheck_command(run, spec).to_argv()
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False, beside_runners=True)
     return _job(run, spec, "midcheck", pod, spec.verify.timeout_seconds)
 
 
+def acid_command(run: Run, spec: RunSpec) -> Acid:
+    """The run's seed picks the rows."""
+    tests = spec.verify.acid_tests
+    return Acid(
+        connection(run, spec, metrics=False),
+        seed=run_seed(run, spec),
+        results_configmap=f"{run.namespace}/{check_configmap_name(run)}",
+        tests=tuple(tests) if tests else None,
+    )
+
+
 def acid_job(run: Run, spec: RunSpec, settings: Settings) -> dict:
     """The ACID tests of clause 3 (`tpcc acid`) against the loaded database, after the
-    consistency check; acid.json goes into the check ConfigMap. The run's seed picks the rows."""
-    tests = spec.verify.acid_tests
-    args = [
-        "acid",
-        *_common_flags(run, spec, metrics=False),
-        *(["--tests", ",".join(tests)] if tests else []),
-        "--seed",
-        str(run_seed(run, spec)),
-        "--results-configmap",
-        f"{run.namespace}/{check_configmap_name(run)}",
-    ]
-    pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
+    consistency check; acid.json goes into the check ConfigMap."""
+    pod = _pod_spec(run, spec, settings, acid_command(run, spec).to_argv(), api_token=True, metrics=False)
     return _job(run, spec, "acid", pod, spec.verify.timeout_seconds)
 
 
 ANALYSIS_INPUT_DIR = "/etc/tpcc/analysis"
 
 
+def analyzer_command(run: Run, max_pvalue: float) -> Changepoints:
+    return Changepoints(
+        history=f"{ANALYSIS_INPUT_DIR}/history.json",
+        max_pvalue=max_pvalue,
+        results_configmap=f"{run.namespace}/{check_configmap_name(run)}",
+    )
+
+
 def analyzer_job(run: Run, spec: RunSpec, settings: Settings, max_pvalue: float) -> dict:
     """E-Divisive change points over the run's comparable history (tpcc changepoints, Apache
     Otava, in the runner image: the operator never loads numpy): history.json, which the
     operator wrote into the check ConfigMap, in; changepoints.json out."""
-    args = [
-        "changepoints",
-        "--history",
-        f"{ANALYSIS_INPUT_DIR}/history.json",
-        "--max-pvalue",
-        repr(max_pvalue),
-        "--results-configmap",
-        f"{run.namespace}/{check_configmap_name(run)}",
-    ]
+    args = analyzer_command(run, max_pvalue).to_argv()
     pod = _pod_spec(run, spec, settings, args, api_token=True, metrics=False)
     pod["volumes"].append(
         {

@@ -8,11 +8,11 @@ from decimal import Decimal
 
 import pytest
 from cli_helpers import tpcc
+from tpcc_contract.deliveries import RunDeliveries
 from tpcc_runner.consistency import (
     CustomerRow,
     DistrictRow,
     OrderRow,
-    RunDeliveries,
     WarehouseData,
     cents_of,
     dollars,

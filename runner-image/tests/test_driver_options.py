@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tpcc_contract.ycsb.properties import Properties
 from tpcc_runner.cli import build_parser
 from tpcc_runner.drivers import driver_class, options
 from tpcc_runner.drivers.base import ConnectionOptions
 from tpcc_runner.drivers.foundationdb import FoundationDBDriver
 from tpcc_runner.drivers.mongodb import MongoDBDriver
 from tpcc_runner.drivers.voltdb import VoltDBDriver
-from tpcc_runner.ycsb.properties import Properties
 from tpcc_runner.ycsb.store import store_class
 
 DRIVERS = {"voltdb": VoltDBDriver, "mongodb": MongoDBDriver, "foundationdb": FoundationDBDriver}

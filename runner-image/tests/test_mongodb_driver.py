@@ -15,7 +15,7 @@ import pytest
 from bson.int64 import Int64
 from pymongo import monitoring
 from secantus_server import own_secantus, secantus  # noqa: F401  (pytest fixtures)
-from tpcc_runner.consistency import RunDeliveries
+from tpcc_contract.deliveries import RunDeliveries
 from tpcc_runner.drivers.base import (
     ConnectionLost,
     ConnectionOptions,

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import chromium
 import pytest
+from tpcc_contract.histograms import record_latency
+from tpcc_contract.results import PodWindow, TypeStats, build_results
+from tpcc_contract.tpcc import TRANSACTIONS
 from tpcc_runner.cli import main
 from tpcc_runner.report import render
 from tpcc_runner.report_runs import distinct, read_runs
-from tpcc_runner.results import PodWindow, TypeStats, build_results, record_latency
-from tpcc_runner.workload import TRANSACTIONS
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 START = 1_767_225_600.0  # 2026-01-01T00:00:00Z

@@ -2,17 +2,10 @@
 histograms, merging runner pods over their common window, the clause 5.2.5.3 limits."""
 
 import pytest
-from tpcc_runner.results import (
-    LATENCY_BUCKETS,
-    PodWindow,
-    TypeStats,
-    bucket_index,
-    build_results,
-    merge_results,
-    record_latency,
-    summary,
-)
-from tpcc_runner.workload import NEW_ORDER, PAYMENT, STOCK_LEVEL, TRANSACTIONS
+from tpcc_contract.histograms import record_latency
+from tpcc_contract.results import PodWindow, TypeStats, build_results, merge_results
+from tpcc_contract.tpcc import NEW_ORDER, PAYMENT, STOCK_LEVEL, TRANSACTIONS
+from tpcc_runner.results import LATENCY_BUCKETS, bucket_index, summary
 
 START_AT = 1_800_000_000.0  # the barrier's instant, epoch seconds
 EXTRA = {
@@ -224,7 +217,7 @@ def test_latency_has_the_minimum_beside_the_percentiles():
 def test_mean_latency_is_hdrhistograms_own_mean_over_the_recorded_buckets():
     import random
 
-    from tpcc_runner.results import latency_summary_ms, new_histogram
+    from tpcc_contract.histograms import latency_summary_ms, new_histogram
 
     rng = random.Random(3)
     for scale_s in (0.0005, 0.02, 3.0):
@@ -237,7 +230,7 @@ def test_mean_latency_is_hdrhistograms_own_mean_over_the_recorded_buckets():
 def test_percentiles_are_hdrhistograms_own_over_the_recorded_buckets():
     import random
 
-    from tpcc_runner.results import new_histogram, percentiles_us
+    from tpcc_contract.histograms import new_histogram, percentiles_us
 
     rng = random.Random(5)
     for scale_s in (0.0005, 0.02, 3.0):

@@ -3,9 +3,10 @@ results documents, merged over runner pods (results.merge_server)."""
 
 from __future__ import annotations
 
-from tpcc_runner.results import merge_server, server_results, summary
-from tpcc_runner.server_agreement import AGREE, DISAGREE, NOT_AVAILABLE, judge
-from tpcc_runner.server_stats import ClientCounts, CounterGroup, DatabaseSize, ServerCounters
+from tpcc_contract.results import merge_server, server_results
+from tpcc_contract.server_agreement import AGREE, DISAGREE, NOT_AVAILABLE, judge
+from tpcc_contract.server_stats import ClientCounts, CounterGroup, DatabaseSize, ServerCounters
+from tpcc_runner.results import summary
 
 
 def _volt_like(t: float, new_order: tuple[int, int], payment: int) -> ServerCounters:
@@ -108,7 +109,7 @@ def test_a_server_that_cannot_be_asked_is_reported_not_available_and_the_run_goe
 
 
 def test_a_counter_the_server_lists_only_after_first_use_counts_from_zero():
-    from tpcc_runner.server_stats import counter_deltas
+    from tpcc_contract.server_stats import counter_deltas
 
     before = ServerCounters(1, (), {"procedure.LoadItems.invocations": 3})
     after = ServerCounters(2, (), {"procedure.LoadItems.invocations": 3, "procedure.NewOrder.invocations": 40})

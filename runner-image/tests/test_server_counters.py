@@ -108,7 +108,7 @@ def test_a_k_safe_cluster_counts_each_write_once_and_agrees(voltdb_cluster):
 
 
 def test_two_runner_pods_are_judged_together_when_merged(volt_loaded, tmp_path):
-    from tpcc_runner.results import merge_results
+    from tpcc_contract.results import merge_results
 
     start_at = time.time() + 8
     pods = [

@@ -13,7 +13,7 @@ from array import array
 from decimal import Decimal
 
 import pytest
-from tpcc_runner.consistency import RunDeliveries
+from tpcc_contract.deliveries import RunDeliveries
 from tpcc_runner.drivers import voltdb as volt
 from tpcc_runner.drivers.base import (
     ConnectionLost,

@@ -11,7 +11,7 @@ import time
 import pytest
 from cli_helpers import TPCC, tpcc
 from secantus_server import secantus  # noqa: F401  (fixture)
-from tpcc_runner.results import merge_results
+from tpcc_contract.results import merge_results
 from tpcc_runner.workload import CConstants, load_constants, run_constants
 
 pytestmark = pytest.mark.db

@@ -6,6 +6,7 @@ import datetime as dt
 import random
 
 import pytest
+from tpcc_contract import tpcc
 from tpcc_runner import transactions as t
 from tpcc_runner import workload as w
 
@@ -61,7 +62,13 @@ def test_parse_mix_rejects_bad_input():
 def test_mix_deck_is_exact_per_hundred_cards():
     deck = w.MixDeck(random.Random(3), (45, 43, 4, 4, 4))
     draws = collections.Counter(deck.next() for _ in range(1000))
-    assert draws == {w.NEW_ORDER: 450, w.PAYMENT: 430, w.ORDER_STATUS: 40, w.DELIVERY: 40, w.STOCK_LEVEL: 40}
+    assert draws == {
+        tpcc.NEW_ORDER: 450,
+        tpcc.PAYMENT: 430,
+        tpcc.ORDER_STATUS: 40,
+        tpcc.DELIVERY: 40,
+        tpcc.STOCK_LEVEL: 40,
+    }
 
 
 def _inputs(warehouses=4, home=2):
@@ -143,16 +150,16 @@ def test_terminal_assignment_spreads_over_warehouses():
 
 def test_think_time_mean_and_truncation():
     rng = random.Random(9)
-    samples = [w.think_seconds(rng, w.DELIVERY) for _ in range(50_000)]
+    samples = [w.think_seconds(rng, tpcc.DELIVERY) for _ in range(50_000)]
     assert max(samples) <= 50.0
     assert 4.7 < sum(samples) / len(samples) < 5.3
 
 
 def test_efficiency_against_12_86_per_warehouse():
-    assert w.efficiency(12.86 * 10, 10) == pytest.approx(100.0)
-    assert w.efficiency(6.43, 1) == pytest.approx(50.0)
-    assert w.reported_efficiency(6.43, 1, paced=True) == (50.0, None)
-    value, reason = w.reported_efficiency(712441.0, 1, paced=False)
+    assert tpcc.efficiency(12.86 * 10, 10) == pytest.approx(100.0)
+    assert tpcc.efficiency(6.43, 1) == pytest.approx(50.0)
+    assert tpcc.reported_efficiency(6.43, 1, paced=True) == (50.0, None)
+    value, reason = tpcc.reported_efficiency(712441.0, 1, paced=False)
     assert value is None and "think" in reason
 
 
@@ -184,13 +191,13 @@ def test_one_seed_reproduces_the_transaction_inputs_of_a_terminal():
 
 def test_each_type_draws_its_own_input():
     inp = _inputs()
-    kinds = {txn: type(inp.draw(txn)) for txn in w.TRANSACTIONS}
+    kinds = {txn: type(inp.draw(txn)) for txn in tpcc.TRANSACTIONS}
     assert kinds == {
-        w.NEW_ORDER: t.NewOrderInput,
-        w.PAYMENT: t.PaymentInput,
-        w.ORDER_STATUS: t.OrderStatusInput,
-        w.DELIVERY: t.DeliveryInput,
-        w.STOCK_LEVEL: t.StockLevelInput,
+        tpcc.NEW_ORDER: t.NewOrderInput,
+        tpcc.PAYMENT: t.PaymentInput,
+        tpcc.ORDER_STATUS: t.OrderStatusInput,
+        tpcc.DELIVERY: t.DeliveryInput,
+        tpcc.STOCK_LEVEL: t.StockLevelInput,
     }
     with pytest.raises(ValueError, match="no TPC-C transaction 'NEWORDER'"):
         inp.draw("NEWORDER")
@@ -213,10 +220,10 @@ def test_one_seed_gives_every_pod_the_same_run_constants():
 
 
 def test_response_time_verdicts_of_clause_5_2_5_3():
-    v = w.response_time_verdicts({w.NEW_ORDER: 5.0, w.PAYMENT: 5.01, w.STOCK_LEVEL: 19.0})
-    assert v[w.NEW_ORDER]["passed"] is True and v[w.PAYMENT]["passed"] is False
-    assert v[w.STOCK_LEVEL] == {"limit_seconds": 20.0, "p90_seconds": 19.0, "passed": True}
-    assert v[w.DELIVERY]["passed"] is None
+    v = tpcc.response_time_verdicts({tpcc.NEW_ORDER: 5.0, tpcc.PAYMENT: 5.01, tpcc.STOCK_LEVEL: 19.0})
+    assert v[tpcc.NEW_ORDER]["passed"] is True and v[tpcc.PAYMENT]["passed"] is False
+    assert v[tpcc.STOCK_LEVEL] == {"limit_seconds": 20.0, "p90_seconds": 19.0, "passed": True}
+    assert v[tpcc.DELIVERY]["passed"] is None
 
 
 def test_spec_deviations_name_what_the_run_did_differently():

@@ -7,10 +7,10 @@ import time
 
 import pytest
 from cli_helpers import tpcc
+from tpcc_contract.ycsb.measurements import Measurements
 from tpcc_runner.metrics import PHASES, RunnerMetrics
 from tpcc_runner.ycsb import command
 from tpcc_runner.ycsb.command import _measuring_once_counted
-from tpcc_runner.ycsb.measurements import Measurements
 
 
 def _closed_port() -> int:
@@ -78,9 +78,9 @@ def test_ycsb_sql_creates_each_voltdb_procedure_once():
 
 
 def test_flags_are_properties_checked_with_the_others():
+    from tpcc_contract.ycsb.properties import PropertyError
     from tpcc_runner.cli import build_parser
     from tpcc_runner.ycsb.command import properties_of
-    from tpcc_runner.ycsb.properties import PropertyError
 
     def props(*args):
         return properties_of(build_parser().parse_args(["ycsb", "run", "--db", "voltdb", "--workload", "b", *args]))

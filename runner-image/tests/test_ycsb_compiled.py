@@ -9,10 +9,10 @@ import random
 from types import SimpleNamespace
 
 import pytest
+from tpcc_contract.ycsb.properties import resolve
 from tpcc_runner.drivers.voltdb import encode_invocation
 from tpcc_runner.processes import usable_cpus
 from tpcc_runner.ycsb import voltdb_compiled
-from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.voltdb import VoltDBStore, _insert_call, _read_call, _update_call
 from tpcc_runner.ycsb.workload import INSERT, READ, READMODIFYWRITE, UPDATE, CoreWorkload
 

@@ -17,9 +17,9 @@ import pytest
 from cli_helpers import tpcc
 from secantus_server import secantus  # noqa: F401  (fixture)
 from test_mongodb_driver import commands_sent
+from tpcc_contract.ycsb.properties import resolve
 from tpcc_runner.drivers.base import ConnectionOptions, DriverError
 from tpcc_runner.drivers.voltdb import STRING
-from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.store import make_store
 from tpcc_runner.ycsb.workload import (
     INSERT,

@@ -11,12 +11,13 @@ import threading
 import time
 
 import pytest
+from tpcc_contract.ycsb.measurements import Measurements
+from tpcc_contract.ycsb.properties import resolve
 from tpcc_runner.drivers.base import DriverError, UnknownOutcome
 from tpcc_runner.ycsb.executor import Plan, execute, shares, throttle_delay, written
 from tpcc_runner.ycsb.ledger import ledger_line, parse_ledgers, value_digest, verify
-from tpcc_runner.ycsb.measurements import Measurements, live_buckets, live_counts, status_summary, ycsb_text
+from tpcc_runner.ycsb.measurements import live_buckets, live_counts, status_summary, ycsb_text
 from tpcc_runner.ycsb.pool import execute_plan, parts
-from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.workload import CoreWorkload, deterministic_value, java_string_hash
 from ycsb_memory_store import JournalStores, MemoryDatabase, MemoryStore, journal_lines
 

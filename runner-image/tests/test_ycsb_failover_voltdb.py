@@ -17,10 +17,10 @@ import time
 
 import pytest
 from cli_helpers import TPCC, tpcc
+from tpcc_contract.ycsb.properties import resolve
 from tpcc_runner.drivers.base import ConnectionOptions
 from tpcc_runner.drivers.voltdb import STRING, VARBINARY
 from tpcc_runner.ycsb.ledger import parse_ledgers
-from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.store import make_store
 from voltdb_server import start_voltdb, voltdb_cluster  # noqa: F401  (fixture)
 

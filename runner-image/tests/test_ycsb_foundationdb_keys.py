@@ -7,11 +7,11 @@ import time
 
 import pytest
 from test_foundationdb_keys import HAS_BINDING, _libfdb_c_present, needs_binding
+from tpcc_contract.ycsb.properties import Properties
 from tpcc_runner.drivers.base import ConnectionOptions, Unreachable
 from tpcc_runner.drivers.foundationdb import LIBFDB_C_MISSING
 from tpcc_runner.ycsb.foundationdb import FoundationDBStore, YcsbKeyspace
 from tpcc_runner.ycsb.generators import build_key_name
-from tpcc_runner.ycsb.properties import Properties
 
 PREFIX = b"\x15\x2a"  # what the directory layer hands out: a short tuple-encoded integer
 

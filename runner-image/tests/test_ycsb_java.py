@@ -16,6 +16,7 @@ from collections import Counter
 
 import pytest
 from scipy import stats
+from tpcc_contract.ycsb.properties import PRESETS, Properties, resolve
 from tpcc_runner.ycsb.generators import (
     SCRAMBLED_ITEM_COUNT,
     SCRAMBLED_ZETAN,
@@ -32,7 +33,6 @@ from tpcc_runner.ycsb.generators import (
     fnvhash64,
     zetastatic,
 )
-from tpcc_runner.ycsb.properties import PRESETS, Properties, resolve
 from tpcc_runner.ycsb.timeseries import TimeSeriesWorkload
 from tpcc_runner.ycsb.workload import INSERT, READ, UPDATE, CoreWorkload, Operation
 from ycsb_java import ycsb_java  # noqa: F401  (fixture)

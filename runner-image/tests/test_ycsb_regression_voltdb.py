@@ -3,7 +3,7 @@ after a warm-up run twice as the history (the baseline), then once through a lin
 the server's answers DELAY s (what `tc netem delay` or a congested network path between the runner
 and the database does), then once more on the direct link. The operator's pure judge
 (tpcc_operator.regression.judge) reads each run's status.ycsb as the operator builds it
-(tpcc_runner.ycsb.results.merge) and must call the slowed run Regressed, on its operations per
+(tpcc_contract.ycsb.results.merge) and must call the slowed run Regressed, on its operations per
 second and its READ p99, and the last run not.
 
 Why a delayed link and not a CPU-starved server: SIGSTOP/SIGCONT duty cycles (stopped 30 ms of every
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import tpcc
+from tpcc_contract.ycsb.results import merge
 from tpcc_operator.regression import IMPROVED, PASS, REGRESSED, Policy, Summary, judge
 from tpcc_operator.workloads.ycsb import YCSB_WORKLOAD
-from tpcc_runner.ycsb.results import merge
 from voltdb_server import voltdb  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.db

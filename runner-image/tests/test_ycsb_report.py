@@ -14,10 +14,10 @@ from pathlib import Path
 
 import chromium
 import pytest
+from tpcc_contract.ycsb import results
+from tpcc_contract.ycsb.measurements import Measurements
 from tpcc_runner.cli import main
 from tpcc_runner.report_svg import num
-from tpcc_runner.ycsb import results
-from tpcc_runner.ycsb.measurements import Measurements
 from tpcc_runner.ycsb.report import section, split, throughput_table
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ycsb"

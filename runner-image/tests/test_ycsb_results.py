@@ -7,10 +7,10 @@ import argparse
 
 import pytest
 from test_ycsb_executor import loaded, props_of, run
+from tpcc_contract.ycsb.measurements import Measurements
+from tpcc_contract.ycsb.results import merge
 from tpcc_runner.drivers.base import ConnectionOptions
 from tpcc_runner.ycsb.command import results_document
-from tpcc_runner.ycsb.measurements import Measurements
-from tpcc_runner.ycsb.results import merge
 
 
 def pod_document(db, props, seed: int, shard: int, start: float) -> dict:

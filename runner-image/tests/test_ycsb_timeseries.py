@@ -10,10 +10,10 @@ import struct
 from collections import Counter
 
 import pytest
+from tpcc_contract.ycsb.properties import PropertyError, resolve
 from tpcc_runner.ycsb.executor import Plan
 from tpcc_runner.ycsb.ledger import parse_ledgers, verify
 from tpcc_runner.ycsb.pool import execute_plan, parts
-from tpcc_runner.ycsb.properties import PropertyError, resolve
 from tpcc_runner.ycsb.timeseries import (
     EpochTimestamps,
     TimeSeriesWorkload,

@@ -13,8 +13,8 @@ import struct
 import pytest
 from cli_helpers import tpcc
 from secantus_server import secantus  # noqa: F401  (fixture)
+from tpcc_contract.ycsb.properties import resolve
 from tpcc_runner.drivers.base import ConnectionOptions
-from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.store import make_store
 from tpcc_runner.ycsb.timeseries import TimeSeriesWorkload
 from voltdb_server import voltdb  # noqa: F401  (fixture)

@@ -6,10 +6,10 @@ ledger's verification), never for a run that only asks whether the record was th
 from __future__ import annotations
 
 import pytest
+from tpcc_contract.ycsb.properties import resolve
 from tpcc_runner.drivers import voltdb as wire
 from tpcc_runner.ycsb import voltdb as ycsb_voltdb
 from tpcc_runner.ycsb.outcome import judge
-from tpcc_runner.ycsb.properties import resolve
 from tpcc_runner.ycsb.workload import READ, CoreWorkload, Operation, deterministic_value
 
 ROWS = [("field0", b"first value"), ("field1", b"second value"), ("field2", b"")]

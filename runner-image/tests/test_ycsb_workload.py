@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from tpcc_runner.ycsb.properties import PRESETS, PropertyError, resolve
+from tpcc_contract.ycsb.properties import PRESETS, PropertyError, resolve
 from tpcc_runner.ycsb.workload import INSERT, READ, READMODIFYWRITE, SCAN, UPDATE, CoreWorkload
 
 

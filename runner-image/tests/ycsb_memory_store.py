@@ -13,8 +13,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from tpcc_contract.ycsb.properties import Properties
 from tpcc_runner.drivers.base import ConnectionOptions, DriverError
-from tpcc_runner.ycsb.properties import Properties
 from tpcc_runner.ycsb.store import KeyValueStore, Record
 from tpcc_runner.ycsb.workload import CoreWorkload, Operation
 

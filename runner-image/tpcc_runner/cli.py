@@ -15,8 +15,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from tpcc_contract.deliveries import RunDeliveries
+from tpcc_contract.results import server_results
+from tpcc_contract.server_stats import ClientCounts, DatabaseSize, ServerCounters
+from tpcc_contract.tpcc import TRANSACTIONS
+
 from . import __version__, k8s
-from .consistency import RunDeliveries, failed, read_deliveries, report
+from .consistency import failed, read_deliveries, report
 from .drivers import DRIVERS, driver_class, make_driver, options
 from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta, bounded
 from .executor import ClientPool, RunPlan, Window
@@ -24,10 +29,9 @@ from .ledger import LedgerWriter, Released, ended_when_released, hold_ledger, re
 from .loader import constants_of, load, require_loaded, scale_of
 from .processes import Terminated, terminated_by_sigterm, usable_cpus
 from .redact import redact, setup_logging
-from .results import PodWindow, run_results, server_results, summary
-from .server_stats import ClientCounts, DatabaseSize, ServerCounters
+from .results import pod_window, run_results, summary
 from .usage import UsageError, at_least, connection_options, parse_time, positive, shard, share_of
-from .workload import TRANSACTIONS, RemotePercents, Scale, parse_mix, run_constants
+from .workload import RemotePercents, Scale, parse_mix, run_constants
 
 if TYPE_CHECKING:
     # imported by main() only: the fork server the clients start from imports this module,
@@ -511,18 +515,18 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
     with ended_when_released(args.hold_ledger):
         measured = pool.collect(progress.on_report, window)
     counters_after = fetch_server_counters(args, options)  # before the checks invoke anything
-    pod_window = PodWindow.of(window, measured)
-    if pod_window.late_for_measuring:
+    window_measured = pod_window(window, measured)
+    if window_measured.late_for_measuring:
         log.warning(
             "run: terminals started %.1f s after the start time %s, into the measured interval",
-            pod_window.late_seconds,
+            window_measured.late_seconds,
             _iso(window.start),
         )
     metrics.set_phase("checking" if args.check else "done")
     metrics.tpmc.set(0)
     progress.close()
     doc = run_results(
-        plan, meta, described, len(pool.procs), measured, pod_window, progress.timeline, progress.deliveries
+        plan, meta, described, len(pool.procs), measured, window_measured, progress.timeline, progress.deliveries
     )
     doc.update(
         server_results(

@@ -14,12 +14,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .consistency import RunDeliveries
+from tpcc_contract.deliveries import RunDeliveries
+from tpcc_contract.histograms import record_latency
+from tpcc_contract.results import OUTCOMES, TIMELINE_STEP_SECONDS, TypeStats
+from tpcc_contract.tpcc import NEW_ORDER, TRANSACTIONS
+
 from .drivers import driver_module, make_driver
 from .drivers.base import ConnectionLost, ConnectionOptions, DriverError, RetryableError, UnknownOutcome, UserAbort
 from .durability import LedgerRecord, identity_of_new_order
 from .processes import end_with_runner, worker_context
-from .results import LATENCY_BUCKETS, OUTCOMES, TIMELINE_STEP_SECONDS, TypeStats, bucket_index, record_latency
+from .results import LATENCY_BUCKETS, bucket_index
 from .transactions import (
     DeliveryInput,
     DeliveryOutput,
@@ -28,7 +32,7 @@ from .transactions import (
     TransactionInput,
     TransactionOutput,
 )
-from .workload import NEW_ORDER, TRANSACTIONS, CConstants, RemotePercents, Scale, Terminal
+from .workload import CConstants, RemotePercents, Scale, Terminal
 
 log = logging.getLogger("tpcc.executor")
 REPORT_INTERVAL = 1.0

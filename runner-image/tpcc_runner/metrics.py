@@ -12,10 +12,11 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created_metrics, make_wsgi_app
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+from tpcc_contract.tpcc import TRANSACTIONS
+from tpcc_contract.ycsb.measurements import Measurements
 
 from .results import LATENCY_BUCKETS
-from .workload import TRANSACTIONS
-from .ycsb.measurements import Measurements, live_buckets, live_counts
+from .ycsb.measurements import live_buckets, live_counts
 
 # No `_created` series: prometheus_client's creation timestamp of every counter child, which
 # nothing reads and which doubles each counter's series (process-wide, so set where it is imported).

@@ -23,11 +23,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from tpcc_contract.tpcc import TRANSACTIONS
+
 from . import changepoints, report_experiments, report_papers
 from .changepoints import HistoryPoint
 from .report_runs import PERCENTILES, Acid, Run, distinct, matrix_label, read_runs
 from .report_svg import BOTTOM, LEFT, PALETTE, RIGHT, TOP, H, Plot, W, num
-from .workload import TRANSACTIONS
 from .ycsb import report as ycsb_report
 
 

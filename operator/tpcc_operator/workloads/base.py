@@ -1,8 +1,9 @@
 """The one interface every workload implements on the operator's side: what its load writes, what
 its Jobs are told, how its runner pods' results merge into the status, how its durability report
 is judged and what a sweep's search measures it by. A workload's module (tpcc.py, ycsb.py) is the
-only place that knows these things of it; the runner's package (tpcc_runner, tpcc_runner.ycsb)
-does the work. The registry (`workloads.of`) is the only place that maps workload.kind to a module.
+only place that knows these things of it; the runner (tpcc_runner) does the work, and what both
+sides must agree on (documents, their merge, command lines) is tpcc_contract's. The registry
+(`workloads.of`) is the only place that maps workload.kind to a module.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
+
+from tpcc_contract.commands import Connection, RunnerCommand, RunnerPod
 
 from ..capacity import Unit
 from ..regression import Figures
@@ -53,8 +56,6 @@ class Workload:
     kind: ClassVar[str]  # workload.kind
     throughput: ClassVar[str]  # the status field a sweep's search and comparisons measure it by
     consistency_conditions: ClassVar[bool]  # whether it has TPC-C's 12 (verify.enabled checks them)
-    # whether its load refuses data an external database already holds unless asked to reset it
-    refuses_existing_data: ClassVar[bool]
 
     def loaded(self, workload: WorkloadSpec) -> str:
         """What the load Job writes, as the stage messages name it."""
@@ -68,16 +69,22 @@ class Workload:
         """What the runner would refuse in what its Jobs are told, found before anything is deployed."""
         return []
 
-    def load_arguments(self, spec: RunSpec, seed: int) -> tuple[list[str], list[str]]:
-        """The load Job's `tpcc` command and its workload's flags (the connection's go between)."""
+    def load_command(
+        self, spec: RunSpec, seed: int, connection: Connection, reset: bool, results_configmap: str
+    ) -> RunnerCommand:
+        """The load Job's `tpcc` command: `reset` drops what the database holds first, load.json goes
+        into `results_configmap`."""
         raise NotImplementedError
 
-    def run_arguments(self, spec: RunSpec, seed: int) -> tuple[list[str], list[str]]:
-        """The runner Job's command and its workload's flags (the barrier's and ledger's follow)."""
+    def run_command(self, spec: RunSpec, seed: int, connection: Connection, pod: RunnerPod) -> RunnerCommand:
+        """The runner Job's command, each pod told its shard, barrier and ledger (`pod`)."""
         raise NotImplementedError
 
-    def verify_command(self, spec: RunSpec) -> list[str]:
-        """The verifier's command, which reads every runner pod's ledger."""
+    def verify_command(
+        self, spec: RunSpec, connection: Connection, ledgers: tuple[str, ...], results_configmap: str
+    ) -> RunnerCommand:
+        """The verifier's command, which reads every runner pod's ledger; durability.json goes into
+        `results_configmap`."""
         raise NotImplementedError
 
     def merge(self, docs: list[dict]) -> dict:

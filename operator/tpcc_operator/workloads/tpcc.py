@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tpcc_runner.results import merge_results
-from tpcc_runner.workload import RESPONSE_TIME_LIMIT_SECONDS
+from tpcc_contract.commands import Connection, Load, Run, RunnerPod, VerifyLedger
+from tpcc_contract.results import merge_results
+from tpcc_contract.tpcc import RESPONSE_TIME_LIMIT_SECONDS
 
 from ..capacity import WAREHOUSES, Unit
 from ..regression import TPMC, Figures, p99_of
@@ -21,24 +22,16 @@ from .base import DurabilityVerdict, Measured, Workload
 P90_LIMITS_MS = {t: s * 1000 for t, s in RESPONSE_TIME_LIMIT_SECONDS.items()}
 
 
-def mix_argument(spec: RunSpec) -> str:
+def mix(spec: RunSpec) -> tuple[int, int, int, int, int]:
     """The TPC-C mix as `tpcc run --mix` takes it: NewOrder, Payment, OrderStatus, Delivery, StockLevel."""
-    mix = spec.workload.mix
-    return ",".join(str(n) for n in (mix.new_order, mix.payment, mix.order_status, mix.delivery, mix.stock_level))
-
-
-def remote_arguments(spec: RunSpec) -> list[str]:
-    """workload.remotePercent as `tpcc run` flags; an absent key keeps the runner's clause value."""
-    remote = spec.workload.remote_percent or RemotePercent()
-    flags = (("--remote-line-percent", remote.new_order_lines), ("--remote-payment-percent", remote.payments))
-    return [arg for flag, percent in flags if percent is not None for arg in (flag, str(percent))]
+    m = spec.workload.mix
+    return (m.new_order, m.payment, m.order_status, m.delivery, m.stock_level)
 
 
 class TPCC(Workload):
     kind = "tpcc"
     throughput = "tpmC"
     consistency_conditions = True
-    refuses_existing_data = True  # never touch a user's own TPC-C data unasked
 
     def loaded(self, workload: WorkloadSpec) -> str:
         return f"{workload.warehouses} warehouses"
@@ -48,32 +41,45 @@ class TPCC(Workload):
             return "spec.sweep.warehouses", max(spec.sweep.warehouses), WAREHOUSES
         return "spec.workload.warehouses", spec.workload.warehouses, WAREHOUSES
 
-    def load_arguments(self, spec: RunSpec, seed: int) -> tuple[list[str], list[str]]:
+    def load_command(
+        self, spec: RunSpec, seed: int, connection: Connection, reset: bool, results_configmap: str
+    ) -> Load:
+        """An external database's data is refused unless the spec resets it: never touch a user's
+        own TPC-C data unasked. With verify.afterLoad the Job checks the 12 conditions too."""
         w = spec.workload
-        return ["load"], ["--warehouses", str(w.warehouses), "--workers", str(w.load_workers), "--seed", str(seed)]
+        return Load(
+            connection,
+            warehouses=w.warehouses,
+            workers=w.load_workers,
+            seed=seed,
+            results_configmap=results_configmap,
+            reset=reset,
+            refuse_existing=not reset and not spec.database.deployed,
+            check=spec.verify.after_load,
+        )
 
-    def run_arguments(self, spec: RunSpec, seed: int) -> tuple[list[str], list[str]]:
+    def run_command(self, spec: RunSpec, seed: int, connection: Connection, pod: RunnerPod) -> Run:
+        """workload.remotePercent: an absent key keeps the runner's clause value."""
         w = spec.workload
-        flags = [
-            "--warehouses",
-            str(w.warehouses),
-            "--total-clients",
-            str(w.clients),
-            "--duration",
-            str(w.duration_seconds),
-            "--warmup",
-            str(w.warmup_seconds),
-            "--mix",
-            mix_argument(spec),
-            "--seed",
-            str(seed),
-            *(["--think-time"] if w.pacing == "spec" else []),
-            *remote_arguments(spec),
-        ]
-        return ["run"], flags
+        remote = w.remote_percent or RemotePercent()
+        return Run(
+            connection,
+            warehouses=w.warehouses,
+            total_clients=w.clients,
+            duration=w.duration_seconds,
+            warmup=w.warmup_seconds,
+            mix=mix(spec),
+            seed=seed,
+            pod=pod,
+            think_time=w.pacing == "spec",
+            remote_line_percent=remote.new_order_lines,
+            remote_payment_percent=remote.payments,
+        )
 
-    def verify_command(self, spec: RunSpec) -> list[str]:
-        return ["verify-ledger"]
+    def verify_command(
+        self, spec: RunSpec, connection: Connection, ledgers: tuple[str, ...], results_configmap: str
+    ) -> VerifyLedger:
+        return VerifyLedger(connection, ledgers, results_configmap)
 
     def merge(self, docs: list[dict]) -> dict:
         return merge_results(docs)

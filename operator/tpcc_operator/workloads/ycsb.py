@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpcc_runner.ycsb import properties as ycsb_properties
-from tpcc_runner.ycsb.results import merge as merge_ycsb
+from tpcc_contract.commands import Connection, RunnerPod, YcsbLoad, YcsbRun, YcsbVerify, YcsbWorkload
+from tpcc_contract.ycsb import properties as ycsb_properties
+from tpcc_contract.ycsb.results import merge as merge_ycsb
 
 from ..capacity import Unit, ycsb_records
 from ..regression import OPS_PER_SECOND, Figures, p99_of
@@ -35,16 +36,9 @@ def spec_properties(spec: RunSpec, phase: str) -> dict[str, str]:
     return {name: str(value) for name, value in props.items()}
 
 
-def arguments(spec: RunSpec, phase: str) -> list[str]:
-    """workload.ycsb as `tpcc ycsb load|run|verify` flags: the preset, then every property as `-p`."""
-    props = spec_properties(spec, phase)
-    return [
-        "ycsb",
-        phase,
-        "--workload",
-        spec.workload.ycsb_or_defaults.workload,
-        *[a for name, value in sorted(props.items()) for a in ("-p", f"{name}={value}")],
-    ]
+def workload_options(spec: RunSpec, phase: str) -> YcsbWorkload:
+    """workload.ycsb as `tpcc ycsb load|run|verify` is told it: the preset, then every property as `-p`."""
+    return YcsbWorkload(spec.workload.ycsb_or_defaults.workload, tuple(sorted(spec_properties(spec, phase).items())))
 
 
 def job_properties(spec: RunSpec, phase: str) -> dict[str, str]:
@@ -107,7 +101,6 @@ class YCSB(Workload):
     kind = "ycsb"
     throughput = "opsPerSecond"
     consistency_conditions = False
-    refuses_existing_data = False  # its records live in their own table or collection
 
     def loaded(self, workload: WorkloadSpec) -> str:
         return f"{workload.ycsb_or_defaults.record_count:,} YCSB records"
@@ -117,7 +110,7 @@ class YCSB(Workload):
 
     def input_problems(self, spec: RunSpec) -> list[str]:
         """What the runner would refuse in the properties its load, run or verify Job is given,
-        found with its own parser (tpcc_runner.ycsb.properties): the property named, as the
+        found with its own parser (tpcc_contract.ycsb.properties): the property named, as the
         CRD's rules cannot check every value (a count that is no number, minscanlength above
         maxscanlength, ...)."""
         for phase in PHASES:
@@ -127,27 +120,38 @@ class YCSB(Workload):
                 return [f"spec.workload.ycsb: {refused} (the {phase} Job's `tpcc ycsb {phase}` would refuse it)"]
         return timeseries_thread_problems(spec)
 
-    def load_arguments(self, spec: RunSpec, seed: int) -> tuple[list[str], list[str]]:
-        return arguments(spec, "load"), ["--threads", str(spec.workload.load_workers), "--seed", str(seed)]
+    def load_command(
+        self, spec: RunSpec, seed: int, connection: Connection, reset: bool, results_configmap: str
+    ) -> YcsbLoad:
+        """Existing data is never refused: its records live in their own table or collection."""
+        return YcsbLoad(
+            workload_options(spec, "load"),
+            connection,
+            threads=spec.workload.load_workers,
+            seed=seed,
+            results_configmap=results_configmap,
+            reset=reset,
+        )
 
-    def run_arguments(self, spec: RunSpec, seed: int) -> tuple[list[str], list[str]]:
-        """Pod I inserts into its own slice of the key space (--shard), the target is shared out
+    def run_command(self, spec: RunSpec, seed: int, connection: Connection, pod: RunnerPod) -> YcsbRun:
+        """Pod I inserts into its own slice of the key space (its shard), the target is shared out
         among the pods."""
         w, n = spec.workload, spec.runners.parallelism
         target = w.ycsb_or_defaults.target_ops_per_second
-        flags = [
-            "--total-threads",
-            str(w.clients),
-            "--seed",
-            str(seed),
-            "--duration",
-            str(w.warmup_seconds + w.duration_seconds),
-            *(["--target", repr(target / n)] if target else []),
-        ]
-        return arguments(spec, "run"), flags
+        return YcsbRun(
+            workload_options(spec, "run"),
+            connection,
+            total_threads=w.clients,
+            seed=seed,
+            duration=w.warmup_seconds + w.duration_seconds,
+            pod=pod,
+            target=target / n if target else None,
+        )
 
-    def verify_command(self, spec: RunSpec) -> list[str]:
-        return arguments(spec, "verify")
+    def verify_command(
+        self, spec: RunSpec, connection: Connection, ledgers: tuple[str, ...], results_configmap: str
+    ) -> YcsbVerify:
+        return YcsbVerify(workload_options(spec, "verify"), connection, ledgers, results_configmap)
 
     def merge(self, docs: list[dict]) -> dict:
         return merge_ycsb(docs)

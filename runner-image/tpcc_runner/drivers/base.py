@@ -29,8 +29,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..consistency import ConditionResult, RunDeliveries, WarehouseData, evaluate
-from ..server_stats import DatabaseSize, ServerCounters
+from tpcc_contract.deliveries import RunDeliveries
+from tpcc_contract.server_stats import DatabaseSize, ServerCounters
+
+from ..consistency import ConditionResult, WarehouseData, evaluate
 from ..transactions import (
     DeliveryInput,
     DeliveryOutput,
@@ -251,7 +253,7 @@ class Driver(abc.ABC):
             f"snapshot here: run it while no transactions run"
         )
 
-    # -- what the server counts about itself (server_agreement.py judges; these only fetch) --
+    # -- what the server counts about itself (tpcc_contract.server_agreement judges; these only fetch) --
     def server_counters(self) -> ServerCounters:
         """The server's cumulative transaction counters now, grouped by the client transaction
         types whose work they count; ServerCounters.not_available(reason) where it keeps none.

@@ -33,10 +33,11 @@ import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from tpcc_contract.server_stats import DatabaseSize, ServerCounters
+
 from ..consistency import CustomerRow, DistrictRow, OrderRow, WarehouseData
 from ..durability import StoredOrder
 from ..schema import TABLES
-from ..server_stats import DatabaseSize, ServerCounters
 from ..transactions import (
     DeliveryInput,
     DeliveryOutput,

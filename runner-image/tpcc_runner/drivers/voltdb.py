@@ -39,11 +39,11 @@ from pathlib import Path
 from typing import Any
 
 import voltdbclient
+from tpcc_contract.server_stats import CounterGroup, DatabaseSize, ServerCounters
 
 from ..consistency import CustomerRow, DistrictRow, OrderRow, WarehouseData, cents_of
 from ..durability import StoredOrder
 from ..schema import TABLES
-from ..server_stats import CounterGroup, DatabaseSize, ServerCounters
 from ..transactions import (
     DeliveryInput,
     DeliveryOutput,

@@ -28,6 +28,8 @@ import threading
 import time
 from typing import Any
 
+from tpcc_contract.ycsb.properties import PRESETS, Properties, PropertyError, resolve
+
 from .. import __version__, k8s
 from ..drivers.base import ConnectionOptions, NotLoaded, bounded
 from ..ledger import LedgerWriter, ended_when_released, hold_ledger, ledger_lines
@@ -37,7 +39,6 @@ from .executor import Outcome, Plan
 from .ledger import parse_ledgers, verify
 from .measurements import live_counts, overall, status_summary, ycsb_text
 from .pool import execute_plan
-from .properties import PRESETS, Properties, PropertyError, resolve
 from .store import KeyValueStore, make_store, store_class, store_module
 from .timeseries import TimeSeriesWorkload, workload_for
 from .workload import CoreWorkload

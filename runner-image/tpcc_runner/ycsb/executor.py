@@ -23,11 +23,12 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from tpcc_contract.ycsb.measurements import BATCHED_OK, ERROR, OK, Measurements
+from tpcc_contract.ycsb.properties import Properties
+
 from ..drivers.base import UnknownOutcome
-from .measurements import BATCHED_OK, ERROR, OK, Measurements
 from .outcome import MEASUREMENT, ThreadWorkload, Timed, judge, written
 from .pipelined import PipelinedClients
-from .properties import Properties
 from .store import KeyValueStore, Pipeline
 from .timeseries import TimeSeriesWorkload, workload_for
 from .workload import INSERT, READMODIFYWRITE, CoreWorkload, Operation

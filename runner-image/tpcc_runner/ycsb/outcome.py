@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from tpcc_contract.ycsb.measurements import NOT_FOUND, OK, UNEXPECTED_STATE
+
 from .ledger import ledger_line
-from .measurements import NOT_FOUND, OK, UNEXPECTED_STATE
 from .timeseries import SeriesThread
 from .workload import INSERT, READ, READMODIFYWRITE, SCAN, UPDATE, CoreWorkload, Operation
 

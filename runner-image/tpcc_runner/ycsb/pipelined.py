@@ -22,8 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from tpcc_contract.ycsb.measurements import ERROR, Measurements
+
 from ..drivers.base import UnknownOutcome
-from .measurements import ERROR, Measurements
 from .outcome import MEASUREMENT, ThreadWorkload, Timed, judge, written
 from .store import Pipeline
 from .workload import INSERT, READ, READMODIFYWRITE, UPDATE, Operation

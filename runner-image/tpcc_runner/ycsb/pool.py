@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tpcc_contract.ycsb.measurements import Measurements
+
 from ..drivers.base import DriverError
 from ..processes import end_with_runner, worker_context
 from ..redact import setup_logging
@@ -47,7 +49,7 @@ from .executor import (
     shares,
     thread_store,
 )
-from .measurements import Measurements, live_total
+from .measurements import live_total
 from .store import Pipeline
 from .timeseries import workload_for
 

@@ -14,8 +14,9 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
+from tpcc_contract.ycsb.measurements import ORDER
+
 from ..report_svg import BOTTOM, LEFT, PALETTE, RIGHT, TOP, H, W, axis_ticks, num
-from .measurements import ORDER
 
 PRESETS = "abcdef"
 

@@ -15,10 +15,11 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from tpcc_contract.ycsb.properties import Properties
+
 from ..drivers.base import ConnectionOptions
 from ..drivers.options import Option
 from ..processes import usable_cpus
-from .properties import Properties
 from .workload import INSERT, READ, SCAN, UPDATE, Operation
 
 Record = dict[str, bytes]

@@ -32,6 +32,8 @@ import random
 import struct
 import time
 
+from tpcc_contract.ycsb.properties import Properties, PropertyError
+
 from .generators import (
     HotspotIntegerGenerator,
     ScrambledZipfianGenerator,
@@ -39,7 +41,6 @@ from .generators import (
     UniformLongGenerator,
     ZipfianGenerator,
 )
-from .properties import Properties, PropertyError
 from .workload import INSERT, READ, SCAN, UPDATE, CoreWorkload, Operation, operation_chooser
 
 # printableBasicAlphaASCIISet: the code points 0..127 Java calls upper or lower case letters

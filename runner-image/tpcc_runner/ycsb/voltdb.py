@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
+from tpcc_contract.ycsb.properties import Properties
+
 from ..drivers.base import ConnectionLost, DriverError
 from ..drivers.voltdb import (
     INTEGER,
@@ -41,7 +43,6 @@ from ..drivers.voltdb import (
     response_handle,
 )
 from . import voltdb_compiled
-from .properties import Properties
 from .store import KeyValueStore, Pipeline, Record
 from .workload import INSERT, READ, READMODIFYWRITE, SCAN, UPDATE, Operation
 

@@ -27,6 +27,9 @@ import importlib
 from collections.abc import Sequence
 from typing import Any
 
+from tpcc_contract.ycsb.measurements import ERROR
+from tpcc_contract.ycsb.properties import Properties
+
 from ..drivers.base import ConnectionLost, DriverError, UnknownOutcome
 from ..drivers.voltdb import UNREACHABLE, VoltDBDriver, checked, decode_response
 from .generators import (
@@ -40,10 +43,8 @@ from .generators import (
     ZipfianGenerator,
 )
 from .ledger import ledger_line
-from .measurements import ERROR
 from .outcome import written
 from .pipelined import Client, Shared
-from .properties import Properties
 from .workload import INSERT, READ, READMODIFYWRITE, UPDATE, CoreWorkload, Operation
 
 SLICE_SECONDS = 0.05  # how often the loop hands Python what it measured (the progress polls 5 times a second)

@@ -12,6 +12,8 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from tpcc_contract.ycsb.properties import OPERATIONS, Properties
+
 from .generators import (
     AcknowledgedCounterGenerator,
     ConstantIntegerGenerator,
@@ -27,7 +29,6 @@ from .generators import (
     build_key_name,
     java_int,
 )
-from .properties import OPERATIONS, Properties
 
 READ, UPDATE, INSERT, SCAN, READMODIFYWRITE = OPERATIONS
 # What YCSB's random values are made of: printable ASCII (RandomByteIterator draws ' ' + 0..95).

@@ -13,9 +13,9 @@ from pymongo import MongoClient, errors
 from pymongo.read_concern import ReadConcern
 from pymongo.read_preferences import ReadPreference
 from pymongo.write_concern import WriteConcern
+from tpcc_contract.server_stats import CounterGroup, DatabaseSize, ServerCounters
 
 from ...redact import redact
-from ...server_stats import CounterGroup, DatabaseSize, ServerCounters
 from ..base import ConnectionLost, ConnectionOptions, Driver, DriverError, NotPermitted, RetryableError, Unreachable
 from .config import DEFAULT_PORT, OPTIONS, UNAUTHORIZED
 
