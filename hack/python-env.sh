@@ -7,8 +7,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 LOCK=$ROOT/requirements.lock
 # the runner's C extension too: the editable install compiles it (setup.py)
-want=$(cat "$ROOT/runner-image/pyproject.toml" "$ROOT/operator/pyproject.toml" "$LOCK" "$0" \
-  "$ROOT/runner-image/setup.py" "$ROOT/runner-image/tpcc_runner/ycsb/_voltloop.c" \
+want=$(cat "$ROOT/runner-image/pyproject.toml" "$ROOT/runner-image/contract/pyproject.toml" "$ROOT/operator/pyproject.toml" \
+  "$LOCK" "$0" "$ROOT/runner-image/setup.py" "$ROOT/runner-image/tpcc_runner/ycsb/_voltloop.c" \
   | sha256sum | cut -c1-16)
 stamp=$VENV/.tpcc-inputs
 if [ -x "$VENV/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then exit 0; fi
@@ -21,6 +21,6 @@ if [ ! -x "$VENV/bin/python" ]; then python3 -m venv "$VENV"; fi
 # rather than one fetched into an isolated build env; their dependencies are the lock's.
 # (setuptools warns of every editable install, in-process now: silenced)
 PYTHONWARNINGS="ignore:Editable installation" \
-  "$VENV/bin/pip" install -q --no-deps --no-build-isolation -e "$ROOT/runner-image" -e "$ROOT/operator"
+  "$VENV/bin/pip" install -q --no-deps --no-build-isolation -e "$ROOT/runner-image/contract" -e "$ROOT/runner-image" -e "$ROOT/operator"
 echo "$want" >"$stamp"
 log "python env ready: $VENV ($(( $(date +%s) - t )) s)"
