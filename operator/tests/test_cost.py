@@ -3,9 +3,11 @@ edit of the price changes the figure and never starts a new run."""
 
 from __future__ import annotations
 
+import json
+
 from runner_docs import results_status, ycsb_status
 from test_phases import Driver, the
-from tpcc_operator.cost import cost_status
+from tpcc_operator.cost import CostFigure, cost_status
 from tpcc_operator.runspec import Cost
 from tpcc_operator.stages.actions import WriteResult
 from tpcc_operator.stages.generations import spec_hash
@@ -15,16 +17,16 @@ from tpcc_operator.workloads.ycsb import YCSB_WORKLOAD
 
 def test_the_figure_divides_tpmc_or_a_ycsb_runs_operations_per_second():
     assert cost_status(None, TPCC_WORKLOAD.figures({"results": results_status(100.0)})) is None
-    assert cost_status(Cost(2.5, "EUR"), TPCC_WORKLOAD.figures({"results": results_status(1000.0)})) == {
+    assert cost_status(Cost(2.5, "EUR"), TPCC_WORKLOAD.figures({"results": results_status(1000.0)})).to_json() == {
         "pricePerHour": 2.5,
         "currency": "EUR",
         "throughputMetric": "tpmC",
         "throughputPerPricePerHour": 400.0,
     }
     ycsb = YCSB_WORKLOAD.figures({"ycsb": ycsb_status(622.0)})
-    assert cost_status(Cost(0.3, "USD"), ycsb)["throughputPerPricePerHour"] == 2073.333
+    assert cost_status(Cost(0.3, "USD"), ycsb).throughput_per_price_per_hour == 2073.333
     running = TPCC_WORKLOAD.figures({"phase": "Running"})
-    assert cost_status(Cost(0.3, "USD"), running) == {"pricePerHour": 0.3, "currency": "USD"}
+    assert cost_status(Cost(0.3, "USD"), running).to_json() == {"pricePerHour": 0.3, "currency": "USD"}
 
 
 def test_a_finished_run_shows_its_cost_and_an_edit_of_the_price_only_moves_the_figure(spec_of):
@@ -64,9 +66,24 @@ def test_the_benchmarkresult_records_the_cost_of_what_it_measured(spec_of):
         "completionTime": "2026-11-25T12:00:00Z",
     }
     step = d.tick()
-    assert the(step, WriteResult).result.spec.cost == {
+    assert the(step, WriteResult).result.spec.cost.to_json() == {
         "pricePerHour": 2.0,
         "currency": "USD",
         "throughputMetric": "tpmC",
         "throughputPerPricePerHour": 450.0,
     }
+
+
+def test_status_cost_round_trips_through_its_type_byte_for_byte(spec_of):
+    d = Driver(spec_of({"database": {"type": "voltdb"}, "cost": {"pricePerHour": 0.7, "currency": "EUR"}}))
+    d.status = {
+        "phase": "Succeeded",
+        "observedGeneration": 2,
+        "specHash": spec_hash(d.typed),
+        "results": results_status(900.0),
+        "verdict": "Pass",
+        "cleanedUp": True,
+    }
+    d.tick()
+    written = json.dumps(d.status["cost"])
+    assert json.dumps(CostFigure.from_json(json.loads(written)).to_json()) == written

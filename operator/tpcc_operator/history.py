@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import plan, regression, workloads
-from .cost import cost_status
+from .cost import CostFigure, cost_status
 from .jsonmodel import JsonModel, named
 from .regression import OPS_PER_SECOND, TPMC, Figures
 from .runspec import RunSpec
@@ -111,7 +111,7 @@ class ResultSpec(JsonModel):
     transactions_per_second: float | None = None
     database_bytes: Mapping[str, int] | None = None
     server_agreement: str | None = None  # its verdict
-    cost: Mapping[str, Any] | None = None  # status.cost
+    cost: CostFigure | None = None  # status.cost
     p99_ms: Mapping[str, float] | None = None
     latency_ms: Mapping[str, Mapping[str, float]] | None = None
     load: Load | None = None

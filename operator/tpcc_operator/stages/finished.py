@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 
 from .. import plan, saturation, sweep_layout, workloads
-from ..cost import cost_status
+from ..cost import CostFigure, cost_status
 from ..runspec import RunSpec
 from ..timestamps import parse_time
 from . import reads, recording
@@ -50,8 +50,8 @@ def tick(
             return b.step
     after = patched(status, b.step.status)
     figure = cost_status(spec.cost, workloads.of(spec).figures(after))  # spec.cost may be edited later
-    if figure != status.get("cost"):
-        b.step.status["cost"] = figure
+    if figure != CostFigure.in_status(status, "cost"):
+        b.step.status["cost"] = figure.to_json() if figure else None
     if not status.get("cleanedUp"):
         heal_at_the_end(b)
         if status.get("startAt"):
