@@ -16,6 +16,7 @@ import pytest
 from specs import _regression, change_point_policy, regression_policy
 from test_crd import _undeclared
 from tpcc_operator.regression import ChangePointPolicy, FixedBaseline, Policy, Summary, changepoint_history, judge
+from tpcc_operator.runstatus import Regression
 from tpcc_runner.changepoints import analyze, parse_history
 
 HASH = "h"
@@ -72,7 +73,7 @@ def test_a_drop_at_the_run_judged_is_regressed_naming_the_change_point(seed):
     assert cp.change_percent == pytest.approx(-20, abs=4) and cp.pvalue <= 0.001
     assert verdict.message.startswith("Regressed: change point at nightly-g13-3fa2c: tpmC -")
     assert "the baseline comparison: Pass: tpmC" in verdict.message
-    status = verdict.to_status(HASH, "Fail")["changePoints"]
+    status = verdict.to_status(HASH, "Fail").to_json()["changePoints"]
     assert status == [
         {
             "metric": "tpmC",
@@ -86,6 +87,15 @@ def test_a_drop_at_the_run_judged_is_regressed_naming_the_change_point(seed):
             "outcome": "Regressed",
         }
     ]
+
+
+def test_status_regression_round_trips_through_its_type_byte_for_byte():
+    """status.regression as the run writes it (metrics against a fixed baseline, a change point)
+    parsed as runstatus.Regression and written again is the same JSON, key order included."""
+    verdict, _ = judged([6000.0] * 12 + [4800.0] * 3, 0, fixed=4800.0)
+    written = json.dumps(verdict.to_status(HASH, "Warn").to_json())
+    assert '"changePoints": [{"metric": "tpmC"' in written and '"deltaPercent"' in written
+    assert json.dumps(Regression.from_json(json.loads(written)).to_json()) == written
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -119,7 +129,7 @@ def test_a_flat_history_has_no_change_point_to_judge(seed):
     verdict, _ = judged([6000.0] * 20, seed, fixed=6000.0)
     assert verdict.outcome == "Pass" and verdict.change_points == ()
     assert verdict.message.endswith("; no change point in the last 5 results")
-    assert verdict.to_status(HASH, "Fail")["changePoints"] == []
+    assert verdict.to_status(HASH, "Fail").to_json()["changePoints"] == []
 
 
 def test_a_change_older_than_recent_results_is_the_new_normal():
@@ -171,7 +181,7 @@ def test_a_missing_or_stale_analysis_judges_nothing():
     assert stale.outcome == "Pass" and "the analysis ends at nightly-g14-3fa2c, not at this run" in stale.message
     # without the policy the analysis is not looked at, nor reported
     plain = judge(run, history, regression_policy(fixed=FixedBaseline(4800.0)), analysis=analysed(run, history))
-    assert plain.outcome == "Pass" and "changePoints" not in plain.to_status(HASH, "Fail")
+    assert plain.outcome == "Pass" and "changePoints" not in plain.to_status(HASH, "Fail").to_json()
 
 
 def test_the_history_handed_to_the_analysis():
@@ -226,7 +236,7 @@ def test_the_policy_from_the_spec_and_its_crd_defaults():
 
 def test_the_status_schema_keeps_the_change_points():
     verdict, _ = judged([6000.0] * 12 + [4800.0] * 3, seed=0, fixed=4800.0)
-    status = {"verdict": verdict.outcome, "regression": verdict.to_status(HASH, "Fail")}
+    status = {"verdict": verdict.outcome, "regression": verdict.to_status(HASH, "Fail").to_json()}
     assert status["regression"]["changePoints"]
     assert list(_undeclared(status, crd_schema.crd_schema()["properties"]["status"], "status")) == []
 

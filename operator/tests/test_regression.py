@@ -330,7 +330,7 @@ def test_the_record_and_its_configmap():
         "results": run_status(docs).to_json(),
         "verdict": "Pass",
         "completionTime": "t",
-        "regression": regression.Verdict("Pass", "ok").to_status("abc", "Fail"),
+        "regression": regression.Verdict("Pass", "ok").to_status("abc", "Fail").to_json(),
         "durability": durability_status(durability_report(9)).to_json(),
         "consistency": consistency_status(CHECK_OK).to_json(),
     }

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import runspec
-from .runstatus import Consistency, Durability
+from .runstatus import Baseline, ChangePointJudged, Consistency, Durability, MetricJudged, Regression
 
 PASS, REGRESSED, IMPROVED, INCONCLUSIVE, FAILED = "Pass", "Regressed", "Improved", "Inconclusive", "Failed"
 VERDICTS = (PASS, REGRESSED, IMPROVED, INCONCLUSIVE, FAILED)
@@ -175,12 +175,18 @@ class MetricVerdict:
     limit_percent: float
     outcome: str  # Pass | Regressed | Improved | NoData
 
-    def to_status(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "limitPercent": self.limit_percent, "outcome": self.outcome}
-        for key, v in (("value", self.value), ("baseline", self.baseline), ("deltaPercent", self.delta_percent)):
-            if v is not None:  # null in a merge patch deletes: absent instead
-                out[key] = round(v, 3)
-        return out
+    def to_status(self) -> MetricJudged:
+        def rounded(v: float | None) -> float | None:
+            return None if v is None else round(v, 3)
+
+        return MetricJudged(
+            name=self.name,
+            limit_percent=self.limit_percent,
+            outcome=self.outcome,
+            value=rounded(self.value),
+            baseline=rounded(self.baseline),
+            delta_percent=rounded(self.delta_percent),
+        )
 
 
 @dataclass(frozen=True)
@@ -198,18 +204,18 @@ class ChangePointVerdict:
     limit_percent: float
     outcome: str  # Pass | Regressed | Improved
 
-    def to_status(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric,
-            "result": self.result,
-            "resultsSince": self.results_since,
-            "meanBefore": round(self.mean_before, 3),
-            "meanAfter": round(self.mean_after, 3),
-            "changePercent": round(self.change_percent, 3),
-            "pValue": float(f"{self.pvalue:.3g}"),
-            "limitPercent": self.limit_percent,
-            "outcome": self.outcome,
-        }
+    def to_status(self) -> ChangePointJudged:
+        return ChangePointJudged(
+            metric=self.metric,
+            result=self.result,
+            results_since=self.results_since,
+            mean_before=round(self.mean_before, 3),
+            mean_after=round(self.mean_after, 3),
+            change_percent=round(self.change_percent, 3),
+            p_value=float(f"{self.pvalue:.3g}"),
+            limit_percent=self.limit_percent,
+            outcome=self.outcome,
+        )
 
     def describe(self) -> str:
         return (
@@ -227,18 +233,17 @@ class Verdict:
     metrics: tuple[MetricVerdict, ...] = ()
     change_points: tuple[ChangePointVerdict, ...] | None = None  # None: no spec.regression.changePoints
 
-    def to_status(self, comparison_hash_: str, on_regression: str) -> dict[str, Any]:
+    def to_status(self, comparison_hash_: str, on_regression: str) -> Regression:
         """status.regression (the verdict itself is status.verdict)."""
-        out = {
-            "message": self.message,
-            "comparisonHash": comparison_hash_,
-            "onRegression": on_regression,
-            "baseline": {"source": self.source, "results": list(self.baseline_results)},
-            "metrics": [m.to_status() for m in self.metrics],
-        }
-        if self.change_points is not None:
-            out["changePoints"] = [c.to_status() for c in self.change_points]
-        return out
+        change_points = self.change_points
+        return Regression(
+            message=self.message,
+            comparison_hash=comparison_hash_,
+            on_regression=on_regression,
+            baseline=Baseline(source=self.source, results=self.baseline_results),
+            metrics=tuple(m.to_status() for m in self.metrics),
+            change_points=None if change_points is None else tuple(c.to_status() for c in change_points),
+        )
 
 
 def _failure(run: Summary) -> str | None:

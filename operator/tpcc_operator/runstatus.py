@@ -239,3 +239,49 @@ class ConsistencyDuringRun(Consistency):
     started_at: str
     finished_at: str
     while_running: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class MetricJudged(JsonModel):
+    """One metric of status.regression: the run's value against its baseline (value, baseline
+    and delta absent where the run or the baseline lacks the metric)."""
+
+    name: str  # tpmC | opsPerSecond | p99Ms/<TYPE>
+    limit_percent: float
+    outcome: str  # Pass | Regressed | Improved | NoData
+    value: float | None = None
+    baseline: float | None = None
+    delta_percent: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChangePointJudged(JsonModel):
+    """A change point of the history in status.regression.changePoints."""
+
+    metric: str
+    result: str
+    results_since: int
+    mean_before: float
+    mean_after: float
+    change_percent: float
+    p_value: float
+    limit_percent: float
+    outcome: str  # Pass | Regressed | Improved
+
+
+@dataclass(frozen=True, kw_only=True)
+class Baseline(JsonModel):
+    source: str  # previous | result | fixed | none
+    results: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Regression(JsonModel):
+    """status.regression: how the run was judged (the verdict itself is status.verdict)."""
+
+    message: str
+    comparison_hash: str
+    on_regression: str  # Fail | Warn
+    baseline: Baseline
+    metrics: tuple[MetricJudged, ...]
+    change_points: tuple[ChangePointJudged, ...] | None = None  # None: no spec.regression.changePoints

@@ -110,7 +110,11 @@ def record(
             return None
         verdict = regression.judge(this, earlier, policy, world.named_baseline, analysis)
     on_regression = policy.on_regression if policy else "Fail"
-    fields = {"verdict": verdict.outcome, "regression": verdict.to_status(chash, on_regression), "resultName": name}
+    fields = {
+        "verdict": verdict.outcome,
+        "regression": verdict.to_status(chash, on_regression).to_json(),
+        "resultName": name,
+    }
     docs = [world.results[i] for i in sorted(world.results)]
     merged = workloads.of(spec).merge(docs) if docs else None
     result = history.record(
