@@ -5,8 +5,17 @@ test_status_types on the captured ones."""
 
 from __future__ import annotations
 
+from tpcc_operator.cost import CostFigure
 from tpcc_operator.history import ResultRecord, ResultSpec, result_object
-from tpcc_operator.runstatus import Acid, Consistency, ConsistencyDuringRun, Durability, Load, Results, YcsbResults
+from tpcc_operator.runstatus import (
+    Acid,
+    Consistency,
+    ConsistencyDuringRun,
+    Durability,
+    Load,
+    Results,
+    YcsbResults,
+)
 from tpcc_operator.sweep import Cell, Table, with_row
 
 PARTS: dict[str, type] = {
@@ -19,6 +28,7 @@ PARTS: dict[str, type] = {
     "consistencyAfterLoad": Consistency,
     "consistencyDuringRun": ConsistencyDuringRun,
     "sweep": Table,
+    "cost": CostFigure,
 }
 
 
