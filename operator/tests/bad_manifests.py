@@ -304,13 +304,13 @@ BAD = [
         "pause-without-duration",
         _faults(VOLTDB_K1, {"action": "pause"}),
         "durationSeconds",
-        "a pause or partition needs durationSeconds",
+        "a pause, partition or slow-network needs durationSeconds",
     ),
     Bad(
         "pause-outlasts-run",
         _faults(VOLTDB_K1, {"action": "pause", "afterSeconds": 60, "durationSeconds": 300}, durationSeconds=300),
         "workload.durationSeconds",
-        "a pause or partition must be over before the measured interval ends",
+        "a pause, partition or slow-network must be over before the measured interval ends",
     ),
     Bad(
         "kill-with-duration",
@@ -344,7 +344,66 @@ BAD = [
         "partition-without-duration",
         _faults(VOLTDB_K1, {"action": "partition"}),
         "durationSeconds",
-        "a pause or partition needs durationSeconds",
+        "a pause, partition or slow-network needs durationSeconds",
+    ),
+    # a slow network: on a member with others, inside the window, something to do to the packets
+    Bad(
+        "slow-network-single-node",
+        _faults(
+            {"type": "mongodb", "deploy": {"replicas": 1}},
+            {"action": "slow-network", "durationSeconds": 20, "delayMs": 100, "allowDataLoss": True},
+        ),
+        "database.deploy.replicas >= 2",
+        "a slow-network slows what it says to them",
+    ),
+    Bad(
+        "slow-network-outlasts-run",
+        _faults(
+            VOLTDB_K1,
+            {"action": "slow-network", "afterSeconds": 60, "durationSeconds": 300, "delayMs": 100},
+            durationSeconds=300,
+        ),
+        "workload.durationSeconds",
+        "a pause, partition or slow-network must be over before the measured interval ends",
+    ),
+    Bad(
+        "slow-network-does-nothing",
+        _faults(VOLTDB_K1, {"action": "slow-network", "durationSeconds": 20, "jitterMs": 0}),
+        "spec.faults[0]",
+        "a slow-network needs a delayMs or a lossPercent above 0",
+    ),
+    Bad(
+        "slow-network-jitter-beyond-delay",
+        _faults(VOLTDB_K1, {"action": "slow-network", "durationSeconds": 20, "delayMs": 50, "jitterMs": 80}),
+        "spec.faults[0]",
+        "jitterMs varies delayMs either way, so it needs a delayMs at least as large",
+    ),
+    Bad(
+        "slow-network-loss-above-all",
+        _faults(VOLTDB_K1, {"action": "slow-network", "durationSeconds": 20, "lossPercent": 150}),
+        "spec.faults[0].lossPercent",
+        "less than or equal to 100",
+    ),
+    Bad(
+        "delay-on-a-kill",
+        _faults(VOLTDB_K1, {"action": "kill-node", "delayMs": 100}),
+        "spec.faults[0]",
+        "delayMs, jitterMs and lossPercent are a slow-network's",
+    ),
+    Bad(
+        "split-on-a-pause",
+        _faults(VOLTDB_K1, {"action": "pause", "durationSeconds": 20, "split": "halves"}),
+        "spec.faults[0]",
+        "split is a partition's",
+    ),
+    Bad(
+        "halves-with-a-victim",
+        _faults(
+            VOLTDB_K1,
+            {"action": "partition", "durationSeconds": 20, "split": "halves", "victim": "pod-index", "podIndex": 1},
+        ),
+        "spec.faults[0]",
+        "a partition with split halves chooses its pods at random",
     ),
     Bad(
         "fault-external",

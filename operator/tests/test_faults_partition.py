@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from test_charts import by_kind, granted, render
 from test_faults import ALL_READY, Run
-from test_faults_pause import heals
-from tpcc_operator import chart_policy, faults, handlers, plan
+from test_faults_pause import _Pod, heals
+from tpcc_operator import chart_policy, faults, handlers, kube_actions, plan
 from tpcc_operator.faults import DatabasePod
 from tpcc_operator.runspec import RunSpec
 from tpcc_operator.stages.actions import KillPods
@@ -41,7 +41,7 @@ def test_a_partition_cuts_the_member_off_then_heals_then_recovers(partition):
         25,
     )
     step = r.tick(31, ALL_READY)
-    assert step.actions == [KillPods((faults.Kill("bench-g2-0", "a", 0, "iptables", 0),))]
+    assert step.actions == [KillPods((faults.Kill("bench-g2-0", "a", 0, "iptables", 0, side=("a",)),))]
     assert "cut pod bench-g2-0 off from the other members, both ways (iptables DROP), for 25s" in r.events[0].message
     # cut off, VoltDB's minority node stops itself and restarts until the partition heals
     down = [DatabasePod("bench-g2-0", "a", False, restarts=2)] + ALL_READY[1:]
@@ -49,7 +49,7 @@ def test_a_partition_cuts_the_member_off_then_heals_then_recovers(partition):
     step = r.tick(56, down)
     assert heals(step) == (faults.Kill("bench-g2-0", "a", 0, "iptables", 0),)
     assert r.faults[0]["state"] == "Healed"
-    assert "rejoined pod bench-g2-0 to the other members (its iptables rules deleted) after 25s" in r.events[-1].message
+    assert "rejoined pod bench-g2-0 to the other members (the iptables rules deleted) after 25s" in r.events[-1].message
     assert r.tick(70, down).status == {}  # not back yet
     r.tick(80, [DatabasePod("bench-g2-0", "a", True, restarts=3)] + ALL_READY[1:])
     entry = r.faults[0]
@@ -67,10 +67,10 @@ def test_a_partition_without_the_fault_helper_is_refused_before_anything_is_inst
     spec = RunSpec.parse(partition)
     without = plan.Settings(charts_dir=Path("."))
     with pytest.raises(chart_policy.ReleaseRefused, match=r"spec.faults\[0\].action: partition needs the operator's"):
-        handlers._refuse_partition_without_helper(spec, without)
-    handlers._refuse_partition_without_helper(spec, plan.Settings(Path("."), fault_helper_namespace="tpcc"))
+        handlers._refuse_network_faults_without_helper(spec, without)
+    handlers._refuse_network_faults_without_helper(spec, plan.Settings(Path("."), fault_helper_namespace="tpcc"))
     partition["faults"][0] = {"action": "pause", "durationSeconds": 25}
-    handlers._refuse_partition_without_helper(RunSpec.parse(partition), without)
+    handlers._refuse_network_faults_without_helper(RunSpec.parse(partition), without)
 
 
 def test_the_rules_carry_the_victim_pods_uid():
@@ -103,3 +103,87 @@ def test_the_fault_helper_is_opt_in_privileged_and_has_its_own_service_account()
     assert granted(role["rules"]) == {("", "pods"): {"get", "list"}, ("", "pods/exec"): {"create", "get"}}
     env = by_kind(on, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["env"]
     assert {"name": "TPCC_FAULT_HELPER_NAMESPACE", "value": "ns"} in env
+
+
+FIVE = [DatabasePod(f"bench-g2-{i}", f"u{i}", True) for i in range(5)]
+
+
+@pytest.fixture
+def halves(document_of):
+    return document_of(
+        {
+            "database": {"type": "voltdb", "deploy": {"replicas": 5, "kSafety": 1}},
+            "workload": {"warmupSeconds": 10, "durationSeconds": 120},
+            "faults": [{"action": "partition", "split": "halves", "afterSeconds": 20, "durationSeconds": 25}],
+        }
+    )
+
+
+def test_random_halves_cut_a_minority_off_together_then_heal_it(halves):
+    r = Run(halves)
+    r.tick(30, FIVE)
+    entry = r.faults[0]
+    minority = [t["pod"] for t in entry["targets"]]
+    assert len(minority) == 2 and entry["split"] == "halves" and entry["durationSeconds"] == 25
+    assert entry["target"] == f"2 pods: {', '.join(minority)}"
+    side = tuple(t["uid"] for t in entry["targets"])
+    step = r.tick(31, FIVE)
+    assert step.actions == [
+        KillPods(tuple(faults.Kill(p, u, 0, "iptables", 0, side=side) for p, u in zip(minority, side)))
+    ]
+    assert f"cut 2 pods: {', '.join(minority)} off from the other members" in r.events[0].message
+    step = r.tick(56, FIVE)
+    assert heals(step) == tuple(faults.Kill(p, u, 0, "iptables", 0) for p, u in zip(minority, side))
+    down = [DatabasePod(p.name, p.uid, p.name not in minority) for p in FIVE]
+    assert r.tick(70, down).status == {}  # the minority not back yet
+    r.tick(71, FIVE)
+    assert (r.faults[0]["state"], r.faults[0]["recoverySeconds"]) == ("Recovered", 40.0)
+
+
+def test_random_halves_are_the_seeds_and_half_of_an_even_count():
+    inj = faults.Injection(1, "partition", parse_time("2025-01-01T12:00:30Z"), 0, 0, "iptables", 25, split="halves")
+    picks = {tuple(p.name for p in faults.half(inj, FIVE, f"run-{i}")) for i in range(20)}
+    assert all(len(p) == 2 for p in picks) and len(picks) > 3  # different runs, different halves
+    assert faults.half(inj, FIVE, "run-1") == faults.half(inj, FIVE, "run-1")  # a repeat picks the same
+    assert len(faults.half(inj, FIVE[:4], "s")) == 2 and len(faults.half(inj, FIVE[:3], "s")) == 1
+    assert faults.half(inj, FIVE[:2] + [DatabasePod("bench-g2-2", "u2", False)], "s") == (
+        "not every database pod is ready (bench-g2-2)"
+    )
+
+
+def test_a_pod_of_the_minority_drops_only_the_other_sides_members(monkeypatch):
+    calls = []
+
+    class Core:
+        def read_namespaced_pod(self, name, namespace):
+            pod = _Pod("u0", 0)
+            pod.spec = type("Spec", (), {"node_name": "n1"})()
+            return pod
+
+        def list_namespaced_pod(self, namespace, label_selector, field_selector=""):
+            if field_selector:  # the fault helper on the node
+                helper = _Pod("h", 0)
+                helper.metadata.name = "helper-n1"
+                helper.status.phase = "Running"
+                helper.status.conditions = [type("C", (), {"type": "Ready", "status": "True"})()]
+                return type("L", (), {"items": [helper]})()
+            members = []
+            for i in range(5):
+                pod = _Pod(f"u{i}", 0)
+                pod.status.pod_ip = f"10.0.0.{i}"
+                members.append(pod)
+            return type("L", (), {"items": members})()
+
+    def exec_(namespace, pod, container, command, what, timeout_seconds=60):
+        calls.append(command[4:])
+        return f"ok {2 * (len(command) - 6)}\n"
+
+    monkeypatch.setattr(kube_actions, "core", Core)
+    monkeypatch.setattr(kube_actions, "_exec", exec_)
+    assert kube_actions.partition("perf", "tpcc", faults.Kill("p-0", "u0", 0, "iptables", 0, side=("u0", "u3")), {})
+    assert kube_actions.partition("perf", "tpcc", faults.Kill("p-0", "u0", 0, "iptables", 0), {})  # isolate
+    tag = plan.partition_tag("u0")
+    assert calls == [
+        ["u0", tag, "10.0.0.1", "10.0.0.2", "10.0.0.4"],
+        ["u0", tag, "10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"],
+    ]

@@ -226,7 +226,7 @@ class _Pod:
     """What kill_process reads of the victim pod: its UID and its container's restartCount."""
 
     def __init__(self, uid: str, restarts: int):
-        self.metadata = type("M", (), {"uid": uid})()
+        self.metadata = type("M", (), {"uid": uid, "name": "", "deletion_timestamp": None})()
         self.status = type(
             "S", (), {"container_statuses": [type("C", (), {"name": "voltdb", "restart_count": restarts})()]}
         )()

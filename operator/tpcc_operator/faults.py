@@ -44,7 +44,16 @@ partition lives through the same states: Injected when the victim is cut off fro
 database members in both directions (iptables DROP rules, tagged with the victim pod's UID, in its
 network namespace, put there by the operator's privileged fault helper on its node: see kube.py),
 Healed when the rules are deleted, Recovered as a pause. Its clients (the runners) still reach it:
-Jepsen's "isolate one node".
+Jepsen's "isolate one node". With split halves, Jepsen's "random halves": with every pod ready,
+half of them (rounded down: a minority, or one of two equal halves) chosen at random are cut off
+from the others together, each keeping its own side.
+
+slow-network too: Injected when the victim's outgoing packets go through a netem queueing
+discipline (delayMs, with jitterMs, and lossPercent of them dropped: `netem_args`) put as the
+root qdisc of its network interface by the same fault helper, so every round trip with it, to
+the other members and to its clients, takes delayMs longer; on a node whose kernel has no netem,
+through the helper's NFQUEUE delayer (nfqueue_delayer.py) instead. Healed when that qdisc, or the
+delayer and its rule, are removed.
 
 What "primary" means is the database's (`Database.has_primary`, `primary`): MongoDB, the member
 the replica set names primary in `hello`; VoltDB has none (every node leads some partitions,
@@ -54,6 +63,7 @@ kill-random-member does.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import random
 from dataclasses import dataclass, field
@@ -65,13 +75,49 @@ from .timestamps import parse_time, rfc3339
 
 INJECTING, INJECTED, HEALED, RECOVERED, SKIPPED = "Injecting", "Injected", "Healed", "Recovered", "Skipped"
 DELETE_POD, KILL_PROCESS = "delete-pod", "kill-process"
-PAUSE, PARTITION = "pause", "partition"
+PAUSE, PARTITION, SLOW_NETWORK = "pause", "partition", "slow-network"
 SIGSTOP = "sigstop"  # a pause's method: SIGSTOP, then SIGCONT
 IPTABLES = "iptables"  # a partition's: DROP rules in the victim's network namespace, then deleted
+NETEM = "netem"  # a slow network's: a netem root qdisc on the victim's interface, then deleted
 # faults that last durationSeconds and are then undone (healed), each with its method
-TIMED = {PAUSE: SIGSTOP, PARTITION: IPTABLES}
+TIMED = {PAUSE: SIGSTOP, PARTITION: IPTABLES, SLOW_NETWORK: NETEM}
+# faults the operator's privileged fault helper carries out in the victim's network namespace
+NETWORK = (PARTITION, SLOW_NETWORK)
+ISOLATE, HALVES = "isolate", "halves"  # a partition's split: one member off, or half of them
 # how long after a heal the database has to show what it did about it before recovery is judged
 SETTLE_SECONDS = 10
+
+
+@dataclass(frozen=True)
+class Netem:
+    """A slow network: each outgoing packet delayed delay_ms (give or take jitter_ms, uniformly),
+    loss_percent of them dropped."""
+
+    delay_ms: int = 0
+    jitter_ms: int = 0
+    loss_percent: float = 0
+
+    def status(self) -> dict:
+        """Its fields in a status.faults entry (those set)."""
+        fields = {"delayMs": self.delay_ms, "jitterMs": self.jitter_ms, "lossPercent": self.loss_percent}
+        return {k: v for k, v in fields.items() if v}
+
+    @classmethod
+    def of_status(cls, entry: dict) -> Netem:
+        return cls(entry.get("delayMs", 0), entry.get("jitterMs", 0), entry.get("lossPercent", 0))
+
+    def __str__(self) -> str:
+        return f"netem {' '.join(netem_args(self))}"
+
+
+def netem_args(netem: Netem) -> tuple[str, ...]:
+    """The arguments of `tc qdisc replace dev DEV root netem ...` that make it so."""
+    args: tuple[str, ...] = ()
+    if netem.delay_ms:
+        args += ("delay", f"{netem.delay_ms}ms") + ((f"{netem.jitter_ms}ms",) if netem.jitter_ms else ())
+    if netem.loss_percent:
+        args += ("loss", f"{netem.loss_percent:g}%")
+    return args
 
 
 @dataclass(frozen=True)
@@ -82,8 +128,10 @@ class Injection:
     grace_seconds: int
     pod_index: int  # kill-node's victim ordinal
     method: str = DELETE_POD
-    duration_seconds: int = 0  # pause: how long it lasts
-    victim: str = "random-member"  # pause: random-member | primary | pod-index
+    duration_seconds: int = 0  # a timed fault: how long it lasts
+    victim: str = "random-member"  # a timed fault: random-member | primary | pod-index
+    netem: Netem | None = None  # slow-network: what it does to the victim's packets
+    split: str = ISOLATE  # partition: isolate | halves
 
 
 @dataclass(frozen=True)
@@ -105,13 +153,15 @@ class Kill:
     grace_seconds: int
     method: str = DELETE_POD
     restarts: int = 0  # kill-process, pause: the restartCount the container must still have
+    netem: Netem | None = None  # slow-network: what it does to the victim's packets
+    side: tuple[str, ...] = ()  # partition: the UIDs of the pods cut off together (the rest: peers)
 
 
 @dataclass
 class Decision:
     faults: list[dict] | None = None  # the new status.faults (None: unchanged)
     kills: list[Kill] = field(default_factory=list)  # one victim, or every pod (kill-all)
-    heals: list[Kill] = field(default_factory=list)  # pause: the victim to resume
+    heals: list[Kill] = field(default_factory=list)  # a timed fault: the victim to restore
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
 
 
@@ -126,12 +176,15 @@ def schedule(spec: RunSpec, start_at: dt.datetime) -> list[Injection]:
     measure = start_at + dt.timedelta(seconds=spec.workload.warmup_seconds)
     out = []
     for f in spec.faults or ():
+        netem = Netem(f.delay_ms or 0, f.jitter_ms or 0, f.loss_percent or 0) if f.action == SLOW_NETWORK else None
         for k in range(f.count):
             due = measure + dt.timedelta(seconds=f.after_seconds + k * f.every_seconds)
             method = TIMED.get(f.action, f.method)
-            out.append((due, f.action, f.grace_period_seconds, f.pod_index, method, f.duration_seconds or 0, f.victim))
-    out.sort(key=lambda x: x[0])
-    return [Injection(i + 1, a, due, g, p, m, t, v) for i, (due, a, g, p, m, t, v) in enumerate(out)]
+            timed = f.duration_seconds or 0
+            inj = Injection(0, f.action, due, f.grace_period_seconds, f.pod_index, method, timed, f.victim, netem)
+            out.append(dataclasses.replace(inj, split=f.split or ISOLATE))
+    out.sort(key=lambda i: i.due)
+    return [dataclasses.replace(inj, number=n) for n, inj in enumerate(out, 1)]
 
 
 def outside_window(spec: RunSpec) -> list[int]:
@@ -145,7 +198,10 @@ def outside_window(spec: RunSpec) -> list[int]:
 def choose_victims(
     injection: Injection, database: Database, release: str, pods: list[DatabasePod], primary: str | None, seed: str
 ) -> list[DatabasePod] | str:
-    """The pods to kill (every one for kill-all, else one), or why there are none."""
+    """The pods to kill (every one for kill-all, a partition's half, else one), or why there are
+    none."""
+    if injection.action == PARTITION and injection.split == HALVES:
+        return half(injection, pods, seed)
     if injection.action != "kill-all":
         victim = choose_victim(injection, database, release, pods, primary, seed)
         return victim if isinstance(victim, str) else [victim]
@@ -153,6 +209,17 @@ def choose_victims(
     if not pods or down:
         return f"not every database pod is ready ({', '.join(down) or 'none found'})"
     return sorted(pods, key=lambda p: p.name)
+
+
+def half(injection: Injection, pods: list[DatabasePod], seed: str) -> list[DatabasePod] | str:
+    """Jepsen's random halves: every pod ready, shuffled (deterministic for the seed), the first
+    len // 2 of them: the minority, or with an even count one of two equal halves."""
+    down = sorted(p.name for p in pods if not p.ready)
+    if len(pods) < 2 or down:
+        return f"not every database pod is ready ({', '.join(down) or 'fewer than two found'})"
+    shuffled = sorted(pods, key=lambda p: p.name)
+    random.Random(f"{seed}/{injection.number}").shuffle(shuffled)
+    return sorted(shuffled[: len(pods) // 2], key=lambda p: p.name)
 
 
 def choose_victim(
@@ -220,12 +287,19 @@ def _inject(d: Decision, entry: dict, now: dt.datetime) -> None:
     """The kill of an INJECTING entry: its victims into d.kills, the entry INJECTED."""
     entry.update(state=INJECTED, injectedTime=rfc3339(now))
     method = entry.get("method", DELETE_POD)
-    d.kills = [Kill(t["pod"], t["uid"], entry["gracePeriodSeconds"], method, t["restarts"]) for t in victims_of(entry)]
+    netem = Netem.of_status(entry) if method == NETEM else None
+    victims = victims_of(entry)
+    side = tuple(t["uid"] for t in victims) if method == IPTABLES else ()
+    d.kills = [
+        Kill(t["pod"], t["uid"], entry["gracePeriodSeconds"], method, t["restarts"], netem, side) for t in victims
+    ]
     who = entry["target"] if "targets" in entry else f"pod {entry['target']}"
     if method == SIGSTOP:
         what = f"stopped the database process of {who} (SIGSTOP) for {entry['durationSeconds']}s"
     elif method == IPTABLES:
         what = f"cut {who} off from the other members, both ways (iptables DROP), for {entry['durationSeconds']}s"
+    elif method == NETEM:
+        what = f"slowed the packets {who} sends ({netem}) for {entry['durationSeconds']}s"
     elif method == KILL_PROCESS:
         what = f"killed the database process of {who} (SIGKILL)"
     else:
@@ -255,30 +329,31 @@ def _heal(d: Decision, entry: dict, now: dt.datetime, when: str) -> None:
     """Undo an INJECTED timed fault (a pause: SIGCONT): its victim into d.heals, the entry HEALED."""
     entry.update(state=HEALED, healedTime=rfc3339(now))
     d.heals = [Kill(t["pod"], t["uid"], 0, entry["method"], t["restarts"]) for t in victims_of(entry)]
-    what = (
-        f"rejoined pod {entry['target']} to the other members (its iptables rules deleted)"
-        if entry["method"] == IPTABLES
-        else f"resumed the database process of pod {entry['target']} (SIGCONT)"
-    )
+    who = entry["target"] if "targets" in entry else f"pod {entry['target']}"
+    what = {
+        IPTABLES: f"rejoined {who} to the other members (the iptables rules deleted)",
+        NETEM: f"restored the network of {who} (its netem qdisc or NFQUEUE delayer removed)",
+    }.get(entry["method"], f"resumed the database process of {who} (SIGCONT)")
     d.events.append(("Normal", "FaultHealed", f"fault {entry['number']} ({entry['action']}): {what} {when}"))
 
 
 def _settled(d: Decision, entry: dict, pods: list[DatabasePod], now: dt.datetime) -> bool:
     """Whether a HEALED entry's database is whole again: SETTLE_SECONDS after the heal (what the
-    database does about the resumed member shows by then), its victim and every other pod
-    Ready; if so the entry is RECOVERED, with the victim's restartCount (above targetRestarts:
-    the database restarted it)."""
+    database does about the resumed member shows by then), its victims and every other pod
+    Ready; if so the entry is RECOVERED, with a single victim's restartCount (above
+    targetRestarts: the database restarted it)."""
     if now < parse_time(entry["healedTime"]) + dt.timedelta(seconds=SETTLE_SECONDS):
         return False
-    victim = next((p for p in pods if p.name == entry["target"]), None)
-    if victim is None or not all(p.ready for p in pods):
+    by_name = {p.name: p for p in pods}
+    if any(t["pod"] not in by_name for t in victims_of(entry)) or not all(p.ready for p in pods):
         return False
     seconds = round((now - parse_time(entry["injectedTime"])).total_seconds(), 1)
     entry.update(state=RECOVERED, recoveredTime=rfc3339(now), recoverySeconds=seconds)
     restarted = ""
-    if victim.uid != entry["targetUID"]:
+    victim = by_name[entry["target"]] if "targets" not in entry else None  # a partition's half: none
+    if victim and victim.uid != entry["targetUID"]:
         restarted = " (a new pod)"
-    else:
+    elif victim:
         entry["restartCount"] = victim.restarts
         before = entry.get("targetRestarts", 0)
         if victim.restarts > before:
@@ -351,18 +426,25 @@ def _due_entry(d: Decision, nxt: Injection, chosen: list[DatabasePod] | str) -> 
     if isinstance(chosen, str):
         entry.update(state=SKIPPED, message=chosen)
         d.events.append(("Warning", "FaultSkipped", f"fault {nxt.number} ({nxt.action}): {chosen}"))
-    elif nxt.action == "kill-all":
+    elif nxt.action == "kill-all" or len(chosen) > 1:
+        every = "all " if nxt.action == "kill-all" else ""
         entry.update(
             state=INJECTING,
-            target=f"all {len(chosen)} pods: {', '.join(v.name for v in chosen)}",
+            target=f"{every}{len(chosen)} pods: {', '.join(v.name for v in chosen)}",
             targets=[{"pod": v.name, "uid": v.uid, "restarts": v.restarts} for v in chosen],
         )
+        if nxt.action in TIMED:
+            entry["durationSeconds"] = nxt.duration_seconds
     else:
         entry.update(state=INJECTING, target=chosen[0].name, targetUID=chosen[0].uid)
         if nxt.method in (KILL_PROCESS, SIGSTOP):
             entry["targetRestarts"] = chosen[0].restarts
         if nxt.action in TIMED:
             entry["durationSeconds"] = nxt.duration_seconds
+        if nxt.netem:
+            entry.update(nxt.netem.status())
+    if nxt.action == PARTITION and not isinstance(chosen, str):
+        entry["split"] = nxt.split
     return entry
 
 

@@ -138,7 +138,7 @@ def _perform_one(
         case InstallDatabase():
             if run.deployment == 0:  # before anything is installed: every deployment of a sweep
                 sweep_layout.refuse_undeployable(run, whole, cfg)
-                _refuse_partition_without_helper(whole, cfg)
+                _refuse_network_faults_without_helper(whole, cfg)
             kube_actions.helm_install(plan.helm_release(run, spec, cfg))
         case RetireDeployment():  # the sweep's earlier deployment (the current one is not made yet)
             kube_actions.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
@@ -192,15 +192,17 @@ def _write_result(run: plan.Run, result: history.ResultRecord, cfg: plan.Setting
         )
 
 
-def _refuse_partition_without_helper(spec: RunSpec, cfg: plan.Settings) -> None:
-    """A partition needs the privileged fault helper, which only the operator chart installs
-    (opt-in): without it the run fails before anything is installed, not at the fault."""
-    asked = [i for i, f in enumerate(spec.faults or ()) if f.action == faults.PARTITION]
+def _refuse_network_faults_without_helper(spec: RunSpec, cfg: plan.Settings) -> None:
+    """A partition or slow network needs the privileged fault helper, which only the operator
+    chart installs (opt-in): without it the run fails before anything is installed, not at the
+    fault."""
+    asked = [(i, f.action) for i, f in enumerate(spec.faults or ()) if f.action in faults.NETWORK]
     if asked and not cfg.fault_helper_namespace:
+        i, action = asked[0]
         raise plan.chart_policy.ReleaseRefused(
-            f"spec.faults[{asked[0]}].action: partition needs the operator's fault helper, a privileged pod "
-            "per node that puts iptables rules into the victim's network namespace; install the operator "
-            "chart with faultHelper.enabled=true (docs/faults-and-durability.md)"
+            f"spec.faults[{i}].action: {action} needs the operator's fault helper, a privileged pod per node "
+            "that puts iptables rules or a netem qdisc into the victim's network namespace; install the "
+            "operator chart with faultHelper.enabled=true (docs/faults-and-durability.md)"
         )
 
 
@@ -210,6 +212,10 @@ def _heal(
     if heal.method == faults.IPTABLES:
         healed = kube_actions.heal_partition(namespace, helper_namespace, heal)
         logger.info("%s: partition of pod %s %s", prefix, heal.pod, "healed" if healed else "gone with its pod")
+        return
+    if heal.method == faults.NETEM:
+        healed = kube_actions.heal_slow_network(namespace, helper_namespace, heal)
+        logger.info("%s: network of pod %s %s", prefix, heal.pod, "restored" if healed else "gone with its pod")
         return
     assert container, "faults go into a deployed database only, which runs in its chart's container"
     resumed = kube_actions.resume_process(namespace, heal, container)
@@ -221,6 +227,9 @@ def _kill(run: plan.Run, spec: RunSpec, kill: faults.Kill, logger: Logger) -> No
         members = plan.database_pod_selector(run)
         cut = kube_actions.partition(run.namespace, settings().fault_helper_namespace, kill, members)
         logger.info("%s: pod %s %s", run.prefix, kill.pod, "cut off from the other members" if cut else "gone")
+    elif kill.method == faults.NETEM:
+        by = kube_actions.slow_network(run.namespace, settings().fault_helper_namespace, kill)
+        logger.info("%s: pod %s %s", run.prefix, kill.pod, f"slowed ({kill.netem}) by {by}" if by else "gone")
     elif kill.method == faults.SIGSTOP:
         container = databases.of(spec).container
         assert container, "faults go into a deployed database only, which runs in its chart's container"
@@ -327,10 +336,11 @@ def remove(name: str, namespace: str | None, body: kopf.Body, logger: Logger, re
 
 
 def _heal_on_delete(namespace: str, name: str, body: kopf.Body, logger: Logger) -> None:
-    """A pause or partition still in force when its run is deleted: undone before the release
-    goes (a stopped process ignores the pod's SIGTERM until its grace period ends), so that a kept
-    database (cleanup policy) is not left frozen or cut off. Best effort: the run is going either
-    way (a pod that goes takes its process and network namespace, and the rules, with it)."""
+    """A pause, partition or slow network still in force when its run is deleted: undone before
+    the release goes (a stopped process ignores the pod's SIGTERM until its grace period ends), so
+    that a kept database (cleanup policy) is not left frozen, cut off or slowed. Best effort: the
+    run is going either way (a pod that goes takes its process and network namespace, and the
+    rules, with it)."""
     status = body.get("status") or {}
     _, heals = faults.unhealed(list(status.get("faults") or []), dt.datetime.now(dt.timezone.utc))
     if not heals:
@@ -340,7 +350,7 @@ def _heal_on_delete(namespace: str, name: str, body: kopf.Body, logger: Logger) 
         try:
             _heal(namespace, name, container, heal, logger, settings().fault_helper_namespace)
         except (kube_actions.CallFailed, ApiException, urllib3.exceptions.HTTPError) as e:
-            logger.warning("%s: resuming the database process of pod %s: %s", name, heal.pod, e)
+            logger.warning("%s: undoing fault %s on pod %s: %s", name, heal.method, heal.pod, e)
 
 
 @kopf.timer(plan.GROUP, plan.VERSION, schedule.PLURAL, interval=SCHEDULE_TICK_SECONDS)

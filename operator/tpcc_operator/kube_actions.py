@@ -255,49 +255,88 @@ def _fault_helper(helper_namespace: str, node: str, what: str) -> str:
     return running[0]
 
 
-def partition(namespace: str, helper_namespace: str, target: faults.Kill, members: dict[str, str]) -> bool:
-    """Cut the target pod off from the other database members (members: the run's database pods'
-    labels), both ways, if it is still the pod chosen: the fault helper on its node puts DROP rules
-    for each other member's IP into its network namespace (plan.PARTITION_SCRIPT)."""
+def _victim(namespace: str, target: faults.Kill):
+    """The target pod if it is still the one chosen (its UID), else None: a pod gone or replaced
+    took its network namespace, and whatever a fault put there, with it."""
     try:
         pod = core().read_namespaced_pod(target.pod, namespace)
     except ApiException as e:
         if e.status == 404:
-            return False
+            return None
         raise
-    if pod.metadata.uid != target.uid:
+    return pod if pod.metadata.uid == target.uid else None
+
+
+def _on_helper(
+    helper_namespace: str, pod, script: str, args: list[str], what: str, done: tuple[str, ...], reason: str
+) -> str:
+    """Run one of plan's fault helper scripts (`sh -c SCRIPT sh POD_UID ARG...`) in the helper on
+    the pod's node; its last line (returned) is one of `done` when it did what was asked, else
+    what went wrong (the run fails with reason: FaultNotInjected or FaultNotHealed)."""
+    helper = _fault_helper(helper_namespace, pod.spec.node_name, what)
+    out = _exec(helper_namespace, helper, "helper", ["sh", "-c", script, "sh", pod.metadata.uid, *args], what)
+    last = (out.strip().splitlines() or [""])[-1]
+    if last not in done:
+        raise CallFailed(failures.ActionError(True, reason, f"{what}: {error_line(out)}"))
+    return last
+
+
+def partition(namespace: str, helper_namespace: str, target: faults.Kill, members: dict[str, str]) -> bool:
+    """Cut the target pod off from the database members on the other side (members: the run's
+    database pods' labels; its side: target.side, or itself alone), both ways, if it is still the
+    pod chosen: the fault helper on its node puts DROP rules for each of their IPs into its network
+    namespace (plan.PARTITION_SCRIPT)."""
+    pod = _victim(namespace, target)
+    if pod is None:
         return False
+    side = set(target.side) | {target.uid}
     peers = [
         p.status.pod_ip
         for p in core().list_namespaced_pod(namespace, label_selector=label_selector(members)).items
-        if p.metadata.uid != target.uid and p.status.pod_ip
+        if p.metadata.uid not in side and p.status.pod_ip
     ]
     what = f"partition of pod {target.pod}"
-    helper = _fault_helper(helper_namespace, pod.spec.node_name, what)
-    script = ["sh", "-c", plan.PARTITION_SCRIPT, "sh", target.uid, plan.partition_tag(target.uid), *peers]
-    out = _exec(helper_namespace, helper, "helper", script, what)
-    if out.strip().splitlines()[-1:] != [f"ok {2 * len(peers)}"]:
-        raise CallFailed(failures.ActionError(True, "FaultNotInjected", f"{what}: {error_line(out)}"))
+    args = [plan.partition_tag(target.uid), *peers]
+    _on_helper(helper_namespace, pod, plan.PARTITION_SCRIPT, args, what, (f"ok {2 * len(peers)}",), "FaultNotInjected")
     return True
 
 
 def heal_partition(namespace: str, helper_namespace: str, target: faults.Kill) -> bool:
-    """Delete a partition's rules (by their tag) from the target pod's network namespace; a pod
-    gone or replaced took its network namespace, and the rules, with it."""
-    try:
-        pod = core().read_namespaced_pod(target.pod, namespace)
-    except ApiException as e:
-        if e.status == 404:
-            return False
-        raise
-    if pod.metadata.uid != target.uid:
+    """Delete a partition's rules (by their tag) from the target pod's network namespace."""
+    pod = _victim(namespace, target)
+    if pod is None:
         return False
     what = f"healing the partition of pod {target.pod}"
-    helper = _fault_helper(helper_namespace, pod.spec.node_name, what)
-    script = ["sh", "-c", plan.HEAL_PARTITION_SCRIPT, "sh", target.uid, plan.partition_tag(target.uid)]
-    out = _exec(helper_namespace, helper, "helper", script, what)
-    if out.strip().splitlines()[-1:] != ["ok 0"]:
-        raise CallFailed(failures.ActionError(True, "FaultNotHealed", f"{what}: {error_line(out)}"))
+    args = [plan.partition_tag(target.uid)]
+    _on_helper(helper_namespace, pod, plan.HEAL_PARTITION_SCRIPT, args, what, ("ok 0",), "FaultNotHealed")
+    return True
+
+
+def slow_network(namespace: str, helper_namespace: str, target: faults.Kill) -> str | None:
+    """Slow the target pod's outgoing packets as target.netem says, if it is still the pod
+    chosen: the fault helper on its node puts a netem qdisc into its network namespace, or where
+    the kernel has no netem starts the NFQUEUE delayer there (plan.SLOW_NETWORK_SCRIPT). Which
+    of the two, or None when the pod is gone."""
+    pod = _victim(namespace, target)
+    if pod is None:
+        return None
+    netem = target.netem or faults.Netem()
+    what = f"slow network of pod {target.pod}"
+    numbers = [str(netem.delay_ms), str(netem.jitter_ms), f"{netem.loss_percent:g}"]
+    args = [plan.slow_network_tag(target.uid), *numbers, *faults.netem_args(netem)]
+    done = ("ok 1 netem", "ok 1 nfqueue")
+    return _on_helper(helper_namespace, pod, plan.SLOW_NETWORK_SCRIPT, args, what, done, "FaultNotInjected").split()[-1]
+
+
+def heal_slow_network(namespace: str, helper_namespace: str, target: faults.Kill) -> bool:
+    """Delete the netem qdisc, or the NFQUEUE rule and its delayer, from the target pod's network
+    namespace."""
+    pod = _victim(namespace, target)
+    if pod is None:
+        return False
+    what = f"restoring the network of pod {target.pod}"
+    args = [plan.slow_network_tag(target.uid)]
+    _on_helper(helper_namespace, pod, plan.HEAL_SLOW_NETWORK_SCRIPT, args, what, ("ok 0",), "FaultNotHealed")
     return True
 
 

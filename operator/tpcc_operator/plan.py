@@ -89,12 +89,72 @@ echo "ok $(in_pod "iptables -w -S" | grep -c -e "--comment $TAG " || true)"
 )
 # every rule in the pod's network namespace (what a test or a user looks at afterwards)
 LIST_RULES_SCRIPT = _IN_POD_NETNS + '[ -n "$PID" ] && in_pod "iptables -w -S"\n'
+# A slow network, run the same way as `sh -c SCRIPT sh POD_UID TAG DELAY_MS JITTER_MS
+# LOSS_PERCENT NETEM_ARG...`: netem as the root qdisc of the interface of the pod's default route
+# (its egress: every round trip with the pod takes the delay once). Where the node's kernel has
+# no netem, the same delay and loss by nfqueue_delayer, started here (the helper's own image) in
+# the pod's network namespace, fed by an NFQUEUE rule on OUTPUT to that interface commented TAG
+# (--queue-bypass: packets pass when it is gone); its pid in /tmp/TAG.pid. Prints "ok N netem|nfqueue" (N: the
+# netem qdiscs or tagged rules now there) on success. Healing deletes a netem root qdisc there (a
+# qdisc carries no comment: it is the fault's), the tagged rules, and stops the delayer (also
+# when the pod is gone: the delayer would keep its network namespace alive).
+NFQUEUE_NUM = 7031
+_POD_DEV = r"""DEV=$(in_pod "ip -o route show default" | sed -n 's/.* dev \([^ ]*\).*/\1/p' | head -n1)
+[ -n "$DEV" ] || { echo "no default route in the network namespace of pod $U"; exit 1; }
+netems() { in_pod "tc qdisc show dev $DEV root" | grep -c -w netem || true; }
+queued() { in_pod "iptables -w -S OUTPUT" | grep -c -e "--comment $TAG " || true; }
+"""
+SLOW_NETWORK_SCRIPT = (
+    _IN_POD_NETNS
+    + r"""[ -n "$PID" ] || { echo "no process of pod $U on this node"; exit 1; }
+DELAY=$1; JITTER=$2; LOSS=$3; shift 3
+"""
+    + _POD_DEV
+    + r"""OUT=$(in_pod "tc qdisc replace dev $DEV root netem $*" 2>&1) && { echo "ok $(netems) netem"; exit 0; }
+case "$OUT" in
+  *"kind is unknown"*) ;;
+  *) echo "tc qdisc replace dev $DEV root netem $*: $OUT"; exit 1;;
+esac
+if ! kill -0 "$(cat /tmp/$TAG.pid 2>/dev/null)" 2>/dev/null; then
+  setsid nsenter -t "$PID" -n -- python3 -m tpcc_operator.nfqueue_delayer @QUEUE@ "$DELAY" "$JITTER" "$LOSS" \
+    </dev/null >/tmp/$TAG.log 2>&1 &
+  echo $! >/tmp/$TAG.pid
+  sleep 1
+  kill -0 "$(cat /tmp/$TAG.pid)" 2>/dev/null || {
+    echo "no netem in the node's kernel, and the NFQUEUE delayer ended: $(tail -n1 /tmp/$TAG.log)"
+    exit 1
+  }
+fi
+[ "$(queued)" != 0 ] ||
+  in_pod "iptables -w -I OUTPUT -o $DEV -m comment --comment $TAG -j NFQUEUE --queue-num @QUEUE@ --queue-bypass"
+echo "ok $(queued) nfqueue"
+""".replace("@QUEUE@", str(NFQUEUE_NUM))
+)
+HEAL_SLOW_NETWORK_SCRIPT = (
+    _IN_POD_NETNS
+    + r"""kill "$(cat /tmp/$TAG.pid 2>/dev/null)" 2>/dev/null || true
+rm -f /tmp/$TAG.pid /tmp/$TAG.log
+[ -n "$PID" ] || { echo "ok 0"; exit 0; }
+"""
+    + _POD_DEV
+    + r"""[ "$(netems)" = 0 ] || in_pod "tc qdisc del dev $DEV root"
+in_pod "iptables -w -S OUTPUT | grep -e '--comment $TAG ' | sed 's/^-A/-D/' | while read -r r; do iptables -w \$r; done"
+echo "ok $(($(netems) + $(queued)))"
+"""
+)
+# every qdisc and rule in the pod's network namespace
+LIST_QDISCS_SCRIPT = _IN_POD_NETNS + '[ -n "$PID" ] && in_pod "tc qdisc show; iptables -w -S"\n'
 FAULT_HELPER_LABELS = {"app.kubernetes.io/component": "fault-helper"}
 
 
 def partition_tag(pod_uid: str) -> str:
     """The comment on a partition's iptables rules: which pod's partition they are."""
     return f"tpcc-partition-{pod_uid}"
+
+
+def slow_network_tag(pod_uid: str) -> str:
+    """The comment on a slow network's NFQUEUE rule, and its delayer's pid file in the helper."""
+    return f"tpcc-slow-network-{pod_uid}"
 
 
 @dataclass(frozen=True)

@@ -255,6 +255,10 @@ class Fault:
     allow_data_loss: bool
     victim: str
     duration_seconds: int | None = None
+    delay_ms: int | None = None  # slow-network: netem's delay, jitter and loss
+    jitter_ms: int | None = None
+    loss_percent: float | None = None
+    split: str | None = None  # partition: isolate | halves
 
 
 @dataclass(frozen=True)

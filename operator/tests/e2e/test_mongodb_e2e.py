@@ -21,7 +21,7 @@ import time
 import pytest
 from conftest import SECANTUS_IMAGE
 from test_benchmarkrun_e2e import ROOT, kubectl, manifest, wait_for, wait_phase
-from tpcc_operator.plan import LIST_RULES_SCRIPT
+from tpcc_operator.plan import LIST_QDISCS_SCRIPT, LIST_RULES_SCRIPT
 from tpcc_operator.timestamps import parse_time
 
 pytestmark = pytest.mark.k8s
@@ -281,12 +281,9 @@ def reach(ns: str, src: str, dst_ip: str, port: int = 3021) -> str:
     return out.stdout.strip() if out.returncode == 0 else f"no exec: {out.stderr.strip()}"
 
 
-def test_voltdb_node_partitioned_from_the_others(namespace, operator):
-    """partition: node 2 is cut off from nodes 0 and 1 (both ways) for 25 s during a TPC-C run,
-    through the fault helper (the operator chart's faultHelper, opt-in). While it lasts a SYN
-    from node 2 to node 0 and from node 0 to node 2 gets no answer; the rules are then deleted
-    and both get one again; nothing acknowledged is lost, the 12 conditions hold, and no rule is
-    left behind."""
+def with_fault_helper(operator: str) -> None:
+    """The operator's release upgraded with its fault helper (faultHelper.enabled; its namespace
+    admits privileged pods)."""
     release = f"op-{operator[-6:]}"
     kubectl("label", "namespace", operator, "pod-security.kubernetes.io/enforce=privileged", "--overwrite")
     subprocess.run(
@@ -296,6 +293,22 @@ def test_voltdb_node_partitioned_from_the_others(namespace, operator):
         capture_output=True,
         text=True,
     )
+
+
+def fault_helper(operator: str, ns: str, pod_name: str) -> str:
+    """The fault helper's pod on the node the pod runs on (the one that sees its processes)."""
+    node = pod(ns, pod_name)["spec"]["nodeName"]
+    selector = ("-l", "app.kubernetes.io/component=fault-helper", "--field-selector", f"spec.nodeName={node}")
+    return kubectl("get", "pods", "-n", operator, *selector, "-o", "name").stdout.split()[0]
+
+
+def test_voltdb_node_partitioned_from_the_others(namespace, operator):
+    """partition: node 2 is cut off from nodes 0 and 1 (both ways) for 25 s during a TPC-C run,
+    through the fault helper (the operator chart's faultHelper, opt-in). While it lasts a SYN
+    from node 2 to node 0 and from node 0 to node 2 gets no answer; the rules are then deleted
+    and both get one again; nothing acknowledged is lost, the 12 conditions hold, and no rule is
+    left behind."""
+    with_fault_helper(operator)
     name = "voltdb-partition"
     kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **VOLTDB_PARTITION_RUN))
     wait_phase(namespace, name, ("Running",), timeout=900)
@@ -331,11 +344,100 @@ def test_voltdb_node_partitioned_from_the_others(namespace, operator):
     assert status["durability"]["lost"] == 0 and status["durability"]["acknowledged"] > 0
     assert status["consistency"]["passed"] and len(status["consistency"]["conditions"]) == 12
     # nothing left: no rule tagged with the victim's UID in its network namespace
-    helper = kubectl(
-        "get", "pods", "-n", operator, "-l", "app.kubernetes.io/component=fault-helper", "-o", "name"
-    ).stdout.split()[0]
+    helper = fault_helper(operator, namespace, victim)
     script = ("sh", "-c", LIST_RULES_SCRIPT, "sh", fault["targetUID"], "-")
     rules = kubectl("exec", "-n", operator, helper, "--", *script).stdout
     print("rules after the run:", rules)
     assert "-P INPUT ACCEPT" in rules and "tpcc-partition" not in rules
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
+
+
+# ---- a slow network (netem) on one VoltDB node, through the same fault helper -----------------
+
+SLOW_SECONDS, DELAY_MS = 25, 200
+VOLTDB_SLOW_NETWORK_RUN = {
+    **VOLTDB_PAUSE_RUN,
+    "faults": [
+        {
+            "action": "slow-network",
+            "victim": "pod-index",
+            "podIndex": 2,
+            "afterSeconds": 15,
+            "durationSeconds": SLOW_SECONDS,
+            "delayMs": DELAY_MS,
+        }
+    ],
+}
+
+CONNECT_MS = """
+import socket, statistics, sys, time
+took = []
+for _ in range(5):
+    s = socket.socket()
+    s.settimeout(5)
+    t = time.monotonic()
+    try:
+        s.connect((sys.argv[1], int(sys.argv[2])))
+    except ConnectionRefusedError:
+        pass  # the RST comes back through the same queue as a SYN-ACK would
+    took.append((time.monotonic() - t) * 1000)
+    s.close()
+print(round(statistics.median(took), 1))
+"""
+
+
+def connect_ms(ns: str, src: str, dst_ip: str, port: int = 3021) -> float:
+    """The median time of five TCP handshakes from pod src to dst_ip:port, in milliseconds."""
+    out = kubectl("exec", "-n", ns, src, "-c", "voltdb", "--", "python3", "-c", CONNECT_MS, dst_ip, str(port))
+    return float(out.stdout.strip())
+
+
+def test_voltdb_node_network_slowed_then_restored(namespace, operator):
+    """slow-network: node 2's outgoing packets held 200 ms for 25 s during a TPC-C run, through
+    the fault helper (netem, or where the node's kernel has none, as here, the NFQUEUE delayer).
+    While it lasts a TCP handshake from node 0 to node 2 takes about 200 ms longer, and as long as
+    before once restored; nothing acknowledged is lost, the 12 conditions hold, and no qdisc,
+    rule or delayer is left in node 2's network namespace."""
+    with_fault_helper(operator)
+    name = "voltdb-slow-network"
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **VOLTDB_SLOW_NETWORK_RUN))
+    wait_phase(namespace, name, ("Running",), timeout=900)
+    victim, peer = f"{name}-g1-2", f"{name}-g1-0"
+    victim_ip, uid = pod(namespace, victim)["status"]["podIP"], pod(namespace, victim)["metadata"]["uid"]
+    helper = fault_helper(operator, namespace, victim)
+
+    def in_netns() -> str:
+        return kubectl("exec", "-n", operator, helper, "--", "sh", "-c", LIST_QDISCS_SCRIPT, "sh", uid, "-").stdout
+
+    before = connect_ms(namespace, peer, victim_ip)
+    wait_for("the slow network", lambda: fault_state(namespace, name) == "Injected", 120, every=0.5)
+    during, there = connect_ms(namespace, peer, victim_ip), in_netns()
+    wait_for("the heal", lambda: fault_state(namespace, name) in ("Healed", "Recovered"), SLOW_SECONDS + 30)
+    after = connect_ms(namespace, peer, victim_ip)
+    by = "netem" if "netem" in there else "nfqueue" if "NFQUEUE" in there else "nothing"
+    print(f"handshake node 0 -> node 2: {before} ms before, {during} ms slowed (by {by}), {after} ms after")
+    assert by != "nothing", there
+    assert 0.8 * DELAY_MS <= during - before <= DELAY_MS + 150 and after < before + 50
+    br = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=1200)
+    status = br["status"]
+    assert status["phase"] == "Succeeded", f"{status.get('reason')}: {status.get('message')}"
+    (fault,) = status["faults"]
+    print("fault:", json.dumps(fault), "durability:", status["durability"])
+    assert (fault["method"], fault["state"], fault["target"], fault["delayMs"]) == (
+        "netem",
+        "Recovered",
+        victim,
+        DELAY_MS,
+    )
+    slowed = (parse_time(fault["healedTime"]) - parse_time(fault["injectedTime"])).total_seconds()
+    assert SLOW_SECONDS <= slowed < SLOW_SECONDS + 5
+    assert status["durability"]["lost"] == 0 and status["durability"]["acknowledged"] > 0
+    assert status["consistency"]["passed"] and len(status["consistency"]["conditions"]) == 12
+    left = in_netns()
+    print("qdiscs and rules after the run:", left)
+    assert "qdisc" in left and "netem" not in left and "NFQUEUE" not in left
+    delayers = kubectl(
+        "exec", "-n", operator, helper, "--", "sh", "-c", "ls /tmp; cat /proc/[0-9]*/cmdline | tr '\\0' ' '"
+    ).stdout
+    assert "nfqueue_delayer" not in delayers and "tpcc-slow-network" not in delayers
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")

@@ -64,8 +64,8 @@ def inject_faults(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> Non
 
 
 def heal_at_the_end(b: Builder) -> None:
-    """A timed fault (a pause) still in force when the run ended otherwise (failed while it
-    lasted): undone now, its entry Healed "at the end of the run"."""
+    """A timed fault (a pause, partition or slow network) still in force when the run ended
+    otherwise (failed while it lasted): undone now, its entry Healed "at the end of the run"."""
     entries, heals = fault_injection.unhealed(b.current("faults") or [], b.now)
     if entries is None:
         return
