@@ -303,13 +303,8 @@ def partition(namespace: str, helper_namespace: str, target: faults.Kill, member
 
 def heal_partition(namespace: str, helper_namespace: str, target: faults.Kill) -> bool:
     """Delete a partition's rules (by their tag) from the target pod's network namespace."""
-    pod = _victim(namespace, target)
-    if pod is None:
-        return False
     what = f"healing the partition of pod {target.pod}"
-    args = [plan.partition_tag(target.uid)]
-    _on_helper(helper_namespace, pod, plan.HEAL_PARTITION_SCRIPT, args, what, ("ok 0",), "FaultNotHealed")
-    return True
+    return _heal(namespace, helper_namespace, target, plan.HEAL_PARTITION_SCRIPT, plan.partition_tag, what)
 
 
 def slow_network(namespace: str, helper_namespace: str, target: faults.Kill) -> str | None:
@@ -331,12 +326,19 @@ def slow_network(namespace: str, helper_namespace: str, target: faults.Kill) -> 
 def heal_slow_network(namespace: str, helper_namespace: str, target: faults.Kill) -> bool:
     """Delete the netem qdisc, or the NFQUEUE rule and its delayer, from the target pod's network
     namespace."""
+    what = f"restoring the network of pod {target.pod}"
+    return _heal(namespace, helper_namespace, target, plan.HEAL_SLOW_NETWORK_SCRIPT, plan.slow_network_tag, what)
+
+
+def _heal(
+    namespace: str, helper_namespace: str, target: faults.Kill, script: str, tag: Callable[[str], str], what: str
+) -> bool:
+    """Run a heal script on the fault helper for the target pod's tagged changes ("ok 0": none
+    left); False when the pod is gone."""
     pod = _victim(namespace, target)
     if pod is None:
         return False
-    what = f"restoring the network of pod {target.pod}"
-    args = [plan.slow_network_tag(target.uid)]
-    _on_helper(helper_namespace, pod, plan.HEAL_SLOW_NETWORK_SCRIPT, args, what, ("ok 0",), "FaultNotHealed")
+    _on_helper(helper_namespace, pod, script, [tag(target.uid)], what, ("ok 0",), "FaultNotHealed")
     return True
 
 
