@@ -39,6 +39,7 @@ SECANTUS_IMAGE = "local/secantus:dev"
 # verifier, and the stage hung.
 SHARES = {
     "test_mongodb_e2e.py": "a",
+    "test_voltdb_faults_e2e.py": "a",
     "test_regression_e2e.py": "a",
     "test_papers_e2e.py": "a",
     "test_ycsb_e2e.py": "a",

@@ -1,0 +1,297 @@
+"""End to end on a real cluster: a 3-node k=1 VoltDB deployed by the operator, each fault kind
+injected during a TPC-C run, shown to have happened while it lasted and to be undone after, and
+the run judged by the same verdicts (nothing acknowledged lost, the 12 consistency conditions).
+
+Two runs carry the five kinds one after another (the operator injects a run's next fault only
+once the last has recovered), so the cluster is deployed and loaded twice, not five times:
+- slow-network on node 1, then node 2's process killed (it rejoins on its own voltdbroot);
+- node 2 paused past the heartbeat timeout (it finds itself dropped, stops and rejoins), then
+  node 1 partitioned from the others (the minority side stops itself and rejoins).
+slow-network and partition go through the operator chart's fault helper (opt-in, privileged).
+
+Needs the images local/tpcc-runner:dev (with this operator) and local/voltdb:10.1.1 and a
+default StorageClass that provisions (hack/local-k8s.sh: local-hostpath).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+from test_benchmarkrun_e2e import ROOT, kubectl, manifest, wait_for, wait_phase
+from test_mongodb_e2e import assert_crash_restarts, pod
+from tpcc_operator.plan import LIST_QDISCS_SCRIPT, LIST_RULES_SCRIPT
+from tpcc_operator.timestamps import parse_time
+
+pytestmark = pytest.mark.k8s
+
+FAULT_SECONDS, DELAY_MS = 25, 200
+
+
+def voltdb_run(duration_seconds: int, faults: list[dict]) -> dict:
+    return dict(
+        database={
+            "type": "voltdb",
+            "readyTimeoutSeconds": 300,
+            # the chart's heartbeat timeout (VoltDB's default 90 s) shortened so that a 25 s
+            # pause outlasts it
+            "deploy": {
+                "replicas": 3,
+                "kSafety": 1,
+                "values": {"image": {"pullPolicy": "Never"}, "heartbeatTimeoutSeconds": 10},
+            },
+        },
+        workload={
+            "warehouses": 1,
+            "clients": 2,
+            "durationSeconds": duration_seconds,
+            "warmupSeconds": 5,
+            "loadWorkers": 2,
+        },
+        runners={"parallelism": 1, "imagePullPolicy": "Never"},
+        faults=faults,
+        cleanup={"policy": "Never"},
+    )
+
+
+def timed(action: str, node: int, after: int, **more) -> dict:
+    return {
+        "action": action,
+        "victim": "pod-index",
+        "podIndex": node,
+        "afterSeconds": after,
+        "durationSeconds": FAULT_SECONDS,
+        **more,
+    }
+
+
+# the kill waits for the slow network's heal and settling (~40 s); the node rejoined 20 s
+# after its kill here
+SLOW_THEN_KILL_RUN = voltdb_run(
+    100,
+    [
+        timed("slow-network", 1, 10, delayMs=DELAY_MS),
+        {"action": "kill-node", "podIndex": 2, "method": "kill-process", "afterSeconds": 45},
+    ],
+)
+# the paused node stopped itself and rejoined ~35 s after its resume here; the partition
+# waits for that
+PAUSE_THEN_PARTITION_RUN = voltdb_run(160, [timed("pause", 2, 15), timed("partition", 1, 85)])
+
+
+def fault_state(ns: str, name: str, number: int) -> str:
+    """The state of the run's fault `number` (0-based), "" before it is chosen."""
+    faults = (json.loads(kubectl("get", "br", name, "-n", ns, "-o", "json").stdout).get("status") or {}).get("faults")
+    return faults[number]["state"] if faults and len(faults) > number else ""
+
+
+def lasted(fault: dict) -> float:
+    return (parse_time(fault["healedTime"]) - parse_time(fault["injectedTime"])).total_seconds()
+
+
+def finished(ns: str, name: str) -> dict:
+    """The run's status once it ended, asserted Succeeded with nothing acknowledged lost and the
+    12 conditions holding."""
+    status = wait_phase(ns, name, ("Succeeded", "Failed"), timeout=1200)["status"]
+    assert status["phase"] == "Succeeded", f"{status.get('reason')}: {status.get('message')}"
+    print("faults:", json.dumps(status["faults"]), "durability:", status["durability"])
+    assert status["durability"]["lost"] == 0 and status["durability"]["acknowledged"] > 0
+    assert status["consistency"]["passed"] and len(status["consistency"]["conditions"]) == 12
+    return status
+
+
+def event_reasons(ns: str, name: str) -> set[str]:
+    selector = ("--field-selector", f"involvedObject.name={name}")
+    events = json.loads(kubectl("get", "events", "-n", ns, "-o", "json", *selector).stdout)["items"]
+    return {e["reason"] for e in events}
+
+
+def with_fault_helper(operator: str) -> None:
+    """The operator's release upgraded with its fault helper (faultHelper.enabled; its namespace
+    admits privileged pods)."""
+    release = f"op-{operator[-6:]}"
+    kubectl("label", "namespace", operator, "pod-security.kubernetes.io/enforce=privileged", "--overwrite")
+    subprocess.run(
+        ["helm", "upgrade", release, str(ROOT / "charts" / "tpcc-operator"), "-n", operator, "--reuse-values"]
+        + ["--set", "faultHelper.enabled=true", "--wait", "--timeout", "180s"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+
+
+def fault_helper(operator: str, ns: str, pod_name: str) -> str:
+    """The fault helper's pod on the node the pod runs on (the one that sees its processes)."""
+    node = pod(ns, pod_name)["spec"]["nodeName"]
+    selector = ("-l", "app.kubernetes.io/component=fault-helper", "--field-selector", f"spec.nodeName={node}")
+    return kubectl("get", "pods", "-n", operator, *selector, "-o", "name").stdout.split()[0]
+
+
+def in_netns(operator: str, helper: str, uid: str, script: str) -> str:
+    """What a fault helper's listing script prints from inside pod uid's network namespace."""
+    return kubectl("exec", "-n", operator, helper, "--", "sh", "-c", script, "sh", uid, "-").stdout
+
+
+# ---- slow-network, then a process kill ----------------------------------------------------------
+
+CONNECT_MS = """
+import socket, statistics, sys, time
+took = []
+for _ in range(5):
+    s = socket.socket()
+    s.settimeout(5)
+    t = time.monotonic()
+    try:
+        s.connect((sys.argv[1], int(sys.argv[2])))
+    except ConnectionRefusedError:
+        pass  # the RST comes back through the same queue as a SYN-ACK would
+    took.append((time.monotonic() - t) * 1000)
+    s.close()
+print(round(statistics.median(took), 1))
+"""
+
+
+def connect_ms(ns: str, src: str, dst_ip: str, port: int = 3021) -> float:
+    """The median time of five TCP handshakes from pod src to dst_ip:port, in milliseconds."""
+    out = kubectl("exec", "-n", ns, src, "-c", "voltdb", "--", "python3", "-c", CONNECT_MS, dst_ip, str(port))
+    return float(out.stdout.strip())
+
+
+def test_voltdb_network_slowed_then_a_node_process_killed(namespace, operator):
+    """slow-network: node 1's outgoing packets held 200 ms for 25 s (netem, or where the node's
+    kernel has none, as here, the NFQUEUE delayer): a TCP handshake from node 0 to node 1 takes
+    about 200 ms longer while it lasts and as long as before once restored, and no qdisc, rule
+    or delayer is left in node 1's network namespace. Then kill-node (kill-process): node 2's
+    process SIGKILLed, its container restarts in the same pod (same UID, same volume) and
+    rejoins. Nothing acknowledged is lost and the 12 conditions hold."""
+    with_fault_helper(operator)
+    name = "voltdb-slow-kill"
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **SLOW_THEN_KILL_RUN))
+    wait_phase(namespace, name, ("Running",), timeout=900)
+    slowed, peer, killed = f"{name}-g1-1", f"{name}-g1-0", f"{name}-g1-2"
+    slowed_ip, slowed_uid = pod(namespace, slowed)["status"]["podIP"], pod(namespace, slowed)["metadata"]["uid"]
+    killed_uid = pod(namespace, killed)["metadata"]["uid"]
+    helper = fault_helper(operator, namespace, slowed)
+
+    before = connect_ms(namespace, peer, slowed_ip)
+    wait_for("the slow network", lambda: fault_state(namespace, name, 0) == "Injected", 120, every=0.5)
+    during, there = connect_ms(namespace, peer, slowed_ip), in_netns(operator, helper, slowed_uid, LIST_QDISCS_SCRIPT)
+    wait_for("the heal", lambda: fault_state(namespace, name, 0) in ("Healed", "Recovered"), FAULT_SECONDS + 30)
+    after = connect_ms(namespace, peer, slowed_ip)
+    by = "netem" if "netem" in there else "nfqueue" if "NFQUEUE" in there else "nothing"
+    print(f"handshake node 0 -> node 1: {before} ms before, {during} ms slowed (by {by}), {after} ms after")
+    assert by != "nothing", there
+    assert 0.8 * DELAY_MS <= during - before <= DELAY_MS + 150 and after < before + 50
+
+    status = finished(namespace, name)
+    slow, kill = status["faults"]
+    what = (slow["action"], slow["method"], slow["state"], slow["target"], slow["delayMs"])
+    assert what == ("slow-network", "netem", "Recovered", slowed, DELAY_MS)
+    assert FAULT_SECONDS <= lasted(slow) < FAULT_SECONDS + 5
+    assert_crash_restarts({"faults": [kill]}, 1, killed, killed_uid)
+    left = in_netns(operator, helper, slowed_uid, LIST_QDISCS_SCRIPT)
+    print("qdiscs and rules after the run:", left)
+    assert "qdisc" in left and "netem" not in left and "NFQUEUE" not in left
+    processes = ("sh", "-c", "ls /tmp; cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
+    delayers = kubectl("exec", "-n", operator, helper, "--", *processes).stdout
+    assert "nfqueue_delayer" not in delayers and "tpcc-slow-network" not in delayers
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
+
+
+# ---- a pause past the heartbeat timeout, then a partition ---------------------------------------
+
+
+def process_cpu(ns: str, name: str) -> tuple[str, int]:
+    """The database process's state (T: stopped) and CPU time (utime + stime, in clock ticks),
+    from /proc/<pid>/stat in its container."""
+    stat = 'cut -d" " -f3,14,15 "/proc/$(cat /tmp/database.pid)/stat"'
+    out = kubectl("exec", "-n", ns, name, "-c", "voltdb", "--", "sh", "-c", stat).stdout.split()
+    return out[0], int(out[1]) + int(out[2])
+
+
+REACH = """
+import socket, sys
+s = socket.socket()
+s.settimeout(3)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+    print("arrived: connected")
+except ConnectionRefusedError:
+    print("arrived: refused")
+except OSError as e:
+    print("lost:", e)
+"""
+
+
+def reach(ns: str, src: str, dst_ip: str, port: int = 3021) -> str:
+    """Whether a TCP SYN from pod src gets to dst_ip:port (the VoltDB internal port): an answer
+    (connected, or refused by a node that is down) means the packets arrive both ways."""
+    out = kubectl("exec", "-n", ns, src, "-c", "voltdb", "--", "python3", "-c", REACH, dst_ip, str(port), check=False)
+    return out.stdout.strip() if out.returncode == 0 else f"no exec: {out.stderr.strip()}"
+
+
+def both_arrive(ns: str, a: str, a_ip: str, b: str, b_ip: str) -> tuple[str, str] | None:
+    there, back = reach(ns, a, b_ip), reach(ns, b, a_ip)
+    return (there, back) if there.startswith("arrived") and back.startswith("arrived") else None
+
+
+def test_voltdb_node_paused_then_another_partitioned(namespace, operator):
+    """pause: node 2's process stopped (SIGSTOP) for 25 s, past the cluster's 10 s heartbeat
+    timeout: its CPU time does not advance; resumed (SIGCONT), it finds the others dropped it,
+    stops itself (VoltDB's partition detection) and rejoins as a restarted container. Then
+    partition: node 1 cut off from nodes 0 and 2, both ways, for 25 s: a SYN either way gets no
+    answer while it lasts and one again after, and no rule is left. Nothing acknowledged is
+    lost and the 12 conditions hold."""
+    with_fault_helper(operator)
+    name = "voltdb-pause-partition"
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **PAUSE_THEN_PARTITION_RUN))
+    wait_phase(namespace, name, ("Running",), timeout=900)
+    paused, cut, peer = f"{name}-g1-2", f"{name}-g1-1", f"{name}-g1-0"
+    paused_uid = pod(namespace, paused)["metadata"]["uid"]
+    cut_ip, peer_ip = pod(namespace, cut)["status"]["podIP"], pod(namespace, peer)["status"]["podIP"]
+    assert both_arrive(namespace, cut, cut_ip, peer, peer_ip)
+
+    wait_for("the pause", lambda: fault_state(namespace, name, 0) == "Injected", 120, every=0.5)
+    state, cpu = process_cpu(namespace, paused)
+    time.sleep(3)
+    state2, cpu2 = process_cpu(namespace, paused)
+    print("paused:", state, cpu, state2, cpu2)
+    assert (state, state2) == ("T", "T") and cpu2 == cpu  # stopped: no CPU time in 3 s
+
+    wait_for("the partition", lambda: fault_state(namespace, name, 1) == "Injected", 180, every=0.5)
+    out, back = reach(namespace, cut, peer_ip), reach(namespace, peer, cut_ip)
+    print("partitioned:", out, "|", back)
+    assert out.startswith("lost") and back.startswith("lost")
+    wait_for("the heal", lambda: fault_state(namespace, name, 1) in ("Healed", "Recovered"), FAULT_SECONDS + 30)
+    # the peer's SYN to node 1 gets an answer again (node 1 may be restarting: refused), and
+    # node 1's, once its container runs again, to the peer
+    print(
+        "healed:", wait_for("packets arriving again", lambda: both_arrive(namespace, cut, cut_ip, peer, peer_ip), 180)
+    )
+
+    status = finished(namespace, name)
+    pause, partition = status["faults"]
+    assert (pause["action"], pause["method"], pause["state"], pause["target"]) == (
+        "pause",
+        "sigstop",
+        "Recovered",
+        paused,
+    )
+    assert FAULT_SECONDS <= lasted(pause) < FAULT_SECONDS + 5 and pause["recoverySeconds"] > lasted(pause)
+    # VoltDB's reaction: the others dropped the silent node; resumed, it stopped itself and its
+    # container came back and rejoined in the same pod
+    assert pause["targetUID"] == paused_uid and pause["restartCount"] > pause["targetRestarts"]
+    assert process_cpu(namespace, paused)[0] != "T"  # nothing left stopped
+    logs = kubectl("logs", "-n", namespace, paused, "-c", "voltdb", "--previous").stdout
+    assert "Partition detection" in logs or "partition" in logs.lower(), logs[-2000:]
+    what = (partition["action"], partition["method"], partition["state"], partition["target"])
+    assert what == ("partition", "iptables", "Recovered", cut)
+    assert FAULT_SECONDS <= lasted(partition) < FAULT_SECONDS + 5
+    assert {"FaultInjected", "FaultHealed", "FaultRecovered"} <= event_reasons(namespace, name)
+    # nothing left: no rule tagged with the victim's UID in its network namespace
+    rules = in_netns(operator, fault_helper(operator, namespace, cut), partition["targetUID"], LIST_RULES_SCRIPT)
+    print("rules after the run:", rules)
+    assert "-P INPUT ACCEPT" in rules and "tpcc-partition" not in rules
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
