@@ -28,15 +28,14 @@ import secrets
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "operator"))
-from tpcc_operator import history, plan  # noqa: E402  (the results are made as the operator makes them)
+from history_growth import result_documents  # noqa: E402  (the results are made as the operator makes them)
+from tpcc_operator import plan  # noqa: E402
 
 GOAL_MB = 150.0
-CAPTURED_RUN = ROOT / "operator" / "tests" / "fixtures" / "gitops" / "e2e" / "succeeded-voltdb-e2e.json"
 # the runs' pods wait or fail without a database, and reserve almost nothing on the node
 TINY_PODS = {"requests": {"cpu": "5m", "memory": "32Mi"}, "limits": {"cpu": "100m", "memory": "256Mi"}}
 HISTORY_RUN = "rss-history"
@@ -142,22 +141,9 @@ def measure_runs(rss: OperatorRss, ns: str, n: int, seconds: float, every: float
     return report("runs", before, during, after, runs=n, phases=phases)
 
 
-def result_objects(ns: str, n: int) -> list[dict]:
-    """n BenchmarkResults of the series HISTORY_RUN, oldest first, as the operator writes them
-    for the captured run (about 2.5 KB each)."""
-    captured = json.loads(CAPTURED_RUN.read_text())
-    out = []
-    for i in range(n):
-        run = plan.Run(HISTORY_RUN, ns, str(uuid.uuid4()), i + 1)
-        status = {**captured["status"], "completionTime": f"2026-01-01T{i // 60:02d}:{i % 60:02d}:00Z"}
-        record = history.record(run, captured["spec"], status, None, None, ["local/voltdb:10.1.1"])
-        out.append(history.result_object(record, "local/tpcc-runner:dev"))
-    return out
-
-
 def measure_results(rss: OperatorRss, ns: str, n: int, every: float) -> dict:
     series = f"{plan.LABEL_SERIES}={HISTORY_RUN}"
-    results = result_objects(ns, n)
+    results = result_documents(ns, n, series=HISTORY_RUN)
     try:
         apply(results, ns)
         before = rss.mb()

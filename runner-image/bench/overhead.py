@@ -119,11 +119,21 @@ def tpcc_command(runner: Path, *args: str) -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-m", "tpcc_runner.cli", *args], env
 
 
-def measure_load(runner: Path, endpoint: str, warehouses: int, workers: int | None, server_pid: int | None) -> dict:
+def measure_load(
+    runner: Path,
+    endpoint: str,
+    warehouses: int,
+    workers: int | None,
+    server_pid: int | None,
+    db: str = "voltdb",
+    extra: tuple[str, ...] = (),
+) -> dict:
+    """One `tpcc load --reset` (`extra`: more of its arguments): wall, rows/s, the CPU of the
+    runner's whole process tree, the peak RSS of its largest process."""
     args = [
         "load",
         "--db",
-        "voltdb",
+        db,
         "--endpoints",
         endpoint,
         "--warehouses",
@@ -136,6 +146,7 @@ def measure_load(runner: Path, endpoint: str, warehouses: int, workers: int | No
     ]
     if workers:
         args += ["--workers", str(workers)]
+    args += extra
     cmd, env = tpcc_command(runner, *args)
     server_before = process_cpu(server_pid) if server_pid else 0.0
     with tempfile.TemporaryFile("w+") as err:
@@ -146,7 +157,7 @@ def measure_load(runner: Path, endpoint: str, warehouses: int, workers: int | No
         _, status, usage = os.wait4(p.pid, 0)
         wall = time.monotonic() - t0
         usages = [usage]
-        reap_all(usages)
+        reap_all(usages, keep=server_pid)  # the server too is this subreaper's child when started after it
         p.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait again
         if p.returncode != 0:
             err.seek(0)
@@ -157,8 +168,10 @@ def measure_load(runner: Path, endpoint: str, warehouses: int, workers: int | No
         "rows": rows,
         "wall_s": round(wall, 1),
         "rows_per_s": round(rows / wall),
-        "client_cpu_s": round(sum(u.ru_utime + u.ru_stime for u in usages), 1),
+        "client_cpu_s": round(sum(u.ru_utime + u.ru_stime for u in usages), 2),
         "peak_rss_mb": round(max(u.ru_maxrss for u in usages) / 1024),
+        "processes": len(usages),
+        "peak_rss_sum_mb": round(sum(u.ru_maxrss for u in usages) / 1024),  # an upper bound of the tree's
     }
     if server_pid:
         result["server_cpu_s"] = round(process_cpu(server_pid) - server_before, 1)

@@ -83,24 +83,29 @@ def bench(
             str(threads),
             *processes,
         )
-        ops = run["status"]["opsPerSecond"] * run["OVERALL"]["RunTime(ms)"] / 1000
         rows.append(
-            {
-                "db": db,
-                "workload": workload,
-                "records": records,
-                "threads": threads,
-                "processes": run.get("processes", 1),
-                "load_records_per_s": round(records / load["wall_s"]),
-                "ops_per_s": run["status"]["opsPerSecond"],
-                "errors": run["errors"],
-                "p99_ms": {op: s["p99Ms"] for op, s in run["status"]["operations"].items()},
-                "runner_cpu_ms_per_op": round(1000 * run["runner_cpu_s"] / ops, 3),
-                "runner_machine_share": round(run["runner_cpu_s"] / run["wall_s"] / os.cpu_count(), 2),
-                "server_machine_share": round(run["server_cpu_s"] / run["wall_s"] / os.cpu_count(), 2),
-            }
+            {**figures(db, workload, records, threads, run), "load_records_per_s": round(records / load["wall_s"])}
         )
     return rows
+
+
+def figures(db: str, workload: str, records: int, threads: int, run: dict) -> dict:
+    """What one `tpcc ycsb run` (its document, with ycsb()'s CPU seconds) measured."""
+    ops = run["status"]["opsPerSecond"] * run["OVERALL"]["RunTime(ms)"] / 1000
+    return {
+        "db": db,
+        "workload": workload,
+        "records": records,
+        "threads": threads,
+        "processes": run.get("processes", 1),
+        "ops_per_s": run["status"]["opsPerSecond"],
+        "errors": run["errors"],
+        "p99_ms": {op: s["p99Ms"] for op, s in run["status"]["operations"].items()},
+        "runner_cpu_ms_per_op": round(1000 * run["runner_cpu_s"] / ops, 3),
+        "server_cpu_ms_per_op": round(1000 * run["server_cpu_s"] / ops, 3),
+        "runner_machine_share": round(run["runner_cpu_s"] / run["wall_s"] / os.cpu_count(), 2),
+        "server_machine_share": round(run["server_cpu_s"] / run["wall_s"] / os.cpu_count(), 2),
+    }
 
 
 def main() -> None:
