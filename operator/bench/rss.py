@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import secrets
 import subprocess
 import sys
@@ -54,8 +55,17 @@ def apply(objects: list[dict], namespace: str) -> None:
     )
 
 
-class OperatorRss:
-    """Where the operator's RSS is read: its /metrics in the cluster, or a local process."""
+def metric(exposition: str, name: str) -> float | None:
+    """The value of an unlabelled sample `name` in a Prometheus text exposition."""
+    for line in exposition.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+class OperatorProcess:
+    """Where the operator's RSS and CPU are read: its /metrics in the cluster (the process
+    collector's samples), or a local process's /proc."""
 
     def __init__(self, operator_namespace: str, pid: int | None):
         self.pid = pid
@@ -75,17 +85,28 @@ class OperatorRss:
                 sys.exit(f"rss.py: error: no tpcc-operator Service in namespace {operator_namespace}")
             self.path = f"/api/v1/namespaces/{operator_namespace}/services/{service}:metrics/proxy/metrics"
 
+    def _metric(self, name: str) -> float:
+        value = metric(kubectl("get", "--raw", self.path), name)
+        if value is None:
+            sys.exit(f"rss.py: error: the operator exports no {name}")
+        return value
+
     def mb(self) -> float:
+        """Its resident memory, MB."""
         if self.pid is not None:
             status = Path(f"/proc/{self.pid}/status").read_text()
             return int(next(ln for ln in status.splitlines() if ln.startswith("VmRSS:")).split()[1]) / 1024
-        for line in kubectl("get", "--raw", self.path).splitlines():
-            if line.startswith("process_resident_memory_bytes "):
-                return float(line.split()[1]) / 2**20
-        sys.exit("rss.py: error: the operator exports no process_resident_memory_bytes")
+        return self._metric("process_resident_memory_bytes") / 2**20
+
+    def cpu_seconds(self) -> float:
+        """Its CPU (user + system) since it started."""
+        if self.pid is not None:
+            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return self._metric("process_cpu_seconds_total")
 
 
-def sample(rss: OperatorRss, seconds: float, every: float, done=lambda: False) -> list[float]:
+def sample(rss: OperatorProcess, seconds: float, every: float, done=lambda: False) -> list[float]:
     """RSS every `every` seconds for `seconds`, or until done()."""
     out, deadline = [rss.mb()], time.time() + seconds
     while time.time() < deadline and not done():
@@ -128,7 +149,7 @@ def report(case: str, before: float, during: list[float], after: list[float], **
     }
 
 
-def measure_runs(rss: OperatorRss, ns: str, n: int, seconds: float, every: float) -> dict:
+def measure_runs(rss: OperatorProcess, ns: str, n: int, seconds: float, every: float) -> dict:
     before = rss.mb()
     names = [f"rss-{i}" for i in range(n)]
     try:
@@ -141,7 +162,7 @@ def measure_runs(rss: OperatorRss, ns: str, n: int, seconds: float, every: float
     return report("runs", before, during, after, runs=n, phases=phases)
 
 
-def measure_results(rss: OperatorRss, ns: str, n: int, every: float) -> dict:
+def measure_results(rss: OperatorProcess, ns: str, n: int, every: float) -> dict:
     series = f"{plan.LABEL_SERIES}={HISTORY_RUN}"
     results = result_documents(ns, n, series=HISTORY_RUN)
     try:
@@ -182,7 +203,7 @@ def main() -> int:
     if a.pid is not None and not a.namespace:
         p.error("--pid needs --namespace: one the local operator watches")
 
-    rss = OperatorRss(a.operator_namespace, a.pid)
+    rss = OperatorProcess(a.operator_namespace, a.pid)
     ns = a.namespace or f"tpcc-rss-{secrets.token_hex(3)}"
     if not a.namespace:
         kubectl("create", "namespace", ns)
