@@ -68,3 +68,21 @@ def at_most_linear(name: str, sizes: Sequence[float], costs: Sequence[float], sl
     k = growth_exponent(sizes, costs)
     verdict = "met" if k <= 1 + slack else "NOT met"
     return f"{name}: grows as size^{k:.2f} (goal: at most linear, exponent <= {1 + slack:.1f}): {verdict}"
+
+
+def not_worse(name: str, values: Sequence[float], tolerance: float, higher_is_better: bool) -> str:
+    """One goal line: the value at the largest size (`values` in size order) within `tolerance`
+    (a fraction) of the best at any size: a curve may improve as fixed costs spread, not fall off."""
+    last, best = values[-1], (max(values) if higher_is_better else min(values))
+    worse = (best - last) / best if higher_is_better else (last - best) / best
+    verdict = "met" if worse <= tolerance else "NOT met"
+    return (
+        f"{name}: {last:g} at the largest size, {worse:.0%} worse than the best ({best:g}) "
+        f"(goal: within {tolerance:.0%}): {verdict}"
+    )
+
+
+def linear_fit(sizes: Sequence[float], costs: Sequence[float]) -> tuple[float, float]:
+    """(fixed, per unit of size) of the least-squares line through the points."""
+    slope, intercept = statistics.linear_regression(sizes, costs)
+    return intercept, slope
