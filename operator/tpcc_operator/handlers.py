@@ -164,11 +164,13 @@ def _perform_one(
         case CreateAcidJob():
             kube_actions.create(runner_jobs.acid_job(run, spec, cfg))
         case KillPods(kills):
+            cluster = _fault_cluster(run, spec, cfg)
             for kill in kills:  # kill-all: every pod at once, as close together as the API allows
-                _kill(run, spec, kill, logger)
+                logger.info("%s: %s", run.prefix, faults.BY_METHOD[kill.method].inject(cluster, kill))
         case HealFaults(heals):
+            cluster = _fault_cluster(run, spec, cfg)
             for heal in heals:
-                _heal(run.namespace, run.prefix, databases.of(spec).container, heal, logger, cfg.fault_helper_namespace)
+                logger.info("%s: %s", run.prefix, faults.BY_METHOD[heal.method].heal(cluster, heal))
         case WriteResult(result):
             _write_result(run, result, cfg, logger)
         case PruneResults(names):
@@ -196,7 +198,7 @@ def _refuse_network_faults_without_helper(spec: RunSpec, cfg: plan.Settings) -> 
     """A partition or slow network needs the privileged fault helper, which only the operator
     chart installs (opt-in): without it the run fails before anything is installed, not at the
     fault."""
-    asked = [(i, f.action) for i, f in enumerate(spec.faults or ()) if f.action in faults.NETWORK]
+    asked = [(i, f.action) for i, f in enumerate(spec.faults or ()) if faults.REGISTRY[f.action].needs_helper]
     if asked and not cfg.fault_helper_namespace:
         i, action = asked[0]
         raise plan.chart_policy.ReleaseRefused(
@@ -206,48 +208,10 @@ def _refuse_network_faults_without_helper(spec: RunSpec, cfg: plan.Settings) -> 
         )
 
 
-def _heal(
-    namespace: str, prefix: str, container: str | None, heal: faults.Kill, logger: Logger, helper_namespace: str
-) -> None:
-    if heal.method == faults.IPTABLES:
-        healed = kube_actions.heal_partition(namespace, helper_namespace, heal)
-        logger.info("%s: partition of pod %s %s", prefix, heal.pod, "healed" if healed else "gone with its pod")
-        return
-    if heal.method == faults.NETEM:
-        healed = kube_actions.heal_slow_network(namespace, helper_namespace, heal)
-        logger.info("%s: network of pod %s %s", prefix, heal.pod, "restored" if healed else "gone with its pod")
-        return
-    assert container, "faults go into a deployed database only, which runs in its chart's container"
-    resumed = kube_actions.resume_process(namespace, heal, container)
-    logger.info("%s: database process of pod %s %s", prefix, heal.pod, "resumed" if resumed else "restarted or gone")
-
-
-def _kill(run: plan.Run, spec: RunSpec, kill: faults.Kill, logger: Logger) -> None:
-    if kill.method == faults.IPTABLES:
-        members = plan.database_pod_selector(run)
-        cut = kube_actions.partition(run.namespace, settings().fault_helper_namespace, kill, members)
-        logger.info("%s: pod %s %s", run.prefix, kill.pod, "cut off from the other members" if cut else "gone")
-    elif kill.method == faults.NETEM:
-        by = kube_actions.slow_network(run.namespace, settings().fault_helper_namespace, kill)
-        logger.info("%s: pod %s %s", run.prefix, kill.pod, f"slowed ({kill.netem}) by {by}" if by else "gone")
-    elif kill.method == faults.SIGSTOP:
-        container = databases.of(spec).container
-        assert container, "faults go into a deployed database only, which runs in its chart's container"
-        paused = kube_actions.kill_process(run.namespace, kill, container, plan.PAUSE_PROCESS_COMMAND)
-        logger.info("%s: database process of pod %s %s", run.prefix, kill.pod, "stopped" if paused else "gone")
-    elif kill.method == faults.KILL_PROCESS:
-        container = databases.of(spec).container
-        assert container, "faults go into a deployed database only, which runs in its chart's container"
-        killed = kube_actions.kill_process(run.namespace, kill, container)
-        logger.info(
-            "%s: database process of pod %s %s",
-            run.prefix,
-            kill.pod,
-            "killed" if killed else "already restarted or gone",
-        )
-    else:
-        killed = kube_actions.kill_pod(run.namespace, kill)
-        logger.info("%s: pod %s %s", run.prefix, kill.pod, "deleted" if killed else "already gone")
+def _fault_cluster(run: plan.Run, spec: RunSpec, cfg: plan.Settings) -> faults.Cluster:
+    """Where a fault kind carries out the run's injections and heals."""
+    container = databases.of(spec).container
+    return faults.Cluster(run.namespace, cfg.fault_helper_namespace, container, plan.database_pod_selector(run))
 
 
 @kopf.timer(plan.GROUP, plan.VERSION, plan.PLURAL, interval=TICK_SECONDS)
@@ -346,9 +310,10 @@ def _heal_on_delete(namespace: str, name: str, body: kopf.Body, logger: Logger) 
     if not heals:
         return
     container = databases.named(body["spec"]["database"]["type"]).container
+    cluster = faults.Cluster(namespace, settings().fault_helper_namespace, container)
     for heal in heals:
         try:
-            _heal(namespace, name, container, heal, logger, settings().fault_helper_namespace)
+            logger.info("%s: %s", name, faults.BY_METHOD[heal.method].heal(cluster, heal))
         except (kube_actions.CallFailed, ApiException, urllib3.exceptions.HTTPError) as e:
             logger.warning("%s: undoing fault %s on pod %s: %s", name, heal.method, heal.pod, e)
 

@@ -9,9 +9,9 @@ field by field). What the runner's documents become is results.py's; this module
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .jsonmodel import JsonModel
+from .jsonmodel import JsonModel, named
 
 # status.acid.tests[].status, and what fails the run
 ACID_FAILED, ACID_ERROR = "failed", "error"
@@ -285,3 +285,55 @@ class Regression(JsonModel):
     baseline: Baseline
     metrics: tuple[MetricJudged, ...]
     change_points: tuple[ChangePointJudged, ...] | None = None  # None: no spec.regression.changePoints
+
+
+@dataclass(frozen=True, kw_only=True)
+class FaultTarget(JsonModel):
+    """One pod of a fault that takes several (kill-all, a partition's half), as it was chosen."""
+
+    pod: str
+    uid: str
+    restarts: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class FaultEntry(JsonModel):
+    """An entry of status.faults: one injection through its states (the faults package writes
+    them). Each kind records the fields it has; an entry skipped before it chose a victim has
+    none of them."""
+
+    number: int
+    action: str
+    state: str  # Injecting | Injected | Healed | Recovered | Skipped
+    method: str | None = None
+    due_time: str | None = None
+    grace_period_seconds: int | None = None
+    target: str | None = None
+    targets: tuple[FaultTarget, ...] | None = None
+    target_uid: str | None = field(default=None, metadata=named("targetUID"))
+    target_restarts: int | None = None
+    restart_count: int | None = None
+    duration_seconds: int | None = None
+    delay_ms: int | None = None
+    jitter_ms: int | None = None
+    loss_percent: float | None = None
+    split: str | None = None
+    injected_time: str | None = None
+    healed_time: str | None = None
+    recovered_time: str | None = None
+    recovery_seconds: float | None = None
+    throughput_recovery_seconds: float | None = None
+    message: str | None = None
+
+    @property
+    def victims(self) -> tuple[FaultTarget, ...]:
+        """The pods it takes: its targets, or its one target."""
+        if self.targets is not None:
+            return self.targets
+        assert self.target is not None and self.target_uid is not None, f"fault {self.number} chose no victim"
+        return (FaultTarget(pod=self.target, uid=self.target_uid, restarts=self.target_restarts or 0),)
+
+    @property
+    def who(self) -> str:
+        """The victims as an event names them."""
+        return f"{self.target}" if self.targets is not None else f"pod {self.target}"

@@ -65,96 +65,33 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import random
 from dataclasses import dataclass, field
 
-from . import databases
-from .databases import Database
-from .runspec import RunSpec
-from .timestamps import parse_time, rfc3339
+from .. import databases
+from ..databases import Database
+from ..runspec import RunSpec
+from ..runstatus import FaultEntry
+from ..timestamps import parse_time, rfc3339
+from .base import (
+    HEALED,
+    INJECTED,
+    INJECTING,
+    ISOLATE,
+    KILL_PROCESS,
+    RECOVERED,
+    SIGSTOP,
+    SKIPPED,
+    DatabasePod,
+    Injection,
+    Kill,
+    Netem,
+    choose_member,
+    victims_of,
+)
+from .kinds import REGISTRY
 
-INJECTING, INJECTED, HEALED, RECOVERED, SKIPPED = "Injecting", "Injected", "Healed", "Recovered", "Skipped"
-DELETE_POD, KILL_PROCESS = "delete-pod", "kill-process"
-PAUSE, PARTITION, SLOW_NETWORK = "pause", "partition", "slow-network"
-SIGSTOP = "sigstop"  # a pause's method: SIGSTOP, then SIGCONT
-IPTABLES = "iptables"  # a partition's: DROP rules in the victim's network namespace, then deleted
-NETEM = "netem"  # a slow network's: a netem root qdisc on the victim's interface, then deleted
-# faults that last durationSeconds and are then undone (healed), each with its method
-TIMED = {PAUSE: SIGSTOP, PARTITION: IPTABLES, SLOW_NETWORK: NETEM}
-# faults the operator's privileged fault helper carries out in the victim's network namespace
-NETWORK = (PARTITION, SLOW_NETWORK)
-ISOLATE, HALVES = "isolate", "halves"  # a partition's split: one member off, or half of them
 # how long after a heal the database has to show what it did about it before recovery is judged
 SETTLE_SECONDS = 10
-
-
-@dataclass(frozen=True)
-class Netem:
-    """A slow network: each outgoing packet delayed delay_ms (give or take jitter_ms, uniformly),
-    loss_percent of them dropped."""
-
-    delay_ms: int = 0
-    jitter_ms: int = 0
-    loss_percent: float = 0
-
-    def status(self) -> dict:
-        """Its fields in a status.faults entry (those set)."""
-        fields = {"delayMs": self.delay_ms, "jitterMs": self.jitter_ms, "lossPercent": self.loss_percent}
-        return {k: v for k, v in fields.items() if v}
-
-    @classmethod
-    def of_status(cls, entry: dict) -> Netem:
-        return cls(entry.get("delayMs", 0), entry.get("jitterMs", 0), entry.get("lossPercent", 0))
-
-    def __str__(self) -> str:
-        return f"netem {' '.join(netem_args(self))}"
-
-
-def netem_args(netem: Netem) -> tuple[str, ...]:
-    """The arguments of `tc qdisc replace dev DEV root netem ...` that make it so."""
-    args: tuple[str, ...] = ()
-    if netem.delay_ms:
-        args += ("delay", f"{netem.delay_ms}ms") + ((f"{netem.jitter_ms}ms",) if netem.jitter_ms else ())
-    if netem.loss_percent:
-        args += ("loss", f"{netem.loss_percent:g}%")
-    return args
-
-
-@dataclass(frozen=True)
-class Injection:
-    number: int  # 1-based, in schedule order across all of spec.faults
-    action: str  # kill-primary | kill-node | kill-random-member | kill-all
-    due: dt.datetime
-    grace_seconds: int
-    pod_index: int  # kill-node's victim ordinal
-    method: str = DELETE_POD
-    duration_seconds: int = 0  # a timed fault: how long it lasts
-    victim: str = "random-member"  # a timed fault: random-member | primary | pod-index
-    netem: Netem | None = None  # slow-network: what it does to the victim's packets
-    split: str = ISOLATE  # partition: isolate | halves
-
-
-@dataclass(frozen=True)
-class DatabasePod:
-    name: str
-    uid: str
-    ready: bool
-    restarts: int = 0  # restartCount of its database container
-    # when that container last ended killed by the kernel at its memory limit (its lastState:
-    # reason OOMKilled, finishedAt), and the limit it has: what a failed run's message names
-    oom_killed_at: str = ""
-    memory_limit: str = ""
-
-
-@dataclass
-class Kill:
-    pod: str
-    uid: str
-    grace_seconds: int
-    method: str = DELETE_POD
-    restarts: int = 0  # kill-process, pause: the restartCount the container must still have
-    netem: Netem | None = None  # slow-network: what it does to the victim's packets
-    side: tuple[str, ...] = ()  # partition: the UIDs of the pods cut off together (the rest: peers)
 
 
 @dataclass
@@ -176,10 +113,11 @@ def schedule(spec: RunSpec, start_at: dt.datetime) -> list[Injection]:
     measure = start_at + dt.timedelta(seconds=spec.workload.warmup_seconds)
     out = []
     for f in spec.faults or ():
-        netem = Netem(f.delay_ms or 0, f.jitter_ms or 0, f.loss_percent or 0) if f.action == SLOW_NETWORK else None
+        slowed = f.delay_ms or f.jitter_ms or f.loss_percent  # the CRD admits them on a slow-network only
+        netem = Netem(f.delay_ms or 0, f.jitter_ms or 0, f.loss_percent or 0) if slowed else None
         for k in range(f.count):
             due = measure + dt.timedelta(seconds=f.after_seconds + k * f.every_seconds)
-            method = TIMED.get(f.action, f.method)
+            method = REGISTRY[f.action].method(f.method)
             timed = f.duration_seconds or 0
             inj = Injection(0, f.action, due, f.grace_period_seconds, f.pod_index, method, timed, f.victim, netem)
             out.append(dataclasses.replace(inj, split=f.split or ISOLATE))
@@ -199,49 +137,16 @@ def choose_victims(
     injection: Injection, database: Database, release: str, pods: list[DatabasePod], primary: str | None, seed: str
 ) -> list[DatabasePod] | str:
     """The pods to kill (every one for kill-all, a partition's half, else one), or why there are
-    none."""
-    if injection.action == PARTITION and injection.split == HALVES:
-        return half(injection, pods, seed)
-    if injection.action != "kill-all":
-        victim = choose_victim(injection, database, release, pods, primary, seed)
-        return victim if isinstance(victim, str) else [victim]
-    down = sorted(p.name for p in pods if not p.ready)
-    if not pods or down:
-        return f"not every database pod is ready ({', '.join(down) or 'none found'})"
-    return sorted(pods, key=lambda p: p.name)
-
-
-def half(injection: Injection, pods: list[DatabasePod], seed: str) -> list[DatabasePod] | str:
-    """Jepsen's random halves: every pod ready, shuffled (deterministic for the seed), the first
-    len // 2 of them: the minority, or with an even count one of two equal halves."""
-    down = sorted(p.name for p in pods if not p.ready)
-    if len(pods) < 2 or down:
-        return f"not every database pod is ready ({', '.join(down) or 'fewer than two found'})"
-    shuffled = sorted(pods, key=lambda p: p.name)
-    random.Random(f"{seed}/{injection.number}").shuffle(shuffled)
-    return sorted(shuffled[: len(pods) // 2], key=lambda p: p.name)
+    none: its kind's choice."""
+    return REGISTRY[injection.action].choose(injection, database, release, pods, primary, seed)
 
 
 def choose_victim(
     injection: Injection, database: Database, release: str, pods: list[DatabasePod], primary: str | None, seed: str
 ) -> DatabasePod | str:
-    """The pod to kill (or pause), or why there is none. Deterministic for a given seed (the
-    run's UID), so a repeated decision picks the same pod."""
-    by_name = {p.name: p for p in pods}
-    ready = sorted((p for p in pods if p.ready), key=lambda p: p.name)
-    which = injection.victim if injection.action in TIMED else injection.action
-    if which in ("kill-node", "pod-index"):
-        name = f"{release}-{injection.pod_index}"
-        pod = by_name.get(name)
-        return pod if pod and pod.ready else f"pod {name} is not running and ready"
-    if which in ("kill-primary", "primary") and database.has_primary:
-        if not primary:
-            return f"no {database.name} member names a primary"
-        pod = by_name.get(primary)
-        return pod if pod and pod.ready else f"primary {primary} is not a ready pod of {release}"
-    if not ready:
-        return "no database pod is ready"
-    return random.Random(f"{seed}/{injection.number}").choice(ready)
+    """The one pod to kill (or pause), or why there is none: the member its kind takes."""
+    which = REGISTRY[injection.action].which(injection)
+    return choose_member(which, injection, database, release, pods, primary, seed)
 
 
 def decide(
@@ -264,7 +169,7 @@ def decide(
         d.events.append(("Warning", "FaultSkipped", f"fault {last['number']}: {last['message']}"))
     elif last and last["state"] == INJECTING:
         _inject(d, last, now)
-    elif last and last["state"] == INJECTED and last["action"] in TIMED:
+    elif last and last["state"] == INJECTED and REGISTRY[last["action"]].timed:
         if now < parse_time(last["injectedTime"]) + dt.timedelta(seconds=last["durationSeconds"]):
             return d
         _heal(d, last, now, f"after {last['durationSeconds']}s")
@@ -286,25 +191,11 @@ def decide(
 def _inject(d: Decision, entry: dict, now: dt.datetime) -> None:
     """The kill of an INJECTING entry: its victims into d.kills, the entry INJECTED."""
     entry.update(state=INJECTED, injectedTime=rfc3339(now))
-    method = entry.get("method", DELETE_POD)
-    netem = Netem.of_status(entry) if method == NETEM else None
-    victims = victims_of(entry)
-    side = tuple(t["uid"] for t in victims) if method == IPTABLES else ()
-    d.kills = [
-        Kill(t["pod"], t["uid"], entry["gracePeriodSeconds"], method, t["restarts"], netem, side) for t in victims
-    ]
-    who = entry["target"] if "targets" in entry else f"pod {entry['target']}"
-    if method == SIGSTOP:
-        what = f"stopped the database process of {who} (SIGSTOP) for {entry['durationSeconds']}s"
-    elif method == IPTABLES:
-        what = f"cut {who} off from the other members, both ways (iptables DROP), for {entry['durationSeconds']}s"
-    elif method == NETEM:
-        what = f"slowed the packets {who} sends ({netem}) for {entry['durationSeconds']}s"
-    elif method == KILL_PROCESS:
-        what = f"killed the database process of {who} (SIGKILL)"
-    else:
-        what = f"deleted {who} with grace period {entry['gracePeriodSeconds']}s"
-    d.events.append(("Warning", "FaultInjected", f"fault {entry['number']} ({entry['action']}): {what}"))
+    kind, typed = REGISTRY[entry["action"]], FaultEntry.from_json(entry)
+    d.kills = kind.kills(typed)
+    d.events.append(
+        ("Warning", "FaultInjected", f"fault {entry['number']} ({entry['action']}): {kind.injected(typed)}")
+    )
 
 
 def _recovered(d: Decision, entry: dict, pods: list[DatabasePod], now: dt.datetime) -> bool:
@@ -329,11 +220,7 @@ def _heal(d: Decision, entry: dict, now: dt.datetime, when: str) -> None:
     """Undo an INJECTED timed fault (a pause: SIGCONT): its victim into d.heals, the entry HEALED."""
     entry.update(state=HEALED, healedTime=rfc3339(now))
     d.heals = [Kill(t["pod"], t["uid"], 0, entry["method"], t["restarts"]) for t in victims_of(entry)]
-    who = entry["target"] if "targets" in entry else f"pod {entry['target']}"
-    what = {
-        IPTABLES: f"rejoined {who} to the other members (the iptables rules deleted)",
-        NETEM: f"restored the network of {who} (its netem qdisc or NFQUEUE delayer removed)",
-    }.get(entry["method"], f"resumed the database process of {who} (SIGCONT)")
+    what = REGISTRY[entry["action"]].healed(FaultEntry.from_json(entry))
     d.events.append(("Normal", "FaultHealed", f"fault {entry['number']} ({entry['action']}): {what} {when}"))
 
 
@@ -406,7 +293,7 @@ def unhealed(faults: list[dict], now: dt.datetime) -> tuple[list[dict] | None, l
     (None, []) when there is none."""
     entries = [dict(e) for e in faults]
     last = entries[-1] if entries else None
-    if not last or last["action"] not in TIMED or last["state"] not in (INJECTING, INJECTED):
+    if not last or not REGISTRY[last["action"]].timed or last["state"] not in (INJECTING, INJECTED):
         return None, []
     d = Decision()
     _heal(d, last, now, "at the end of the run")
@@ -426,33 +313,21 @@ def _due_entry(d: Decision, nxt: Injection, chosen: list[DatabasePod] | str) -> 
     if isinstance(chosen, str):
         entry.update(state=SKIPPED, message=chosen)
         d.events.append(("Warning", "FaultSkipped", f"fault {nxt.number} ({nxt.action}): {chosen}"))
-    elif nxt.action == "kill-all" or len(chosen) > 1:
-        every = "all " if nxt.action == "kill-all" else ""
+        return entry
+    kind = REGISTRY[nxt.action]
+    if kind.takes_every_pod or len(chosen) > 1:
+        every = "all " if kind.takes_every_pod else ""
         entry.update(
             state=INJECTING,
             target=f"{every}{len(chosen)} pods: {', '.join(v.name for v in chosen)}",
             targets=[{"pod": v.name, "uid": v.uid, "restarts": v.restarts} for v in chosen],
         )
-        if nxt.action in TIMED:
-            entry["durationSeconds"] = nxt.duration_seconds
     else:
         entry.update(state=INJECTING, target=chosen[0].name, targetUID=chosen[0].uid)
         if nxt.method in (KILL_PROCESS, SIGSTOP):
             entry["targetRestarts"] = chosen[0].restarts
-        if nxt.action in TIMED:
-            entry["durationSeconds"] = nxt.duration_seconds
-        if nxt.netem:
-            entry.update(nxt.netem.status())
-    if nxt.action == PARTITION and not isinstance(chosen, str):
-        entry["split"] = nxt.split
+    kind.record(entry, nxt, chosen)
     return entry
-
-
-def victims_of(entry: dict) -> list[dict]:
-    """The pods an entry kills, each {pod, uid, restarts}: kill-all's targets, or its one target."""
-    if "targets" in entry:
-        return entry["targets"]
-    return [{"pod": entry["target"], "uid": entry["targetUID"], "restarts": entry.get("targetRestarts", 0)}]
 
 
 def came_back(entry: dict, victim: dict, pod: DatabasePod) -> bool:

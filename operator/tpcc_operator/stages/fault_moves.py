@@ -27,13 +27,17 @@ def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime) -> li
     wanted = database_pods(run, spec)
     start_at = status.get("startAt")
     due = start_at and fault_injection.next_due(spec, status.get("faults") or [], parse_time(start_at), now)
-    if due and due.action == "kill-primary" and databases.of(spec).has_primary:
+    if (
+        due
+        and fault_injection.REGISTRY[due.action].which(due) == fault_injection.PRIMARY
+        and databases.of(spec).has_primary
+    ):
         wanted.append(reads.Primary(spec.database.type, tuple(plan.endpoints(run, spec))))
     return wanted
 
 
 def inject_faults(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> None:
-    """One move of fault injection (see faults.py), while the runners measure and, for
+    """One move of fault injection (see the faults package), while the runners measure and, for
     recovery only, before the consistency check."""
     start_at = b.status.get("startAt") or b.step.status.get("startAt")
     if not spec.faults or not start_at:

@@ -1,0 +1,195 @@
+"""What every fault kind shares: the states of an injection, the pods it sees, the victims it
+hands to the cluster, and the interface each kind implements (kinds.py, one class per action)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from dataclasses import dataclass, field
+
+from ..databases import Database
+from ..runstatus import FaultEntry
+
+INJECTING, INJECTED, HEALED, RECOVERED, SKIPPED = "Injecting", "Injected", "Healed", "Recovered", "Skipped"
+DELETE_POD, KILL_PROCESS = "delete-pod", "kill-process"
+SIGSTOP = "sigstop"  # a pause's method: SIGSTOP, then SIGCONT
+IPTABLES = "iptables"  # a partition's: DROP rules in the victim's network namespace, then deleted
+NETEM = "netem"  # a slow network's: a netem root qdisc on the victim's interface, then deleted
+ISOLATE, HALVES = "isolate", "halves"  # a partition's split: one member off, or half of them
+RANDOM_MEMBER, PRIMARY, POD_INDEX = "random-member", "primary", "pod-index"  # which member a fault takes
+
+
+@dataclass(frozen=True)
+class Netem:
+    """A slow network: each outgoing packet delayed delay_ms (give or take jitter_ms, uniformly),
+    loss_percent of them dropped."""
+
+    delay_ms: int = 0
+    jitter_ms: int = 0
+    loss_percent: float = 0
+
+    def status(self) -> dict:
+        """Its fields in a status.faults entry (those set)."""
+        fields = {"delayMs": self.delay_ms, "jitterMs": self.jitter_ms, "lossPercent": self.loss_percent}
+        return {k: v for k, v in fields.items() if v}
+
+    @classmethod
+    def of_status(cls, entry: dict) -> Netem:
+        return cls(entry.get("delayMs", 0), entry.get("jitterMs", 0), entry.get("lossPercent", 0))
+
+    def __str__(self) -> str:
+        return f"netem {' '.join(netem_args(self))}"
+
+
+def netem_args(netem: Netem) -> tuple[str, ...]:
+    """The arguments of `tc qdisc replace dev DEV root netem ...` that make it so."""
+    args: tuple[str, ...] = ()
+    if netem.delay_ms:
+        args += ("delay", f"{netem.delay_ms}ms") + ((f"{netem.jitter_ms}ms",) if netem.jitter_ms else ())
+    if netem.loss_percent:
+        args += ("loss", f"{netem.loss_percent:g}%")
+    return args
+
+
+@dataclass(frozen=True)
+class Injection:
+    number: int  # 1-based, in schedule order across all of spec.faults
+    action: str  # a key of kinds.REGISTRY
+    due: dt.datetime
+    grace_seconds: int
+    pod_index: int  # kill-node's victim ordinal
+    method: str = DELETE_POD
+    duration_seconds: int = 0  # a timed fault: how long it lasts
+    victim: str = RANDOM_MEMBER  # a timed fault: random-member | primary | pod-index
+    netem: Netem | None = None  # slow-network: what it does to the victim's packets
+    split: str = ISOLATE  # partition: isolate | halves
+
+
+@dataclass(frozen=True)
+class DatabasePod:
+    name: str
+    uid: str
+    ready: bool
+    restarts: int = 0  # restartCount of its database container
+    # when that container last ended killed by the kernel at its memory limit (its lastState:
+    # reason OOMKilled, finishedAt), and the limit it has: what a failed run's message names
+    oom_killed_at: str = ""
+    memory_limit: str = ""
+
+
+@dataclass
+class Kill:
+    pod: str
+    uid: str
+    grace_seconds: int
+    method: str = DELETE_POD
+    restarts: int = 0  # kill-process, pause: the restartCount the container must still have
+    netem: Netem | None = None  # slow-network: what it does to the victim's packets
+    side: tuple[str, ...] = ()  # partition: the UIDs of the pods cut off together (the rest: peers)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Where a kind carries out its injections and heals: the run's namespace, the fault helper's
+    (empty: none installed), the database's container and the labels of its pods."""
+
+    namespace: str
+    helper_namespace: str
+    container: str | None
+    members: dict[str, str] = field(default_factory=dict)
+
+
+def victims_of(entry: dict) -> list[dict]:
+    """The pods an entry kills, each {pod, uid, restarts}: kill-all's targets, or its one target."""
+    if "targets" in entry:
+        return entry["targets"]
+    return [{"pod": entry["target"], "uid": entry["targetUID"], "restarts": entry.get("targetRestarts", 0)}]
+
+
+def choose_member(
+    which: str,
+    injection: Injection,
+    database: Database,
+    release: str,
+    pods: list[DatabasePod],
+    primary: str | None,
+    seed: str,
+) -> DatabasePod | str:
+    """The member `which` names (pod-index, primary or random-member), or why there is none.
+    Deterministic for a given seed (the run's UID), so a repeated decision picks the same pod."""
+    by_name = {p.name: p for p in pods}
+    ready = sorted((p for p in pods if p.ready), key=lambda p: p.name)
+    if which == POD_INDEX:
+        name = f"{release}-{injection.pod_index}"
+        pod = by_name.get(name)
+        return pod if pod and pod.ready else f"pod {name} is not running and ready"
+    if which == PRIMARY and database.has_primary:
+        if not primary:
+            return f"no {database.name} member names a primary"
+        pod = by_name.get(primary)
+        return pod if pod and pod.ready else f"primary {primary} is not a ready pod of {release}"
+    if not ready:
+        return "no database pod is ready"
+    return random.Random(f"{seed}/{injection.number}").choice(ready)
+
+
+class FaultKind:
+    """One spec.faults action: how it picks its victims, what it records in its status.faults
+    entry, what it does to them through kube_actions and how that is undone. The kill kinds end
+    with the victim back (Recovered); a timed kind lasts durationSeconds, is then healed, and
+    recovers once the database has settled."""
+
+    action: str
+    # the ways it can be carried out (a status entry's method); the first is the default
+    methods: tuple[str, ...] = (DELETE_POD, KILL_PROCESS)
+    timed = False  # lasts durationSeconds, then healed
+    needs_helper = False  # carried out by the operator's privileged fault helper on the victim's node
+    takes_every_pod = False  # its victims are every database pod at once
+
+    def method(self, asked: str) -> str:
+        """The method of an injection the spec asks for with method `asked` (its default on the
+        kinds that have one way)."""
+        return asked if asked in self.methods else self.methods[0]
+
+    def which(self, injection: Injection) -> str:
+        """The member it takes: pod-index, primary or random-member."""
+        return injection.victim
+
+    def choose(
+        self,
+        injection: Injection,
+        database: Database,
+        release: str,
+        pods: list[DatabasePod],
+        primary: str | None,
+        seed: str,
+    ) -> list[DatabasePod] | str:
+        """Its victims (one, unless the kind takes several), or why there are none."""
+        victim = choose_member(self.which(injection), injection, database, release, pods, primary, seed)
+        return victim if isinstance(victim, str) else [victim]
+
+    def record(self, entry: dict, injection: Injection, chosen: list[DatabasePod]) -> None:
+        """The kind's own fields in the INJECTING status entry of its chosen victims."""
+        if self.timed:
+            entry["durationSeconds"] = injection.duration_seconds
+
+    def kills(self, entry: FaultEntry) -> list[Kill]:
+        """What the cluster is to do to each victim of an entry being injected."""
+        method, grace = entry.method or DELETE_POD, entry.grace_period_seconds or 0
+        return [Kill(t.pod, t.uid, grace, method, t.restarts) for t in entry.victims]
+
+    def injected(self, entry: FaultEntry) -> str:
+        """What it did, for the FaultInjected event."""
+        raise NotImplementedError
+
+    def healed(self, entry: FaultEntry) -> str:
+        """What its heal did, for the FaultHealed event (timed kinds)."""
+        raise NotImplementedError
+
+    def inject(self, cluster: Cluster, kill: Kill) -> str:
+        """Carry it out on one victim; what happened, for the operator's log."""
+        raise NotImplementedError
+
+    def heal(self, cluster: Cluster, kill: Kill) -> str:
+        """Undo it on one victim (timed kinds; idempotent); what happened, for the log."""
+        raise NotImplementedError
