@@ -157,6 +157,44 @@ def test_voltdb_chart_renders_what_the_plan_expects():
     assert bad.returncode != 0 and "kfactor (1) must be less than replicas (1)" in bad.stderr
 
 
+@pytest.mark.parametrize("chart", ["voltdb", "mongodb"])
+@pytest.mark.parametrize(
+    "setting, rule",
+    [
+        (None, "preferredDuringSchedulingIgnoredDuringExecution"),  # the default
+        ("soft", "preferredDuringSchedulingIgnoredDuringExecution"),
+        ("hard", "requiredDuringSchedulingIgnoredDuringExecution"),
+        ("none", None),
+    ],
+)
+def test_database_charts_spread_their_members_over_nodes(chart, setting, rule):
+    """Each StatefulSet's pods keep off the nodes of the others of the same set (by its own
+    selector): preferred by default, required or not at all as antiAffinity says."""
+    docs = render(chart, "--set", "replicas=3", *(["--set", f"antiAffinity={setting}"] if setting else []))
+    for sts in by_kind(docs, "StatefulSet"):
+        anti = sts["spec"]["template"]["spec"].get("affinity", {}).get("podAntiAffinity")
+        if rule is None:
+            assert anti is None
+            continue
+        assert list(anti) == [rule]
+        (term,) = anti[rule]
+        if rule.startswith("preferred"):
+            assert term["weight"] == 100
+            term = term["podAffinityTerm"]
+        assert term == {
+            "topologyKey": "kubernetes.io/hostname",
+            "labelSelector": {"matchLabels": sts["spec"]["selector"]["matchLabels"]},
+        }
+
+
+@pytest.mark.parametrize("chart", ["voltdb", "mongodb"])
+def test_database_charts_refuse_an_unknown_anti_affinity(chart):
+    out = helm("template", "rel", str(CHARTS / chart), "--set", "antiAffinity=preferred")
+    assert out.returncode != 0 and "antiAffinity must be one of" in out.stderr
+    with pytest.raises(chart_policy.ReleaseRefused, match="antiAffinity"):
+        chart_policy.check_values(chart, "", {"antiAffinity": "preferred"}, CHARTS)
+
+
 def test_mongodb_chart_initiates_the_replica_set():
     docs = render("mongodb", "--set", "replicas=3")
     sts = by_kind(docs, "StatefulSet")[0]

@@ -47,3 +47,22 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if not $sc.seccompProfile }}{{ $_ := set $sc "seccompProfile" (dict "type" "RuntimeDefault") }}{{ end -}}
 {{ toYaml $sc }}
 {{- end }}
+
+{{/* The hosts on different nodes: preferred (soft), required (hard: N hosts need N nodes) or not
+     at all, so that a node lost takes one host (one copy of a partition with kfactor 1), not a
+     cluster's worth. */}}
+{{- define "voltdb.affinity" -}}
+{{- if ne .Values.antiAffinity "none" }}
+affinity:
+  podAntiAffinity:
+    {{- $term := dict "topologyKey" "kubernetes.io/hostname" "labelSelector" (dict "matchLabels" (include "voltdb.selector" . | fromYaml)) }}
+    {{- if eq .Values.antiAffinity "hard" }}
+    requiredDuringSchedulingIgnoredDuringExecution:
+    - {{- toYaml $term | nindent 6 }}
+    {{- else }}
+    preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm: {{- toYaml $term | nindent 8 }}
+    {{- end }}
+{{- end }}
+{{- end }}
