@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from tpcc_operator.cost import CostFigure
 from tpcc_operator.history import ResultRecord, ResultSpec, result_object
+from tpcc_operator.placement import Placement
 from tpcc_operator.runstatus import (
     Acid,
     Consistency,
@@ -29,6 +30,7 @@ PARTS: dict[str, type] = {
     "consistencyDuringRun": ConsistencyDuringRun,
     "sweep": Table,
     "cost": CostFigure,
+    "placement": Placement,
 }
 
 

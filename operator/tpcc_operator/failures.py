@@ -68,6 +68,7 @@ class PodState:
     waiting_reason: str = ""
     waiting_message: str = ""
     image: str = ""
+    node: str = ""  # where the scheduler placed it ("": not yet): status.placement
     unschedulable: str = ""  # the scheduler's message (condition PodScheduled=False, Unschedulable)
     requests: dict[str, float] = field(default_factory=dict)  # cpu in cores, memory in bytes
     claims: tuple[ClaimState, ...] = ()

@@ -156,7 +156,12 @@ def pod_states(namespace: str, labels: dict[str, str], now: dt.datetime) -> list
         ]
         w, image = waiting[0] if waiting else (None, "")
         state = failures.PodState(
-            pod.metadata.name, age, (w.reason or "") if w else "", (w.message or "") if w else "", image
+            pod.metadata.name,
+            age,
+            (w.reason or "") if w else "",
+            (w.message or "") if w else "",
+            image,
+            node=pod.spec.node_name or "",
         )
         if not pod.spec.node_name and not pod.metadata.deletion_timestamp:
             state = dataclasses.replace(

@@ -21,6 +21,7 @@ from .plan import (
     Run,
     Settings,
     check_configmap_name,
+    database_pod_selector,
     endpoints,
     job_name,
     metadata,
@@ -120,6 +121,7 @@ def _pod_spec(
     if metrics:
         container["ports"] = [{"name": "metrics", "containerPort": r.metrics_port, "protocol": "TCP"}]
     return {
+        **away_from_the_database(run, spec),
         "restartPolicy": "Never",
         "serviceAccountName": service_account_name(run),
         "automountServiceAccountToken": api_token,
@@ -133,6 +135,22 @@ def _pod_spec(
         },
         "containers": [container],
         "volumes": [{"name": "tmp", "emptyDir": {}}],
+    }
+
+
+def away_from_the_database(run: Run, spec: RunSpec) -> dict:
+    """The pods of the runner image prefer nodes without a member of the run's deployed database
+    (a client beside a member takes its CPU, and a node lost takes both); preferred, so a cluster
+    of one node still runs them."""
+    if not spec.database.deployed:
+        return {}
+    term = {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": database_pod_selector(run)}}
+    return {
+        "affinity": {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": term}]
+            }
+        }
     }
 
 

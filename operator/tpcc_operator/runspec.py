@@ -59,6 +59,9 @@ class Deploy:
     replicas: int
     k_safety: int
     values: Mapping[str, Any] | None = None
+    # preferred | required | none: the members kept off each other's nodes; None: as the chart's
+    # values say (the shipped charts' default: preferred)
+    anti_affinity: str | None = None
 
 
 @dataclass(frozen=True)

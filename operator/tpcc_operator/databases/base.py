@@ -12,6 +12,10 @@ from typing import Any, ClassVar
 from ..capacity import Capacity, Costs, Unit
 from ..runspec import CredentialsRef, Deploy, RunSpec
 
+# database.deploy.antiAffinity -> the antiAffinity value of the charts the operator ships (each
+# spreads a set's members over nodes by it)
+CHART_ANTI_AFFINITY = {"preferred": "soft", "required": "hard", "none": "none"}
+
 
 class Database:
     """Defaults fit a database of `replicas` interchangeable members that each serve clients."""
@@ -39,8 +43,11 @@ class Database:
         return release, deploy.replicas
 
     def decided_values(self, deploy: Deploy) -> dict[str, Any]:
-        """Chart values the spec decides beside replicas and podLabels (over the user's values)."""
-        return {}
+        """Chart values the spec decides beside replicas and podLabels (over the user's values):
+        database.deploy.antiAffinity, when set, as the chart's antiAffinity."""
+        if deploy.anti_affinity is None:
+            return {}
+        return {"antiAffinity": CHART_ANTI_AFFINITY[deploy.anti_affinity]}
 
     def refusal(self, spec: RunSpec) -> str | None:
         """Why the operator will not deploy this spec (checked before Helm runs)."""

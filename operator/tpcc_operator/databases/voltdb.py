@@ -38,7 +38,7 @@ class VoltDB(Database):
     costs = Costs(warehouse=276 * MIB, record=(1233.4, 650.9, 1.36))  # resident memory of one copy
 
     def decided_values(self, deploy: Deploy) -> dict[str, Any]:
-        return {"kfactor": deploy.k_safety}
+        return {**super().decided_values(deploy), "kfactor": deploy.k_safety}
 
     def capacity(
         self, deploy: Deploy, values: Mapping[str, Any], unit: Unit, load_values: frozenset[str] = frozenset()

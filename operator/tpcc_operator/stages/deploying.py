@@ -4,14 +4,15 @@ one and waits for its pods to be gone, so the two never share the nodes and the 
 empty (a release of its own name: new volume claims).
 
 Observes: status.database, the database pods' readiness and states (the earlier deployment's
-pods, until they are gone). Does: RetireDeployment, InstallDatabase; moves to Loading.
+pods, until they are gone). Does: RetireDeployment, InstallDatabase; once ready, records the
+members' nodes (status.placement, from the pods' states) and moves to Loading.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 
-from .. import plan, sweep_layout, waiting, workloads
+from .. import placement, plan, sweep_layout, waiting, workloads
 from ..runspec import RunSpec
 from . import reads
 from .actions import InstallDatabase, RetireDeployment
@@ -33,6 +34,7 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[swe
     timeout = spec.database.ready_timeout_seconds
     if database.get("installed") and world.database_ready >= replicas:
         b.condition("DatabaseReady", True, "Ready", f"{replicas}/{replicas} pods ready")
+        b.step.status["placement"] = placement.with_database(world.pods).to_json()
         b.move(LOADING, "Loading", f"database ready; loading {workloads.loaded(spec.workload)}")
     elif b.elapsed() > timeout:
         detail = waiting.pod_detail(world) or world.database_waiting or _condition_message(status, "DatabaseReady")

@@ -2,8 +2,9 @@
 measures, then the runner pods' merged results (TPC-C or YCSB).
 
 Observes: the runner Job, its ready pods, startAt, results.json of every pod, fault injection's
-reads. Does: CreateRunJob, WriteStartAt, KillPods, CreateMidcheckJob, WriteDeliveries; moves to
-Verifying.
+reads. Does: CreateRunJob, WriteStartAt (recording the runner pods' nodes, status.placement),
+KillPods, CreateMidcheckJob, WriteDeliveries; moves to Verifying. The runner pods' states (and
+nodes) are fail_fast's read (failing.observes).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 
 from .. import faults as fault_injection
-from .. import plan, sweep_layout, waiting, workloads
+from .. import placement, plan, sweep_layout, waiting, workloads
 from ..runspec import RunSpec
 from ..timestamps import parse_time, rfc3339
 from . import fault_moves, reads
@@ -84,7 +85,10 @@ def _release_barrier(b: Builder, spec: RunSpec, world: World) -> Step | None:
         start_at = rfc3339(b.now + dt.timedelta(seconds=spec.runners.start_delay_seconds))
         b.act(WriteStartAt(start_at))
         b.step.status["startAt"] = start_at
-        b.event("RunnersReady", f"all {n} runner pods ready; starting at {start_at}")
+        placed = placement.with_runners(b.status, world.pods)
+        b.step.status["placement"] = placed.to_json()
+        beside = f" (beside database members on {', '.join(placed.shared_nodes)})" if placed.shared_nodes else ""
+        b.event("RunnersReady", f"all {n} runner pods ready{beside}; starting at {start_at}")
     elif b.elapsed() > spec.runners.ready_timeout_seconds:
         msg = f"{world.runners_ready}/{n} runner pods ready after {spec.runners.ready_timeout_seconds}s"
         msg += f" ({detail})" if (detail := waiting.pod_detail(world)) else ""
