@@ -181,33 +181,37 @@ def measure_size(n: int, repeat: int) -> dict:
     return {
         "results": n,
         "list_kb": round(len(listed) / 1024),
-        "judge_ms": round(judge["judge_ms"][0], 2),
-        "judge_cpu_ms": round(judge["judge_ms"][1], 2),
+        **{f"{step}_ms": round(ms[0], 1) for step, ms in (("judge", judge["judge_ms"]), *steps(runner))},
+        **{f"{step}_cpu_ms": round(ms[1], 1) for step, ms in (("judge", judge["judge_ms"]), *steps(runner))},
         "verdict": judge["verdict"],
         "judge_peak_rss_mb": round(judge["peak_rss_mb"], 1),
-        "analyze_ms": round(runner["analyze_ms"][0], 1),
-        "report_ms": round(runner["report_ms"][0], 1),
         "runner_peak_rss_mb": round(runner["peak_rss_mb"], 1),
     }
+
+
+def steps(runner: dict) -> list[tuple[str, list[float]]]:
+    return [("analyze", runner["analyze_ms"]), ("report", runner["report_ms"])]
 
 
 def table(points: list[dict]) -> Iterator[str]:
     yield (
         "| results | listed JSON KB | judgement ms (CPU ms) | verdict | judge peak RSS MB "
-        "| change-point analysis ms | `tpcc report` ms | report peak RSS MB |"
+        "| change-point analysis ms (CPU ms) | `tpcc report` ms (CPU ms) | report peak RSS MB |"
     )
     yield "|---|---|---|---|---|---|---|---|"
     for p in points:
         yield (
             f"| {p['results']:,} | {p['list_kb']:,} | {p['judge_ms']} ({p['judge_cpu_ms']}) | {p['verdict']} "
-            f"| {p['judge_peak_rss_mb']} | {p['analyze_ms']} | {p['report_ms']} | {p['runner_peak_rss_mb']} |"
+            f"| {p['judge_peak_rss_mb']} | {p['analyze_ms']} ({p['analyze_cpu_ms']}) "
+            f"| {p['report_ms']} ({p['report_cpu_ms']}) | {p['runner_peak_rss_mb']} |"
         )
 
 
 def goals(points: list[dict]) -> Iterator[str]:
+    """On CPU time, which a machine shared with other work inflates less than wall time."""
     sizes = [p["results"] for p in points]
-    for key, name in (("judge_ms", "judgement"), ("analyze_ms", "change-point analysis"), ("report_ms", "tpcc report")):
-        yield growth.at_most_linear(name, sizes, [p[key] for p in points])
+    for step, name in (("judge", "judgement"), ("analyze", "change-point analysis"), ("report", "tpcc report")):
+        yield growth.at_most_linear(f"{name} CPU", sizes, [p[f"{step}_cpu_ms"] for p in points])
     largest = points[-1]
     within = "met" if largest["judge_peak_rss_mb"] < GOAL_MB else "NOT met"
     yield (

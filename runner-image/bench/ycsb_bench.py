@@ -101,8 +101,8 @@ def figures(db: str, workload: str, records: int, threads: int, run: dict) -> di
         "ops_per_s": run["status"]["opsPerSecond"],
         "errors": run["errors"],
         "p99_ms": {op: s["p99Ms"] for op, s in run["status"]["operations"].items()},
-        "runner_cpu_ms_per_op": round(1000 * run["runner_cpu_s"] / ops, 3),
-        "server_cpu_ms_per_op": round(1000 * run["server_cpu_s"] / ops, 3),
+        "runner_cpu_ms_per_op": round(1000 * run["runner_cpu_s"] / ops, 4),
+        "server_cpu_ms_per_op": round(1000 * run["server_cpu_s"] / ops, 4),
         "runner_machine_share": round(run["runner_cpu_s"] / run["wall_s"] / os.cpu_count(), 2),
         "server_machine_share": round(run["server_cpu_s"] / run["wall_s"] / os.cpu_count(), 2),
     }

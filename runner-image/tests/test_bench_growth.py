@@ -24,6 +24,9 @@ def test_at_most_linear_fails_a_quadratic_cost_and_passes_a_linear_one():
     sizes = [1, 2, 4, 8]
     assert growth.at_most_linear("t", sizes, [5 + 2 * s for s in sizes]).endswith(": met")
     assert growth.at_most_linear("t", sizes, [s * s for s in sizes]).endswith("NOT met")
+    # a fixed cost hides a steep top under a low exponent over all sizes: the top one judges
+    steep_top = growth.at_most_linear("t", [10, 100, 1000], [5.0, 5.4, 100.0])
+    assert "size^1.27 from 100 to 1000" in steep_top and steep_top.endswith("NOT met")
 
 
 def test_spread_is_the_range_over_the_median():
