@@ -110,7 +110,8 @@ def test_operator_chart(tmp_path):
     assert c["command"][:3] == ["kopf", "run", "--module=tpcc_operator.handlers"]
     assert "--namespace=ns" in c["command"] and "--all-namespaces" not in c["command"]
     assert pod["securityContext"]["runAsNonRoot"] and c["securityContext"]["readOnlyRootFilesystem"]
-    env = {e["name"]: e["value"] for e in c["env"]}
+    env = {e["name"]: e.get("value", e.get("valueFrom")) for e in c["env"]}
+    assert env["NODE_NAME"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}  # a node-loss spares it
     assert env["TPCC_RUNNER_IMAGE"] == c["image"] == "local/tpcc-runner:0.1.0"  # image.tag empty: appVersion
     # /metrics: the container port and the Service port the ServiceMonitor names
     assert {"name": "metrics", "containerPort": 9090} in c["ports"] and env["TPCC_METRICS_PORT"] == "9090"
@@ -169,9 +170,14 @@ def test_voltdb_chart_renders_what_the_plan_expects():
 )
 def test_database_charts_spread_their_members_over_nodes(chart, setting, rule):
     """Each StatefulSet's pods keep off the nodes of the others of the same set (by its own
-    selector): preferred by default, required or not at all as antiAffinity says."""
-    docs = render(chart, "--set", "replicas=3", *(["--set", f"antiAffinity={setting}"] if setting else []))
-    for sts in by_kind(docs, "StatefulSet"):
+    selector): preferred by default, required or not at all as antiAffinity says; a sharded
+    MongoDB's config servers, each shard and the routers alike."""
+    chosen = ["--set", "replicas=3", *(["--set", f"antiAffinity={setting}"] if setting else [])]
+    sets = by_kind(render(chart, *chosen), "StatefulSet")
+    if chart == "mongodb":
+        sets += by_kind(render(chart, *chosen, "--set", "topology=sharded", "--set", "sharded.shards=2"), "StatefulSet")
+    assert len(sets) == (1 if chart == "voltdb" else 5)
+    for sts in sets:
         anti = sts["spec"]["template"]["spec"].get("affinity", {}).get("podAntiAffinity")
         if rule is None:
             assert anti is None
@@ -580,7 +586,7 @@ def test_the_readmes_helm_install_with_docker_built_images_deploys_those_images(
     sets = [a for s in install.group(1).split("--set") if (a := s.strip())]
     docs = render("tpcc-operator", *[x for s in sets for x in ("--set", s)])
     container = by_kind(docs, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]
-    env = {e["name"]: e["value"] for e in container["env"]}
+    env = {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
     tags = {f: ref if ":" in ref.rsplit("/", 1)[-1] else f"{ref}:latest" for f, ref in built}  # docker's default tag
     assert container["image"] == tags["operator/Dockerfile"]
     assert env["TPCC_RUNNER_IMAGE"] == tags["runner-image/Dockerfile"]
