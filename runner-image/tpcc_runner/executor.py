@@ -133,7 +133,7 @@ class _Interval:
         }
 
 
-class _Accumulator:
+class Accumulator:
     def __init__(self, window: Window):
         self.window = window
         self.lock = threading.Lock()
@@ -253,7 +253,7 @@ def error_backoff(in_a_row: int, draw: float) -> float:
     return ceiling * (0.5 + 0.5 * draw)
 
 
-def _terminal(plan: RunPlan, global_client: int, driver, acc: _Accumulator, window: Window) -> None:
+def _terminal(plan: RunPlan, global_client: int, driver, acc: Accumulator, window: Window) -> None:
     terminal = Terminal(
         plan.seed,
         global_client,
@@ -273,38 +273,45 @@ def _terminal(plan: RunPlan, global_client: int, driver, acc: _Accumulator, wind
         acc.terminal_stopped()
 
 
-def _terminal_loop(plan: RunPlan, terminal: Terminal, driver, acc: _Accumulator, window: Window) -> None:
+def _terminal_loop(plan: RunPlan, terminal: Terminal, driver, acc: Accumulator, window: Window) -> None:
     errors_in_a_row = 0
     while time.time() < window.end:
-        call = terminal.next_call()
-        txn = call.txn
-        _sleep_until(min(time.time() + call.keying_seconds, window.end))
-        params = terminal.inputs(txn)
-        t0 = time.perf_counter()
-        outcome, result, retries, reconnects, error = execute_once(
-            driver, txn, params, plan.max_retries, window.end + 30
+        errors_in_a_row = terminal_step(plan, terminal, driver, acc, window, errors_in_a_row)
+
+
+def terminal_step(
+    plan: RunPlan, terminal: Terminal, driver, acc: Accumulator, window: Window, errors_in_a_row: int
+) -> int:
+    """One transaction of a terminal, from its keying time to its think time, recorded in acc;
+    returns the transactions in a row that ended in errors (a bench profiles this step)."""
+    call = terminal.next_call()
+    txn = call.txn
+    _sleep_until(min(time.time() + call.keying_seconds, window.end))
+    params = terminal.inputs(txn)
+    t0 = time.perf_counter()
+    outcome, result, retries, reconnects, error = execute_once(driver, txn, params, plan.max_retries, window.end + 30)
+    seconds = time.perf_counter() - t0
+    completed = time.time()
+    entry = None
+    if plan.ledger and isinstance(params, NewOrderInput) and outcome in ("committed", "unknown"):
+        entry = LedgerRecord(
+            outcome == "committed",
+            params.w_id,
+            params.d_id,
+            result.o_id if isinstance(result, NewOrderOutput) else None,
+            identity_of_new_order(params),
         )
-        seconds = time.perf_counter() - t0
-        completed = time.time()
-        entry = None
-        if plan.ledger and isinstance(params, NewOrderInput) and outcome in ("committed", "unknown"):
-            entry = LedgerRecord(
-                outcome == "committed",
-                params.w_id,
-                params.d_id,
-                result.o_id if isinstance(result, NewOrderOutput) else None,
-                identity_of_new_order(params),
-            )
-        delivery = None
-        # A Delivery that ended in an error may still have delivered some districts (a driver
-        # that commits district by district, as VoltDB's delivery=per-district): for condition
-        # 11 its districts count as of unknown outcome, as a Delivery whose commit was unanswered.
-        if isinstance(params, DeliveryInput) and outcome in ("committed", "unknown", "errors"):
-            delivery = (params.w_id, [d for d, _ in result.delivered] if isinstance(result, DeliveryOutput) else None)
-        acc.record(txn, outcome, retries, reconnects, seconds, completed, entry, error, delivery)
-        errors_in_a_row = errors_in_a_row + 1 if outcome == "errors" else 0
-        pause = call.think_seconds + error_backoff(errors_in_a_row, random.random())
-        _sleep_until(min(time.time() + pause, window.end))
+    delivery = None
+    # A Delivery that ended in an error may still have delivered some districts (a driver
+    # that commits district by district, as VoltDB's delivery=per-district): for condition
+    # 11 its districts count as of unknown outcome, as a Delivery whose commit was unanswered.
+    if isinstance(params, DeliveryInput) and outcome in ("committed", "unknown", "errors"):
+        delivery = (params.w_id, [d for d, _ in result.delivered] if isinstance(result, DeliveryOutput) else None)
+    acc.record(txn, outcome, retries, reconnects, seconds, completed, entry, error, delivery)
+    errors_in_a_row = errors_in_a_row + 1 if outcome == "errors" else 0
+    pause = call.think_seconds + error_backoff(errors_in_a_row, random.random())
+    _sleep_until(min(time.time() + pause, window.end))
+    return errors_in_a_row
 
 
 def _sleep_until(t: float) -> None:
@@ -329,7 +336,7 @@ def client_process(plan: RunPlan, client_ids: list[int], start_at, reports) -> N
     while start_at.value == 0.0:
         time.sleep(0.05)
     window = Window.of(start_at.value, plan)
-    acc = _Accumulator(window)
+    acc = Accumulator(window)
     threads = [
         threading.Thread(target=_terminal, args=(plan, cid, d, acc, window), daemon=True)
         for cid, d in zip(client_ids, drivers)
