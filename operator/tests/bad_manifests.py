@@ -366,6 +366,19 @@ BAD = [
         "workload.durationSeconds",
         "a pause, partition or slow-network must be over before the measured interval ends",
     ),
+    # a node-loss lasts durationSeconds too, inside the measured interval
+    Bad(
+        "node-loss-without-duration",
+        _faults(VOLTDB_K1, {"action": "node-loss"}),
+        "durationSeconds",
+        "and so does a node-loss",
+    ),
+    Bad(
+        "node-loss-outlasts-run",
+        _faults(VOLTDB_K1, {"action": "node-loss", "afterSeconds": 60, "durationSeconds": 300}, durationSeconds=300),
+        "workload.durationSeconds",
+        "must be over before the measured interval ends (a node-loss too)",
+    ),
     Bad(
         "slow-network-does-nothing",
         _faults(VOLTDB_K1, {"action": "slow-network", "durationSeconds": 20, "jitterMs": 0}),

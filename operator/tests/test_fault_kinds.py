@@ -81,6 +81,7 @@ FAULT_OF = {
     "pause": {"durationSeconds": 20},
     "partition": {"durationSeconds": 20, "split": "halves"},
     "slow-network": {"durationSeconds": 20, "delayMs": 100, "jitterMs": 10, "lossPercent": 2.5},
+    "node-loss": {"durationSeconds": 20},
 }
 
 
@@ -102,10 +103,11 @@ def test_every_entry_a_kind_writes_reads_back_as_a_fault_entry_unchanged(action,
             }
         )
     )
-    pods = [DatabasePod(f"bench-g2-{i}", f"u{i}", True) for i in range(3)]
+    pods = [DatabasePod(f"bench-g2-{i}", f"u{i}", True, node=f"node-{i}") for i in range(3)]
     entries: list[dict] = []
     for second in range(0, 100):
-        d = faults.decide(spec, entries, T0, T0 + dt.timedelta(seconds=second), "bench-g2", pods, None, "uid-1")
+        now = T0 + dt.timedelta(seconds=second)
+        d = faults.decide(spec, entries, T0, now, "bench-g2", pods, None, "uid-1", frozenset({"node-0"}))
         entries = d.faults if d.faults is not None else entries
         for e in entries:
             assert FaultEntry.from_json(e).to_json() == e

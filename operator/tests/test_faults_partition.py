@@ -89,10 +89,15 @@ def test_the_fault_helper_is_opt_in_privileged_and_has_its_own_service_account()
     on = render("tpcc-operator", "--set", "faultHelper.enabled=true")
     (ds,) = by_kind(on, "DaemonSet")
     pod = ds["spec"]["template"]["spec"]
-    assert pod["hostPID"] and not pod.get("hostNetwork") and pod["automountServiceAccountToken"] is False
+    # hostNetwork: a node-loss cuts the helper's own network namespace, the node's, off
+    assert pod["hostPID"] and pod["hostNetwork"] and pod["automountServiceAccountToken"] is False
     assert pod["containers"][0]["securityContext"] == {"privileged": True, "runAsUser": 0, "runAsNonRoot": False}
     assert pod["serviceAccountName"].endswith("-fault-helper")
-    assert ds["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"] == "fault-helper"
+    labels = ds["spec"]["template"]["metadata"]["labels"]
+    assert labels["app.kubernetes.io/component"] == "fault-helper"
+    assert {"name", "instance", "component", "part-of", "managed-by", "version"} == {
+        k.removeprefix("app.kubernetes.io/") for k in labels
+    }
     assert plan.FAULT_HELPER_LABELS.items() <= ds["spec"]["template"]["metadata"]["labels"].items()
     helper_sa = [s for s in by_kind(on, "ServiceAccount") if s["metadata"]["name"] == pod["serviceAccountName"]]
     assert helper_sa[0]["automountServiceAccountToken"] is False

@@ -110,7 +110,7 @@ def test_a_run_that_ends_while_slowed_restores_its_member(slow):
 def test_the_finalizer_restores_the_network_through_the_helper(monkeypatch):
     injected = {"number": 1, "action": "slow-network", "method": "netem", "state": "Injected", "target": "p-1"}
     injected |= {"targetUID": "u1", "durationSeconds": 30, "delayMs": 100}
-    body = {"spec": {"database": {"type": "voltdb"}}, "status": {"faults": [injected]}}
+    body = {"metadata": {"uid": "uid-1"}, "spec": {"database": {"type": "voltdb"}}, "status": {"faults": [injected]}}
     healed = []
     monkeypatch.setattr(handlers, "settings", lambda: plan.Settings(Path("."), fault_helper_namespace="tpcc"))
     monkeypatch.setattr(kube_actions, "heal_slow_network", lambda ns, helper, heal: healed.append((ns, helper, heal)))

@@ -211,7 +211,8 @@ def _refuse_network_faults_without_helper(spec: RunSpec, cfg: plan.Settings) -> 
 def _fault_cluster(run: plan.Run, spec: RunSpec, cfg: plan.Settings) -> faults.Cluster:
     """Where a fault kind carries out the run's injections and heals."""
     container = databases.of(spec).container
-    return faults.Cluster(run.namespace, cfg.fault_helper_namespace, container, plan.database_pod_selector(run))
+    members = plan.database_pod_selector(run)
+    return faults.Cluster(run.namespace, cfg.fault_helper_namespace, container, members, run.uid)
 
 
 @kopf.timer(plan.GROUP, plan.VERSION, plan.PLURAL, interval=TICK_SECONDS)
@@ -310,7 +311,7 @@ def _heal_on_delete(namespace: str, name: str, body: kopf.Body, logger: Logger) 
     if not heals:
         return
     container = databases.named(body["spec"]["database"]["type"]).container
-    cluster = faults.Cluster(namespace, settings().fault_helper_namespace, container)
+    cluster = faults.Cluster(namespace, settings().fault_helper_namespace, container, run_uid=body["metadata"]["uid"])
     for heal in heals:
         try:
             logger.info("%s: %s", name, faults.BY_METHOD[heal.method].heal(cluster, heal))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import os
 import re
 from collections.abc import Callable
 from typing import assert_never
@@ -314,6 +315,7 @@ def pods_of(namespace: str, labels: dict[str, str], container: str) -> list[faul
             restarts(p, container),
             oom_killed_at=_oom_killed_at(p, container),
             memory_limit=_memory_limit(p, container),
+            node=p.spec.node_name or "",
         )
         for p in pods
     ]
@@ -331,6 +333,22 @@ def _oom_killed_at(pod, container: str) -> str:
     if not ended or ended.reason != "OOMKilled":
         return ""
     return rfc3339(ended.finished_at) if ended.finished_at else "unknown time"
+
+
+def not_ready_seconds(pod, now: dt.datetime) -> float:
+    """How long a pod has been not Ready: since its Ready condition last changed, or since it was
+    made when it has none yet."""
+    ready = next((c for c in pod.status.conditions or [] if c.type == "Ready"), None)
+    since = ready.last_transition_time if ready and ready.last_transition_time else pod.metadata.creation_timestamp
+    return (now - since).total_seconds() if since else 0.0
+
+
+def busy_nodes(namespace: str, job: str) -> frozenset[str]:
+    """The nodes of the runner Job's pods and of the operator's own pod (NODE_NAME, from the
+    downward API in its Deployment)."""
+    pods = core().list_namespaced_pod(namespace, label_selector=f"job-name={job}").items
+    runners = {p.spec.node_name for p in pods if p.spec.node_name}
+    return frozenset(runners | ({os.environ["NODE_NAME"]} if os.environ.get("NODE_NAME") else set()))
 
 
 def runner_pod_ips(namespace: str, job: str) -> dict[int, str]:
@@ -429,6 +447,8 @@ def _read(ns: str, now: dt.datetime, read: reads.Read, world: World) -> None:
                 world.results[shard] = doc
         case reads.RunnerPodIps(job):
             world.runner_pod_ips = runner_pod_ips(ns, job)
+        case reads.BusyNodes(job):
+            world.busy_nodes = busy_nodes(ns, job)
         case reads.DatabaseReadiness(labels):
             world.database_ready, world.database_waiting = database_pods(ns, labels)
         case reads.DatabasePods(labels, container):

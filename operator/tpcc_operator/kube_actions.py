@@ -4,6 +4,7 @@ CLI. What it reads is kube.py's. No decisions here (they are in stages/: what to
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -15,7 +16,7 @@ from typing import Any
 import kubernetes
 from kubernetes.client.rest import ApiException
 
-from . import failures, faults, history, plan, schedule
+from . import failures, faults, history, kube, plan, schedule
 from .kube import (
     api_client,
     batch,
@@ -228,8 +229,15 @@ def _exec(namespace: str, pod: str, container: str, command: list[str], what: st
         raise CallFailed(failures.api_error(status, "ExecFailed", error_line(str(e.body or e.reason)), what)) from None
 
 
-def _fault_helper(helper_namespace: str, node: str, what: str) -> str:
-    """The fault helper's pod on the node (the operator chart's faultHelper DaemonSet)."""
+# how long a fault helper pod may be not Ready before a fault that needs it fails the run
+HELPER_READY_SECONDS = 60
+
+
+def _fault_helper(helper_namespace: str, node: str, what: str, patient: bool = False) -> str:
+    """The fault helper's pod on the node (the operator chart's faultHelper DaemonSet). One that
+    is not Ready is waited for (a transient failure, retried) for HELPER_READY_SECONDS, then the
+    run fails; a patient caller (a node-loss's heal: the helper on a lost node is not Ready until
+    the node is back) waits as long as it takes."""
     if not helper_namespace:
         raise CallFailed(
             failures.ActionError(
@@ -248,14 +256,18 @@ def _fault_helper(helper_namespace: str, node: str, what: str) -> str:
         .items
     )
     running = [p.metadata.name for p in pods if p.status.phase == "Running" and is_ready(p)]
-    if not running:
-        raise CallFailed(
-            failures.ActionError(False, "FaultHelperNotReady", f"{what}: no ready fault helper pod on node {node}")
-        )
-    return running[0]
+    if running:
+        return running[0]
+    waited = max((kube.not_ready_seconds(p, dt.datetime.now(dt.timezone.utc)) for p in pods), default=None)
+    if waited is None:
+        message = f"{what}: no fault helper pod on node {node} (its DaemonSet does not run there)"
+    else:
+        message = f"{what}: the fault helper pod on node {node} is not ready ({waited:.0f}s)"
+    give_up = not patient and (waited is None or waited >= HELPER_READY_SECONDS)
+    raise CallFailed(failures.ActionError(give_up, "FaultHelperNotReady", message))
 
 
-def _victim(namespace: str, target: faults.Kill):
+def victim(namespace: str, target: faults.Kill):
     """The target pod if it is still the one chosen (its UID), else None: a pod gone or replaced
     took its network namespace, and whatever a fault put there, with it."""
     try:
@@ -273,8 +285,24 @@ def _on_helper(
     """Run one of plan's fault helper scripts (`sh -c SCRIPT sh POD_UID ARG...`) in the helper on
     the pod's node; its last line (returned) is one of `done` when it did what was asked, else
     what went wrong (the run fails with reason: FaultNotInjected or FaultNotHealed)."""
-    helper = _fault_helper(helper_namespace, pod.spec.node_name, what)
-    out = _exec(helper_namespace, helper, "helper", ["sh", "-c", script, "sh", pod.metadata.uid, *args], what)
+    args = [pod.metadata.uid, *args]
+    return on_node_helper(helper_namespace, pod.spec.node_name, script, args, what, done, reason)
+
+
+def on_node_helper(
+    helper_namespace: str,
+    node: str,
+    script: str,
+    args: list[str],
+    what: str,
+    done: tuple[str, ...],
+    reason: str,
+    patient: bool = False,
+) -> str:
+    """Run a fault helper script (`sh -c SCRIPT sh ARG...`) in the helper on the node; its last
+    line (returned) is one of `done` when it did what was asked, else the run fails with reason."""
+    helper = _fault_helper(helper_namespace, node, what, patient)
+    out = _exec(helper_namespace, helper, "helper", ["sh", "-c", script, "sh", *args], what)
     last = (out.strip().splitlines() or [""])[-1]
     if last not in done:
         raise CallFailed(failures.ActionError(True, reason, f"{what}: {error_line(out)}"))
@@ -286,7 +314,7 @@ def partition(namespace: str, helper_namespace: str, target: faults.Kill, member
     database pods' labels; its side: target.side, or itself alone), both ways, if it is still the
     pod chosen: the fault helper on its node puts DROP rules for each of their IPs into its network
     namespace (plan.PARTITION_SCRIPT)."""
-    pod = _victim(namespace, target)
+    pod = victim(namespace, target)
     if pod is None:
         return False
     side = set(target.side) | {target.uid}
@@ -312,7 +340,7 @@ def slow_network(namespace: str, helper_namespace: str, target: faults.Kill) -> 
     chosen: the fault helper on its node puts a netem qdisc into its network namespace, or where
     the kernel has no netem starts the NFQUEUE delayer there (plan.SLOW_NETWORK_SCRIPT). Which
     of the two, or None when the pod is gone."""
-    pod = _victim(namespace, target)
+    pod = victim(namespace, target)
     if pod is None:
         return None
     netem = target.netem or faults.Netem()
@@ -335,7 +363,7 @@ def _heal(
 ) -> bool:
     """Run a heal script on the fault helper for the target pod's tagged changes ("ok 0": none
     left); False when the pod is gone."""
-    pod = _victim(namespace, target)
+    pod = victim(namespace, target)
     if pod is None:
         return False
     _on_helper(helper_namespace, pod, script, [tag(target.uid)], what, ("ok 0",), "FaultNotHealed")

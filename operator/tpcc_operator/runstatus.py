@@ -318,6 +318,7 @@ class FaultEntry(JsonModel):
     jitter_ms: int | None = None
     loss_percent: float | None = None
     split: str | None = None
+    node: str | None = None  # node-loss: the node cut off
     injected_time: str | None = None
     healed_time: str | None = None
     recovered_time: str | None = None

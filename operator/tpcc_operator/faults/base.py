@@ -63,6 +63,7 @@ class Injection:
     victim: str = RANDOM_MEMBER  # a timed fault: random-member | primary | pod-index
     netem: Netem | None = None  # slow-network: what it does to the victim's packets
     split: str = ISOLATE  # partition: isolate | halves
+    spec_index: int = 0  # its position in spec.faults (what a failure names)
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class DatabasePod:
     uid: str
     ready: bool
     restarts: int = 0  # restartCount of its database container
+    node: str = ""  # the node it runs on (empty: not scheduled yet)
     # when that container last ended killed by the kernel at its memory limit (its lastState:
     # reason OOMKilled, finishedAt), and the limit it has: what a failed run's message names
     oom_killed_at: str = ""
@@ -86,17 +88,21 @@ class Kill:
     restarts: int = 0  # kill-process, pause: the restartCount the container must still have
     netem: Netem | None = None  # slow-network: what it does to the victim's packets
     side: tuple[str, ...] = ()  # partition: the UIDs of the pods cut off together (the rest: peers)
+    node: str = ""  # node-loss: the node cut off
+    duration_seconds: int = 0  # node-loss: how long (the helper heals it itself)
 
 
 @dataclass(frozen=True)
 class Cluster:
     """Where a kind carries out its injections and heals: the run's namespace, the fault helper's
-    (empty: none installed), the database's container and the labels of its pods."""
+    (empty: none installed), the database's container, the labels of its pods and the run's UID
+    (what tags the changes a fault makes outside a pod)."""
 
     namespace: str
     helper_namespace: str
     container: str | None
     members: dict[str, str] = field(default_factory=dict)
+    run_uid: str = ""
 
 
 def victims_of(entry: dict) -> list[dict]:
@@ -145,6 +151,8 @@ class FaultKind:
     timed = False  # lasts durationSeconds, then healed
     needs_helper = False  # carried out by the operator's privileged fault helper on the victim's node
     takes_every_pod = False  # its victims are every database pod at once
+    fails_without_victim = False  # no victim fails the run (else the injection is skipped)
+    spares_busy_nodes = False  # chooses among members on nodes without the operator or a runner pod
 
     def method(self, asked: str) -> str:
         """The method of an injection the spec asks for with method `asked` (its default on the
@@ -163,8 +171,10 @@ class FaultKind:
         pods: list[DatabasePod],
         primary: str | None,
         seed: str,
+        busy_nodes: frozenset[str] = frozenset(),
     ) -> list[DatabasePod] | str:
-        """Its victims (one, unless the kind takes several), or why there are none."""
+        """Its victims (one, unless the kind takes several), or why there are none. busy_nodes:
+        the nodes of the operator and the runner pods."""
         victim = choose_member(self.which(injection), injection, database, release, pods, primary, seed)
         return victim if isinstance(victim, str) else [victim]
 
@@ -177,6 +187,10 @@ class FaultKind:
         """What the cluster is to do to each victim of an entry being injected."""
         method, grace = entry.method or DELETE_POD, entry.grace_period_seconds or 0
         return [Kill(t.pod, t.uid, grace, method, t.restarts) for t in entry.victims]
+
+    def heals(self, entry: FaultEntry) -> list[Kill]:
+        """What the cluster is to undo on each victim of an entry being healed (timed kinds)."""
+        return [Kill(t.pod, t.uid, 0, entry.method or "", t.restarts) for t in entry.victims]
 
     def injected(self, entry: FaultEntry) -> str:
         """What it did, for the FaultInjected event."""

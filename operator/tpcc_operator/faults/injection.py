@@ -100,6 +100,7 @@ class Decision:
     kills: list[Kill] = field(default_factory=list)  # one victim, or every pod (kill-all)
     heals: list[Kill] = field(default_factory=list)  # a timed fault: the victim to restore
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
+    failure: str | None = None  # why the run fails: a fault that cannot be injected here
 
 
 def measured_end(spec: RunSpec, start_at: dt.datetime) -> dt.datetime:
@@ -112,7 +113,7 @@ def schedule(spec: RunSpec, start_at: dt.datetime) -> list[Injection]:
     (startAt + warmup), in order of due time."""
     measure = start_at + dt.timedelta(seconds=spec.workload.warmup_seconds)
     out = []
-    for f in spec.faults or ():
+    for index, f in enumerate(spec.faults or ()):
         slowed = f.delay_ms or f.jitter_ms or f.loss_percent  # the CRD admits them on a slow-network only
         netem = Netem(f.delay_ms or 0, f.jitter_ms or 0, f.loss_percent or 0) if slowed else None
         for k in range(f.count):
@@ -120,7 +121,7 @@ def schedule(spec: RunSpec, start_at: dt.datetime) -> list[Injection]:
             method = REGISTRY[f.action].method(f.method)
             timed = f.duration_seconds or 0
             inj = Injection(0, f.action, due, f.grace_period_seconds, f.pod_index, method, timed, f.victim, netem)
-            out.append(dataclasses.replace(inj, split=f.split or ISOLATE))
+            out.append(dataclasses.replace(inj, split=f.split or ISOLATE, spec_index=index))
     out.sort(key=lambda i: i.due)
     return [dataclasses.replace(inj, number=n) for n, inj in enumerate(out, 1)]
 
@@ -134,11 +135,17 @@ def outside_window(spec: RunSpec) -> list[int]:
 
 
 def choose_victims(
-    injection: Injection, database: Database, release: str, pods: list[DatabasePod], primary: str | None, seed: str
+    injection: Injection,
+    database: Database,
+    release: str,
+    pods: list[DatabasePod],
+    primary: str | None,
+    seed: str,
+    busy_nodes: frozenset[str] = frozenset(),
 ) -> list[DatabasePod] | str:
     """The pods to kill (every one for kill-all, a partition's half, else one), or why there are
-    none: its kind's choice."""
-    return REGISTRY[injection.action].choose(injection, database, release, pods, primary, seed)
+    none: its kind's choice (busy_nodes: the nodes of the operator and the runner pods)."""
+    return REGISTRY[injection.action].choose(injection, database, release, pods, primary, seed, busy_nodes)
 
 
 def choose_victim(
@@ -158,9 +165,11 @@ def decide(
     pods: list[DatabasePod],
     primary: str | None,
     seed: str,
+    busy_nodes: frozenset[str] = frozenset(),
 ) -> Decision:
     """The next move of fault injection while the runners measure: the last fault's next state
-    (killed, skipped, recovered), or the next fault due."""
+    (killed, skipped, recovered), or the next fault due (busy_nodes: the nodes of the operator and
+    the runner pods, which a node-loss spares)."""
     entries = [dict(e) for e in faults]
     last = entries[-1] if entries else None
     d = Decision()
@@ -183,7 +192,8 @@ def decide(
         nxt = next_due(spec, entries, start_at, now)
         if nxt is None:
             return d
-        entries.append(_due_entry(d, nxt, choose_victims(nxt, databases.of(spec), release, pods, primary, seed)))
+        chosen = choose_victims(nxt, databases.of(spec), release, pods, primary, seed, busy_nodes)
+        entries.append(_due_entry(d, nxt, chosen))
     d.faults = entries
     return d
 
@@ -219,8 +229,9 @@ def _recovered(d: Decision, entry: dict, pods: list[DatabasePod], now: dt.dateti
 def _heal(d: Decision, entry: dict, now: dt.datetime, when: str) -> None:
     """Undo an INJECTED timed fault (a pause: SIGCONT): its victim into d.heals, the entry HEALED."""
     entry.update(state=HEALED, healedTime=rfc3339(now))
-    d.heals = [Kill(t["pod"], t["uid"], 0, entry["method"], t["restarts"]) for t in victims_of(entry)]
-    what = REGISTRY[entry["action"]].healed(FaultEntry.from_json(entry))
+    kind, typed = REGISTRY[entry["action"]], FaultEntry.from_json(entry)
+    d.heals = kind.heals(typed)
+    what = kind.healed(typed)
     d.events.append(("Normal", "FaultHealed", f"fault {entry['number']} ({entry['action']}): {what} {when}"))
 
 
@@ -310,11 +321,13 @@ def _due_entry(d: Decision, nxt: Injection, chosen: list[DatabasePod] | str) -> 
         "dueTime": rfc3339(nxt.due),
         "gracePeriodSeconds": nxt.grace_seconds,
     }
+    kind = REGISTRY[nxt.action]
     if isinstance(chosen, str):
         entry.update(state=SKIPPED, message=chosen)
         d.events.append(("Warning", "FaultSkipped", f"fault {nxt.number} ({nxt.action}): {chosen}"))
+        if kind.fails_without_victim:
+            d.failure = f"spec.faults[{nxt.spec_index}].action: {nxt.action}: {chosen}"
         return entry
-    kind = REGISTRY[nxt.action]
     if kind.takes_every_pod or len(chosen) > 1:
         every = "all " if kind.takes_every_pod else ""
         entry.update(

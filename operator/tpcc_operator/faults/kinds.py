@@ -28,6 +28,7 @@ from .base import (
     Kill,
     Netem,
 )
+from .node_loss import NodeLoss
 
 
 class _PodKill(FaultKind):
@@ -89,6 +90,7 @@ class KillAll(_PodKill):
         pods: list[DatabasePod],
         primary: str | None,
         seed: str,
+        busy_nodes: frozenset[str] = frozenset(),
     ) -> list[DatabasePod] | str:
         down = sorted(p.name for p in pods if not p.ready)
         if not pods or down:
@@ -152,6 +154,7 @@ class Partition(FaultKind):
         pods: list[DatabasePod],
         primary: str | None,
         seed: str,
+        busy_nodes: frozenset[str] = frozenset(),
     ) -> list[DatabasePod] | str:
         if injection.split == HALVES:
             return half(injection, pods, seed)
@@ -223,7 +226,17 @@ class SlowNetwork(FaultKind):
 
 
 REGISTRY: dict[str, FaultKind] = {
-    k.action: k for k in (KillPrimary(), KillNode(), KillRandomMember(), KillAll(), Pause(), Partition(), SlowNetwork())
+    k.action: k
+    for k in (
+        KillPrimary(),
+        KillNode(),
+        KillRandomMember(),
+        KillAll(),
+        Pause(),
+        Partition(),
+        SlowNetwork(),
+        NodeLoss(),
+    )
 }
 # Who carries out a Kill of each method: a kill's pod delete or process kill is the same whichever
 # kill action chose the victim, and each timed kind has a method of its own.

@@ -16,32 +16,33 @@ from ..timestamps import parse_time
 from . import reads
 from .actions import HealFaults, KillPods
 from .failing import database_pods
-from .machine import Builder, Event, World
+from .machine import Builder, Event, Step, World
 
 
 def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime) -> list[reads.Read]:
-    """With spec.faults on a deployed database: its pods, each with its container's restartCount;
-    the primary (a database that has one) only when a kill-primary victim is to be chosen now."""
+    """With spec.faults on a deployed database: its pods, each with its container's restartCount
+    and node; the primary (a database that has one) only when a victim named primary is to be
+    chosen now, the nodes a node-loss spares only when its victim is."""
     if not spec.faults or not spec.database.deployed:
         return []
     wanted = database_pods(run, spec)
     start_at = status.get("startAt")
     due = start_at and fault_injection.next_due(spec, status.get("faults") or [], parse_time(start_at), now)
-    if (
-        due
-        and fault_injection.REGISTRY[due.action].which(due) == fault_injection.PRIMARY
-        and databases.of(spec).has_primary
-    ):
+    kind = fault_injection.REGISTRY[due.action] if due else None
+    if due and kind and kind.which(due) == fault_injection.PRIMARY and databases.of(spec).has_primary:
         wanted.append(reads.Primary(spec.database.type, tuple(plan.endpoints(run, spec))))
+    if kind and kind.spares_busy_nodes:
+        wanted.append(reads.BusyNodes(plan.job_name(run, "runner")))
     return wanted
 
 
-def inject_faults(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> None:
+def inject_faults(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> Step | None:
     """One move of fault injection (see the faults package), while the runners measure and, for
-    recovery only, before the consistency check."""
+    recovery only, before the consistency check; the failed run's step when a fault cannot be
+    injected here (a node-loss without a node to lose)."""
     start_at = b.status.get("startAt") or b.step.status.get("startAt")
     if not spec.faults or not start_at:
-        return
+        return None
     d = fault_injection.decide(
         spec,
         b.status.get("faults") or [],
@@ -51,6 +52,7 @@ def inject_faults(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> Non
         world.database_pods,
         world.primary,
         run.uid,
+        world.busy_nodes,
     )
     if d.faults is not None:
         b.step.status["faults"] = d.faults
@@ -65,6 +67,7 @@ def inject_faults(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> Non
         b.act(HealFaults(tuple(d.heals)))
     for type_, reason, message in d.events:
         b.step.events.append(Event(type_, reason, message))
+    return b.fail("FaultNotInjected", d.failure) if d.failure else None
 
 
 def heal_at_the_end(b: Builder) -> None:

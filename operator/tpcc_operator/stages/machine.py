@@ -68,6 +68,7 @@ class World:
     # with spec.faults, while Running and Verifying:
     database_pods: list[fault_injection.DatabasePod] = field(default_factory=list)
     primary: str | None = None  # MongoDB: the pod the replica set names primary
+    busy_nodes: frozenset[str] = frozenset()  # a node-loss due: the operator's and the runners' nodes
     # the pods of the phase's workload (database pods while Deploying, else the phase's Job)
     pods: list[failures.PodState] = field(default_factory=list)
     largest_node: dict[str, float] = field(default_factory=dict)  # with an unscheduled pod: cpu, memory

@@ -73,6 +73,14 @@ class RunnerPodIps:
 
 
 @dataclass(frozen=True)
+class BusyNodes:
+    """The nodes of the operator's pod and of the runner Job's pods -> World.busy_nodes (what a
+    node-loss spares)."""
+
+    job: str
+
+
+@dataclass(frozen=True)
 class DatabaseReadiness:
     """Ready database pods and why the first other one is not -> World.database_ready,
     World.database_waiting."""
@@ -145,6 +153,7 @@ Read = (
     | ReadyRunners
     | Results
     | RunnerPodIps
+    | BusyNodes
     | DatabaseReadiness
     | DatabasePods
     | Primary

@@ -63,7 +63,9 @@ def tick(b: Builder, run: plan.Run, spec: RunSpec, world: World, cells: list[swe
         )
     if not b.status.get("startAt"):
         return _release_barrier(b, spec, world)
-    inject_faults(b, run, spec, world)
+    failed = inject_faults(b, run, spec, world)
+    if failed:
+        return failed
     _start_midcheck(b, run, spec, world)
     return None
 

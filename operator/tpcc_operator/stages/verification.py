@@ -129,7 +129,9 @@ def _start_verifier(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> S
     (within readyTimeoutSeconds), and while every runner pod still holds its ledger."""
     n = spec.runners.parallelism
     timeout = spec.database.ready_timeout_seconds
-    inject_faults(b, run, spec, world)
+    failed = inject_faults(b, run, spec, world)
+    if failed:
+        return failed
     faults = b.step.status.get("faults", b.status.get("faults") or [])
     replicas = plan.database_pod_count(spec) if spec.database.deployed else 0
     if not fault_injection.in_progress(faults) and world.database_ready >= replicas:
