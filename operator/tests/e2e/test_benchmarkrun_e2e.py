@@ -280,6 +280,11 @@ def test_voltdb_run(namespace, operator):
     assert results["tpmC"] > 0 and results["runnerPods"] == 2
     assert sorted(p["shard"] for p in results["pods"]) == [0, 1]
     assert [p["clients"] for p in sorted(results["pods"], key=lambda p: p["shard"])] == [2, 1]
+    # status.placement: the member and both runner pods, each on a node the cluster has
+    nodes = set(kubectl("get", "nodes", "-o", "jsonpath={.items[*].metadata.name}").stdout.split())
+    placed = status["placement"]
+    assert [p["pod"] for p in placed["database"]] == [f"{status['database']['release']}-0"]
+    assert len(placed["runners"]) == 2 and {p["node"] for p in placed["database"] + placed["runners"]} <= nodes
     # the release the operator installed passes the chart's own `helm test`
     out = subprocess.run(
         ["helm", "test", status["database"]["release"], "-n", namespace, "--timeout", "120s"],
