@@ -13,6 +13,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from test_charts import by_kind, render
 from test_faults import RUN, START, T0, Run, at
 from tpcc_operator import faults, kube_actions
 from tpcc_operator.databases.voltdb import VOLTDB
@@ -21,6 +22,7 @@ from tpcc_operator.faults.node_loss import (
     _ON_NODE,
     CUT_DELAY_SECONDS,
     HEAL_NODE_LOSS_SCRIPT,
+    HELPER_COMMAND,
     NODE_LOSS_SCRIPT,
     RULES_PER_NODE,
     eligible,
@@ -181,6 +183,23 @@ def test_a_helper_not_ready_fails_the_injection_after_a_minute_but_not_the_heal_
     assert helper.execs == []
 
 
+def test_the_helper_deletes_every_node_loss_rule_on_its_node_when_it_starts():
+    """The chart's helper command is HELPER_COMMAND: a helper restarted while its node was cut off
+    (its timer gone with the old container) reconnects the node."""
+    (ds,) = by_kind(render("tpcc-operator", "--set", "faultHelper.enabled=true"), "DaemonSet")
+    assert ds["spec"]["template"]["spec"]["containers"][0]["command"] == list(HELPER_COMMAND)
+
+
+def helper_start_in_scratch_netns() -> str:
+    """HELPER_COMMAND's cleanup with the kubelet's mount namespace replaced by a scratch network
+    namespace, and without its idling."""
+    kubelet = 'for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = kubelet ] && nsenter -t ${p#/proc/} -m -- '
+    script = HELPER_COMMAND[2].replace(kubelet, 'nsenter -t "$NETNS_PID" -n -- ')
+    return script.replace("env PATH=/usr/sbin:/usr/bin:/sbin:/bin ", "").replace(
+        " && break; done; exec sleep infinity", ""
+    )
+
+
 NETNS_TOOLS = ("unshare", "nsenter", "ip", "iptables", "setsid")
 
 
@@ -264,6 +283,13 @@ def test_the_scripts_cut_a_node_namespace_off_heal_it_by_timer_and_leave_nothing
         time.sleep(0.2)
         assert not alive(timer) and not list(Path("/tmp").glob(f"{tag}.*"))
         assert refused_fast(node_ns.pid, "10.9.1.2")
+        # the helper restarted while the node is cut off: its timer is gone, its start reconnects
+        assert run(NODE_LOSS_SCRIPT, "60") == "ok armed"
+        time.sleep(CUT_DELAY_SECONDS + 0.5)
+        os.killpg(int(Path(f"/tmp/{tag}.pid").read_text()), 9)
+        assert tagged() == RULES_PER_NODE
+        subprocess.run(["sh", "-c", helper_start_in_scratch_netns()], env=env, check=True, timeout=30)
+        assert tagged() == 0 and refused_fast(node_ns.pid, "10.9.1.2")
     finally:
         node_ns.kill(), peer_ns.kill()
         for left in Path("/tmp").glob(f"{tag}.*"):

@@ -71,6 +71,17 @@ echo "ok $(rules)"
 """
 )
 RULES_PER_NODE = 3  # INPUT, OUTPUT, FORWARD
+# The helper container's command (the operator chart's fault-helper.yaml holds it, a test holds
+# the two equal): before it idles, it deletes every node-loss rule on its node. A helper restarted
+# while its node was cut off lost its timer with its old container, and the operator cannot reach
+# the node to heal it: the new container reconnects it.
+HELPER_COMMAND = (
+    "sh",
+    "-c",
+    'for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = kubelet ] && nsenter -t ${p#/proc/} -m -- '
+    "env PATH=/usr/sbin:/usr/bin:/sbin:/bin sh -c \"iptables -w -S | grep -e '--comment tpcc-node-loss-' | "
+    'sed s/^-A/-D/ | while read -r r; do iptables -w \\$r; done" && break; done; exec sleep infinity',
+)
 
 
 def node_loss_tag(run_uid: str) -> str:
