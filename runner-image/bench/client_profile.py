@@ -11,7 +11,9 @@ Two passes over the same number of transactions, one seed each:
   profiled time between pymongo (pymongo and bson), tpcc_runner (our runner and
   tpcc_contract) and elsewhere (hdrh, the bench). A built-in or standard-library function's
   time goes to whoever called it (by cProfile's per-caller times), so a socket read that
-  pymongo makes counts as pymongo's, a hashlib call our ledger makes counts as ours.
+  pymongo makes counts as pymongo's, a hashlib call our ledger makes counts as ours; and the
+  function calls a transaction makes in each (deterministic for the same inputs and server
+  answers, where the machine's speed is not: compare trees by them first).
 cProfile adds a fixed cost to every Python call, so the split overstates code made of many
 small calls; the unprofiled pass's figures are the CPU itself.
 
@@ -77,8 +79,8 @@ def category_of_file(path: str) -> str | None:
     return "elsewhere"
 
 
-def split(stats: pstats.Stats) -> dict[str, float]:
-    """Own time of every function by category, a standard-library or built-in function's
+def split(stats: pstats.Stats) -> dict[str, tuple[float, float]]:
+    """Own time and calls of every function by category, a standard-library or built-in function's
     shared among its callers' categories in proportion to the time each call path spent in it."""
     table = stats.stats  # type: ignore[attr-defined]  # func -> (cc, nc, tt, ct, callers)
     shares: dict[Func, dict[str, float]] = {}
@@ -102,11 +104,12 @@ def split(stats: pstats.Stats) -> dict[str, float]:
         shares[func] = result
         return result
 
-    out = dict.fromkeys(CATEGORIES, 0.0)
-    for func, (_, _, tt, _, _) in table.items():
+    out = {c: [0.0, 0.0] for c in CATEGORIES}  # own seconds, calls
+    for func, (_, nc, tt, _, _) in table.items():
         for cat, f in share_of(func, frozenset()).items():
-            out[cat] += tt * f
-    return out
+            out[cat][0] += tt * f
+            out[cat][1] += nc * f
+    return {c: (t, n) for c, (t, n) in out.items()}
 
 
 def top(stats: pstats.Stats, key: int, n: int, transactions: int, only: str | None = None) -> list[str]:
@@ -239,10 +242,12 @@ def main() -> None:
     print(f"| {timed['process_ms']:.3f} | {timed['thread_ms']:.3f} | {types} |")
     total = stats.total_tt  # type: ignore[attr-defined]
     parts = split(stats)
-    print(f"\nprofiled: {1000 * total / n:.3f} ms a transaction under cProfile")
-    print("| " + " | ".join(CATEGORIES) + " |")
-    print("|" + "---|" * len(CATEGORIES))
-    print("| " + " | ".join(f"{100 * parts[c] / total:.1f} %" for c in CATEGORIES) + " |")
+    calls = sum(c for _, c in parts.values())
+    print(f"\nprofiled: {1000 * total / n:.3f} ms and {calls / n:,.0f} function calls a transaction under cProfile")
+    print("| | " + " | ".join(CATEGORIES) + " |")
+    print("|---|" + "---|" * len(CATEGORIES))
+    print("| own time | " + " | ".join(f"{100 * parts[c][0] / total:.1f} %" for c in CATEGORIES) + " |")
+    print("| calls a transaction | " + " | ".join(f"{parts[c][1] / n:,.0f}" for c in CATEGORIES) + " |")
     for title, key, only in (("own", 2, None), ("cumulative", 3, None), ("own", 2, "tpcc_runner")):
         print(f"\ntop {a.top}{' of ' + only if only else ''} by {title} time")
         print("| function | calls/txn | own us/txn | cumulative us/txn |")
