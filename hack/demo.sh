@@ -7,12 +7,14 @@
 #   hack/demo.sh [SAMPLE.yaml]      default crds/samples/voltdb-smoke.yaml
 #   hack/demo.sh --up               only bring up the cluster and the operator (hack/papers.sh uses it)
 #   hack/demo.sh --clean            remove the demo's runs, operator and namespace (the cluster stays)
+#   hack/demo.sh --nodes N ...      the same on a cluster of N nodes (hack/local-k8s.sh --nodes N)
 #   then:  eval "$(hack/local-k8s.sh env)"; kubectl get br -n tpcc-demo; kubectl describe br -n tpcc-demo voltdb-smoke
-# env: TPCC_DEMO_NAMESPACE (tpcc-demo)  TPCC_DEMO_TIMEOUT (1800 s for the run)
+# env: TPCC_DEMO_NAMESPACE (tpcc-demo)  TPCC_DEMO_TIMEOUT (1800 s for the run)  NODES (1, as --nodes)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/hack/k8s/env.sh"
 NS=${TPCC_DEMO_NAMESPACE:-tpcc-demo}
+if [ "${1:-}" = --nodes ]; then export NODES=${2:?--nodes N}; shift 2; fi
 if [ "${1:-}" = --clean ]; then
   eval "$("$ROOT/hack/local-k8s.sh" env)"
   # the runs first, while the operator still runs: it removes their finalizers

@@ -53,3 +53,24 @@ def test_the_directives_keep_the_order_of_corednss_plugin_cfg():
     order = [line.split(":")[0] for line in plugin_cfg.read_text().splitlines() if line and not line.startswith("#")]
     ours = directives()
     assert ours == [d for d in order if d in ours]
+
+
+@pytest.mark.parametrize("nodes", ["0", "x", "51"])
+def test_a_node_count_out_of_range_is_refused_before_any_step(tmp_path, nodes):
+    env = {**os.environ, "TPCC_WORK": str(tmp_path)}
+    p = subprocess.run([str(LOCAL_K8S), "--nodes", nodes, "node"], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert f"NODES must be 1..50, not '{nodes}'" in p.stderr
+    assert not (tmp_path / "k8s" / "containerd.toml").exists()
+
+
+def test_the_cross_node_smoke_fills_every_node_placeholder_of_its_manifest():
+    """smoke_nodes fills the manifest's node placeholders with sed: one left unfilled would leave a
+    pod Pending, one pin missing would let a pod land anywhere and the cross-node check prove nothing."""
+    manifest = (ROOT / "hack" / "k8s" / "smoke" / "nodes.yaml").read_text()
+    body = manifest.split("\napiVersion", 1)[1]  # past the header comment
+    placeholders = set(re.findall(r"\b[A-Z]+_NODE\b", body))
+    sed = re.search(r'sed -e "([^"]*)"', (ROOT / "hack" / "k8s" / "nodes.sh").read_text()).group(1)
+    filled = set(re.findall(r"s/([A-Z]+_NODE)/", sed))
+    assert placeholders == filled == {"NEAR_NODE", "FAR_NODE", "MOVER_NODE"}
+    assert all(body.count(p) == 1 for p in placeholders)
