@@ -77,20 +77,25 @@ def test_no_node_to_lose_fails_the_run_naming_the_fault(node_loss):
     d = decide(node_loss, recovered, 31, one_node, frozenset({"node-1"}))
     assert d.failure is not None and d.failure.startswith("spec.faults[1].action: node-loss: no database member")
     assert "node-1" in d.failure and "several nodes" in d.failure
+    assert d.faults is None and not d.kills  # known before its turn: failed, nothing recorded
+    # a member not scheduled yet when it is due: no node to lose either, the entry says so
+    unscheduled = [*ON_NODES[:2], DatabasePod("bench-g2-2", "c", False)]
+    d = decide(node_loss, recovered, 31, unscheduled, BUSY)
     assert d.faults is not None and d.faults[-1]["state"] == "Skipped" and not d.kills
+    assert d.failure is not None and d.failure.startswith("spec.faults[1].action: node-loss: no database member")
 
 
 def test_a_run_whose_node_loss_finds_no_node_to_lose_fails_naming_it(node_loss):
-    """The Running phase asks for the nodes a node-loss spares only when it is due, and on a
-    one-node cluster fails at once, naming the fault."""
+    """The Running phase asks for the nodes a node-loss spares while one is still to come, and on
+    a one-node cluster fails at its first tick, long before the fault is due, naming it."""
     node_loss["faults"] = node_loss["faults"][1:]
     status = {"phase": "Running", "observedGeneration": 2, "startAt": START, "stageStartTime": START}
-    asked = observes(RUN, RunSpec.parse(node_loss), status, at(30), None)
-    assert reads.BusyNodes("bench-g2-runner") in asked
-    assert reads.BusyNodes("bench-g2-runner") not in observes(RUN, RunSpec.parse(node_loss), status, at(29), None)
+    assert reads.BusyNodes("bench-g2-runner") in observes(RUN, RunSpec.parse(node_loss), status, at(11), None)
+    done = {**status, "faults": [{"number": 1, "action": "node-loss", "state": "Recovered"}]}
+    assert reads.BusyNodes("bench-g2-runner") not in observes(RUN, RunSpec.parse(node_loss), done, at(90), None)
     r = Run(node_loss)
     one_node = [DatabasePod(p.name, p.uid, True, node="node-1") for p in ON_NODES]
-    step = r.tick(30, one_node, busy_nodes=frozenset({"node-1"}))
+    step = r.tick(11, one_node, busy_nodes=frozenset({"node-1"}))
     assert (r.status["phase"], r.status["reason"]) == ("Failed", "FaultNotInjected")
     assert r.status["message"].startswith("spec.faults[0].action: node-loss: no database member runs on a node")
     assert KillPods not in {type(a) for a in step.actions}

@@ -178,6 +178,10 @@ class FaultKind:
         victim = choose_member(self.which(injection), injection, database, release, pods, primary, seed)
         return victim if isinstance(victim, str) else [victim]
 
+    def impossible(self, pods: list[DatabasePod], busy_nodes: frozenset[str]) -> str | None:
+        """Why it cannot be injected into these pods at all (whatever their readiness), if so."""
+        return None
+
     def record(self, entry: dict, injection: Injection, chosen: list[DatabasePod]) -> None:
         """The kind's own fields in the INJECTING status entry of its chosen victims."""
         if self.timed:

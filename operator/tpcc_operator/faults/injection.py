@@ -189,8 +189,9 @@ def decide(
         if not _recovered(d, last, pods, now):
             return d
     else:
+        d.failure = impossible(spec, entries, start_at, pods, busy_nodes)
         nxt = next_due(spec, entries, start_at, now)
-        if nxt is None:
+        if nxt is None or d.failure:
             return d
         chosen = choose_victims(nxt, databases.of(spec), release, pods, primary, seed, busy_nodes)
         entries.append(_due_entry(d, nxt, chosen))
@@ -359,6 +360,23 @@ def next_due(spec: RunSpec, faults: list[dict], start_at: dt.datetime, now: dt.d
         return None
     nxt = plan[len(faults)]
     return nxt if nxt.due <= now < measured_end(spec, start_at) else None
+
+
+def pending(spec: RunSpec, faults: list[dict], start_at: dt.datetime) -> list[Injection]:
+    """The injections of the schedule not begun yet."""
+    return schedule(spec, start_at)[len(faults) :]
+
+
+def impossible(
+    spec: RunSpec, faults: list[dict], start_at: dt.datetime, pods: list[DatabasePod], busy_nodes: frozenset[str]
+) -> str | None:
+    """Why an injection still to come cannot be made on this cluster (a node-loss with no node to
+    lose), naming its spec.faults entry: the run fails now rather than when it is due."""
+    for inj in pending(spec, faults, start_at):
+        why = REGISTRY[inj.action].impossible(pods, busy_nodes)
+        if why:
+            return f"spec.faults[{inj.spec_index}].action: {inj.action}: {why}"
+    return None
 
 
 def in_progress(faults: list[dict]) -> bool:

@@ -129,6 +129,12 @@ class NodeLoss(FaultKind):
         victim = choose_member(self.which(injection), injection, database, release, free, primary, seed)
         return victim if isinstance(victim, str) else [victim]
 
+    def impossible(self, pods: list[DatabasePod], busy_nodes: frozenset[str]) -> str | None:
+        """Every member scheduled, and each beside the operator or a runner pod."""
+        if pods and all(p.node for p in pods) and not eligible(pods, busy_nodes):
+            return no_node_to_lose(pods, busy_nodes)
+        return None
+
     def record(self, entry: dict, injection: Injection, chosen: list[DatabasePod]) -> None:
         super().record(entry, injection, chosen)
         entry["node"] = chosen[0].node

@@ -22,16 +22,17 @@ from .machine import Builder, Event, Step, World
 def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime) -> list[reads.Read]:
     """With spec.faults on a deployed database: its pods, each with its container's restartCount
     and node; the primary (a database that has one) only when a victim named primary is to be
-    chosen now, the nodes a node-loss spares only when its victim is."""
+    chosen now, the nodes a node-loss spares while one is still to come."""
     if not spec.faults or not spec.database.deployed:
         return []
     wanted = database_pods(run, spec)
     start_at = status.get("startAt")
     due = start_at and fault_injection.next_due(spec, status.get("faults") or [], parse_time(start_at), now)
-    kind = fault_injection.REGISTRY[due.action] if due else None
-    if due and kind and kind.which(due) == fault_injection.PRIMARY and databases.of(spec).has_primary:
-        wanted.append(reads.Primary(spec.database.type, tuple(plan.endpoints(run, spec))))
-    if kind and kind.spares_busy_nodes:
+    if due and fault_injection.REGISTRY[due.action].which(due) == fault_injection.PRIMARY:
+        if databases.of(spec).has_primary:
+            wanted.append(reads.Primary(spec.database.type, tuple(plan.endpoints(run, spec))))
+    to_come = fault_injection.pending(spec, status.get("faults") or [], parse_time(start_at)) if start_at else []
+    if any(fault_injection.REGISTRY[i.action].spares_busy_nodes for i in to_come):
         wanted.append(reads.BusyNodes(plan.job_name(run, "runner")))
     return wanted
 
