@@ -690,6 +690,18 @@ def test_journal_asks_for_j_in_every_write_concern(secantus):
         d.close()
 
 
+def test_every_transaction_runs_with_the_options_read_and_write_concern(secantus):
+    """The concerns are made once a driver (not per transaction): each transaction gets them."""
+    d = make_driver(secantus, journal="true", read_concern="snapshot")
+    try:
+        for _ in range(2):
+            opts = d._run(lambda s: s._transaction.opts)
+            assert opts.write_concern.document == {"w": "majority", "j": True}
+            assert opts.read_concern.level == "snapshot"
+    finally:
+        d.close()
+
+
 def test_endpoints_make_a_replica_set_uri_without_credentials():
     d = MongoDBDriver(
         ConnectionOptions(

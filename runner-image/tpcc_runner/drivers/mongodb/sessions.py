@@ -31,6 +31,9 @@ class Sessions(Connection):
     def __init__(self, connection: ConnectionOptions):
         super().__init__(connection)
         self._session: pymongo.client_session.ClientSession | None = None
+        # a transaction's read and write concerns, made once (not per transaction)
+        self._txn_read_concern = ReadConcern(self.read_concern)
+        self._txn_write_concern = self._commit_write_concern()
 
     def close(self) -> None:
         self._drop_session()
@@ -60,8 +63,8 @@ class Sessions(Connection):
                 with pymongo.timeout(self.txn_timeout):
                     if in_txn:
                         session.start_transaction(
-                            read_concern=ReadConcern(self.read_concern),
-                            write_concern=self._commit_write_concern(),
+                            read_concern=self._txn_read_concern,
+                            write_concern=self._txn_write_concern,
                             read_preference=ReadPreference.PRIMARY,
                         )
                     result = body(session)
