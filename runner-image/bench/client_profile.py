@@ -7,24 +7,30 @@ per district), with the driver's defaults (what `tpcc run` uses) and a durabilit
 
 Two passes over the same number of transactions, one seed each:
 - unprofiled: time.thread_time() around each step, by type, and the process's CPU over all;
-- under cProfile, timed by the thread's CPU clock: the top functions by own and by cumulative time, and the split of the
-  profiled time between pymongo (pymongo and bson), tpcc_runner (our runner and
-  tpcc_contract) and elsewhere (hdrh, the bench). A built-in or standard-library function's
-  time goes to whoever called it (by cProfile's per-caller times), so a socket read that
-  pymongo makes counts as pymongo's, a hashlib call our ledger makes counts as ours; and the
-  function calls a transaction makes in each (deterministic for the same inputs and server
-  answers, where the machine's speed is not: compare trees by them first).
+- under cProfile, timed by the thread's CPU clock: the top functions by own and by cumulative
+  time, and the split of the profiled time between pymongo (pymongo and bson), the tool
+  (tpcc_runner and tpcc_contract; py-tpcc's code for py-tpcc) and elsewhere (hdrh, this bench,
+  py-tpcc's shim). A built-in or standard-library function's time goes to whoever called it
+  (by cProfile's per-caller times), so a socket read that pymongo makes counts as pymongo's, a
+  hashlib call our ledger makes counts as ours; and the function calls a transaction makes in
+  each (deterministic for the same inputs and server answers, where the machine's speed is
+  not: compare trees by them first).
 cProfile adds a fixed cost to every Python call, so the split overstates code made of many
 small calls; the unprofiled pass's figures are the CPU itself.
 
+With --pytpcc, py-tpcc's executor and driver (as commands.py runs them, through its shim) get
+the same two passes in a process of their own, on py-tpcc's load on the same server; both tools
+then use the VLDB paper's options (commands.PAPER), and py-tpcc keeps no ledger or histograms.
+
     .venv/bin/python runner-image/bench/client_profile.py [--transactions 2000] [--top 25]
-        [--no-ledger] [--driver-opt key=value ...]
+        [--pytpcc] [--no-ledger] [--driver-opt key=value ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import json
 import os
 import pickle
 import pstats
@@ -38,7 +44,7 @@ from collections import Counter
 from pathlib import Path
 
 import servers
-from commands import SEED, TYPES, commit, machine
+from commands import PAPER, SCALE_FACTOR, SEED, TYPES, VENDORED, commit, load_pytpcc, machine
 from overhead import tpcc_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +57,8 @@ from tpcc_runner.loader import constants_of, require_loaded, scale_of  # noqa: E
 from tpcc_runner.workload import DEFAULT_MIX, Call, Terminal, run_constants  # noqa: E402
 
 REPORT_SECONDS = 1.0  # a client process reports its interval once a second (executor.REPORT_INTERVAL)
-CATEGORIES = ("pymongo", "tpcc_runner", "elsewhere")
+CATEGORIES = ("pymongo", "the tool", "elsewhere")  # the tool: tpcc_runner, or py-tpcc with --pytpcc
+BENCH = Path(__file__).resolve().parent
 Func = tuple[str, int, str]  # pstats' (file, line, name)
 
 
@@ -67,16 +74,16 @@ class TypedTerminal(Terminal):
 
 
 def category_of_file(path: str) -> str | None:
-    """The category of a function by where it is defined; None: built-in or standard
-    library, whose time goes to its callers."""
+    """The category of a function by where it is defined (CATEGORIES); None: built-in or
+    standard library, whose time goes to its callers."""
     parts = Path(path).parts
     if "pymongo" in parts or "bson" in parts:
         return "pymongo"
-    if "tpcc_runner" in parts or "tpcc_contract" in parts:
-        return "tpcc_runner"
-    if path.startswith("~") or "site-packages" not in parts and Path(path).name != Path(__file__).name:
+    if "tpcc_runner" in parts or "tpcc_contract" in parts or Path(path).is_relative_to(BENCH / "pytpcc"):
+        return "the tool"
+    if path.startswith("~") or "site-packages" not in parts and Path(path).parent != BENCH:
         return None  # {built-in method ...} or the standard library
-    return "elsewhere"
+    return "elsewhere"  # hdrh, this bench, py-tpcc's shim
 
 
 def split(stats: pstats.Stats) -> dict[str, tuple[float, float]]:
@@ -202,16 +209,93 @@ def profiled_pass(driver, transactions: int, seed: int, ledger: bool) -> pstats.
     return pstats.Stats(profile)
 
 
+def pytpcc_passes(endpoint: str, transactions: int, stats_file: str) -> dict:
+    """In a process of its own: py-tpcc's executor and driver (as commands.py runs them), the
+    timed pass and the profiled one; the profile is written to stats_file."""
+    import pytpcc_shim
+
+    pytpcc_shim.install()
+    sys.path.insert(0, str(VENDORED))
+    from drivers.mongodbdriver import MongodbDriver
+    from runtime.executor import Executor
+    from util import scaleparameters
+
+    random.seed(SEED)  # py-tpcc's inputs draw from the random module
+    driver = MongodbDriver(str(VENDORED / "tpcc.sql"))
+    driver.batch_writes = PAPER.batch_writes
+    config = {"uri": f"mongodb://{endpoint}/?directConnection=true", **PAPER.pytpcc()}
+    driver.loadConfig({**config, "reset": False, "load": False, "execute": True, "warehouses": 1})
+    executor = Executor(driver, scaleparameters.makeWithScaleFactor(1, SCALE_FACTOR))
+
+    def step() -> str:
+        txn, params = executor.doOne()
+        driver.executeTransaction(txn, params)
+        return str(txn)
+
+    cpu, count = Counter[str](), Counter[str]()
+    for _ in range(transactions):
+        t0 = time.thread_time()
+        txn = step()
+        cpu[txn] += time.thread_time() - t0
+        count[txn] += 1
+    profile = cProfile.Profile(time.thread_time_ns, 1e-9)
+    profile.enable()
+    for _ in range(transactions):
+        step()
+    profile.disable()
+    profile.dump_stats(stats_file)
+    return {
+        "thread_ms": 1000 * sum(cpu.values()) / transactions,
+        "types_ms": {t: 1000 * cpu[t] / count[t] for t in TYPES if count[t]},
+        "count": dict(count),
+    }
+
+
+def print_profile(title: str, stats: pstats.Stats, n: int, top_n: int) -> None:
+    total = stats.total_tt  # type: ignore[attr-defined]
+    parts = split(stats)
+    calls = sum(c for _, c in parts.values())
+    print(f"\n{title}, profiled: {1000 * total / n:.3f} ms and {calls / n:,.0f} function calls a transaction")
+    print("| | " + " | ".join(CATEGORIES) + " |")
+    print("|---|" + "---|" * len(CATEGORIES))
+    print("| own time | " + " | ".join(f"{100 * parts[c][0] / total:.1f} %" for c in CATEGORIES) + " |")
+    print("| calls a transaction | " + " | ".join(f"{parts[c][1] / n:,.0f}" for c in CATEGORIES) + " |")
+    for by, key, only in (("own", 2, None), ("cumulative", 3, None), ("own", 2, "the tool")):
+        print(f"\n{title}: top {top_n}{' of ' + only if only else ''} by {by} time")
+        print("| function | calls/txn | own us/txn | cumulative us/txn |")
+        print("|---|---|---|---|")
+        print("\n".join(top(stats, key, top_n, n, only)))
+
+
+def timed_row(r: dict) -> str:
+    types = " | ".join(f"{r['types_ms'].get(t, 0):.3f}" for t in TYPES)
+    return f"| {r.get('process_ms', float('nan')):.3f} | {r['thread_ms']:.3f} | {types} |"
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "pytpcc-passes":
+        endpoint, transactions, stats_file = sys.argv[2:5]
+        print(json.dumps(pytpcc_passes(endpoint, int(transactions), stats_file)))
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--transactions", type=int, default=2000, help="in each of the two passes")
     ap.add_argument("--top", type=int, default=25, help="functions listed by own and by cumulative time")
+    ap.add_argument(
+        "--pytpcc",
+        action="store_true",
+        help="profile py-tpcc's executor and driver too (its own load on the same server), both with "
+        "the VLDB paper's options (commands.PAPER; ours' unless --driver-opt)",
+    )
     ap.add_argument("--no-ledger", action="store_true", help="without the durability ledger's records")
     ap.add_argument("--driver-opt", action="append", default=[], metavar="KEY=VALUE", help="as `tpcc run`'s")
     a = ap.parse_args()
     extra = dict(o.split("=", 1) for o in a.driver_opt)
+    if a.pytpcc and not extra:
+        extra = {k: v for k, v in PAPER.ours().items() if k != "database"}
     ledger = not a.no_ledger
-    with servers.secantus(Path(tempfile.mkdtemp(prefix="tpcc-client-profile-"))) as server:
+    work = Path(tempfile.mkdtemp(prefix="tpcc-client-profile-"))
+    theirs = None
+    with servers.secantus(work) as server:
         cmd, env = tpcc_command(
             ROOT / "runner-image",
             "load",
@@ -228,31 +312,31 @@ def main() -> None:
         stats = profiled_pass(driver, a.transactions, SEED + 1, ledger)
         loads.append(os.getloadavg()[0])
         driver.close()
+        if a.pytpcc:
+            load_pytpcc(server.endpoint, PAPER, work)
+            stats_file = str(work / "pytpcc.prof")
+            cmd = [sys.executable, __file__, "pytpcc-passes", server.endpoint, str(a.transactions), stats_file]
+            done = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+            if done.returncode != 0:
+                sys.exit(f"py-tpcc: exit {done.returncode}: {done.stderr.strip()[-3000:]}")
+            theirs = (json.loads(done.stdout.strip().splitlines()[-1]), pstats.Stats(stats_file))
+            loads.append(os.getloadavg()[0])
         described = machine(server.endpoint)
     n = a.transactions
     print(
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {commit()}, {described}; "
-        f"{n} transactions a pass, one terminal, driver options {extra or 'the defaults'}, "
+        f"{n} transactions a pass, one terminal, our driver options {extra or 'the defaults'}, "
         f"ledger {'on' if ledger else 'off'}, load average {', '.join(f'{x:.2f}' for x in loads)}"
     )
     print(f"\nunprofiled: transactions {timed['count']}, outcomes {timed['outcomes']}")
-    print("| process CPU ms/txn | thread CPU ms/txn | " + " | ".join(TYPES) + " (thread ms) |")
-    print("|---|---|" + "---|" * len(TYPES))
-    types = " | ".join(f"{timed['types_ms'].get(t, 0):.3f}" for t in TYPES)
-    print(f"| {timed['process_ms']:.3f} | {timed['thread_ms']:.3f} | {types} |")
-    total = stats.total_tt  # type: ignore[attr-defined]
-    parts = split(stats)
-    calls = sum(c for _, c in parts.values())
-    print(f"\nprofiled: {1000 * total / n:.3f} ms and {calls / n:,.0f} function calls a transaction under cProfile")
-    print("| | " + " | ".join(CATEGORIES) + " |")
-    print("|---|" + "---|" * len(CATEGORIES))
-    print("| own time | " + " | ".join(f"{100 * parts[c][0] / total:.1f} %" for c in CATEGORIES) + " |")
-    print("| calls a transaction | " + " | ".join(f"{parts[c][1] / n:,.0f}" for c in CATEGORIES) + " |")
-    for title, key, only in (("own", 2, None), ("cumulative", 3, None), ("own", 2, "tpcc_runner")):
-        print(f"\ntop {a.top}{' of ' + only if only else ''} by {title} time")
-        print("| function | calls/txn | own us/txn | cumulative us/txn |")
-        print("|---|---|---|---|")
-        print("\n".join(top(stats, key, a.top, n, only)))
+    print("| tool | process CPU ms/txn | thread CPU ms/txn | " + " | ".join(TYPES) + " (thread ms) |")
+    print("|---|---|---|" + "---|" * len(TYPES))
+    print("| ours " + timed_row(timed))
+    if theirs:
+        print("| py-tpcc " + timed_row(theirs[0]))
+    print_profile("ours", stats, n, a.top)
+    if theirs:
+        print_profile("py-tpcc", theirs[1], n, a.top)
 
 
 if __name__ == "__main__":
