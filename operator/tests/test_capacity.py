@@ -173,5 +173,50 @@ def test_what_the_operator_cannot_size_is_not_bounded(spec_of):
 
 @pytest.mark.parametrize("where, manifest", doc_manifests(), ids=[w for w, _ in doc_manifests()])
 def test_every_example_and_sample_fits_the_database_it_deploys(where, manifest, spec_of):
+    """As the operator checks it before its first install: a sweep's every deployment with the
+    most any of its cells loads there."""
     if "external" not in manifest["spec"]["database"]:
-        plan.helm_release(RUN, spec_of(manifest["spec"]), SETTINGS)
+        spec = spec_of(manifest["spec"])
+        if spec.sweep:
+            sweep_layout.refuse_undeployable(RUN, spec, SETTINGS)
+        else:
+            plan.helm_release(RUN, spec, SETTINGS)
+
+
+def test_a_sweep_that_leaves_out_what_does_not_fit_runs_each_deployment_up_to_what_it_holds(spec_of):
+    """oversizedLoads LeaveOut (the VoltDB study's Fig. 9: a smaller instance type holds fewer
+    warehouses): each deployment runs the warehouse counts it holds, the rest named in the plan,
+    and nothing is refused; Refuse (the default) refuses the same sweep before the first install."""
+    one_node = voltdb(1, 0, chart_defaults("voltdb")).count
+    three = voltdb(3, 0, chart_defaults("voltdb")).count
+    assert one_node < three
+    axis = {"field": "database.deploy.replicas", "values": ["3", "1"]}
+    sweep = {"warehouses": [one_node, one_node + 1], "matrix": [axis]}
+    spec = spec_of({"database": {"type": "voltdb"}, "sweep": {**sweep, "oversizedLoads": "LeaveOut"}})
+    cells = sweep_layout.sweep_cells(spec)
+    assert [(c.deployment, c.warehouses, c.loads) for c in cells] == [
+        (0, one_node, True),
+        (0, one_node + 1, True),
+        (1, one_node, True),
+    ]
+    sweep_layout.refuse_undeployable(RUN, spec, SETTINGS)
+    (left_out,) = sweep_layout.sweep_plan(spec, cells).left_out or ()
+    assert left_out == f"replicas=1 warehouses={one_node + 1}: the deployed voltdb holds at most {one_node} warehouses"
+    refused = spec_of({"database": {"type": "voltdb"}, "sweep": sweep})
+    assert len(sweep_layout.sweep_cells(refused)) == 4
+    with pytest.raises(chart_policy.DatabaseTooSmall, match=r"^sweep cell 3 \(deployment 1: replicas=1\)"):
+        sweep_layout.refuse_undeployable(RUN, refused, SETTINGS)
+
+
+def test_the_voltdb_studys_fig9_leaves_out_what_each_instance_type_cannot_hold(spec_of):
+    """One sweep over four instance types (memory lead, cpu paired with repeating values): the
+    7.5 GiB type stops below 60 warehouses, as the study's c4.xlarge did; the 15 GiB and larger
+    ones run every count."""
+    (manifest,) = [m for w, m in doc_manifests() if m["metadata"]["name"] == "voltdb-fig9"]
+    spec = spec_of(manifest["spec"])
+    cells = sweep_layout.sweep_cells(spec)
+    by_type = {d: [c.warehouses for c in cells if c.deployment == d] for d in range(4)}
+    print(by_type, sweep_layout.sweep_plan(spec, cells).left_out)
+    assert max(by_type[0]) < 60 and all(by_type[d] == [10, 20, 30, 40, 50, 60, 70, 80] for d in (1, 2, 3))
+    cpu = {c.deployment: dict(c.matrix)["database.deploy.values.resources.limits.cpu"] for c in cells}
+    assert cpu == {0: "4", 1: "8", 2: "4", 3: "4"}

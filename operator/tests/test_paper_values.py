@@ -20,10 +20,7 @@ PROSE = {
     "sharded-fig9": "12% between the schemas' saturation points: points of a search, not cells of the sweep",
     "sharded-fig10-sharded": "warehouses and clients at saturation, sharded against unsharded: two runs' searches",
     "sharded-fig10-unsharded": "as sharded-fig10-sharded",
-    "voltdb-fig9-c4-xlarge": "where the data stops fitting (60 warehouses): no throughput",
-    "voltdb-fig9-c4-2xlarge": "as voltdb-fig9-c4-xlarge",
-    "voltdb-fig9-d2-xlarge": "as voltdb-fig9-c4-xlarge",
-    "voltdb-fig9-r5a-xlarge": "as voltdb-fig9-c4-xlarge",
+    "voltdb-fig9": "where the data stops fitting (60 warehouses): no throughput",
     "voltdb-fig10": 'k 0 "has a 4% greater throughput" than k 1 and 2 together (not significantly different): '
     "no one configuration to relate it to",
 }

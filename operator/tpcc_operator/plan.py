@@ -326,20 +326,35 @@ def helm_release(run: Run, spec: RunSpec, settings: Settings) -> HelmRelease:
     d = spec.deploy
     shipped = database.chart
     chart = chart_policy.chart_reference(database.name, shipped, d.chart, settings.charts_dir, settings.allowed_charts)
-    decided: dict[str, Any] = {"replicas": d.replicas, "podLabels": labels(run, spec, "database")}
-    values = _deep_merge(dict(d.values or {}), {**decided, **database.decided_values(d)})
+    values = _deep_merge(deployed_values(spec), {"podLabels": labels(run, spec, "database")})
     chart_policy.check_values(shipped, d.chart, values, settings.charts_dir)
-    rendered = chart_policy.with_defaults(shipped, d.chart, values, settings.charts_dir)
-    if rendered is not None:
-        field, wanted, unit = workloads.of(spec).largest_load(spec)
-        bound = database.capacity(d, rendered, unit, database.load_values(spec))
-        problem = capacity.too_small(database.name, bound, wanted, field)
-        if problem:
-            raise chart_policy.DatabaseTooSmall(problem)
+    problem = too_small(spec, values, settings.charts_dir)
+    if problem:
+        raise chart_policy.DatabaseTooSmall(problem)
     refusal = database.refusal(spec)
     if refusal:
         raise chart_policy.ReleaseRefused(refusal)
     return HelmRelease(name=release_name(run), namespace=run.namespace, chart=chart, version=d.version, values=values)
+
+
+def too_small(spec: RunSpec, values: dict, charts_dir: Path) -> str | None:
+    """Why the deployment the values render cannot hold the most the spec loads (by the
+    database's capacity estimate from the chart's values); None when it can, or when the chart
+    is one whose defaults the operator does not know."""
+    database = databases.of(spec)
+    rendered = chart_policy.with_defaults(database.chart, spec.deploy.chart, values, charts_dir)
+    if rendered is None:
+        return None
+    field, wanted, unit = workloads.of(spec).largest_load(spec)
+    bound = database.capacity(spec.deploy, rendered, unit, database.load_values(spec))
+    return capacity.too_small(database.name, bound, wanted, field)
+
+
+def deployed_values(spec: RunSpec) -> dict[str, Any]:
+    """The chart values of the spec's deployment that decide its size: the user's, then the
+    replicas and what the database decides from database.deploy (helm_release adds labels)."""
+    d = spec.deploy
+    return _deep_merge(dict(d.values or {}), {"replicas": d.replicas, **databases.of(spec).decided_values(d)})
 
 
 def database_pod_count(spec: RunSpec) -> int:

@@ -202,6 +202,7 @@ class Sweep:
     clients: tuple[int, ...] | None = None
     matrix: tuple[MatrixAxis, ...] | None = None
     saturation: Saturation | None = None
+    oversized_loads: str = "Refuse"  # Refuse | LeaveOut (sweep_layout)
 
 
 @dataclass(frozen=True)

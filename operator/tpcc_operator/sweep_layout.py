@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from . import chart_policy, databases, workloads
 from .jsonmodel import JsonModel
-from .plan import Run, Settings, helm_release
+from .plan import Run, Settings, deployed_values, helm_release, too_small
 from .runspec import MatrixAxis, RunSpec, Saturation, charts_dir_of_image, crd_spec_schema
 
 
@@ -64,7 +64,7 @@ def sweep_cells(spec: RunSpec) -> list[Cell]:
     cells: list[Cell] = []
     for deployment, shape in enumerate(valid_deployments(spec)):
         for loaded in _combinations(load_axes):
-            for warehouses in sweep.warehouses or [w.warehouses]:
+            for warehouses in _fitting(spec, (*shape, *loaded)):
                 first_of_load = True
                 # a saturation search raises the clients within each matrix combination; a list
                 # of clients runs every combination at each count
@@ -108,6 +108,48 @@ def _combinations(axes: list[MatrixAxis]) -> list[tuple[tuple[str, str], ...]]:
         if not axis.paired_with
     ]
     return [tuple(pair for group in combination for pair in group) for combination in itertools.product(*choices)]
+
+
+# sweep.oversizedLoads
+REFUSE, LEAVE_OUT = "Refuse", "LeaveOut"
+
+
+def _fitting(spec: RunSpec, shape: tuple[tuple[str, str], ...]) -> list[int]:
+    """The sweep's warehouse counts a deployment and load shape runs: all of them, or with
+    oversizedLoads LeaveOut those its deployment holds."""
+    counts = list(spec.sweep.warehouses or [spec.workload.warehouses]) if spec.sweep else []
+    return [n for n in counts if _oversized(spec, shape, n) is None]
+
+
+def _oversized(spec: RunSpec, shape: tuple[tuple[str, str], ...], warehouses: int) -> str | None:
+    """Why a sweep with oversizedLoads LeaveOut leaves `warehouses` out on the deployment of
+    `shape` (its database's capacity estimate, as the install would refuse it); None to run it."""
+    if spec.sweep is None or spec.sweep.oversized_loads != LEAVE_OUT or not spec.database.deployed:
+        return None
+    measured = cell_spec(spec, Cell(0, warehouses, spec.workload.clients, 1, loads=True, matrix=shape))
+    problem = too_small(measured, deployed_values(measured), charts_dir_of_image())
+    if problem is None:
+        return None
+    # the deployment by its leading axes (those paired with one change with it)
+    leading = {a.field for a in spec.sweep.matrix or () if is_deployment_axis(a.field) and not a.paired_with}
+    where = [f"{field.rpartition('.')[2]}={value}" for field, value in shape if field in leading]
+    # the problem names the cell's field (workload.warehouses = n): the count is in `where`
+    return f"{' '.join((*where, f'warehouses={warehouses}'))}: {problem.partition(': ')[2].partition(' (')[0]}"
+
+
+def oversized_loads(spec: RunSpec) -> list[str]:
+    """What a sweep with oversizedLoads LeaveOut leaves out, deployment by deployment: each
+    warehouse count its deployment cannot hold, and why."""
+    if spec.sweep is None:
+        return []
+    load_axes = [a for a in spec.sweep.matrix or () if is_load_axis(spec, a.field)]
+    return [
+        why
+        for shape in valid_deployments(spec)
+        for loaded in _combinations(load_axes)
+        for n in spec.sweep.warehouses or [spec.workload.warehouses]
+        if (why := _oversized(spec, (*shape, *loaded), n))
+    ]
 
 
 def valid_deployments(spec: RunSpec) -> list[tuple[tuple[str, str], ...]]:
@@ -164,7 +206,9 @@ class SweepPlan(JsonModel):
     # the cells' measuring, plus each later deployment's REDEPLOY_ESTIMATE_SECONDS (a
     # saturation search: all its steps); the first deployment, the loads and checks come on top
     estimated_seconds: int
-    left_out: tuple[str, ...] | None = None  # database.deploy combinations not deployed (kSafety >= replicas)
+    # database.deploy combinations not deployed (kSafety >= replicas), and with oversizedLoads
+    # LeaveOut each warehouse count a deployment cannot hold
+    left_out: tuple[str, ...] | None = None
 
 
 def sweep_plan(spec: RunSpec, cells: list[Cell]) -> SweepPlan:
@@ -179,7 +223,7 @@ def sweep_plan(spec: RunSpec, cells: list[Cell]) -> SweepPlan:
         loads=sum(c.loads for c in cells),
         deployments=deployments,
         estimated_seconds=per_cell * len(cells) + REDEPLOY_ESTIMATE_SECONDS * max(deployments - 1, 0),
-        left_out=tuple(invalid_deployments(spec)) or None,
+        left_out=tuple(invalid_deployments(spec) + oversized_loads(spec)) or None,
     )
 
 
