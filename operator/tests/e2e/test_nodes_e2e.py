@@ -1,0 +1,84 @@
+"""End to end on a cluster of several nodes (hack/local-k8s.sh with NODES=3; skipped on fewer):
+a 3-host k=1 VoltDB whose members must each have a node of their own (database.deploy.
+antiAffinity: required), and a node-loss: the node of one member, not the operator's nor a
+runner's, cut off the network through the fault helper for longer than the node monitor's grace
+period. Kubernetes marks the node NotReady; the helper's own timer reconnects it; the node is
+Ready again, the member rejoins, nothing acknowledged is lost, the 12 conditions hold and no
+rule is left on the node.
+
+Needs local/tpcc-runner:dev and local/voltdb:10.1.1 imported into every node (hack/images.sh with
+NODES set).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_benchmarkrun_e2e import kubectl, manifest, wait_for, wait_phase
+from test_voltdb_faults_e2e import fault_state, finished, voltdb_run, with_fault_helper
+
+pytestmark = pytest.mark.k8s
+
+LOSS_SECONDS = 70  # past the node monitor's grace period (50 s): the node turns NotReady
+
+
+def nodes() -> dict[str, bool]:
+    """Each node's name and whether it is Ready."""
+    items = json.loads(kubectl("get", "nodes", "-o", "json").stdout)["items"]
+    return {
+        n["metadata"]["name"]: any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"]["conditions"])
+        for n in items
+    }
+
+
+# the node's rules as the helper lists them: its own network namespace (the node's), the node's
+# iptables (entering the host's mount namespace by the kubelet's process, as the fault's scripts do)
+NODE_RULES = (
+    'for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = kubelet ] && '
+    "exec nsenter -t ${p#/proc/} -m -- env PATH=/usr/sbin:/usr/bin:/sbin:/bin iptables -w -S; done"
+)
+NODE_LOSS_RUN = voltdb_run(150, [{"action": "node-loss", "afterSeconds": 15, "durationSeconds": LOSS_SECONDS}])
+NODE_LOSS_RUN["database"]["deploy"]["antiAffinity"] = "required"
+
+
+def test_voltdb_member_node_lost_then_back(namespace, operator):
+    if len(nodes()) < 3:
+        pytest.skip("needs a cluster of 3 nodes or more (NODES=3 hack/local-k8s.sh node)")
+    with_fault_helper(operator)
+    name = "voltdb-node-loss"
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **NODE_LOSS_RUN))
+    br = wait_phase(namespace, name, ("Running",), timeout=900)
+    members = {p["node"] for p in br["status"]["placement"]["database"]}
+    assert len(members) == 3, br["status"]["placement"]  # required anti-affinity: a node each
+
+    wait_for("the node loss", lambda: fault_state(namespace, name, 0) == "Injected", 120, every=0.5)
+    entry = json.loads(kubectl("get", "br", name, "-n", namespace, "-o", "json").stdout)["status"]["faults"][0]
+    lost = entry["node"]
+    print("lost node:", lost, json.dumps(entry))
+    assert lost in members
+    wait_for(f"{lost} NotReady", lambda: not nodes()[lost], LOSS_SECONDS + 10)
+    wait_for("the heal", lambda: fault_state(namespace, name, 0) in ("Healed", "Recovered"), LOSS_SECONDS + 120)
+    wait_for(f"{lost} Ready again", lambda: nodes()[lost], 120)
+
+    status = finished(namespace, name)
+    (fault,) = status["faults"]
+    assert (fault["action"], fault["state"], fault["node"]) == ("node-loss", "Recovered", lost)
+    runners = {p["node"] for p in status["placement"]["runners"]}
+    assert lost not in runners
+    helper = kubectl(
+        "get",
+        "pods",
+        "-n",
+        operator,
+        "-l",
+        "app.kubernetes.io/component=fault-helper",
+        "--field-selector",
+        f"spec.nodeName={lost}",
+        "-o",
+        "name",
+    ).stdout.split()[0]
+    rules = kubectl("exec", "-n", operator, helper, "--", "sh", "-c", NODE_RULES).stdout
+    print("rules on the node after the run:", rules)
+    assert "tpcc-node-loss" not in rules, rules
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
