@@ -80,7 +80,13 @@ shares() {
 timed_shares() {
   local rc=0
   rm -f "$1"-[ab].xml
-  shares "$@" || rc=$?
+  # not `shares ... || rc=$?`: bash ignores errexit in everything a `||` runs, its subshells'
+  # own `set -e` too, so a share's failing command before its last went unnoticed (db share b:
+  # a failed runner test, then the dashboards' tests passing, passed the stage)
+  set +e
+  shares "$@"
+  rc=$?
+  set -e
   log "time by test module:"
   "$VENV/bin/python" "$ROOT/hack/module-times.py" "$1"-[ab].xml || true
   return $rc

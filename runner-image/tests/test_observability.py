@@ -288,8 +288,10 @@ def observed(voltdb, tmp_path_factory):  # noqa: F811  (fixture)
             time.sleep(max(0.0, started + at - time.time()))
             operator.set("tpcc_operator_fault_injections", n, namespace=NAMESPACE, run=RUN, db=DB, action="kill-node")
             operator.set("tpcc_operator_fault_recovery_seconds", 2.5 * n, namespace=NAMESPACE, run=RUN, db=DB)
-            operator.push()
+            # the time before the push: Prometheus may scrape the new value before push() returns
+            # (and, on a busy machine, before this process runs again)
             obs.fault_pushes.append(time.time())
+            operator.push()
         out, err = run.communicate(timeout=180)
         assert run.returncode == 0, err
         obs.results = json.loads(out)
