@@ -10,6 +10,8 @@ the schema declares, as Helm judges them again at install.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 from pathlib import Path
@@ -61,7 +63,17 @@ def check_values(shipped: str | None, chart: str, values: dict, charts_dir: Path
 
 def values_schema(shipped: str, charts_dir: Path) -> dict:
     """A shipped chart's values.schema.json."""
-    return json.loads((charts_dir / shipped / "values.schema.json").read_text())
+    return copy.deepcopy(_parsed(charts_dir / shipped / "values.schema.json"))
+
+
+@functools.cache
+def _parsed(path: Path) -> Any:
+    """A shipped chart's JSON or YAML file, parsed once: the charts are the operator image's and
+    do not change while it runs, and a sweep's every deployment and cell reads them (parsing
+    values.yaml was 8 ms a read, 32 reads a pass of a 4-deployment, 8-size sweep). Callers get
+    copies."""
+    text = path.read_text()
+    return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
 
 
 def with_defaults(shipped: str | None, chart: str, values: dict, charts_dir: Path) -> dict | None:
@@ -69,7 +81,7 @@ def with_defaults(shipped: str | None, chart: str, values: dict, charts_dir: Pat
     None for an allowlisted chart, whose defaults the operator does not know."""
     if shipped is None or chart not in ("", shipped):
         return None
-    defaults = yaml.safe_load((charts_dir / shipped / "values.yaml").read_text()) or {}
+    defaults = copy.deepcopy(_parsed(charts_dir / shipped / "values.yaml")) or {}
     return _merged(defaults, values)
 
 
