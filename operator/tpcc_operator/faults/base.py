@@ -153,6 +153,7 @@ class FaultKind:
     takes_every_pod = False  # its victims are every database pod at once
     fails_without_victim = False  # no victim fails the run (else the injection is skipped)
     spares_busy_nodes = False  # chooses among members on nodes without the operator or a runner pod
+    member: str | None = None  # the member it always takes; None: the injection's victim field
 
     def method(self, asked: str) -> str:
         """The method of an injection the spec asks for with method `asked` (its default on the
@@ -161,7 +162,7 @@ class FaultKind:
 
     def which(self, injection: Injection) -> str:
         """The member it takes: pod-index, primary or random-member."""
-        return injection.victim
+        return self.member or injection.victim
 
     def choose(
         self,

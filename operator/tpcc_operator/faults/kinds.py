@@ -55,25 +55,19 @@ class KillPrimary(_PodKill):
     """The member the database names primary (a database without one: a random member)."""
 
     action = "kill-primary"
-
-    def which(self, injection: Injection) -> str:
-        return PRIMARY
+    member = PRIMARY
 
 
 class KillNode(_PodKill):
     """The pod with ordinal podIndex."""
 
     action = "kill-node"
-
-    def which(self, injection: Injection) -> str:
-        return POD_INDEX
+    member = POD_INDEX
 
 
 class KillRandomMember(_PodKill):
     action = "kill-random-member"
-
-    def which(self, injection: Injection) -> str:
-        return RANDOM_MEMBER
+    member = RANDOM_MEMBER
 
 
 class KillAll(_PodKill):

@@ -20,7 +20,7 @@ import dataclasses
 
 from ..databases import Database
 from ..runstatus import FaultEntry
-from .base import Cluster, DatabasePod, FaultKind, Injection, Kill, choose_member
+from .base import Cluster, DatabasePod, FaultKind, Injection, Kill
 
 NODE_IPTABLES = "node-iptables"  # a node-loss's method: DROP rules in the node's network namespace
 
@@ -126,8 +126,7 @@ class NodeLoss(FaultKind):
         free = eligible(pods, busy_nodes)
         if not free:
             return no_node_to_lose(pods, busy_nodes)
-        victim = choose_member(self.which(injection), injection, database, release, free, primary, seed)
-        return victim if isinstance(victim, str) else [victim]
+        return super().choose(injection, database, release, free, primary, seed, busy_nodes)
 
     def impossible(self, pods: list[DatabasePod], busy_nodes: frozenset[str]) -> str | None:
         """Every member scheduled, and each beside the operator or a runner pod."""
