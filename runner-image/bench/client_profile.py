@@ -44,7 +44,7 @@ from collections import Counter
 from pathlib import Path
 
 import servers
-from commands import PAPER, SCALE_FACTOR, SEED, TYPES, VENDORED, commit, load_pytpcc, machine
+from commands import PAPER, SEED, TYPES, commit, load_pytpcc, machine, pytpcc_executor
 from overhead import tpcc_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -212,20 +212,7 @@ def profiled_pass(driver, transactions: int, seed: int, ledger: bool) -> pstats.
 def pytpcc_passes(endpoint: str, transactions: int, stats_file: str) -> dict:
     """In a process of its own: py-tpcc's executor and driver (as commands.py runs them), the
     timed pass and the profiled one; the profile is written to stats_file."""
-    import pytpcc_shim
-
-    pytpcc_shim.install()
-    sys.path.insert(0, str(VENDORED))
-    from drivers.mongodbdriver import MongodbDriver
-    from runtime.executor import Executor
-    from util import scaleparameters
-
-    random.seed(SEED)  # py-tpcc's inputs draw from the random module
-    driver = MongodbDriver(str(VENDORED / "tpcc.sql"))
-    driver.batch_writes = PAPER.batch_writes
-    config = {"uri": f"mongodb://{endpoint}/?directConnection=true", **PAPER.pytpcc()}
-    driver.loadConfig({**config, "reset": False, "load": False, "execute": True, "warehouses": 1})
-    executor = Executor(driver, scaleparameters.makeWithScaleFactor(1, SCALE_FACTOR))
+    driver, executor = pytpcc_executor(endpoint, PAPER)
 
     def step() -> str:
         txn, params = executor.doOne()

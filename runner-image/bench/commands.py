@@ -53,6 +53,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pymongo
 import servers
@@ -210,7 +211,9 @@ def measure_ours(endpoint: str, options: OptionSet, transactions: int, listener:
     driver.close()
 
 
-def measure_pytpcc(endpoint: str, options: OptionSet, transactions: int, listener: TransactionCommands) -> None:
+def pytpcc_executor(endpoint: str, options: OptionSet) -> tuple[Any, Any]:
+    """py-tpcc's MongoDB driver on its loaded database with `options`, and its executor (inputs
+    from the random module, seeded with SEED)."""
     import pytpcc_shim
 
     pytpcc_shim.install()
@@ -224,7 +227,11 @@ def measure_pytpcc(endpoint: str, options: OptionSet, transactions: int, listene
     driver.batch_writes = options.batch_writes
     config = {"uri": f"mongodb://{endpoint}/?directConnection=true", **options.pytpcc()}
     driver.loadConfig({**config, "reset": False, "load": False, "execute": True, "warehouses": 1})
-    executor = Executor(driver, scaleparameters.makeWithScaleFactor(1, SCALE_FACTOR))
+    return driver, Executor(driver, scaleparameters.makeWithScaleFactor(1, SCALE_FACTOR))
+
+
+def measure_pytpcc(endpoint: str, options: OptionSet, transactions: int, listener: TransactionCommands) -> None:
+    driver, executor = pytpcc_executor(endpoint, options)
     for _ in range(transactions):
         txn, params = executor.doOne()
         with listener.during(txn) as counts:
