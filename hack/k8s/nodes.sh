@@ -152,9 +152,19 @@ smoke_nodes() { # ns: every node Ready; a pod on node-2 reaches one on node-N by
   for d in near far mover; do kubectl -n "$ns" rollout status "deploy/$d" --timeout=120s >/dev/null; done
   kubectl -n "$ns" get pods -l 'app in (near,far,mover)' -o wide
   ip=$(kubectl -n "$ns" get pod -l app=far -o jsonpath='{.items[0].status.podIP}')
-  kubectl -n "$ns" exec deploy/near -- python3 -c "import urllib.request as u
+  # each URL retried for 30 s: node-2's kube-proxy programs the new Service a moment after the
+  # pod is Ready (on a fresh clone the first try was refused, twice; 20 s later it answered)
+  kubectl -n "$ns" exec deploy/near -- python3 -c "import time, urllib.request as u
 for url in ('http://$ip:8080/id', 'http://far/id'):
-    print('node-2 -> $far:', url, '->', u.urlopen(url, timeout=10).read().decode().strip())"
+    deadline = time.time() + 30
+    while True:
+        try:
+            print('node-2 -> $far:', url, '->', u.urlopen(url, timeout=10).read().decode().strip())
+            break
+        except OSError:
+            if time.time() > deadline:
+                raise
+            time.sleep(1)"
   pod=$(kubectl -n "$ns" get pod -l app=mover -o jsonpath='{.items[0].metadata.name}')
   node=$(kubectl -n "$ns" get pod "$pod" -o jsonpath='{.spec.nodeName}')
   [ "$node" = "$far" ] || { log "smoke: mover on $node, not on $far"; return 1; }
