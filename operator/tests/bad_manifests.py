@@ -371,7 +371,7 @@ BAD = [
         "node-loss-without-duration",
         _faults(VOLTDB_K1, {"action": "node-loss"}),
         "durationSeconds",
-        "and so does a node-loss",
+        "and so do a node-loss and a chaos experiment",
     ),
     Bad(
         "node-loss-outlasts-run",
@@ -417,6 +417,70 @@ BAD = [
         ),
         "spec.faults[0]",
         "a partition with split halves chooses its pods at random",
+    ),
+    Bad(
+        "runners-side-on-a-pause",
+        _faults(VOLTDB_K1, {"action": "pause", "durationSeconds": 20, "runners": "cut-off-side"}),
+        "spec.faults[0]",
+        "runners is a partition's",
+    ),
+    Bad(
+        "chaos-without-its-experiment",
+        _faults(VOLTDB_K1, {"action": "chaos", "durationSeconds": 20}),
+        "spec.faults[0]",
+        "chaos (the Chaos Mesh experiment's kind and spec) is what a chaos fault injects",
+    ),
+    Bad(
+        "chaos-experiment-on-a-pause",
+        _faults(VOLTDB_K1, {"action": "pause", "durationSeconds": 20, "chaos": {"kind": "PodChaos"}}),
+        "spec.faults[0]",
+        "chaos (the Chaos Mesh experiment's kind and spec) is what a chaos fault injects",
+    ),
+    Bad(
+        "chaos-without-duration",
+        _faults(VOLTDB_K1, {"action": "chaos", "chaos": {"kind": "PodChaos", "spec": {"action": "pod-kill"}}}),
+        "spec",
+        "and so do a node-loss and a chaos experiment",
+    ),
+    Bad(
+        "chaos-with-its-own-selector",
+        _faults(
+            VOLTDB_K1,
+            {
+                "action": "chaos",
+                "durationSeconds": 20,
+                "chaos": {
+                    "kind": "PodChaos",
+                    "spec": {"action": "pod-kill", "selector": {"namespaces": ["kube-system"]}},
+                },
+            },
+        ),
+        "spec.faults[0].chaos",
+        "chaos.spec.selector is the operator's",
+    ),
+    Bad(
+        "chaos-with-its-own-duration",
+        _faults(
+            VOLTDB_K1,
+            {"action": "chaos", "durationSeconds": 20, "chaos": {"kind": "PodChaos", "spec": {"duration": "30s"}}},
+        ),
+        "spec.faults[0].chaos",
+        "chaos.spec.duration is left out",
+    ),
+    Bad(
+        "chaos-kind-not-a-pod-experiment",
+        _faults(VOLTDB_K1, {"action": "chaos", "durationSeconds": 20, "chaos": {"kind": "AWSChaos"}}),
+        "spec.faults[0].chaos.kind",
+        "Unsupported value",
+    ),
+    Bad(
+        "chaos-with-a-victim",
+        _faults(
+            VOLTDB_K1,
+            {"action": "chaos", "durationSeconds": 20, "victim": "pod-index", "chaos": {"kind": "PodChaos"}},
+        ),
+        "spec.faults[0]",
+        "a chaos fault's experiment chooses its pods by its own spec.mode",
     ),
     Bad(
         "fault-external",

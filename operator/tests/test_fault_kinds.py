@@ -82,6 +82,7 @@ FAULT_OF = {
     "partition": {"durationSeconds": 20, "split": "halves"},
     "slow-network": {"durationSeconds": 20, "delayMs": 100, "jitterMs": 10, "lossPercent": 2.5},
     "node-loss": {"durationSeconds": 20},
+    "chaos": {"durationSeconds": 20, "chaos": {"kind": "NetworkChaos", "spec": {"action": "delay", "target": {}}}},
 }
 
 

@@ -1,6 +1,6 @@
 """The partition fault: its ticks (cut off, healed at the end of its duration, recovered), its
 refusal without the fault helper, the helper in the operator chart (opt-in, privileged, its own
-ServiceAccount), and the scripts' tag."""
+ServiceAccount), the scripts' tag, and the runner pods put on the cut-off side."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from test_faults_pause import _Pod, heals
 from tpcc_operator import chart_policy, faults, handlers, kube_actions, plan
 from tpcc_operator.faults import DatabasePod
 from tpcc_operator.runspec import RunSpec
+from tpcc_operator.runstatus import RunnerTarget
+from tpcc_operator.stages import fault_moves, reads
 from tpcc_operator.stages.actions import KillPods
 from tpcc_operator.timestamps import parse_time
 
@@ -67,10 +69,10 @@ def test_a_partition_without_the_fault_helper_is_refused_before_anything_is_inst
     spec = RunSpec.parse(partition)
     without = plan.Settings(charts_dir=Path("."))
     with pytest.raises(chart_policy.ReleaseRefused, match=r"spec.faults\[0\].action: partition needs the operator's"):
-        handlers._refuse_network_faults_without_helper(spec, without)
-    handlers._refuse_network_faults_without_helper(spec, plan.Settings(Path("."), fault_helper_namespace="tpcc"))
+        handlers._refuse_faults_this_cluster_cannot_take(spec, without)
+    handlers._refuse_faults_this_cluster_cannot_take(spec, plan.Settings(Path("."), fault_helper_namespace="tpcc"))
     partition["faults"][0] = {"action": "pause", "durationSeconds": 25}
-    handlers._refuse_network_faults_without_helper(RunSpec.parse(partition), without)
+    handlers._refuse_faults_this_cluster_cannot_take(RunSpec.parse(partition), without)
 
 
 def test_the_rules_carry_the_victim_pods_uid():
@@ -192,3 +194,80 @@ def test_a_pod_of_the_minority_drops_only_the_other_sides_members(monkeypatch):
         ["u0", tag, "10.0.0.1", "10.0.0.2", "10.0.0.4"],
         ["u0", tag, "10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"],
     ]
+
+
+RUNNERS = (RunnerTarget(pod="bench-g2-runner-0-x", uid="r0"), RunnerTarget(pod="bench-g2-runner-1-y", uid="r1"))
+
+
+def test_runners_on_the_cut_off_side_are_cut_off_from_the_other_members_with_it(partition):
+    """runners cut-off-side: the runner pods running when it is due are recorded with it, cut off
+    from the members not on the victim's side (the victim alone here: they reach only it), and
+    healed with it."""
+    partition["faults"][0]["runners"] = "cut-off-side"
+    r = Run(partition)
+    r.tick(30, ALL_READY, runner_pods=RUNNERS)
+    entry = r.faults[0]
+    assert entry["runners"] == "cut-off-side"
+    assert entry["runnerTargets"] == [{"pod": r.pod, "uid": r.uid} for r in RUNNERS]
+    step = r.tick(31, ALL_READY)
+    assert step.actions == [
+        KillPods(
+            (
+                faults.Kill("bench-g2-0", "a", 0, "iptables", 0, side=("a",)),
+                faults.Kill("bench-g2-runner-0-x", "r0", 0, "iptables", side=("a",)),
+                faults.Kill("bench-g2-runner-1-y", "r1", 0, "iptables", side=("a",)),
+            )
+        )
+    ]
+    assert r.events[0].message.endswith(
+        "for 25s, with runner pods bench-g2-runner-0-x, bench-g2-runner-1-y on its side (they reach only it)"
+    )
+    assert [h.pod for h in heals(r.tick(56, ALL_READY))] == ["bench-g2-0", "bench-g2-runner-0-x", "bench-g2-runner-1-y"]
+    assert "rejoined pod bench-g2-0 and runner pods bench-g2-runner-0-x, bench-g2-runner-1-y" in r.events[-1].message
+    # the run ending while it lasts, or its deletion, heals the runners' rules too
+    cut = [{**entry, "state": "Injected", "injectedTime": "2025-01-01T12:00:31Z"}]
+    assert [h.uid for h in faults.unhealed(cut, parse_time("2025-01-01T12:00:40Z"))[1]] == ["a", "r0", "r1"]
+
+
+def test_the_runner_pods_are_read_only_when_such_a_partition_is_due(partition):
+    spec = RunSpec.parse(partition)
+    due = parse_time("2025-01-01T12:00:30Z")
+    status = {"startAt": "2025-01-01T12:00:00Z", "faults": []}
+    run = plan.Run("bench", "perf", "u", 2)
+    assert not [r for r in fault_moves.observes(run, spec, status, due) if isinstance(r, reads.RunnerPods)]
+    partition["faults"][0]["runners"] = "cut-off-side"
+    wanted = fault_moves.observes(run, RunSpec.parse(partition), status, due)
+    assert reads.RunnerPods("bench-g2-runner") in wanted
+
+
+def test_a_runner_pod_drops_the_members_not_on_the_victims_side(monkeypatch):
+    calls = []
+
+    class Core:
+        def read_namespaced_pod(self, name, namespace):
+            pod = _Pod("r0", 0)
+            pod.spec = type("Spec", (), {"node_name": "n1"})()
+            return pod
+
+        def list_namespaced_pod(self, namespace, label_selector, field_selector=""):
+            if field_selector:
+                helper = _Pod("h", 0)
+                helper.metadata.name = "helper-n1"
+                helper.status.phase = "Running"
+                helper.status.conditions = [type("C", (), {"type": "Ready", "status": "True"})()]
+                return type("L", (), {"items": [helper]})()
+            members = []
+            for i in range(3):
+                pod = _Pod(f"u{i}", 0)
+                pod.status.pod_ip = f"10.0.0.{i}"
+                members.append(pod)
+            return type("L", (), {"items": members})()
+
+    def exec_(namespace, pod, container, command, what, timeout_seconds=60):
+        calls.append(command[4:])
+        return f"ok {2 * (len(command) - 6)}\n"
+
+    monkeypatch.setattr(kube_actions, "core", Core)
+    monkeypatch.setattr(kube_actions, "_exec", exec_)
+    assert kube_actions.partition("perf", "tpcc", faults.Kill("runner", "r0", 0, "iptables", side=("u1",)), {})
+    assert calls == [["r0", plan.partition_tag("r0"), "10.0.0.0", "10.0.0.2"]]

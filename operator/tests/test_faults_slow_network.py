@@ -128,8 +128,8 @@ class _Logger:
 def test_a_slow_network_without_the_fault_helper_is_refused_before_anything_is_installed(slow):
     without = plan.Settings(charts_dir=Path("."))
     with pytest.raises(chart_policy.ReleaseRefused, match=r"spec.faults\[0\].action: slow-network needs the"):
-        handlers._refuse_network_faults_without_helper(RunSpec.parse(slow), without)
-    handlers._refuse_network_faults_without_helper(
+        handlers._refuse_faults_this_cluster_cannot_take(RunSpec.parse(slow), without)
+    handlers._refuse_faults_this_cluster_cannot_take(
         RunSpec.parse(slow), plan.Settings(Path("."), fault_helper_namespace="tpcc")
     )
 

@@ -21,7 +21,19 @@ import prometheus_client
 import urllib3
 from kubernetes.client.rest import ApiException
 
-from . import databases, failures, faults, history, kube, kube_actions, plan, runner_jobs, schedule, sweep_layout
+from . import (
+    databases,
+    failures,
+    faults,
+    history,
+    kube,
+    kube_actions,
+    kube_chaos,
+    plan,
+    runner_jobs,
+    schedule,
+    sweep_layout,
+)
 from .metrics import OperatorMetrics
 from .runspec import RunSpec, SpecError, charts_dir_of_image
 from .stages.actions import (
@@ -69,6 +81,7 @@ def settings() -> plan.Settings:
         pod_resources=plan.PodResources.parse(resources) if resources else plan.PodResources(),
         allowed_charts=tuple(os.environ.get("TPCC_ALLOWED_CHARTS", "").split()),
         fault_helper_namespace=os.environ.get("TPCC_FAULT_HELPER_NAMESPACE", ""),
+        chaos_mesh=os.environ.get("TPCC_CHAOS_MESH") == "true",
     )
 
 
@@ -138,7 +151,7 @@ def _perform_one(
         case InstallDatabase():
             if run.deployment == 0:  # before anything is installed: every deployment of a sweep
                 sweep_layout.refuse_undeployable(run, whole, cfg)
-                _refuse_network_faults_without_helper(whole, cfg)
+                _refuse_faults_this_cluster_cannot_take(whole, cfg)
             kube_actions.helm_install(plan.helm_release(run, spec, cfg))
         case RetireDeployment():  # the sweep's earlier deployment (the current one is not made yet)
             kube_actions.uninstall_releases(run.namespace, run.name, keep=plan.release_name(run))
@@ -194,25 +207,26 @@ def _write_result(run: plan.Run, result: history.ResultRecord, cfg: plan.Setting
         )
 
 
-def _refuse_network_faults_without_helper(spec: RunSpec, cfg: plan.Settings) -> None:
-    """A partition or slow network needs the privileged fault helper, which only the operator
-    chart installs (opt-in): without it the run fails before anything is installed, not at the
-    fault."""
-    asked = [(i, f.action) for i, f in enumerate(spec.faults or ()) if faults.REGISTRY[f.action].needs_helper]
-    if asked and not cfg.fault_helper_namespace:
-        i, action = asked[0]
-        raise plan.chart_policy.ReleaseRefused(
-            f"spec.faults[{i}].action: {action} needs the operator's fault helper, a privileged pod per node "
-            "that puts iptables rules or a netem qdisc into the victim's network namespace; install the "
-            "operator chart with faultHelper.enabled=true (docs/faults-and-durability.md)"
-        )
+def _refuse_faults_this_cluster_cannot_take(spec: RunSpec, cfg: plan.Settings) -> None:
+    """A fault the operator cannot inject here (a partition without the privileged fault helper,
+    which only the operator chart installs, opt-in; a Chaos Mesh experiment without Chaos Mesh)
+    fails the run before anything is installed, not when it is due."""
+    if not spec.faults:
+        return
+    # which experiments the API server serves matters only to an operator that may create them
+    served = kube_chaos.served_kinds(faults.chaos_mesh.GROUP, faults.chaos_mesh.VERSION) if cfg.chaos_mesh else None
+    can = faults.Capabilities(bool(cfg.fault_helper_namespace), cfg.chaos_mesh, served or frozenset())
+    for i, fault in enumerate(spec.faults):
+        why = faults.REGISTRY[fault.action].refusal(fault, can)
+        if why:
+            raise plan.chart_policy.ReleaseRefused(f"spec.faults[{i}].{why}")
 
 
 def _fault_cluster(run: plan.Run, spec: RunSpec, cfg: plan.Settings) -> faults.Cluster:
     """Where a fault kind carries out the run's injections and heals."""
     container = databases.of(spec).container
     members = plan.database_pod_selector(run)
-    return faults.Cluster(run.namespace, cfg.fault_helper_namespace, container, members, run.uid)
+    return faults.Cluster(run.namespace, cfg.fault_helper_namespace, container, members, run.uid, run.name)
 
 
 @kopf.timer(plan.GROUP, plan.VERSION, plan.PLURAL, interval=TICK_SECONDS)

@@ -16,6 +16,7 @@ import kubernetes
 from kubernetes.client.rest import ApiException
 
 from . import databases, failures, faults, history, plan, schedule
+from .runstatus import RunnerTarget
 from .stages import reads
 from .stages.machine import JobState, World
 from .timestamps import rfc3339
@@ -351,6 +352,13 @@ def busy_nodes(namespace: str, job: str) -> frozenset[str]:
     return frozenset(runners | ({os.environ["NODE_NAME"]} if os.environ.get("NODE_NAME") else set()))
 
 
+def runner_pods(namespace: str, job: str) -> tuple[RunnerTarget, ...]:
+    """The runner Job's running pods (not being deleted), by name."""
+    pods = core().list_namespaced_pod(namespace, label_selector=f"job-name={job}").items
+    running = (p for p in pods if p.status.phase == "Running" and not p.metadata.deletion_timestamp)
+    return tuple(sorted((RunnerTarget(pod=p.metadata.name, uid=p.metadata.uid) for p in running), key=lambda t: t.pod))
+
+
 def runner_pod_ips(namespace: str, job: str) -> dict[int, str]:
     """Shard -> IP of each running pod of the runner Job (the pods holding their ledgers)."""
     out = {}
@@ -449,6 +457,8 @@ def _read(ns: str, now: dt.datetime, read: reads.Read, world: World) -> None:
             world.runner_pod_ips = runner_pod_ips(ns, job)
         case reads.BusyNodes(job):
             world.busy_nodes = busy_nodes(ns, job)
+        case reads.RunnerPods(job):
+            world.runner_pods = runner_pods(ns, job)
         case reads.DatabaseReadiness(labels):
             world.database_ready, world.database_waiting = database_pods(ns, labels)
         case reads.DatabasePods(labels, container):

@@ -216,6 +216,8 @@ class Settings:
     # where the privileged fault helper's pods run (the operator chart's faultHelper.enabled);
     # empty: no helper, so no partition
     fault_helper_namespace: str = ""
+    # whether the operator may create Chaos Mesh experiments (the operator chart's chaosMesh.enabled)
+    chaos_mesh: bool = False
 
 
 @dataclass(frozen=True)

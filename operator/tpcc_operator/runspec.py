@@ -248,6 +248,15 @@ class Regression:
 
 
 @dataclass(frozen=True)
+class Chaos:
+    """A chaos fault's Chaos Mesh experiment: its kind and its spec as the user wrote it (the
+    operator adds the selector and, absent, the mode)."""
+
+    kind: str
+    spec: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
 class Fault:
     action: str
     method: str
@@ -263,6 +272,8 @@ class Fault:
     jitter_ms: int | None = None
     loss_percent: float | None = None
     split: str | None = None  # partition: isolate | halves
+    runners: str | None = None  # partition: everywhere | cut-off-side
+    chaos: Chaos | None = None  # chaos: the Chaos Mesh experiment
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .jsonmodel import JsonModel, named
 
@@ -297,6 +298,23 @@ class FaultTarget(JsonModel):
 
 
 @dataclass(frozen=True, kw_only=True)
+class RunnerTarget(JsonModel):
+    """A runner pod a partition put on its cut-off side."""
+
+    pod: str
+    uid: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChaosExperiment(JsonModel):
+    """A chaos fault's Chaos Mesh experiment as the operator creates it (and deletes it)."""
+
+    kind: str
+    name: str
+    spec: Mapping[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
 class FaultEntry(JsonModel):
     """An entry of status.faults: one injection through its states (the faults package writes
     them). Each kind records the fields it has; an entry skipped before it chose a victim has
@@ -318,7 +336,10 @@ class FaultEntry(JsonModel):
     jitter_ms: int | None = None
     loss_percent: float | None = None
     split: str | None = None
+    runners: str | None = None  # partition: where the runner pods were
+    runner_targets: tuple[RunnerTarget, ...] | None = None  # partition cut-off-side: the runner pods with it
     node: str | None = None  # node-loss: the node cut off
+    experiment: ChaosExperiment | None = None  # chaos: the experiment created
     injected_time: str | None = None
     healed_time: str | None = None
     recovered_time: str | None = None

@@ -8,6 +8,9 @@ once the last has recovered), so the cluster is deployed and loaded twice, not f
 - node 2 paused past the heartbeat timeout (it finds itself dropped, stops and rejoins), then
   node 1 partitioned from the others (the minority side stops itself and rejoins).
 slow-network and partition go through the operator chart's fault helper (opt-in, privileged).
+A YCSB run takes a pause, a partition and a Chaos Mesh experiment (action chaos: created over
+the database pods, deleted after its duration); a chaos fault is refused before anything is
+installed where the operator may not create experiments or the cluster does not serve the kind.
 
 Needs the images local/tpcc-runner:dev (with this operator) and local/voltdb:10.1.1 and a
 default StorageClass that provisions (hack/local-k8s.sh: local-hostpath).
@@ -22,6 +25,7 @@ import time
 import pytest
 from test_benchmarkrun_e2e import ROOT, kubectl, manifest, wait_for, wait_phase
 from test_mongodb_e2e import assert_crash_restarts, pod
+from tpcc_operator.faults import chaos_mesh
 from tpcc_operator.plan import LIST_QDISCS_SCRIPT, LIST_RULES_SCRIPT
 from tpcc_operator.timestamps import parse_time
 
@@ -122,6 +126,34 @@ def with_fault_helper(operator: str) -> None:
     )
 
 
+def chaos_mesh_allowed(operator: str) -> None:
+    """The operator's release upgraded with chaosMesh.enabled (its Role may create experiments)."""
+    release = f"op-{operator[-6:]}"
+    subprocess.run(
+        ["helm", "upgrade", release, str(ROOT / "charts" / "tpcc-operator"), "-n", operator, "--reuse-values"]
+        + ["--set", "chaosMesh.enabled=true", "--wait", "--timeout", "180s"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+
+
+def chaos_mesh_crds_served() -> bool:
+    return kubectl("get", "crd", "stresschaos.chaos-mesh.org", check=False).returncode == 0
+
+
+@pytest.fixture(scope="module")
+def chaos_mesh_installed(operator):
+    """Chaos Mesh's CRDs (from its Go module: hack/chaos-mesh.sh crds) and an operator allowed to
+    create experiments. Chaos Mesh's controller is not installed here (hack/chaos-mesh.sh up
+    builds and installs it; minutes of Go compile, left out of CI): an experiment then exists
+    for its duration and does nothing."""
+    chaos_mesh_allowed(operator)
+    subprocess.run([str(ROOT / "hack" / "chaos-mesh.sh"), "crds"], check=True, capture_output=True, text=True)
+    wait_for("StressChaos served", chaos_mesh_crds_served, 60)
+    return operator
+
+
 def fault_helper(operator: str, ns: str, pod_name: str) -> str:
     """The fault helper's pod on the node the pod runs on (the one that sees its processes)."""
     node = pod(ns, pod_name)["spec"]["nodeName"]
@@ -132,6 +164,51 @@ def fault_helper(operator: str, ns: str, pod_name: str) -> str:
 def in_netns(operator: str, helper: str, uid: str, script: str) -> str:
     """What a fault helper's listing script prints from inside pod uid's network namespace."""
     return kubectl("exec", "-n", operator, helper, "--", "sh", "-c", script, "sh", uid, "-").stdout
+
+
+# ---- a chaos fault the operator cannot inject ---------------------------------------------------
+
+STRESS_RUN = voltdb_run(
+    60,
+    [
+        {
+            "action": "chaos",
+            "afterSeconds": 10,
+            "durationSeconds": 20,
+            "chaos": {"kind": "StressChaos", "spec": {"stressors": {"cpu": {"workers": 1, "load": 50}}}},
+        }
+    ],
+)
+
+
+def refused(ns: str, name: str) -> str:
+    """The message of a run that failed ReleaseRefused, asserted to have installed nothing."""
+    kubectl("apply", "-n", ns, "-f", "-", input=manifest(name, **STRESS_RUN))
+    status = wait_phase(ns, name, ("Failed", "Running", "Succeeded"), timeout=120)["status"]
+    assert status["reason"] == "ReleaseRefused", status
+    sets = kubectl("get", "statefulsets", "-n", ns, "-l", f"bench.tpcc.dev/run={name}", "-o", "name").stdout
+    assert sets.strip() == "", sets
+    kubectl("delete", "benchmarkrun", name, "-n", ns, "--timeout=120s")
+    return status["message"]
+
+
+def test_a_chaos_fault_is_refused_before_anything_is_installed_without_chaos_mesh(namespace, operator):
+    """An operator installed without chaosMesh.enabled refuses a chaos fault naming the value to
+    set; allowed, on a cluster without Chaos Mesh's CRDs (a fresh one, as CI's: on a cluster
+    where an earlier session applied them this half is not shown), it refuses naming the kind."""
+    message = refused(namespace, "chaos-not-allowed")
+    print("not allowed:", message)
+    assert message.startswith("spec.faults[0].action: chaos creates a Chaos Mesh experiment"), message
+    assert "chaosMesh.enabled=true" in message
+    if chaos_mesh_crds_served():
+        print("Chaos Mesh's CRDs are served here already: the unserved kind is not shown")
+        return
+    chaos_mesh_allowed(operator)
+    message = refused(namespace, "chaos-not-served")
+    print("not served:", message)
+    assert message.startswith(
+        "spec.faults[0].chaos.kind: StressChaos: this cluster does not serve stresschaos.chaos-mesh.org/v1alpha1"
+    ), message
 
 
 # ---- slow-network, then a process kill ----------------------------------------------------------
@@ -225,10 +302,11 @@ except OSError as e:
 """
 
 
-def reach(ns: str, src: str, dst_ip: str, port: int = 3021) -> str:
+def reach(ns: str, src: str, dst_ip: str, port: int = 3021, container: str = "voltdb") -> str:
     """Whether a TCP SYN from pod src gets to dst_ip:port (the VoltDB internal port): an answer
     (connected, or refused by a node that is down) means the packets arrive both ways."""
-    out = kubectl("exec", "-n", ns, src, "-c", "voltdb", "--", "python3", "-c", REACH, dst_ip, str(port), check=False)
+    command = ("python3", "-c", REACH, dst_ip, str(port))
+    out = kubectl("exec", "-n", ns, src, "-c", container, "--", *command, check=False)
     return out.stdout.strip() if out.returncode == 0 else f"no exec: {out.stderr.strip()}"
 
 
@@ -299,12 +377,24 @@ def test_voltdb_node_paused_then_another_partitioned(namespace, operator):
 
 # ---- the gray failures under YCSB ---------------------------------------------------------------
 
+CHAOS_SECONDS = 20
+# a PodChaos pod-kill: with Chaos Mesh's controller installed one member is deleted (and
+# rejoins); with its CRDs only, the experiment exists for its duration and does nothing
+POD_KILL = {
+    "action": "chaos",
+    "afterSeconds": 115,
+    "durationSeconds": CHAOS_SECONDS,
+    "chaos": {"kind": "PodChaos", "spec": {"action": "pod-kill", "mode": "one"}},
+}
+# the partition puts both runner pods with node 1: they reach only the member that stops itself
 YCSB_PAUSE_THEN_PARTITION_RUN = {
-    **voltdb_run(110, [timed("pause", 2, 10), timed("partition", 1, 70)]),
+    **voltdb_run(150, [timed("pause", 2, 10), timed("partition", 1, 70, runners="cut-off-side"), POD_KILL]),
     "workload": {
         "kind": "ycsb",
         "clients": 4,
-        "durationSeconds": 110,
+        "durationSeconds": 150,
+        # every operation fails while the runners reach only the stopped minority
+        "maxErrorPercent": 100,
         "warmupSeconds": 0,
         "loadWorkers": 2,
         "ycsb": {"workload": "a", "recordCount": 2000, "batchSize": 50, "properties": {"dataintegrity": "true"}},
@@ -313,24 +403,66 @@ YCSB_PAUSE_THEN_PARTITION_RUN = {
 }
 
 
-def test_ycsb_through_a_pause_and_a_partition_keeps_every_acknowledged_update(namespace, operator):
+def experiment(ns: str, kind: str, name: str) -> dict | None:
+    out = kubectl("get", chaos_mesh.plural(kind) + "." + chaos_mesh.GROUP, name, "-n", ns, "-o", "json", check=False)
+    return json.loads(out.stdout) if out.returncode == 0 else None
+
+
+def test_ycsb_through_a_pause_a_partition_and_a_chaos_experiment_keeps_every_acknowledged_update(
+    namespace, chaos_mesh_installed
+):
     """YCSB workload A (reads and updates) from two runner pods on the same 3-node k=1 VoltDB:
-    node 2 paused past the heartbeat timeout, then node 1 partitioned from the others. What the
-    clients saw while a node was gone is counted as errors, not as losses: every update the
-    pods saw acknowledged is found by the verifier, and both faults recovered."""
-    with_fault_helper(operator)
+    node 2 paused past the heartbeat timeout; then node 1 partitioned from the others with both
+    runner pods on its side (a SYN from a runner to nodes 0 and 2 gets no answer, to node 1 one:
+    the clients are stuck with the minority, which stops itself); then a Chaos Mesh PodChaos:
+    created when due over the run's database pods (the selector the operator set, the run its
+    owner), gone after its 20 s. What the clients saw while they reached no majority is counted
+    as errors and unknown outcomes, not as losses: every update the pods saw acknowledged is
+    found by the verifier, and the three faults recovered."""
+    with_fault_helper(chaos_mesh_installed)
     name = "ycsb-pause-partition"
     kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **YCSB_PAUSE_THEN_PARTITION_RUN))
+    wait_for("the partition", lambda: fault_state(namespace, name, 1) == "Injected", 900, every=0.5)
+    cut = json.loads(kubectl("get", "br", name, "-n", namespace, "-o", "json").stdout)["status"]["faults"][1]
+    runners = [r["pod"] for r in cut["runnerTargets"]]
+    # node 0 stands for the majority (node 2 is the same to a runner), node 1 is the cut-off member
+    ips = {i: pod(namespace, f"{name}-g1-{i}")["status"]["podIP"] for i in (0, 1)}
+    seen = {(r, i): reach(namespace, r, ips[i], 21212, container="tpcc") for r in runners for i in (0, 1)}
+    print("runners -> members while cut off:", seen)
+    assert len(runners) == 2 and cut["runners"] == "cut-off-side"
+    assert all(seen[r, 0].startswith("lost") and seen[r, 1].startswith("arrived") for r in runners), seen
+    wait_for("the heal", lambda: fault_state(namespace, name, 1) in ("Healed", "Recovered"), FAULT_SECONDS + 30)
+
+    def again():
+        return all(reach(namespace, r, ips[0], 21212, container="tpcc").startswith("arrived") for r in runners)
+
+    wait_for("the runners reaching node 0 again", again, 60)
+    wait_for("the chaos fault", lambda: fault_state(namespace, name, 2) == "Injected", 900, every=0.5)
+    run = json.loads(kubectl("get", "br", name, "-n", namespace, "-o", "json").stdout)
+    made = run["status"]["faults"][2]["experiment"]
+    created = experiment(namespace, "PodChaos", made["name"])
+    print("experiment:", json.dumps(created and created["spec"]))
+    assert created and made["name"] == f"{name}-g1-fault-3"
+    labels = {"bench.tpcc.dev/run": name, "bench.tpcc.dev/generation": "1", "bench.tpcc.dev/role": "database"}
+    assert created["spec"]["selector"] == {"namespaces": [namespace], "labelSelectors": labels}
+    assert (created["spec"]["action"], created["spec"]["mode"]) == ("pod-kill", "one")
+    (owner,) = created["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["uid"]) == ("BenchmarkRun", run["metadata"]["uid"])
+    wait_for("the heal", lambda: fault_state(namespace, name, 2) in ("Healed", "Recovered"), CHAOS_SECONDS + 30)
+    wait_for("the experiment gone", lambda: experiment(namespace, "PodChaos", made["name"]) is None, 60)
+
     status = wait_phase(namespace, name, ("Succeeded", "Failed"), timeout=1200)["status"]
     print("faults:", json.dumps(status.get("faults")), "durability:", status.get("durability"))
     print("operations:", json.dumps(status.get("ycsb", {}).get("operations")))
     assert status["phase"] == "Succeeded", f"{status.get('reason')}: {status.get('message')}"
-    pause, partition = status["faults"]
-    assert [(f["action"], f["state"]) for f in (pause, partition)] == [
+    pause, partition, chaos = status["faults"]
+    assert [(f["action"], f["state"]) for f in (pause, partition, chaos)] == [
         ("pause", "Recovered"),
         ("partition", "Recovered"),
+        ("chaos", "Recovered"),
     ]
     assert all(FAULT_SECONDS <= lasted(f) < FAULT_SECONDS + 5 for f in (pause, partition))
+    assert CHAOS_SECONDS <= lasted(chaos) < CHAOS_SECONDS + 5
     durability = status["durability"]
     assert durability["durable"] and durability["lost"] == 0 and durability["ledgers"] == 2, durability
     assert durability["acknowledged"] > 0 and durability["records"] == 2000

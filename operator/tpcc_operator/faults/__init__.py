@@ -2,7 +2,9 @@
 shares (base), one class per action behind one interface and REGISTRY (kinds), and the life of
 an injection, from its schedule to its recovery (injection)."""
 
+from . import chaos_mesh
 from .base import (
+    CHAOS_MESH,
     DELETE_POD,
     HALVES,
     HEALED,
@@ -16,6 +18,7 @@ from .base import (
     RECOVERED,
     SIGSTOP,
     SKIPPED,
+    Capabilities,
     Cluster,
     DatabasePod,
     FaultKind,
@@ -47,6 +50,7 @@ from .kinds import BY_METHOD, REGISTRY, half
 
 __all__ = [
     "BY_METHOD",
+    "CHAOS_MESH",
     "DELETE_POD",
     "HALVES",
     "HEALED",
@@ -62,6 +66,7 @@ __all__ = [
     "SETTLE_SECONDS",
     "SIGSTOP",
     "SKIPPED",
+    "Capabilities",
     "Cluster",
     "DatabasePod",
     "Decision",
@@ -70,6 +75,7 @@ __all__ = [
     "Kill",
     "Netem",
     "came_back",
+    "chaos_mesh",
     "choose_victim",
     "choose_victims",
     "decide",

@@ -8,14 +8,18 @@ import random
 from dataclasses import dataclass, field
 
 from ..databases import Database
-from ..runstatus import FaultEntry
+from ..runspec import Chaos, Fault
+from ..runstatus import ChaosExperiment, FaultEntry, RunnerTarget
 
 INJECTING, INJECTED, HEALED, RECOVERED, SKIPPED = "Injecting", "Injected", "Healed", "Recovered", "Skipped"
 DELETE_POD, KILL_PROCESS = "delete-pod", "kill-process"
 SIGSTOP = "sigstop"  # a pause's method: SIGSTOP, then SIGCONT
 IPTABLES = "iptables"  # a partition's: DROP rules in the victim's network namespace, then deleted
 NETEM = "netem"  # a slow network's: a netem root qdisc on the victim's interface, then deleted
+CHAOS_MESH = "chaos-mesh"  # a chaos fault's: a Chaos Mesh experiment created, then deleted
 ISOLATE, HALVES = "isolate", "halves"  # a partition's split: one member off, or half of them
+# where a partition leaves the runner pods: reaching every member, or only the members cut off
+EVERYWHERE, CUT_OFF_SIDE = "everywhere", "cut-off-side"
 RANDOM_MEMBER, PRIMARY, POD_INDEX = "random-member", "primary", "pod-index"  # which member a fault takes
 
 
@@ -63,6 +67,8 @@ class Injection:
     victim: str = RANDOM_MEMBER  # a timed fault: random-member | primary | pod-index
     netem: Netem | None = None  # slow-network: what it does to the victim's packets
     split: str = ISOLATE  # partition: isolate | halves
+    runners: str = EVERYWHERE  # partition: everywhere | cut-off-side
+    chaos: Chaos | None = None  # chaos: the experiment asked for
     spec_index: int = 0  # its position in spec.faults (what a failure names)
 
 
@@ -90,19 +96,42 @@ class Kill:
     side: tuple[str, ...] = ()  # partition: the UIDs of the pods cut off together (the rest: peers)
     node: str = ""  # node-loss: the node cut off
     duration_seconds: int = 0  # node-loss: how long (the helper heals it itself)
+    experiment: ChaosExperiment | None = None  # chaos: the experiment to create, or delete
 
 
 @dataclass(frozen=True)
 class Cluster:
     """Where a kind carries out its injections and heals: the run's namespace, the fault helper's
-    (empty: none installed), the database's container, the labels of its pods and the run's UID
-    (what tags the changes a fault makes outside a pod)."""
+    (empty: none installed), the database's container, the labels of its pods, the run's UID
+    (what tags the changes a fault makes outside a pod) and name (with the UID: the owner of
+    what a fault creates)."""
 
     namespace: str
     helper_namespace: str
     container: str | None
     members: dict[str, str] = field(default_factory=dict)
     run_uid: str = ""
+    run_name: str = ""
+
+
+@dataclass(frozen=True)
+class Scene:
+    """What a kind may record beside its victims when one is due: the database's Helm release and
+    the runner pods running then (a partition that puts them on the cut-off side)."""
+
+    release: str
+    runner_pods: tuple[RunnerTarget, ...] = ()
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the operator may do on this cluster: run the privileged fault helper (the operator
+    chart's faultHelper.enabled), create Chaos Mesh experiments (chaosMesh.enabled), and which
+    Chaos Mesh kinds the API server serves."""
+
+    fault_helper: bool = False
+    chaos_mesh: bool = False
+    chaos_kinds: frozenset[str] = frozenset()
 
 
 def victims_of(entry: dict) -> list[dict]:
@@ -179,11 +208,27 @@ class FaultKind:
         victim = choose_member(self.which(injection), injection, database, release, pods, primary, seed)
         return victim if isinstance(victim, str) else [victim]
 
+    def refusal(self, fault: Fault, can: Capabilities) -> str | None:
+        """Why this operator cannot inject it on this cluster (asked before anything is installed),
+        if so, beginning with the field of spec.faults[i] it names: a kind that needs the
+        privileged fault helper, where the operator chart installed none."""
+        if self.needs_helper and not can.fault_helper:
+            return (
+                f"action: {self.action} needs the operator's fault helper, a privileged pod per node that puts "
+                "iptables rules or a netem qdisc into the victim's network namespace; install the operator "
+                "chart with faultHelper.enabled=true (docs/faults-and-durability.md)"
+            )
+        return None
+
+    def needs_runner_pods(self, injection: Injection) -> bool:
+        """Whether choosing it needs the runner pods running (Scene.runner_pods)."""
+        return False
+
     def impossible(self, pods: list[DatabasePod], busy_nodes: frozenset[str]) -> str | None:
         """Why it cannot be injected into these pods at all (whatever their readiness), if so."""
         return None
 
-    def record(self, entry: dict, injection: Injection, chosen: list[DatabasePod]) -> None:
+    def record(self, entry: dict, injection: Injection, chosen: list[DatabasePod], scene: Scene) -> None:
         """The kind's own fields in the INJECTING status entry of its chosen victims."""
         if self.timed:
             entry["durationSeconds"] = injection.duration_seconds

@@ -70,9 +70,10 @@ from dataclasses import dataclass, field
 from .. import databases
 from ..databases import Database
 from ..runspec import RunSpec
-from ..runstatus import FaultEntry
+from ..runstatus import FaultEntry, RunnerTarget
 from ..timestamps import parse_time, rfc3339
 from .base import (
+    EVERYWHERE,
     HEALED,
     INJECTED,
     INJECTING,
@@ -85,6 +86,7 @@ from .base import (
     Injection,
     Kill,
     Netem,
+    Scene,
     choose_member,
     victims_of,
 )
@@ -121,7 +123,8 @@ def schedule(spec: RunSpec, start_at: dt.datetime) -> list[Injection]:
             method = REGISTRY[f.action].method(f.method)
             timed = f.duration_seconds or 0
             inj = Injection(0, f.action, due, f.grace_period_seconds, f.pod_index, method, timed, f.victim, netem)
-            out.append(dataclasses.replace(inj, split=f.split or ISOLATE, spec_index=index))
+            split, runners = f.split or ISOLATE, f.runners or EVERYWHERE
+            out.append(dataclasses.replace(inj, split=split, runners=runners, chaos=f.chaos, spec_index=index))
     out.sort(key=lambda i: i.due)
     return [dataclasses.replace(inj, number=n) for n, inj in enumerate(out, 1)]
 
@@ -166,10 +169,12 @@ def decide(
     primary: str | None,
     seed: str,
     busy_nodes: frozenset[str] = frozenset(),
+    runner_pods: tuple[RunnerTarget, ...] = (),
 ) -> Decision:
     """The next move of fault injection while the runners measure: the last fault's next state
     (killed, skipped, recovered), or the next fault due (busy_nodes: the nodes of the operator and
-    the runner pods, which a node-loss spares)."""
+    the runner pods, which a node-loss spares; runner_pods: those running, which a partition may
+    put on its cut-off side)."""
     entries = [dict(e) for e in faults]
     last = entries[-1] if entries else None
     d = Decision()
@@ -194,7 +199,7 @@ def decide(
         if nxt is None or d.failure:
             return d
         chosen = choose_victims(nxt, databases.of(spec), release, pods, primary, seed, busy_nodes)
-        entries.append(_due_entry(d, nxt, chosen))
+        entries.append(_due_entry(d, nxt, chosen, Scene(release, runner_pods)))
     d.faults = entries
     return d
 
@@ -312,7 +317,7 @@ def unhealed(faults: list[dict], now: dt.datetime) -> tuple[list[dict] | None, l
     return entries, d.heals
 
 
-def _due_entry(d: Decision, nxt: Injection, chosen: list[DatabasePod] | str) -> dict:
+def _due_entry(d: Decision, nxt: Injection, chosen: list[DatabasePod] | str, scene: Scene) -> dict:
     """The status entry of the fault now due: INJECTING its chosen victims, or SKIPPED (chosen is
     then why)."""
     entry: dict = {
@@ -340,7 +345,7 @@ def _due_entry(d: Decision, nxt: Injection, chosen: list[DatabasePod] | str) -> 
         entry.update(state=INJECTING, target=chosen[0].name, targetUID=chosen[0].uid)
         if nxt.method in (KILL_PROCESS, SIGSTOP):
             entry["targetRestarts"] = chosen[0].restarts
-    kind.record(entry, nxt, chosen)
+    kind.record(entry, nxt, chosen, scene)
     return entry
 
 

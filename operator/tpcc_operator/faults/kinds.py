@@ -13,6 +13,7 @@ from .. import plan
 from ..databases import Database
 from ..runstatus import FaultEntry
 from .base import (
+    CUT_OFF_SIDE,
     HALVES,
     IPTABLES,
     KILL_PROCESS,
@@ -27,7 +28,9 @@ from .base import (
     Injection,
     Kill,
     Netem,
+    Scene,
 )
+from .chaos_mesh import ChaosMesh
 from .node_loss import NodeLoss
 
 
@@ -120,6 +123,12 @@ class Pause(FaultKind):
         return f"database process of pod {kill.pod} {'resumed' if resumed else 'restarted or gone'}"
 
 
+def _runners(entry: FaultEntry) -> str:
+    """The runner pods a partition put on its cut-off side, as an event names them ("" for none)."""
+    pods = [r.pod for r in entry.runner_targets or ()]
+    return f"runner pod{'s' if len(pods) > 1 else ''} {', '.join(pods)}" if pods else ""
+
+
 def half(injection: Injection, pods: list[DatabasePod], seed: str) -> list[DatabasePod] | str:
     """Jepsen's random halves: every pod ready, shuffled (deterministic for the seed), the first
     len // 2 of them: the minority, or with an even count one of two equal halves."""
@@ -133,7 +142,9 @@ def half(injection: Injection, pods: list[DatabasePod], seed: str) -> list[Datab
 
 class Partition(FaultKind):
     """The victim (or a random half) cut off from the other members, both ways, by iptables DROP
-    rules in its network namespace, for durationSeconds."""
+    rules in its network namespace, for durationSeconds; with runners cut-off-side the runner
+    pods too (DROP rules for the other side's members in theirs): they reach only the cut-off
+    members, as clients stuck with the minority."""
 
     action = "partition"
     methods = (IPTABLES,)
@@ -154,21 +165,38 @@ class Partition(FaultKind):
             return half(injection, pods, seed)
         return super().choose(injection, database, release, pods, primary, seed)
 
-    def record(self, entry: dict, injection: Injection, chosen: list[DatabasePod]) -> None:
-        super().record(entry, injection, chosen)
+    def needs_runner_pods(self, injection: Injection) -> bool:
+        return injection.runners == CUT_OFF_SIDE
+
+    def record(self, entry: dict, injection: Injection, chosen: list[DatabasePod], scene: Scene) -> None:
+        super().record(entry, injection, chosen, scene)
         entry["split"] = injection.split
+        if injection.runners == CUT_OFF_SIDE:
+            entry["runners"] = CUT_OFF_SIDE
+            entry["runnerTargets"] = [{"pod": r.pod, "uid": r.uid} for r in scene.runner_pods]
 
     def kills(self, entry: FaultEntry) -> list[Kill]:
-        """Each victim with its side: the pods cut off together, which keep reaching each other."""
+        """Each victim with its side: the pods cut off together, which keep reaching each other;
+        and each runner pod put on that side: cut off from the members that are not on it."""
         kills = super().kills(entry)
         side = tuple(k.uid for k in kills)
-        return [Kill(k.pod, k.uid, k.grace_seconds, k.method, k.restarts, side=side) for k in kills]
+        runners = [Kill(r.pod, r.uid, 0, IPTABLES, side=side) for r in entry.runner_targets or ()]
+        return [Kill(k.pod, k.uid, k.grace_seconds, k.method, k.restarts, side=side) for k in kills] + runners
+
+    def heals(self, entry: FaultEntry) -> list[Kill]:
+        return super().heals(entry) + [Kill(r.pod, r.uid, 0, IPTABLES) for r in entry.runner_targets or ()]
 
     def injected(self, entry: FaultEntry) -> str:
-        return f"cut {entry.who} off from the other members, both ways (iptables DROP), for {entry.duration_seconds}s"
+        runners = _runners(entry)
+        return (
+            f"cut {entry.who} off from the other members, both ways (iptables DROP), for {entry.duration_seconds}s"
+            + (f", with {runners} on its side (they reach only it)" if runners else "")
+        )
 
     def healed(self, entry: FaultEntry) -> str:
-        return f"rejoined {entry.who} to the other members (the iptables rules deleted)"
+        runners = _runners(entry)
+        rejoined = f"{entry.who} and {runners}" if runners else entry.who
+        return f"rejoined {rejoined} to the other members (the iptables rules deleted)"
 
     def inject(self, cluster: Cluster, kill: Kill) -> str:
         from .. import kube_actions
@@ -191,8 +219,8 @@ class SlowNetwork(FaultKind):
     timed = True
     needs_helper = True
 
-    def record(self, entry: dict, injection: Injection, chosen: list[DatabasePod]) -> None:
-        super().record(entry, injection, chosen)
+    def record(self, entry: dict, injection: Injection, chosen: list[DatabasePod], scene: Scene) -> None:
+        super().record(entry, injection, chosen, scene)
         entry.update((injection.netem or Netem()).status())
 
     def kills(self, entry: FaultEntry) -> list[Kill]:
@@ -230,6 +258,7 @@ REGISTRY: dict[str, FaultKind] = {
         Partition(),
         SlowNetwork(),
         NodeLoss(),
+        ChaosMesh(),
     )
 }
 # Who carries out a Kill of each method: a kill's pod delete or process kill is the same whichever

@@ -20,7 +20,7 @@ import dataclasses
 
 from ..databases import Database
 from ..runstatus import FaultEntry
-from .base import Cluster, DatabasePod, FaultKind, Injection, Kill
+from .base import Cluster, DatabasePod, FaultKind, Injection, Kill, Scene
 
 NODE_IPTABLES = "node-iptables"  # a node-loss's method: DROP rules in the node's network namespace
 
@@ -134,8 +134,8 @@ class NodeLoss(FaultKind):
             return no_node_to_lose(pods, busy_nodes)
         return None
 
-    def record(self, entry: dict, injection: Injection, chosen: list[DatabasePod]) -> None:
-        super().record(entry, injection, chosen)
+    def record(self, entry: dict, injection: Injection, chosen: list[DatabasePod], scene: Scene) -> None:
+        super().record(entry, injection, chosen, scene)
         entry["node"] = chosen[0].node
 
     def kills(self, entry: FaultEntry) -> list[Kill]:

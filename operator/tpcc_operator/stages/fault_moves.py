@@ -22,12 +22,15 @@ from .machine import Builder, Event, Step, World
 def observes(run: plan.Run, spec: RunSpec, status: dict, now: dt.datetime) -> list[reads.Read]:
     """With spec.faults on a deployed database: its pods, each with its container's restartCount
     and node; the primary (a database that has one) only when a victim named primary is to be
-    chosen now, the nodes a node-loss spares while one is still to come."""
+    chosen now, the nodes a node-loss spares while one is still to come, the runner pods when a
+    partition that puts them on its cut-off side is due."""
     if not spec.faults or not spec.database.deployed:
         return []
     wanted = database_pods(run, spec)
     start_at = status.get("startAt")
     due = start_at and fault_injection.next_due(spec, status.get("faults") or [], parse_time(start_at), now)
+    if due and fault_injection.REGISTRY[due.action].needs_runner_pods(due):
+        wanted.append(reads.RunnerPods(plan.job_name(run, "runner")))
     if due and fault_injection.REGISTRY[due.action].which(due) == fault_injection.PRIMARY:
         if databases.of(spec).has_primary:
             wanted.append(reads.Primary(spec.database.type, tuple(plan.endpoints(run, spec))))
@@ -54,6 +57,7 @@ def inject_faults(b: Builder, run: plan.Run, spec: RunSpec, world: World) -> Ste
         world.primary,
         run.uid,
         world.busy_nodes,
+        world.runner_pods,
     )
     if d.faults is not None:
         b.step.status["faults"] = d.faults

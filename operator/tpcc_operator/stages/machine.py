@@ -12,6 +12,7 @@ from typing import Any
 from .. import failures, history, regression
 from .. import faults as fault_injection
 from ..history import GitSource
+from ..runstatus import RunnerTarget
 from ..timestamps import parse_time, rfc3339
 from .actions import Action
 
@@ -69,6 +70,7 @@ class World:
     database_pods: list[fault_injection.DatabasePod] = field(default_factory=list)
     primary: str | None = None  # MongoDB: the pod the replica set names primary
     busy_nodes: frozenset[str] = frozenset()  # a node-loss due: the operator's and the runners' nodes
+    runner_pods: tuple[RunnerTarget, ...] = ()  # a partition with the runners on its cut-off side due
     # the pods of the phase's workload (database pods while Deploying, else the phase's Job)
     pods: list[failures.PodState] = field(default_factory=list)
     largest_node: dict[str, float] = field(default_factory=dict)  # with an unscheduled pod: cpu, memory

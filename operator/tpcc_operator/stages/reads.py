@@ -73,6 +73,14 @@ class RunnerPodIps:
 
 
 @dataclass(frozen=True)
+class RunnerPods:
+    """The running pods of the runner Job, each with its UID -> World.runner_pods (what a partition
+    puts on its cut-off side)."""
+
+    job: str
+
+
+@dataclass(frozen=True)
 class BusyNodes:
     """The nodes of the operator's pod and of the runner Job's pods -> World.busy_nodes (what a
     node-loss spares)."""
@@ -154,6 +162,7 @@ Read = (
     | Results
     | RunnerPodIps
     | BusyNodes
+    | RunnerPods
     | DatabaseReadiness
     | DatabasePods
     | Primary
