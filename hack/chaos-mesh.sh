@@ -126,7 +126,7 @@ controllerManager:
   chaosdSecurityMode: false
   podChaos: {podFailure: {pauseImage: "local/pause:1"}}
   resources:
-    requests: {cpu: 10m, memory: 64Mi}
+    requests: {cpu: 10m, memory: 128Mi}
     limits: {cpu: "1", memory: 512Mi}
 chaosDaemon: {mtls: {enabled: false}}
 dashboard: {create: false}
