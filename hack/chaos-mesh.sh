@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # chaos-mesh.sh - Chaos Mesh's controller-manager in the local cluster of hack/local-k8s.sh, built
 # from the Go module proxy like hack/flux.sh builds Flux: what a fault with `action: chaos` needs
-# to run here. Only the controller-manager: PodChaos's pod-kill, pod-failure and container-kill go
-# through the API server; the kinds that act inside a pod (NetworkChaos, StressChaos, IOChaos, ...)
-# also need chaos-daemon, which is not installed, and stay unapplied (their status says why).
+# to run here. Only the controller-manager: PodChaos's pod-kill and pod-failure go through the API
+# server; container-kill and the kinds that act inside a pod (NetworkChaos, StressChaos, IOChaos,
+# ...) also need chaos-daemon, which is not installed: their records say "cannot find daemonIP on
+# node NODE", and deleting them works.
 #
 #   build    chaos-controller-manager from its Go module (pinned below) into
 #            $TPCC_CACHE/chaos-mesh/bin/VERSION (Go caches shared with hack/local-k8s.sh and
