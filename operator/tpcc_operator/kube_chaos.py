@@ -7,7 +7,7 @@ from kubernetes.client.rest import ApiException
 
 from . import failures, runstatus
 from .faults import chaos_mesh
-from .kube import api_client, custom, not_found
+from .kube import custom, not_found
 from .kube_actions import CallFailed, api_failure
 
 
@@ -15,18 +15,12 @@ def served_kinds(group: str, version: str) -> frozenset[str]:
     """The kinds the API server serves in group/version (discovery, which every authenticated
     client may read); none when it serves no such group."""
     try:
-        found = api_client().call_api(
-            f"/apis/{group}/{version}",
-            "GET",
-            response_type="object",
-            auth_settings=["BearerToken"],
-            _return_http_data_only=True,
-        )
+        found = custom().get_api_resources(group, version)
     except ApiException as e:
         if e.status == 404:
             return frozenset()
         raise CallFailed(api_failure(e, f"discovery of {group}/{version}")) from e
-    return frozenset(r["kind"] for r in found.get("resources", ()) if "/" not in r["name"])
+    return frozenset(r.kind for r in found.resources or () if "/" not in r.name)
 
 
 def create_experiment(obj: dict) -> bool:
