@@ -463,6 +463,12 @@ def test_ycsb_through_a_pause_a_partition_and_a_chaos_experiment_keeps_every_ack
     ]
     assert all(FAULT_SECONDS <= lasted(f) < FAULT_SECONDS + 5 for f in (pause, partition))
     assert CHAOS_SECONDS <= lasted(chaos) < CHAOS_SECONDS + 5
+    # with Chaos Mesh's controller (hack/chaos-mesh.sh up) one member was deleted and came back as
+    # a new pod; with its CRDs only, none
+    replaced = [t["pod"] for t in chaos["targets"] if pod(namespace, t["pod"])["metadata"]["uid"] != t["uid"]]
+    controller = kubectl("get", "deployment", "chaos-controller-manager", "-n", "chaos-mesh", check=False)
+    print("Chaos Mesh's controller:", "installed" if controller.returncode == 0 else "absent", "replaced:", replaced)
+    assert len(replaced) == (1 if controller.returncode == 0 else 0), replaced
     durability = status["durability"]
     assert durability["durable"] and durability["lost"] == 0 and durability["ledgers"] == 2, durability
     assert durability["acknowledged"] > 0 and durability["records"] == 2000
