@@ -158,12 +158,15 @@ def test_random_halves_are_the_seeds_and_half_of_an_even_count():
     )
 
 
-def test_a_pod_of_the_minority_drops_only_the_other_sides_members(monkeypatch):
-    calls = []
+def on_a_fake_cluster(monkeypatch, victim_uid: str, members: int) -> list[list[str]]:
+    """kube_actions against a cluster of `members` database pods u0.. at 10.0.0.0.., the fault
+    helper Ready on the victim's node; the helper scripts' arguments (after the pod UID's place)
+    are collected in the list returned."""
+    calls: list[list[str]] = []
 
     class Core:
         def read_namespaced_pod(self, name, namespace):
-            pod = _Pod("u0", 0)
+            pod = _Pod(victim_uid, 0)
             pod.spec = type("Spec", (), {"node_name": "n1"})()
             return pod
 
@@ -174,12 +177,12 @@ def test_a_pod_of_the_minority_drops_only_the_other_sides_members(monkeypatch):
                 helper.status.phase = "Running"
                 helper.status.conditions = [type("C", (), {"type": "Ready", "status": "True"})()]
                 return type("L", (), {"items": [helper]})()
-            members = []
-            for i in range(5):
+            pods = []
+            for i in range(members):
                 pod = _Pod(f"u{i}", 0)
                 pod.status.pod_ip = f"10.0.0.{i}"
-                members.append(pod)
-            return type("L", (), {"items": members})()
+                pods.append(pod)
+            return type("L", (), {"items": pods})()
 
     def exec_(namespace, pod, container, command, what, timeout_seconds=60):
         calls.append(command[4:])
@@ -187,6 +190,11 @@ def test_a_pod_of_the_minority_drops_only_the_other_sides_members(monkeypatch):
 
     monkeypatch.setattr(kube_actions, "core", Core)
     monkeypatch.setattr(kube_actions, "_exec", exec_)
+    return calls
+
+
+def test_a_pod_of_the_minority_drops_only_the_other_sides_members(monkeypatch):
+    calls = on_a_fake_cluster(monkeypatch, "u0", 5)
     assert kube_actions.partition("perf", "tpcc", faults.Kill("p-0", "u0", 0, "iptables", 0, side=("u0", "u3")), {})
     assert kube_actions.partition("perf", "tpcc", faults.Kill("p-0", "u0", 0, "iptables", 0), {})  # isolate
     tag = plan.partition_tag("u0")
@@ -241,33 +249,6 @@ def test_the_runner_pods_are_read_only_when_such_a_partition_is_due(partition):
 
 
 def test_a_runner_pod_drops_the_members_not_on_the_victims_side(monkeypatch):
-    calls = []
-
-    class Core:
-        def read_namespaced_pod(self, name, namespace):
-            pod = _Pod("r0", 0)
-            pod.spec = type("Spec", (), {"node_name": "n1"})()
-            return pod
-
-        def list_namespaced_pod(self, namespace, label_selector, field_selector=""):
-            if field_selector:
-                helper = _Pod("h", 0)
-                helper.metadata.name = "helper-n1"
-                helper.status.phase = "Running"
-                helper.status.conditions = [type("C", (), {"type": "Ready", "status": "True"})()]
-                return type("L", (), {"items": [helper]})()
-            members = []
-            for i in range(3):
-                pod = _Pod(f"u{i}", 0)
-                pod.status.pod_ip = f"10.0.0.{i}"
-                members.append(pod)
-            return type("L", (), {"items": members})()
-
-    def exec_(namespace, pod, container, command, what, timeout_seconds=60):
-        calls.append(command[4:])
-        return f"ok {2 * (len(command) - 6)}\n"
-
-    monkeypatch.setattr(kube_actions, "core", Core)
-    monkeypatch.setattr(kube_actions, "_exec", exec_)
+    calls = on_a_fake_cluster(monkeypatch, "r0", 3)
     assert kube_actions.partition("perf", "tpcc", faults.Kill("runner", "r0", 0, "iptables", side=("u1",)), {})
     assert calls == [["r0", plan.partition_tag("r0"), "10.0.0.0", "10.0.0.2"]]

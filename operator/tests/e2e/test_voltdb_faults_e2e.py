@@ -112,30 +112,28 @@ def event_reasons(ns: str, name: str) -> set[str]:
     return {e["reason"] for e in events}
 
 
-def with_fault_helper(operator: str) -> None:
-    """The operator's release upgraded with its fault helper (faultHelper.enabled; its namespace
-    admits privileged pods)."""
+def upgraded(operator: str, value: str) -> None:
+    """The operator's release upgraded with one more value set (--reuse-values keeps the rest)."""
     release = f"op-{operator[-6:]}"
-    kubectl("label", "namespace", operator, "pod-security.kubernetes.io/enforce=privileged", "--overwrite")
     subprocess.run(
         ["helm", "upgrade", release, str(ROOT / "charts" / "tpcc-operator"), "-n", operator, "--reuse-values"]
-        + ["--set", "faultHelper.enabled=true", "--wait", "--timeout", "180s"],
+        + ["--set", value, "--wait", "--timeout", "180s"],
         check=True,
         capture_output=True,
         text=True,
     )
+
+
+def with_fault_helper(operator: str) -> None:
+    """The operator's release upgraded with its fault helper (faultHelper.enabled; its namespace
+    admits privileged pods)."""
+    kubectl("label", "namespace", operator, "pod-security.kubernetes.io/enforce=privileged", "--overwrite")
+    upgraded(operator, "faultHelper.enabled=true")
 
 
 def chaos_mesh_allowed(operator: str) -> None:
     """The operator's release upgraded with chaosMesh.enabled (its Role may create experiments)."""
-    release = f"op-{operator[-6:]}"
-    subprocess.run(
-        ["helm", "upgrade", release, str(ROOT / "charts" / "tpcc-operator"), "-n", operator, "--reuse-values"]
-        + ["--set", "chaosMesh.enabled=true", "--wait", "--timeout", "180s"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    upgraded(operator, "chaosMesh.enabled=true")
 
 
 def chaos_mesh_crds_served() -> bool:
