@@ -214,8 +214,10 @@ def _refuse_faults_this_cluster_cannot_take(spec: RunSpec, cfg: plan.Settings) -
     if not spec.faults:
         return
     # which experiments the API server serves matters only to an operator that may create them
-    served = kube_chaos.served_kinds(faults.chaos_mesh.GROUP, faults.chaos_mesh.VERSION) if cfg.chaos_mesh else None
-    can = faults.Capabilities(bool(cfg.fault_helper_namespace), cfg.chaos_mesh, served or frozenset())
+    served: frozenset[str] = frozenset()
+    if cfg.chaos_mesh:
+        served = kube_chaos.served_kinds(faults.chaos_mesh.GROUP, faults.chaos_mesh.VERSION)
+    can = faults.Capabilities(bool(cfg.fault_helper_namespace), cfg.chaos_mesh, served)
     for i, fault in enumerate(spec.faults):
         why = faults.REGISTRY[fault.action].refusal(fault, can)
         if why:

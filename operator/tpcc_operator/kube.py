@@ -352,24 +352,24 @@ def busy_nodes(namespace: str, job: str) -> frozenset[str]:
     return frozenset(runners | ({os.environ["NODE_NAME"]} if os.environ.get("NODE_NAME") else set()))
 
 
+def _running_runner_pods(namespace: str, job: str) -> list:
+    """The runner Job's pods that run and are not being deleted."""
+    pods = core().list_namespaced_pod(namespace, label_selector=f"job-name={job}").items
+    return [p for p in pods if p.status.phase == "Running" and not p.metadata.deletion_timestamp]
+
+
 def runner_pods(namespace: str, job: str) -> tuple[RunnerTarget, ...]:
     """The runner Job's running pods (not being deleted), by name."""
-    pods = core().list_namespaced_pod(namespace, label_selector=f"job-name={job}").items
-    running = (p for p in pods if p.status.phase == "Running" and not p.metadata.deletion_timestamp)
+    running = _running_runner_pods(namespace, job)
     return tuple(sorted((RunnerTarget(pod=p.metadata.name, uid=p.metadata.uid) for p in running), key=lambda t: t.pod))
 
 
 def runner_pod_ips(namespace: str, job: str) -> dict[int, str]:
     """Shard -> IP of each running pod of the runner Job (the pods holding their ledgers)."""
     out = {}
-    for pod in core().list_namespaced_pod(namespace, label_selector=f"job-name={job}").items:
+    for pod in _running_runner_pods(namespace, job):
         index = (pod.metadata.annotations or {}).get("batch.kubernetes.io/job-completion-index")
-        if (
-            index is not None
-            and pod.status.phase == "Running"
-            and pod.status.pod_ip
-            and not pod.metadata.deletion_timestamp
-        ):
+        if index is not None and pod.status.pod_ip:
             out[int(index)] = pod.status.pod_ip
     return out
 
