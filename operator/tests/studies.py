@@ -602,8 +602,9 @@ _run(
     "voltdb/fig9-memory-scaling.yaml",
     "Fig. 9 (§5.6): memory scaling, c4.xlarge, c4.2xlarge, d2.xlarge, r5a.xlarge, 5 hosts, 300 clients, "
     "warehouses varied",
-    "After 60 warehouses the c4.xlarge instance type is unable to store any more data. Once the amount of data "
-    "exceeds 30 warehouses the instances with a larger amount of memory have a greater throughput (§5.6)",
+    "After 60 warehouses the c4.xlarge instance type is unable to store any more data and freezes all write "
+    "operations to preserve the data within it. Once the amount of data exceeds 30 warehouses the instances with a "
+    "larger amount of memory have a greater throughput (§5.6)",
     Q_VOLT
     + (
         "5 Hosts 300 Clients",
