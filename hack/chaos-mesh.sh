@@ -70,11 +70,7 @@ build() {
 # --- images: the static binary on an almost empty root (CA bundle for the cloud kinds' APIs,
 # passwd for the user 65534 it runs as, /tmp), packed like hack/images.sh packs its images and
 # imported into each node's containerd (label tpcc.inputs: imported again only when the inputs
-# change); the nodes' sockets as hack/images.sh finds them (hack/k8s/nodes.sh)
-node_sockets() {
-  echo "$CSOCK"
-  local s; for s in "$RUN"/nodes/*/containerd/containerd.sock; do [ -S "$s" ] && echo "$s"; done; return 0
-}
+# change; the nodes' sockets: hack/k8s/env.sh's node_sockets)
 images() {
   local h tar r sock
   build

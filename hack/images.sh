@@ -71,10 +71,6 @@ finish_rootfs() { # rootfs: leave no build traces; .pyc files that stay valid wi
   rm -rf "$1/tmp/src" "$1/var/lib/apt/lists/"* "$1/var/cache/apt/"*.bin "$1/var/cache/apt/archives/"*.deb "$1/root/.cache"
   printf 'nameserver 127.0.0.1\n' >"$1/etc/resolv.conf" # the kubelet mounts the real one
 }
-node_sockets() { # the containerd of every node of the cluster: node 1's, then nodes 2..N's (hack/k8s/nodes.sh)
-  echo "$CSOCK"
-  local s; for s in "$RUN"/nodes/*/containerd/containerd.sock; do [ -S "$s" ] && echo "$s"; done; return 0
-}
 label_of() { # socket ref -> the tpcc.inputs label that containerd has for it ('' if none / containerd down)
   [ -S "$1" ] || return 0
   ctr -a "$1" -n k8s.io images ls "name==docker.io/$2" 2>/dev/null | grep -o 'tpcc.inputs=[0-9a-f]*' | cut -d= -f2 || true

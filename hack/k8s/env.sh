@@ -1,4 +1,5 @@
-# Sourced (after hack/lib.sh) by hack/local-k8s.sh and hack/images.sh: where the local cluster lives.
+# Sourced (after hack/lib.sh) by hack/local-k8s.sh, hack/images.sh and the scripts that install into
+# the cluster: where the local cluster lives.
 K8S_CACHE=$TPCC_CACHE/k8s              # binaries, image tarballs, debootstrap rootfs (reused by CI)
 BIN=$K8S_CACHE/bin
 IMAGES=$K8S_CACHE/images
@@ -14,3 +15,7 @@ APISERVER_PORT=${APISERVER_PORT:-16443}
 export KUBECONFIG=$PKI/admin.kubeconfig
 export PATH=$BIN:$PATH
 mkdir -p "$BIN" "$IMAGES" "$LOGS"
+node_sockets() { # the containerd of every node of the cluster: node 1's, then nodes 2..N's (hack/k8s/nodes.sh)
+  echo "$CSOCK"
+  local s; for s in "$RUN"/nodes/*/containerd/containerd.sock; do [ -S "$s" ] && echo "$s"; done; return 0
+}
