@@ -108,10 +108,13 @@ git_up() {
     echo $! >"$RUN/flux-git.pid"
     log "flux git: started the git server (pid $!) on $(git_url)"
   fi
-  local i
+  local i pid
+  pid=$(cat "$RUN/flux-git.pid")
   for ((i = 0; i < 30; i++)); do
     curl -sf "$(git_url)/healthz" >/dev/null 2>&1 && return 0
-    running_git || break
+    # kill -0, not running_git: for its first milliseconds the child is still the forked shell, whose
+    # command line does not name git_server.py yet (CI failed on that once)
+    kill -0 "$pid" 2>/dev/null || break
     sleep 1
   done
   log "flux git: the server does not answer on $(git_url); the last lines of $LOGS/flux-git.log:"
