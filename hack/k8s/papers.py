@@ -105,10 +105,10 @@ def _scaled_axis_value(field: str, value: str, test_server: bool) -> str | None:
     """An axis value shrunk to one small node (None: the axis goes). The MongoDB test server is
     one node of one shape: every database.deploy axis goes (replicas, shards, resources). VoltDB:
     one host, k=0, at most 2 sites a host, the chart's resources (the studies' instance sizes do
-    not fit a 2-core node)."""
+    not fit a 2-core node), so the price of an instance type (cost.pricePerHour) goes too."""
     if field.startswith("database.deploy.") and test_server:
         return None
-    if field.startswith("database.deploy.values.resources."):
+    if field.startswith("database.deploy.values.resources.") or field == "cost.pricePerHour":
         return None
     shrink = {
         "database.deploy.replicas": lambda v: "1",
@@ -254,12 +254,18 @@ def ours(status: dict) -> str:
 
 
 def _configuration(c: dict) -> str:
-    """One configuration of status.sweep.configurations: its keys, then its median tpmC."""
-    where = ", ".join(f"{k} {v}" for k, v in c.items() if k != "tpmC")
+    """One configuration of status.sweep.configurations: its keys, then its median tpmC (and that
+    per price per hour where it has a price)."""
+    where = ", ".join(f"{k} {v}" for k, v in c.items() if k not in ("tpmC", "throughputPerPricePerHour"))
     tpmc = c.get("tpmC") or {}
     if "median" not in tpmc:
         return f"{where}: ?"
-    return f"{where}: median {tpmc['median']:,.0f} tpmC" + (f" (n={tpmc['n']})" if "n" in tpmc else "")
+    per_price = c.get("throughputPerPricePerHour")
+    return (
+        f"{where}: median {tpmc['median']:,.0f} tpmC"
+        + (f" (n={tpmc['n']})" if "n" in tpmc else "")
+        + (f", {per_price:,.0f} tpmC per price per hour" if per_price is not None else "")
+    )
 
 
 def marked_scaled(manifest: dict, notes: list[str]) -> dict:

@@ -82,6 +82,12 @@ BAD = [
         "spec.cost.pricePerHour",
         "Required value",
     ),
+    Bad(
+        "cost-axis-free",
+        _matrix(VOLTDB, ("cost.pricePerHour", ["1.66", "0"])),
+        "spec.sweep.matrix[0]",
+        "sweep.matrix cost.pricePerHour: values are prices per hour, decimal numbers above 0",
+    ),
     Bad("cpu-over-bound", _resources(limits={"cpu": 100}), "spec.runners.resources.limits.cpu", "at most 64"),
     Bad(
         "memory-over-bound",

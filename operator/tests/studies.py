@@ -217,6 +217,7 @@ _run(
         "M80 100 84 50924 1892.72",
         "M80 100 94 52329 1945.06",
         "M50 30GBs 8 $1.66/hour",
+        "M60 60GBs 16 $3.29/hour",
         "M80 120GBs 32 $6.13/hour",
         "120 GB RAM and 750 GB storage with 32 vCPUs",
         "three different instance types in Atlas: M50, M60 and M80",
@@ -228,7 +229,15 @@ _run(
         "sweep.clients": sorted(
             {int(p.split()[0]) for rows in (_A1_M50, _A1_M60_100, _A1_M80) for p in rows.split(", ")}
         ),
-        "sweep.matrix": _matrix_res(["8", "16", "32"], ["30Gi", "60Gi", "120Gi"]),
+        # App. C's price of each type, with it
+        "sweep.matrix": _matrix_res(["8", "16", "32"], ["30Gi", "60Gi", "120Gi"])
+        + [
+            {
+                "field": "cost.pricePerHour",
+                "values": ["1.66", "3.29", "6.13"],
+                "pairedWith": "database.deploy.values.resources.limits.cpu",
+            }
+        ],
     },
 )
 _run(
@@ -547,6 +556,7 @@ _run(
             _LIMIT_CPU,
             {
                 _LIMIT_CPU: ["2", "4", "8"],
+                "database.deploy.values.resources.requests.cpu": ["2", "4", "8"],
                 "database.deploy.values.resources.limits.memory": ["3840Mi", "7680Mi", "15Gi"],
                 "database.deploy.values.resources.requests.memory": ["3840Mi", "7680Mi", "15Gi"],
                 "database.deploy.values.sitesPerHost": ["2", "4", "8"],
@@ -948,8 +958,6 @@ INVENTORY: list[Item] = [
         "Fig. 4",
         "§4.7; values in App. A.1 (M50, M80 and M60 rows at 100 warehouses), costs in App. C",
         ("vldb2019-fig4",),
-        "spec.cost (App. C's price of each type) is one price a run, not a matrix axis: the sweep has no "
-        "status.cost; tpmC per dollar of each type needs cost.pricePerHour as a (paired) sweep.matrix axis",
     ),
     Item(V, "Table A.1", "App. A.1", ("vldb2019-fig4", "vldb2019-fig1")),
     Item(V, "Table A.2", "App. A.2", ("vldb2019-app-a2", "mongodb-replicaset")),
@@ -995,8 +1003,6 @@ INVENTORY: list[Item] = [
         "Fig. 6",
         "§5.3",
         ("voltdb-fig6",),
-        "requests.cpu stays at 2 for all three types: cpu and memory limits, the memory request and "
-        "sitesPerHost are the four axes a matrix holds (maxItems 4)",
     ),
     Item(T, "Fig. 7", "§5.4", ("voltdb-fig7",)),
     Item(T, "Fig. 8", "§5.5", ("voltdb-fig8",)),

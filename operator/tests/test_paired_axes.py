@@ -172,3 +172,57 @@ def test_the_studies_shape_axes_sites_per_host_shards_and_delivery():
         "sweep": {"clients": [4], "matrix": [{"field": "database.deploy.values.sitesPerHost", "values": ["0"]}]},
     }
     assert any("sitesPerHost: values are whole numbers 1-64" in p for p in validate(manifest(bad)))
+
+
+PRICE = "cost.pricePerHour"
+
+
+def priced_instance_types(**sweep_more) -> dict:
+    """VLDB Fig. 4's shape: each instance type's cpu and memory with App. C's price per hour."""
+    spec = instance_types(**sweep_more)
+    spec["sweep"]["matrix"].append({"field": PRICE, "values": ["1.66", "3.29", "6.13"], "pairedWith": CPU})
+    return spec
+
+
+def test_a_price_paired_with_an_instance_type_prices_its_cells_and_configurations():
+    spec = priced_instance_types(clients=[10], repetitions=2)
+    assert validate(manifest(spec)) == []
+    typed = RunSpec.parse(spec)
+    cells = sweep_layout.sweep_cells(typed)
+    # the price goes with its deployment (the axis it pairs with), not as a combination of its own
+    assert [(dict(c.matrix)[CPU], dict(c.matrix)[PRICE], c.deployment) for c in cells] == [
+        ("2", "1.66", 0),
+        ("2", "1.66", 0),
+        ("4", "3.29", 1),
+        ("4", "3.29", 1),
+        ("8", "6.13", 2),
+        ("8", "6.13", 2),
+    ]
+    priced = sweep_layout.cell_spec(typed, cells[4]).cost
+    assert priced is not None and (priced.price_per_hour, priced.currency) == (6.13, "USD")
+    table = sweep.initial(cells, sweep_layout.sweep_plan(typed, cells))
+    for i, c in enumerate(cells):
+        tpmc = {"2": 11104.0, "4": 22802.0, "8": 46449.0}[dict(c.matrix)[CPU]] + c.repetition - 1
+        table = sweep.with_cell(table, i, state="Succeeded", tpm_c=tpmc)
+    per_price = {c.matrix[CPU]: c.throughput_per_price_per_hour for c in sweep.configurations(table)}
+    # median of (x, x + 1) over the type's own price, not spec.cost's
+    assert per_price == {"2": round(11104.5 / 1.66, 3), "4": round(22802.5 / 3.29, 3), "8": round(46449.5 / 6.13, 3)}
+    assert sweep.configurations(table, price_per_hour=100.0) == sweep.configurations(table)
+
+
+def test_without_a_price_axis_spec_cost_prices_every_configuration_and_without_either_none():
+    spec = RunSpec.parse(instance_types(clients=[10]))
+    cells = sweep_layout.sweep_cells(spec)
+    table = sweep.initial(cells, sweep_layout.sweep_plan(spec, cells))
+    for i in range(len(cells)):
+        table = sweep.with_cell(table, i, state="Succeeded", tpm_c=1000.0 * (i + 1))
+    assert [c.throughput_per_price_per_hour for c in sweep.configurations(table, 4.0)] == [250.0, 500.0, 750.0]
+    assert [c.throughput_per_price_per_hour for c in sweep.configurations(table)] == [None, None, None]
+
+
+@pytest.mark.parametrize("price", ["0", "0.0", "-1", "1.6.6", "$1.66", "abc", ""])
+def test_a_price_axis_takes_only_decimal_prices_above_zero(price):
+    spec = priced_instance_types()
+    spec["sweep"]["matrix"][-1]["values"] = [price, "3.29", "6.13"]
+    problems = validate(manifest(spec))
+    assert any("sweep.matrix cost.pricePerHour: values are prices per hour" in p for p in problems), problems

@@ -100,6 +100,11 @@ def test_a_scaled_voltdb_run_of_the_d_id_layout_gets_the_memory_its_load_needs(p
 def test_ours_reads_the_sweep_medians_or_the_runs_throughput():
     sweep = {"sweep": {"configurations": [{"warehouses": 1, "clients": 2, "tpmC": {"n": 2, "median": 1234.5}}]}}
     assert papers.ours(sweep) == "warehouses 1, clients 2: median 1,234 tpmC (n=2)"
+    sweep["sweep"]["configurations"][0].update(matrix={"cost.pricePerHour": "1.66"}, throughputPerPricePerHour=743.7)
+    assert papers.ours(sweep) == (
+        "warehouses 1, clients 2, matrix {'cost.pricePerHour': '1.66'}: median 1,234 tpmC (n=2), "
+        "744 tpmC per price per hour"
+    )
     assert papers.ours({"results": {"tpmC": 4321.2}}) == "4,321 tpmC"
     assert papers.ours({"ycsb": {"opsPerSecond": 987.6}}) == "988 ops/s"  # status.ycsb, the Ops/s column
     assert papers.ours({"reason": "DatabaseNotReady", "message": "pods"}) == "no result (DatabaseNotReady: pods)"

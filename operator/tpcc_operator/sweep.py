@@ -117,6 +117,9 @@ class ConfigurationStats(JsonModel):
     matrix: Mapping[str, str] | None = None
     tpm_c: ThroughputStats | None = None
     ops_per_second: ThroughputStats | None = None
+    # the median throughput per unit of price per hour (spec.cost, or the matrix's
+    # cost.pricePerHour): VLDB Fig. 4's instance types compared by what they cost
+    throughput_per_price_per_hour: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -239,13 +242,19 @@ class Configuration:
         return dict(self.matrix) if self.matrix else None
 
 
-def configurations(table: Table) -> tuple[ConfigurationStats, ...]:
+# the sweep.matrix field that prices each configuration (instead of spec.cost.pricePerHour)
+PRICE_AXIS = "cost.pricePerHour"
+
+
+def configurations(table: Table, price_per_hour: float | None = None) -> tuple[ConfigurationStats, ...]:
     """status.sweep.configurations: the throughput (tpmC, or YCSB's opsPerSecond) over each
-    configuration's succeeded repetitions."""
+    configuration's succeeded repetitions; with a price (spec.cost's, or the configuration's
+    cost.pricePerHour axis value), the median per unit of price per hour."""
     metric = throughput_of(table)
     out = []
     for configuration, values in _measured(table).items():
         stats = ThroughputStats.of(values)
+        price = float(dict(configuration.matrix).get(PRICE_AXIS, price_per_hour or 0))
         out.append(
             ConfigurationStats(
                 warehouses=configuration.warehouses,
@@ -253,6 +262,7 @@ def configurations(table: Table) -> tuple[ConfigurationStats, ...]:
                 matrix=configuration.matrix_values,
                 tpm_c=stats if metric == regression.TPMC else None,
                 ops_per_second=stats if metric == regression.OPS_PER_SECOND else None,
+                throughput_per_price_per_hour=_round(stats.median / price) if price > 0 else None,
             )
         )
     return tuple(out)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from . import chart_policy, databases, workloads
@@ -47,6 +48,23 @@ def is_load_axis(spec: RunSpec, field: str) -> bool:
     return option != field and option in databases.of(spec).load_options
 
 
+def deployment_axes(spec: RunSpec) -> list[MatrixAxis]:
+    """The matrix's database.deploy axes, with the axes paired with them (a price per hour
+    paired with an instance type's cpu changes with each deployment)."""
+    return _axes_led_by(spec, is_deployment_axis)
+
+
+def load_axes(spec: RunSpec) -> list[MatrixAxis]:
+    """The matrix's axes that are a load each (schema, partitioning), with those paired with them."""
+    return _axes_led_by(spec, lambda field: is_load_axis(spec, field))
+
+
+def _axes_led_by(spec: RunSpec, kind: Callable[[str], bool]) -> list[MatrixAxis]:
+    axes = (spec.sweep.matrix or ()) if spec.sweep else ()
+    leader = {a.field: a.paired_with or a.field for a in axes}
+    return [a for a in axes if kind(leader[a.field])]
+
+
 def sweep_cells(spec: RunSpec) -> list[Cell]:
     """spec.sweep's cells in the order they run, so that each shape is deployed once and loaded
     once: the deployments (the matrix's database.deploy axes) outer, then the loads (its schema
@@ -58,12 +76,11 @@ def sweep_cells(spec: RunSpec) -> list[Cell]:
     if not sweep:
         return []
     axes = sweep.matrix or ()
-    deployment_axes = [a for a in axes if is_deployment_axis(a.field)]
-    load_axes = [a for a in axes if is_load_axis(spec, a.field)]
-    cell_axes = [a for a in axes if a not in deployment_axes and a not in load_axes]
+    deployed_axes, loaded_axes = deployment_axes(spec), load_axes(spec)
+    cell_axes = [a for a in axes if a not in deployed_axes and a not in loaded_axes]
     cells: list[Cell] = []
     for deployment, shape in enumerate(valid_deployments(spec)):
-        for loaded in _combinations(load_axes):
+        for loaded in _combinations(loaded_axes):
             for warehouses in _fitting(spec, (*shape, *loaded)):
                 first_of_load = True
                 # a saturation search raises the clients within each matrix combination; a list
@@ -142,11 +159,10 @@ def oversized_loads(spec: RunSpec) -> list[str]:
     warehouse count its deployment cannot hold, and why."""
     if spec.sweep is None:
         return []
-    load_axes = [a for a in spec.sweep.matrix or () if is_load_axis(spec, a.field)]
     return [
         why
         for shape in valid_deployments(spec)
-        for loaded in _combinations(load_axes)
+        for loaded in _combinations(load_axes(spec))
         for n in spec.sweep.warehouses or [spec.workload.warehouses]
         if (why := _oversized(spec, (*shape, *loaded), n))
     ]
@@ -155,16 +171,14 @@ def oversized_loads(spec: RunSpec) -> list[str]:
 def valid_deployments(spec: RunSpec) -> list[tuple[tuple[str, str], ...]]:
     """The combinations of the matrix's database.deploy axes a sweep deploys, in order: those
     whose kSafety (VoltDB's copies beyond the first) is below their replicas."""
-    axes = [a for a in (spec.sweep.matrix or ()) if is_deployment_axis(a.field)] if spec.sweep else []
-    return [shape for shape in _combinations(axes) if _deployable(spec, dict(shape))]
+    return [shape for shape in _combinations(deployment_axes(spec)) if _deployable(spec, dict(shape))]
 
 
 def invalid_deployments(spec: RunSpec) -> list[str]:
     """The combinations of database.deploy values a sweep leaves out, as "replicas=1 kSafety=1"."""
-    axes = [a for a in (spec.sweep.matrix or ()) if is_deployment_axis(a.field)] if spec.sweep else []
     return [
-        " ".join(f"{field.rpartition('.')[2]}={value}" for field, value in shape)
-        for shape in _combinations(axes)
+        " ".join(f"{field.rpartition('.')[2]}={value}" for field, value in shape if is_deployment_axis(field))
+        for shape in _combinations(deployment_axes(spec))
         if not _deployable(spec, dict(shape))
     ]
 
@@ -249,7 +263,8 @@ def cell_spec(spec: RunSpec, cell: Cell | None) -> RunSpec:
 
 def _set_field(document: dict, path: str, text: str, values_schema: dict) -> None:
     """Sets spec field `path` (dotted, under spec) to a sweep.matrix value, converted to the
-    type the CRD gives the field (a percent is an integer; driver options are strings), or under
+    type the CRD gives the field (a percent is an integer, cost.pricePerHour a number; driver
+    options are strings), or under
     database.deploy.values, which the CRD leaves to the chart, the type the chart's values
     schema gives it (sitesPerHost, sharded.shards: integers)."""
     *parents, leaf = path.split(".")
@@ -264,7 +279,8 @@ def _set_field(document: dict, path: str, text: str, values_schema: dict) -> Non
     if leaf_schema.get("type") == "object":  # workload.mix: its properties' values in order, "45/43/4/4/4"
         node[leaf] = dict(zip(leaf_schema["properties"], (int(p) for p in text.split("/")), strict=True))
     else:
-        node[leaf] = int(text) if leaf_schema.get("type") == "integer" else text
+        kind = leaf_schema.get("type")  # a list (cpu: string or integer) keeps the string
+        node[leaf] = int(text) if kind == "integer" else float(text) if kind == "number" else text
 
 
 def current_cell(spec: RunSpec, status: dict) -> Cell | None:

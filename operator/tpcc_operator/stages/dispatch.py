@@ -135,7 +135,7 @@ def _advance(
     if table and phase not in TERMINAL:
         if sweep.awaiting_judgement(table):
             judged, policy = judge_cell(b, run, spec, world, cells)
-            return next_cell_or_finish(b, run, cells, search, policy, spec.workload) if judged else b.step
+            return next_cell_or_finish(b, run, cells, search, policy, spec) if judged else b.step
         if run.cell and table.cells[run.cell].state == sweep.PENDING:
             b.act(CreateRunObjects())  # the cell's own ConfigMaps and runner RBAC
             started = sweep.with_cell(table, run.cell, state=sweep.RUNNING, start_time=rfc3339(now))

@@ -43,7 +43,7 @@ def tick(
     if "verdict" not in status and table:  # a sweep that failed in its current cell
         _, policy = judge_cell(b, run, spec, world, cells)
         b.step.status["sweep"] = saturation.after_failure(sweep_table(b), cells, search).to_json()
-        sweep_verdict(b, policy)
+        sweep_verdict(b, policy, spec)
     elif "verdict" not in status:
         judge_and_record(b, run, spec, world)
         if "verdict" not in b.step.status:  # the change-point analysis first; cleanup after

@@ -13,7 +13,7 @@ from dataclasses import replace
 from .. import faults as fault_injection
 from .. import history, plan, regression, saturation, sweep, sweep_layout, workloads
 from ..results import error_budget_message
-from ..runspec import RunSpec, Workload
+from ..runspec import RunSpec
 from ..runstatus import Results
 from ..timestamps import rfc3339
 from .machine import DEPLOYING, FAILED, LOADING, RUNNING, SUCCEEDED, Builder, Step, World, patched
@@ -117,12 +117,12 @@ def next_cell_or_finish(
     cells: list[sweep_layout.Cell],
     search: saturation.Search | None,
     policy: regression.Policy | None,
-    workload: Workload,
+    spec: RunSpec,
 ) -> Step:
     """After a cell's verdict: the next cell (deploying first when its database.deploy values
     differ, loading first when its warehouse count or schema does; a saturation search that
     stopped skips the rest of its warehouse count), or the sweep's end with the sweep's verdict.
-    `workload`: the cell's, whose load the next cell's message names."""
+    `spec`: the cell's, whose load the next cell's message names."""
     following, table = saturation.advance(sweep_table(b), cells, search)
     b.step.status["sweep"] = table.to_json()
     for entry in table.saturation or ():
@@ -137,12 +137,12 @@ def next_cell_or_finish(
         if cell.deploys:
             _next_deployment(b, run, cell)
         elif cell.loads:
-            loaded = workloads.loaded(replace(workload, warehouses=cell.warehouses))
+            loaded = workloads.loaded(replace(spec.workload, warehouses=cell.warehouses))
             b.next_cell(LOADING, "Loading", f"cell {following}: loading {loaded}")
         else:
             b.next_cell(RUNNING, "Running", f"cell {following}: {cell.clients} clients")
         return b.step
-    sweep_verdict(b, policy)
+    sweep_verdict(b, policy, spec)
     b.move(SUCCEEDED, "Succeeded", sweep.message(sweep_table(b)))
     return b.step
 
@@ -158,10 +158,12 @@ def _next_deployment(b: Builder, run: plan.Run, cell: sweep_layout.Cell) -> None
     b.next_cell(DEPLOYING, "Deploying", f"cell {cell.index}: deploying {shape} as helm release {release}")
 
 
-def sweep_verdict(b: Builder, policy: regression.Policy | None) -> None:
-    """status.verdict of a sweep: the worst of its cells'; the statistics of its configurations."""
+def sweep_verdict(b: Builder, policy: regression.Policy | None, spec: RunSpec) -> None:
+    """status.verdict of a sweep: the worst of its cells'; the statistics of its configurations
+    (priced by `spec.cost` where the matrix has no cost.pricePerHour axis)."""
     table = sweep_table(b)
-    table = replace(table, configurations=sweep.configurations(table), comparisons=sweep.comparisons(table))
+    price = spec.cost.price_per_hour if spec.cost else None
+    table = replace(table, configurations=sweep.configurations(table, price), comparisons=sweep.comparisons(table))
     b.step.status["sweep"] = table.to_json()
     outcome, text = sweep.verdict(table), sweep.message(table)
     b.step.status.update(
