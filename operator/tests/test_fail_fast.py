@@ -5,13 +5,16 @@ gives up on a failing Helm after a bounded time."""
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
+from pathlib import Path
 
 import pytest
 from test_phases import RUN, Driver
-from tpcc_operator import failures, kube_actions, runner_jobs
+from tpcc_operator import failures, handlers, kube_actions, plan, runner_jobs
 from tpcc_operator.failures import PodState
+from tpcc_operator.runspec import RunSpec
 from tpcc_operator.stages.actions import (
     CleanUp,
     CreateLoadJob,
@@ -21,7 +24,7 @@ from tpcc_operator.stages.actions import (
     RetireOldGenerations,
 )
 from tpcc_operator.stages.failing import action_failed
-from tpcc_operator.stages.machine import JobState, World, patched
+from tpcc_operator.stages.machine import JobState, Step, World, patched
 from tpcc_operator.timestamps import rfc3339
 
 GRACE = failures.STUCK_GRACE_SECONDS
@@ -192,6 +195,35 @@ def test_transient_errors_change_nothing_and_back_off(voltdb):
         assert action_failed(RUN, d.status, CreateLoadJob(), error, d.now).status == {}
     delays = [failures.retry_delay(n) for n in range(8)]
     assert delays[:4] == [3, 6, 12, 24] and max(delays) == failures.MAX_BACKOFF_SECONDS
+
+
+def test_an_unexpected_exception_is_retried_then_fails_the_run_in_its_own_words(voltdb, monkeypatch):
+    """An exception none of the clients name (here a TypeError, as kubernetes 37's changed
+    call_api signature raised inside install-database): retried with backoff, then the run fails
+    with reason OperatorError and the exception's words, not at the phase's timeout under its
+    reason (DatabaseNotReady)."""
+
+    def broken(*_args, **_kwargs):
+        raise TypeError("call_api() got an unexpected keyword argument 'response_type'")
+
+    monkeypatch.setattr(handlers, "_perform_one", broken)
+    monkeypatch.setattr(handlers, "settings", lambda: plan.Settings(Path(".")))
+    spec = RunSpec.parse(voltdb)
+    with pytest.raises(handlers.ActionFailed) as caught:
+        handlers.perform(Step(actions=[InstallDatabase()]), RUN, spec, spec, logging.getLogger(__name__))
+    error = caught.value.error
+    assert (error.reason, error.permanent) == (failures.OPERATOR_ERROR, False)
+    assert error.message == "install-database: TypeError: call_api() got an unexpected keyword argument 'response_type'"
+    d = in_phase(voltdb, "Deploying")
+    for attempt in range(failures.UNEXPECTED_RETRIES):
+        assert action_failed(RUN, d.status, InstallDatabase(), failures.given_up(error, attempt), d.now).status == {}
+    step = action_failed(RUN, d.status, InstallDatabase(), failures.given_up(error, failures.UNEXPECTED_RETRIES), d.now)
+    d.status = patched(d.status, step.status)
+    d.events += step.events
+    assert failed_with(d, failures.OPERATOR_ERROR) == error.message
+    # an error the clients do name keeps its own judgement however often it comes back
+    transient = failures.api_error(503, "ServiceUnavailable", "etcd", "Job x")
+    assert failures.given_up(transient, 50) == transient
 
 
 def test_a_failed_helm_install_fails_the_run(voltdb):

@@ -7,7 +7,7 @@ backoff. kube.py only fetches the facts (PodState, the error's status code and t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import databases
 from .faults import DatabasePod
@@ -258,6 +258,26 @@ def api_error(status: int, reason: str, message: str, what: str) -> ActionError:
 def helm_error(message: str) -> ActionError:
     permanent = not TRANSIENT_HELM.search(message)
     return ActionError(permanent, "HelmFailed", message[:500])
+
+
+# An exception none of the operator's clients name (its own bug, or an answer no client expected)
+# is retried with backoff like a transient error; after this many in a row (3 + 6 + 12 + 24 + 48 s)
+# the run fails with it, instead of waiting for its phase's timeout under a reason that hides it.
+UNEXPECTED_RETRIES = 5
+OPERATOR_ERROR = "OperatorError"
+
+
+def unexpected(doing: str, e: Exception) -> ActionError:
+    """An exception no client names, judged transient at first (see given_up)."""
+    return ActionError(False, OPERATOR_ERROR, f"{doing}: {type(e).__name__}: {e}"[:500])
+
+
+def given_up(error: ActionError, attempt: int) -> ActionError:
+    """An OperatorError becomes permanent on its UNEXPECTED_RETRIES-th attempt in a row (kopf's
+    retry count); any other error stays as it was judged."""
+    if error.reason == OPERATOR_ERROR and attempt >= UNEXPECTED_RETRIES:
+        return replace(error, permanent=True)
+    return error
 
 
 def retry_delay(attempt: int) -> float:

@@ -136,6 +136,9 @@ def perform(step: Step, run: plan.Run, spec: RunSpec, whole: RunSpec, logger: Lo
             raise ActionFailed(action, kube_actions.api_failure(e, action.name)) from e
         except urllib3.exceptions.HTTPError as e:  # no answer: connection refused, reset
             raise ActionFailed(action, failures.ActionError(False, "Unreachable", str(e)[:500])) from e
+        except Exception as e:
+            logger.exception("%s: %s", run.prefix, action.name)  # the traceback, for a bug report
+            raise ActionFailed(action, failures.unexpected(action.name, e)) from e
 
 
 def _perform_one(
@@ -262,19 +265,37 @@ def drive(name: str, namespace: str | None, logger: Logger, retry: int = 0, **_)
         METRICS.reconcile_errors.labels(namespace, name).inc()
         raise kopf.TemporaryError(f"observing: {e}", delay=failures.retry_delay(retry)) from e
     world.git = history.GitSource.from_metadata(meta)
-    step = next_step(run, spec, status, world, now)
     try:
-        perform(step, active or run, measured, spec, logger)
-    except ActionFailed as e:
-        METRICS.reconcile_errors.labels(namespace, name).inc()
-        step = action_failed(run, status, e.action, e.error, now)
-        if not step.status:  # transient, or a cleanup: retried with backoff, the verdict stays
-            delay = failures.retry_delay(retry)
-            reason = "CleanupFailed" if isinstance(e.action, CLEANUP_ACTIONS) else e.error.reason
-            kopf.warn(body, reason=reason, message=f"{e.action.name}: {e.error.message} (retrying in {delay:.0f}s)")
-            raise kopf.TemporaryError(e.error.message, delay=delay) from e
+        step = next_step(run, spec, status, world, now)
+    except Exception as e:  # a bug in a decision: said in status and events, not hidden by a timeout
+        logger.exception("%s: deciding the next step", run.name)
+        step = _failed(body, run, status, None, failures.unexpected("deciding the next step", e), retry)
+    else:
+        try:
+            perform(step, active or run, measured, spec, logger)
+        except ActionFailed as e:
+            step = _failed(body, run, status, e.action, e.error, retry)
     _record(body, namespace, name, status, step)
     METRICS.observe(namespace, name, spec, patched(status, step.status))
+
+
+def _failed(
+    body: dict, run: plan.Run, status: dict, action: Action | None, error: failures.ActionError, retry: int
+) -> Step:
+    """A failed action (None: deciding the step): the step that fails the run when the error is
+    permanent (an OperatorError after failures.UNEXPECTED_RETRIES attempts in a row); else
+    kopf.TemporaryError, retried with backoff, the verdict unchanged."""
+    METRICS.reconcile_errors.labels(run.namespace, run.name).inc()
+    error = failures.given_up(error, retry)
+    step = action_failed(run, status, action, error, dt.datetime.now(dt.timezone.utc))
+    if not step.status:  # transient, or a cleanup: retried with backoff, the verdict stays
+        delay = failures.retry_delay(retry)
+        reason = "CleanupFailed" if isinstance(action, CLEANUP_ACTIONS) else error.reason
+        # an OperatorError's message names what it was doing already
+        doing = f"{action.name}: " if action and error.reason != failures.OPERATOR_ERROR else ""
+        kopf.warn(body, reason=reason, message=f"{doing}{error.message} (retrying in {delay:.0f}s)")
+        raise kopf.TemporaryError(error.message, delay=delay)
+    return step
 
 
 def _record(body: dict, namespace: str, name: str, status: dict, step: Step) -> None:

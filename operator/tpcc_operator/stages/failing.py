@@ -155,12 +155,15 @@ def spec_unreadable(run: plan.Run, status: dict, message: str, now: dt.datetime)
     return with_kstatus(b.fail("InvalidSpec", message), status, run.generation, now)
 
 
-def action_failed(run: plan.Run, status: dict, action: Action, error: failures.ActionError, now: dt.datetime) -> Step:
-    """A permanent failure of one of the run's actions ends the run Failed (`run` carries
-    metadata.generation). Transient and cleanup failures are retried and change nothing."""
+def action_failed(
+    run: plan.Run, status: dict, action: Action | None, error: failures.ActionError, now: dt.datetime
+) -> Step:
+    """A permanent failure of one of the run's actions (None: of deciding the next step) ends the
+    run Failed (`run` carries metadata.generation). Transient and cleanup failures are retried and
+    change nothing."""
     b = Builder(status, run.generation, now)
     if not error.permanent or isinstance(action, CLEANUP_ACTIONS) or b.phase in TERMINAL or not b.phase:
         return Step()
-    if type(action) in ACTION_PHASE:
+    if action is not None and type(action) in ACTION_PHASE:
         b.condition(PHASE_CONDITION[ACTION_PHASE[type(action)]], False, error.reason, error.message)
     return with_kstatus(b.fail(error.reason, error.message), status, run.generation, now)
