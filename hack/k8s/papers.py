@@ -254,17 +254,19 @@ def ours(status: dict) -> str:
 
 
 def _configuration(c: dict) -> str:
-    """One configuration of status.sweep.configurations: its keys, then its median tpmC (and that
-    per price per hour where it has a price)."""
-    where = ", ".join(f"{k} {v}" for k, v in c.items() if k not in ("tpmC", "throughputPerPricePerHour"))
-    tpmc = c.get("tpmC") or {}
-    if "median" not in tpmc:
+    """One configuration of status.sweep.configurations: its keys, then its median throughput
+    (tpmC, or a YCSB sweep's ops/s; and that per price per hour where it has a price)."""
+    metrics = {"tpmC": "tpmC", "opsPerSecond": "ops/s"}
+    where = ", ".join(f"{k} {v}" for k, v in c.items() if k not in (*metrics, "throughputPerPricePerHour"))
+    key = next((k for k in metrics if "median" in (c.get(k) or {})), None)
+    if key is None:
         return f"{where}: ?"
+    stats, unit = c[key], metrics[key]
     per_price = c.get("throughputPerPricePerHour")
     return (
-        f"{where}: median {tpmc['median']:,.0f} tpmC"
-        + (f" (n={tpmc['n']})" if "n" in tpmc else "")
-        + (f", {per_price:,.0f} tpmC per price per hour" if per_price is not None else "")
+        f"{where}: median {stats['median']:,.0f} {unit}"
+        + (f" (n={stats['n']})" if "n" in stats else "")
+        + (f", {per_price:,.0f} {unit} per price per hour" if per_price is not None else "")
     )
 
 

@@ -105,6 +105,8 @@ def test_ours_reads_the_sweep_medians_or_the_runs_throughput():
         "warehouses 1, clients 2, matrix {'cost.pricePerHour': '1.66'}: median 1,234 tpmC (n=2), "
         "744 tpmC per price per hour"
     )
+    ycsb_sweep = {"sweep": {"configurations": [{"clients": 1, "opsPerSecond": {"n": 1, "median": 312.4}}]}}
+    assert papers.ours(ycsb_sweep) == "clients 1: median 312 ops/s (n=1)"  # a YCSB sweep's, not "?"
     assert papers.ours({"results": {"tpmC": 4321.2}}) == "4,321 tpmC"
     assert papers.ours({"ycsb": {"opsPerSecond": 987.6}}) == "988 ops/s"  # status.ycsb, the Ops/s column
     assert papers.ours({"reason": "DatabaseNotReady", "message": "pods"}) == "no result (DatabaseNotReady: pods)"
