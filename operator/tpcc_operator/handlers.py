@@ -269,25 +269,31 @@ def drive(name: str, namespace: str | None, logger: Logger, retry: int = 0, **_)
         step = next_step(run, spec, status, world, now)
     except Exception as e:  # a bug in a decision: said in status and events, not hidden by a timeout
         logger.exception("%s: deciding the next step", run.name)
-        step = _failed(body, run, status, None, failures.unexpected("deciding the next step", e), retry)
+        step = _failed(body, run, status, None, failures.unexpected("deciding the next step", e), retry, now)
     else:
         try:
             perform(step, active or run, measured, spec, logger)
         except ActionFailed as e:
-            step = _failed(body, run, status, e.action, e.error, retry)
+            step = _failed(body, run, status, e.action, e.error, retry, now)
     _record(body, namespace, name, status, step)
     METRICS.observe(namespace, name, spec, patched(status, step.status))
 
 
 def _failed(
-    body: dict, run: plan.Run, status: dict, action: Action | None, error: failures.ActionError, retry: int
+    body: dict,
+    run: plan.Run,
+    status: dict,
+    action: Action | None,
+    error: failures.ActionError,
+    retry: int,
+    now: dt.datetime,
 ) -> Step:
     """A failed action (None: deciding the step): the step that fails the run when the error is
     permanent (an OperatorError after failures.UNEXPECTED_RETRIES attempts in a row); else
     kopf.TemporaryError, retried with backoff, the verdict unchanged."""
     METRICS.reconcile_errors.labels(run.namespace, run.name).inc()
     error = failures.given_up(error, retry)
-    step = action_failed(run, status, action, error, dt.datetime.now(dt.timezone.utc))
+    step = action_failed(run, status, action, error, now)
     if not step.status:  # transient, or a cleanup: retried with backoff, the verdict stays
         delay = failures.retry_delay(retry)
         reason = "CleanupFailed" if isinstance(action, CLEANUP_ACTIONS) else error.reason
