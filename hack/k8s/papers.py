@@ -1,7 +1,8 @@
 """The four studies' manifests (crds/samples/papers/<study>/*.yaml), as hack/papers.sh runs them:
 each is dry-run by the API server as written; those that can run on this cluster are applied
 (scaled with --scaled: seconds instead of minutes, 1 warehouse, SecantusDB for MongoDB) and
-followed to the end; a table prints each one's figure, the paper's number and ours.
+followed to the end; one line per manifest, printed as it ends, gives its figure, the paper's
+number and ours.
 
 A manifest names what it reproduces in annotations: bench.tpcc.dev/paper (the study),
 bench.tpcc.dev/figure (its figure or table), bench.tpcc.dev/paper-result (the paper's number,
@@ -335,6 +336,12 @@ def annotation(manifest: dict, key: str) -> str:
     return ((manifest.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION + key, "")
 
 
+def emit(row: dict) -> None:
+    """One manifest's line, printed as soon as it is known: a run of hours that is interrupted
+    keeps every line it finished."""
+    print(json.dumps(row, ensure_ascii=False), flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("studies", nargs="*")
@@ -343,7 +350,7 @@ def main() -> int:
     ap.add_argument("--namespace", default="tpcc-papers")
     ap.add_argument("--timeout", type=float, default=3600, help="per manifest, seconds")
     a = ap.parse_args()
-    rows, failed = [], 0
+    failed = 0
     for where, manifest in manifests(a.studies):
         refused = dry_run(manifest, a.namespace)
         row = {
@@ -355,12 +362,12 @@ def main() -> int:
         if reason or a.only_dry_run:
             failed += bool(refused)
             ours_text = f"not run here: {reason}" if reason else "dry run only"
-            rows.append({**row, "ours": ours_text, "values": beside_paper(manifest, None, [])})
+            emit({**row, "ours": ours_text, "values": beside_paper(manifest, None, [])})
             continue
         run, notes = scaled(manifest) if a.scaled else (manifest, [])
         status = follow(marked_scaled(run, notes), a.namespace, a.timeout)
         failed += status.get("phase") != "Succeeded"
-        rows.append(
+        emit(
             {
                 **row,
                 "ours": f"{status.get('phase')}: {ours(status)}",
@@ -368,8 +375,6 @@ def main() -> int:
                 "values": beside_paper(run, status, notes),
             }
         )
-    for row in rows:
-        print(json.dumps(row, ensure_ascii=False))
     return 1 if failed else 0
 
 
