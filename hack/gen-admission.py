@@ -9,7 +9,7 @@ again before Helm runs (chart_policy.py): this is the first line, so a GitOps to
 manifest instead of a run that fails seconds later.
 
 The CEL is compiled from the charts' schemas (the keywords they use: type, enum, pattern, minimum,
-maximum, maxLength, maxItems, required, additionalProperties, propertyNames); a keyword it does
+maximum, maxLength, maxItems, maxProperties, required, additionalProperties, propertyNames); a keyword it does
 not know stops this script, so the policy never silently checks less than the schema says.
 
     python3 hack/gen-admission.py           # rewrite the template
@@ -34,6 +34,7 @@ KEYWORDS = frozenset(
         "maximum",
         "maxLength",
         "maxItems",
+        "maxProperties",
         "required",
         "properties",
         "additionalProperties",
@@ -95,6 +96,8 @@ def leaf_check(schema: dict, x: str) -> tuple[str, str]:
                 parts.append(f"size({x}) <= {schema['maxLength']}")
         if t == "array" and "maxItems" in schema:
             parts.append(f"size({x}) <= {schema['maxItems']}")
+        if t == "object" and "maxProperties" in schema:
+            parts.append(f"size({x}) <= {schema['maxProperties']}")
         alternatives.append(" && ".join(parts) or "true")
     if "enum" in schema:
         alternatives = [f"({a}) && {x} in {lit(schema['enum'])}" for a in alternatives]
@@ -109,6 +112,8 @@ def leaf_check(schema: dict, x: str) -> tuple[str, str]:
         says.append(f"at most {schema['maxLength']} characters")
     if "maxItems" in schema:
         says.append(f"at most {schema['maxItems']} items")
+    if "maxProperties" in schema:
+        says.append(f"at most {schema['maxProperties']} keys")
     expr = " || ".join(f"({a})" for a in alternatives) if len(alternatives) > 1 else alternatives[0]
     return expr, ", ".join(says)
 

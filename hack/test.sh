@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # All tests, on a fresh machine too: installs and starts what they need (Python env, VoltDB
-# jars and procedures, SecantusDB, Prometheus, a real single-node Kubernetes with locally
+# jars and procedures, SecantusDB, Prometheus, a real Kubernetes of three nodes with locally
 # built images), runs them, and stops what it started.
 #
 #   hack/test.sh            everything (what .ci/run calls)
@@ -114,6 +114,10 @@ k8s() {
   log "operator end to end on a real local Kubernetes"
   trap '"$ROOT/hack/flux.sh" stop >/dev/null 2>&1; "$ROOT/hack/local-k8s.sh" down >/dev/null 2>&1 || true' EXIT
   prebuild_wait
+  # Three nodes, 2 and 3 kept (tainted) for test_nodes_e2e.py's node-loss: cutting a node off must
+  # not take the other share's pods with it, so only pods that tolerate the taint go there (that
+  # test's database members, and the fault helper, which tolerates every taint).
+  export NODES=${NODES:-3} EXTRA_NODE_TAINT=${EXTRA_NODE_TAINT-bench.tpcc.dev/reserved=node-loss-test:NoSchedule}
   "$ROOT/hack/local-k8s.sh" all
   "$ROOT/hack/images.sh"
   # Flux and its git server for test_gitops_flux_e2e (built once, cached in $TPCC_CACHE/flux)

@@ -78,6 +78,15 @@ node_pki() { # K: a client certificate for system:node:node-K (group system:node
   chmod 600 "$d/kubelet.key" "$d/kubelet.kubeconfig"
 }
 
+# EXTRA_NODE_TAINT=KEY=VALUE:EFFECT keeps nodes 2..N for pods that tolerate it: the kubelet registers
+# the node with it (no pod lands there before the taint), and a Node object that already existed gets
+# it too. hack/test.sh keeps its extra nodes for the node-loss test this way.
+node_taint_config() {
+  [ -n "${EXTRA_NODE_TAINT:-}" ] || return 0
+  local key=${EXTRA_NODE_TAINT%%=*} rest=${EXTRA_NODE_TAINT#*=}
+  echo "registerWithTaints: [{key: \"$key\", value: \"${rest%%:*}\", effect: ${rest##*:}}]"
+}
+
 start_extra_node() { # K: containerd + kubelet + kube-proxy of node-K in its namespace
   local k=$1 t n=nodes/$1 d=$RUN/nodes/$1 ip; t=$(now); ip=$(node_ip "$k")
   mkdir -p "$d/cni/net.d" "$d/kubelet" "$d/pod-logs" "$LOGS/$n"
@@ -88,7 +97,7 @@ start_extra_node() { # K: containerd + kubelet + kube-proxy of node-K in its nam
   start "$n/containerd" nsenter --net="/run/netns/$(node_ns "$k")" containerd --config "$d/containerd.toml"
   wait_ready "$n/containerd" 30 ctr -a "$sock" version
   "$ROOT/hack/images.sh" pause # into every node's containerd
-  { kubelet_config "$sock" "$ip" "$d/pod-logs"; echo "cgroupRoot: /lk8s-node-$k"; } |
+  { kubelet_config "$sock" "$ip" "$d/pod-logs"; echo "cgroupRoot: /lk8s-node-$k"; node_taint_config; } |
     restart_if_changed "$n/kubelet" "$d/kubelet-config.yaml"
   start "$n/kubelet" nsenter --net="/run/netns/$(node_ns "$k")" "$BIN/kubelet" --config="$d/kubelet-config.yaml" \
     --kubeconfig="$PKI/nodes/$k/kubelet.kubeconfig" --hostname-override="node-$k" --node-ip="$ip" \
@@ -98,7 +107,8 @@ start_extra_node() { # K: containerd + kubelet + kube-proxy of node-K in its nam
   wait_ready "$n/kubelet" 60 node_in "$k" curl -sf http://127.0.0.1:20248/healthz
   wait_ready "$n/kubelet" 120 kubectl wait --for=condition=Ready "node/node-$k" --timeout=2s
   wait_ready "$n/kube-proxy" 30 node_in "$k" curl -sf http://127.0.0.1:20256/healthz
-  log "node-$k: Ready in $(( $(now) - t ))s"
+  [ -z "${EXTRA_NODE_TAINT:-}" ] || kubectl taint nodes "node-$k" "$EXTRA_NODE_TAINT" --overwrite >/dev/null
+  log "node-$k: Ready in $(( $(now) - t ))s${EXTRA_NODE_TAINT:+, tainted $EXTRA_NODE_TAINT}"
 }
 
 start_nodes() { # node 1, then nodes 2..$NODES; the Node objects of a larger cluster before go

@@ -201,6 +201,37 @@ def test_database_charts_refuse_an_unknown_anti_affinity(chart):
         chart_policy.check_values(chart, "", {"antiAffinity": "preferred"}, CHARTS)
 
 
+@pytest.mark.parametrize("chart", ["voltdb", "mongodb"])
+def test_database_charts_place_their_pods_by_node_selector_and_tolerations(chart):
+    """nodeSelector and tolerations go to every database pod (each set of a sharded MongoDB and
+    its routers), beside the anti-affinity; without them the pods carry neither; a toleration
+    the schema does not know is refused before Helm installs anything."""
+    tolerations = [{"key": "bench.tpcc.dev/reserved", "operator": "Exists", "effect": "NoSchedule"}]
+    placed = [
+        "--set-json",
+        "tolerations=" + json.dumps(tolerations),
+        "--set-json",
+        'nodeSelector={"pool": "db"}',
+    ]
+    shapes = [[]] if chart == "voltdb" else [[], ["--set", "topology=sharded", "--set", "sharded.shards=2"]]
+    for shape in shapes:
+        pods = spec_of_pods(render(chart, *shape, *placed))
+        assert len(pods) == (4 if shape else 1)  # sharded: config servers, 2 shards, routers
+        for pod in pods:
+            assert pod["tolerations"] == tolerations and pod["nodeSelector"] == {"pool": "db"}
+            assert "podAntiAffinity" in pod["affinity"]
+        assert all("tolerations" not in p and "nodeSelector" not in p for p in spec_of_pods(render(chart, *shape)))
+    with pytest.raises(chart_policy.ReleaseRefused, match="tolerations"):
+        chart_policy.check_values(chart, "", {"tolerations": [{"key": "a", "operator": "Maybe"}]}, CHARTS)
+    with pytest.raises(chart_policy.ReleaseRefused, match="tolerations"):
+        chart_policy.check_values(chart, "", {"tolerations": [{"key": "a", "hostPath": "/"}]}, CHARTS)
+
+
+def spec_of_pods(docs: list[dict]) -> list[dict]:
+    """The pod spec of every workload among the rendered documents."""
+    return [d["spec"]["template"]["spec"] for d in docs if d["kind"] in ("StatefulSet", "Deployment")]
+
+
 def test_mongodb_chart_initiates_the_replica_set():
     docs = render("mongodb", "--set", "replicas=3")
     sts = by_kind(docs, "StatefulSet")[0]

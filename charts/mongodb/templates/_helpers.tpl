@@ -84,8 +84,8 @@ sets:
 [{{ join ", " $m }}]
 {{- end }}
 
-{{/* Members of one set on different nodes: preferred (soft) or required (hard).
-     dict: root, component */}}
+{{/* Members of one set on different nodes: preferred (soft) or required (hard); then the values'
+     nodeSelector and tolerations (nodes kept for the database). dict: root, component */}}
 {{- define "mongodb.affinity" -}}
 {{- if ne .root.Values.antiAffinity "none" }}
 affinity:
@@ -99,6 +99,12 @@ affinity:
     - weight: 100
       podAffinityTerm: {{- toYaml $term | nindent 8 }}
     {{- end }}
+{{- end }}
+{{- with .root.Values.nodeSelector }}
+nodeSelector: {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .root.Values.tolerations }}
+tolerations: {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
 

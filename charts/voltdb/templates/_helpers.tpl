@@ -50,7 +50,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/* The hosts on different nodes: preferred (soft), required (hard: N hosts need N nodes) or not
      at all, so that a node lost takes one host (one copy of a partition with kfactor 1), not a
-     cluster's worth. */}}
+     cluster's worth; then the values' nodeSelector and tolerations (nodes kept for the database). */}}
 {{- define "voltdb.affinity" -}}
 {{- if ne .Values.antiAffinity "none" }}
 affinity:
@@ -64,5 +64,11 @@ affinity:
     - weight: 100
       podAffinityTerm: {{- toYaml $term | nindent 8 }}
     {{- end }}
+{{- end }}
+{{- with .Values.nodeSelector }}
+nodeSelector: {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations: {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
