@@ -377,7 +377,32 @@ BAD = [
         "node-loss-without-duration",
         _faults(VOLTDB_K1, {"action": "node-loss"}),
         "durationSeconds",
-        "and so do a node-loss and a chaos experiment",
+        "and so do a chaos experiment and a node-loss (or forGood true)",
+    ),
+    Bad(
+        "node-loss-not-for-good",
+        _faults(VOLTDB_K1, {"action": "node-loss", "forGood": False}),
+        "durationSeconds",
+        "and so do a chaos experiment and a node-loss (or forGood true)",
+    ),
+    # forGood is a node-loss's, in place of its durationSeconds, and once
+    Bad(
+        "for-good-pause",
+        _faults(VOLTDB_K1, {"action": "pause", "durationSeconds": 20, "forGood": True}),
+        "spec.faults[0]",
+        "forGood is a node-loss's, in place of durationSeconds, and once (count 1)",
+    ),
+    Bad(
+        "node-loss-for-good-with-duration",
+        _faults(VOLTDB_K1, {"action": "node-loss", "durationSeconds": 20, "forGood": True}),
+        "spec.faults[0]",
+        "forGood is a node-loss's, in place of durationSeconds, and once (count 1)",
+    ),
+    Bad(
+        "node-loss-for-good-twice",
+        _faults(VOLTDB_K1, {"action": "node-loss", "forGood": True, "count": 2, "everySeconds": 10}),
+        "spec.faults[0]",
+        "forGood is a node-loss's, in place of durationSeconds, and once (count 1)",
     ),
     Bad(
         "node-loss-outlasts-run",
@@ -446,7 +471,7 @@ BAD = [
         "chaos-without-duration",
         _faults(VOLTDB_K1, {"action": "chaos", "chaos": {"kind": "PodChaos", "spec": {"action": "pod-kill"}}}),
         "spec",
-        "and so do a node-loss and a chaos experiment",
+        "and so do a chaos experiment and a node-loss (or forGood true)",
     ),
     Bad(
         "chaos-with-its-own-selector",

@@ -127,6 +127,33 @@ def test_a_node_loss_is_recorded_cut_then_healed_with_its_node(node_loss):
     assert heals == d.heals and entries[-1]["state"] == "Healed"  # the end of the run heals it too
 
 
+def test_a_node_lost_for_good_stays_lost_to_the_end_of_the_measured_interval(node_loss):
+    """forGood: the helper's timer is the rest of the measured interval from when the loss is due
+    (120 - 20 s), the entry says so, and the heal comes no sooner; the end of the run reconnects
+    the node as for a timed loss."""
+    node_loss["faults"][1] = {"action": "node-loss", "afterSeconds": 20, "forGood": True}
+    (inj,) = [i for i in faults.schedule(RunSpec.parse(node_loss), T0) if i.action == "node-loss"]
+    assert (inj.duration_seconds, inj.for_good) == (100, True)
+    entries = [{"number": 1, "action": "kill-node", "state": "Recovered", "target": "bench-g2-0"}]
+    d = decide(node_loss, entries, 31)
+    entry = d.faults[-1]
+    assert (entry["node"], entry["durationSeconds"], entry["forGood"]) == ("node-3", 100, True)
+    assert FaultEntry.from_json(entry).to_json() == entry
+    d = decide(node_loss, d.faults, 32)
+    assert d.kills == [faults.Kill("bench-g2-2", "c", 0, "node-iptables", 0, node="node-3", duration_seconds=100)]
+    assert (
+        "off the network, every interface but lo (iptables DROP), for good: the rest of the measured interval (100s)"
+        in (d.events[0][2])
+    )
+    assert decide(node_loss, d.faults, 129).faults is None  # still lost when the measured interval is nearly over
+    entries, heals = faults.unhealed(d.faults, at(131))
+    assert heals == [faults.Kill("bench-g2-2", "c", 0, "node-iptables", 0, node="node-3")]
+    assert entries[-1]["state"] == "Healed"
+    # a timed loss records no forGood
+    node_loss["faults"][1] = {"action": "node-loss", "afterSeconds": 20, "durationSeconds": 60}
+    assert "forGood" not in decide(node_loss, [entries[0]], 31).faults[-1]
+
+
 def pod(name: str, uid: str, ready: bool = True, since: dt.datetime | None = None) -> SimpleNamespace:
     """A pod on node-3 as the client reads it (Ready, or not Ready since `since`)."""
     condition = SimpleNamespace(type="Ready", status="True" if ready else "False", last_transition_time=since)

@@ -268,6 +268,7 @@ class Fault:
     allow_data_loss: bool
     victim: str
     duration_seconds: int | None = None
+    for_good: bool | None = None  # node-loss: lost for the rest of the measured interval
     delay_ms: int | None = None  # slow-network: netem's delay, jitter and loss
     jitter_ms: int | None = None
     loss_percent: float | None = None

@@ -332,6 +332,7 @@ class FaultEntry(JsonModel):
     target_restarts: int | None = None
     restart_count: int | None = None
     duration_seconds: int | None = None
+    for_good: bool | None = None  # node-loss: for the rest of the measured interval
     delay_ms: int | None = None
     jitter_ms: int | None = None
     loss_percent: float | None = None

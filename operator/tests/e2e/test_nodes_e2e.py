@@ -2,11 +2,13 @@
 stage brings up; skipped on fewer, a failure there): a 3-host k=1 VoltDB whose members must each
 have a node of their own (database.deploy.antiAffinity: required; they tolerate the taint that
 keeps CI's nodes 2 and 3 for this test, so the other share's pods are not cut off with the
-node), and a node-loss: the node of one member, not the operator's nor a
-runner's, cut off the network through the fault helper for longer than the node monitor's grace
-period. Kubernetes marks the node NotReady; the helper's own timer reconnects it; the node is
-Ready again, the member rejoins, nothing acknowledged is lost, the 12 conditions hold and no
-rule is left on the node, and nothing but this run's members and the fault helpers was on it.
+node), and a node-loss: the node of one member, not the operator's nor a runner's, cut off the
+network through the fault helper for longer than the node monitor's grace period, for 70 s or
+for good (the rest of the measured interval, long enough for Kubernetes to evict the member
+there). Kubernetes marks the node NotReady; the helper's own timer reconnects it; the node is
+Ready again, the member rejoins (or is made anew), nothing acknowledged is lost, the 12
+conditions hold, no rule is left on the node, and nothing but this run's members and the fault
+helpers was on it.
 
 Needs local/tpcc-runner:dev and local/voltdb:10.1.1 imported into every node (hack/images.sh with
 NODES set).
@@ -52,12 +54,13 @@ def pods_on(node: str) -> list[str]:
     return [f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in items["items"]]
 
 
-def test_voltdb_member_node_lost_then_back(namespace, operator):
+def lose_a_node(namespace: str, operator: str, name: str, run: dict) -> tuple[str, dict]:
+    """The run applied, its members each on a node of their own, its node-loss injected: the node
+    lost (only this run's members and the fault helpers on it) and the fault's entry."""
     if len(nodes()) < 3:
         _unavailable("needs a cluster of 3 nodes or more (NODES=3 hack/local-k8s.sh node)")
     with_fault_helper(operator)
-    name = "voltdb-node-loss"
-    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **NODE_LOSS_RUN))
+    kubectl("apply", "-n", namespace, "-f", "-", input=manifest(name, **run))
     br = wait_phase(namespace, name, ("Running",), timeout=900)
     members = {p["node"] for p in br["status"]["placement"]["database"]}
     assert len(members) == 3, br["status"]["placement"]  # required anti-affinity: a node each
@@ -69,10 +72,14 @@ def test_voltdb_member_node_lost_then_back(namespace, operator):
     assert lost in members
     strangers = [p for p in pods_on(lost) if not p.startswith(f"{namespace}/{name}-") and "fault-helper" not in p]
     assert not strangers, f"pods of other work on the node this test cuts off: {strangers}"
-    wait_for(f"{lost} NotReady", lambda: not nodes()[lost], LOSS_SECONDS + 10)
-    wait_for("the heal", lambda: fault_state(namespace, name, 0) in ("Healed", "Recovered"), LOSS_SECONDS + 120)
-    wait_for(f"{lost} Ready again", lambda: nodes()[lost], 120)
+    wait_for(f"{lost} NotReady", lambda: not nodes()[lost], 70)
+    return lost, entry
 
+
+def back_and_whole(namespace: str, operator: str, name: str, lost: str) -> dict:
+    """After the run: the node Ready again, the fault Recovered, nothing acknowledged lost, the 12
+    conditions holding, no runner on the lost node and no node-loss rule left on it."""
+    wait_for(f"{lost} Ready again", lambda: nodes()[lost], 300)
     status = finished(namespace, name)
     (fault,) = status["faults"]
     assert (fault["action"], fault["state"], fault["node"]) == ("node-loss", "Recovered", lost)
@@ -93,4 +100,53 @@ def test_voltdb_member_node_lost_then_back(namespace, operator):
     rules = kubectl("exec", "-n", operator, helper, "--", "sh", "-c", NODE_RULES).stdout
     print("rules on the node after the run:", rules)
     assert "tpcc-node-loss" not in rules, rules
+    return fault
+
+
+def test_voltdb_member_node_lost_then_back(namespace, operator):
+    name = "voltdb-node-loss"
+    lost, _ = lose_a_node(namespace, operator, name, NODE_LOSS_RUN)
+    wait_for("the heal", lambda: fault_state(namespace, name, 0) in ("Healed", "Recovered"), LOSS_SECONDS + 120)
+    back_and_whole(namespace, operator, name, lost)
+    kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
+
+
+# lost for good at 15 s of 150: for the 135 s left, past the node monitor's grace period (50 s)
+# and the member's toleration of the unreachable taint (20 s here, 300 s by default) after it
+EVICT_AFTER_SECONDS = 20
+FOR_GOOD_RUN = voltdb_run(150, [{"action": "node-loss", "afterSeconds": 15, "forGood": True}])
+FOR_GOOD_RUN["database"]["deploy"]["antiAffinity"] = "required"
+FOR_GOOD_RUN["database"]["deploy"]["values"]["tolerations"] = [
+    {"key": RESERVED, "operator": "Exists"},
+    {
+        "key": "node.kubernetes.io/unreachable",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": EVICT_AFTER_SECONDS,
+    },
+]
+
+
+def test_voltdb_member_node_lost_for_good_is_evicted_and_made_anew(namespace, operator):
+    """forGood: the node stays lost to the end of the measured interval; Kubernetes evicts the
+    member there once its toleration runs out (its pod marked for deletion while the node is
+    still cut off), the run goes on with two hosts, the helper reconnects the node when the
+    measurement ends and the StatefulSet makes the member anew."""
+    name = "voltdb-node-lost-for-good"
+    lost, entry = lose_a_node(namespace, operator, name, FOR_GOOD_RUN)
+    assert (entry["forGood"], entry["durationSeconds"]) == (True, 150 - 15)
+    victim = entry["target"]
+
+    def evicted() -> bool:
+        pod = json.loads(kubectl("get", "pod", victim, "-n", namespace, "-o", "json", check=False).stdout or "{}")
+        return (
+            "deletionTimestamp" in pod.get("metadata", {}) or pod.get("metadata", {}).get("uid") != entry["targetUID"]
+        )
+
+    wait_for(f"{victim} evicted", evicted, EVICT_AFTER_SECONDS + 60)
+    assert fault_state(namespace, name, 0) == "Injected" and not nodes()[lost]  # evicted while still lost
+    fault = back_and_whole(namespace, operator, name, lost)
+    made_anew = json.loads(kubectl("get", "pod", victim, "-n", namespace, "-o", "json").stdout)["metadata"]
+    assert made_anew["uid"] != entry["targetUID"], "the evicted member is the StatefulSet's new pod"
+    print("lost for good:", json.dumps(fault))
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")

@@ -70,6 +70,7 @@ class Injection:
     runners: str = EVERYWHERE  # partition: everywhere | cut-off-side
     chaos: Chaos | None = None  # chaos: the experiment asked for
     spec_index: int = 0  # its position in spec.faults (what a failure names)
+    for_good: bool = False  # node-loss: its duration is the rest of the measured interval
 
 
 @dataclass(frozen=True)

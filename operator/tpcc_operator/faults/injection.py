@@ -121,10 +121,12 @@ def schedule(spec: RunSpec, start_at: dt.datetime) -> list[Injection]:
         for k in range(f.count):
             due = measure + dt.timedelta(seconds=f.after_seconds + k * f.every_seconds)
             method = REGISTRY[f.action].method(f.method)
-            timed = f.duration_seconds or 0
+            # a node-loss for good lasts to the end of the measured interval (the CRD allows it once)
+            timed = spec.workload.duration_seconds - f.after_seconds if f.for_good else f.duration_seconds or 0
             inj = Injection(0, f.action, due, f.grace_period_seconds, f.pod_index, method, timed, f.victim, netem)
             split, runners = f.split or ISOLATE, f.runners or EVERYWHERE
-            out.append(dataclasses.replace(inj, split=split, runners=runners, chaos=f.chaos, spec_index=index))
+            inj = dataclasses.replace(inj, split=split, runners=runners, chaos=f.chaos, spec_index=index)
+            out.append(dataclasses.replace(inj, for_good=bool(f.for_good)))
     out.sort(key=lambda i: i.due)
     return [dataclasses.replace(inj, number=n) for n, inj in enumerate(out, 1)]
 

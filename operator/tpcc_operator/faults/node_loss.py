@@ -1,4 +1,5 @@
-"""node-loss: a whole node cut off the network for durationSeconds, by the fault helper on it.
+"""node-loss: a whole node cut off the network for durationSeconds (or, forGood, for the rest of
+the measured interval), by the fault helper on it.
 
 The helper runs in the node's network namespace (hostNetwork) and there puts DROP rules on every
 interface but lo (INPUT, OUTPUT, FORWARD: the node's own traffic and its pods'), commented with
@@ -137,6 +138,8 @@ class NodeLoss(FaultKind):
     def record(self, entry: dict, injection: Injection, chosen: list[DatabasePod], scene: Scene) -> None:
         super().record(entry, injection, chosen, scene)
         entry["node"] = chosen[0].node
+        if injection.for_good:
+            entry["forGood"] = True
 
     def kills(self, entry: FaultEntry) -> list[Kill]:
         seconds = entry.duration_seconds or 0
@@ -146,9 +149,10 @@ class NodeLoss(FaultKind):
         return [dataclasses.replace(k, node=entry.node or "") for k in super().heals(entry)]
 
     def injected(self, entry: FaultEntry) -> str:
-        return (
-            f"cut node {entry.node} (with {entry.who}) off the network, every interface but lo "
-            f"(iptables DROP), for {entry.duration_seconds}s"
+        return f"cut node {entry.node} (with {entry.who}) off the network, every interface but lo (iptables DROP), " + (
+            f"for good: the rest of the measured interval ({entry.duration_seconds}s)"
+            if entry.for_good
+            else f"for {entry.duration_seconds}s"
         )
 
     def healed(self, entry: FaultEntry) -> str:
