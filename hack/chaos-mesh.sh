@@ -70,9 +70,9 @@ build() {
 # --- images: the static binary on an almost empty root (CA bundle for the cloud kinds' APIs,
 # passwd for the user 65534 it runs as, /tmp), packed like hack/images.sh packs its images and
 # imported into each node's containerd (label tpcc.inputs: imported again only when the inputs
-# change; the nodes' sockets: hack/k8s/env.sh's node_sockets)
+# change: hack/k8s/env.sh's import_packed)
 images() {
-  local h tar r sock
+  local h tar r
   build
   tar=$CM_CACHE/images/chaos-controller-manager-$CHAOS_MESH_VERSION.tar
   h=$({ sha256sum <"$CM_BIN"; cat "$ROOT/hack/k8s/mkimage.py" "$0"; } | sha256sum | cut -c1-16)
@@ -89,13 +89,7 @@ images() {
     echo "$h" >"$tar.inputs"; rm -rf "$r"
     log "chaos-mesh images: $CM_IMAGE packed"
   fi
-  if ! ctr -a "$CSOCK" version >/dev/null 2>&1; then log "chaos-mesh images: containerd ($CSOCK) is not running"; return 1; fi
-  for sock in $(node_sockets); do
-    ctr -a "$sock" -n k8s.io images ls "name==docker.io/$CM_IMAGE" 2>/dev/null | grep -q "tpcc.inputs=$h" && continue
-    ctr -a "$sock" -n k8s.io images import "$tar" >/dev/null
-    ctr -a "$sock" -n k8s.io images label "docker.io/$CM_IMAGE" "tpcc.inputs=$h" >/dev/null
-    log "chaos-mesh images: imported $CM_IMAGE ($h) into ${sock#"$RUN"/}"
-  done
+  import_packed "chaos-mesh images" "$tar" "$CM_IMAGE" "$h"
 }
 
 # --- crds: server-side (the CRDs are too big for client-side apply's last-applied annotation)

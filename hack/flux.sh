@@ -6,7 +6,7 @@
 #   build    both controllers from their Go modules (pinned below) into $TPCC_CACHE/flux/bin/VERSION
 #            (Go caches shared with hack/local-k8s.sh in $TPCC_CACHE/go): minutes once, then seconds
 #   images   local/flux-source-controller:VERSION, local/flux-kustomize-controller:VERSION (the static
-#            binary, CA certificates, /tmp; hack/k8s/mkimage.py) imported into the cluster's containerd
+#            binary, CA certificates, /tmp; hack/k8s/mkimage.py) imported into every node's containerd
 #   git      a git server for the pods: `git http-backend` behind a small Python HTTP server
 #            (hack/k8s/git_server.py) on http://10.244.0.1:$FLUX_GIT_PORT/NAME.git, a host process like
 #            CoreDNS; pushing to a new NAME.git creates it; repositories under $WORK/k8s/flux-git
@@ -67,7 +67,7 @@ build() { build_one source-controller; build_one kustomize-controller; }
 
 # --- images: the static binary on an almost empty root (CA bundle for HTTPS sources, passwd for
 # the user 65534 the manifests run as, /tmp and /data for the emptyDirs), packed like
-# hack/images.sh packs its images (hack/k8s/mkimage.py) and imported into the node's containerd
+# hack/images.sh packs its images (hack/k8s/mkimage.py) and imported into every node's containerd
 # (label tpcc.inputs: imported again only when the inputs change)
 image_ref() { echo "local/flux-$1:$(version_of "$1")"; }
 image_one() { # controller
@@ -86,12 +86,7 @@ image_one() { # controller
     echo "$h" >"$tar.inputs"; rm -rf "$r"
     log "flux images: $ref packed"
   fi
-  if ! ctr -a "$CSOCK" version >/dev/null 2>&1; then log "flux images: containerd ($CSOCK) is not running"; return 1; fi
-  if ! ctr -a "$CSOCK" -n k8s.io images ls "name==docker.io/$ref" 2>/dev/null | grep -q "tpcc.inputs=$h"; then
-    ctr -a "$CSOCK" -n k8s.io images import "$tar" >/dev/null
-    ctr -a "$CSOCK" -n k8s.io images label "docker.io/$ref" "tpcc.inputs=$h" >/dev/null
-    log "flux images: imported $ref ($h)"
-  fi
+  import_packed "flux images" "$tar" "$ref" "$h"
 }
 images() { build; image_one source-controller; image_one kustomize-controller; }
 
