@@ -125,8 +125,11 @@ def schedule(spec: RunSpec, start_at: dt.datetime) -> list[Injection]:
             timed = spec.workload.duration_seconds - f.after_seconds if f.for_good else f.duration_seconds or 0
             inj = Injection(0, f.action, due, f.grace_period_seconds, f.pod_index, method, timed, f.victim, netem)
             split, runners = f.split or ISOLATE, f.runners or EVERYWHERE
-            inj = dataclasses.replace(inj, split=split, runners=runners, chaos=f.chaos, spec_index=index)
-            out.append(dataclasses.replace(inj, for_good=bool(f.for_good)))
+            out.append(
+                dataclasses.replace(
+                    inj, split=split, runners=runners, chaos=f.chaos, spec_index=index, for_good=bool(f.for_good)
+                )
+            )
     out.sort(key=lambda i: i.due)
     return [dataclasses.replace(inj, number=n) for n, inj in enumerate(out, 1)]
 
