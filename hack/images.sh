@@ -71,22 +71,12 @@ finish_rootfs() { # rootfs: leave no build traces; .pyc files that stay valid wi
   rm -rf "$1/tmp/src" "$1/var/lib/apt/lists/"* "$1/var/cache/apt/"*.bin "$1/var/cache/apt/archives/"*.deb "$1/root/.cache"
   printf 'nameserver 127.0.0.1\n' >"$1/etc/resolv.conf" # the kubelet mounts the real one
 }
-label_of() { # socket ref -> the tpcc.inputs label that containerd has for it ('' if none / containerd down)
-  [ -S "$1" ] || return 0
-  ctr -a "$1" -n k8s.io images ls "name==docker.io/$2" 2>/dev/null | grep -o 'tpcc.inputs=[0-9a-f]*' | cut -d= -f2 || true
-}
 import_image() { # name ref: load $IMAGES/name.tar into each node's containerd that lacks this version
-  local name=$1 ref=$2 want sock t; want=$(cat "$IMAGES/$name.inputs")
+  # (no cluster yet is not an error here: 'hack/local-k8s.sh node' imports what is built)
   if [ ! -S "$CSOCK" ] || ! ctr -a "$CSOCK" version >/dev/null 2>&1; then
-    log "images: containerd not running; $ref will be imported by 'hack/local-k8s.sh node'"; return
+    log "images: containerd not running; $2 will be imported by 'hack/local-k8s.sh node'"; return
   fi
-  for sock in $(node_sockets); do
-    [ "$(label_of "$sock" "$ref")" = "$want" ] && continue
-    t=$(now)
-    ctr -a "$sock" -n k8s.io images import "$IMAGES/$name.tar" >/dev/null
-    ctr -a "$sock" -n k8s.io images label "docker.io/$ref" "tpcc.inputs=$want" >/dev/null
-    log "images: imported $ref ($want) into ${sock#"$RUN"/} in $(( $(now) - t ))s"
-  done
+  import_packed images "$IMAGES/$1.tar" "$2" "$(cat "$IMAGES/$1.inputs")"
 }
 built() { # name hash: is $IMAGES/name.tar built from these inputs?
   [ -f "$IMAGES/$1.tar" ] && [ "$(cat "$IMAGES/$1.inputs" 2>/dev/null)" = "$2" ]

@@ -21,12 +21,13 @@ node_sockets() { # the containerd of every node of the cluster: node 1's, then n
 }
 import_packed() { # who tar ref inputs-hash: a packed image into every node's containerd that lacks this
   # version (the label tpcc.inputs says which); the scheduler may put its pods on any node
-  local who=$1 tar=$2 ref=$3 h=$4 sock
+  local who=$1 tar=$2 ref=$3 h=$4 sock t
   if ! ctr -a "$CSOCK" version >/dev/null 2>&1; then log "$who: containerd ($CSOCK) is not running"; return 1; fi
   for sock in $(node_sockets); do
     ctr -a "$sock" -n k8s.io images ls "name==docker.io/$ref" 2>/dev/null | grep -q "tpcc.inputs=$h" && continue
+    t=$(date +%s)
     ctr -a "$sock" -n k8s.io images import "$tar" >/dev/null
     ctr -a "$sock" -n k8s.io images label "docker.io/$ref" "tpcc.inputs=$h" >/dev/null
-    log "$who: imported $ref ($h) into ${sock#"$RUN"/}"
+    log "$who: imported $ref ($h) into ${sock#"$RUN"/} in $(( $(date +%s) - t ))s"
   done
 }
