@@ -187,7 +187,7 @@ def decide(
         last.update(state=SKIPPED, message="the measured interval ended before the kill")
         d.events.append(("Warning", "FaultSkipped", f"fault {last['number']}: {last['message']}"))
     elif last and last["state"] == INJECTING:
-        _inject(d, last, now)
+        _inject(d, last, now, measured_end(spec, start_at))
     elif last and last["state"] == INJECTED and REGISTRY[last["action"]].timed:
         if now < parse_time(last["injectedTime"]) + dt.timedelta(seconds=last["durationSeconds"]):
             return d
@@ -209,9 +209,11 @@ def decide(
     return d
 
 
-def _inject(d: Decision, entry: dict, now: dt.datetime) -> None:
+def _inject(d: Decision, entry: dict, now: dt.datetime, end: dt.datetime) -> None:
     """The kill of an INJECTING entry: its victims into d.kills, the entry INJECTED."""
     entry.update(state=INJECTED, injectedTime=rfc3339(now))
+    if entry.get("forGood"):  # lost until the measured interval ends, however late it came
+        entry["durationSeconds"] = max(1, int((end - now).total_seconds()))
     kind, typed = REGISTRY[entry["action"]], FaultEntry.from_json(entry)
     d.kills = kind.kills(typed)
     d.events.append(
