@@ -52,6 +52,12 @@ def every_process() -> Iterator[tuple[int, list[str]]]:
             yield int(entry.name), fields
 
 
+def group_cpu_seconds(pid: int) -> float:
+    """CPU seconds of every live process in pid's process group (a server and its children)."""
+    group = os.getpgid(pid)
+    return sum(int(f[11]) + int(f[12]) for _, f in every_process() if int(f[2]) == group) / CLOCK_TICKS
+
+
 def process_cpu(pid: int) -> float:
     """utime + stime of a live process, in seconds (0 if it is gone)."""
     fields = stat_fields(pid)

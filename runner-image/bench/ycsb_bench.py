@@ -23,16 +23,7 @@ from pathlib import Path
 
 import servers
 from bench import ROOT
-from overhead import become_subreaper, every_process, reap_all, tpcc_command
-
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def group_cpu_seconds(pid: int) -> float:
-    """CPU seconds of every process in pid's process group (the server and its children)."""
-    group = os.getpgid(pid)
-    ticks = sum(int(f[11]) + int(f[12]) for _, f in every_process() if int(f[2]) == group)  # pgrp; utime, stime
-    return ticks / TICKS
+from overhead import become_subreaper, group_cpu_seconds, reap_all, tpcc_command
 
 
 def ycsb(runner: Path, phase: str, db: str, endpoint: str, server_pid: int, *args: str) -> dict:
