@@ -142,31 +142,38 @@ def victims_of(entry: dict) -> list[dict]:
     return [{"pod": entry["target"], "uid": entry["targetUID"], "restarts": entry.get("targetRestarts", 0)}]
 
 
-def choose_member(
-    which: str,
-    injection: Injection,
-    database: Database,
-    release: str,
-    pods: list[DatabasePod],
-    primary: str | None,
-    seed: str,
-) -> DatabasePod | str:
+@dataclass(frozen=True)
+class Members:
+    """What a due fault's victims are chosen among: the database, its Helm release and pods, the
+    pod that says it is the primary, the run's seed (its UID: a repeated decision picks the same
+    pods) and the nodes of the operator and the runner pods (busy_nodes, which a node-loss
+    spares)."""
+
+    database: Database
+    release: str
+    pods: list[DatabasePod]
+    primary: str | None
+    seed: str
+    busy_nodes: frozenset[str] = frozenset()
+
+
+def choose_member(which: str, injection: Injection, among: Members) -> DatabasePod | str:
     """The member `which` names (pod-index, primary or random-member), or why there is none.
     Deterministic for a given seed (the run's UID), so a repeated decision picks the same pod."""
-    by_name = {p.name: p for p in pods}
-    ready = sorted((p for p in pods if p.ready), key=lambda p: p.name)
+    by_name = {p.name: p for p in among.pods}
+    ready = sorted((p for p in among.pods if p.ready), key=lambda p: p.name)
     if which == POD_INDEX:
-        name = f"{release}-{injection.pod_index}"
+        name = f"{among.release}-{injection.pod_index}"
         pod = by_name.get(name)
         return pod if pod and pod.ready else f"pod {name} is not running and ready"
-    if which == PRIMARY and database.has_primary:
-        if not primary:
-            return f"no {database.name} member names a primary"
-        pod = by_name.get(primary)
-        return pod if pod and pod.ready else f"primary {primary} is not a ready pod of {release}"
+    if which == PRIMARY and among.database.has_primary:
+        if not among.primary:
+            return f"no {among.database.name} member names a primary"
+        pod = by_name.get(among.primary)
+        return pod if pod and pod.ready else f"primary {among.primary} is not a ready pod of {among.release}"
     if not ready:
         return "no database pod is ready"
-    return random.Random(f"{seed}/{injection.number}").choice(ready)
+    return random.Random(f"{among.seed}/{injection.number}").choice(ready)
 
 
 class FaultKind:
@@ -194,19 +201,9 @@ class FaultKind:
         """The member it takes: pod-index, primary or random-member."""
         return self.member or injection.victim
 
-    def choose(
-        self,
-        injection: Injection,
-        database: Database,
-        release: str,
-        pods: list[DatabasePod],
-        primary: str | None,
-        seed: str,
-        busy_nodes: frozenset[str] = frozenset(),
-    ) -> list[DatabasePod] | str:
-        """Its victims (one, unless the kind takes several), or why there are none. busy_nodes:
-        the nodes of the operator and the runner pods."""
-        victim = choose_member(self.which(injection), injection, database, release, pods, primary, seed)
+    def choose(self, injection: Injection, among: Members) -> list[DatabasePod] | str:
+        """Its victims (one, unless the kind takes several), or why there are none."""
+        victim = choose_member(self.which(injection), injection, among)
         return victim if isinstance(victim, str) else [victim]
 
     def refusal(self, fault: Fault, can: Capabilities) -> str | None:

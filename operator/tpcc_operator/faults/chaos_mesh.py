@@ -18,10 +18,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import plan
-from ..databases import Database
 from ..runspec import Fault
 from ..runstatus import ChaosExperiment, FaultEntry
-from .base import CHAOS_MESH, Capabilities, Cluster, DatabasePod, FaultKind, Injection, Kill, Scene
+from .base import CHAOS_MESH, Capabilities, Cluster, DatabasePod, FaultKind, Injection, Kill, Members, Scene
 
 GROUP, VERSION = "chaos-mesh.org", "v1alpha1"
 DEFAULT_MODE = "one"
@@ -90,18 +89,9 @@ class ChaosMesh(FaultKind):
             )
         return None
 
-    def choose(
-        self,
-        injection: Injection,
-        database: Database,
-        release: str,
-        pods: list[DatabasePod],
-        primary: str | None,
-        seed: str,
-        busy_nodes: frozenset[str] = frozenset(),
-    ) -> list[DatabasePod] | str:
+    def choose(self, injection: Injection, among: Members) -> list[DatabasePod] | str:
         """Every database pod: the experiment's selector (its mode picks among them)."""
-        return sorted(pods, key=lambda p: p.name) if pods else "no database pod found"
+        return sorted(among.pods, key=lambda p: p.name) if among.pods else "no database pod found"
 
     def record(self, entry: dict, injection: Injection, chosen: list[DatabasePod], scene: Scene) -> None:
         super().record(entry, injection, chosen, scene)

@@ -85,6 +85,7 @@ from .base import (
     DatabasePod,
     Injection,
     Kill,
+    Members,
     Netem,
     Scene,
     choose_member,
@@ -153,7 +154,7 @@ def choose_victims(
 ) -> list[DatabasePod] | str:
     """The pods to kill (every one for kill-all, a partition's half, else one), or why there are
     none: its kind's choice (busy_nodes: the nodes of the operator and the runner pods)."""
-    return REGISTRY[injection.action].choose(injection, database, release, pods, primary, seed, busy_nodes)
+    return REGISTRY[injection.action].choose(injection, Members(database, release, pods, primary, seed, busy_nodes))
 
 
 def choose_victim(
@@ -161,7 +162,7 @@ def choose_victim(
 ) -> DatabasePod | str:
     """The one pod to kill (or pause), or why there is none: the member its kind takes."""
     which = REGISTRY[injection.action].which(injection)
-    return choose_member(which, injection, database, release, pods, primary, seed)
+    return choose_member(which, injection, Members(database, release, pods, primary, seed))
 
 
 def decide(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 
 from .. import plan
-from ..databases import Database
 from ..runstatus import FaultEntry
 from .base import (
     CUT_OFF_SIDE,
@@ -27,6 +26,7 @@ from .base import (
     FaultKind,
     Injection,
     Kill,
+    Members,
     Netem,
     Scene,
 )
@@ -79,20 +79,11 @@ class KillAll(_PodKill):
     action = "kill-all"
     takes_every_pod = True
 
-    def choose(
-        self,
-        injection: Injection,
-        database: Database,
-        release: str,
-        pods: list[DatabasePod],
-        primary: str | None,
-        seed: str,
-        busy_nodes: frozenset[str] = frozenset(),
-    ) -> list[DatabasePod] | str:
-        down = sorted(p.name for p in pods if not p.ready)
-        if not pods or down:
+    def choose(self, injection: Injection, among: Members) -> list[DatabasePod] | str:
+        down = sorted(p.name for p in among.pods if not p.ready)
+        if not among.pods or down:
             return f"not every database pod is ready ({', '.join(down) or 'none found'})"
-        return sorted(pods, key=lambda p: p.name)
+        return sorted(among.pods, key=lambda p: p.name)
 
 
 class Pause(FaultKind):
@@ -151,19 +142,10 @@ class Partition(FaultKind):
     timed = True
     needs_helper = True
 
-    def choose(
-        self,
-        injection: Injection,
-        database: Database,
-        release: str,
-        pods: list[DatabasePod],
-        primary: str | None,
-        seed: str,
-        busy_nodes: frozenset[str] = frozenset(),
-    ) -> list[DatabasePod] | str:
+    def choose(self, injection: Injection, among: Members) -> list[DatabasePod] | str:
         if injection.split == HALVES:
-            return half(injection, pods, seed)
-        return super().choose(injection, database, release, pods, primary, seed)
+            return half(injection, among.pods, among.seed)
+        return super().choose(injection, among)
 
     def needs_runner_pods(self, injection: Injection) -> bool:
         return injection.runners == CUT_OFF_SIDE

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..databases import Database
 from ..runstatus import FaultEntry
-from .base import Cluster, DatabasePod, FaultKind, Injection, Kill, Scene
+from .base import Cluster, DatabasePod, FaultKind, Injection, Kill, Members, Scene
 
 NODE_IPTABLES = "node-iptables"  # a node-loss's method: DROP rules in the node's network namespace
 
@@ -114,20 +113,11 @@ class NodeLoss(FaultKind):
     fails_without_victim = True  # no node to lose here: the fault asked for cannot happen
     spares_busy_nodes = True
 
-    def choose(
-        self,
-        injection: Injection,
-        database: Database,
-        release: str,
-        pods: list[DatabasePod],
-        primary: str | None,
-        seed: str,
-        busy_nodes: frozenset[str] = frozenset(),
-    ) -> list[DatabasePod] | str:
-        free = eligible(pods, busy_nodes)
+    def choose(self, injection: Injection, among: Members) -> list[DatabasePod] | str:
+        free = eligible(among.pods, among.busy_nodes)
         if not free:
-            return no_node_to_lose(pods, busy_nodes)
-        return super().choose(injection, database, release, free, primary, seed, busy_nodes)
+            return no_node_to_lose(among.pods, among.busy_nodes)
+        return super().choose(injection, dataclasses.replace(among, pods=free))
 
     def impossible(self, pods: list[DatabasePod], busy_nodes: frozenset[str]) -> str | None:
         """Every member scheduled, and each beside the operator or a runner pod."""
