@@ -43,6 +43,8 @@ SECANTUS_IMAGE = "local/secantus:dev"
 # node-losses (226 + 261 s on the 3-node cluster, alone; 618 s in a CI where the first failed) went to
 # b, which then took 2,187 s against a's 1,990: fail-fast (93 s) moved to a. test_nodes_e2e.py needs
 # hack/test.sh's three nodes (a failure on fewer there, a skip elsewhere).
+# 2026-11-29: a cold CI (fresh machine, 3bf451d) took share a 2,131 s and share b 2,135 s; the
+# for-good node loss then became a YCSB run (228 s alone, as the TPC-C one took).
 SHARES = {
     "test_mongodb_e2e.py": "a",
     "test_voltdb_faults_e2e.py": "a",
