@@ -44,7 +44,7 @@ SECANTUS_IMAGE = "local/secantus:dev"
 # b, which then took 2,187 s against a's 1,990: fail-fast (93 s) moved to a. test_nodes_e2e.py needs
 # hack/test.sh's three nodes (a failure on fewer there, a skip elsewhere).
 # 2026-11-29: a cold CI (fresh machine, 3bf451d) took share a 2,131 s and share b 2,135 s; the
-# for-good node loss then became a YCSB run (228 s alone, as the TPC-C one took).
+# for-good node loss then became a YCSB run (228 s alone; the TPC-C one it replaced, 261 s).
 SHARES = {
     "test_mongodb_e2e.py": "a",
     "test_voltdb_faults_e2e.py": "a",
