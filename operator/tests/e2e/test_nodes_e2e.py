@@ -20,7 +20,7 @@ import json
 
 import pytest
 from test_benchmarkrun_e2e import _unavailable, kubectl, manifest, wait_for, wait_phase
-from test_voltdb_faults_e2e import fault_state, finished, voltdb_run, with_fault_helper, ycsb_finished
+from test_voltdb_faults_e2e import fault_state, finished, voltdb_run, with_fault_helper, ycsb_a, ycsb_finished
 
 pytestmark = pytest.mark.k8s
 
@@ -119,16 +119,7 @@ def test_voltdb_member_node_lost_then_back(namespace, operator):
 # and the member's toleration of the unreachable taint (20 s here, 300 s by default) after it
 EVICT_AFTER_SECONDS = 20
 FOR_GOOD_RUN = voltdb_run(150, [{"action": "node-loss", "afterSeconds": 15, "forGood": True}])
-FOR_GOOD_RUN["workload"] = {
-    "kind": "ycsb",
-    "clients": 4,
-    "durationSeconds": 150,
-    # the operations on the lost host's connection fail until the clients give it up
-    "maxErrorPercent": 100,
-    "warmupSeconds": 0,
-    "loadWorkers": 2,
-    "ycsb": {"workload": "a", "recordCount": 2000, "batchSize": 50, "properties": {"dataintegrity": "true"}},
-}
+FOR_GOOD_RUN["workload"] = ycsb_a(150)
 FOR_GOOD_RUN["database"]["deploy"]["antiAffinity"] = "required"
 FOR_GOOD_RUN["database"]["deploy"]["values"]["tolerations"] = [
     {"key": RESERVED, "operator": "Exists"},

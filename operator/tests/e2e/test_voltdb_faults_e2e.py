@@ -400,19 +400,27 @@ POD_KILL = {
     "durationSeconds": CHAOS_SECONDS,
     "chaos": {"kind": "PodChaos", "spec": {"action": "pod-kill", "mode": "one"}},
 }
-# the partition puts both runner pods with node 1: they reach only the member that stops itself
-YCSB_PAUSE_THEN_PARTITION_RUN = {
-    **voltdb_run(150, [timed("pause", 2, 10), timed("partition", 1, 70, runners="cut-off-side"), POD_KILL]),
-    "workload": {
+
+
+def ycsb_a(duration_seconds: int) -> dict:
+    """The workload of the YCSB fault runs: A (reads and updates) over 2,000 records with their
+    data integrity checked, 4 client threads; every operation may fail (maxErrorPercent 100:
+    while the clients reach only a stopped minority, or a lost host, they do)."""
+    return {
         "kind": "ycsb",
         "clients": 4,
-        "durationSeconds": 150,
-        # every operation fails while the runners reach only the stopped minority
+        "durationSeconds": duration_seconds,
         "maxErrorPercent": 100,
         "warmupSeconds": 0,
         "loadWorkers": 2,
         "ycsb": {"workload": "a", "recordCount": 2000, "batchSize": 50, "properties": {"dataintegrity": "true"}},
-    },
+    }
+
+
+# the partition puts both runner pods with node 1: they reach only the member that stops itself
+YCSB_PAUSE_THEN_PARTITION_RUN = {
+    **voltdb_run(150, [timed("pause", 2, 10), timed("partition", 1, 70, runners="cut-off-side"), POD_KILL]),
+    "workload": ycsb_a(150),
     "runners": {"parallelism": 2, "imagePullPolicy": "Never"},
 }
 
