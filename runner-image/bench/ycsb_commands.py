@@ -38,7 +38,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pymongo
@@ -88,11 +87,15 @@ def java_classpath() -> str:
     return f"{classes}:{lib}/*"
 
 
-@dataclass(frozen=True)
 class Client:
+    """One YCSB client: its command line for a load or run, and how to read what it did."""
+
     name: str
 
-    def command(self, phase: str, endpoint: str, database: str, props: dict[str, str]) -> tuple[list[str], dict]:
+    def command(
+        self, phase: str, endpoint: str, database: str, props: dict[str, str], results: Path
+    ) -> tuple[list[str], dict]:
+        """The command and its environment (results: where a client that writes a document puts it)."""
         raise NotImplementedError
 
     def operations(self, phase: str, out: str, results: Path) -> dict[str, int]:
@@ -101,11 +104,14 @@ class Client:
 
 
 class JavaYCSB(Client):
-    def __init__(self, classpath: str) -> None:
-        super().__init__("YCSB 0.17.0 Java")
-        object.__setattr__(self, "classpath", classpath)
+    name = "YCSB 0.17.0 Java"
 
-    def command(self, phase: str, endpoint: str, database: str, props: dict[str, str]) -> tuple[list[str], dict]:
+    def __init__(self, classpath: str) -> None:
+        self.classpath = classpath
+
+    def command(
+        self, phase: str, endpoint: str, database: str, props: dict[str, str], results: Path
+    ) -> tuple[list[str], dict]:
         url = f"mongodb://{endpoint}/{database}?w=1"
         settings = {
             "workload": "site.ycsb.workloads.CoreWorkload",
@@ -126,11 +132,13 @@ class JavaYCSB(Client):
 
 
 class Ours(Client):
-    def __init__(self) -> None:
-        super().__init__("ours (tpcc ycsb)")
+    name = "ours (tpcc ycsb)"
 
-    def command(self, phase: str, endpoint: str, database: str, props: dict[str, str]) -> tuple[list[str], dict]:
+    def command(
+        self, phase: str, endpoint: str, database: str, props: dict[str, str], results: Path
+    ) -> tuple[list[str], dict]:
         args = ["ycsb", phase, "--db", "mongodb", "--endpoints", endpoint, "--metrics-port", "0", "--threads", "1"]
+        args += ["--results", str(results)]
         args += ["--driver-opt", f"database={database}", "--driver-opt", "upsert=false"]
         args += [x for k, v in props.items() for x in ("-p", f"{k}={v}")]
         if phase == "run":
@@ -154,9 +162,7 @@ def measured(client: Client, phase: str, endpoint: str, database: str, props: di
     namespace = f"{database}.{TABLE}"
     before = top(endpoint, namespace)
     with tempfile.NamedTemporaryFile(suffix=".json") as results:
-        cmd, env = client.command(phase, endpoint, database, props)
-        if isinstance(client, Ours):
-            cmd += ["--results", results.name]
+        cmd, env = client.command(phase, endpoint, database, props, Path(results.name))
         done = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"{client.name} {phase}: exit {done.returncode}: {(done.stderr or done.stdout).strip()[-2000:]}")
