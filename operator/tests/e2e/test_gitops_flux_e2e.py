@@ -8,7 +8,7 @@ Commits, each pushed and then announced to the GitRepository the way a webhook R
   1. a BenchmarkRun with a regression policy (onRegression: Fail) and a runToken: the
      Kustomization waits (Ready=Unknown, Progressing) and turns Ready=True when the run succeeds;
      its BenchmarkResult is the baseline (verdict Inconclusive: no history yet);
-  2. the database's CPU cut to a fifth of a core and the token bumped: the run's verdict is
+  2. the database's CPU cut to a tenth of a core (test_regression_e2e's cut) and the token bumped: the run's verdict is
      Regressed and the Kustomization Ready=False (HealthCheckFailed, naming the run);
   3. `git revert` of 2: the spec and the token are commit 1's again (a token reused after a spec
      change): the run runs again (its spec hash differs from the one under way), passes against
@@ -36,6 +36,7 @@ from pathlib import Path
 import pytest
 from flux_health import HEALTH_CHECK_EXPRS
 from test_benchmarkrun_e2e import ROOT, _unavailable, get_run, kubectl, wait_for
+from test_regression_e2e import SLOW_VALUES
 
 pytestmark = pytest.mark.k8s
 
@@ -43,7 +44,7 @@ GIT_URL = os.environ.get("TPCC_FLUX_GIT", "http://10.244.0.1:18080")
 RUN_NAME = "nightly-voltdb"
 PATH_IN_REPO = "benchmarks/nightly"
 # small, as test_regression_e2e's: two equal 20 s runs on the shared 2-core node have differed
-# by 36 % in tpmC, so the limit is 60 %; the cut database (200m CPU, one site) loses far more
+# by 36 % in tpmC, so the limit is 60 %; the cut database (SLOW_VALUES) loses far more
 RUN_SPEC = {
     "database": {"type": "voltdb"},
     "workload": {"warehouses": 1, "clients": 4, "durationSeconds": 20, "warmupSeconds": 10},
@@ -61,7 +62,6 @@ RUN_SPEC = {
 # BenchmarkRun with kstatus's generic rules, and a new run has no status yet when Flux first
 # polls it (right after applying it): kstatus says Current, and the Kustomization turned
 # Ready=True with the run still Pending (observed here, before the operator's first tick).
-SLOW_VALUES = {"sitesPerHost": 1, "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}}
 
 
 @pytest.fixture(scope="module")
@@ -173,20 +173,27 @@ def announce(ns: str) -> None:
 def follow(ns: str, sha: str, want: str, timeout: float = 900) -> tuple[dict, float, list[tuple[float, str]]]:
     """Waits until the Kustomization's Ready is `want` (True/False) for revision sha; returns it,
     the seconds since the push, and the Kustomization's Ready states seen on the way (seconds
-    since the push, status/reason)."""
-    t0, seen = time.time(), []
+    since the push, status/reason). Ready=True at sha after its health check was under way
+    (Unknown) is the end of that revision's reconciliation: when False is wanted it fails then,
+    with what the run says (a CI once waited out the whole timeout on it)."""
+    t0, seen, checking = time.time(), [], False
     deadline = t0 + timeout
     while time.time() < deadline:
         ks = get(ns, "kustomization", "nightly-tpcc")
         ready = ready_of(ks)
-        attempted = ks.get("status", {}).get("lastAttemptedRevision", "")
+        attempted = ks.get("status", {}).get("lastAttemptedRevision", "").endswith(sha)
         state = f"{ready.get('status')}/{ready.get('reason')}"
-        if not attempted.endswith(sha):
+        if not attempted:
             state += " (earlier revision)"
         if not seen or seen[-1][1] != state:
             seen.append((round(time.time() - t0, 1), state))
-        if attempted.endswith(sha) and ready.get("status") == want:
+        if attempted and ready.get("status") == want:
             return ks, time.time() - t0, seen
+        checking = checking or (attempted and ready.get("status") == "Unknown")
+        if checking and want == "False" and ready.get("status") == "True":
+            run = (get_run(ns, RUN_NAME) or {}).get("status", {})
+            said = (run.get("phase"), run.get("verdict"), run.get("regression", {}).get("message"))
+            raise AssertionError(f"Ready=True at {sha[:8]}, not {want}: {seen}; the run: {said}")
         time.sleep(1)
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for Ready={want} at {sha[:8]}: {seen}")
 
@@ -244,7 +251,7 @@ def test_flux_applies_runs_and_turns_red_on_a_regression(namespace, operator, fl
     slow["database"]["deploy"] = {"values": SLOW_VALUES}
     slow["runToken"] = "2"
     repo.write({f"{PATH_IN_REPO}/run.yaml": run_yaml(slow)})
-    sha2 = repo.commit("voltdb: one site per host, 200m CPU")
+    sha2 = repo.commit("voltdb: one site per host, 100m CPU")
     announce(namespace)
     ks, took, seen = follow(namespace, sha2, "False")
     second = get_run(namespace, RUN_NAME)

@@ -23,7 +23,7 @@ RUN = {
     "workload": {"warehouses": 1, "clients": 4, "durationSeconds": 20, "warmupSeconds": 10},
     "runners": {"parallelism": 1},
     # two equal 20 s runs on a shared 2-core node have measured 53,151 and 82,734 tpmC (-36 %):
-    # the limit sits well above that noise; the slowed database (200m CPU) loses far more
+    # the limit sits well above that noise; the slowed database (100m CPU) loses far more
     "regression": {
         "baseline": {"previous": 2},
         "maxTpmCDropPercent": 60,
@@ -35,7 +35,10 @@ RUN = {
     "cleanup": {"policy": "Always"},
     "runToken": "1",
 }
-SLOW_VALUES = {"sitesPerHost": 1, "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}}
+# A tenth of a core, one site: alone on the local cluster (2026-11-29) it ran 2,325 tpmC against
+# 134,265 and 135,924 (-98 %; its run 150 s against 73). 200m ran 7,566 (-94 %), but a CI's
+# baseline, run beside the other share's four paper runs, came within 60 % of it and the run passed.
+SLOW_VALUES = {"sitesPerHost": 1, "resources": {"requests": {"cpu": "50m"}, "limits": {"cpu": "100m"}}}
 
 
 def judged(ns: str, name: str, generation: int) -> dict:
