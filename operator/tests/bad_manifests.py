@@ -860,6 +860,18 @@ BAD = [
         "Unsupported value",
     ),
     Bad(
+        "scale-down-zero",
+        {"database": VOLTDB, "workload": {"scaleDown": 0}},
+        "spec.workload.scaleDown",
+        "greater than or equal to 1",
+    ),
+    Bad(
+        "ycsb-scaled-down",
+        {"database": VOLTDB, "workload": {"kind": "ycsb", "scaleDown": 10}},
+        "spec",
+        "workload.scaleDown divides TPC-C's rows per warehouse",
+    ),
+    Bad(
         "ycsb-with-acid",
         {"database": VOLTDB, "workload": {"kind": "ycsb"}, "verify": {"acid": {"enabled": True}}},
         "spec",

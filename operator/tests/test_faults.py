@@ -107,34 +107,40 @@ def test_primary_is_what_the_replica_set_says(hello, pod):
 
 def test_victims():
     inj = Injection(1, "kill-node", T0, 0, 2)
-    assert faults.choose_victim(inj, VOLTDB, "bench-g2", ALL_READY, None, "s").name == "bench-g2-2"
+    assert faults.choose_victim(inj, faults.Members(VOLTDB, "bench-g2", ALL_READY, None, "s")).name == "bench-g2-2"
     down = pods(("bench-g2-0", "a", True), ("bench-g2-2", "c", False))
-    assert faults.choose_victim(inj, VOLTDB, "bench-g2", down, None, "s") == "pod bench-g2-2 is not running and ready"
-    primary = Injection(1, "kill-primary", T0, 0, 0)
-    assert faults.choose_victim(primary, MONGODB, "bench-g2", ALL_READY, "bench-g2-1", "s").name == "bench-g2-1"
     assert (
-        faults.choose_victim(primary, MONGODB, "bench-g2", ALL_READY, None, "s") == "no mongodb member names a primary"
+        faults.choose_victim(inj, faults.Members(VOLTDB, "bench-g2", down, None, "s"))
+        == "pod bench-g2-2 is not running and ready"
+    )
+    primary = Injection(1, "kill-primary", T0, 0, 0)
+    assert (
+        faults.choose_victim(primary, faults.Members(MONGODB, "bench-g2", ALL_READY, "bench-g2-1", "s")).name
+        == "bench-g2-1"
+    )
+    assert (
+        faults.choose_victim(primary, faults.Members(MONGODB, "bench-g2", ALL_READY, None, "s"))
+        == "no mongodb member names a primary"
     )
     # VoltDB has no primary: a random ready member, the same one for the same seed and number
     chosen = {
-        faults.choose_victim(Injection(n, "kill-primary", T0, 0, 0), VOLTDB, "bench-g2", ALL_READY, None, "uid-1").name
+        faults.choose_victim(
+            Injection(n, "kill-primary", T0, 0, 0), faults.Members(VOLTDB, "bench-g2", ALL_READY, None, "uid-1")
+        ).name
         for n in range(1, 30)
     }
     assert len(chosen) > 1 and chosen <= {p.name for p in ALL_READY}
     again = faults.choose_victim(
-        Injection(7, "kill-random-member", T0, 0, 0), VOLTDB, "bench-g2", list(reversed(ALL_READY)), None, "uid-1"
+        Injection(7, "kill-random-member", T0, 0, 0),
+        faults.Members(VOLTDB, "bench-g2", list(reversed(ALL_READY)), None, "uid-1"),
     )
     assert again == faults.choose_victim(
-        Injection(7, "kill-random-member", T0, 0, 0), VOLTDB, "bench-g2", ALL_READY, None, "uid-1"
+        Injection(7, "kill-random-member", T0, 0, 0), faults.Members(VOLTDB, "bench-g2", ALL_READY, None, "uid-1")
     )
     assert (
         faults.choose_victim(
             Injection(1, "kill-random-member", T0, 0, 0),
-            VOLTDB,
-            "bench-g2",
-            pods(("bench-g2-0", "a", False)),
-            None,
-            "s",
+            faults.Members(VOLTDB, "bench-g2", pods(("bench-g2-0", "a", False)), None, "s"),
         )
         == "no database pod is ready"
     )

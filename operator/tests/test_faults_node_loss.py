@@ -64,9 +64,11 @@ def test_the_victim_is_a_member_on_a_node_without_the_operator_or_a_runner():
     assert eligible([DatabasePod("p", "u", True)], frozenset()) == []  # not scheduled: no node to lose
     inj = Injection(1, "node-loss", T0, 0, 0, "node-iptables", 30)
     for seed in ("s1", "s2", "s3"):
-        assert faults.choose_victims(inj, VOLTDB, "bench-g2", ON_NODES, None, seed, BUSY) == [ON_NODES[2]]
+        assert faults.choose_victims(inj, faults.Members(VOLTDB, "bench-g2", ON_NODES, None, seed, BUSY)) == [
+            ON_NODES[2]
+        ]
     by_index = Injection(1, "node-loss", T0, 0, 1, "node-iptables", 30, "pod-index")
-    assert faults.choose_victims(by_index, VOLTDB, "bench-g2", ON_NODES, None, "s", BUSY) == (
+    assert faults.choose_victims(by_index, faults.Members(VOLTDB, "bench-g2", ON_NODES, None, "s", BUSY)) == (
         "pod bench-g2-1 is not running and ready"  # its node has a runner pod: not among those to lose
     )
 

@@ -48,17 +48,21 @@ def test_a_pause_is_scheduled_with_its_duration_and_victim(pause):
 
 def test_a_pause_takes_the_victim_it_names():
     by_index = Injection(1, "pause", T0, 0, 1, faults.SIGSTOP, 30, "pod-index")
-    assert faults.choose_victim(by_index, VOLTDB, "bench-g2", ALL_READY, None, "s").name == "bench-g2-1"
+    assert faults.choose_victim(by_index, faults.Members(VOLTDB, "bench-g2", ALL_READY, None, "s")).name == "bench-g2-1"
     primary = Injection(1, "pause", T0, 0, 0, faults.SIGSTOP, 30, "primary")
-    assert faults.choose_victim(primary, MONGODB, "bench-g2", ALL_READY, "bench-g2-2", "s").name == "bench-g2-2"
     assert (
-        faults.choose_victim(primary, MONGODB, "bench-g2", ALL_READY, None, "s") == "no mongodb member names a primary"
+        faults.choose_victim(primary, faults.Members(MONGODB, "bench-g2", ALL_READY, "bench-g2-2", "s")).name
+        == "bench-g2-2"
+    )
+    assert (
+        faults.choose_victim(primary, faults.Members(MONGODB, "bench-g2", ALL_READY, None, "s"))
+        == "no mongodb member names a primary"
     )
     # VoltDB has no primary: a random member, as random-member takes
     anyone = Injection(1, "pause", T0, 0, 0, faults.SIGSTOP, 30, "random-member")
-    assert faults.choose_victim(primary, VOLTDB, "bench-g2", ALL_READY, None, "u") == faults.choose_victim(
-        anyone, VOLTDB, "bench-g2", ALL_READY, None, "u"
-    )
+    assert faults.choose_victim(
+        primary, faults.Members(VOLTDB, "bench-g2", ALL_READY, None, "u")
+    ) == faults.choose_victim(anyone, faults.Members(VOLTDB, "bench-g2", ALL_READY, None, "u"))
 
 
 def heals(step) -> tuple[faults.Kill, ...]:

@@ -73,6 +73,10 @@ def test_a_mongodb_replica_set_runs_scaled_on_the_test_server_without_its_faults
     # the test server's aborted transactions are reported, not judged (they are not the paper's database)
     assert small["spec"]["workload"]["maxErrorPercent"] == 100 and any("error budget off" in n for n in notes)
     assert small["spec"]["workload"]["warehouses"] == 1 and manifest["spec"]["workload"]["warehouses"] == 10
+    # and loads a tenth of a warehouse's rows (its full load took 3.5 of a CI case's 6.5 min)
+    assert small["spec"]["workload"]["scaleDown"] == 10 and any("scaleDown 1 -> 10" in n for n in notes)
+    ycsb = {**manifest, "spec": {**manifest["spec"], "workload": {"kind": "ycsb"}}}
+    assert "scaleDown" not in papers.scaled(ycsb)[0]["spec"]["workload"]  # TPC-C's rows only
 
 
 @pytest.mark.parametrize(

@@ -28,8 +28,8 @@ POD_IPS = {0: "10.0.0.5", 1: "10.0.0.6"}
 LEFT_TO_THE_RUNNER: dict[str, dict[str, str]] = {
     "common": {"verbose": "debug logging is for a user's own shell"},
     "load": {
-        "items": "clause 4.3.3.1's 100,000 items (fewer is a test shortcut)",
-        "customers_per_district": "clause 4.3.3.1's 3,000 (fewer is a test shortcut)",
+        "items": "clause 4.3.3.1's 100,000 items, divided by workload.scaleDown (--scale-down)",
+        "customers_per_district": "clause 4.3.3.1's 3,000, divided by workload.scaleDown (--scale-down)",
     },
     "run": {
         "clients": "each pod is told --total-clients and takes its share",
@@ -98,6 +98,7 @@ SPECS = {
             "pacing": "spec",
             "mix": {"newOrder": 50, "payment": 42, "orderStatus": 4, "delivery": 0, "stockLevel": 4},
             "remotePercent": {"newOrderLines": 5, "payments": 20},
+            "scaleDown": 10,
             "driverOptions": {"write_concern": "majority"},
             "connectTimeoutSeconds": 7,
         },

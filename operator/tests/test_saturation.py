@@ -300,6 +300,11 @@ def test_a_ycsb_search_is_judged_on_operations_per_second(spec_of):
         205,
     )
     assert [c["opsPerSecond"]["median"] for c in table["configurations"]] == [100, 200, 205]
+    # YCSB has no warehouses: no cell, search or configuration names any, nor do the words
+    rows = [*table["cells"], *table["saturation"], *table["configurations"], *(table.get("comparisons") or ())]
+    assert not [r for r in rows if "warehouses" in r], rows
+    assert "warehouses" not in d.status["message"], d.status["message"]
+    assert "the clients saturate at 8 clients (205 opsPerSecond" in d.status["message"], d.status["message"]
 
 
 def test_one_search_per_matrix_combination_each_from_start_clients(spec_of):

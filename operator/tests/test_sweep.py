@@ -3,6 +3,8 @@ each cell a full run with its own objects, checks and BenchmarkResult; the sweep
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from crd_schema import validate
 from runner_docs import durability_report, pod_results, results_status
@@ -57,6 +59,21 @@ def test_cells_run_warehouses_outer_and_load_once_per_size(sweep_spec):
     only_clients = sweep_layout.sweep_cells(edited(sweep_spec, "sweep", {"clients": [2, 4]}))
     assert [(c.warehouses, c.clients) for c in only_clients] == [(1, 2), (1, 4)]
     assert sweep_layout.sweep_cells(edited(sweep_spec, "sweep", None)) == []
+
+
+def test_a_ycsb_sweep_has_no_warehouses(sweep_spec):
+    """The warehouse counts are TPC-C's (workloads.tpcc): a YCSB sweep varies the clients only,
+    its cells, their labels and the sweep's own message name no warehouse count."""
+    ycsb = edited(edited(sweep_spec, "workload", {"kind": "ycsb"}), "sweep", {"clients": [2, 4]})
+    cells = sweep_layout.sweep_cells(ycsb)
+    assert [(c.warehouses, c.clients, c.loads) for c in cells] == [(None, 2, True), (None, 4, False)]
+    assert sweep_layout.cell_spec(ycsb, cells[1]).workload == replace(ycsb.workload, clients=4)
+    table = sweep.initial(cells, sweep_layout.sweep_plan(ycsb, cells))
+    assert [sweep.label(c) for c in table.cells] == ["2 clients #1", "4 clients #1"]
+    assert not [c for c in table.to_json()["cells"] if "warehouses" in c]
+    d = Driver(ycsb)
+    d.tick(World())
+    assert "a sweep of 2 cells ([2, 4] clients x 1) on 1 loads" in str(d.events), d.events
 
 
 def test_a_cell_measures_its_own_workload_under_its_own_names(sweep_spec):

@@ -114,6 +114,7 @@ class Workload:
     mix: Mix
     pacing: str
     reset_before_load: bool | None = None
+    scale_down: int | None = None
     load_timeout_seconds: int | None = None
     seed: int | None = None
     remote_percent: RemotePercent | None = None

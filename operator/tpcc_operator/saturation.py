@@ -27,8 +27,9 @@ MAX_CLIENTS = "MaxClients"
 CELL_FAILED = "CellFailed"  # the sweep failed in the search's cell
 
 
-# One search: a warehouse count and the sweep.matrix values, (field, value) in the matrix's order.
-Key = tuple[int, tuple[tuple[str, str], ...]]
+# One search: a warehouse count (None: a workload without them) and the sweep.matrix values,
+# (field, value) in the matrix's order.
+Key = tuple[int | None, tuple[tuple[str, str], ...]]
 
 
 def key_of(cell: sweep_layout.Cell | sweep.Cell | sweep.SaturationSearch) -> Key:
@@ -42,7 +43,7 @@ def key_of(cell: sweep_layout.Cell | sweep.Cell | sweep.SaturationSearch) -> Key
 def label(key: Key) -> str:
     """A search in words: "4 warehouses" or "4 warehouses, cpu=8, memory=32Gi"."""
     warehouses, matrix = key
-    return f"{warehouses} warehouses{sweep.matrix_text(dict(matrix))}"
+    return sweep.search_text(warehouses, dict(matrix))
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ SEVERITY = (regression.FAILED, regression.REGRESSED, regression.INCONCLUSIVE, re
 class Cell(JsonModel):
     """status.sweep.cells[]: one cell as planned, then as measured and judged."""
 
-    warehouses: int
+    warehouses: int | None = None  # none for a workload without warehouses (YCSB)
     clients: int
     repetition: int
     matrix: Mapping[str, str] | None = None  # its sweep.matrix values
@@ -68,7 +68,7 @@ class SaturationStep(JsonModel):
 class SaturationSearch(JsonModel):
     """status.sweep.saturation[]: the search of one warehouse count and matrix combination."""
 
-    warehouses: int
+    warehouses: int | None = None
     matrix: Mapping[str, str] | None = None
     metric: str  # what throughput is: tpmC | opsPerSecond
     steps: tuple[SaturationStep, ...]
@@ -112,7 +112,7 @@ def _round(x: float) -> float:
 class ConfigurationStats(JsonModel):
     """status.sweep.configurations[]: what the repetitions of one configuration measured."""
 
-    warehouses: int
+    warehouses: int | None = None
     clients: int
     matrix: Mapping[str, str] | None = None
     tpm_c: ThroughputStats | None = None
@@ -127,7 +127,7 @@ class Comparison(JsonModel):
     """status.sweep.comparisons[]: one configuration against another where both were repeated:
     the next client count, or (axis, values) another value of one matrix axis."""
 
-    warehouses: int
+    warehouses: int | None = None
     clients: tuple[int, ...]  # (this, the other)
     matrix: Mapping[str, str] | None = None  # the matrix values they share
     axis: str | None = None
@@ -215,8 +215,20 @@ def matrix_text(matrix: Mapping[str, str] | None) -> str:
     return "".join(f", {field.rpartition('.')[2]}={value}" for field, value in (matrix or {}).items())
 
 
+def warehouses_text(warehouses: int | None) -> str:
+    """ "4 warehouses", or nothing for a workload without them."""
+    return f"{warehouses} warehouses" if warehouses is not None else ""
+
+
+def search_text(warehouses: int | None, matrix: Mapping[str, str] | None) -> str:
+    """A saturation search in words: "4 warehouses", "4 warehouses, cpu=8", "cpu=8", or "the
+    clients" (a YCSB sweep's one search)."""
+    return (warehouses_text(warehouses) + matrix_text(matrix)).removeprefix(", ") or "the clients"
+
+
 def label(cell: Cell) -> str:
-    return f"{cell.warehouses} warehouses x {cell.clients} clients{matrix_text(cell.matrix)} #{cell.repetition}"
+    shape = " x ".join(filter(None, (warehouses_text(cell.warehouses), f"{cell.clients} clients")))
+    return f"{shape}{matrix_text(cell.matrix)} #{cell.repetition}"
 
 
 def verdict(table: Table) -> str:
@@ -229,7 +241,7 @@ def verdict(table: Table) -> str:
 class Configuration:
     """What a sweep's repetitions repeat: the cell without its repetition number."""
 
-    warehouses: int
+    warehouses: int | None
     clients: int
     matrix: tuple[tuple[str, str], ...] = ()  # (field, value) in the matrix's order
 
@@ -399,7 +411,7 @@ def message(table: Table) -> str:
     unrun = sum(c.state == PENDING for c in table.cells)
     skipped = sum(c.state == SKIPPED for c in table.cells)
     searches = "".join(
-        f"; {s.warehouses} warehouses{matrix_text(s.matrix)} saturate at {s.saturation_clients} clients "
+        f"; {search_text(s.warehouses, s.matrix)} saturate at {s.saturation_clients} clients "
         f"({s.throughput:g} {s.metric}; {s.reason or 'search not over'})"
         for s in table.saturation or ()
         if s.saturation_clients is not None and s.throughput is not None

@@ -19,10 +19,10 @@ from .runspec import MatrixAxis, RunSpec, Saturation, charts_dir_of_image, crd_s
 @dataclass(frozen=True)
 class Cell:
     """One measurement of a sweep: a (warehouses, clients, matrix values) point, repeated
-    `repetitions` times."""
+    `repetitions` times (warehouses None: a workload without them, YCSB)."""
 
     index: int
-    warehouses: int
+    warehouses: int | None
     clients: int
     repetition: int  # 1-based
     loads: bool  # the first cell of its load shape: it loads the database (again)
@@ -131,14 +131,14 @@ def _combinations(axes: list[MatrixAxis]) -> list[tuple[tuple[str, str], ...]]:
 REFUSE, LEAVE_OUT = "Refuse", "LeaveOut"
 
 
-def _fitting(spec: RunSpec, shape: tuple[tuple[str, str], ...]) -> list[int]:
+def _fitting(spec: RunSpec, shape: tuple[tuple[str, str], ...]) -> list[int | None]:
     """The sweep's warehouse counts a deployment and load shape runs: all of them, or with
     oversizedLoads LeaveOut those its deployment holds."""
-    counts = list(spec.sweep.warehouses or [spec.workload.warehouses]) if spec.sweep else []
+    counts = workloads.of(spec).sweep_warehouses(spec) if spec.sweep else []
     return [n for n in counts if _oversized(spec, shape, n) is None]
 
 
-def _oversized(spec: RunSpec, shape: tuple[tuple[str, str], ...], warehouses: int) -> str | None:
+def _oversized(spec: RunSpec, shape: tuple[tuple[str, str], ...], warehouses: int | None) -> str | None:
     """Why a sweep with oversizedLoads LeaveOut leaves `warehouses` out on the deployment of
     `shape` (its database's capacity estimate, as the install would refuse it); None to run it."""
     if spec.sweep is None or spec.sweep.oversized_loads != LEAVE_OUT or not spec.database.deployed:
@@ -151,7 +151,8 @@ def _oversized(spec: RunSpec, shape: tuple[tuple[str, str], ...], warehouses: in
     leading = {a.field for a in spec.sweep.matrix or () if is_deployment_axis(a.field) and not a.paired_with}
     where = [f"{field.rpartition('.')[2]}={value}" for field, value in shape if field in leading]
     # the problem names the cell's field (workload.warehouses = n): the count is in `where`
-    return f"{' '.join((*where, f'warehouses={warehouses}'))}: {problem.partition(': ')[2].partition(' (')[0]}"
+    where += [f"warehouses={warehouses}"] if warehouses is not None else []
+    return f"{' '.join(where)}: {problem.partition(': ')[2].partition(' (')[0]}"
 
 
 def oversized_loads(spec: RunSpec) -> list[str]:
@@ -163,7 +164,7 @@ def oversized_loads(spec: RunSpec) -> list[str]:
         why
         for shape in valid_deployments(spec)
         for loaded in _combinations(load_axes(spec))
-        for n in spec.sweep.warehouses or [spec.workload.warehouses]
+        for n in workloads.of(spec).sweep_warehouses(spec)
         if (why := _oversized(spec, (*shape, *loaded), n))
     ]
 
@@ -249,7 +250,9 @@ def cell_spec(spec: RunSpec, cell: Cell | None) -> RunSpec:
     if cell is None:
         return spec
     document = copy.deepcopy(dict(spec.document))
-    workload = {**document["workload"], "warehouses": cell.warehouses, "clients": cell.clients}
+    workload = {**document["workload"], "clients": cell.clients}
+    if cell.warehouses is not None:
+        workload["warehouses"] = cell.warehouses
     if cell.loads and cell.index > 0:
         workload["resetBeforeLoad"] = True
     document.pop("sweep")

@@ -271,3 +271,13 @@ def test_spec_deviations_name_what_the_run_did_differently():
         "60 s",
     ):
         assert expected in text, expected
+
+
+def test_scale_down_divides_the_rows_per_warehouse_as_py_tpcc_scalefactor():
+    """workload.scaleDown (tpcc load --scale-down): 10 gives py-tpcc's --scalefactor 10 load,
+    10,000 items and 300 customers (and orders) a district, 90 of them new; 1 the specification's."""
+    assert w.Scale().scaled_down(1) == w.Scale()
+    tenth = w.Scale().scaled_down(10)
+    assert (tenth.items, tenth.customers_per_district, tenth.orders_per_district) == (10_000, 300, 300)
+    assert (tenth.new_orders_per_district, tenth.first_undelivered_o_id) == (90, 211)
+    assert w.Scale(items=5, customers_per_district=5).scaled_down(100) == w.Scale(items=1, customers_per_district=1)

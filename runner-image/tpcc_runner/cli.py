@@ -187,6 +187,13 @@ def _add_load_parser(sub, common: argparse.ArgumentParser) -> None:
         default=Scale.customers_per_district,
         help="spec: 3000; smaller only for tests",
     )
+    ld.add_argument(
+        "--scale-down",
+        type=positive(int),
+        default=1,
+        help="divide --items and --customers-per-district by this, as py-tpcc's --scalefactor "
+        "(10: 10,000 items, 300 customers a district); above 1 not TPC-C-compliant",
+    )
     ld.add_argument("--seed", type=int, default=None)
     ld.add_argument(
         "--check",
@@ -421,7 +428,7 @@ def cmd_load(args, metrics: RunnerMetrics) -> int:
     options = connection_options(args)
     driver = connect(args, options)
     metrics.set_phase("loading")
-    scale = Scale(items=args.items, customers_per_district=args.customers_per_district)
+    scale = Scale(items=args.items, customers_per_district=args.customers_per_district).scaled_down(args.scale_down)
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     t0, rows_total, last = time.time(), 0, 0.0
 

@@ -61,7 +61,7 @@ class Point:
         matrix = d.get("matrix") or {}
         return cls(d.get("warehouses"), d.get("clients"), tuple((str(k), str(v)) for k, v in matrix.items()))
 
-    def matches(self, warehouses: int, clients: int, matrix: Mapping[str, str]) -> bool:
+    def matches(self, warehouses: int | None, clients: int, matrix: Mapping[str, str]) -> bool:
         """Whether a configuration of ours is this point (the axes the point leaves out: any value)."""
         return (
             self.warehouses in (None, warehouses)
@@ -182,7 +182,7 @@ def figure_of(metadata: Mapping[str, Any]) -> PaperFigure | None:
 class Measured:
     """One configuration of ours: a sweep's (its median over repetitions), or the run."""
 
-    warehouses: int
+    warehouses: int | None  # None: a YCSB sweep's (its configurations have no warehouses)
     clients: int
     matrix: Mapping[str, str] = field(default_factory=dict)
     values: Mapping[str, float] = field(default_factory=dict)  # metric -> ours
@@ -197,7 +197,7 @@ def measured(spec: Mapping[str, Any], status: Mapping[str, Any]) -> list[Measure
     if sweep.get("cells"):
         return [
             Measured(
-                int(c["warehouses"]),
+                int(c["warehouses"]) if "warehouses" in c else None,
                 int(c["clients"]),
                 {str(k): str(v) for k, v in (c.get("matrix") or {}).items()},
                 {m: float(c[m]["median"]) for m in THROUGHPUTS if "median" in (c.get(m) or {})},

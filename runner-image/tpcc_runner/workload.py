@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import random
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tpcc_contract.tpcc import DELIVERY, NEW_ORDER, ORDER_STATUS, PAYMENT, STOCK_LEVEL, TRANSACTIONS
 
@@ -164,6 +164,15 @@ class Scale:
     items: int = 100_000
     customers_per_district: int = 3_000
     districts: int = DISTRICTS_PER_WAREHOUSE
+
+    def scaled_down(self, divisor: int) -> Scale:
+        """The items and customers per district divided by `divisor` (at least one of each), as
+        py-tpcc's --scalefactor divides them: not TPC-C-compliant above 1, for quick runs."""
+        return replace(
+            self,
+            items=max(1, self.items // divisor),
+            customers_per_district=max(1, self.customers_per_district // divisor),
+        )
 
     @property
     def orders_per_district(self) -> int:

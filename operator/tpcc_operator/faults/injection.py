@@ -68,7 +68,6 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from .. import databases
-from ..databases import Database
 from ..runspec import RunSpec
 from ..runstatus import FaultEntry, RunnerTarget
 from ..timestamps import parse_time, rfc3339
@@ -143,26 +142,15 @@ def outside_window(spec: RunSpec) -> list[int]:
     return [i.number for i in schedule(spec, zero) if i.due >= end]
 
 
-def choose_victims(
-    injection: Injection,
-    database: Database,
-    release: str,
-    pods: list[DatabasePod],
-    primary: str | None,
-    seed: str,
-    busy_nodes: frozenset[str] = frozenset(),
-) -> list[DatabasePod] | str:
+def choose_victims(injection: Injection, among: Members) -> list[DatabasePod] | str:
     """The pods to kill (every one for kill-all, a partition's half, else one), or why there are
-    none: its kind's choice (busy_nodes: the nodes of the operator and the runner pods)."""
-    return REGISTRY[injection.action].choose(injection, Members(database, release, pods, primary, seed, busy_nodes))
+    none: its kind's choice."""
+    return REGISTRY[injection.action].choose(injection, among)
 
 
-def choose_victim(
-    injection: Injection, database: Database, release: str, pods: list[DatabasePod], primary: str | None, seed: str
-) -> DatabasePod | str:
+def choose_victim(injection: Injection, among: Members) -> DatabasePod | str:
     """The one pod to kill (or pause), or why there is none: the member its kind takes."""
-    which = REGISTRY[injection.action].which(injection)
-    return choose_member(which, injection, Members(database, release, pods, primary, seed))
+    return choose_member(REGISTRY[injection.action].which(injection), injection, among)
 
 
 def decide(
@@ -204,7 +192,7 @@ def decide(
         nxt = next_due(spec, entries, start_at, now)
         if nxt is None or d.failure:
             return d
-        chosen = choose_victims(nxt, databases.of(spec), release, pods, primary, seed, busy_nodes)
+        chosen = choose_victims(nxt, Members(databases.of(spec), release, pods, primary, seed, busy_nodes))
         entries.append(_due_entry(d, nxt, chosen, Scene(release, runner_pods)))
     d.faults = entries
     return d

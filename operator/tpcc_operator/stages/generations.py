@@ -84,8 +84,9 @@ def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> S
     }
     w = spec.workload
     axes = "".join(f" x {len(a.values)} {a.field}" for a in ((spec.sweep and spec.sweep.matrix) or ()))
+    counts = sorted({c.warehouses for c in cells if c.warehouses is not None})
     size = (
-        f"a sweep of {len(cells)} cells ({sorted({c.warehouses for c in cells})} warehouses x "
+        f"a sweep of {len(cells)} cells ({f'{counts} warehouses x ' if counts else ''}"
         f"{sorted({c.clients for c in cells})} clients{axes} x {spec.sweep.repetitions}) on "
         f"{sum(c.loads for c in cells)} loads"
         + (f" and {cells[-1].deployment + 1} deployments" if cells and cells[-1].deployment else "")

@@ -137,7 +137,8 @@ def next_cell_or_finish(
         if cell.deploys:
             _next_deployment(b, run, cell)
         elif cell.loads:
-            loaded = workloads.loaded(replace(spec.workload, warehouses=cell.warehouses))
+            workload = spec.workload if cell.warehouses is None else replace(spec.workload, warehouses=cell.warehouses)
+            loaded = workloads.loaded(workload)
             b.next_cell(LOADING, "Loading", f"cell {following}: loading {loaded}")
         else:
             b.next_cell(RUNNING, "Running", f"cell {following}: {cell.clients} clients")

@@ -65,6 +65,11 @@ class Workload:
         """The most the run puts into its database, the field that asks for it, and its unit."""
         raise NotImplementedError
 
+    def sweep_warehouses(self, spec: RunSpec) -> list[int | None]:
+        """The warehouse counts a sweep's cells run, in order; [None] for a workload without
+        warehouses (a sweep then varies the clients and the matrix only)."""
+        return [None]
+
     def input_problems(self, spec: RunSpec) -> list[str]:
         """What the runner would refuse in what its Jobs are told, found before anything is deployed."""
         return []

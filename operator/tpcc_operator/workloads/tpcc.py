@@ -34,12 +34,16 @@ class TPCC(Workload):
     consistency_conditions = True
 
     def loaded(self, workload: WorkloadSpec) -> str:
-        return f"{workload.warehouses} warehouses"
+        scaled = f" scaled down {workload.scale_down}x" if (workload.scale_down or 1) > 1 else ""
+        return f"{workload.warehouses} warehouses{scaled}"
 
     def largest_load(self, spec: RunSpec) -> tuple[str, int, Unit]:
         if spec.sweep is not None and spec.sweep.warehouses:
             return "spec.sweep.warehouses", max(spec.sweep.warehouses), WAREHOUSES
         return "spec.workload.warehouses", spec.workload.warehouses, WAREHOUSES
+
+    def sweep_warehouses(self, spec: RunSpec) -> list[int | None]:
+        return list((spec.sweep and spec.sweep.warehouses) or [spec.workload.warehouses])
 
     def load_command(
         self, spec: RunSpec, seed: int, connection: Connection, reset: bool, results_configmap: str
@@ -56,6 +60,7 @@ class TPCC(Workload):
             reset=reset,
             refuse_existing=not reset and not spec.database.deployed,
             check=spec.verify.after_load,
+            scale_down=w.scale_down,
         )
 
     def run_command(self, spec: RunSpec, seed: int, connection: Connection, pod: RunnerPod) -> Run:

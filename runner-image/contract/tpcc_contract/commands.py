@@ -103,6 +103,7 @@ class Load(RunnerCommand):
     reset: bool = False
     refuse_existing: bool = False
     check: bool = False
+    scale_down: int | None = None  # workload.scaleDown: the specification's rows per warehouse divided by it
 
     def to_argv(self) -> list[str]:
         return [
@@ -114,6 +115,7 @@ class Load(RunnerCommand):
             str(self.workers),
             "--seed",
             str(self.seed),
+            *(["--scale-down", str(self.scale_down)] if self.scale_down is not None else []),
             *_flag("--reset", self.reset),
             *_flag("--refuse-existing", self.refuse_existing),
             "--results-configmap",
