@@ -172,6 +172,9 @@ def test_what_is_compared():
     other = copy.deepcopy(base)
     other["workload"]["clients"] = 8
     assert comparison_hash(RunSpec.parse(other)) != comparison_hash(RunSpec.parse(base))
+    scaled = copy.deepcopy(base)
+    scaled["workload"]["scaleDown"] = 10  # a tenth of the rows: another database size
+    assert comparison_hash(RunSpec.parse(scaled)) != comparison_hash(RunSpec.parse(base))
 
 
 # ---- through the state machine: three runs of one spec, re-run by runToken ----------------------

@@ -216,7 +216,7 @@ def matrix_text(matrix: Mapping[str, str] | None) -> str:
 
 
 def warehouses_text(warehouses: int | None) -> str:
-    """ "4 warehouses", or nothing for a workload without them."""
+    """A warehouse count in words (4 warehouses), or nothing for a workload without them."""
     return f"{warehouses} warehouses" if warehouses is not None else ""
 
 
