@@ -58,10 +58,6 @@ RUN_SPEC = {
     "cleanup": {"policy": "Always"},
     "runToken": "1",
 }
-# HEALTH_CHECK_EXPRS (flux_health.py, docs/gitops.md): without them kustomize-controller reads a
-# BenchmarkRun with kstatus's generic rules, and a new run has no status yet when Flux first
-# polls it (right after applying it): kstatus says Current, and the Kustomization turned
-# Ready=True with the run still Pending (observed here, before the operator's first tick).
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +142,10 @@ def flux_objects(ns: str, repo_url: str) -> str:
             "targetNamespace": ns,
             "wait": True,
             "timeout": "15m",
+            # HEALTH_CHECK_EXPRS (flux_health.py, docs/gitops.md): without them kustomize-controller reads a
+            # BenchmarkRun with kstatus's generic rules, and a new run has no status yet when Flux first
+            # polls it (right after applying it): kstatus says Current, and the Kustomization turned
+            # Ready=True with the run still Pending (observed here, before the operator's first tick).
             "healthCheckExprs": HEALTH_CHECK_EXPRS,
         },
     }
