@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
+import signal
 import socket
 import time
 from array import array
@@ -1117,6 +1119,39 @@ def test_connect_to_a_closed_port_is_unreachable_within_the_timeout():
         d.connect()
     assert time.monotonic() - started < 2 + 1
     assert "\n" not in str(e.value)
+
+
+def test_a_call_a_stopped_server_does_not_answer_ends_within_call_timeout(voltdb, loaded):
+    """The connection's socket blocks with kernel timeouts (VoltDBDriver.set_timeouts), not
+    Python's: a server stopped mid-run (SIGSTOP, a hung JVM) answers nothing, and a NewOrder
+    then ends within its call_timeout as of unknown outcome (it may have committed), a read as a
+    lost connection; once the server runs again the next call is answered on a new connection."""
+    d = VoltDBDriver(ConnectionOptions(endpoints=voltdb.endpoints, connect_timeout=1, extra={"call_timeout": "1"}))
+    d.connect()
+    pid = int((voltdb.directory / "node0" / "pid").read_text())
+    order = NewOrderInput(w_id=1, d_id=1, c_id=1, o_entry_d=T0, items=(OrderLineInput(1, 1, 5),))
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        with pytest.raises(UnknownOutcome, match=r"NewOrder: no answer from 127\.0\.0\.1:\d+: none within 1 s"):
+            d.new_order(order)
+        assert 0.9 < time.monotonic() - started < 3.5  # the call_timeout, then a reconnect's connect_timeout
+        started = time.monotonic()
+        with pytest.raises(ConnectionLost) as lost:  # not connected again: a read, so no unknown outcome
+            d.stock_level(StockLevelInput(w_id=1, d_id=1, threshold=15))
+        assert not isinstance(lost.value, UnknownOutcome)
+        assert time.monotonic() - started < 2.5
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            assert d.stock_level(StockLevelInput(w_id=1, d_id=1, threshold=15)).low_stock >= 0
+            break
+        except (ConnectionLost, UnknownOutcome):
+            assert time.monotonic() < deadline, "the driver did not come back after the server did"
+            time.sleep(0.5)
+    d.close()
 
 
 def test_bad_options_are_clear_errors():

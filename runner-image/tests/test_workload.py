@@ -22,18 +22,50 @@ def test_nurand_stays_in_range_and_is_non_uniform():
 
 
 def test_nurand_formula_on_fixed_draws():
-    class Fixed(random.Random):
+    class Fixed(w.TpccRandom):
         def __init__(self, values):
-            super().__init__(0)
+            super().__init__(0, w.CConstants(0, 0, 0))
             self.values = list(values)
 
-        def randint(self, a, b):
+        def number(self, low, high):
             return self.values.pop(0)
 
-    r = w.TpccRandom(seed=0, constants=w.CConstants(0, 0, 0))
-    r.rng = Fixed([5, 10])
     # ((5 | 10) + 7) % (3000 - 1 + 1) + 1 = (15 + 7) % 3000 + 1
-    assert r.nurand(1023, 1, 3000, 7) == 23
+    assert Fixed([5, 10]).nurand(1023, 1, 3000, 7) == 23
+
+
+@pytest.mark.parametrize("seed", [0, 1, 12345])
+def test_number_draws_what_randint_draws_from_the_same_stream(seed):
+    """TpccRandom.number stands in for random.Random.randint on the run's hot path: the same
+    values in the same order, and the stream left where randint leaves it, so a seed's inputs
+    are those of every earlier version (a widths' power of two and one past it included: where
+    rejection begins)."""
+    ours, stock = w.TpccRandom(seed, w.CConstants(0, 0, 0)), random.Random(seed)
+    ranges = [
+        (1, 1),
+        (0, 1),
+        (1, 10),
+        (1, 100),
+        (5, 15),
+        (0, 1023),
+        (1, 3000),
+        (0, 8191),
+        (1, 100_000),
+        (1, 1024),
+        (1, 1025),
+        (-5, 5),
+        (100, 500_000),
+        (0, 2**40),
+    ]
+    for _ in range(300):
+        for low, high in ranges:
+            assert ours.number(low, high) == stock.randint(low, high)
+    assert ours.rng.random() == stock.random()
+
+
+def test_number_refuses_an_empty_range_as_randint_does():
+    with pytest.raises(ValueError, match="empty range"):
+        w.TpccRandom(0, w.CConstants(0, 0, 0)).number(5, 4)
 
 
 @pytest.mark.parametrize(

@@ -51,16 +51,21 @@ def lines_digest(lines: Sequence[tuple[int, int, int]]) -> str:
     return hashlib.blake2b(text.encode("ascii"), digest_size=4).hexdigest()
 
 
+_EPOCH = dt.datetime(1970, 1, 1)
+_MILLISECOND = dt.timedelta(milliseconds=1)
+
+
 def epoch_ms(t: dt.datetime) -> int:
-    """A naive datetime is UTC (what the drivers write and read back)."""
+    """A naive datetime is UTC (what the drivers write and read back): its distance from the
+    epoch, without the timezone a timestamp() needs (one per acknowledged NewOrder)."""
     if t.tzinfo is None:
-        t = t.replace(tzinfo=dt.timezone.utc)
+        return round((t - _EPOCH) / _MILLISECOND)
     return round(t.timestamp() * 1000)
 
 
 def from_epoch_ms(ms: int) -> dt.datetime:
     """Naive UTC, as the drivers write O_ENTRY_D."""
-    return dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ms)
+    return _EPOCH + dt.timedelta(milliseconds=ms)
 
 
 @dataclass(frozen=True)

@@ -248,8 +248,9 @@ class LoadRandom(TpccRandom):
 
     def __init__(self, seed: int, constants: CConstants):
         self.stream = _ReplayedStream(seed)
-        # TpccRandom's own draws use rng.randint and rng.shuffle, which the stream answers as
-        # random.Random does; the draws that use Random.choices are overridden below
+        # TpccRandom's own draws go through number (overridden below) and the load's shuffle
+        # through rng.shuffle, which the stream answers as random.Random does; the draws that
+        # use Random.choices are overridden below too
         self.rng = self.stream  # type: ignore[assignment]
         self.c = constants
 

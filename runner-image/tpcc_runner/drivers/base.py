@@ -25,6 +25,7 @@ import abc
 import contextlib
 import datetime as dt
 import signal
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ from tpcc_contract.deliveries import RunDeliveries
 from tpcc_contract.server_stats import DatabaseSize, ServerCounters
 
 from ..consistency import ConditionResult, WarehouseData, evaluate
+from ..durability import from_epoch_ms
 from ..transactions import (
     DeliveryInput,
     DeliveryOutput,
@@ -276,9 +278,10 @@ class Driver(abc.ABC):
 
 
 def utcnow() -> dt.datetime:
-    """Timezone-naive UTC with millisecond precision (what both databases store)."""
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+    """Timezone-naive UTC with millisecond precision (what both databases store). Made from
+    the epoch's milliseconds: datetime.now(timezone.utc) and its two replaces took 4 us, and
+    a run makes one per NewOrder, Payment and Delivery."""
+    return from_epoch_ms(time.time_ns() // 1_000_000)
 
 
 @contextlib.contextmanager

@@ -327,8 +327,6 @@ class _Link:
         self.in_flight: dict[int, tuple[str, str, bool, Operation]] = {}
         self.deadlines: dict[int, float] = {}
         self.received = b""
-        self.configured: socket.socket | None = None  # the socket given kernel timeouts
-        self.receive_timeout = 0.0
 
     def send(self, tag: int, step: str, op: Operation) -> None:
         procedure, params, writes = self.store.request(step, op)
@@ -340,15 +338,10 @@ class _Link:
         return next(iter(self.deadlines.values()))
 
     def socket(self) -> socket.socket:
-        """The connection's socket, blocking with kernel timeouts, while calls are in flight on it
-        (a failed flush clears them)."""
+        """The connection's socket (blocking, with the driver's kernel timeouts) while calls are
+        in flight on it (a failed flush clears them)."""
         assert self.driver._conn is not None, "calls in flight on a connection"
         sock: socket.socket = self.driver._conn.socket
-        if sock.gettimeout() is not None or self.configured is not sock:  # the driver's again, or new
-            sock.settimeout(None)
-            _kernel_timeout(sock, socket.SO_SNDTIMEO, self.driver.call_timeout)
-            _kernel_timeout(sock, socket.SO_RCVTIMEO, self.driver.call_timeout)
-            self.configured, self.receive_timeout = sock, self.driver.call_timeout
         return sock
 
     def flush(self) -> list[tuple[int, Any]]:
@@ -370,9 +363,7 @@ class _Link:
         more answers, or none."""
         sock = self.socket()
         timeout = self.driver.call_timeout if wait is None else max(0.0001, min(wait, self.driver.call_timeout))
-        if timeout != self.receive_timeout:  # only a throttled run's waits change it
-            _kernel_timeout(sock, socket.SO_RCVTIMEO, timeout)
-            self.receive_timeout = timeout
+        self.driver.set_timeouts(self.driver.call_timeout, timeout)  # only a throttled run's waits change it
         try:
             try:
                 data = sock.recv(1 << 16)
@@ -459,12 +450,6 @@ class VoltDBPipeline(Pipeline):
         for link in busy:
             out += link.receive(wait)
         return out
-
-
-def _kernel_timeout(sock: socket.socket, option: int, seconds: float) -> None:
-    """SO_SNDTIMEO or SO_RCVTIMEO (a struct timeval; 0 would mean none)."""
-    whole = int(seconds)
-    sock.setsockopt(socket.SOL_SOCKET, option, struct.pack("ll", whole, max(1, int((seconds - whole) * 1e6))))
 
 
 def _records(rows: list[list], fields: tuple[str, ...] | None) -> list[tuple[str, Record]]:
