@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-import ssl
 import time
-import urllib.error
-import urllib.request
 
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -27,6 +24,13 @@ def _parse_ref(ref: str) -> tuple[str, str]:
 
 
 def _request(method: str, path: str, body: dict | None = None, content_type: str = "application/json"):
+    # imported here, not with the module: every `tpcc` process imports the CLI, which imports this
+    # (the fork server of a run's clients too, none of which calls the API), and urllib.request
+    # with http.client, email and ssl was about 30 ms of each interpreter's start-up
+    import ssl
+    import urllib.error
+    import urllib.request
+
     host = os.environ.get("KUBERNETES_SERVICE_HOST")
     port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
     if not host:

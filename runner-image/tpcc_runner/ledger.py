@@ -14,8 +14,6 @@ import os
 import shutil
 import signal
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
@@ -59,6 +57,10 @@ class LedgerWriter:
 def ledger_lines(source: str, timeout: float) -> Iterator[str]:
     """The lines of a ledger: a file path, or the http URL of a runner pod holding one."""
     if source.startswith(("http://", "https://")):
+        # imported here: a run's clients import this module and never read a ledger (k8s.py says why)
+        import urllib.error
+        import urllib.request
+
         try:
             with urllib.request.urlopen(source, timeout=timeout) as r:
                 for raw in r:
