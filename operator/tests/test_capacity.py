@@ -16,18 +16,19 @@ RUN = plan.Run(name="bench", namespace="perf", uid="uid-1", generation=1)
 CHARTS = Path(__file__).resolve().parents[2] / "charts"
 SETTINGS = plan.Settings(charts_dir=CHARTS, runner_image="local/tpcc-runner:dev")
 GI = 1 << 30
+FULL_SIZE = capacity.warehouses(None)
 
 
 def chart_defaults(db: str) -> dict:
     return chart_policy.with_defaults(db, "", {}, CHARTS)
 
 
-def voltdb(replicas: int, k_safety: int, values: dict, unit: capacity.Unit = capacity.WAREHOUSES):
+def voltdb(replicas: int, k_safety: int, values: dict, unit: capacity.Unit = FULL_SIZE):
     return VOLTDB.capacity(Deploy("", "", replicas, k_safety), values, unit)
 
 
 def mongodb(values: dict):
-    return MONGODB.capacity(Deploy("", "", 1, 0), values, capacity.WAREHOUSES)
+    return MONGODB.capacity(Deploy("", "", 1, 0), values, FULL_SIZE)
 
 
 def test_the_figures_are_measured_ones():
@@ -58,11 +59,9 @@ def test_the_d_id_layout_is_bounded_by_what_its_load_took_where_it_ran_and_where
     defaults = chart_defaults("voltdb")
     three_gi = {**defaults, "resources": {"limits": {"memory": "3Gi"}}}
     d_id = frozenset({"d_id"})
-    assert VOLTDB.capacity(Deploy("", "", 1, 0), defaults, capacity.WAREHOUSES, d_id).count == 0
-    assert VOLTDB.capacity(Deploy("", "", 1, 0), three_gi, capacity.WAREHOUSES, d_id).count >= 1
-    assert (
-        voltdb(1, 0, defaults).count > VOLTDB.capacity(Deploy("", "", 1, 0), three_gi, capacity.WAREHOUSES, d_id).count
-    )
+    assert VOLTDB.capacity(Deploy("", "", 1, 0), defaults, FULL_SIZE, d_id).count == 0
+    assert VOLTDB.capacity(Deploy("", "", 1, 0), three_gi, FULL_SIZE, d_id).count >= 1
+    assert voltdb(1, 0, defaults).count > VOLTDB.capacity(Deploy("", "", 1, 0), three_gi, FULL_SIZE, d_id).count
     assert D_ID_WAREHOUSE_BYTES > VOLTDB.costs.warehouse
     # from the spec: the driver option, or a sweep axis that loads it in one of its cells
     one = {"database": {"type": "voltdb"}, "workload": {"warehouses": 1}}
@@ -108,6 +107,23 @@ def test_a_run_beyond_the_bound_is_refused_before_helm_naming_field_bound_and_re
     assert message.startswith(f"spec.workload.warehouses = 1000: the deployed voltdb holds at most {bound} ")
     assert "2Gi memory - 512m heap" in message and "resources.limits.memory" in message
     assert refused.value.reason == "DatabaseTooSmall"
+
+
+def test_a_scaled_down_warehouse_costs_its_share_of_a_full_one(spec_of):
+    """workload.scaleDown N divides every table's rows by N: N times as many warehouses fit, and a
+    refusal says the warehouse it counted was scaled down."""
+    full = voltdb(1, 0, chart_defaults("voltdb")).count
+    tenth = voltdb(1, 0, chart_defaults("voltdb"), capacity.warehouses(10))
+    assert tenth.count >= 10 * full and "per warehouse scaled down 10x" in tenth.basis
+    assert (
+        mongodb(chart_defaults("mongodb")).count * 10
+        <= MONGODB.capacity(Deploy("", "", 1, 0), chart_defaults("mongodb"), capacity.warehouses(10)).count
+    )
+    plan.helm_release(RUN, _spec(spec_of, {"type": "voltdb"}, warehouses=5 * full, scaleDown=10), SETTINGS)
+    with pytest.raises(chart_policy.DatabaseTooSmall, match="per warehouse scaled down 10x"):
+        plan.helm_release(RUN, _spec(spec_of, {"type": "voltdb"}, warehouses=20 * full, scaleDown=10), SETTINGS)
+    with pytest.raises(chart_policy.DatabaseTooSmall):  # the same count at full size does not fit
+        plan.helm_release(RUN, _spec(spec_of, {"type": "voltdb"}, warehouses=5 * full), SETTINGS)
 
 
 def test_the_values_the_user_gives_raise_the_bound(spec_of):

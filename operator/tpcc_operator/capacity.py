@@ -41,18 +41,21 @@ class Unit:
     name: str  # plural: "warehouses", "records"
     fieldcount: int = 0  # a YCSB record's fields, each of up to fieldlength bytes
     fieldlength: int = 0
+    scale_down: int = 1  # a warehouse's rows divided by this (workload.scaleDown)
 
     @property
     def shape(self) -> str:
-        """What one is made of, when that varies (a YCSB record's fields)."""
+        """What one is made of, when that varies (a YCSB record's fields, a scaled-down warehouse)."""
         if self.name != "records":
-            return ""
+            return f" scaled down {self.scale_down}x" if self.scale_down > 1 else ""
         return f" of {self.fieldcount} field{'' if self.fieldcount == 1 else 's'} x {self.fieldlength} bytes"
 
     def bytes(self, costs: Costs) -> int:
-        """What one costs a database with these costs."""
+        """What one costs a database with these costs. A scaled-down warehouse holds every table's
+        rows divided by its divisor (the items and stock, the customers with their orders, lines
+        and history: `Scale.scaled_down`), so it costs that share of a full one."""
         if self.name != "records":
-            return costs.warehouse
+            return costs.warehouse // self.scale_down
         per_record, per_field, per_byte = costs.record
         return int(per_record + self.fieldcount * (per_field + per_byte * self.fieldlength))
 
@@ -62,7 +65,9 @@ class Unit:
         return f"about {text} per {self.name[:-1]}{self.shape}"
 
 
-WAREHOUSES = Unit("warehouses")
+def warehouses(scale_down: int | None) -> Unit:
+    """Full-size warehouses, or scaled down (workload.scaleDown: None or 1 is full size)."""
+    return Unit("warehouses", scale_down=scale_down or 1)
 
 
 def ycsb_records(fieldcount: int, fieldlength: int) -> Unit:

@@ -10,7 +10,7 @@ from tpcc_contract.commands import Connection, Load, Run, RunnerPod, VerifyLedge
 from tpcc_contract.results import merge_results
 from tpcc_contract.tpcc import RESPONSE_TIME_LIMIT_SECONDS
 
-from ..capacity import WAREHOUSES, Unit
+from ..capacity import Unit, warehouses
 from ..regression import TPMC, Figures, p99_of
 from ..results import durability_status, late_runners_message, run_deliveries, run_status
 from ..runspec import RemotePercent, RunSpec
@@ -38,9 +38,10 @@ class TPCC(Workload):
         return f"{workload.warehouses} warehouses{scaled}"
 
     def largest_load(self, spec: RunSpec) -> tuple[str, int, Unit]:
+        unit = warehouses(spec.workload.scale_down)
         if spec.sweep is not None and spec.sweep.warehouses:
-            return "spec.sweep.warehouses", max(spec.sweep.warehouses), WAREHOUSES
-        return "spec.workload.warehouses", spec.workload.warehouses, WAREHOUSES
+            return "spec.sweep.warehouses", max(spec.sweep.warehouses), unit
+        return "spec.workload.warehouses", spec.workload.warehouses, unit
 
     def sweep_warehouses(self, spec: RunSpec) -> list[int | None]:
         return list((spec.sweep and spec.sweep.warehouses) or [spec.workload.warehouses])
