@@ -29,6 +29,7 @@ from pathlib import Path
 from statistics import median
 
 import servers
+from growth import commit, machine
 from overhead import become_subreaper, process_cpu, reap_all, tpcc_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,22 +93,6 @@ def bench(
     }
 
 
-def machine() -> str:
-    cpu = next(
-        (ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines() if "model name" in ln),
-        "unknown CPU",
-    )
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--", "runner-image"], cwd=ROOT, capture_output=True, text=True
-    ).stdout
-    return (
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {head.strip()}"
-        f"{' (with uncommitted changes)' if dirty else ''}, {cpu}, {os.cpu_count()} CPUs, "
-        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
-    )
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--warehouses", type=int, default=1)
@@ -117,7 +102,7 @@ def main() -> None:
     ap.add_argument("--runner", type=Path, help="another tree's runner-image, measured beside this one on VoltDB")
     ap.add_argument("--skip-mongodb", action="store_true")
     a = ap.parse_args()
-    print(machine(), flush=True)
+    print(f"{machine()}, commit {commit('runner-image')}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="tpcc-bench-"))
     trees = [THIS_RUNNER, *([a.runner.resolve()] if a.runner else [])]
     out = []

@@ -37,6 +37,7 @@ from statistics import median
 
 import pymongo
 import servers
+from growth import load_average
 from overhead import become_subreaper, group_cpu_seconds, reap_all, tpcc_command, tree_cpu, wait_ready
 from servers import free_port
 
@@ -285,7 +286,7 @@ def main() -> None:
         print(
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, round {n + 1} of {a.rounds}, SecantusDB, "
             f"{a.warehouses} warehouse(s) {'scaled' if a.scaled else 'full size'}, {a.clients} clients, "
-            f"{a.duration} s, w:{a.write_concern}, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+            f"{a.duration} s, w:{a.write_concern}, {load_average()}"
         )
         print(table(rounds[-1]), flush=True)
     if len(rounds) > 1 and measured[0][0] == "py-tpcc" and measured[-1][0] == "ours":

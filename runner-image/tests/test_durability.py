@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 
 import pytest
 from tpcc_runner.durability import (
@@ -54,6 +55,16 @@ def test_identity_is_what_the_database_stores():
     assert lines_digest([(5, 1, 3), (9, 1, 1)]) != lines_digest([(9, 1, 1), (5, 1, 3)])
     assert from_epoch_ms(epoch_ms(T0)) == T0
     assert epoch_ms(T0.replace(tzinfo=dt.timezone.utc)) == epoch_ms(T0)
+
+
+def test_epoch_ms_of_a_naive_datetime_is_its_utc_timestamps():
+    """epoch_ms reads a naive datetime as UTC without a timezone object (one per acknowledged
+    NewOrder and per order read back): the same milliseconds as the UTC timestamp, so a ledger
+    written by an earlier runner matches what this one reads back."""
+    rng = random.Random(7)
+    for _ in range(2000):
+        t = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=rng.randrange(-(10**15), 4 * 10**15))
+        assert epoch_ms(t) == round(t.replace(tzinfo=dt.timezone.utc).timestamp() * 1000)
 
 
 def test_every_acknowledged_order_found():

@@ -619,7 +619,7 @@ def _recv_message(sock: socket.socket) -> bytes:
     return b"".join(chunks)
 
 
-def kernel_timeout(sock: socket.socket, option: int, seconds: float) -> None:
+def _kernel_timeout(sock: socket.socket, option: int, seconds: float) -> None:
     """SO_SNDTIMEO or SO_RCVTIMEO (a struct timeval; 0 would mean none)."""
     whole = int(seconds)
     sock.setsockopt(socket.SOL_SOCKET, option, struct.pack("ll", whole, max(1, int((seconds - whole) * 1e6))))
@@ -894,9 +894,9 @@ class VoltDBDriver(Driver):
         assert self._conn is not None, "connected"
         sock, had = self._conn.socket, self._timeouts
         if had is None or had[0] != send:
-            kernel_timeout(sock, socket.SO_SNDTIMEO, send)
+            _kernel_timeout(sock, socket.SO_SNDTIMEO, send)
         if had is None or had[1] != receive:
-            kernel_timeout(sock, socket.SO_RCVTIMEO, receive)
+            _kernel_timeout(sock, socket.SO_RCVTIMEO, receive)
         self._timeouts = (send, receive)
 
     def close(self) -> None:
