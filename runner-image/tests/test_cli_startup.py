@@ -50,18 +50,3 @@ def test_a_command_of_another_module_is_refused_by_the_narrow_parser_only():
     with pytest.raises(SystemExit):
         build_parser("run").parse_args(["report", "results.json", "-o", "report.html"])
     assert build_parser("report").parse_args(["report", "results.json", "-o", "report.html"]).command == "report"
-
-
-@pytest.mark.parametrize("driver", ["voltdb", "mongodb"])
-def test_the_clients_fork_server_imports_no_http_client(driver):
-    """What a run's clients are forked from (processes.worker_context: the CLI, the executor and
-    the driver) leaves out urllib.request and http.client (about 15 ms of an interpreter's
-    start-up): the clients never call the Kubernetes API nor fetch a ledger, which import them
-    where they do."""
-    code = (
-        f"import sys, tpcc_runner.cli, tpcc_runner.executor, tpcc_runner.drivers.{driver}; "
-        "print(sorted(m for m in ('urllib.request', 'http.client') if m in sys.modules))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert eval(done.stdout) == []

@@ -22,7 +22,7 @@ from tpcc_contract.tpcc import TRANSACTIONS
 
 from . import __version__, k8s
 from .consistency import failed, read_deliveries, report
-from .drivers import DRIVERS, driver_class, make_driver, options
+from .drivers import DRIVERS, driver_class, driver_module, make_driver, options
 from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta, bounded
 from .executor import ClientPool, RunPlan, Window
 from .ledger import LedgerWriter, Released, ended_when_released, hold_ledger, read_ledgers, verify
@@ -520,9 +520,8 @@ def run_check(
     }
 
 
-def cmd_run(args, metrics: RunnerMetrics) -> int:
-    if (args.verify_ledger or args.hold_ledger) and not args.ledger:
-        raise UsageError("--verify-ledger and --hold-ledger need --ledger FILE")
+def cmd_run(args, metrics: RunnerMetrics, pool: ClientPool) -> int:
+    """`pool`: the run's client processes, forked as the runner started (prepared)."""
     options = connection_options(args)
     meta, described = _loaded_database(args, options)
     plan = _run_plan(args, options, meta)
@@ -530,8 +529,8 @@ def cmd_run(args, metrics: RunnerMetrics) -> int:
         args.db, "run", str(args.warehouses), str(args.clients), f"{plan.shard}/{plan.shards}", __version__
     ).set(1)
     counters_before: list[ServerCounters] = []
-    pool, window = _start_pool(
-        args, plan, metrics, lambda: counters_before.append(fetch_server_counters(args, options))
+    window = _start_pool(
+        args, pool, plan, metrics, lambda: counters_before.append(fetch_server_counters(args, options))
     )
     progress = _Progress(metrics, window, LedgerWriter(args.ledger) if args.ledger else None)
     with ended_when_released(args.hold_ledger):
@@ -574,11 +573,19 @@ def _loaded_database(args, options: ConnectionOptions) -> tuple[LoadMeta, dict[s
     return meta, described
 
 
+def _run_clients(args) -> int:
+    """This pod's terminals: --clients, or its share of --total-clients."""
+    return share_of(args.total_clients, args.shard, "--total-clients") if args.total_clients else args.clients
+
+
+def _run_processes(args) -> int:
+    return min(_run_clients(args), args.processes or usable_cpus())
+
+
 def _run_plan(args, options: ConnectionOptions, meta: LoadMeta) -> RunPlan:
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     index, shards = args.shard
     total = args.total_clients or args.clients * shards
-    clients = share_of(total, args.shard, "--total-clients") if args.total_clients else args.clients
     return RunPlan(
         db=args.db,
         connection=options,
@@ -586,9 +593,9 @@ def _run_plan(args, options: ConnectionOptions, meta: LoadMeta) -> RunPlan:
         scale=scale_of(meta),
         constants=run_constants(random.Random(seed), constants_of(meta)),
         mix=args.mix,
-        clients=clients,
+        clients=_run_clients(args),
         total_clients=total,
-        processes=min(clients, args.processes or usable_cpus()),
+        processes=_run_processes(args),
         shard=index,
         shards=shards,
         warmup=args.warmup,
@@ -602,21 +609,16 @@ def _run_plan(args, options: ConnectionOptions, meta: LoadMeta) -> RunPlan:
 
 
 def _start_pool(
-    args, plan: RunPlan, metrics: RunnerMetrics, before_ready: Callable[[], None]
-) -> tuple[ClientPool, Window]:
+    args, pool: ClientPool, plan: RunPlan, metrics: RunnerMetrics, before_ready: Callable[[], None]
+) -> Window:
     """Every terminal connected, then before_ready() (the server's counters: the barrier's start
     comes only after every pod is ready, so before any terminal starts), then started at the
     run's start time (the barrier)."""
-    pool = ClientPool(plan)
-    pool.start_and_wait_ready(plan.connection.connect_timeout * plan.clients + 30)
+    pool.plan_and_wait_ready(plan, plan.connection.connect_timeout * plan.clients + 30)
     before_ready()
     metrics.ready.set()  # every terminal is connected: the pod may be counted at the barrier
     metrics.set_phase("waiting")
-    try:
-        window = pool.go(_start_time(args))
-    except BaseException:
-        pool.stop()
-        raise
+    window = pool.go(_start_time(args))
     log.info(
         "run: %d clients in %d processes, start %s, warmup %.0f s, measure %.0f s",
         plan.clients,
@@ -625,7 +627,7 @@ def _start_pool(
         plan.warmup,
         plan.duration,
     )
-    return pool, window
+    return window
 
 
 class _Progress:
@@ -819,7 +821,7 @@ def _imported_when_called(module: str, name: str) -> Callable[..., int]:
     return command
 
 
-COMMANDS = {
+COMMANDS: dict[str, Callable[..., int]] = {
     "load": cmd_load,
     "run": cmd_run,
     "check": cmd_check,
@@ -831,6 +833,25 @@ COMMANDS = {
 }
 
 
+def prepared(args) -> Callable[[RunnerMetrics], int]:
+    """The command, with what it does before the runner has a thread (the metrics server) or a
+    connection: `tpcc run` forks its client processes (executor.ClientPool says why)."""
+    command = COMMANDS[args.command]
+    if command is not cmd_run:
+        return lambda metrics: command(args, metrics)
+    if (args.verify_ledger or args.hold_ledger) and not args.ledger:
+        raise UsageError("--verify-ledger and --hold-ledger need --ledger FILE")
+    pool = ClientPool(_run_processes(args), driver_module(args.db))
+
+    def run(metrics: RunnerMetrics) -> int:
+        try:
+            return cmd_run(args, metrics, pool)
+        finally:
+            pool.stop()  # what is left of them, however the run ended (a database not loaded, say)
+
+    return run
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(named_command(argv)).parse_args(argv)
@@ -840,8 +861,9 @@ def main(argv: list[str] | None = None) -> int:
     metrics = RunnerMetrics()
     try:
         with terminated_by_sigterm():
+            command = prepared(args)
             metrics.serve(args.metrics_port)
-            return COMMANDS[args.command](args, metrics)
+            return command(metrics)
     except UsageError as e:
         print(f"tpcc {args.command}: error: {redact(str(e))}", file=sys.stderr)
         return 2

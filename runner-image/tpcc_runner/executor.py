@@ -5,10 +5,15 @@ retries and reports."""
 
 from __future__ import annotations
 
+import importlib
 import logging
 import math
+import multiprocessing as mp
+import multiprocessing.connection
+import multiprocessing.process
 import queue
 import random
+import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -19,10 +24,10 @@ from tpcc_contract.histograms import record_latency
 from tpcc_contract.results import OUTCOMES, TIMELINE_STEP_SECONDS, TypeStats
 from tpcc_contract.tpcc import NEW_ORDER, TRANSACTIONS
 
-from .drivers import driver_module, make_driver
+from .drivers import make_driver
 from .drivers.base import ConnectionLost, ConnectionOptions, DriverError, RetryableError, UnknownOutcome, UserAbort
 from .durability import LedgerRecord, identity_of_new_order
-from .processes import end_with_runner, worker_context
+from .processes import end_with_runner
 from .results import LATENCY_BUCKETS, bucket_index
 from .transactions import (
     DeliveryInput,
@@ -319,10 +324,34 @@ def _sleep_until(t: float) -> None:
         time.sleep(min(left, 0.5))
 
 
-def client_process(plan: RunPlan, client_ids: list[int], start_at, reports) -> None:
-    """Entry point of one client process: connect every terminal, say ready, wait for the
-    shared start time, run, report every second, send the measured statistics at the end."""
+def _client_when_planned(
+    plans: multiprocessing.connection.Connection,
+    runners_ends: list[multiprocessing.connection.Connection],
+    start_at,
+    reports,
+) -> None:
+    """A client process, forked as the runner starts (ClientPool): its plan, then its run."""
+    # the runner's ends of every plan pipe so far came with the fork: closed, so that the
+    # runner's closing its own is an end of file here
+    for end in runners_ends:
+        end.close()
     end_with_runner()
+    # the runner's SIGTERM handler (processes.terminated_by_sigterm) came with the fork too; a
+    # client ends on SIGTERM (ClientPool.stop), so the default, then the signals the runner
+    # blocked across the fork (ClientPool.__init__)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    try:
+        plan, client_ids = plans.recv()
+    except EOFError:  # the runner ended before it had a plan (a database not loaded, say)
+        return
+    plans.close()
+    client_process(plan, client_ids, start_at, reports)
+
+
+def client_process(plan: RunPlan, client_ids: list[int], start_at, reports) -> None:
+    """One client process's run: connect every terminal, say ready, wait for the shared start
+    time, run, report every second, send the measured statistics at the end."""
     drivers = []
     try:
         for _ in client_ids:
@@ -365,21 +394,51 @@ def client_process(plan: RunPlan, client_ids: list[int], start_at, reports) -> N
 
 
 class ClientPool:
-    """The client processes of one run, driven by the parent."""
+    """The client processes of one run, driven by the parent.
 
-    def __init__(self, plan: RunPlan):
-        ctx = worker_context(__name__, driver_module(plan.db))
-        self.plan = plan
+    They are forked from the runner as it starts (cli.main, before the metrics server's thread
+    and before any connection: a fork copies threads' locks in whatever state they are), with
+    what it has imported (the CLI, this module, the database's driver), and wait there for the
+    plan, which needs the load's metadata read from the database (`plan_and_wait_ready`). A
+    fork server (processes.worker_context, as the loader's workers start) runs a new interpreter
+    that imports all of it again: about a third of a run's start-up (`tpcc run` on MongoDB,
+    0.55-0.67 CPU-s with one; pymongo's import alone is 0.15 s)."""
+
+    def __init__(self, processes: int, driver: str):
+        importlib.import_module(driver)  # once, here: the clients are forked with it
+        ctx = mp.get_context("fork")
         self.start_at = ctx.Value("d", 0.0)
         self.reports = ctx.Queue()
-        self.procs = [
-            ctx.Process(target=client_process, args=(plan, ids, self.start_at, self.reports), daemon=True)
-            for ids in plan.client_ids()
-        ]
+        self.procs: list[multiprocessing.process.BaseProcess] = []
+        self._plans: list[multiprocessing.connection.Connection] = []
+        # a SIGTERM between a fork and the child's own handler would run the runner's in the
+        # child (raising in the middle of threading's after-fork hooks): held until then
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            for _ in range(processes):
+                receive, send = ctx.Pipe(duplex=False)
+                self._plans.append(send)
+                p = ctx.Process(
+                    target=_client_when_planned,
+                    args=(receive, list(self._plans), self.start_at, self.reports),
+                    daemon=True,
+                )
+                p.start()
+                receive.close()
+                self.procs.append(p)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
-    def start_and_wait_ready(self, timeout: float) -> None:
-        for p in self.procs:
-            p.start()
+    def plan_and_wait_ready(self, plan: RunPlan, timeout: float) -> None:
+        """Each process its share of the plan's terminals, then wait until all are connected."""
+        shares = plan.client_ids()
+        if len(shares) != len(self.procs):
+            self.stop()
+            raise ValueError(f"{len(shares)} shares of terminals for {len(self.procs)} client processes")
+        self.plan = plan
+        for send, ids in zip(self._plans, shares):
+            send.send((plan, ids))
+            send.close()
         ready, deadline = 0, time.time() + timeout
         while ready < len(self.procs):
             try:
@@ -425,6 +484,14 @@ class ClientPool:
         return measured
 
     def stop(self) -> None:
+        """End every client process, planned or not, and reap it."""
+        for send in self._plans:
+            send.close()  # an unplanned one's end of file
         for p in self.procs:
             if p.is_alive():
                 p.terminate()
+        for p in self.procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+                p.join()

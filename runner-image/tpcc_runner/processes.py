@@ -2,9 +2,10 @@
 
 Spawning re-runs the interpreter start-up and re-imports, in every process, the main module
 (the whole CLI) and what the worker needs: about 0.4 CPU-s each. A fork server does that
-once; each worker is then forked from it, already initialised. Forking the runner itself
-would be cheaper still, but the runner has threads by then (the metrics server), and a
-fork copies their locks in whatever state they are."""
+once; each worker is then forked from it, already initialised (a load's workers, a YCSB
+run's client processes). Forking the runner itself is cheaper still, but only before it has a
+thread (the metrics server) or a connection, since a fork copies their locks in whatever state
+they are: a TPC-C run's clients are forked as the runner starts (executor.ClientPool)."""
 
 from __future__ import annotations
 

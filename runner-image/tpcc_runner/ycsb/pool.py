@@ -1,5 +1,5 @@
 """A runner pod's YCSB client threads split over client processes (Plan.processes), made by the
-runner's fork server (processes.worker_context) as TPC-C's ClientPool makes its own: one
+runner's fork server (processes.worker_context; TPC-C's ClientPool forks the runner itself): one
 process's threads pass the interpreter lock around every send and receive, and the runner's CPU
 then outgrows the database's.
 
