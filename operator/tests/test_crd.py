@@ -32,7 +32,7 @@ def test_identity_and_columns():
     assert [c["name"] for c in version["additionalPrinterColumns"]] == [
         "Phase",
         "DB",
-        "Warehouses",
+        "Scale",
         "Clients",
         "tpmC",
         "Ops/s",

@@ -388,6 +388,23 @@ def test_new_generation_starts_a_new_run(voltdb):
     assert d.status["message"].endswith("creating the run's objects")  # the old run's message is gone
 
 
+@pytest.mark.parametrize(
+    "spec, scale",
+    [
+        ({"workload": {"warehouses": 4}}, "4 warehouses"),
+        ({"workload": {"warehouses": 2, "scaleDown": 10}}, "2 warehouses scaled down 10x"),
+        # the schema defaults spec.workload.warehouses to 1 for YCSB too: the column showed 1
+        ({"workload": {"kind": "ycsb", "ycsb": {"recordCount": 25000}}}, "25,000 YCSB records"),
+        ({"sweep": {"warehouses": [2, 8, 4], "clients": [1, 2]}}, "2-8 warehouses"),
+        ({"workload": {"warehouses": 1}, "sweep": {"warehouses": [3], "clients": [1, 2]}}, "3 warehouses"),
+    ],
+)
+def test_a_new_run_says_what_it_loads_for_the_scale_column(spec_of, spec, scale):
+    d = Driver(spec_of({"database": {"type": "voltdb"}, **spec}))
+    d.tick()
+    assert d.status["phase"] == "Pending" and d.status["scale"] == scale
+
+
 def test_ttl_deletes_the_run(spec_of):
     spec = spec_of({"database": {"type": "voltdb"}, "cleanup": {"ttlSecondsAfterFinished": 60}})
     d = Driver(spec)
@@ -433,7 +450,7 @@ def test_every_wait_says_what_it_waits_for_and_since_when(voltdb):
     assert d.phase == "Loading"
     d.tick(World(load=JobState(exists=True), pods=[PodState("bench-g2-loader-x", 30, "ContainerCreating")]))
     assert (
-        "waiting for load job bench-g2-loader to load 1 warehouses (timeout 900s); "
+        "waiting for load job bench-g2-loader to load 1 warehouse (timeout 900s); "
         "pod bench-g2-loader-x: ContainerCreating" in d.status["message"]
     )
     d.tick(World(load=JobState(exists=True, succeeded=True)))

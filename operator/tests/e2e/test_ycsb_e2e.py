@@ -69,6 +69,9 @@ def test_ycsb_workload_a_on_voltdb(namespace, operator):
     result = wait_for("the BenchmarkResult", recorded, 60)
     assert result["spec"]["opsPerSecond"] == ycsb["opsPerSecond"]
     assert result["spec"]["runSpec"]["workload"]["kind"] == "ycsb"
+    # the API server's printer columns: the records the run loaded, not TPC-C's default warehouse
+    row = kubectl("get", "br", name, "-n", namespace, "--no-headers").stdout.split()
+    assert row[:6] == [name, "Succeeded", "voltdb", "2,000", "YCSB", "records"], row
     kubectl("delete", "benchmarkrun", name, "-n", namespace, "--timeout=180s")
 
 

@@ -14,6 +14,7 @@ import json
 from .. import faults as fault_injection
 from .. import plan, sweep, sweep_layout, waiting, workloads
 from ..runspec import RunSpec
+from ..runspec import Workload as WorkloadSpec
 from ..timestamps import rfc3339
 from .actions import RetireOldGenerations
 from .machine import PENDING, Event, Step
@@ -63,6 +64,17 @@ def run_under_way(run: plan.Run, status: dict) -> plan.Run:
     return dataclasses.replace(run, generation=generation)
 
 
+def scale(workload: WorkloadSpec, sweep_warehouses: list[int]) -> str:
+    """The Scale printer column: what the run loads ("4 warehouses", "10,000 YCSB records"), a
+    sweep's range of warehouse counts ("1-4 warehouses"). From the status, not the spec: a YCSB
+    run's spec.workload.warehouses is the schema's default 1, which such a column showed."""
+    if len(sweep_warehouses) > 1:
+        return f"{sweep_warehouses[0]}-{sweep_warehouses[-1]} warehouses"
+    if sweep_warehouses:
+        workload = dataclasses.replace(workload, warehouses=sweep_warehouses[0])
+    return workloads.loaded(workload)
+
+
 def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> Step:
     """A new measurement: forget the previous run's status and retire its objects."""
     step = Step()
@@ -70,6 +82,8 @@ def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> S
         step.actions.append(RetireOldGenerations())
     cleared = {k: None for k in status if k not in ("phase",)}
     cells = sweep_layout.sweep_cells(spec)
+    w = spec.workload
+    counts = sorted({c.warehouses for c in cells if c.warehouses is not None})
     step.status = {
         **cleared,
         "phase": PENDING,
@@ -80,11 +94,10 @@ def new_run(spec: RunSpec, status: dict, generation: int, now: dt.datetime) -> S
         "stageStartTime": rfc3339(now),
         "conditions": [],
         "message": waiting.message("creating the run's objects", rfc3339(now)),
+        "scale": scale(w, counts),
         **({"sweep": sweep.initial(cells, sweep_layout.sweep_plan(spec, cells)).to_json()} if cells else {}),
     }
-    w = spec.workload
     axes = "".join(f" x {len(a.values)} {a.field}" for a in ((spec.sweep and spec.sweep.matrix) or ()))
-    counts = sorted({c.warehouses for c in cells if c.warehouses is not None})
     size = (
         f"a sweep of {len(cells)} cells ({f'{counts} warehouses x ' if counts else ''}"
         f"{sorted({c.clients for c in cells})} clients{axes} x {spec.sweep.repetitions}) on "

@@ -35,7 +35,7 @@ class TPCC(Workload):
 
     def loaded(self, workload: WorkloadSpec) -> str:
         scaled = f" scaled down {workload.scale_down}x" if (workload.scale_down or 1) > 1 else ""
-        return f"{workload.warehouses} warehouses{scaled}"
+        return f"{workload.warehouses} warehouse{'' if workload.warehouses == 1 else 's'}{scaled}"
 
     def largest_load(self, spec: RunSpec) -> tuple[str, int, Unit]:
         unit = warehouses(spec.workload.scale_down)
