@@ -6,7 +6,8 @@ unpaced, against a SecantusDB loaded here (one warehouse scaled: 10,000 items, 3
 per district), with the driver's defaults (what `tpcc run` uses) and a durability ledger.
 
 Two passes over the same number of transactions, one seed each:
-- unprofiled: time.thread_time() around each step, by type, and the process's CPU over all;
+- unprofiled: time.thread_time() around each step, by type, the process's CPU over all, and the
+  garbage collector's passes and their CPU (what a gc.freeze() before the fork could save);
 - under cProfile, timed by the thread's CPU clock: the top functions by own and by cumulative
   time, and the split of the profiled time between pymongo (pymongo and bson), the tool
   (tpcc_runner and tpcc_contract; py-tpcc's code for py-tpcc) and elsewhere (hdrh, this bench,
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import json
 import os
 import pickle
@@ -177,15 +179,38 @@ class Pass:
         self.next_report = time.monotonic() + REPORT_SECONDS
 
 
+class GarbageCollections:
+    """The cyclic garbage collector's passes while installed (gc.callbacks), and their CPU: what
+    gc.freeze() before the client processes' fork could save at most."""
+
+    def __init__(self) -> None:
+        self.count, self.seconds, self._start = [0, 0, 0], 0.0, 0.0
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._start = time.thread_time()
+        else:
+            self.count[info["generation"]] += 1
+            self.seconds += time.thread_time() - self._start
+
+    def __enter__(self) -> GarbageCollections:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
+
+
 def timed_pass(driver, transactions: int, seed: int, ledger: bool) -> dict:
     run = Pass(driver, seed, ledger)
     cpu, count = Counter[str](), Counter[str]()
     before = resource.getrusage(resource.RUSAGE_SELF)
-    for _ in range(transactions):
-        t0 = time.thread_time()
-        txn = run.step()
-        cpu[txn] += time.thread_time() - t0
-        count[txn] += 1
+    with GarbageCollections() as collections:
+        for _ in range(transactions):
+            t0 = time.thread_time()
+            txn = run.step()
+            cpu[txn] += time.thread_time() - t0
+            count[txn] += 1
     run.report()
     after = resource.getrusage(resource.RUSAGE_SELF)
     outcomes = {t: {k: v for k, v in st.counts.items() if v} for t, st in run.acc.measured.items()}
@@ -195,6 +220,7 @@ def timed_pass(driver, transactions: int, seed: int, ledger: bool) -> dict:
         "types_ms": {t: 1000 * cpu[t] / count[t] for t in TYPES if count[t]},
         "count": dict(count),
         "outcomes": outcomes,
+        "gc": {"collections": collections.count, "ms": 1000 * collections.seconds},
     }
 
 
@@ -316,6 +342,11 @@ def main() -> None:
         f"ledger {'on' if ledger else 'off'}, load average {', '.join(f'{x:.2f}' for x in loads)}"
     )
     print(f"\nunprofiled: transactions {timed['count']}, outcomes {timed['outcomes']}")
+    collected = timed["gc"]
+    print(
+        f"garbage collections (generations 0, 1, 2): {collected['collections']}, {collected['ms']:.1f} ms, "
+        f"{100 * collected['ms'] / (n * timed['thread_ms']):.2f} % of the pass's thread CPU"
+    )
     print("| tool | process CPU ms/txn | thread CPU ms/txn | " + " | ".join(TYPES) + " (thread ms) |")
     print("|---|---|---|" + "---|" * len(TYPES))
     print("| ours " + timed_row(timed))
