@@ -730,6 +730,18 @@ BAD = [
         "workload.pacing: values are none or spec",
     ),
     Bad(
+        "retry-wait-unknown",
+        {"database": MONGO_RS, "workload": {"retryWait": "immediately"}},
+        "spec.workload.retryWait",
+        "Unsupported value",
+    ),
+    Bad(
+        "sweep-matrix-retry-wait",
+        _matrix(VOLTDB, ("workload.retryWait", ["backoff", "immediate"])),
+        "spec.sweep.matrix[0]",
+        "workload.retryWait: values are backoff or pytpcc",
+    ),
+    Bad(
         "sweep-matrix-values-twice",
         _matrix(VOLTDB, ("workload.pacing", ["none", "none"])),
         "spec.sweep.matrix[0]",

@@ -96,6 +96,7 @@ SPECS = {
             "warehouses": 4,
             "clients": 4,
             "pacing": "spec",
+            "retryWait": "pytpcc",
             "mix": {"newOrder": 50, "payment": 42, "orderStatus": 4, "delivery": 0, "stockLevel": 4},
             "remotePercent": {"newOrderLines": 5, "payments": 20},
             "scaleDown": 10,
@@ -288,6 +289,7 @@ def test_each_line_carries_the_specs_values(name):
             assert parsed["mix"] == (mix.new_order, mix.payment, mix.order_status, mix.delivery, mix.stock_level)
             assert (parsed["duration"], parsed["warmup"]) == (w.duration_seconds, w.warmup_seconds)
             assert parsed["think_time"] == (w.pacing == "spec")
+            assert parsed["retry_wait"] == (w.retry_wait or "backoff")  # absent: the runner's default
             remote = w.remote_percent
             if remote is not None:
                 assert (parsed["remote_line_percent"], parsed["remote_payment_percent"]) == (

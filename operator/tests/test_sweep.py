@@ -306,6 +306,12 @@ def test_a_matrix_cell_runs_with_its_own_values(matrix_spec):
         for c in sweep_layout.sweep_cells(paced)[:4]
     ]
     assert think == [False, False, True, True]
+    retrying = edited(matrix_spec, "sweep.matrix", [{"field": "workload.retryWait", "values": ["backoff", "pytpcc"]}])
+    waits = []
+    for c in sweep_layout.sweep_cells(retrying)[:4]:
+        args = _args(runner_jobs.run_job(RUN, sweep_layout.cell_spec(retrying, c), SETTINGS))
+        waits.append(args[args.index("--retry-wait") + 1])
+    assert waits == ["backoff", "backoff", "pytpcc", "pytpcc"]
 
 
 def test_a_matrix_cell_compares_with_the_same_values_only(matrix_spec):

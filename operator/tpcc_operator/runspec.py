@@ -118,6 +118,7 @@ class Workload:
     load_timeout_seconds: int | None = None
     seed: int | None = None
     remote_percent: RemotePercent | None = None
+    retry_wait: str | None = None  # None: the runner's backoff
     driver_options: Mapping[str, Any] | None = None
     ycsb: Ycsb | None = None
 

@@ -16,6 +16,9 @@ per tool and one table.
     .venv/bin/python runner-image/bench/pytpcc_compare.py [--warehouses 1] [--clients 4] \
         [--duration 60] [--scaled] [--write-concern majority] [--rounds 1]
 
+--retry-wait pytpcc runs ours with py-tpcc's wait before a retry; --before-retry-wait backoff
+measures this tree with its default wait as the row before it, the same rounds.
+
 --rounds N measures the tools N times, taking turns (each round in the other order), and ends
 with the median of each round's ratios: this machine's speed moves by up to 2x from one minute
 to the next, so one run a tool does not settle a goal of 10 %.
@@ -159,6 +162,7 @@ def measure_ours(a, work: Path) -> dict:
         "run",
         *("--clients", str(a.clients), "--duration", str(a.duration), "--warmup", "0", "--seed", "1"),
         *("--metrics-port", str(port), "--start-file", str(start_file)),
+        *(("--retry-wait", a.retry_wait) if a.retry_wait != "backoff" else ()),  # trees before the option
         started=lambda p: _until_ready(p, port, start_file),
     )
     result = json.loads(run["stdout"])
@@ -276,19 +280,31 @@ def main() -> None:
     ap.add_argument("--runner", type=Path, default=ROOT / "runner-image", help="the runner-image measured")
     ap.add_argument("--before", type=Path, default=None, help="also measure this runner-image (a row before ours)")
     ap.add_argument("--before-label", default="before", help="that row's name")
+    ap.add_argument(
+        "--retry-wait", choices=("backoff", "pytpcc"), default="backoff", help="ours: tpcc run --retry-wait"
+    )
+    ap.add_argument(
+        "--before-retry-wait",
+        choices=("backoff", "pytpcc"),
+        default=None,
+        help="the before row's --retry-wait (default: --retry-wait); without --before, this tree again",
+    )
     ap.add_argument("--rounds", type=int, default=1, help="measure every tool this many times, taking turns")
     a = ap.parse_args()
+    if a.before_retry_wait and not a.before:
+        a.before = a.runner
     work = Path(tempfile.mkdtemp(prefix="tpcc-pytpcc-"))
-    for runner in filter(None, (a.runner, a.before)):
+    for runner in {r for r in (a.runner, a.before) if r}:
         compile_bytecode(runner)
     # (row label, the options measured, tool), in the order of the table
     measured: list[tuple[str, argparse.Namespace, str]] = []
     if a.only in (None, "py-tpcc"):
         measured.append(("py-tpcc", a, "py-tpcc"))
     if a.before and a.only in (None, "ours"):
-        measured.append((f"ours ({a.before_label})", argparse.Namespace(**{**vars(a), "runner": a.before}), "ours"))
+        before = {"runner": a.before, "retry_wait": a.before_retry_wait or a.retry_wait}
+        measured.append((f"ours ({a.before_label})", argparse.Namespace(**{**vars(a), **before}), "ours"))
     if a.only in (None, "ours"):
-        measured.append(("ours", a, "ours"))
+        measured.append(("ours" if a.retry_wait == "backoff" else f"ours ({a.retry_wait} retry wait)", a, "ours"))
     rounds = []
     for n in range(a.rounds):
         rows = {}
@@ -302,7 +318,7 @@ def main() -> None:
             f"{a.duration} s, w:{a.write_concern}, {load_average()}"
         )
         print(table(rounds[-1]), flush=True)
-    if len(rounds) > 1 and measured[0][0] == "py-tpcc" and measured[-1][0] == "ours":
+    if len(rounds) > 1 and measured[0][2] == "py-tpcc" and measured[-1][2] == "ours":
         print(medians(rounds))
 
 

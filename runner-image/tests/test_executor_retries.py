@@ -1,6 +1,7 @@
 """The executor's retry policy: a transaction that failed with a retryable error (MongoDB's
 TransientTransactionError, a lost connection) is run again after a jittered back-off that
-grows from the failed attempt's own duration, up to max_retries."""
+grows from the failed attempt's own duration (or, with `--retry-wait pytpcc`, py-tpcc's
+0.1 s times the retry's number), up to max_retries."""
 
 import datetime as dt
 from types import SimpleNamespace
@@ -13,8 +14,10 @@ from tpcc_runner.executor import (
     ERROR_BACKOFF_FLOOR,
     RETRY_BACKOFF_CAP,
     RETRY_BACKOFF_FLOOR,
+    RETRY_WAITS,
     error_backoff,
     execute_once,
+    pytpcc_retry_wait,
     retry_backoff,
 )
 from tpcc_runner.transactions import PaymentInput, PaymentOutput
@@ -86,6 +89,40 @@ def test_execute_once_gives_up_after_max_retries(monkeypatch):
     assert "gave up after 3 retries" in error
 
 
+def test_pytpcc_wait_is_a_tenth_of_a_second_times_the_retry_whatever_the_attempt_took():
+    assert [pytpcc_retry_wait(n, 0.0001, 0.9) for n in (1, 2, 3, 10)] == pytest.approx([0.1, 0.2, 0.3, 1.0])
+    assert pytpcc_retry_wait(2, 5.0, 0.0) == pytest.approx(0.2)
+    assert set(RETRY_WAITS) == {"backoff", "pytpcc"}
+
+
+def test_execute_once_waits_as_the_retry_wait_it_is_given(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(executor, "time", clock)
+    conflicting = _Conflicting(clock, 3, 0.002)
+    outcome, _, retries, _, _ = execute_once(conflicting, "PAYMENT", PAYMENT, 10, 2000.0, RETRY_WAITS["pytpcc"])
+    assert (outcome, retries) == ("committed", 3)
+    assert clock.waits == pytest.approx([0.1, 0.2, 0.3])  # backoff would have waited 2.5-10 ms first
+
+
+def test_a_terminal_waits_by_its_plans_retry_wait(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(executor, "time", clock)
+    monkeypatch.setattr(executor, "_sleep_until", lambda t: clock.sleep(max(0.0, t - clock.now)))
+    waits = {}
+    for wait in RETRY_WAITS:
+        clock.waits = []
+        call = SimpleNamespace(txn="PAYMENT", keying_seconds=0.0, think_seconds=0.0)
+        terminal = SimpleNamespace(next_call=lambda: call, inputs=lambda txn: PAYMENT)
+        acc = SimpleNamespace(record=lambda *args, **kw: None)
+        plan = SimpleNamespace(ledger=False, max_retries=10, retry_wait=wait)
+        executor.terminal_step(
+            plan, terminal, _Conflicting(clock, 2, 0.001), acc, SimpleNamespace(end=clock.now + 60), 0
+        )
+        waits[wait] = [w for w in clock.waits if w > 0]
+    assert waits["pytpcc"] == pytest.approx([0.1, 0.2])
+    assert all(w <= 0.01 for w in waits["backoff"]) and len(waits["backoff"]) == 2
+
+
 def test_error_backoff_doubles_from_10_ms_to_a_second_and_resets():
     assert error_backoff(0, 1.0) == 0.0
     assert [error_backoff(n, 1.0) for n in (1, 2, 3)] == pytest.approx([0.01, 0.02, 0.04])
@@ -113,7 +150,7 @@ def _terminal_for(clock: _Clock, driver, seconds: float) -> list[str]:
     terminal = SimpleNamespace(next_call=lambda: call, inputs=lambda txn: PAYMENT)
     outcomes: list[str] = []
     acc = SimpleNamespace(record=lambda txn, outcome, *rest: outcomes.append(outcome))
-    plan = SimpleNamespace(ledger=False, max_retries=0)
+    plan = SimpleNamespace(ledger=False, max_retries=0, retry_wait="backoff")
     executor._terminal_loop(plan, terminal, driver, acc, SimpleNamespace(end=clock.now + seconds))
     return outcomes
 

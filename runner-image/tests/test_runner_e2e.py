@@ -286,7 +286,8 @@ def test_interrupted_load_is_refused_by_run_and_resumes_without_duplicates(voltd
 
 def test_mongodb_driver_options_appear_in_the_results(secantus, tmp_path):
     """Every option the studies compared, set away from its default, is in the results
-    document twice: as written (options.driver_options) and as the driver applied it."""
+    document twice: as written (options.driver_options) and as the driver applied it; and the
+    retry wait of py-tpcc's that the MongoDB studies' manifests ask for (options.retry_wait)."""
     studied = {
         "schema": "normalized",
         "find_and_modify": "false",
@@ -324,6 +325,8 @@ def test_mongodb_driver_options_appear_in_the_results(secantus, tmp_path):
         "3",
         "--warmup",
         "0",
+        "--retry-wait",
+        "pytpcc",
         "--results",
         str(results),
         timeout=300,
@@ -331,6 +334,7 @@ def test_mongodb_driver_options_appear_in_the_results(secantus, tmp_path):
     assert done.code == 0, done.stderr
     options = json.loads(results.read_text())["options"]
     assert options["driver_options"] == studied
+    assert options["retry_wait"] == "pytpcc"
     applied = options["driver"]
     assert {
         k: applied[k]

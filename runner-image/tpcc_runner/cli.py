@@ -24,7 +24,7 @@ from . import __version__, k8s
 from .consistency import failed, read_deliveries, report
 from .drivers import DRIVERS, driver_class, driver_module, make_driver, options
 from .drivers.base import ConnectionOptions, Driver, DriverError, LoadMeta, bounded
-from .executor import ClientPool, RunPlan, Window
+from .executor import RETRY_WAITS, ClientPool, RunPlan, Window
 from .ledger import LedgerWriter, Released, ended_when_released, hold_ledger, read_ledgers, verify
 from .loader import constants_of, load, require_loaded, scale_of
 from .processes import Terminated, terminated_by_sigterm, usable_cpus
@@ -253,6 +253,14 @@ def _add_run_parser(sub, common: argparse.ArgumentParser) -> None:
         "--think-time", action="store_true", help="keying and think times of clause 5.2.5 (default: none, as py-tpcc)"
     )
     rn.add_argument("--max-retries", type=int, default=10)
+    rn.add_argument(
+        "--retry-wait",
+        choices=tuple(RETRY_WAITS),
+        default="backoff",
+        help="the pause before a transaction's retry: backoff (from the failed attempt's duration, "
+        "at least 5 ms, doubling, with jitter) or pytpcc (0.1 s times the retry's number, as py-tpcc "
+        "and the VLDB 2019 paper)",
+    )
     rn.add_argument(
         "--shard",
         type=shard,
@@ -602,6 +610,7 @@ def _run_plan(args, options: ConnectionOptions, meta: LoadMeta) -> RunPlan:
         duration=args.duration,
         think_time=args.think_time,
         max_retries=args.max_retries,
+        retry_wait=args.retry_wait,
         seed=seed,
         ledger=bool(args.ledger),
         remote=RemotePercents(args.remote_line_percent, args.remote_payment_percent),

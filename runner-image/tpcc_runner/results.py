@@ -81,6 +81,7 @@ def run_description(
             "remote_percent": {"new_order_line": plan.remote.new_order_line, "payment": plan.remote.payment},
             "processes": processes,
             "max_retries": plan.max_retries,
+            "retry_wait": plan.retry_wait,
             "driver_options": plan.connection.extra,
             "seed": plan.seed,
             "scale": {"items": meta.items, "customers_per_district": meta.customers_per_district},

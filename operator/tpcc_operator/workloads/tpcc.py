@@ -80,6 +80,7 @@ class TPCC(Workload):
             think_time=w.pacing == "spec",
             remote_line_percent=remote.new_order_lines,
             remote_payment_percent=remote.payments,
+            retry_wait=w.retry_wait,
         )
 
     def verify_command(

@@ -140,6 +140,7 @@ class Run(RunnerCommand):
     think_time: bool = False
     remote_line_percent: int | None = None  # None: the runner's clause value
     remote_payment_percent: int | None = None
+    retry_wait: str | None = None  # None: the runner's default (backoff)
 
     def to_argv(self) -> list[str]:
         return [
@@ -160,6 +161,7 @@ class Run(RunnerCommand):
             *_flag("--think-time", self.think_time),
             *_option("--remote-line-percent", self.remote_line_percent),
             *_option("--remote-payment-percent", self.remote_payment_percent),
+            *_option("--retry-wait", self.retry_wait),
             *self.pod.to_argv(),
         ]
 
