@@ -33,7 +33,9 @@ def _helm() -> str | None:
 
 
 HELM = _helm()
-pytestmark = pytest.mark.skipif(HELM is None, reason="no helm CLI (hack/local-k8s.sh tools fetches it)")
+# for every test that renders a chart, here and in the modules that import render
+needs_helm = pytest.mark.skipif(HELM is None, reason="no helm CLI (hack/local-k8s.sh tools fetches it)")
+pytestmark = needs_helm
 
 
 def helm(*args: str) -> subprocess.CompletedProcess:

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from test_charts import by_kind, render
+from test_charts import by_kind, needs_helm, render
 from test_faults import RUN, START, T0, Run, at
 from tpcc_operator import faults, kube_actions
 from tpcc_operator.databases.voltdb import VOLTDB
@@ -220,6 +220,7 @@ def test_a_helper_not_ready_fails_the_injection_after_a_minute_but_not_the_heal_
     assert helper.execs == []
 
 
+@needs_helm
 def test_the_helper_deletes_every_node_loss_rule_on_its_node_when_it_starts():
     """The chart's helper command is HELPER_COMMAND: a helper restarted while its node was cut off
     (its timer gone with the old container) reconnects the node."""

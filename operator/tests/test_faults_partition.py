@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_charts import by_kind, granted, render
+from test_charts import by_kind, granted, needs_helm, render
 from test_faults import ALL_READY, Run
 from test_faults_pause import _Pod, heals
 from tpcc_operator import chart_policy, faults, handlers, kube_actions, plan
@@ -83,6 +83,7 @@ def test_the_rules_carry_the_victim_pods_uid():
         assert "--comment $TAG" in script
 
 
+@needs_helm
 def test_the_fault_helper_is_opt_in_privileged_and_has_its_own_service_account():
     off = render("tpcc-operator")
     assert not by_kind(off, "DaemonSet")
