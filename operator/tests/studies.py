@@ -73,7 +73,7 @@ def _run(*args, **kwargs) -> None:
 # §4.7: "M60 Atlas replica set with writeConcern "majority" for durability along with readConcern
 # "snapshot" for most transactions, and committed reads equivalent (readConcern "majority", causal
 # consistency true) for STOCK LEVEL"; §4.5.3 the "denormalized" option (order lines in orders);
-# §4.1 its PyTPCC retries a TransientTransactionError "in a loop", waiting 0.1 s times the retry's
+# §4.5.1 its PyTPCC retries a TransientTransactionError "in a loop", waiting 0.1 s times the retry's
 # number (the wait is its MongoDB driver's code, not the text's: retryWait pytpcc).
 V = "vldb2019"
 DURABLE = {

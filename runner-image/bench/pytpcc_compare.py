@@ -44,6 +44,7 @@ import servers
 from growth import load_average
 from overhead import become_subreaper, group_cpu_seconds, reap_all, tpcc_command, tree_cpu, wait_ready
 from servers import free_port
+from tpcc_runner.executor import RETRY_WAITS
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = Path(__file__).resolve().parent
@@ -280,12 +281,10 @@ def main() -> None:
     ap.add_argument("--runner", type=Path, default=ROOT / "runner-image", help="the runner-image measured")
     ap.add_argument("--before", type=Path, default=None, help="also measure this runner-image (a row before ours)")
     ap.add_argument("--before-label", default="before", help="that row's name")
-    ap.add_argument(
-        "--retry-wait", choices=("backoff", "pytpcc"), default="backoff", help="ours: tpcc run --retry-wait"
-    )
+    ap.add_argument("--retry-wait", choices=tuple(RETRY_WAITS), default="backoff", help="ours: tpcc run --retry-wait")
     ap.add_argument(
         "--before-retry-wait",
-        choices=("backoff", "pytpcc"),
+        choices=tuple(RETRY_WAITS),
         default=None,
         help="the before row's --retry-wait (default: --retry-wait); without --before, this tree again",
     )

@@ -257,8 +257,9 @@ def retry_backoff(retry: int, attempt_seconds: float, draw: float) -> float:
 def pytpcc_retry_wait(retry: int, attempt_seconds: float, draw: float) -> float:
     """py-tpcc's wait before retry number `retry`: 0.1 s times it, whatever the attempt took and
     without jitter (`run_transaction_with_retries` in its MongoDB driver, which the VLDB 2019
-    paper measured with). It waits longer than retry_backoff from the first retry on, so a run
-    retries less and its tpmC and CPU per commit compare with the paper's tool like for like."""
+    paper measured with). Against a fast server it waits longer than retry_backoff, whose first
+    wait is about the failed attempt's milliseconds, so a run's retries compare with the paper's
+    tool like for like."""
     return PYTPCC_RETRY_STEP * retry
 
 
