@@ -6,6 +6,8 @@
 #   hack/voltdb.sh start [--nodes N] [--kfactor K] [--base-port P] [--dir D] [--timeout S]
 #                        [--users NAME:PASSWORD:ROLE,...]   security on, with these users (ROLE:
 #                        administrator, or user: SQL and every procedure, no DDL or @UpdateClasses)
+#                        [--stall S]   a start whose nodes log nothing for S s (default 60) is
+#                        started once more from scratch
 #   hack/voltdb.sh stop [--dir D]
 #   hack/voltdb.sh kill-node I [--dir D]      kill -9 node I (0-based)
 #   hack/voltdb.sh restart-node I [--dir D]   rerun node I's probe command: it rejoins live
@@ -106,7 +108,7 @@ deployment() {  # kfactor [users: NAME:PASSWORD:ROLE,...] (the host count is giv
 }
 
 parse_opts() {
-  NODES=1 KFACTOR=0 BASE_PORT=21212 TIMEOUT=180 USERS=
+  NODES=1 KFACTOR=0 BASE_PORT=21212 TIMEOUT=180 USERS= STALL=60
   while [ $# -gt 0 ]; do
     case "$1" in
       --nodes) NODES=$2; shift 2 ;;
@@ -115,6 +117,7 @@ parse_opts() {
       --dir) DIR=$2; shift 2 ;;
       --timeout) TIMEOUT=$2; shift 2 ;;
       --users) USERS=$2; shift 2 ;;
+      --stall) STALL=$2; shift 2 ;;
       *) die "unknown option $1" ;;
     esac
   done
@@ -122,6 +125,7 @@ parse_opts() {
   [[ $KFACTOR =~ ^[0-9]$ ]] && [ "$KFACTOR" -lt "$NODES" ] || die "--kfactor must be < --nodes"
   [[ $BASE_PORT =~ ^[0-9]+$ ]] && [ "$BASE_PORT" -ge 1024 ] && [ "$BASE_PORT" -le 65400 ] \
     || die "--base-port must be 1024..65400"
+  [[ $STALL =~ ^[0-9]+$ ]] && [ "$STALL" -ge 5 ] || die "--stall must be a number of seconds, at least 5"
   DIR=$(mkdir -p "$DIR" && cd "$DIR" && pwd)
 }
 
@@ -138,14 +142,24 @@ launch_node() {  # node directory: runs the saved probe command in its own proce
   die "node $(basename "$nd") did not start; see $nd/stdout.log"
 }
 
-wait_ready() {  # deadline node-directories...
-  local deadline=$1; shift
-  local nd
+wait_ready() {  # deadline stall-seconds node-directories...
+  # Returns 2 when a node has written nothing to stdout.log or volt.log for stall-seconds (0:
+  # never), every node's threads dumped (the quiet node may be waiting on another); dies when a
+  # node exits or the deadline passes.
+  local deadline=$1 stall=$2; shift 2
+  local nd quiet other
   for nd in "$@"; do
     until grep -q "Server completed initialization" "$nd/volt.log" 2>/dev/null; do
       node_alive "$nd" || die "node $(basename "$nd") exited; see $nd/stdout.log: $(tail -n 3 "$nd/stdout.log" | tr '\n' ' ')"
       [ "$(date +%s)" -lt "$deadline" ] \
         || die "node $(basename "$nd") not ready in time; see $nd/volt.log and its threads in $(thread_dump "$nd")"
+      # (stat fails on a volt.log not written yet and prints the other file's time)
+      quiet=$(($(date +%s) - $({ stat -c %Y "$nd/stdout.log" "$nd/volt.log" 2>/dev/null || true; } | sort -n | tail -n 1)))
+      if [ "$stall" -gt 0 ] && [ "$quiet" -ge "$stall" ]; then
+        for other in "$@"; do thread_dump "$other" >/dev/null; done
+        STALLED="node $(basename "$nd") logged nothing for $quiet s"
+        return 2
+      fi
       sleep 0.5
     done
   done
@@ -155,7 +169,9 @@ wait_ready() {  # deadline node-directories...
 # starting their OSGi framework): its threads' stacks, for the error message to point at.
 thread_dump() {  # node directory -> prints the dump's path
   local out=$1/threads.txt
-  if node_alive "$1" && command -v jstack >/dev/null; then
+  if node_alive "$1" && [ "$(awk '{print $3}' "/proc/$(cat "$1/pid")/stat" 2>/dev/null)" = T ]; then
+    echo "no thread dump: the node is stopped (SIGSTOP), jstack cannot attach to it" >"$out"
+  elif node_alive "$1" && command -v jstack >/dev/null; then
     timeout 20 jstack "$(cat "$1/pid")" >"$out" 2>&1 || true
   else
     echo "no thread dump: the node is gone or there is no jstack" >"$out"
@@ -170,14 +186,36 @@ start() {
   # each start clusters): six JVMs starting at once on 2 cores are slow to come up.
   exec 8>"$CACHE/.start-lock"
   flock 8
-  local i nd mesh="" cp="$LIB/*:$STUBS" nds=() inits=() started
+  local i started attempt
   for ((i = 0; i < NODES; i++)); do
     node_alive "$DIR/node$i" && die "a node is already running in $DIR/node$i (stop it first)"
   done
   started=$(date +%s)
   STARTING=1
-  rm -rf "$DIR"/node*
+  rm -rf "$DIR"/node* "$DIR"/stalled-*
   deployment "$KFACTOR" "$USERS" >"$DIR/deployment.xml"
+  # A cluster that comes up does so in 10-20 s here, logging all the while. Now and then (CI12,
+  # and a CI of 2026-12-07) a node of a fresh 3-node cluster logs nothing more after its first
+  # lines and never comes up: such a start is stopped after --stall quiet seconds, its nodes'
+  # logs and thread dumps kept in stalled-<attempt>/, and started once more from scratch.
+  for attempt in 1 2; do
+    launch_cluster
+    wait_ready $((started + TIMEOUT)) "$STALL" "${NDS[@]}" && break
+    stop_nodes
+    mkdir -p "$DIR/stalled-$attempt"
+    mv "$DIR"/node* "$DIR/stalled-$attempt/"
+    log "VoltDB start attempt $attempt stalled: $STALLED (the nodes' logs and threads.txt in $DIR/stalled-$attempt)"
+    [ "$attempt" = 1 ] || die "the start stalled twice, the last time: $STALLED (the nodes' logs and threads.txt in $DIR/stalled-*)"
+  done
+  exec 8>&-  # the start lock
+  STARTING=
+  log "VoltDB $VOLTDB_VERSION: $NODES node(s), k=$KFACTOR, ready in $(($(date +%s) - started)) s ($DIR)"
+  cat "$DIR"/node*/endpoint | paste -sd,
+}
+
+launch_cluster() {  # initializes and launches $NODES fresh nodes in $DIR; sets NDS to their directories
+  local i nd mesh="" cp="$LIB/*:$STUBS" inits=()
+  NDS=()
   for ((i = 0; i < NODES; i++)); do mesh+="${mesh:+,}127.0.0.1:$((BASE_PORT + 32 + i))"; done
   for ((i = 0; i < NODES; i++)); do
     nd=$DIR/node$i
@@ -198,13 +236,8 @@ exec java $(java_opts "$nd") -cp "$cp" org.voltdb.VoltDB probe voltdbroot "$nd" 
 EOF
     echo "127.0.0.1:$((BASE_PORT + i))" >"$nd/endpoint"
     launch_node "$nd"
-    nds+=("$nd")
+    NDS+=("$nd")
   done
-  wait_ready $((started + TIMEOUT)) "${nds[@]}"
-  exec 8>&-  # the start lock
-  STARTING=
-  log "VoltDB $VOLTDB_VERSION: $NODES node(s), k=$KFACTOR, ready in $(($(date +%s) - started)) s ($DIR)"
-  cat "$DIR"/node*/endpoint | paste -sd,
 }
 
 stop() {
@@ -220,6 +253,7 @@ stop_nodes() {  # every node of $DIR: SIGTERM, then SIGKILL after 15 s
     if node_alive "$nd"; then
       pid=$(cat "$nd/pid")
       kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid"
+      kill -CONT -- "-$pid" 2>/dev/null || true  # a stopped node (SIGSTOP, a test's fault) acts on it
       for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
       kill -KILL -- "-$pid" 2>/dev/null || true
     fi
@@ -249,7 +283,7 @@ restart_node() {
   local nd; nd=$(node_dir "$@")
   node_alive "$nd" && die "node $1 is still running"
   launch_node "$nd"
-  wait_ready $(($(date +%s) + 180)) "$nd"
+  wait_ready $(($(date +%s) + 180)) 0 "$nd"
   log "node $1 rejoined"
   cat "$nd/endpoint"
 }

@@ -25,6 +25,7 @@ DB_SHARES = {
     "test_acid_mongodb.py": "a",
     "test_secantus_member.py": "a",
     "test_pytpcc_shim.py": "a",
+    "test_voltdb_start_stall.py": "a",
     "test_failover_voltdb.py": "b",
     "test_server_counters.py": "b",
     "test_ycsb_failover_voltdb.py": "b",
