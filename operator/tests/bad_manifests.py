@@ -742,6 +742,40 @@ BAD = [
         "workload.retryWait: values are backoff or pytpcc",
     ),
     Bad(
+        "target-tps-zero",
+        {"database": VOLTDB, "workload": {"targetTransactionsPerSecond": 0}},
+        "spec.workload.targetTransactionsPerSecond",
+        "should be greater than or equal to 1",
+    ),
+    Bad(
+        "target-tps-with-spec-pacing",
+        {"database": VOLTDB, "workload": {"targetTransactionsPerSecond": 100, "pacing": "spec"}},
+        "spec.workload",
+        "workload.targetTransactionsPerSecond and pacing spec both set the terminals' pace",
+    ),
+    Bad(
+        "target-tps-ycsb",
+        {"database": VOLTDB, "workload": {"kind": "ycsb", "targetTransactionsPerSecond": 100}},
+        "spec",
+        "a YCSB run's limit is workload.ycsb.targetOpsPerSecond",
+    ),
+    Bad(
+        "target-tps-saturation",
+        {
+            "database": VOLTDB,
+            "workload": {"targetTransactionsPerSecond": 100},
+            "sweep": {"saturation": {"startClients": 1, "maxClients": 8, "factor": 2}},
+        },
+        "spec",
+        "a sweep.saturation (which drives the database to its limit)",
+    ),
+    Bad(
+        "target-tps-matrix-pacing",
+        {**_matrix(VOLTDB, ("workload.pacing", ["none", "spec"])), "workload": {"targetTransactionsPerSecond": 100}},
+        "spec",
+        "or a sweep.matrix over workload.pacing cannot vary it",
+    ),
+    Bad(
         "sweep-matrix-values-twice",
         _matrix(VOLTDB, ("workload.pacing", ["none", "none"])),
         "spec.sweep.matrix[0]",

@@ -79,6 +79,7 @@ SPECS = {
             "durationSeconds": 120,
             "warmupSeconds": 15,
             "seed": 42,
+            "targetTransactionsPerSecond": 400,
             "driverOptions": {"call_timeout": 30},
         },
         "runners": {"parallelism": 2},
@@ -290,6 +291,7 @@ def test_each_line_carries_the_specs_values(name):
             assert (parsed["duration"], parsed["warmup"]) == (w.duration_seconds, w.warmup_seconds)
             assert parsed["think_time"] == (w.pacing == "spec")
             assert parsed["retry_wait"] == (w.retry_wait or "backoff")  # absent: the runner's default
+            assert parsed["target_tps"] == w.target_transactions_per_second
             remote = w.remote_percent
             if remote is not None:
                 assert (parsed["remote_line_percent"], parsed["remote_payment_percent"]) == (

@@ -119,6 +119,7 @@ class Workload:
     seed: int | None = None
     remote_percent: RemotePercent | None = None
     retry_wait: str | None = None  # None: the runner's backoff
+    target_transactions_per_second: int | None = None  # None: back to back
     driver_options: Mapping[str, Any] | None = None
     ycsb: Ycsb | None = None
 

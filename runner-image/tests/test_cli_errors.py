@@ -21,6 +21,11 @@ def _closed_port() -> int:
         (["run", "--db", "voltdb", "--warehouses", "1", "--mix", "50,50,0,0,1"], "add up to 100"),
         (["run", "--db", "voltdb", "--warehouses", "1", "--shard", "2/2"], "0 <= INDEX < COUNT"),
         (["run", "--db", "voltdb", "--warehouses", "1", "--driver-opt", "novalue", "--metrics-port", "0"], "KEY=VALUE"),
+        (["run", "--db", "voltdb", "--warehouses", "1", "--target-tps", "0"], "--target-tps: must be above 0"),
+        (
+            ["run", "--db", "voltdb", "--warehouses", "1", "--target-tps", "50", "--think-time"],
+            "--think-time: not allowed with argument --target-tps",
+        ),
     ],
 )
 def test_bad_usage_is_one_line_and_exit_2(args, needle):

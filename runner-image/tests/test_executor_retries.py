@@ -144,15 +144,59 @@ class _Failing:
         raise DriverError("Payment: Procedure Payment was not found (status -3)")
 
 
-def _terminal_for(clock: _Clock, driver, seconds: float) -> list[str]:
-    """The outcomes of one terminal that only runs Payments, for `seconds` of the clock."""
+def _terminal_for(
+    clock: _Clock, driver, seconds: float, interval: float | None = None, client: int = 0, clients: int = 1
+) -> list[str]:
+    """The outcomes of one terminal (global number `client` of `clients`) that only runs
+    Payments, for `seconds` of the clock; interval: its pace under --target-tps."""
     call = SimpleNamespace(txn="PAYMENT", keying_seconds=0.0, think_seconds=0.0)
     terminal = SimpleNamespace(next_call=lambda: call, inputs=lambda txn: PAYMENT)
     outcomes: list[str] = []
     acc = SimpleNamespace(record=lambda txn, outcome, *rest: outcomes.append(outcome))
-    plan = SimpleNamespace(ledger=False, max_retries=0, retry_wait="backoff")
-    executor._terminal_loop(plan, terminal, driver, acc, SimpleNamespace(end=clock.now + seconds))
+    plan = SimpleNamespace(
+        ledger=False, max_retries=0, retry_wait="backoff", terminal_interval=interval, all_clients=clients
+    )
+    window = SimpleNamespace(start=clock.now, end=clock.now + seconds)
+    executor._terminal_loop(plan, terminal, driver, acc, window, client)
     return outcomes
+
+
+class _Answering:
+    """A database that answers each Payment in 1 ms, but once, from `stall_at`, takes `stall` s."""
+
+    def __init__(self, clock: _Clock, stall_at: float = float("inf"), stall: float = 0.0):
+        self.clock, self.stall_at, self.stall, self.called_at = clock, stall_at, stall, []
+
+    def payment(self, params: PaymentInput) -> PaymentOutput:
+        self.called_at.append(self.clock.now)
+        if self.clock.now >= self.stall_at:
+            self.clock.now += self.stall
+            self.stall_at = float("inf")
+        self.clock.now += 0.001
+        return PaymentOutput(params.c_id or 0, -10.0, "GC")
+
+
+def test_a_paced_terminal_starts_on_its_schedule(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(executor, "time", clock)
+    driver = _Answering(clock)
+    # terminal 1 of 4, one transaction every 0.5 s: its first start a quarter interval in
+    outcomes = _terminal_for(clock, driver, 10.0, interval=0.5, client=1, clients=4)
+    assert outcomes == ["committed"] * 20  # back to back, a 1 ms database: some 10,000
+    starts = [t - 1000.0 for t in driver.called_at]
+    assert starts == pytest.approx([0.125 + 0.5 * k for k in range(20)])
+
+
+def test_a_paced_terminal_late_after_a_stall_makes_up_nothing(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(executor, "time", clock)
+    driver = _Answering(clock, stall_at=1002.0, stall=3.0)
+    _terminal_for(clock, driver, 10.0, interval=0.5)
+    gaps = [b - a for a, b in zip(driver.called_at, driver.called_at[1:])]
+    stalled = gaps.index(max(gaps))
+    assert gaps[stalled] == pytest.approx(3.001)  # the stalled call, then at once
+    assert gaps[stalled + 1] == pytest.approx(0.5)  # on the new schedule: no burst of the missed six
+    assert len(driver.called_at) == 20 - 6 + 1
 
 
 def test_a_terminal_whose_transactions_all_fail_slows_down(monkeypatch):

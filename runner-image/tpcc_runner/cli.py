@@ -87,6 +87,13 @@ def _percent(text: str) -> int:
 _non_negative = at_least(0, float)
 
 
+def _positive_rate(text: str) -> float:
+    v = _non_negative(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    return v
+
+
 def _probability(text: str) -> float:
     v = _non_negative(text)
     if not 0 < v < 1:
@@ -249,8 +256,18 @@ def _add_run_parser(sub, common: argparse.ArgumentParser) -> None:
         metavar="PCT",
         help="Payments by a customer of another warehouse (clause 2.5.1.2: 15)",
     )
-    rn.add_argument(
+    pacing = rn.add_mutually_exclusive_group()
+    pacing.add_argument(
         "--think-time", action="store_true", help="keying and think times of clause 5.2.5 (default: none, as py-tpcc)"
+    )
+    pacing.add_argument(
+        "--target-tps",
+        type=_positive_rate,
+        default=None,
+        metavar="N",
+        help="transactions a second over all pods' terminals (--total-clients), each terminal an "
+        "equal share; a late terminal starts at once and does not make up missed starts "
+        "(default: no limit, back to back)",
     )
     rn.add_argument("--max-retries", type=int, default=10)
     rn.add_argument(
@@ -614,6 +631,7 @@ def _run_plan(args, options: ConnectionOptions, meta: LoadMeta) -> RunPlan:
         seed=seed,
         ledger=bool(args.ledger),
         remote=RemotePercents(args.remote_line_percent, args.remote_payment_percent),
+        target_tps=args.target_tps,
     )
 
 

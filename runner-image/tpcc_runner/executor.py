@@ -73,11 +73,18 @@ class RunPlan:
     seed: int = 0
     ledger: bool = False
     remote: RemotePercents = RemotePercents()
+    target_tps: float | None = None  # transactions a second over every shard's terminals; None: no limit
 
     @property
     def all_clients(self) -> int:
         """The terminals of every shard together."""
         return self.total_clients or self.clients * self.shards
+
+    @property
+    def terminal_interval(self) -> float | None:
+        """Seconds between one terminal's transaction starts under target_tps (each terminal an
+        equal share of it, whichever pod it is in); None: back to back."""
+        return self.all_clients / self.target_tps if self.target_tps else None
 
     def client_ids(self) -> list[list[int]]:
         """Global terminal numbers of this runner, dealt over its processes. Terminals of
@@ -300,15 +307,37 @@ def _terminal(plan: RunPlan, global_client: int, driver, acc: Accumulator, windo
     _sleep_until(window.start)
     acc.terminal_started()
     try:
-        _terminal_loop(plan, terminal, driver, acc, window)
+        _terminal_loop(plan, terminal, driver, acc, window, global_client)
     finally:
         acc.terminal_stopped()
 
 
-def _terminal_loop(plan: RunPlan, terminal: Terminal, driver, acc: Accumulator, window: Window) -> None:
+def _terminal_loop(
+    plan: RunPlan, terminal: Terminal, driver, acc: Accumulator, window: Window, global_client: int
+) -> None:
     errors_in_a_row = 0
-    while time.time() < window.end:
+    interval = plan.terminal_interval
+    if interval is None:
+        while time.time() < window.end:
+            errors_in_a_row = terminal_step(plan, terminal, driver, acc, window, errors_in_a_row)
+        return
+    # the terminals' first starts spread evenly over one interval: the run's rate is even from
+    # its first second, not a burst of every terminal at once each interval
+    scheduled = window.start + interval * global_client / plan.all_clients
+    while True:
+        _sleep_until(min(scheduled, window.end))
+        if time.time() >= window.end:
+            return
         errors_in_a_row = terminal_step(plan, terminal, driver, acc, window, errors_in_a_row)
+        scheduled = next_paced_start(scheduled, interval, time.time())
+
+
+def next_paced_start(scheduled: float, interval: float, now: float) -> float:
+    """When a terminal paced to one transaction every `interval` s starts its next one, the last
+    scheduled at `scheduled`: on schedule, or at once when late, without making up the starts a
+    slow or stalled database made it miss (a recovered database gets the target rate, not a
+    burst of the backlog; YCSB's -target does make them up)."""
+    return max(scheduled + interval, now)
 
 
 def terminal_step(

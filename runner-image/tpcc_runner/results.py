@@ -82,6 +82,7 @@ def run_description(
             "processes": processes,
             "max_retries": plan.max_retries,
             "retry_wait": plan.retry_wait,
+            "target_tps": plan.target_tps,
             "driver_options": plan.connection.extra,
             "seed": plan.seed,
             "scale": {"items": meta.items, "customers_per_district": meta.customers_per_district},
@@ -89,6 +90,7 @@ def run_description(
         },
         "spec_deviations": spec_deviations(
             paced=plan.think_time,
+            target_tps=plan.target_tps,
             mix=plan.mix,
             clients=plan.all_clients,
             warehouses=plan.warehouses,

@@ -416,10 +416,16 @@ def spec_deviations(
     schema_variant: str,
     measured_seconds: float,
     remote: RemotePercents = RemotePercents(),
+    target_tps: float | None = None,
 ) -> list[str]:
     """Every way the run departs from the TPC-C specification, one line each."""
     out = []
-    if not paced:
+    if target_tps:
+        out.append(
+            f"no keying or think times (clause 5.2.5): terminals submit at a fixed rate, {target_tps:g} "
+            "transactions a second over all terminals"
+        )
+    elif not paced:
         out.append("no keying or think times (clause 5.2.5): terminals submit back to back")
     out.append(
         "no emulated terminals or RTE (clause 6): each terminal is a client thread with "

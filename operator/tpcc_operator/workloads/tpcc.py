@@ -81,6 +81,7 @@ class TPCC(Workload):
             remote_line_percent=remote.new_order_lines,
             remote_payment_percent=remote.payments,
             retry_wait=w.retry_wait,
+            target_tps=w.target_transactions_per_second,
         )
 
     def verify_command(

@@ -141,6 +141,7 @@ class Run(RunnerCommand):
     remote_line_percent: int | None = None  # None: the runner's clause value
     remote_payment_percent: int | None = None
     retry_wait: str | None = None  # None: the runner's default (backoff)
+    target_tps: int | None = None  # over all pods' terminals; None: no limit
 
     def to_argv(self) -> list[str]:
         return [
@@ -162,6 +163,7 @@ class Run(RunnerCommand):
             *_option("--remote-line-percent", self.remote_line_percent),
             *_option("--remote-payment-percent", self.remote_payment_percent),
             *_option("--retry-wait", self.retry_wait),
+            *_option("--target-tps", self.target_tps),
             *self.pod.to_argv(),
         ]
 
