@@ -22,7 +22,14 @@ TEMPLATE = {
     "metadata": {"labels": {"team": "e2e"}},
     "spec": {
         "database": {"type": "voltdb"},
-        "workload": {"warehouses": 1, "clients": 2, "durationSeconds": 20, "warmupSeconds": 5},
+        # below saturation: the schedule's runs need transactions, not the database's limit
+        "workload": {
+            "warehouses": 1,
+            "clients": 2,
+            "durationSeconds": 20,
+            "warmupSeconds": 5,
+            "targetTransactionsPerSecond": 100,
+        },
         "runners": {"parallelism": 1},
         "cleanup": {"policy": "Always"},
     },

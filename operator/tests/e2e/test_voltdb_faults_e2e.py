@@ -53,6 +53,9 @@ def voltdb_run(duration_seconds: int, faults: list[dict]) -> dict:
             "durationSeconds": duration_seconds,
             "warmupSeconds": 5,
             "loadWorkers": 2,
+            # below saturation (these runs last up to 160 s on the CI's two cores), 150 a second
+            # a terminal: a fault's seconds-long stall still catches every terminal mid-stream
+            "targetTransactionsPerSecond": 300,
         },
         runners={"parallelism": 1, "imagePullPolicy": "Never"},
         faults=faults,
