@@ -776,6 +776,24 @@ BAD = [
         "or a sweep.matrix over workload.pacing cannot vary it",
     ),
     Bad(
+        "sweep-matrix-target-tps-not-a-number",
+        _matrix(VOLTDB, ("workload.targetTransactionsPerSecond", ["100", "fast"])),
+        "spec.sweep.matrix[0]",
+        "values are transactions a second, whole numbers 1-999999",
+    ),
+    Bad(
+        "sweep-matrix-target-tps-with-spec-pacing",
+        {**_matrix(VOLTDB, ("workload.targetTransactionsPerSecond", ["100", "200"])), "workload": {"pacing": "spec"}},
+        "spec",
+        "a sweep.matrix over workload.targetTransactionsPerSecond sets the terminals' rate",
+    ),
+    Bad(
+        "sweep-matrix-target-tps-and-pacing",
+        _matrix(VOLTDB, ("workload.targetTransactionsPerSecond", ["100"]), ("workload.pacing", ["none", "spec"])),
+        "spec",
+        "not with workload.pacing spec, a sweep.matrix over workload.pacing or a sweep.saturation",
+    ),
+    Bad(
         "sweep-matrix-values-twice",
         _matrix(VOLTDB, ("workload.pacing", ["none", "none"])),
         "spec.sweep.matrix[0]",

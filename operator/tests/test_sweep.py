@@ -312,6 +312,15 @@ def test_a_matrix_cell_runs_with_its_own_values(matrix_spec):
         args = _args(runner_jobs.run_job(RUN, sweep_layout.cell_spec(retrying, c), SETTINGS))
         waits.append(args[args.index("--retry-wait") + 1])
     assert waits == ["backoff", "backoff", "pytpcc", "pytpcc"]
+    offered = edited(
+        matrix_spec, "sweep.matrix", [{"field": "workload.targetTransactionsPerSecond", "values": ["100", "2000"]}]
+    )
+    rates = []
+    for c in sweep_layout.sweep_cells(offered)[:4]:
+        measured = sweep_layout.cell_spec(offered, c)
+        args = _args(runner_jobs.run_job(RUN, measured, SETTINGS))
+        rates.append((measured.workload.target_transactions_per_second, args[args.index("--target-tps") + 1]))
+    assert rates == [(100, "100"), (100, "100"), (2000, "2000"), (2000, "2000")]  # typed: an int
 
 
 def test_a_matrix_cell_compares_with_the_same_values_only(matrix_spec):
