@@ -29,16 +29,20 @@ def _stop_when_launched(pid_file, deadline: float) -> int:
     raise AssertionError(f"{pid_file} never appeared")
 
 
-def test_a_start_whose_node_stalls_is_started_again_and_comes_up(tmp_path):
+def _start_one_node(directory, stall_seconds: int) -> subprocess.Popen:
     for step in ("fetch", "procs"):
         subprocess.run([str(SCRIPT), step], check=True, timeout=900)
-    start = subprocess.Popen(
-        [str(SCRIPT), "start", "--nodes", "1", "--base-port", str(_free_base_port()), "--dir", str(tmp_path)]
-        + ["--stall", "10"],
+    return subprocess.Popen(
+        [str(SCRIPT), "start", "--nodes", "1", "--base-port", str(_free_base_port()), "--dir", str(directory)]
+        + ["--stall", str(stall_seconds)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def test_a_start_whose_node_stalls_is_started_again_and_comes_up(tmp_path):
+    start = _start_one_node(tmp_path, 10)
     try:
         stalled_pid = _stop_when_launched(tmp_path / "node0" / "pid", time.monotonic() + 60)
         out, err = start.communicate(timeout=240)
@@ -60,15 +64,7 @@ def test_a_start_whose_node_stalls_is_started_again_and_comes_up(tmp_path):
 
 
 def test_a_start_that_stalls_twice_fails_with_the_reason_and_leaves_no_node(tmp_path):
-    for step in ("fetch", "procs"):
-        subprocess.run([str(SCRIPT), step], check=True, timeout=900)
-    start = subprocess.Popen(
-        [str(SCRIPT), "start", "--nodes", "1", "--base-port", str(_free_base_port()), "--dir", str(tmp_path)]
-        + ["--stall", "5"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    start = _start_one_node(tmp_path, 5)
     try:
         pids = [_stop_when_launched(tmp_path / "node0" / "pid", time.monotonic() + 60)]
         # the second attempt's node, once the first one's directory has been moved aside
