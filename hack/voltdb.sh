@@ -153,12 +153,14 @@ wait_ready() {  # deadline stall-seconds node-directories...
       node_alive "$nd" || die "node $(basename "$nd") exited; see $nd/stdout.log: $(tail -n 3 "$nd/stdout.log" | tr '\n' ' ')"
       [ "$(date +%s)" -lt "$deadline" ] \
         || die "node $(basename "$nd") not ready in time; see $nd/volt.log and its threads in $(thread_dump "$nd")"
-      # (stat fails on a volt.log not written yet and prints the other file's time)
-      quiet=$(($(date +%s) - $({ stat -c %Y "$nd/stdout.log" "$nd/volt.log" 2>/dev/null || true; } | sort -n | tail -n 1)))
-      if [ "$stall" -gt 0 ] && [ "$quiet" -ge "$stall" ]; then
-        for other in "$@"; do thread_dump "$other" >/dev/null; done
-        STALLED="node $(basename "$nd") logged nothing for $quiet s"
-        return 2
+      if [ "$stall" -gt 0 ]; then
+        # (stat fails on a volt.log not written yet and prints the other file's time)
+        quiet=$(($(date +%s) - $({ stat -c %Y "$nd/stdout.log" "$nd/volt.log" 2>/dev/null || true; } | sort -n | tail -n 1)))
+        if [ "$quiet" -ge "$stall" ]; then
+          for other in "$@"; do thread_dump "$other" >/dev/null; done
+          STALLED="node $(basename "$nd") logged nothing for $quiet s"
+          return 2
+        fi
       fi
       sleep 0.5
     done

@@ -1,10 +1,11 @@
 """`tpcc run --target-tps`: each terminal's schedule (the rate over a real database is measured in
-test_runner_e2e's test_a_paced_run_holds_its_target_rate)."""
+test_runner_e2e's test_a_paced_run_holds_its_target_rate; the spec deviation it names, in
+test_workload)."""
 
 from __future__ import annotations
 
 from tpcc_runner.executor import RunPlan, next_paced_start
-from tpcc_runner.workload import CConstants, Scale, spec_deviations
+from tpcc_runner.workload import CConstants, Scale
 
 
 def _plan(**fields) -> RunPlan:
@@ -26,23 +27,3 @@ def test_a_late_terminal_starts_at_once_and_makes_up_nothing():
     # a 3 s stall of the database: the next start is now, not the six missed starts at once
     assert next_paced_start(100.0, 0.5, now=103.1) == 103.1
     assert next_paced_start(103.1, 0.5, now=103.2) == 103.6
-
-
-def test_the_rate_is_named_among_the_spec_deviations():
-    common = dict(
-        paced=False,
-        mix=(45, 43, 4, 4, 4),
-        clients=10,
-        warehouses=1,
-        items=100000,
-        customers_per_district=3000,
-        schema_variant="normalized",
-        measured_seconds=60,
-    )
-    paced = spec_deviations(**common, target_tps=250)
-    assert paced[0] == (
-        "no keying or think times (clause 5.2.5): terminals submit at a fixed rate, 250 transactions a "
-        "second over all terminals"
-    )
-    assert not any("back to back" in d for d in paced)
-    assert spec_deviations(**common)[0].endswith("terminals submit back to back")

@@ -14,15 +14,15 @@ import subprocess
 import time
 
 import pytest
-from voltdb_server import SCRIPT, _free_base_port
+from voltdb_server import SCRIPT, free_base_port, prepare
 
 pytestmark = pytest.mark.db
 
 
 def _stop_when_launched(pid_file, deadline: float) -> int:
     while time.monotonic() < deadline:
-        if pid_file.exists() and pid_file.read_text().strip():
-            pid = int(pid_file.read_text())
+        if pid_file.exists() and (written := pid_file.read_text().strip()):
+            pid = int(written)
             os.killpg(pid, signal.SIGSTOP)
             return pid
         time.sleep(0.02)
@@ -30,10 +30,9 @@ def _stop_when_launched(pid_file, deadline: float) -> int:
 
 
 def _start_one_node(directory, stall_seconds: int) -> subprocess.Popen:
-    for step in ("fetch", "procs"):
-        subprocess.run([str(SCRIPT), step], check=True, timeout=900)
+    prepare()
     return subprocess.Popen(
-        [str(SCRIPT), "start", "--nodes", "1", "--base-port", str(_free_base_port()), "--dir", str(directory)]
+        [str(SCRIPT), "start", "--nodes", "1", "--base-port", str(free_base_port()), "--dir", str(directory)]
         + ["--stall", str(stall_seconds)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

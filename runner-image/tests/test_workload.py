@@ -258,32 +258,35 @@ def test_response_time_verdicts_of_clause_5_2_5_3():
     assert v[tpcc.DELIVERY]["passed"] is None
 
 
+# a run like the specification's (paced, 10 terminals a warehouse, full size, two hours), on VoltDB
+SPEC_LIKE = dict(
+    paced=True,
+    mix=w.DEFAULT_MIX,
+    clients=20,
+    warehouses=2,
+    items=100_000,
+    customers_per_district=3000,
+    schema_variant="stored-procedures",
+    measured_seconds=7200,
+)
+
+
 def test_spec_deviations_name_what_the_run_did_differently():
-    spec_like = dict(
-        paced=True,
-        mix=w.DEFAULT_MIX,
-        clients=20,
-        warehouses=2,
-        items=100_000,
-        customers_per_district=3000,
-        schema_variant="stored-procedures",
-        measured_seconds=7200,
-    )
-    minimal = w.spec_deviations(**{**spec_like, "schema_variant": "normalized"})
+    minimal = w.spec_deviations(**{**SPEC_LIKE, "schema_variant": "normalized"})
     assert len(minimal) == 2  # never emulated terminals; Delivery never deferred
     assert any("terminal" in d for d in minimal) and any("Delivery" in d for d in minimal)
-    volt = w.spec_deviations(**spec_like)
+    volt = w.spec_deviations(**SPEC_LIKE)
     assert volt[2:] == [
         "VoltDB: the district-keyed tables carry an added column *_wd = W_ID*10+D_ID "
         "(a district partition key, not in clause 1.3's layouts)"
     ]
-    by_district = w.spec_deviations(**{**spec_like, "schema_variant": "stored-procedures, partitioned by district"})
+    by_district = w.spec_deviations(**{**SPEC_LIKE, "schema_variant": "stored-procedures, partitioned by district"})
     assert by_district[2].endswith("; they are partitioned on it")
-    embedded = w.spec_deviations(**{**spec_like, "schema_variant": "embedded"})
+    embedded = w.spec_deviations(**{**SPEC_LIKE, "schema_variant": "embedded"})
     assert embedded[2].startswith("embedded schema: orders (with their order lines) and history kept inside")
     worst = w.spec_deviations(
         **{
-            **spec_like,
+            **SPEC_LIKE,
             "paced": False,
             "mix": (55, 37, 4, 2, 2),
             "clients": 4,
@@ -303,6 +306,17 @@ def test_spec_deviations_name_what_the_run_did_differently():
         "60 s",
     ):
         assert expected in text, expected
+
+
+def test_a_target_rate_is_named_among_the_spec_deviations():
+    unpaced = {**SPEC_LIKE, "paced": False}
+    paced = w.spec_deviations(**unpaced, target_tps=250)
+    assert paced[0] == (
+        "no keying or think times (clause 5.2.5): terminals submit at a fixed rate, 250 transactions a "
+        "second over all terminals"
+    )
+    assert not any("back to back" in d for d in paced)
+    assert w.spec_deviations(**unpaced)[0].endswith("terminals submit back to back")
 
 
 def test_scale_down_divides_the_rows_per_warehouse_as_py_tpcc_scalefactor():

@@ -47,7 +47,7 @@ def _ephemeral_ports_start() -> int:
         return 32768
 
 
-def _free_base_port() -> int:
+def free_base_port() -> int:
     """A base port whose whole span is free right now, below the ephemeral ports:
     a node killed and restarted must get its ports back, and a client's outgoing connection
     (a reconnect while the node was down) once took a restarted node's internal port, which
@@ -69,13 +69,18 @@ def _free_base_port() -> int:
     raise RuntimeError("no free port range for VoltDB")
 
 
-def start_voltdb(tmp: Path, nodes: int, kfactor: int, *options: str) -> VoltDBServer:
-    """options: more of hack/voltdb.sh start's (e.g. --users)."""
+def prepare() -> None:
+    """The server's jars (fetched on first use) and the procedures jar, for hack/voltdb.sh start."""
     for step in ("fetch", "procs"):
         subprocess.run([str(SCRIPT), step], check=True, timeout=900)
+
+
+def start_voltdb(tmp: Path, nodes: int, kfactor: int, *options: str) -> VoltDBServer:
+    """options: more of hack/voltdb.sh start's (e.g. --users)."""
+    prepare()
     server = VoltDBServer([], tmp)
     out = server.script(
-        "start", "--nodes", str(nodes), "--kfactor", str(kfactor), "--base-port", str(_free_base_port()), *options
+        "start", "--nodes", str(nodes), "--kfactor", str(kfactor), "--base-port", str(free_base_port()), *options
     )
     server.endpoints = out.splitlines()[-1].split(",")
     return server
